@@ -1,0 +1,76 @@
+"""The graph's state contract (DESIGN §2)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from langgraph.graph import MessagesState
+from typing_extensions import TypedDict
+
+
+def _keep_last(left, right):
+    """Reducer that lets parallel branches write disjoint keys without conflicts."""
+    return right if right is not None else left
+
+
+class InvestDebateState(TypedDict):
+    bull_history: str
+    bear_history: str
+    history: str
+    current_response: str
+    judge_decision: str
+    count: int
+
+
+class RiskDebateState(TypedDict):
+    aggressive_history: str
+    conservative_history: str
+    neutral_history: str
+    history: str
+    latest_speaker: str
+    current_aggressive_response: str
+    current_conservative_response: str
+    current_neutral_response: str
+    judge_decision: str
+    count: int
+
+
+class AgentState(MessagesState):
+    company_of_interest: str
+    trade_date: str
+    asset_type: str
+    sender: Annotated[str, _keep_last]
+    instrument_context: str
+    past_context: str
+
+    market_report: Annotated[str, _keep_last]
+    sentiment_report: Annotated[str, _keep_last]
+    news_report: Annotated[str, _keep_last]
+    fundamentals_report: Annotated[str, _keep_last]
+
+    investment_debate_state: InvestDebateState
+    investment_plan: str
+    trader_investment_plan: str
+    risk_debate_state: RiskDebateState
+    final_trade_decision: str
+
+
+def empty_invest_debate_state() -> InvestDebateState:
+    return InvestDebateState(
+        bull_history="", bear_history="", history="", current_response="", judge_decision="", count=0
+    )
+
+
+def empty_risk_debate_state() -> RiskDebateState:
+    return RiskDebateState(
+        aggressive_history="",
+        conservative_history="",
+        neutral_history="",
+        history="",
+        latest_speaker="",
+        current_aggressive_response="",
+        current_conservative_response="",
+        current_neutral_response="",
+        judge_decision="",
+        count=0,
+    )
