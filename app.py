@@ -1,7 +1,19 @@
-"""TradingAgents Studio — entry point (routes only). The full app lands with the app issue."""
+"""TradingAgents Studio — entry point. It only routes: the shared sidebar, then the chosen page."""
 
 import streamlit as st
 
+from studio import ui
+
 st.set_page_config(page_title="TradingAgents Studio", page_icon="📈", layout="wide")
-st.title("TradingAgents Studio")
-st.info("The engine is being built; the pages arrive with the app issue.")
+
+PAGES = [
+    st.Page("pages/run.py", title="Run", icon="🚀", url_path="run", default=True),
+    st.Page("pages/debates.py", title="Debates", icon="💬", url_path="debates"),
+    st.Page("pages/memory_log.py", title="Memory log", icon="📒", url_path="memory_log"),
+    st.Page("pages/memories.py", title="Memories", icon="🧠", url_path="memories"),
+]
+
+page = st.navigation(PAGES)
+ui.inject_css()
+ui.sidebar_settings()
+page.run()

@@ -1,0 +1,237 @@
+"""Plotly figures and the small tables behind them (UI-neutral: no streamlit).
+
+- ``price_history`` / ``price_figure``: candlestick with moving averages, volume and the decision marked;
+  prices come from the configured provider up to the analysis date, never after.
+- ``timeline_figure``: per-agent Gantt-like timeline from node_started/node_finished intervals.
+- ``log_frame``, ``rating_stats`` and the three memory-log figures.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from tradingagents.agents.utils.rating import RATING_SCORE, RATINGS_5_TIER
+
+RATING_COLORS = {
+    "Buy": "#1DB954",
+    "Overweight": "#7BD389",
+    "Hold": "#F2C94C",
+    "Underweight": "#F2994A",
+    "Sell": "#EB5757",
+}
+TEAM_COLORS = {
+    "Analyst Team": "#2E9BFF",
+    "Research Team": "#9B51E0",
+    "Trading Team": "#F2C94C",
+    "Risk Management": "#F2994A",
+    "Portfolio Management": "#1DB954",
+}
+HOLD_BAND = 0.02  # |alpha| within ±2% counts as a hit for a Hold
+_LAYOUT = dict(
+    template="plotly_dark",
+    paper_bgcolor="rgba(0,0,0,0)",
+    plot_bgcolor="rgba(0,0,0,0)",
+    margin=dict(l=10, r=10, t=40, b=10),
+    font=dict(size=12),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# price chart
+# ---------------------------------------------------------------------------------------------
+def price_history(config: Mapping[str, Any], ticker: str, date: str, lookback_days: int = 180) -> pd.DataFrame:
+    """Daily OHLCV of ``ticker`` for ~``lookback_days`` calendar days up to ``date`` (inclusive).
+
+    Rows dated after ``date`` are dropped even if a provider returned them.
+    """
+    from tradingagents.dataflows import get_provider
+
+    end = _dt.date.fromisoformat(date)
+    start = (end - _dt.timedelta(days=lookback_days)).isoformat()
+    df = get_provider(dict(config)).ohlcv(ticker, start, end.isoformat())
+    if df is None or len(df) == 0:
+        return pd.DataFrame(columns=["Open", "High", "Low", "Close", "Volume"])
+    df = df.copy()
+    idx = pd.DatetimeIndex(pd.to_datetime(df.index))
+    if idx.tz is not None:
+        idx = idx.tz_localize(None)
+    df.index = idx.normalize()
+    return df.loc[df.index <= pd.Timestamp(end)].sort_index()
+
+
+def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = None) -> go.Figure:
+    """Candlestick + SMA 20/50 + volume, with the decision day marked by the rating."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.03)
+    if len(df):
+        fig.add_trace(
+            go.Candlestick(x=df.index, open=df["Open"], high=df["High"], low=df["Low"], close=df["Close"],
+                           name=ticker, increasing_line_color="#1DB954", decreasing_line_color="#EB5757"),
+            row=1, col=1,
+        )
+        for window, color in ((20, "#2E9BFF"), (50, "#F2C94C")):
+            if len(df) >= 2:
+                fig.add_trace(
+                    go.Scatter(x=df.index, y=df["Close"].rolling(window, min_periods=min(window, 5)).mean(),
+                               name=f"SMA {window}", line=dict(width=1.5, color=color)),
+                    row=1, col=1,
+                )
+        colors = ["#1DB954" if c >= o else "#EB5757" for o, c in zip(df["Open"], df["Close"], strict=False)]
+        fig.add_trace(go.Bar(x=df.index, y=df["Volume"], name="Volume", marker_color=colors, opacity=0.6),
+                      row=2, col=1)
+        day = pd.Timestamp(date)
+        on_or_before = df.loc[df.index <= day]
+        if len(on_or_before):
+            mark_x = on_or_before.index[-1]
+            mark_y = float(on_or_before["High"].iloc[-1])
+            label = rating or "Decision"
+            fig.add_trace(
+                go.Scatter(x=[mark_x], y=[mark_y * 1.02], mode="markers+text", text=[label],
+                           textposition="top center", name=f"Decision: {label}",
+                           marker=dict(symbol="triangle-down", size=16,
+                                       color=RATING_COLORS.get(rating or "", "#FFFFFF"))),
+                row=1, col=1,
+            )
+            fig.add_vline(x=mark_x, line_dash="dot", line_color="#8A93A6")
+    fig.update_layout(**_LAYOUT, title=f"{ticker} up to {date}", height=520, xaxis_rangeslider_visible=False,
+                      legend=dict(orientation="h", y=1.02, x=0, yanchor="bottom"))
+    fig.update_yaxes(title_text="Price", row=1, col=1)
+    fig.update_yaxes(title_text="Volume", row=2, col=1)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# run timeline
+# ---------------------------------------------------------------------------------------------
+def timeline_figure(intervals: list[dict[str, Any]], *, now: float | None = None,
+                    order: list[str] | None = None) -> go.Figure:
+    """Horizontal bars per agent (seconds since the first node started), coloured by team."""
+    import time
+
+    now = time.time() if now is None else now
+    fig = go.Figure()
+    if intervals:
+        t0 = min(iv["start"] for iv in intervals)
+        agents = order or list(dict.fromkeys(iv["agent"] for iv in intervals))
+        seen_teams: set[str] = set()
+        for iv in intervals:
+            end = iv["end"] if iv.get("end") is not None else now
+            team = iv.get("team") or ""
+            fig.add_trace(go.Bar(
+                y=[iv["agent"]], x=[max(end - iv["start"], 0.001)], base=[iv["start"] - t0],
+                orientation="h", marker_color=TEAM_COLORS.get(team, "#8A93A6"),
+                name=team, legendgroup=team, showlegend=team not in seen_teams,
+                hovertemplate=f"{iv['node']}<br>%{{base:.2f}}s → {end - t0:.2f}s<extra></extra>",
+            ))
+            seen_teams.add(team)
+        fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(agents)))
+    fig.update_layout(**_LAYOUT, barmode="overlay", height=max(260, 28 * len({i["agent"] for i in intervals}) + 80),
+                      title="Agent timeline", xaxis_title="seconds since start",
+                      legend=dict(orientation="h", y=1.08, x=0))
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# memory log analytics
+# ---------------------------------------------------------------------------------------------
+LOG_COLUMNS = ["date", "ticker", "rating", "status", "raw", "alpha", "holding"]
+
+
+def log_frame(entries: list[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per log entry: date, ticker, rating, status (pending/settled), raw, alpha, holding."""
+    rows = []
+    for e in entries:
+        rows.append({
+            "date": str(e.get("date", "")),
+            "ticker": str(e.get("ticker", "")),
+            "rating": str(e.get("rating", "")),
+            "status": "pending" if e.get("pending") else "settled",
+            "raw": e.get("raw"),
+            "alpha": e.get("alpha"),
+            "holding": e.get("holding"),
+        })
+    df = pd.DataFrame(rows, columns=LOG_COLUMNS)
+    for col in ("raw", "alpha"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
+    df["holding"] = pd.to_numeric(df["holding"], errors="coerce").astype("Int64")
+    return df.sort_values(["date", "ticker"], kind="stable").reset_index(drop=True)
+
+
+def is_hit(rating: str, alpha: float) -> bool:
+    """Did the call point the right way? Bullish tiers need alpha > 0, bearish < 0, Hold |alpha| ≤ 2%."""
+    score = RATING_SCORE.get(rating, 0)
+    if score > 0:
+        return alpha > 0
+    if score < 0:
+        return alpha < 0
+    return abs(alpha) <= HOLD_BAND
+
+
+def rating_stats(df: pd.DataFrame) -> pd.DataFrame:
+    """Per rating (settled entries only): count, hit rate and average alpha, in tier order."""
+    settled = df[(df["status"] == "settled") & df["alpha"].notna()]
+    rows = []
+    for rating in RATINGS_5_TIER:
+        part = settled[settled["rating"] == rating]
+        if not len(part):
+            continue
+        hits = sum(is_hit(rating, float(a)) for a in part["alpha"])
+        rows.append({"rating": rating, "count": len(part), "hit_rate": hits / len(part),
+                     "avg_alpha": float(part["alpha"].mean())})
+    return pd.DataFrame(rows, columns=["rating", "count", "hit_rate", "avg_alpha"])
+
+
+def alpha_figure(df: pd.DataFrame) -> go.Figure:
+    settled = df[(df["status"] == "settled") & df["alpha"].notna()]
+    labels = [f"{d} {t}" for d, t in zip(settled["date"], settled["ticker"], strict=False)]
+    fig = go.Figure(go.Bar(
+        x=labels, y=settled["alpha"] * 100,
+        marker_color=[RATING_COLORS.get(r, "#8A93A6") for r in settled["rating"]],
+        text=[f"{r} {a:+.1%}" for r, a in zip(settled["rating"], settled["alpha"], strict=False)],
+        hovertemplate="%{x}<br>alpha %{y:.2f}%<extra></extra>",
+    ))
+    fig.update_layout(**_LAYOUT, title="Alpha per decision", yaxis_title="alpha (%)", height=340)
+    return fig
+
+
+def cumulative_alpha_figure(df: pd.DataFrame) -> go.Figure:
+    settled = df[(df["status"] == "settled") & df["alpha"].notna()].sort_values("date", kind="stable")
+    cum = settled["alpha"].cumsum() * 100
+    fig = go.Figure(go.Scatter(x=pd.to_datetime(settled["date"]), y=cum, mode="lines+markers",
+                               line=dict(color="#2E9BFF", width=2), fill="tozeroy",
+                               hovertemplate="%{x|%Y-%m-%d}<br>cumulative %{y:.2f}%<extra></extra>"))
+    fig.update_layout(**_LAYOUT, title="Cumulative alpha over time", yaxis_title="cumulative alpha (%)",
+                      height=340)
+    return fig
+
+
+def rating_stats_figure(stats: pd.DataFrame) -> go.Figure:
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Bar(x=stats["rating"], y=stats["hit_rate"] * 100, name="hit rate (%)",
+                         marker_color=[RATING_COLORS.get(r, "#8A93A6") for r in stats["rating"]],
+                         text=[f"{h:.0%} of {n}" for h, n in zip(stats["hit_rate"], stats["count"], strict=False)]),
+                  secondary_y=False)
+    fig.add_trace(go.Scatter(x=stats["rating"], y=stats["avg_alpha"] * 100, name="average alpha (%)",
+                             mode="markers+lines", marker=dict(size=12, color="#E6E9EF")),
+                  secondary_y=True)
+    fig.update_layout(**_LAYOUT, title="Hit rate and average alpha by rating", height=340,
+                      legend=dict(orientation="h", y=1.1, x=0))
+    fig.update_yaxes(title_text="hit rate (%)", range=[0, 105], secondary_y=False)
+    fig.update_yaxes(title_text="average alpha (%)", secondary_y=True)
+    return fig
+
+
+def score_bars_figure(matches: list[Mapping[str, Any]]) -> go.Figure:
+    """Normalised BM25 score of each memory match as a horizontal bar."""
+    labels = [f"#{i + 1}" for i in range(len(matches))]
+    scores = [float(m.get("similarity_score", 0.0)) for m in matches]
+    fig = go.Figure(go.Bar(x=scores, y=labels, orientation="h", marker_color="#2E9BFF",
+                           text=[f"{s:.2f}" for s in scores], textposition="auto"))
+    fig.update_layout(**_LAYOUT, height=60 + 36 * max(1, len(matches)), xaxis=dict(range=[0, 1.05]),
+                      yaxis=dict(autorange="reversed"), title="Normalised score")
+    return fig

@@ -1,0 +1,109 @@
+"""Full-report export: Markdown and a self-contained HTML page (no external resource).
+
+Model text can contain anything; in the HTML every ``<`` and ``&`` of the source is escaped before
+the Markdown conversion, so no tag or script from a report ever reaches the page.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+import markdown as _md
+
+from studio.runs import REPORT_TITLES
+
+_SECTIONS = (
+    ("market_report", "Market analysis"),
+    ("sentiment_report", "Sentiment analysis"),
+    ("news_report", "News analysis"),
+    ("fundamentals_report", "Fundamentals analysis"),
+    ("investment_plan", "Research manager's plan"),
+    ("trader_investment_plan", "Trader's proposal"),
+    ("final_trade_decision", "Portfolio manager's decision"),
+)
+assert {k for k, _ in _SECTIONS} == set(REPORT_TITLES)
+
+
+def report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> str:
+    """The full report as Markdown (the engine's renderer when available, so both agree)."""
+    meta = dict(meta or {})
+    try:
+        from tradingagents.graph.results import render_report_markdown
+
+        return render_report_markdown(dict(state), rating, meta)
+    except ImportError:
+        pass
+    ticker = state.get("company_of_interest") or meta.get("ticker", "")
+    date = state.get("trade_date") or meta.get("date", "")
+    lines = [f"# {ticker} — {date}", "", f"**Rating**: {rating or 'n/a'}", ""]
+    for key in ("llm_provider", "data_vendor"):
+        if meta.get(key):
+            lines.append(f"- {key.replace('_', ' ')}: {meta[key]}")
+    for key, title in _SECTIONS:
+        text = (state.get(key) or "").strip()
+        if text:
+            lines += ["", f"## {title}", "", text]
+    inv = state.get("investment_debate_state") or {}
+    risk = state.get("risk_debate_state") or {}
+    if inv.get("history"):
+        lines += ["", "## Bull / bear debate", "", inv["history"].strip()]
+    if risk.get("history"):
+        lines += ["", "## Risk debate", "", risk["history"].strip()]
+    return "\n".join(lines).strip() + "\n"
+
+
+def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120) -> str:
+    if len(closes) < 2:
+        return ""
+    lo, hi = min(closes), max(closes)
+    span = (hi - lo) or 1.0
+    step = width / (len(closes) - 1)
+    pts = " ".join(f"{i * step:.1f},{height - (c - lo) / span * (height - 8) - 4:.1f}" for i, c in enumerate(closes))
+    color = "#1DB954" if closes[-1] >= closes[0] else "#EB5757"
+    return (
+        f'<svg class="spark" viewBox="0 0 {width} {height}" width="100%" height="{height}" '
+        f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="closing prices">'
+        f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{pts}"/></svg>'
+        f'<p class="muted">Close {closes[0]:.2f} → {closes[-1]:.2f} (last {len(closes)} sessions up to the analysis date)</p>'
+    )
+
+
+_CSS = """
+body{font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
+max-width:880px;margin:2rem auto;padding:0 1rem;color:#1c2230;line-height:1.55;background:#fff}
+h1{font-size:1.8rem;margin-bottom:.2rem}h2{border-bottom:1px solid #e3e6ee;padding-bottom:.2rem;margin-top:2rem}
+.badge{display:inline-block;padding:.25rem .8rem;border-radius:999px;font-weight:700;color:#fff}
+.muted{color:#6b7385;font-size:.9rem}code,pre{background:#f4f6fa;border-radius:4px}
+pre{padding:.6rem;overflow:auto}table{border-collapse:collapse}td,th{border:1px solid #e3e6ee;padding:.3rem .6rem}
+"""
+_BADGE_COLORS = {"Buy": "#1a9e4a", "Overweight": "#4caf73", "Hold": "#c79a18", "Underweight": "#d9792f",
+                 "Sell": "#d23f3f"}
+
+
+def report_html(
+    state: Mapping[str, Any],
+    rating: str | None,
+    meta: Mapping[str, Any] | None = None,
+    closes: list[float] | None = None,
+) -> str:
+    """A single self-contained HTML document of the report (inline CSS, optional inline SVG prices)."""
+    text = report_markdown(state, rating, meta)
+    safe = text.replace("&", "&amp;").replace("<", "&lt;")
+    body = _md.markdown(safe, extensions=["tables", "fenced_code", "sane_lists"])
+    ticker = html.escape(str(state.get("company_of_interest") or (meta or {}).get("ticker", "")))
+    date = html.escape(str(state.get("trade_date") or (meta or {}).get("date", "")))
+    badge = ""
+    if rating:
+        color = _BADGE_COLORS.get(rating, "#555")
+        badge = f'<p><span class="badge" style="background:{color}">{html.escape(rating)}</span></p>'
+    spark = _sparkline_svg(list(closes or []))
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>TradingAgents report — {ticker} {date}</title><style>{_CSS}</style></head><body>"
+        f"{badge}{spark}{body}"
+        "<p class=\"muted\">Generated by TradingAgents Studio. Not investment advice.</p>"
+        "</body></html>\n"
+    )

@@ -1,0 +1,140 @@
+"""Shared Streamlit helpers: the sidebar settings, the config they make, badges, the run registry.
+
+The only module of ``studio`` that imports streamlit. The API key lives in ``st.session_state``
+only: it is passed to the engine as ``api_key=`` and never put into a config, a file or a log.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import streamlit as st
+
+from studio.charts import RATING_COLORS
+from studio.runs import RunRegistry
+from tradingagents.default_config import resolve_config
+
+FALLBACK_PROVIDERS = ("offline", "openai", "openai_compatible")
+VENDORS = ("demo", "yfinance", "csv")
+VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}
+PROVIDER_LABELS = {"offline": "Offline engine (no LLM)", "openai": "OpenAI",
+                   "openai_compatible": "OpenAI-compatible server"}
+KEY_API = "set_api_key"
+
+
+def provider_options() -> list[str]:
+    try:
+        from tradingagents.llm_clients.factory import PROVIDER_PRESETS  # type: ignore
+
+        names = list(PROVIDER_PRESETS)
+    except Exception:  # noqa: BLE001 - the factory may not expose presets; fall back to the core three
+        names = []
+    out = list(FALLBACK_PROVIDERS)
+    out += [n for n in names if n not in out]
+    return out
+
+
+@st.cache_resource(show_spinner=False)
+def get_registry() -> RunRegistry:
+    """One registry per server process: runs survive page switches and browser refreshes."""
+    return RunRegistry()
+
+
+def _init_defaults() -> None:
+    base = resolve_config()
+    defaults = {
+        "set_provider": base["llm_provider"] if base["llm_provider"] in provider_options() else "offline",
+        "set_quick": base["quick_think_llm"],
+        "set_deep": base["deep_think_llm"],
+        "set_base_url": base.get("backend_url") or "",
+        "set_vendor": base["data_vendor"] if base["data_vendor"] in VENDORS else "demo",
+        KEY_API: "",
+    }
+    for k, v in defaults.items():
+        if k not in st.session_state:
+            st.session_state[k] = v
+
+
+def current_config() -> dict[str, Any]:
+    """The resolved config of the sidebar settings (never containing the API key)."""
+    _init_defaults()
+    s = st.session_state
+    partial = {
+        "llm_provider": s["set_provider"],
+        "quick_think_llm": (s["set_quick"] or "").strip() or resolve_config()["quick_think_llm"],
+        "deep_think_llm": (s["set_deep"] or "").strip() or resolve_config()["deep_think_llm"],
+        "backend_url": (s["set_base_url"] or "").strip() or None,
+        "data_vendor": s["set_vendor"],
+    }
+    return resolve_config(partial)
+
+
+def api_key() -> str | None:
+    return (st.session_state.get(KEY_API) or "").strip() or None
+
+
+def badges_html(config: dict[str, Any]) -> str:
+    parts = []
+    if config.get("llm_provider") == "offline":
+        parts.append('<span class="ta-badge ta-offline">offline engine (no LLM)</span>')
+    else:
+        parts.append(f'<span class="ta-badge ta-llm">LLM: {html.escape(str(config.get("llm_provider")))}</span>')
+    if config.get("data_vendor") == "demo":
+        parts.append('<span class="ta-badge ta-demo">synthetic demo data</span>')
+    else:
+        parts.append(f'<span class="ta-badge ta-data">data: {html.escape(str(config.get("data_vendor")))}</span>')
+    return " ".join(parts)
+
+
+CSS = """
+<style>
+.ta-badge{display:inline-block;padding:2px 10px;margin:2px 4px 2px 0;border-radius:999px;font-size:.78rem;
+ font-weight:600;letter-spacing:.02em}
+.ta-offline{background:#3b2f0b;color:#F2C94C;border:1px solid #F2C94C}
+.ta-demo{background:#0b2b3b;color:#56CCF2;border:1px solid #56CCF2}
+.ta-llm,.ta-data{background:#1b2433;color:#cfd6e4;border:1px solid #46526a}
+.ta-rating{display:inline-block;padding:.35rem 1.4rem;border-radius:999px;font-size:1.6rem;font-weight:800;
+ color:#0E1117;letter-spacing:.03em}
+.ta-agent{display:flex;justify-content:space-between;padding:4px 8px;margin:3px 0;border-radius:6px;
+ background:#161B26;border-left:4px solid #46526a;font-size:.88rem}
+.ta-agent.running{border-left-color:#2E9BFF;background:#13233a}
+.ta-agent.done{border-left-color:#1DB954}
+.ta-agent .t{color:#8A93A6;font-variant-numeric:tabular-nums}
+.ta-team{font-weight:700;margin-top:6px;font-size:.8rem;text-transform:uppercase;color:#8A93A6}
+</style>
+"""
+
+
+def inject_css() -> None:
+    st.html(CSS)
+
+
+def rating_badge_html(rating: str | None) -> str:
+    r = rating or "n/a"
+    color = RATING_COLORS.get(r, "#8A93A6")
+    return (f'<span class="ta-rating" data-testid="ta-rating" data-rating="{html.escape(r)}" '
+            f'style="background:{color}">{html.escape(r)}</span>')
+
+
+def sidebar_settings() -> dict[str, Any]:
+    """Render the settings that apply to every page; return the resolved config."""
+    _init_defaults()
+    with st.sidebar:
+        st.markdown("### ⚙️ Settings")
+        providers = provider_options()
+        st.selectbox("LLM provider", providers, key="set_provider",
+                     format_func=lambda p: PROVIDER_LABELS.get(p, p))
+        offline = st.session_state["set_provider"] == "offline"
+        c1, c2 = st.columns(2)
+        c1.text_input("Quick model", key="set_quick", disabled=offline)
+        c2.text_input("Deep model", key="set_deep", disabled=offline)
+        st.text_input("Base URL", key="set_base_url", disabled=offline,
+                      placeholder="provider default", help="For OpenAI-compatible servers (Ollama, vLLM, …).")
+        st.text_input("API key", key=KEY_API, type="password", disabled=offline,
+                      help="Kept in this browser session only; never written to disk.")
+        st.selectbox("Data source", VENDORS, key="set_vendor", format_func=lambda v: VENDOR_LABELS.get(v, v))
+        config = current_config()
+        st.caption(f"Home folder: `{config['home']}`")
+        st.html(badges_html(config))
+    return config
