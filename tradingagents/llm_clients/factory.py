@@ -377,6 +377,10 @@ def _bounded_chat_openai_class():
                 with _slot(self._limiter):
                     try:
                         result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+                    except (openai.APIResponseValidationError, json.JSONDecodeError):
+                        # a garbled body (proxy hiccup): worth another try within the budget
+                        problem = "the server's answer is not valid JSON in the OpenAI format"
+                        continue
                     except Exception as exc:  # noqa: BLE001 - re-raised, translated when we know it
                         translated = self._translate(exc)
                         if translated is None or translated is exc:

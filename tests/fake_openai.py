@@ -1,0 +1,623 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
+
+``FakeOpenAIServer`` serves ``POST /v1/chat/completions`` (plain JSON and ``stream: true`` SSE)
+and ``GET /v1/models`` in OpenAI's wire format from a ``ThreadingHTTPServer`` in a daemon
+thread. Its default responder, ``agentic_responder``, behaves like a competent agent model,
+deterministically, so the whole TradingAgents graph can run through it:
+
+- tools offered and no tool result since the last user message → call one or two of the tools
+  with arguments built from their JSON schemas (ticker/symbol → the instrument, *date → the
+  analysis date, start_date → 30 days earlier, indicator → "rsi", freq → "quarterly",
+  look_back_days → 7, limit → 5, other required strings → "");
+- ``response_format`` json_schema (or a forced function via ``tool_choice``) → JSON valid for
+  the schema (enums take ``server.rating`` when it is one of them, strings a short sentence,
+  numbers 0, optional fields null);
+- otherwise a short text that carries ``**Rating**: <rating>`` and
+  ``FINAL TRANSACTION PROPOSAL: **<BUY|HOLD|SELL>**``.
+
+The instrument and date come from the ``Instrument: <TICKER>`` and ``Analysis date: <YYYY-MM-DD>``
+lines every agent prompt carries (or the clear node's "analysis of X as of D" placeholder).
+
+Faults (``server.inject(...)``) are consumed by the next requests, in order:
+``Fault.status(429|500|503, times=1)``, ``Fault.timeout(seconds, times=1)``,
+``Fault.malformed_json()``, ``Fault.empty_answer()``, ``Fault.unknown_tool("name")``,
+``Fault.no_json_schema()`` (400 to every request carrying response_format, until ``clear_faults``
+unless ``times`` is given).
+
+Use as a context manager, or through the ``fake_openai`` pytest fixture::
+
+    from tests.fake_openai import fake_openai  # noqa: F401
+    def test_x(fake_openai):
+        llm = create_llm(fake_openai.llm_config())
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import json
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+DEFAULT_TICKER = "SPY"
+DEFAULT_DATE = "2024-05-10"
+_PROPOSAL = {"Buy": "BUY", "Overweight": "BUY", "Hold": "HOLD", "Underweight": "SELL", "Sell": "SELL"}
+_TICKER_CHARS = r"[A-Za-z0-9.^=_+\-]+"
+_INSTRUMENT_RE = re.compile(r"Instrument:\s*\**\s*(" + _TICKER_CHARS + r")")
+_DATE_RE = re.compile(r"Analysis date:\s*\**\s*(\d{4}-\d{2}-\d{2})")
+_PLACEHOLDER_RE = re.compile(r"analysis of\s+(" + _TICKER_CHARS + r")\s+as of\s+(\d{4}-\d{2}-\d{2})", re.I)
+
+
+# ---------------------------------------------------------------------------------------------
+# Faults
+
+
+@dataclass
+class Fault:
+    """One injected misbehaviour; ``times`` None means 'until cleared'."""
+
+    kind: str
+    times: int | None = 1
+    status_code: int = 500
+    seconds: float = 0.0
+    tool_name: str = ""
+
+    @staticmethod
+    def status(code: int, times: int = 1) -> Fault:
+        return Fault("status", times=times, status_code=int(code))
+
+    @staticmethod
+    def timeout(seconds: float, times: int = 1) -> Fault:
+        """Sleep ``seconds`` (longer than the client's timeout) before answering normally."""
+        return Fault("timeout", times=times, seconds=float(seconds))
+
+    @staticmethod
+    def malformed_json(times: int = 1) -> Fault:
+        return Fault("malformed_json", times=times)
+
+    @staticmethod
+    def empty_answer(times: int = 1) -> Fault:
+        return Fault("empty_answer", times=times)
+
+    @staticmethod
+    def unknown_tool(name: str = "get_crystal_ball", times: int = 1) -> Fault:
+        return Fault("unknown_tool", times=times, tool_name=name)
+
+    @staticmethod
+    def no_json_schema(times: int | None = None) -> Fault:
+        return Fault("no_json_schema", times=times)
+
+    def applies_to(self, body: dict) -> bool:
+        if self.kind == "no_json_schema":
+            return bool(body.get("response_format"))
+        return True
+
+
+# ---------------------------------------------------------------------------------------------
+# The agentic responder
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            part if isinstance(part, str) else str(part.get("text") or "")
+            for part in content
+            if isinstance(part, str | dict)
+        )
+    return "" if content is None else str(content)
+
+
+def instrument_and_date(messages: list[dict]) -> tuple[str, str]:
+    """The ``Instrument:`` and ``Analysis date:`` of a conversation (first found wins)."""
+    ticker = date = None
+    for msg in messages:
+        text = _text_of(msg.get("content"))
+        if ticker is None and (m := _INSTRUMENT_RE.search(text)):
+            ticker = m.group(1).rstrip(".").upper()
+        if date is None and (m := _DATE_RE.search(text)):
+            date = m.group(1)
+        if ticker is None or date is None:
+            if m := _PLACEHOLDER_RE.search(text):
+                ticker = ticker or m.group(1).rstrip(".").upper()
+                date = date or m.group(2)
+    return ticker or DEFAULT_TICKER, date or DEFAULT_DATE
+
+
+def _needs_tools(body: dict) -> bool:
+    if not body.get("tools") or body.get("tool_choice") == "none":
+        return False
+    for msg in reversed(body.get("messages") or []):
+        role = msg.get("role")
+        if role == "tool":
+            return False
+        if role == "user":
+            return True
+    return True
+
+
+def _resolve(schema: dict, root: dict) -> dict:
+    seen = 0
+    while isinstance(schema, dict) and "$ref" in schema and seen < 20:
+        ref = schema["$ref"]
+        node: Any = root
+        for part in ref.lstrip("#/").split("/"):
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        schema = node
+        seen += 1
+    return schema if isinstance(schema, dict) else {}
+
+
+def _nullable(schema: dict) -> bool:
+    options = schema.get("anyOf") or schema.get("oneOf") or []
+    types = schema.get("type")
+    return any(isinstance(o, dict) and o.get("type") == "null" for o in options) or (
+        isinstance(types, list) and "null" in types
+    )
+
+
+def fill_schema(schema: dict, *, rating: str = "Hold", root: dict | None = None, name: str = "") -> Any:
+    """A value valid for a JSON schema: enums → ``rating`` if allowed, strings a sentence, numbers 0."""
+    root = root if root is not None else schema
+    schema = _resolve(schema, root)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        values = schema["enum"]
+        return rating if rating in values else values[0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema:
+            options = [_resolve(o, root) for o in schema[key] if isinstance(o, dict)]
+            non_null = [o for o in options if o.get("type") != "null"]
+            if non_null:
+                return fill_schema(non_null[0], rating=rating, root=root, name=name)
+            return None
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or "properties" in schema:
+        required = set(schema.get("required") or [])
+        out: dict[str, Any] = {}
+        for prop, sub in (schema.get("properties") or {}).items():
+            sub_r = _resolve(sub, root)
+            if _nullable(sub_r):
+                out[prop] = None  # optional fields are null
+            elif prop in required:
+                out[prop] = fill_schema(sub_r, rating=rating, root=root, name=prop)
+        return out
+    if kind == "array":
+        return []
+    if kind in ("number", "integer"):
+        return 0
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    label = name.replace("_", " ") if name else "field"
+    return f"Deterministic {label} from the fake model."
+
+
+def tool_arguments(parameters: dict, ticker: str, date: str) -> dict[str, Any]:
+    """Arguments for one tool call, built from the tool's JSON schema (see the module docstring)."""
+    props = (parameters or {}).get("properties") or {}
+    required = set((parameters or {}).get("required") or [])
+    day = _dt.date.fromisoformat(date)
+    args: dict[str, Any] = {}
+    for name, sub in props.items():
+        low = name.lower()
+        sub = sub if isinstance(sub, dict) else {}
+        if low in ("symbol", "ticker") or low.endswith("ticker") or low.endswith("symbol"):
+            args[name] = ticker
+        elif low == "start_date":
+            args[name] = (day - _dt.timedelta(days=30)).isoformat()
+        elif low.endswith("date"):
+            args[name] = date
+        elif low == "indicator":
+            args[name] = "rsi"
+        elif low == "freq":
+            args[name] = "quarterly"
+        elif low == "look_back_days":
+            args[name] = 7
+        elif low == "limit":
+            args[name] = 5
+        elif name in required:
+            if "default" in sub:
+                args[name] = sub["default"]
+            else:
+                args[name] = fill_schema(sub, root=parameters, name=name) if sub.get("type") != "string" else ""
+    return args
+
+
+def _forced_function(body: dict) -> str | None:
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict):
+        return (choice.get("function") or {}).get("name") or choice.get("name")
+    return None
+
+
+def agentic_responder(request: dict, *, rating: str = "Hold") -> dict:
+    """Deterministic answer for one chat-completions request body.
+
+    Returns ``{"content": str | None, "tool_calls": [{"name", "arguments"}], "finish_reason"}``.
+    """
+    messages = request.get("messages") or []
+    ticker, date = instrument_and_date(messages)
+    tools = [t for t in request.get("tools") or [] if isinstance(t, dict)]
+    forced = _forced_function(request)
+    if forced:
+        tool = next((t for t in tools if (t.get("function") or {}).get("name") == forced), None)
+        params = (tool or {}).get("function", {}).get("parameters") or {}
+        return {
+            "content": None,
+            "tool_calls": [{"name": forced, "arguments": fill_schema(params, rating=rating)}],
+            "finish_reason": "tool_calls",
+        }
+    if _needs_tools(request):
+        calls = []
+        for tool in tools[:2]:
+            fn = tool.get("function") or {}
+            calls.append(
+                {"name": fn.get("name"), "arguments": tool_arguments(fn.get("parameters") or {}, ticker, date)}
+            )
+        return {"content": None, "tool_calls": calls, "finish_reason": "tool_calls"}
+    fmt = request.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        schema = (fmt.get("json_schema") or {}).get("schema") or {}
+        return {"content": json.dumps(fill_schema(schema, rating=rating)), "finish_reason": "stop"}
+    if isinstance(fmt, dict) and fmt.get("type") == "json_object":
+        return {"content": json.dumps({"rating": rating, "summary": f"{ticker} on {date}"}), "finish_reason": "stop"}
+    n_tool_results = sum(1 for m in messages if m.get("role") == "tool")
+    proposal = _PROPOSAL.get(rating, "HOLD")
+    content = (
+        f"Analysis of {ticker} as of {date}, based on {n_tool_results} tool result(s) and "
+        f"{len(messages)} message(s). The evidence is balanced, so the position stays measured.\n\n"
+        f"**Rating**: {rating}\n\nFINAL TRANSACTION PROPOSAL: **{proposal}**"
+    )
+    return {"content": content, "finish_reason": "stop"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Wire format
+
+
+def _tokens(obj: Any) -> int:
+    text = obj if isinstance(obj, str) else json.dumps(obj, sort_keys=True, default=str)
+    return max(1, len(text) // 4)
+
+
+def _completion(body: dict, answer: dict, n: int) -> dict:
+    if "choices" in answer:  # a responder may return a full OpenAI response
+        return answer
+    message: dict[str, Any] = {"role": "assistant", "content": answer.get("content")}
+    tool_calls = answer.get("tool_calls") or []
+    if tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.get("id") or f"call_{n}_{i}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": call["arguments"]
+                    if isinstance(call["arguments"], str)
+                    else json.dumps(call["arguments"]),
+                },
+            }
+            for i, call in enumerate(tool_calls)
+        ]
+    finish = answer.get("finish_reason") or ("tool_calls" if tool_calls else "stop")
+    prompt_tokens = _tokens(body.get("messages") or [])
+    completion_tokens = _tokens(message.get("content") or message.get("tool_calls") or "")
+    return {
+        "id": f"chatcmpl-fake-{n}",
+        "object": "chat.completion",
+        "created": 1_700_000_000 + n,
+        "model": body.get("model") or "fake",
+        "system_fingerprint": "fp_fake",
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _stream_chunks(body: dict, completion: dict) -> list[dict]:
+    """The SSE chunks equivalent to a completion (content in small pieces, then finish, usage)."""
+    base = {k: completion[k] for k in ("id", "created", "model", "system_fingerprint") if k in completion}
+    base["object"] = "chat.completion.chunk"
+    choice = completion["choices"][0]
+    message = choice["message"]
+    chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    content = message.get("content") or ""
+    for start in range(0, len(content), 16):
+        delta = {"content": content[start : start + 16]}
+        chunks.append({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+    for i, call in enumerate(message.get("tool_calls") or []):
+        delta = {
+            "tool_calls": [
+                {
+                    "index": i,
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {"name": call["function"]["name"], "arguments": call["function"]["arguments"]},
+                }
+            ]
+        }
+        chunks.append({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
+    if (body.get("stream_options") or {}).get("include_usage"):
+        chunks.append({**base, "choices": [], "usage": completion.get("usage")})
+    return chunks
+
+
+_ERROR_TYPES = {
+    400: ("invalid_request_error", "Bad request"),
+    404: ("not_found_error", "Not found"),
+    429: ("rate_limit_error", "Rate limit reached for requests (fake server)"),
+    500: ("server_error", "The server had an error while processing your request (fake server)"),
+    502: ("server_error", "Bad gateway (fake server)"),
+    503: ("server_error", "The engine is currently overloaded (fake server)"),
+}
+
+
+def _error_body(status: int, message: str | None = None, code: str | None = None) -> dict:
+    etype, default = _ERROR_TYPES.get(status, ("api_error", f"HTTP {status} (fake server)"))
+    return {"error": {"message": message or default, "type": etype, "param": None, "code": code}}
+
+
+# ---------------------------------------------------------------------------------------------
+# The server
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "FakeOpenAI/1.0"
+    fake: FakeOpenAIServer  # set on the subclass made per server
+
+    def log_message(self, format, *args):  # noqa: A002 - quiet
+        return
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def do_GET(self):  # noqa: N802
+        if self.path.rstrip("/").endswith("/models"):
+            models = [{"id": m, "object": "model", "created": 1_700_000_000, "owned_by": "fake"} for m in self.fake.models]
+            self._send_json(200, {"object": "list", "data": models})
+        else:
+            self._send_json(404, _error_body(404, f"No route GET {self.path}"))
+
+    def do_POST(self):  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json(404, _error_body(404, f"No route POST {self.path}"))
+            return
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            self._send_json(400, _error_body(400, "Request body is not valid JSON"))
+            return
+        self.fake._enter(body, dict(self.headers))
+        try:
+            self._answer(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout fault)
+        finally:
+            self.fake._leave()
+
+    def _answer(self, body: dict) -> None:
+        fake = self.fake
+        n, fault = fake._next(body)
+        if fake.latency_s:
+            fake._stop.wait(fake.latency_s)
+        retry_hdr = {"retry-after-ms": str(fake.retry_after_ms)}
+        if fault is not None:
+            if fault.kind == "status":
+                self._send_json(fault.status_code, _error_body(fault.status_code), retry_hdr)
+                return
+            if fault.kind == "no_json_schema":
+                self._send_json(
+                    400,
+                    _error_body(
+                        400,
+                        "response_format json_schema not supported by this server",
+                        code="unsupported_response_format",
+                    ),
+                )
+                return
+            if fault.kind == "timeout":
+                fake._stop.wait(fault.seconds)
+            if fault.kind == "malformed_json":
+                self._send_json(200, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess')
+                return
+        if fault is not None and fault.kind == "empty_answer":
+            answer: dict = {"content": "", "finish_reason": "stop"}
+        elif fault is not None and fault.kind == "unknown_tool":
+            answer = {"content": None, "tool_calls": [{"name": fault.tool_name, "arguments": {}}]}
+        else:
+            try:
+                answer = fake.responder(copy.deepcopy(body))
+            except Exception as exc:  # noqa: BLE001 - a responder bug shows as a 500 with its text
+                self._send_json(500, _error_body(500, f"responder failed: {exc!r}"))
+                return
+        completion = _completion(body, answer, n)
+        if body.get("stream"):
+            self._send_sse(_stream_chunks(body, completion))
+        else:
+            self._send_json(200, completion)
+
+    def _send_sse(self, chunks: list[dict]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for chunk in chunks:
+            self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible chat server on 127.0.0.1 (see the module docstring)."""
+
+    def __init__(
+        self,
+        responder: Callable[[dict], dict] | None = None,
+        latency_s: float = 0.0,
+        *,
+        rating: str = "Hold",
+        retry_after_ms: int = 10,
+        models: tuple[str, ...] = ("fake-quick", "fake-deep"),
+    ) -> None:
+        self.rating = rating
+        self.responder: Callable[[dict], dict] = responder or (lambda req: agentic_responder(req, rating=self.rating))
+        self.latency_s = float(latency_s)
+        self.retry_after_ms = int(retry_after_ms)
+        self.models = tuple(models)
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self.max_in_flight = 0
+        self.in_flight = 0
+        self._lock = threading.Lock()
+        self._faults: list[Fault] = []
+        self._stop = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.base_url = ""
+
+    # ---- lifecycle
+    def start(self) -> FakeOpenAIServer:
+        if self._server is not None:
+            return self
+        handler = type("BoundHandler", (_Handler,), {"fake": self})
+        self._stop.clear()
+        self._server = _Server(("127.0.0.1", 0), handler)
+        port = self._server.server_address[1]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # ---- faults
+    def inject(self, *faults: Fault) -> None:
+        with self._lock:
+            self._faults.extend(faults)
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    @property
+    def pending_faults(self) -> list[Fault]:
+        with self._lock:
+            return list(self._faults)
+
+    # ---- helpers for tests
+    def llm_config(self, **overrides: Any) -> dict[str, Any]:
+        """A partial TradingAgents config pointing the LLM layer at this server."""
+        cfg = {
+            "llm_provider": "openai_compatible",
+            "backend_url": self.base_url,
+            "quick_think_llm": "fake-quick",
+            "deep_think_llm": "fake-deep",
+            "llm_timeout": 10.0,
+            "llm_max_retries": 2,
+        }
+        cfg.update(overrides)
+        return cfg
+
+    @property
+    def chat_requests(self) -> list[dict]:
+        with self._lock:
+            return list(self.requests)
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.headers.clear()
+            self.max_in_flight = self.in_flight
+
+    # ---- called by the handler
+    def _enter(self, body: dict, headers: dict) -> None:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append({k.lower(): v for k, v in headers.items()})
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _next(self, body: dict) -> tuple[int, Fault | None]:
+        with self._lock:
+            n = len(self.requests)
+            for i, fault in enumerate(self._faults):
+                if fault.applies_to(body):
+                    if fault.times is not None:
+                        fault.times -= 1
+                        if fault.times <= 0:
+                            del self._faults[i]
+                    return n, fault
+            return n, None
+
+
+@pytest.fixture
+def fake_openai():
+    """A started FakeOpenAIServer, stopped after the test."""
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+__all__ = [
+    "FakeOpenAIServer",
+    "Fault",
+    "agentic_responder",
+    "fake_openai",
+    "fill_schema",
+    "instrument_and_date",
+    "tool_arguments",
+]
