@@ -1,0 +1,126 @@
+"""The one place that names the analysts' graph nodes, and the plan of which analysts run.
+
+| key | agent node | clear node | tools node | report key |
+|---|---|---|---|---|
+| market | "Market Analyst" | "Msg Clear Market" | "tools_market" | market_report |
+| social | "Sentiment Analyst" | "Msg Clear Sentiment" | "tools_social" | sentiment_report |
+| news | "News Analyst" | "Msg Clear News" | "tools_news" | news_report |
+| fundamentals | "Fundamentals Analyst" | "Msg Clear Fundamentals" | "tools_fundamentals" | fundamentals_report |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tradingagents.default_config import ANALYST_ORDER
+from tradingagents.validation import ValidationError
+
+EXECUTION_MODES = ("sequential", "parallel")
+
+
+@dataclass(frozen=True)
+class AnalystNodeSpec:
+    key: str  # market | social | news | fundamentals
+    agent_node: str  # graph node of the agent, also its display name
+    clear_node: str
+    tools_node: str
+    report_key: str
+    factory: str  # name of the factory in tradingagents.agents
+
+    @property
+    def messages_key(self) -> str:
+        """The private message scratchpad of this analyst in parallel mode."""
+        return f"{self.key}_messages"
+
+    @property
+    def node_names(self) -> tuple[str, str, str]:
+        return (self.agent_node, self.tools_node, self.clear_node)
+
+
+ANALYST_SPECS: dict[str, AnalystNodeSpec] = {
+    "market": AnalystNodeSpec(
+        "market", "Market Analyst", "Msg Clear Market", "tools_market", "market_report", "create_market_analyst"
+    ),
+    "social": AnalystNodeSpec(
+        "social",
+        "Sentiment Analyst",
+        "Msg Clear Sentiment",
+        "tools_social",
+        "sentiment_report",
+        "create_social_media_analyst",
+    ),
+    "news": AnalystNodeSpec(
+        "news", "News Analyst", "Msg Clear News", "tools_news", "news_report", "create_news_analyst"
+    ),
+    "fundamentals": AnalystNodeSpec(
+        "fundamentals",
+        "Fundamentals Analyst",
+        "Msg Clear Fundamentals",
+        "tools_fundamentals",
+        "fundamentals_report",
+        "create_fundamentals_analyst",
+    ),
+}
+assert tuple(ANALYST_SPECS) == ANALYST_ORDER
+
+_ALIASES = {"sentiment": "social", "fundamental": "fundamentals", "technical": "market"}
+
+# node name → (agent display name) for every analyst node
+ANALYST_NODE_AGENT: dict[str, str] = {
+    node: spec.agent_node for spec in ANALYST_SPECS.values() for node in spec.node_names
+}
+REPORT_KEYS = tuple(spec.report_key for spec in ANALYST_SPECS.values())
+
+
+def normalize_analysts(selected: Iterable[str] | str | None) -> list[str]:
+    """Analyst keys in the given order, without duplicates; a clear error for anything else."""
+    if selected is None:
+        return list(ANALYST_ORDER)
+    if isinstance(selected, str):
+        selected = [part for part in selected.replace(";", ",").split(",")]
+    out: list[str] = []
+    for raw in selected:
+        if not isinstance(raw, str):
+            raise ValidationError(
+                f"Analyst names must be text, not {type(raw).__name__}. Choose from: {', '.join(ANALYST_ORDER)}."
+            )
+        name = raw.strip().lower()
+        if not name:
+            continue
+        name = _ALIASES.get(name, name)
+        if name not in ANALYST_SPECS:
+            raise ValidationError(
+                f"Unknown analyst {raw!r}. Choose one or more of: {', '.join(ANALYST_ORDER)}."
+            )
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise ValidationError(f"Select at least one analyst from: {', '.join(ANALYST_ORDER)}.")
+    return out
+
+
+def analysts_for_asset(selected: Iterable[str] | str | None, asset_type: str = "stock") -> list[str]:
+    """The analysts that run for an asset type: crypto has no fundamentals analyst (as the reference)."""
+    keys = normalize_analysts(selected)
+    if str(asset_type).lower() == "crypto":
+        keys = [k for k in keys if k != "fundamentals"]
+        if not keys:
+            raise ValidationError(
+                "Crypto assets have no fundamentals analyst; select market, social or news as well."
+            )
+    return keys
+
+
+def build_analyst_execution_plan(selected_analysts: Iterable[str] | str | None) -> list[AnalystNodeSpec]:
+    """The node specs of the selected analysts, in the selected order."""
+    return [ANALYST_SPECS[key] for key in normalize_analysts(selected_analysts)]
+
+
+def normalize_execution_mode(mode: object) -> str:
+    text = str(mode or "sequential").strip().lower()
+    if text not in EXECUTION_MODES:
+        raise ValidationError(
+            f"analyst_execution must be 'sequential' or 'parallel', not {mode!r}."
+        )
+    return text

@@ -1,0 +1,169 @@
+"""Builds the StateGraph of DESIGN §2, sequential or with the analysts as parallel branches.
+
+Sequential: START → analysts in the selected order (each: agent ⇄ tools, then its Msg Clear node)
+→ Bull ⇄ Bear → Research Manager → Trader → Aggressive → Conservative → Neutral (rotating) →
+Portfolio Manager → END.
+
+Parallel: START fans out to every selected analyst at once. Each branch keeps its private message
+scratchpad in its own state key (``<key>_messages``; ``ToolNode(messages_key=...)`` and thin
+wrappers that show the agent its scratchpad as ``messages``), so no analyst sees another's tool
+messages; reports land in the shared report keys; Bull Researcher waits for every branch's
+Msg Clear node (a join edge). Nodes keep the same names in both modes, so events, checkpoints and
+per-node figures read the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.prebuilt import ToolNode
+
+from tradingagents.agents.utils.agent_states import AgentState
+from tradingagents.graph.analyst_execution import (
+    ANALYST_SPECS,
+    AnalystNodeSpec,
+    build_analyst_execution_plan,
+    normalize_execution_mode,
+)
+from tradingagents.graph.conditional_logic import (
+    AGGRESSIVE,
+    BEAR,
+    BULL,
+    CONSERVATIVE,
+    DEBATE_PATH_MAP,
+    NEUTRAL,
+    PORTFOLIO_MANAGER,
+    RESEARCH_MANAGER,
+    RISK_ANALYSIS_PATH_MAP,
+    TRADER,
+    ConditionalLogic,
+    analyst_path_map,
+)
+
+
+class ParallelAgentState(AgentState):
+    """AgentState plus one private message scratchpad per analyst branch."""
+
+    market_messages: Annotated[list, add_messages]
+    social_messages: Annotated[list, add_messages]
+    news_messages: Annotated[list, add_messages]
+    fundamentals_messages: Annotated[list, add_messages]
+
+
+SCRATCHPAD_KEYS = tuple(spec.messages_key for spec in ANALYST_SPECS.values())
+
+
+def tool_error_message(error) -> str:  # no annotation: ToolNode then handles every Exception
+    """What a tool that raised tells the model (the run goes on; the report says data was missing)."""
+    return f"DATA_UNAVAILABLE: the tool failed ({type(error).__name__}: {error}). Treat this data as missing."
+
+
+def _scratchpad_node(node: Callable[[Mapping[str, Any]], dict], messages_key: str):
+    """Run ``node`` with its branch scratchpad shown as ``messages``; write messages back there."""
+
+    def wrapped(state: Mapping[str, Any]) -> dict:
+        view = dict(state)
+        view["messages"] = list(state.get(messages_key) or [])
+        update = dict(node(view) or {})
+        if "messages" in update:
+            update[messages_key] = update.pop("messages")
+        return update
+
+    wrapped.__name__ = getattr(node, "__name__", "node")
+    return wrapped
+
+
+class GraphSetup:
+    """Creates the nodes from the agent factories and wires them."""
+
+    def __init__(
+        self,
+        quick_llm,
+        deep_llm,
+        memories: Mapping[str, Any],
+        conditional_logic: ConditionalLogic,
+        config: Mapping[str, Any],
+        tools_for: Callable[[str], list],
+    ):
+        self.quick_llm = quick_llm
+        self.deep_llm = deep_llm
+        self.memories = memories
+        self.logic = conditional_logic
+        self.config = config
+        self.tools_for = tools_for  # analyst key → list of tools (already bound to the analysis date)
+
+    def _analyst_nodes(self, spec: AnalystNodeSpec):
+        from tradingagents import agents
+
+        tools = self.tools_for(spec.key)
+        factory = getattr(agents, spec.factory)
+        agent = factory(self.quick_llm, tools, self.config)
+        clear = agents.create_msg_delete()
+        return agent, clear, tools
+
+    def setup_graph(self, selected_analysts=None, analyst_execution: str = "sequential") -> StateGraph:
+        from tradingagents import agents
+
+        mode = normalize_execution_mode(analyst_execution)
+        plan = build_analyst_execution_plan(selected_analysts)
+        parallel = mode == "parallel"
+        workflow = StateGraph(ParallelAgentState if parallel else AgentState)
+
+        for spec in plan:
+            agent, clear, tools = self._analyst_nodes(spec)
+            if parallel:
+                workflow.add_node(spec.agent_node, _scratchpad_node(agent, spec.messages_key))
+                workflow.add_node(spec.clear_node, _scratchpad_node(clear, spec.messages_key))
+                workflow.add_node(
+                    spec.tools_node,
+                    ToolNode(tools, messages_key=spec.messages_key, handle_tool_errors=tool_error_message),
+                )
+                router = self.logic.make_analyst_router(spec.tools_node, spec.clear_node, spec.messages_key)
+            else:
+                workflow.add_node(spec.agent_node, agent)
+                workflow.add_node(spec.clear_node, clear)
+                workflow.add_node(spec.tools_node, ToolNode(tools, handle_tool_errors=tool_error_message))
+                router = self.logic.make_analyst_router(spec.tools_node, spec.clear_node)
+            workflow.add_conditional_edges(
+                spec.agent_node, router, analyst_path_map(spec.tools_node, spec.clear_node)
+            )
+            workflow.add_edge(spec.tools_node, spec.agent_node)
+
+        m = self.memories
+        workflow.add_node(BULL, agents.create_bull_researcher(self.quick_llm, m["bull_memory"], self.config))
+        workflow.add_node(BEAR, agents.create_bear_researcher(self.quick_llm, m["bear_memory"], self.config))
+        workflow.add_node(
+            RESEARCH_MANAGER,
+            agents.create_research_manager(self.deep_llm, m["invest_judge_memory"], self.config),
+        )
+        workflow.add_node(TRADER, agents.create_trader(self.quick_llm, m["trader_memory"], self.config))
+        workflow.add_node(AGGRESSIVE, agents.create_aggressive_debator(self.quick_llm, self.config))
+        workflow.add_node(CONSERVATIVE, agents.create_conservative_debator(self.quick_llm, self.config))
+        workflow.add_node(NEUTRAL, agents.create_neutral_debator(self.quick_llm, self.config))
+        workflow.add_node(
+            PORTFOLIO_MANAGER,
+            agents.create_portfolio_manager(self.deep_llm, m["risk_manager_memory"], self.config),
+        )
+
+        if parallel:
+            for spec in plan:
+                workflow.add_edge(START, spec.agent_node)
+            clears = [spec.clear_node for spec in plan]
+            workflow.add_edge(clears if len(clears) > 1 else clears[0], BULL)
+        else:
+            workflow.add_edge(START, plan[0].agent_node)
+            for here, nxt in zip(plan, plan[1:], strict=False):
+                workflow.add_edge(here.clear_node, nxt.agent_node)
+            workflow.add_edge(plan[-1].clear_node, BULL)
+
+        workflow.add_conditional_edges(BULL, self.logic.should_continue_debate, DEBATE_PATH_MAP)
+        workflow.add_conditional_edges(BEAR, self.logic.should_continue_debate, DEBATE_PATH_MAP)
+        workflow.add_edge(RESEARCH_MANAGER, TRADER)
+        workflow.add_edge(TRADER, AGGRESSIVE)
+        for node in (AGGRESSIVE, CONSERVATIVE, NEUTRAL):
+            workflow.add_conditional_edges(node, self.logic.should_continue_risk_analysis, RISK_ANALYSIS_PATH_MAP)
+        workflow.add_edge(PORTFOLIO_MANAGER, END)
+        return workflow

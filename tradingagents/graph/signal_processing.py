@@ -1,0 +1,20 @@
+"""From the Portfolio Manager's text to a 5-tier rating, deterministically and with no LLM call."""
+
+from __future__ import annotations
+
+from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
+
+
+class SignalProcessor:
+    """Kept for the reference API (``process_signal``); the model argument is accepted and unused."""
+
+    def __init__(self, quick_llm=None):
+        self.quick_llm = quick_llm  # never called: the rating is parsed, not asked for
+
+    def process_signal(self, full_signal: str | None, default: str = "Hold") -> str:
+        rating = parse_rating(full_signal, default=default)
+        return rating if rating in RATINGS_5_TIER else default
+
+
+def process_signal(full_signal: str | None, default: str = "Hold") -> str:
+    return SignalProcessor().process_signal(full_signal, default=default)
