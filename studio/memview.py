@@ -1,0 +1,56 @@
+"""Helpers for showing memory matches: the query terms a stored situation shares, highlighted safely."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+_TOKEN = re.compile(r"\b\w+\b", re.UNICODE)
+
+ROLES = {
+    "bull_memory": "Bull researcher",
+    "bear_memory": "Bear researcher",
+    "trader_memory": "Trader",
+    "invest_judge_memory": "Research manager (judge)",
+    "risk_manager_memory": "Portfolio manager (risk judge)",
+}
+REPORT_KEYS = ("market_report", "sentiment_report", "news_report", "fundamentals_report")
+
+
+def tokens(text: str) -> list[str]:
+    return [t.lower() for t in _TOKEN.findall(text or "")]
+
+
+def shared_terms(query: str, situation: str, memory: Any = None) -> list[str]:
+    """Query terms found in ``situation`` (the memory's own ``matched_terms`` when it has one)."""
+    fn = getattr(memory, "matched_terms", None)
+    if fn is not None:
+        try:
+            got = fn(query, situation)
+            return sorted({str(t).lower() for t in got})
+        except TypeError:
+            pass
+    return sorted(set(tokens(query)) & set(tokens(situation)))
+
+
+def highlight_html(text: str, terms: Iterable[str]) -> str:
+    """``text`` HTML-escaped, with every whole-word occurrence of ``terms`` wrapped in <mark>."""
+    wanted = {t.lower() for t in terms if t}
+    out: list[str] = []
+    pos = 0
+    for m in _TOKEN.finditer(text or ""):
+        out.append(html.escape(text[pos:m.start()]))
+        word = m.group(0)
+        out.append(f"<mark>{html.escape(word)}</mark>" if word.lower() in wanted else html.escape(word))
+        pos = m.end()
+    out.append(html.escape((text or "")[pos:]))
+    return "".join(out).replace("\n", "<br>")
+
+
+def situation_from_state(state: Mapping[str, Any] | None, limit: int = 2000) -> str:
+    """The analysts' reports of a run joined into one situation (what the agents query with)."""
+    state = state or {}
+    text = "\n\n".join((state.get(k) or "").strip() for k in REPORT_KEYS if (state.get(k) or "").strip())
+    return text[:limit]
