@@ -1,0 +1,226 @@
+"""The per-ticker SQLite checkpointer with a real LangGraph graph."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from operator import add
+from pathlib import Path
+from typing import Annotated, TypedDict
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+
+from tradingagents.default_config import resolve_config
+from tradingagents.graph.checkpointer import (
+    checkpoint_path,
+    checkpoint_step,
+    clear_all_checkpoints,
+    clear_checkpoint,
+    get_checkpointer,
+    has_checkpoint,
+    list_checkpoints,
+    run_signature,
+    thread_id,
+)
+from tradingagents.validation import ValidationError
+
+
+class S(TypedDict, total=False):
+    company_of_interest: str
+    trade_date: str
+    trail: Annotated[list[str], add]
+
+
+def _graph(counts: dict[str, int], *, fail_at: str | None = None, nodes=("n1", "n2", "n3"), sleep=0.0):
+    """A linear graph; ``fail_at`` raises on that node's first call only."""
+    lock = threading.Lock()
+
+    def make(name):
+        def node(state: S) -> dict:
+            with lock:
+                counts[name] = counts.get(name, 0) + 1
+                first = counts[name] == 1
+            if sleep:
+                time.sleep(sleep)
+            if name == fail_at and first:
+                raise RuntimeError(f"boom at {name}")
+            return {"trail": [name]}
+
+        return node
+
+    g = StateGraph(S)
+    for name in nodes:
+        g.add_node(name, make(name))
+    g.add_edge(START, nodes[0])
+    for a, b in zip(nodes, nodes[1:], strict=False):
+        g.add_edge(a, b)
+    g.add_edge(nodes[-1], END)
+    return g
+
+
+def _cfg(tid):
+    return {"configurable": {"thread_id": tid}}
+
+
+def test_interrupted_run_resumes_without_rerunning_finished_nodes():
+    config = resolve_config({})
+    tid = thread_id("NVDA", "2024-05-10", run_signature(["market"], 1, 1, "stock"))
+    counts: dict[str, int] = {}
+    with get_checkpointer(config, "NVDA") as saver:
+        graph = _graph(counts, fail_at="n2").compile(checkpointer=saver)
+        with pytest.raises(RuntimeError, match="boom at n2"):
+            graph.invoke(
+                {"company_of_interest": "NVDA", "trade_date": "2024-05-10", "trail": []},
+                _cfg(tid),
+                durability="sync",
+            )
+    assert counts == {"n1": 1, "n2": 1}
+    step_after_failure = checkpoint_step(config, "NVDA", tid)
+    assert step_after_failure is not None and step_after_failure >= 0
+    assert has_checkpoint(config, "nvda", tid)  # ticker case does not matter
+
+    # a new process would open a new saver: do the same
+    with get_checkpointer(config, "NVDA") as saver:
+        graph = _graph(counts, fail_at="n2").compile(checkpointer=saver)
+        final = graph.invoke(None, _cfg(tid), durability="sync")
+    assert counts == {"n1": 1, "n2": 2, "n3": 1}
+    assert final["trail"] == ["n1", "n2", "n3"]
+    assert checkpoint_step(config, "NVDA", tid) > step_after_failure
+
+
+def test_thread_id_formula_and_signature_changes():
+    sig = run_signature(["market", "news"], 1, 1, "stock")
+    tid = thread_id("nvda", "2024-05-10", sig)
+    assert tid == hashlib.sha256(f"NVDA:2024-05-10:{sig}".encode()).hexdigest()[:16]
+    assert len(tid) == 16 and int(tid, 16) >= 0
+    variants = {
+        run_signature(["market"], 1, 1, "stock"),
+        run_signature(["market", "news"], 2, 1, "stock"),
+        run_signature(["market", "news"], 1, 2, "stock"),
+        run_signature(["market", "news"], 1, 1, "crypto"),
+        run_signature(["market", "news"], 1, 1, "stock", "parallel"),
+        sig,
+    }
+    assert len(variants) == 6
+    assert len({thread_id("NVDA", "2024-05-10", s) for s in variants}) == 6
+    assert thread_id("NVDA", "2024-05-11", sig) != tid
+    assert thread_id("AMD", "2024-05-10", sig) != tid
+    with pytest.raises(ValidationError):
+        thread_id("NVDA", "2024-13-01", sig)
+
+
+def test_database_path_is_per_ticker_and_inside_checkpoint_dir(tmp_path):
+    config = resolve_config({"checkpoint_dir": str(tmp_path / "ck")})
+    for ticker in ("^GSPC", "BRK-B", "7203.T", ".X"):
+        path = checkpoint_path(config, ticker)
+        assert path.parent == tmp_path / "ck"
+        assert path.name.endswith(".sqlite") and not path.name.startswith(".")
+    assert checkpoint_path(config, "brk-b") == checkpoint_path(config, "BRK-B")
+    for bad in ("../etc", "a/b", "", "..", "x\x00y"):
+        with pytest.raises(ValidationError):
+            checkpoint_path(config, bad)
+    with get_checkpointer(config, "BRK-B") as saver:
+        assert Path(saver.path).exists()
+    assert checkpoint_step(config, "AMD", "0" * 16) is None
+    assert not checkpoint_path(config, "AMD").exists()  # asking does not create a database
+
+
+def _run_to_end(config, ticker, date, counts, nodes=("n1", "n2", "n3")):
+    tid = thread_id(ticker, date, run_signature(["market"], 1, 1))
+    with get_checkpointer(config, ticker) as saver:
+        _graph(counts, nodes=nodes).compile(checkpointer=saver).invoke(
+            {"company_of_interest": ticker, "trade_date": date, "trail": []}, _cfg(tid), durability="sync"
+        )
+    return tid
+
+
+def test_list_and_clear_checkpoints():
+    config = resolve_config({})
+    assert list_checkpoints(config) == []
+    t1 = _run_to_end(config, "NVDA", "2024-05-10", {})
+    t2 = _run_to_end(config, "NVDA", "2024-05-13", {})
+    t3 = _run_to_end(config, "AMD", "2024-05-10", {})
+    listed = list_checkpoints(config)
+    assert {(d["ticker"], d["thread_id"], d["date"]) for d in listed} == {
+        ("NVDA", t1, "2024-05-10"),
+        ("NVDA", t2, "2024-05-13"),
+        ("AMD", t3, "2024-05-10"),
+    }
+    assert all(d["step"] == checkpoint_step(config, d["ticker"], d["thread_id"]) for d in listed)
+    assert all(isinstance(d["updated"], str) and d["updated"] for d in listed)
+    assert listed[0]["thread_id"] == t3  # newest first
+
+    clear_checkpoint(config, "NVDA", t1)
+    assert not has_checkpoint(config, "NVDA", t1)
+    assert has_checkpoint(config, "NVDA", t2) and has_checkpoint(config, "AMD", t3)
+    clear_checkpoint(config, "MSFT", t1)  # no database: no error
+
+    assert clear_all_checkpoints(config) == 2
+    assert list_checkpoints(config) == []
+    assert not has_checkpoint(config, "NVDA", t2)
+    # a database still works after being cleared
+    _run_to_end(config, "NVDA", "2024-05-10", {})
+    assert has_checkpoint(config, "NVDA", t1)
+
+
+def test_clear_all_removes_a_file_that_is_not_a_database():
+    config = resolve_config({})
+    folder = Path(config["checkpoint_dir"])
+    folder.mkdir(parents=True)
+    (folder / "JUNK.sqlite").write_bytes(b"this is not sqlite at all" * 100)
+    assert list_checkpoints(config) == []
+    clear_all_checkpoints(config)
+    assert not (folder / "JUNK.sqlite").exists()
+
+
+def test_two_threads_two_dates_one_ticker_database():
+    config = resolve_config({})
+    nodes = tuple(f"n{i}" for i in range(6))
+    results: dict[str, object] = {}
+    counts = {"2024-05-10": {}, "2024-05-13": {}}
+
+    def work(date):
+        try:
+            results[date] = _run_to_end(config, "NVDA", date, counts[date], nodes=nodes)
+        except Exception as exc:  # noqa: BLE001 - surfaced by the assertion below
+            results[date] = exc
+
+    threads = [threading.Thread(target=work, args=(d,)) for d in counts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert all(isinstance(v, str) for v in results.values()), results
+    for date, tid in results.items():
+        assert counts[date] == dict.fromkeys(nodes, 1)
+        assert checkpoint_step(config, "NVDA", tid) == len(nodes)
+    assert len({d["thread_id"] for d in list_checkpoints(config)}) == 2
+
+
+def test_one_saver_shared_by_two_threads():
+    config = resolve_config({})
+    sig = run_signature(["market"], 1, 1)
+    errors: list[BaseException] = []
+    with get_checkpointer(config, "NVDA") as saver:
+        graph = _graph({}, nodes=("a", "b", "c", "d"), sleep=0.005).compile(checkpointer=saver)
+
+        def work(date):
+            try:
+                graph.invoke(
+                    {"company_of_interest": "NVDA", "trade_date": date, "trail": []},
+                    _cfg(thread_id("NVDA", date, sig)),
+                    durability="sync",
+                )
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(d,)) for d in ("2024-05-10", "2024-05-13")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    assert errors == []
+    for date in ("2024-05-10", "2024-05-13"):
+        assert checkpoint_step(config, "NVDA", thread_id("NVDA", date, sig)) == 4

@@ -1,0 +1,225 @@
+"""Per-ticker SQLite checkpoints, so an interrupted run resumes from its last finished node.
+
+One database per ticker, ``<checkpoint_dir>/<TICKER>.sqlite`` (the ticker made safe for a path),
+used through LangGraph's ``SqliteSaver`` on a connection opened with ``check_same_thread=False``
+and a 30 s busy timeout, in WAL mode. The thread id folds in the run's signature (selected
+analysts, debate and risk rounds, asset type, analyst execution), so a changed graph never
+resumes an old checkpoint::
+
+    sig = run_signature(["market", "news"], 1, 1, "stock")
+    tid = thread_id("NVDA", "2024-05-10", sig)
+    with get_checkpointer(config, "NVDA") as saver:
+        graph = workflow.compile(checkpointer=saver)
+        cfg = {"configurable": {"thread_id": tid}}
+        if has_checkpoint(config, "NVDA", tid):
+            graph.invoke(None, cfg, durability="sync")      # resume
+        else:
+            graph.invoke(initial_state, cfg, durability="sync")
+    clear_checkpoint(config, "NVDA", tid)
+
+Each ``get_checkpointer`` call opens its own connection (no process-wide state); SQLite's locking
+with the busy timeout makes two threads (two dates of one ticker) safe on one database file, and
+one saver object is itself safe across threads (SqliteSaver serialises on a lock).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from tradingagents.default_config import resolve_config
+from tradingagents.validation import safe_path_component, validate_date, validate_ticker
+
+DB_SUFFIX = ".sqlite"
+BUSY_TIMEOUT_S = 30.0
+
+
+def run_signature(
+    selected_analysts: Iterable[str],
+    max_debate_rounds: int,
+    max_risk_discuss_rounds: int,
+    asset_type: str = "stock",
+    analyst_execution: str = "sequential",
+) -> str:
+    """A readable string that changes whenever the shape of the graph changes."""
+    analysts = ",".join(str(a).strip().lower() for a in selected_analysts)
+    return (
+        f"analysts={analysts}|debate={int(max_debate_rounds)}|risk={int(max_risk_discuss_rounds)}"
+        f"|asset={str(asset_type).strip().lower()}|exec={str(analyst_execution).strip().lower()}"
+    )
+
+
+def thread_id(ticker: str, trade_date: str, signature: str) -> str:
+    """``sha256(f"{TICKER}:{date}:{signature}")[:16]`` (ticker upper-cased and validated)."""
+    tick = validate_ticker(ticker)
+    day = validate_date(trade_date, allow_future=True)
+    return hashlib.sha256(f"{tick}:{day}:{signature}".encode()).hexdigest()[:16]
+
+
+def checkpoint_path(config: Mapping[str, Any] | None, ticker: str) -> Path:
+    """The database file of a ticker (inside ``checkpoint_dir``, whatever the ticker)."""
+    cfg = resolve_config(config)
+    return Path(cfg["checkpoint_dir"]) / f"{safe_path_component(ticker)}{DB_SUFFIX}"
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+class TickerCheckpointer(SqliteSaver):
+    """A ``SqliteSaver`` bound to one ticker's database; a context manager that closes it."""
+
+    def __init__(self, conn: sqlite3.Connection, *, path: Path, ticker: str) -> None:
+        super().__init__(conn)
+        self.path = path
+        self.ticker = ticker
+
+    def close(self) -> None:
+        with self.lock:
+            try:
+                self.conn.close()
+            except sqlite3.ProgrammingError:
+                pass
+
+    def __enter__(self) -> TickerCheckpointer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TickerCheckpointer(ticker={self.ticker!r}, path={str(self.path)!r})"
+
+
+def get_checkpointer(config: Mapping[str, Any] | None, ticker: str) -> TickerCheckpointer:
+    """A saver on the ticker's database (created with its folder when missing)."""
+    path = checkpoint_path(config, ticker)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    saver = TickerCheckpointer(_connect(path), path=path, ticker=validate_ticker(ticker))
+    with saver.cursor():  # create the tables now, not inside the first graph step
+        pass
+    return saver
+
+
+def _thread_config(tid: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": str(tid), "checkpoint_ns": ""}}
+
+
+def _latest(path: Path, tid: str) -> Any:
+    """The newest checkpoint tuple of a thread in an existing database, or None."""
+    if not path.exists():
+        return None
+    with TickerCheckpointer(_connect(path), path=path, ticker="") as saver:
+        return saver.get_tuple(_thread_config(tid))
+
+
+def checkpoint_step(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> int | None:
+    """The step of the thread's latest checkpoint, or None when it has none."""
+    found = _latest(checkpoint_path(config, ticker), thread_id)
+    if found is None:
+        return None
+    step = (found.metadata or {}).get("step")
+    return int(step) if isinstance(step, int) else -1
+
+
+def has_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> bool:
+    return checkpoint_step(config, ticker, thread_id) is not None
+
+
+def clear_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> None:
+    """Delete every checkpoint and pending write of one thread (no-op when there is none)."""
+    path = checkpoint_path(config, ticker)
+    if not path.exists():
+        return
+    with TickerCheckpointer(_connect(path), path=path, ticker="") as saver:
+        saver.delete_thread(thread_id)
+
+
+def _db_files(config: Mapping[str, Any] | None) -> list[Path]:
+    folder = Path(resolve_config(config)["checkpoint_dir"])
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob(f"*{DB_SUFFIX}") if p.is_file())
+
+
+def clear_all_checkpoints(config: Mapping[str, Any] | None) -> int:
+    """Delete every checkpoint of every ticker; returns how many threads were removed.
+
+    Rows are deleted through SQLite (so a connection another thread holds stays valid); a file
+    that is not a readable database is removed.
+    """
+    removed = 0
+    for path in _db_files(config):
+        try:
+            conn = _connect(path)
+            try:
+                with conn:
+                    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                    if "checkpoints" in tables:
+                        removed += conn.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+                        conn.execute("DELETE FROM checkpoints")
+                    if "writes" in tables:
+                        conn.execute("DELETE FROM writes")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError:
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(path) + suffix).unlink(missing_ok=True)
+    return removed
+
+
+def _ticker_from_filename(path: Path) -> str:
+    name = path.name[: -len(DB_SUFFIX)]
+    return name[1:] if name.startswith("_.") else name
+
+
+def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Every thread with a checkpoint: dicts (ticker, thread_id, step, updated, date), newest first.
+
+    ``date`` is the run's ``trade_date`` read from the checkpointed state when present (else None);
+    ``updated`` is the latest checkpoint's ISO timestamp.
+    """
+    out: list[dict[str, Any]] = []
+    for path in _db_files(config):
+        try:
+            conn = _connect(path)
+        except sqlite3.DatabaseError:
+            continue
+        saver = TickerCheckpointer(conn, path=path, ticker="")
+        try:
+            with saver.lock:
+                rows = conn.execute(
+                    "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''"
+                ).fetchall()
+            for (tid,) in rows:
+                found = saver.get_tuple(_thread_config(tid))
+                if found is None:
+                    continue
+                values = (found.checkpoint or {}).get("channel_values") or {}
+                step = (found.metadata or {}).get("step")
+                ticker = values.get("company_of_interest")
+                out.append(
+                    {
+                        "ticker": str(ticker).upper() if ticker else _ticker_from_filename(path),
+                        "thread_id": str(tid),
+                        "step": int(step) if isinstance(step, int) else -1,
+                        "updated": (found.checkpoint or {}).get("ts"),
+                        "date": values.get("trade_date"),
+                    }
+                )
+        except sqlite3.DatabaseError:
+            continue
+        finally:
+            saver.close()
+    out.sort(key=lambda d: str(d.get("updated") or ""), reverse=True)
+    return out
+
