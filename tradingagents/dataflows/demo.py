@@ -1,0 +1,713 @@
+"""The demo market: a seeded, synthetic market that is identical on every machine and process.
+
+Everything is derived from the ticker string through SHA-256 (never Python's ``hash()``), and the
+random draws of each calendar year are seeded by (ticker, year), so the path up to a date never
+depends on today's date: a run of 2024-05-10 sees the same bytes next year.
+
+Prices: business days from 2000-01-03. An index (every benchmark of the suffix map, or any ``^``
+ticker) follows a market model with a slowly varying drift (trends and drawdowns), volatility
+clustering (a log-volatility AR(1) with a leverage effect) and rare crash jumps. A stock is tied to
+its benchmark by a beta, has its own clustering volatility, a weak pull towards a long-run growth
+path, idiosyncratic jumps and earnings-day reactions to a per-quarter earnings surprise.
+
+Fundamentals and statements are built from the same path (earnings track the price through a
+slowly drifting P/E), so market cap = price × shares. News is generated from the path (earnings,
+guidance, large moves, analyst notes, sector notes), global headlines from the benchmark path and
+a macro calendar, social posts with a tone that follows the recent return. Every object says it is
+synthetic demo data.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tradingagents.dataflows.interface import (
+    DataNotFound,
+    MarketDataProvider,
+    check_date,
+    check_range,
+    check_statement_args,
+    check_ticker,
+    clip_frame,
+    today,
+)
+from tradingagents.default_config import BENCHMARK_MAP, DEFAULT_BENCHMARK
+
+LABEL = "synthetic demo data"
+TAG = f"[{LABEL}]"
+START = "2000-01-03"
+FIRST_YEAR = 2000
+
+INDEX_TICKERS = {DEFAULT_BENCHMARK, *BENCHMARK_MAP.values()}
+# Rough real starting levels of the benchmarks in January 2000 (only for realism of scale).
+_INDEX_START = {
+    "SPY": 145.0, "^GSPC": 1455.0, "^DJI": 11500.0, "^IXIC": 4130.0, "QQQ": 92.0, "^N225": 18900.0,
+    "^HSI": 17000.0, "^FTSE": 6700.0, "^NSEI": 1590.0, "^BSESN": 5375.0, "^GSPTSE": 8400.0,
+    "^AXJO": 3150.0, "000001.SS": 1400.0, "399001.SZ": 3500.0,
+}
+_INDEX_NAMES = {
+    "SPY": "SPDR S&P 500 ETF (demo)", "^GSPC": "S&P 500 (demo)", "^N225": "Nikkei 225 (demo)",
+    "^HSI": "Hang Seng Index (demo)", "^FTSE": "FTSE 100 (demo)", "^NSEI": "NIFTY 50 (demo)",
+    "^BSESN": "S&P BSE SENSEX (demo)", "^GSPTSE": "S&P/TSX Composite (demo)", "^AXJO": "S&P/ASX 200 (demo)",
+    "000001.SS": "SSE Composite (demo)", "399001.SZ": "SZSE Component (demo)",
+}
+_SUFFIX_INFO = {  # suffix: (exchange, currency)
+    ".NS": ("NSE (demo)", "INR"), ".BO": ("BSE (demo)", "INR"), ".T": ("Tokyo (demo)", "JPY"),
+    ".HK": ("Hong Kong (demo)", "HKD"), ".L": ("London (demo)", "GBP"), ".TO": ("Toronto (demo)", "CAD"),
+    ".AX": ("ASX (demo)", "AUD"), ".SS": ("Shanghai (demo)", "CNY"), ".SZ": ("Shenzhen (demo)", "CNY"),
+}
+_SECTORS = [
+    ("Technology", ["Semiconductors", "Software—Infrastructure", "Consumer Electronics", "Software—Application"]),
+    ("Healthcare", ["Drug Manufacturers", "Medical Devices", "Biotechnology"]),
+    ("Financial Services", ["Banks—Diversified", "Asset Management", "Insurance—Diversified"]),
+    ("Consumer Cyclical", ["Auto Manufacturers", "Internet Retail", "Restaurants"]),
+    ("Consumer Defensive", ["Beverages—Non-Alcoholic", "Discount Stores", "Household Products"]),
+    ("Industrials", ["Aerospace & Defense", "Railroads", "Specialty Machinery"]),
+    ("Energy", ["Oil & Gas Integrated", "Oil & Gas E&P"]),
+    ("Communication Services", ["Internet Content & Information", "Telecom Services", "Entertainment"]),
+    ("Utilities", ["Utilities—Regulated Electric"]),
+    ("Basic Materials", ["Specialty Chemicals", "Steel"]),
+]
+_NAME_ENDINGS = ["Systems Inc.", "Holdings Corp.", "Technologies Ltd.", "Group plc", "Industries Inc.", "Labs Inc."]
+# sector -> (typical P/E, net margin, gross margin)
+_SECTOR_PROFILE = {
+    "Technology": (30.0, 0.22, 0.60), "Healthcare": (22.0, 0.16, 0.65), "Financial Services": (13.0, 0.25, 0.90),
+    "Consumer Cyclical": (20.0, 0.07, 0.35), "Consumer Defensive": (21.0, 0.09, 0.40),
+    "Industrials": (19.0, 0.10, 0.30), "Energy": (11.0, 0.10, 0.35), "Communication Services": (20.0, 0.15, 0.55),
+    "Utilities": (17.0, 0.12, 0.45), "Basic Materials": (14.0, 0.09, 0.28), "Index": (20.0, 0.11, 0.45),
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# seeding
+# ----------------------------------------------------------------------------------------------
+def _seed(*parts: object) -> int:
+    text = "\x1f".join(str(p) for p in parts)
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+
+
+def _rng(*parts: object) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(_seed(*parts)))
+
+
+def _unit(*parts: object) -> float:
+    """A deterministic number in [0, 1) from the parts."""
+    return _seed(*parts) / 2.0**64
+
+
+def _pick(options: list, *parts: object):
+    return options[int(_unit(*parts) * len(options))]
+
+
+def is_index(ticker: str) -> bool:
+    return ticker.startswith("^") or ticker in INDEX_TICKERS
+
+
+def demo_benchmark(ticker: str) -> str:
+    """The benchmark a demo stock is tied to (the default suffix map; config never changes the market)."""
+    upper = ticker.upper()
+    for suffix in sorted(BENCHMARK_MAP, key=len, reverse=True):
+        if upper.endswith(suffix):
+            return BENCHMARK_MAP[suffix]
+    return DEFAULT_BENCHMARK
+
+
+# ----------------------------------------------------------------------------------------------
+# the static profile of an instrument
+# ----------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=4096)
+def profile(ticker: str) -> dict[str, Any]:
+    t = ticker
+    if is_index(t):
+        start = _INDEX_START.get(t, math.exp(math.log(500) + 2.0 * (_unit(t, "lvl") - 0.5)))
+        name = _INDEX_NAMES.get(t, f"{t.lstrip('^')} Index (demo)")
+        exch, cur = "Index (demo)", "USD"
+        for suffix, (e, c) in _SUFFIX_INFO.items():
+            if t.endswith(suffix) or BENCHMARK_MAP.get(suffix) == t:
+                exch, cur = e, c
+        return {
+            "ticker": t, "index": True, "name": name, "sector": "Index", "industry": "Market index",
+            "exchange": exch, "currency": cur, "start_price": float(start), "beta": 1.0,
+            "growth": 0.03 + 0.04 * _unit(t, "g"), "benchmark": t,
+        }
+    sector, industries = _pick(_SECTORS, t, "sector")
+    industry = _pick(industries, t, "industry")
+    base = t.split(".")[0].replace("^", "").replace("=", "").replace("_", " ").replace("+", " ").strip("-") or t
+    name = f"{base.title()} {_pick(_NAME_ENDINGS, t, 'name')}"
+    exch, cur = "NASDAQ (demo)" if _unit(t, "ex") < 0.5 else "NYSE (demo)", "USD"
+    for suffix, (e, c) in _SUFFIX_INFO.items():
+        if t.endswith(suffix):
+            exch, cur = e, c
+    start_price = math.exp(math.log(4.0) + (math.log(150.0) - math.log(4.0)) * _unit(t, "p0"))
+    if cur in ("JPY", "INR"):
+        start_price *= 60.0
+    pe, margin, gross = _SECTOR_PROFILE[sector]
+    mcap0 = math.exp(math.log(1.5e9) + (math.log(2.5e11) - math.log(1.5e9)) * _unit(t, "mcap"))
+    return {
+        "ticker": t, "index": False, "name": name, "sector": sector, "industry": industry,
+        "exchange": exch, "currency": cur, "start_price": start_price,
+        "beta": 0.55 + 1.3 * _unit(t, "beta"),
+        "growth": -0.02 + 0.16 * _unit(t, "g"),
+        "idio_vol": 0.010 + 0.014 * _unit(t, "iv"),
+        "benchmark": demo_benchmark(t),
+        "shares0": mcap0 / start_price,
+        "share_drift": -0.02 + 0.04 * _unit(t, "sd"),  # buybacks (<0) or dilution (>0) per year
+        "pe": pe * (0.7 + 0.6 * _unit(t, "pe")),
+        "net_margin": max(0.02, margin * (0.6 + 0.8 * _unit(t, "nm"))),
+        "gross_margin": min(0.95, gross * (0.8 + 0.4 * _unit(t, "gm"))),
+        "asset_turn": 0.4 + 1.2 * _unit(t, "at"),
+        "equity_ratio": 0.3 + 0.35 * _unit(t, "eq"),
+        "debt_ratio": 0.05 + 0.35 * _unit(t, "dr"),
+        "payout": 0.0 if _unit(t, "div") < 0.35 else 0.15 + 0.45 * _unit(t, "po"),
+        "earn_lag": 18 + int(20 * _unit(t, "lag")),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# calendars
+# ----------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=8)
+def _calendar(last_year: int) -> pd.DatetimeIndex:
+    return pd.bdate_range(START, f"{last_year}-12-31", name="Date")
+
+
+@functools.lru_cache(maxsize=4096)
+def earnings_calendar(ticker: str, last_year: int) -> tuple[tuple[pd.Timestamp, pd.Timestamp, float], ...]:
+    """(quarter end, earnings date, surprise z-score) for each fiscal quarter; stocks only.
+
+    One stream per ticker, four quarters per year drawn in order, so earlier quarters never depend
+    on ``last_year``.
+    """
+    prof = profile(ticker)
+    years = last_year - FIRST_YEAR + 2
+    draws = _rng(ticker, "earnings").random((years * 4, 2))
+    out = []
+    i = 0
+    for y in range(FIRST_YEAR - 1, last_year + 1):
+        for m, d in ((3, 31), (6, 30), (9, 30), (12, 31)):
+            qe = pd.Timestamp(y, m, d)
+            u_lag, u_s = draws[i]
+            i += 1
+            day = (qe + pd.Timedelta(days=prof["earn_lag"] + int(6 * u_lag))).date()
+            while day.weekday() >= 5:
+                day += _ONE_DAY
+            if day < _START_DATE:
+                continue
+            z = _norm_ppf(float(u_s))
+            out.append((qe, pd.Timestamp(day), z))
+    return tuple(out)
+
+
+_ONE_DAY = pd.Timedelta(days=1).to_pytimedelta()
+_START_DATE = pd.Timestamp(START).date()
+
+
+def _norm_ppf(u: float) -> float:
+    """Inverse normal CDF (Acklam's rational approximation; |error| < 1.2e-9)."""
+    u = min(max(u, 1e-12), 1 - 1e-12)
+    a = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02,
+         -3.066479806614716e01, 2.506628277459239e00)
+    b = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02, 6.680131188771972e01,
+         -1.328068155288572e01)
+    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00, -2.549671010584755e00,
+         4.374664141464968e00, 2.938163982698783e00)
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
+    if u < 0.02425:
+        q = math.sqrt(-2 * math.log(u))
+        return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / (
+            (((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+    if u > 1 - 0.02425:
+        return -_norm_ppf(1 - u)
+    q = u - 0.5
+    r = q * q
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q / (
+        ((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# price paths
+# ----------------------------------------------------------------------------------------------
+def ar1(inputs: np.ndarray, phi: float, x0: float = 0.0) -> np.ndarray:
+    """x[t] = phi * x[t-1] + inputs[t], with x[-1] = x0.
+
+    Plain IEEE float arithmetic in a fixed order (no BLAS), so every machine gets the same bits.
+    """
+    out = list(itertools.accumulate(inputs.tolist(), lambda x, e: phi * x + e, initial=x0))
+    return np.asarray(out[1:], dtype=float)
+
+
+def _draws(ticker: str, last_year: int, k: int, purpose: str = "px") -> tuple[pd.DatetimeIndex, np.ndarray]:
+    """k standard-normal draws per business day from one stream, in date order (prefix-stable)."""
+    days = _calendar(last_year)
+    return days, _rng(ticker, purpose).standard_normal((len(days), k))
+
+
+def _uniform(z: np.ndarray) -> np.ndarray:
+    """An approximately uniform number in (0, 1) from a standard normal draw (logistic fit of the CDF)."""
+    return 1.0 / (1.0 + np.exp(-1.702 * z))
+
+
+@functools.lru_cache(maxsize=512)
+def _index_returns(ticker: str, last_year: int) -> tuple[np.ndarray, np.ndarray]:
+    days, z = _draws(ticker, last_year, 6)
+    g = profile(ticker)["growth"] / 252.0
+    hbar = math.log(0.0095)
+    shock = z[:, 0]
+    # volatility clustering with a leverage effect: yesterday's down-shock raises today's log-vol
+    lev = np.concatenate([[0.0], np.maximum(0.0, -shock[:-1])])
+    h = hbar + ar1(0.11 * z[:, 2] + 0.06 * lev - 0.024, 0.975)
+    sig = np.exp(h)
+    drift = ar1(0.00006 * z[:, 1], 0.995)  # slowly varying trend: bull runs and drawdowns
+    jumps = np.where(_uniform(z[:, 3]) > 0.9965, -0.025 + 0.025 * z[:, 4], 0.0)
+    pre = drift + sig * shock + jumps
+    # weak pull of the log level back towards its long-run growth path
+    dev = ar1(pre, 0.9985)
+    dev_prev = np.concatenate([[0.0], dev[:-1]])
+    r = g + pre - 0.0015 * dev_prev
+    return r, sig
+
+
+@functools.lru_cache(maxsize=512)
+def _path(ticker: str, last_year: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """Full OHLCV path from 2000 through the end of ``last_year`` (internal; callers clip to today)."""
+    prof = profile(ticker)
+    days = _calendar(last_year)
+    n = len(days)
+    z = _rng(ticker, "bar").standard_normal((n, 4))
+    if prof["index"]:
+        r, sig = _index_returns(ticker, last_year)
+        vol_base = 3.0e8 if ticker != "SPY" else 8.0e7
+    else:
+        br, bsig = _index_returns(prof["benchmark"], last_year)
+        _, zz = _draws(ticker, last_year, 5)
+        ereact = np.zeros(n)
+        cal = earnings_calendar(ticker, last_year)
+        pos = days.get_indexer([e for _, e, _ in cal])
+        surprises = np.array([s for _, _, s in cal])
+        ok = pos >= 0
+        ereact[pos[ok]] = 0.035 * surprises[ok] + 0.02 * zz[pos[ok], 4]
+        hbar = math.log(prof["idio_vol"])
+        beta = prof["beta"]
+        g = prof["growth"] / 252.0
+        h = hbar + ar1(0.12 * zz[:, 2] - 0.022, 0.97)
+        s = np.exp(h)
+        drift = ar1(0.00005 * zz[:, 1], 0.994)
+        jumps = np.where(_uniform(zz[:, 3]) > 0.996, 0.06 * zz[:, 4], 0.0)
+        pre = drift + s * zz[:, 0] + jumps + ereact
+        dev = ar1(pre, 0.9985)
+        dev_prev = np.concatenate([[0.0], dev[:-1]])
+        idio = g - beta * 0.0003 + pre - 0.0015 * dev_prev
+        r = beta * br + idio
+        sig = np.sqrt((beta * bsig) ** 2 + s * s)
+        vol_base = prof["shares0"] * (0.003 + 0.01 * _unit(ticker, "turn"))
+    close = prof["start_price"] * np.exp(np.cumsum(r))
+    prev = np.concatenate([[prof["start_price"]], close[:-1]])
+    open_ = prev * np.exp(0.25 * r + 0.25 * sig * z[:, 0])
+    hi = np.maximum(open_, close) * np.exp(np.abs(z[:, 1]) * 0.45 * sig)
+    lo = np.minimum(open_, close) * np.exp(-np.abs(z[:, 2]) * 0.45 * sig)
+    o, h_, l_, c = (np.maximum(np.round(a, 2), 0.01) for a in (open_, hi, lo, close))
+    h_ = np.maximum(np.maximum(h_, o), c)
+    l_ = np.minimum(np.minimum(l_, o), c)
+    surprise = np.abs(r) / np.maximum(sig, 1e-6)
+    volume = vol_base * np.exp(0.3 * z[:, 3] + 0.35 * np.minimum(surprise, 6.0))
+    df = pd.DataFrame(
+        {"Open": o, "High": h_, "Low": l_, "Close": c, "Volume": volume.astype("int64")}, index=days,
+    )
+    return df, r
+
+
+def _full(ticker: str) -> pd.DataFrame:
+    return _path(ticker, today().year)[0]
+
+
+def close_on_or_before(ticker: str, day: pd.Timestamp) -> tuple[pd.Timestamp, float] | None:
+    df = _full(ticker)
+    pos = df.index.searchsorted(day, side="right") - 1
+    if pos < 0:
+        return None
+    return df.index[pos], float(df["Close"].iloc[pos])
+
+
+# ----------------------------------------------------------------------------------------------
+# fundamentals and statements
+# ----------------------------------------------------------------------------------------------
+def _quarters(ticker: str, as_of: pd.Timestamp) -> list[dict[str, Any]]:
+    """Reported quarters (earnings date <= as_of), oldest first, with all figures."""
+    prof = profile(ticker)
+    out: list[dict[str, Any]] = []
+    for qe, edate, surprise in earnings_calendar(ticker, today().year):
+        if edate > as_of:
+            break
+        px = close_on_or_before(ticker, qe)
+        if px is None:
+            continue
+        price = px[1]
+        years = (qe - pd.Timestamp(START)).days / 365.25
+        shares = prof["shares0"] * math.exp(prof["share_drift"] * years)
+        rz = _rng(ticker, "q", qe.date()).standard_normal(6)
+        pe = prof["pe"] * math.exp(0.12 * rz[0])
+        net_income = price * shares / pe / 4.0
+        margin = max(0.01, prof["net_margin"] * math.exp(0.08 * rz[1]))
+        revenue = net_income / margin
+        gross = min(0.97, max(margin + 0.05, prof["gross_margin"] * math.exp(0.03 * rz[2])))
+        op_income = min(revenue * gross, net_income * 1.3)
+        tax = net_income * 0.21 / 0.79
+        interest = revenue * prof["debt_ratio"] * 0.01
+        pretax = net_income + tax
+        assets = revenue * 4.0 / prof["asset_turn"]
+        equity = assets * prof["equity_ratio"]
+        debt = assets * prof["debt_ratio"]
+        cash = assets * (0.05 + 0.1 * _unit(ticker, "cash"))
+        ocf = net_income * (1.15 + 0.1 * rz[3])
+        capex = -revenue * (0.03 + 0.05 * _unit(ticker, "capex"))
+        dividends = -net_income * prof["payout"]
+        eps = net_income / shares
+        estimate = eps / (1.0 + 0.04 * surprise)
+        out.append({
+            "period_end": qe, "report_date": edate, "surprise": surprise, "price": price,
+            "shares": shares, "revenue": revenue, "cost_of_revenue": revenue * (1 - gross),
+            "gross_profit": revenue * gross, "operating_income": op_income,
+            "operating_expense": revenue * gross - op_income, "interest_expense": interest,
+            "pretax_income": pretax, "tax": tax, "net_income": net_income, "eps": eps,
+            "eps_estimate": estimate, "total_assets": assets, "equity": equity, "debt": debt,
+            "cash": cash, "current_assets": cash + assets * 0.2, "current_liabilities": assets * 0.15,
+            "total_liabilities": assets - equity, "retained_earnings": equity * 0.6,
+            "ocf": ocf, "capex": capex, "fcf": ocf + capex, "dividends": dividends,
+            "buybacks": -max(0.0, -prof["share_drift"]) * price * shares / 4.0,
+        })
+    return out
+
+
+_INCOME_ROWS = [
+    ("Total Revenue", "revenue"), ("Cost Of Revenue", "cost_of_revenue"), ("Gross Profit", "gross_profit"),
+    ("Operating Expense", "operating_expense"), ("Operating Income", "operating_income"),
+    ("Interest Expense", "interest_expense"), ("Pretax Income", "pretax_income"), ("Tax Provision", "tax"),
+    ("Net Income", "net_income"), ("Diluted EPS", "eps"), ("Diluted Average Shares", "shares"),
+]
+_BALANCE_ROWS = [
+    ("Total Assets", "total_assets"), ("Current Assets", "current_assets"),
+    ("Cash And Cash Equivalents", "cash"), ("Total Liabilities Net Minority Interest", "total_liabilities"),
+    ("Current Liabilities", "current_liabilities"), ("Total Debt", "debt"),
+    ("Stockholders Equity", "equity"), ("Retained Earnings", "retained_earnings"),
+    ("Ordinary Shares Number", "shares"),
+]
+_CASHFLOW_ROWS = [
+    ("Operating Cash Flow", "ocf"), ("Capital Expenditure", "capex"), ("Free Cash Flow", "fcf"),
+    ("Cash Dividends Paid", "dividends"), ("Repurchase Of Capital Stock", "buybacks"),
+]
+_FLOW_KEYS = {"revenue", "cost_of_revenue", "gross_profit", "operating_expense", "operating_income",
+              "interest_expense", "pretax_income", "tax", "net_income", "eps", "ocf", "capex", "fcf",
+              "dividends", "buybacks"}
+
+
+class DemoProvider(MarketDataProvider):
+    vendor = "demo"
+    label = LABEL
+    supports_social = True
+
+    # -- prices ---------------------------------------------------------------------------------
+    def ohlcv(self, ticker: str, start: str, end: str) -> pd.DataFrame:
+        t = check_ticker(ticker)
+        s, e = check_range(start, end)
+        return clip_frame(_full(t), s, e).copy()
+
+    # -- identity -------------------------------------------------------------------------------
+    def identity(self, ticker: str) -> dict[str, Any]:
+        p = profile(check_ticker(ticker))
+        return {"name": p["name"], "sector": p["sector"], "industry": p["industry"],
+                "exchange": p["exchange"], "currency": p["currency"], "data_source": LABEL,
+                "note": f"{p['name']} is a fictional company of the {LABEL} market."}
+
+    # -- fundamentals ---------------------------------------------------------------------------
+    def fundamentals(self, ticker: str, as_of: str) -> dict[str, Any]:
+        t = check_ticker(ticker)
+        day = pd.Timestamp(check_date(as_of))
+        prof = profile(t)
+        px = close_on_or_before(t, day)
+        if px is None:
+            raise DataNotFound(f"The {LABEL} market has no price for {t} on or before {day.date()}.")
+        price_day, price = px
+        base = {"ticker": t, "name": prof["name"], "as_of": day.date().isoformat(),
+                "price_date": price_day.date().isoformat(), "price": round(price, 2),
+                "currency": prof["currency"], "data_source": LABEL, "sector": prof["sector"],
+                "industry": prof["industry"]}
+        hist = _full(t)
+        year = hist.loc[(hist.index > day - pd.Timedelta(days=365)) & (hist.index <= day)]
+        base["fifty_two_week_high"] = round(float(year["High"].max()), 2)
+        base["fifty_two_week_low"] = round(float(year["Low"].min()), 2)
+        base["average_volume_3m"] = int(year["Volume"].tail(63).mean())
+        if prof["index"]:
+            return base
+        qs = _quarters(t, day)
+        if len(qs) < 4:
+            raise DataNotFound(f"The {LABEL} market has fewer than four reported quarters for {t} by {day.date()}.")
+        last4 = qs[-4:]
+        years = (day - pd.Timestamp(START)).days / 365.25
+        shares = prof["shares0"] * math.exp(prof["share_drift"] * years)
+        ttm = {k: sum(q[k] for q in last4) for k in ("revenue", "net_income", "gross_profit", "operating_income",
+                                                     "ocf", "fcf", "dividends")}
+        ttm_eps = ttm["net_income"] / shares
+        latest = qs[-1]
+        mcap = price * shares
+        growth = (latest["revenue"] / qs[-5]["revenue"] - 1.0) if len(qs) >= 5 else None
+        egrowth = (latest["net_income"] / qs[-5]["net_income"] - 1.0) if len(qs) >= 5 else None
+        base.update({
+            "market_cap": round(mcap, 0),
+            "shares_outstanding": round(shares, 0),
+            "pe_ratio_ttm": round(price / ttm_eps, 2) if ttm_eps > 0 else None,
+            "eps_ttm": round(ttm_eps, 2),
+            "price_to_book": round(mcap / latest["equity"], 2),
+            "price_to_sales_ttm": round(mcap / ttm["revenue"], 2),
+            "revenue_ttm": round(ttm["revenue"], 0),
+            "net_income_ttm": round(ttm["net_income"], 0),
+            "gross_margin": round(ttm["gross_profit"] / ttm["revenue"], 4),
+            "operating_margin": round(ttm["operating_income"] / ttm["revenue"], 4),
+            "profit_margin": round(ttm["net_income"] / ttm["revenue"], 4),
+            "revenue_growth_yoy": round(growth, 4) if growth is not None else None,
+            "earnings_growth_yoy": round(egrowth, 4) if egrowth is not None else None,
+            "debt_to_equity": round(latest["debt"] / latest["equity"], 2),
+            "current_ratio": round(latest["current_assets"] / latest["current_liabilities"], 2),
+            "return_on_equity": round(ttm["net_income"] / latest["equity"], 4),
+            "free_cash_flow_ttm": round(ttm["fcf"], 0),
+            "dividend_yield": round(-ttm["dividends"] / mcap, 4),
+            "beta": round(prof["beta"], 2),
+            "last_reported_quarter": latest["period_end"].date().isoformat(),
+            "last_earnings_date": latest["report_date"].date().isoformat(),
+            "last_eps": round(latest["eps"], 2),
+            "last_eps_estimate": round(latest["eps_estimate"], 2),
+        })
+        return base
+
+    def statements(self, ticker: str, kind: str, freq: str, as_of: str) -> pd.DataFrame:
+        t = check_ticker(ticker)
+        k, f = check_statement_args(kind, freq)
+        day = pd.Timestamp(check_date(as_of))
+        if profile(t)["index"]:
+            raise DataNotFound(f"{t} is an index in the {LABEL} market; it has no financial statements.")
+        qs = _quarters(t, day)
+        rows = {"balance_sheet": _BALANCE_ROWS, "cashflow": _CASHFLOW_ROWS, "income_statement": _INCOME_ROWS}[k]
+        periods: list[tuple[pd.Timestamp, dict[str, float]]] = []
+        if f == "quarterly":
+            for q in qs[-8:]:
+                periods.append((q["period_end"], q))
+        else:
+            by_year: dict[int, list[dict]] = {}
+            for q in qs:
+                by_year.setdefault(q["period_end"].year, []).append(q)
+            for y in sorted(by_year)[-4:]:
+                group = by_year[y]
+                if len(group) != 4:
+                    continue
+                agg = dict(group[-1])
+                for key in _FLOW_KEYS:
+                    agg[key] = sum(g[key] for g in group)
+                agg["eps"] = agg["net_income"] / group[-1]["shares"]
+                periods.append((group[-1]["period_end"], agg))
+        if not periods:
+            raise DataNotFound(f"No {f} {k.replace('_', ' ')} of {t} was reported by {day.date()} ({LABEL}).")
+        periods.sort(key=lambda p: p[0], reverse=True)
+        data = {pe: [round(v[key], 2 if key == "eps" else 0) for _, key in rows] for pe, v in periods}
+        df = pd.DataFrame(data, index=[label for label, _ in rows])
+        df.attrs["data_source"] = LABEL
+        return df
+
+    # -- news -----------------------------------------------------------------------------------
+    def news(self, ticker: str, start: str, end: str) -> list[dict[str, Any]]:
+        t = check_ticker(ticker)
+        s, e = check_range(start, end)
+        s_ts, e_ts = pd.Timestamp(s), pd.Timestamp(e)
+        prof = profile(t)
+        df = _full(t)
+        r = _path(t, today().year)[1]
+        items: list[dict[str, Any]] = []
+        lo = df.index.searchsorted(s_ts)
+        hi = df.index.searchsorted(e_ts, side="right")
+        closes = df["Close"].to_numpy()
+        name = prof["name"]
+        cur = prof["currency"]
+        for i in range(max(lo, 21), hi):
+            day = df.index[i]
+            ret = float(r[i])
+            sd = float(np.std(r[i - 20:i])) or 0.01
+            if abs(ret) >= max(0.035, 2.5 * sd):
+                up = ret > 0
+                reason = _pick(
+                    ["after an analyst upgrade", "on a new multi-year contract", "as a product launch beats expectations",
+                     "on heavy institutional buying", "after upbeat industry data"] if up else
+                    ["after an analyst downgrade", "on a report of a regulatory probe", "as a key customer cuts orders",
+                     "on heavy institutional selling", "after weak industry data"], t, "why", day.date())
+                verb = "jump" if up else "slide"
+                items.append(self._item(
+                    day, "16:30:00", f"{name} ({t}) shares {verb} {abs(ret) * 100:.1f}% {reason}",
+                    f"{t} closed at {closes[i]:.2f} {cur}, {'up' if up else 'down'} {abs(ret) * 100:.1f}% on the day, "
+                    f"about {abs(ret) / sd:.1f} times its recent daily volatility.", "large_move"))
+            elif _unit(t, "note", day.date()) < 0.025 and not prof["index"]:
+                prev = float(closes[i - 1])
+                tz = float(_rng(t, "target", day.date()).standard_normal())
+                mom = closes[i - 1] / closes[i - 21] - 1.0
+                target = prev * (1.0 + 0.08 + 0.5 * mom + 0.08 * tz)
+                stance = "Buy" if target > prev * 1.1 else ("Sell" if target < prev * 0.95 else "Neutral")
+                items.append(self._item(
+                    day, "08:15:00", f"Demo Securities rates {name} {stance}, price target {target:.2f} {cur}",
+                    f"The analyst note cites the stock's {mom * 100:+.1f}% move over the past month; "
+                    f"the previous close was {prev:.2f} {cur}.", "analyst_note"))
+            if not prof["index"] and _unit(prof["sector"], "sector_news", day.date()) < 0.08:
+                bench = prof["benchmark"]
+                bdf = _full(bench)
+                bpos = bdf.index.searchsorted(day, side="right") - 1
+                if bpos >= 5:
+                    bret = float(bdf["Close"].iloc[bpos] / bdf["Close"].iloc[bpos - 5] - 1.0)
+                    tone = "gains" if bret > 0 else "losses"
+                    items.append(self._item(
+                        day, "12:00:00", f"{prof['sector']} stocks track broader market {tone}",
+                        f"The {prof['sector'].lower()} sector moved with the market; the {bench} benchmark is "
+                        f"{bret * 100:+.1f}% over five sessions.", "sector"))
+        if not prof["index"]:
+            for qe, edate, surprise in earnings_calendar(t, today().year):
+                if edate < s_ts or edate > e_ts:
+                    continue
+                qs = _quarters(t, edate)
+                if not qs or qs[-1]["report_date"] != edate:
+                    continue
+                q = qs[-1]
+                beat = "beats" if q["eps"] >= q["eps_estimate"] else "misses"
+                growth = ""
+                if len(qs) >= 5:
+                    growth = f", revenue {q['revenue'] / qs[-5]['revenue'] - 1.0:+.1%} year on year"
+                qlabel = f"Q{(qe.month - 1) // 3 + 1} {qe.year}"
+                items.append(self._item(
+                    edate, "07:00:00",
+                    f"{name} {beat} estimates: {qlabel} EPS {q['eps']:.2f} vs {q['eps_estimate']:.2f} expected",
+                    f"Revenue was {q['revenue'] / 1e6:,.0f} million {cur}{growth}; net margin "
+                    f"{q['net_income'] / q['revenue']:.1%}.", "earnings"))
+                guide = "raises" if surprise > 0.5 else ("cuts" if surprise < -0.5 else "reaffirms")
+                items.append(self._item(
+                    edate, "07:05:00", f"{name} {guide} full-year guidance",
+                    f"Management {guide} its outlook alongside {qlabel} results.", "guidance"))
+        for it in items:
+            it["ticker"] = t
+        items.sort(key=lambda x: x["published"], reverse=True)
+        return items
+
+    @staticmethod
+    def _item(day: pd.Timestamp, hhmmss: str, title: str, summary: str, kind: str) -> dict[str, Any]:
+        return {"title": title, "source": f"DemoWire ({LABEL})",
+                "published": f"{day.date().isoformat()}T{hhmmss}", "summary": f"{summary} {TAG}",
+                "kind": kind, "synthetic": True}
+
+    def global_news(self, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]:
+        e = pd.Timestamp(check_date(as_of))
+        look = max(1, min(int(look_back_days), 3650))
+        s = e - pd.Timedelta(days=look - 1)
+        bench = "SPY"
+        df = _full(bench)
+        r = _path(bench, today().year)[1]
+        lo = max(df.index.searchsorted(s), 6)
+        hi = df.index.searchsorted(e, side="right")
+        items: list[dict[str, Any]] = []
+        for i in range(lo, hi):
+            day = df.index[i]
+            ret = float(r[i])
+            if abs(ret) < 0.015:
+                items.append(self._item(
+                    day, "16:10:00", f"Markets close {'higher' if ret > 0 else 'lower'}: S&P 500 proxy {ret * 100:+.2f}%",
+                    f"SPY settled at {df['Close'].iloc[i]:.2f}; "
+                    + _pick(["breadth was mixed", "defensive sectors led", "cyclicals outperformed",
+                             "trading volume was below average", "megacaps drove the index"],
+                            "breadth", day.date()) + ".", "market"))
+            else:
+                up = ret > 0
+                items.append(self._item(
+                    day, "16:15:00",
+                    f"Stocks {'rally' if up else 'sell off'}: S&P 500 proxy {'gains' if up else 'drops'} {abs(ret) * 100:.1f}%",
+                    f"SPY closed at {df['Close'].iloc[i]:.2f}; "
+                    + _pick(["Treasury yields moved sharply", "the dollar swung against major currencies",
+                             "oil prices moved more than 3%", "investors rotated between growth and value"],
+                            "macro", day.date()) + ".", "market"))
+            if day.dayofweek == 4:
+                wret = float(df["Close"].iloc[i] / df["Close"].iloc[i - 5] - 1.0)
+                items.append(self._item(
+                    day, "17:00:00", f"Weekly wrap: S&P 500 proxy {wret * 100:+.1f}% this week",
+                    f"SPY ended the week at {df['Close'].iloc[i]:.2f}.", "market"))
+                if day.day <= 7:
+                    jobs = int(150 + 120 * float(_rng("jobs", day.date()).standard_normal()))
+                    items.append(self._item(day, "08:30:00", f"Payrolls report: economy adds {jobs}k jobs",
+                                            "The monthly employment report shaped rate expectations.", "macro"))
+            if 10 <= day.day <= 14 and day.dayofweek == 2:
+                cpi = 2.5 + 1.2 * float(_rng("cpi", day.year, day.month).standard_normal())
+                items.append(self._item(day, "08:30:00", f"Consumer prices rise {cpi:.1f}% year on year",
+                                        "The inflation print fed into the rate outlook.", "macro"))
+            if day.month in (1, 3, 5, 6, 7, 9, 11, 12) and 15 <= day.day <= 21 and day.dayofweek == 2:
+                u = _unit("fed", day.year, day.month)
+                act = "holds rates steady" if u < 0.6 else ("cuts rates by 25 bp" if u < 0.8 else "raises rates by 25 bp")
+                items.append(self._item(day, "14:00:00", f"Central bank {act}",
+                                        "Policymakers pointed to incoming data for the next move.", "macro"))
+        items.sort(key=lambda x: x["published"], reverse=True)
+        return items
+
+    def social(self, ticker: str, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]:
+        t = check_ticker(ticker)
+        e = pd.Timestamp(check_date(as_of))
+        look = max(1, min(int(look_back_days), 365))
+        s = e - pd.Timedelta(days=look - 1)
+        df = _full(t)
+        lo = max(df.index.searchsorted(s), 6)
+        hi = df.index.searchsorted(e, side="right")
+        closes = df["Close"].to_numpy()
+        r = _path(t, today().year)[1]
+        posts: list[dict[str, Any]] = []
+        bull = ["${t} breaking out, adding more here", "Loving the momentum in ${t}, {m} this week",
+                "${t} dips get bought every time. Long and strong", "${t} earnings power is underrated, holding",
+                "Strong tape in ${t} today, closed at {p}"]
+        bear = ["${t} looks heavy, trimming my position", "${t} {m} this week, support is breaking",
+                "Not touching ${t} until it stops bleeding", "${t} valuation makes no sense here",
+                "Sold my ${t} at {p}, chart looks broken"]
+        flat = ["${t} going nowhere, waiting for a catalyst", "Anyone else watching ${t} chop around {p}?",
+                "${t} {m} this week, volume is light", "Holding ${t}, no strong view right now"]
+        for i in range(lo, hi):
+            day = df.index[i]
+            wk = float(closes[i] / closes[i - 5] - 1.0)
+            sd = float(np.std(r[max(0, i - 20):i])) or 0.01
+            score = math.tanh(wk / (sd * math.sqrt(5.0)))
+            rz = _rng(t, "social", day.date()).standard_normal(8)
+            count = 2 + int(abs(rz[0]) * 1.5)
+            first = int(_unit(t, "post", day.date()) * 20)
+            for j in range(min(count, 5)):
+                tone_v = score + 0.6 * rz[1 + j]
+                tone = "bullish" if tone_v > 0.35 else ("bearish" if tone_v < -0.35 else "neutral")
+                pool = {"bullish": bull, "bearish": bear, "neutral": flat}[tone]
+                text = pool[(first + j) % len(pool)].format(t=t, m=f"{wk * 100:+.1f}%", p=f"{closes[i]:.2f}")
+                posts.append({
+                    "published": f"{day.date().isoformat()}T{10 + j * 2:02d}:{int(_unit(t, day.date(), j) * 60):02d}:00",
+                    "author": f"demo_trader_{int(_unit(t, 'author', day.date(), j) * 9000) + 1000}",
+                    "text": f"{text} {TAG}", "tone": tone,
+                    "likes": int(5 + 200 * _unit(t, "likes", day.date(), j) * (1 + abs(score))),
+                    "source": f"DemoSocial ({LABEL})", "synthetic": True, "ticker": t,
+                })
+        posts.sort(key=lambda x: x["published"], reverse=True)
+        return posts
+
+
+def generation_days(ticker: str) -> int:
+    """Rows of the cached full path (for the bench)."""
+    return len(_full(check_ticker(ticker)))
+
+
+def clear_cache() -> None:
+    """Drop the in-process caches (the bench times a cold generation)."""
+    _path.cache_clear()
+    profile.cache_clear()
+    earnings_calendar.cache_clear()
+    _calendar.cache_clear()
+    _index_returns.cache_clear()
+
+
+__all__ = ["DemoProvider", "LABEL", "TAG", "profile", "earnings_calendar", "demo_benchmark", "is_index",
+           "clear_cache"]

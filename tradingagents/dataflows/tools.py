@@ -1,0 +1,395 @@
+"""LangChain tools for the analysts, bound to one run's provider and analysis date.
+
+``make_tools(config, as_of=trade_date)`` builds every tool as a closure over the provider of that
+config (no global state). Each tool:
+
+* clamps to the analysis date ``as_of`` (and to today): whatever range the model asks for, nothing
+  dated after it comes back;
+* returns text an LLM reads well, with the numbers verbatim (market tools: a CSV table, or lines
+  ``YYYY-MM-DD: value`` rounded to two decimals) and the data source's label (for the demo market:
+  "synthetic demo data");
+* never raises: no data → ``NO_DATA_AVAILABLE: …`` (do not estimate), a provider failure →
+  ``DATA_UNAVAILABLE: <reason>``, a bad argument → ``INVALID_ARGUMENT: …`` listing what is accepted.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
+
+import pandas as pd
+from langchain_core.tools import BaseTool, StructuredTool
+
+from tradingagents.dataflows.indicators import SUPPORTED_INDICATORS, WARMUP_ROWS, compute_indicator
+from tradingagents.dataflows.interface import (
+    DATA_UNAVAILABLE,
+    NO_DATA,
+    STATEMENT_FREQS,
+    DataNotFound,
+    MarketDataProvider,
+    ProviderUnavailable,
+    clip_frame,
+    get_provider,
+    today,
+)
+from tradingagents.validation import ValidationError, validate_date, validate_ticker
+
+INVALID = "INVALID_ARGUMENT:"
+ANALYST_TOOL_NAMES: dict[str, list[str]] = {
+    "market": ["get_stock_data", "get_indicators"],
+    "social": ["get_social_posts", "get_news"],
+    "news": ["get_news", "get_global_news"],
+    "fundamentals": ["get_fundamentals", "get_balance_sheet", "get_cashflow", "get_income_statement"],
+}
+TOOL_NAMES = [
+    "get_stock_data", "get_indicators", "get_fundamentals", "get_balance_sheet", "get_cashflow",
+    "get_income_statement", "get_news", "get_global_news", "get_social_posts",
+]
+NO_INVENT = "Do not estimate or invent values for it; say that the data is unavailable."
+STALE_DAYS = 14  # a price series whose last row is older than this before the requested end is stale
+MAX_PRICE_ROWS = 260
+MAX_NEWS_ITEMS = 30
+MAX_POSTS = 40
+WARMUP_DAYS = 500  # calendar days of history before an indicator window (EMA start no longer matters)
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------
+def _source(provider: MarketDataProvider) -> str:
+    return f"(source: {provider.label})"
+
+
+def _no_data(provider: MarketDataProvider, what: str) -> str:
+    return f"{NO_DATA} {what} {NO_INVENT} {_source(provider)}"
+
+
+def _clamp(date_value: object, as_of: str | None, what: str = "date") -> str:
+    """A validated date, never after the analysis date nor today."""
+    try:
+        day = validate_date(date_value, allow_future=True)
+    except ValidationError as exc:
+        raise ValidationError(f"{what}: {exc}") from None
+    limit = today().isoformat()
+    if as_of:
+        limit = min(limit, as_of)
+    return min(day, limit)
+
+
+def _int_arg(value: object, name: str, lo: int, hi: int, default: int) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        number = int(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValidationError(f"{name} must be a whole number between {lo} and {hi}, not {value!r}.") from None
+    return max(lo, min(hi, number))
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return "n/a"
+        if abs(value) >= 1000 and float(value).is_integer():
+            return str(int(value))
+        return f"{value:.4f}".rstrip("0").rstrip(".") if abs(value) < 1 else f"{value:.2f}"
+    try:
+        number = float(value)  # numpy scalars
+        return _fmt(int(number) if float(number).is_integer() and abs(number) >= 1000 else number)
+    except (TypeError, ValueError):
+        return str(value).replace("\n", " ")
+
+
+def _safe(provider: MarketDataProvider, fn: Callable[..., str]) -> Callable[..., str]:
+    """Wrap a tool body so it never raises: errors become the sentinels."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        try:
+            return fn(*args, **kwargs)
+        except ValidationError as exc:
+            return f"{INVALID} {exc} {_source(provider)}"
+        except DataNotFound as exc:
+            return f"{NO_DATA} {exc} {NO_INVENT} {_source(provider)}"
+        except ProviderUnavailable as exc:
+            return f"{DATA_UNAVAILABLE} {exc} {NO_INVENT} {_source(provider)}"
+        except Exception as exc:  # a tool never crashes the graph
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            return f"{DATA_UNAVAILABLE} the data source failed ({reason}). {NO_INVENT} {_source(provider)}"
+
+    return wrapper
+
+
+def _clean_prices(df: pd.DataFrame, start: str | None, end: str) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise ProviderUnavailable("the data source returned something that is not a price table")
+    missing = [c for c in ("Open", "High", "Low", "Close", "Volume") if c not in df.columns]
+    if missing and len(df):
+        raise ProviderUnavailable(f"the price table lacks the column(s) {', '.join(missing)}")
+    out = clip_frame(df, start, end)
+    if len(out):
+        out = out.dropna(subset=["Close"])
+    return out
+
+
+def _stale(provider: MarketDataProvider, symbol: str, df: pd.DataFrame, start: str, end: str) -> str | None:
+    last = df.index[-1]
+    gap = (pd.Timestamp(end) - last).days
+    if gap > STALE_DAYS and (pd.Timestamp(end) - pd.Timestamp(start)).days > STALE_DAYS:
+        return (f"{DATA_UNAVAILABLE} the latest price of {symbol} is from {last.date()}, {gap} days before "
+                f"{end}; the data looks stale. {NO_INVENT} {_source(provider)}")
+    return None
+
+
+def _validation_handler(exc: Exception) -> str:
+    text = str(exc).replace("\n", " ")[:400]
+    return f"{INVALID} the tool arguments are not valid ({text}). Check the argument names and types."
+
+
+# ----------------------------------------------------------------------------------------------
+# the tools
+# ----------------------------------------------------------------------------------------------
+def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = None) -> dict[str, BaseTool]:
+    """Every analyst tool by name, bound to the provider of ``config`` and clamped to ``as_of``."""
+    provider = get_provider(config)
+    if as_of is not None:
+        as_of = validate_date(as_of)
+    src = _source(provider)
+
+    def get_stock_data(
+        symbol: Annotated[str, "Ticker symbol, e.g. AAPL, 7203.T, ^GSPC"],
+        start_date: Annotated[str, "First date, YYYY-MM-DD"],
+        end_date: Annotated[str, "Last date, YYYY-MM-DD (inclusive; clamped to the analysis date)"],
+    ) -> str:
+        """Daily OHLCV prices of a ticker between two dates, as a CSV table (Date,Open,High,Low,Close,Volume)."""
+        t = validate_ticker(symbol)
+        start = validate_date(start_date, allow_future=True)
+        end = _clamp(end_date, as_of, "end_date")
+        if start > end:
+            return _no_data(provider, f"No prices for {t}: the range starts {start}, after the analysis date {end}.")
+        df = _clean_prices(provider.ohlcv(t, start, end), start, end)
+        if df.empty:
+            return _no_data(provider, f"No prices for {t} between {start} and {end}.")
+        stale = _stale(provider, t, df, start, end)
+        if stale:
+            return stale
+        total = len(df)
+        shown = df.tail(MAX_PRICE_ROWS)
+        lines = [
+            f"# Stock data for {t} from {start} to {end} {src}",
+            f"# {total} trading days; nothing after {end}."
+            + (f" Showing the last {len(shown)} rows." if total > len(shown) else ""),
+            "Date,Open,High,Low,Close,Volume",
+        ]
+        for day, row in shown.iterrows():
+            lines.append(f"{day.date()},{row['Open']:.2f},{row['High']:.2f},{row['Low']:.2f},"
+                         f"{row['Close']:.2f},{int(row['Volume'])}")
+        return "\n".join(lines)
+
+    def get_indicators(
+        symbol: Annotated[str, "Ticker symbol"],
+        indicator: Annotated[str, "One indicator name (or several separated by commas): " + ", ".join(SUPPORTED_INDICATORS)],
+        curr_date: Annotated[str, "The current trading date, YYYY-MM-DD"],
+        look_back_days: Annotated[int | str, "How many calendar days back to report (1-365)"] = 30,
+    ) -> str:
+        """A technical indicator of a ticker for each trading day of the look-back window, one `YYYY-MM-DD: value` line per day."""
+        t = validate_ticker(symbol)
+        end = _clamp(curr_date, as_of, "curr_date")
+        look = _int_arg(look_back_days, "look_back_days", 1, 365, 30)
+        names = [part.strip().lower() for part in str(indicator).split(",") if part.strip()]
+        if not names:
+            raise ValidationError(f"No indicator given. Accepted indicators: {', '.join(SUPPORTED_INDICATORS)}.")
+        bad = [n for n in names if n not in SUPPORTED_INDICATORS]
+        if bad:
+            raise ValidationError(
+                f"Unknown indicator {bad[0]!r}. Accepted indicators: {', '.join(SUPPORTED_INDICATORS)}.")
+        window_start = (pd.Timestamp(end) - pd.Timedelta(days=look)).date().isoformat()
+        fetch_start = (pd.Timestamp(end) - pd.Timedelta(days=look + WARMUP_DAYS)).date().isoformat()
+        df = _clean_prices(provider.ohlcv(t, fetch_start, end), fetch_start, end)
+        if df.empty:
+            return _no_data(provider, f"No prices for {t} up to {end}, so no indicator can be computed.")
+        stale = _stale(provider, t, df, window_start, end)
+        if stale:
+            return stale
+        blocks = []
+        for name in dict.fromkeys(names):
+            series = compute_indicator(df, name)
+            window = series.loc[series.index >= pd.Timestamp(window_start)]
+            lines = [f"# {name} for {t} from {window_start} to {end} {src}",
+                     f"# {SUPPORTED_INDICATORS[name]}"]
+            if len(df) < WARMUP_ROWS.get(name, 30):
+                lines.append(f"# Only {len(df)} trading days of history; values need more are n/a.")
+            if window.empty:
+                lines.append(f"{NO_DATA} no trading day of {t} between {window_start} and {end}. {NO_INVENT}")
+            for day, value in window.items():
+                lines.append(f"{day.date()}: {'n/a' if pd.isna(value) else f'{value:.2f}'}")
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+    def get_fundamentals(
+        ticker: Annotated[str, "Ticker symbol"],
+        curr_date: Annotated[str, "The current trading date, YYYY-MM-DD"],
+    ) -> str:
+        """Company fundamentals as of a date: valuation (market cap, P/E, P/B), margins, growth, leverage, dividends."""
+        t = validate_ticker(ticker)
+        day = _clamp(curr_date, as_of, "curr_date")
+        data = provider.fundamentals(t, day)
+        if not data:
+            return _no_data(provider, f"No fundamentals for {t} as of {day}.")
+        ident = {}
+        try:
+            ident = provider.identity(t)
+        except Exception:  # identity is a nicety here
+            ident = {}
+        lines = [f"# Fundamentals of {t}" + (f" ({ident.get('name')})" if ident.get("name") else "")
+                 + f" as of {day} {src}"]
+        for key, value in data.items():
+            lines.append(f"{key}: {_fmt(value)}")
+        return "\n".join(lines)
+
+    def _statement(kind: str, ticker: str, freq: str, curr_date: str | None) -> str:
+        t = validate_ticker(ticker)
+        day = _clamp(curr_date if curr_date else (as_of or today().isoformat()), as_of, "curr_date")
+        f = (freq or "quarterly").strip().lower() if isinstance(freq, str) else "quarterly"
+        f = {"q": "quarterly", "quarter": "quarterly", "a": "annual", "yearly": "annual", "annually": "annual"}.get(f, f)
+        if f not in STATEMENT_FREQS:
+            raise ValidationError(f"Unknown freq {freq!r}. Accepted: {', '.join(STATEMENT_FREQS)}.")
+        table = provider.statements(t, kind, f, day)
+        if table is None or len(table) == 0 or len(table.columns) == 0:
+            return _no_data(provider, f"No {f} {kind.replace('_', ' ')} of {t} reported by {day}.")
+        cols = [c for c in table.columns if pd.Timestamp(c) <= pd.Timestamp(day)]
+        if not cols:
+            return _no_data(provider, f"No {f} {kind.replace('_', ' ')} period of {t} ended by {day}.")
+        cols = sorted(cols, key=pd.Timestamp, reverse=True)
+        title = kind.replace("_", " ").title()
+        lines = [f"# {title} of {t}, {f}, periods reported by {day} {src}",
+                 "Item," + ",".join(str(pd.Timestamp(c).date()) for c in cols)]
+        for item, row in table[cols].iterrows():
+            lines.append(f"{item}," + ",".join(_fmt(row[c]) for c in cols))
+        return "\n".join(lines)
+
+    def get_balance_sheet(
+        ticker: Annotated[str, "Ticker symbol"],
+        freq: Annotated[str, "quarterly or annual"] = "quarterly",
+        curr_date: Annotated[str | None, "The current trading date, YYYY-MM-DD"] = None,
+    ) -> str:
+        """The balance sheet (assets, liabilities, debt, equity) for the periods reported by the date."""
+        return _statement("balance_sheet", ticker, freq, curr_date)
+
+    def get_cashflow(
+        ticker: Annotated[str, "Ticker symbol"],
+        freq: Annotated[str, "quarterly or annual"] = "quarterly",
+        curr_date: Annotated[str | None, "The current trading date, YYYY-MM-DD"] = None,
+    ) -> str:
+        """The cash-flow statement (operating cash flow, capex, free cash flow, dividends, buybacks)."""
+        return _statement("cashflow", ticker, freq, curr_date)
+
+    def get_income_statement(
+        ticker: Annotated[str, "Ticker symbol"],
+        freq: Annotated[str, "quarterly or annual"] = "quarterly",
+        curr_date: Annotated[str | None, "The current trading date, YYYY-MM-DD"] = None,
+    ) -> str:
+        """The income statement (revenue, margins, operating income, net income, EPS)."""
+        return _statement("income_statement", ticker, freq, curr_date)
+
+    def _news_lines(items: list[dict[str, Any]], end: str, limit: int) -> list[str]:
+        kept = [it for it in items if str(it.get("published", ""))[:10] <= end]
+        kept.sort(key=lambda it: str(it.get("published", "")), reverse=True)
+        lines = []
+        for it in kept[:limit]:
+            title = str(it.get("title", "")).replace("\n", " ").strip()
+            summary = str(it.get("summary", "") or "").replace("\n", " ").strip()
+            lines.append(f"### {title}\n{it.get('published', '')} | {it.get('source', '')}\n{summary}".rstrip())
+        return lines
+
+    def get_news(
+        ticker: Annotated[str, "Ticker symbol"],
+        start_date: Annotated[str, "First date, YYYY-MM-DD"],
+        end_date: Annotated[str, "Last date, YYYY-MM-DD (clamped to the analysis date)"],
+    ) -> str:
+        """Company news published between two dates, newest first (title, time, source, summary)."""
+        t = validate_ticker(ticker)
+        start = validate_date(start_date, allow_future=True)
+        end = _clamp(end_date, as_of, "end_date")
+        if start > end:
+            return _no_data(provider, f"No news for {t}: the range starts {start}, after the analysis date {end}.")
+        items = [it for it in provider.news(t, start, end) if start <= str(it.get("published", ""))[:10] <= end]
+        if not items:
+            return _no_data(provider, f"No news about {t} was published between {start} and {end}.")
+        lines = _news_lines(items, end, MAX_NEWS_ITEMS)
+        head = f"# News about {t} from {start} to {end}: {len(lines)} of {len(items)} items {src}"
+        return "\n\n".join([head, *lines])
+
+    def get_global_news(
+        curr_date: Annotated[str, "The current trading date, YYYY-MM-DD"],
+        look_back_days: Annotated[int | str, "How many calendar days back (1-90)"] = 7,
+        limit: Annotated[int | str, "Maximum number of items (1-50)"] = 10,
+    ) -> str:
+        """Macro-economic and market-wide news of the days up to the date, newest first."""
+        end = _clamp(curr_date, as_of, "curr_date")
+        look = _int_arg(look_back_days, "look_back_days", 1, 90, 7)
+        lim = _int_arg(limit, "limit", 1, 50, 10)
+        start = (pd.Timestamp(end) - pd.Timedelta(days=look - 1)).date().isoformat()
+        items = [it for it in provider.global_news(end, look) if start <= str(it.get("published", ""))[:10] <= end]
+        if not items:
+            return _no_data(provider, f"No global news was published between {start} and {end}.")
+        lines = _news_lines(items, end, lim)
+        head = f"# Global and macro news from {start} to {end}: {len(lines)} of {len(items)} items {src}"
+        return "\n\n".join([head, *lines])
+
+    def get_social_posts(
+        ticker: Annotated[str, "Ticker symbol"],
+        curr_date: Annotated[str, "The current trading date, YYYY-MM-DD"],
+        look_back_days: Annotated[int | str, "How many calendar days back (1-30)"] = 7,
+    ) -> str:
+        """Recent social-media posts about a ticker (retail sentiment), newest first, with a tone tally."""
+        t = validate_ticker(ticker)
+        end = _clamp(curr_date, as_of, "curr_date")
+        look = _int_arg(look_back_days, "look_back_days", 1, 30, 7)
+        start = (pd.Timestamp(end) - pd.Timedelta(days=look - 1)).date().isoformat()
+        posts = [p for p in provider.social(t, end, look) if start <= str(p.get("published", ""))[:10] <= end]
+        if not posts:
+            return _no_data(provider, f"No social posts about {t} between {start} and {end}.")
+        posts.sort(key=lambda p: str(p.get("published", "")), reverse=True)
+        tones: dict[str, int] = {}
+        for p in posts:
+            if p.get("tone"):
+                tones[p["tone"]] = tones.get(p["tone"], 0) + 1
+        lines = [f"# Social posts about {t} from {start} to {end}: {len(posts)} posts {src}"]
+        if tones:
+            lines.append("# Tone tally: " + ", ".join(f"{k} {v}" for k, v in sorted(tones.items())))
+        for p in posts[:MAX_POSTS]:
+            text = str(p.get("text", "")).replace("\n", " ").strip()
+            extra = f" [{p['tone']}]" if p.get("tone") else ""
+            lines.append(f"- {p.get('published', '')} @{p.get('author', 'unknown')}{extra} "
+                         f"({p.get('likes', 0)} likes): {text}")
+        return "\n".join(lines)
+
+    funcs = [get_stock_data, get_indicators, get_fundamentals, get_balance_sheet, get_cashflow,
+             get_income_statement, get_news, get_global_news, get_social_posts]
+    tools: dict[str, BaseTool] = {}
+    for fn in funcs:
+        tool = StructuredTool.from_function(
+            func=_safe(provider, fn), name=fn.__name__, description=(fn.__doc__ or "").strip(),
+        )
+        tool.handle_validation_error = _validation_handler
+        tool.handle_tool_error = True
+        tools[fn.__name__] = tool
+    return tools
+
+
+def get_analyst_tools(analyst: str, config: Mapping[str, Any] | None = None, *,
+                      as_of: str | None = None) -> list[BaseTool]:
+    """The tools of one analyst (market, social, news, fundamentals), bound to ``config``'s provider."""
+    if analyst not in ANALYST_TOOL_NAMES:
+        raise ValidationError(f"Unknown analyst {analyst!r}. Accepted: {', '.join(ANALYST_TOOL_NAMES)}.")
+    tools = make_tools(config, as_of=as_of)
+    return [tools[name] for name in ANALYST_TOOL_NAMES[analyst]]
