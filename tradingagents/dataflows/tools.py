@@ -157,9 +157,13 @@ def _validation_handler(exc: Exception) -> str:
 # ----------------------------------------------------------------------------------------------
 # the tools
 # ----------------------------------------------------------------------------------------------
-def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = None) -> dict[str, BaseTool]:
-    """Every analyst tool by name, bound to the provider of ``config`` and clamped to ``as_of``."""
-    provider = get_provider(config)
+def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = None,
+               provider: MarketDataProvider | None = None) -> dict[str, BaseTool]:
+    """Every analyst tool by name, bound to the provider of ``config`` and clamped to ``as_of``.
+
+    ``provider`` overrides the config's provider (tests inject failing ones).
+    """
+    provider = provider if provider is not None else get_provider(config)
     if as_of is not None:
         as_of = validate_date(as_of)
     src = _source(provider)
@@ -387,9 +391,9 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
 
 
 def get_analyst_tools(analyst: str, config: Mapping[str, Any] | None = None, *,
-                      as_of: str | None = None) -> list[BaseTool]:
+                      as_of: str | None = None, provider: MarketDataProvider | None = None) -> list[BaseTool]:
     """The tools of one analyst (market, social, news, fundamentals), bound to ``config``'s provider."""
     if analyst not in ANALYST_TOOL_NAMES:
         raise ValidationError(f"Unknown analyst {analyst!r}. Accepted: {', '.join(ANALYST_TOOL_NAMES)}.")
-    tools = make_tools(config, as_of=as_of)
+    tools = make_tools(config, as_of=as_of, provider=provider)
     return [tools[name] for name in ANALYST_TOOL_NAMES[analyst]]
