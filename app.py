@@ -7,10 +7,10 @@ from studio import ui
 st.set_page_config(page_title="TradingAgents Studio", page_icon="📈", layout="wide")
 
 PAGES = [
-    st.Page("pages/run.py", title="Run", icon="🚀", url_path="run", default=True),
-    st.Page("pages/debates.py", title="Debates", icon="💬", url_path="debates"),
-    st.Page("pages/memory_log.py", title="Memory log", icon="📒", url_path="memory_log"),
-    st.Page("pages/memories.py", title="Memories", icon="🧠", url_path="memories"),
+    st.Page("app_pages/run.py", title="Run", icon="🚀", url_path="run", default=True),
+    st.Page("app_pages/debates.py", title="Debates", icon="💬", url_path="debates"),
+    st.Page("app_pages/memory_log.py", title="Memory log", icon="📒", url_path="memory_log"),
+    st.Page("app_pages/memories.py", title="Memories", icon="🧠", url_path="memories"),
 ]
 
 page = st.navigation(PAGES)

@@ -36,16 +36,24 @@ def shared_terms(query: str, situation: str, memory: Any = None) -> list[str]:
 
 
 def highlight_html(text: str, terms: Iterable[str]) -> str:
-    """``text`` HTML-escaped, with every whole-word occurrence of ``terms`` wrapped in <mark>."""
-    wanted = {t.lower() for t in terms if t}
+    """``text`` HTML-escaped, with every occurrence of ``terms`` wrapped in <mark>.
+
+    Latin terms match whole words only; CJK terms (single characters after BM25 tokenising) match
+    wherever they occur.
+    """
+    wanted = sorted({t.lower() for t in terms if t}, key=len, reverse=True)
+    text = text or ""
+    if not wanted:
+        return html.escape(text).replace("\n", "<br>")
+    alts = [re.escape(t) if not t.isascii() else rf"\b{re.escape(t)}\b" for t in wanted]
+    regex = re.compile("|".join(alts), re.IGNORECASE)
     out: list[str] = []
     pos = 0
-    for m in _TOKEN.finditer(text or ""):
+    for m in regex.finditer(text):
         out.append(html.escape(text[pos:m.start()]))
-        word = m.group(0)
-        out.append(f"<mark>{html.escape(word)}</mark>" if word.lower() in wanted else html.escape(word))
+        out.append(f"<mark>{html.escape(m.group(0))}</mark>")
         pos = m.end()
-    out.append(html.escape((text or "")[pos:]))
+    out.append(html.escape(text[pos:]))
     return "".join(out).replace("\n", "<br>")
 
 

@@ -35,6 +35,17 @@ def provider_options() -> list[str]:
     return out
 
 
+def provider_label(name: str) -> str:
+    try:
+        from tradingagents.llm_clients.factory import PROVIDER_PRESETS  # type: ignore
+
+        if name in PROVIDER_PRESETS and name != "offline":
+            return str(PROVIDER_PRESETS[name]["label"])
+    except Exception:  # noqa: BLE001
+        pass
+    return PROVIDER_LABELS.get(name, name)
+
+
 @st.cache_resource(show_spinner=False)
 def get_registry() -> RunRegistry:
     """One registry per server process: runs survive page switches and browser refreshes."""
@@ -123,8 +134,7 @@ def sidebar_settings() -> dict[str, Any]:
     with st.sidebar:
         st.markdown("### ⚙️ Settings")
         providers = provider_options()
-        st.selectbox("LLM provider", providers, key="set_provider",
-                     format_func=lambda p: PROVIDER_LABELS.get(p, p))
+        st.selectbox("LLM provider", providers, key="set_provider", format_func=provider_label)
         offline = st.session_state["set_provider"] == "offline"
         c1, c2 = st.columns(2)
         c1.text_input("Quick model", key="set_quick", disabled=offline)

@@ -144,3 +144,8 @@ def test_highlight_and_shared_terms():
     assert "<mark>institutional</mark>" in out and "&lt;<mark>tech</mark>&gt;" in out
     assert "<mark>Volatility" not in out
     assert situation_from_state({"market_report": "A", "news_report": "B"}) == "A\n\nB"
+
+
+def test_highlight_cjk_terms():
+    out = highlight_html("利率上升 tech", ["利", "tech"])
+    assert out == "<mark>利</mark>率上升 <mark>tech</mark>"

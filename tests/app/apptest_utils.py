@@ -1,0 +1,66 @@
+"""Helpers for driving app.py with Streamlit's AppTest (same process, real engine, temp home)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGES = {
+    "run": "app_pages/run.py",
+    "debates": "app_pages/debates.py",
+    "memory_log": "app_pages/memory_log.py",
+    "memories": "app_pages/memories.py",
+}
+
+
+def new_app(page: str = "run", timeout: float = 30) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.run()
+    if page != "run":
+        at.switch_page(PAGES[page]).run()
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """All visible text of markdown, captions, alerts, html and headers, joined."""
+    parts: list[str] = []
+    for kind in ("markdown", "caption", "info", "error", "warning", "success", "title", "subheader", "header"):
+        for el in getattr(at, kind):
+            parts.append(str(el.value))
+    for el in at.html:
+        parts.append(str(el.value))
+    for el in at.expander:
+        parts.append(str(el.label))
+    return "\n".join(parts)
+
+
+def form_button(at: AppTest, label_part: str):
+    for b in at.button:
+        if label_part in str(b.label):
+            return b
+    raise AssertionError(f"no button with {label_part!r}: {[b.label for b in at.button]}")
+
+
+def run_until(at: AppTest, predicate, timeout: float = 60.0, step: float = 0.2) -> AppTest:
+    deadline = time.monotonic() + timeout
+    while True:
+        at.run()
+        if predicate(at):
+            return at
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met in {timeout}s; exceptions={[e.value for e in at.exception]}; "
+                                 f"text={texts(at)[:2000]}")
+        time.sleep(step)
+
+
+def start_offline_run(at: AppTest, ticker: str, date, analysts: list[str] | None = None) -> AppTest:
+    at.text_input(key="form_ticker").input(ticker)
+    at.date_input(key="form_date").set_value(date)
+    if analysts is not None:
+        at.multiselect(key="form_analysts").set_value(analysts)
+    form_button(at, "Start analysis").click()
+    return at.run()

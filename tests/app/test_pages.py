@@ -1,0 +1,133 @@
+"""AppTest of every page: empty home, an offline run to completion, settle, memory query, bad input."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from tests.app.apptest_utils import form_button, new_app, run_until, start_offline_run, texts
+from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
+from tradingagents.default_config import resolve_config
+
+SEED = [
+    ("Rising yields and strong dollar pressure on growth and EM assets",
+     "Reduce long-duration growth exposure; hedge FX risk; increase defensive allocation."),
+    ("Volatility spike with institutional selling in high-beta tech",
+     "Lower gross exposure and tighten stop-loss thresholds."),
+]
+
+
+def _rating_shown(at) -> bool:
+    return any('data-rating="' in h.value for h in at.html)
+
+
+@pytest.mark.parametrize("page, expected", [
+    ("run", "No saved run yet"),
+    ("debates", "No debate to show yet"),
+    ("memory_log", "The memory log is empty"),
+    ("memories", "has no lessons yet"),
+])
+def test_every_page_renders_on_an_empty_home(page, expected, ta_home):
+    at = new_app(page)
+    assert not at.exception, [e.value for e in at.exception]
+    shown = texts(at)
+    assert expected in shown
+    # the sidebar labels the embedded defaults and names the home folder
+    sidebar = "\n".join(str(h.value) for h in at.sidebar.html) + "\n".join(str(c.value) for c in at.sidebar.caption)
+    assert "offline engine (no LLM)" in sidebar and "synthetic demo data" in sidebar
+    assert str(ta_home) in sidebar
+    assert not any(ta_home.rglob("*.md")), "rendering an empty home must not create a log"
+
+
+def test_bad_input_shows_inline_message_and_starts_nothing():
+    at = new_app("run")
+    from studio.ui import get_registry
+
+    before = len(get_registry().list())
+    start_offline_run(at, "NV/DA", dt.date(2024, 5, 10))
+    assert any("not allowed" in e.value for e in at.error), texts(at)
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=[])
+    assert any("Select at least one analyst" in e.value for e in at.error)
+    assert len(get_registry().list()) == before
+    assert not _rating_shown(at)
+
+
+def test_offline_run_to_completion_then_debates_and_settle(ta_home):
+    at = new_app("run")
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market", "news"])
+    assert at.query_params.get("run"), "the run id goes into the URL so a refresh finds it"
+    run_until(at, _rating_shown, timeout=90)
+    assert not at.exception, [e.value for e in at.exception]
+    badge = next(h.value for h in at.html if 'data-rating="' in h.value)
+    rating = badge.split('data-rating="')[1].split('"')[0]
+    assert rating in {"Buy", "Overweight", "Hold", "Underweight", "Sell"}
+    labels = [t.label for t in at.tabs]
+    assert "Market" in labels and "News" in labels and "Decision" in labels and "Sentiment" not in labels
+    assert any(rating in m.value for m in at.markdown)  # the PM's decision text is shown
+    assert (ta_home / "results" / "NVDA" / "2024-05-10" / "state.json").exists()
+    # the past-runs list offers it for reopening
+    assert "No saved run yet" not in texts(at)
+
+    # a fresh session that opens the URL with the run id (a browser refresh) shows the same result
+    again = new_app("run")
+    again.query_params["run"] = at.query_params["run"]
+    again.run()
+    assert _rating_shown(again)
+
+    # Debates: both sides as chat bubbles with distinct avatars, and both judges' verdicts
+    at.switch_page("app_pages/debates.py").run()
+    names = [c.name for c in at.chat_message]
+    assert "Bull Analyst" in names and "Bear Analyst" in names
+    assert {"Aggressive Analyst", "Conservative Analyst", "Neutral Analyst"} <= set(names)
+    avatars = {c.name: c.avatar for c in at.chat_message}
+    assert avatars["Bull Analyst"] != avatars["Bear Analyst"]
+    assert "Research Manager — verdict" in texts(at) and "Portfolio Manager — verdict" in texts(at)
+    # replay steps turn by turn
+    at.segmented_control(key="debate_mode").set_value("Replay").run()
+    assert len(at.chat_message) == 1
+    form_button(at, "Next").click().run()
+    assert len(at.chat_message) == 2
+    form_button(at, "End").click().run()
+    assert len(at.chat_message) == len(names)
+
+    # Memory log: pending entry, then Settle now settles it with an alpha
+    at.switch_page("app_pages/memory_log.py").run()
+    assert "2024-05-10 · NVDA" in texts(at) and "pending" in texts(at)
+    form_button(at, "Settle now").click().run()
+    assert any("Settled 1 decision" in s.value for s in at.success), texts(at)
+    entry = TradingMemoryLog(resolve_config()).load_entries()[0]
+    assert not entry["pending"] and entry["alpha"] is not None and entry["reflection"]
+    assert f"alpha {entry['alpha']:+.1%}" in texts(at)
+    assert any(d.label.startswith("⬇ Download the raw log") for d in at.get("download_button"))
+    # the role memories learned from it: counts per role on the Memories page
+    at.switch_page("app_pages/memories.py").run()
+    assert [m.value for m in at.metric] == ["1"] * 5
+
+
+def test_memories_query_add_and_clear():
+    cfg = resolve_config()
+    FinancialSituationMemory("bull_memory", cfg).add_situations(SEED)
+    at = new_app("memories")
+    assert [m.value for m in at.metric][0] == "2"
+    at.text_area(key="mem_query").input("Institutional selling increases in tech while rates continue rising")
+    at.slider(key="mem_n").set_value(2).run()
+    shown = texts(at)
+    first = shown.index("**#1** · score **1.00**")
+    assert "institutional" in shown[first:first + 200] and "selling" in shown[first:first + 200]
+    assert "<mark>institutional</mark>" in shown
+    assert shown.index("Lower gross exposure") < shown.index("Reduce long-duration")
+    # add a lesson (empty advice is refused)
+    at.text_area(key="add_situation").input("Earnings beat with raised guidance")
+    form_button(at, "Add to memory").click().run()
+    assert any("Both the situation and the advice" in e.value for e in at.error)
+    at.text_area(key="add_situation").input("Earnings beat with raised guidance")
+    at.text_area(key="add_advice").input("Add on pullbacks.")
+    form_button(at, "Add to memory").click().run()
+    assert len(FinancialSituationMemory("bull_memory", cfg)) == 3
+    # clear asks first; only the confirmation clears
+    form_button(at, "Clear this role's memory").click().run()
+    assert len(FinancialSituationMemory("bull_memory", cfg)) == 3
+    form_button(at, "Yes, clear it").click().run()
+    assert len(FinancialSituationMemory("bull_memory", cfg)) == 0
+    assert any("now empty" in s.value for s in at.success)

@@ -1,0 +1,163 @@
+"""Drive the real app: `streamlit run app.py` on a free port and headless Debian Chromium (Playwright).
+
+Shared by the browser test, the app bench and ``docs/make_screenshots.py``. Never downloads a
+browser: Chromium is ``/usr/bin/chromium`` (``make chromium`` installs it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as resp:  # noqa: S310 - loopback only
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def streamlit_server(home: Path, *, log_path: Path | None = None, timeout: float = 60.0,
+                     extra_env: dict[str, str] | None = None) -> Iterator[str]:
+    """Start the app with ``TRADINGAGENTS_HOME=home``; yield its base URL once /_stcore/health is OK."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRADINGAGENTS_")}
+    env.update({"TRADINGAGENTS_HOME": str(home), "PYTHONUNBUFFERED": "1"})
+    env.update(extra_env or {})
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+    ]
+    log_path = log_path or (home / "streamlit.log")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + timeout
+            while not _healthy(url):
+                if proc.poll() is not None:
+                    raise RuntimeError(f"streamlit exited with {proc.returncode}: {log_path.read_text()[-2000:]}")
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"streamlit not healthy after {timeout}s: {log_path.read_text()[-2000:]}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(5)
+
+
+@contextlib.contextmanager
+def chromium(viewport: tuple[int, int] = (1440, 1000)) -> Iterator[object]:
+    """A Playwright page in headless Debian Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            yield page
+        finally:
+            browser.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# page actions (what a user does)
+# ---------------------------------------------------------------------------------------------
+def wait_idle(page, timeout: float = 30_000) -> None:
+    """Wait until Streamlit is not running the script (no 'Running…' status widget)."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"] [data-testid=\"stStatusWidgetRunningIcon\"]')"
+        " && document.querySelector('[data-testid=\"stApp\"]') !== null",
+        timeout=timeout,
+    )
+
+
+def open_app(page, url: str, path: str = "") -> None:
+    page.goto(url + "/" + path.lstrip("/"))
+    page.get_by_role("heading").first.wait_for()
+
+
+def fill_run_form(page, ticker: str, date: str) -> None:
+    """Type the ticker and the date (YYYY-MM-DD) into the Run form."""
+    box = page.get_by_label("Ticker")
+    box.fill(ticker)
+    date_box = page.get_by_label("Analysis date")
+    date_box.click()
+    date_box.fill(date.replace("-", "/"))
+    date_box.press("Enter")
+    page.keyboard.press("Escape")
+
+
+def start_run(page) -> float:
+    """Click Start; return the click time (time.time())."""
+    button = page.get_by_role("button", name="Start analysis")
+    t = time.time()
+    button.click()
+    return t
+
+
+def wait_rating(page, timeout: float = 60_000) -> str:
+    badge = page.locator("span.ta-rating").first
+    badge.wait_for(state="visible", timeout=timeout)
+    return badge.get_attribute("data-rating") or ""
+
+
+def goto_page(page, title: str) -> None:
+    page.get_by_role("link", name=title).first.click()
+    page.get_by_role("heading", name=title).first.wait_for()
+
+
+LAG_OBSERVER_JS = """
+() => {
+  window.__taSeen = {};
+  const scan = () => {
+    document.querySelectorAll('.ta-agent[data-finished]').forEach(el => {
+      const f = el.getAttribute('data-finished');
+      const a = el.getAttribute('data-agent');
+      const k = a + '@' + f;
+      if (f && !(k in window.__taSeen)) window.__taSeen[k] = {agent: a, finished: parseFloat(f), seen: Date.now() / 1000};
+    });
+  };
+  new MutationObserver(scan).observe(document.body, {subtree: true, childList: true, attributes: true});
+  scan();
+}
+"""
