@@ -1,0 +1,131 @@
+"""invoke_structured: json_schema when the server has it, plain text + parse_rating when not."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel
+
+from tests.fake_openai import FakeOpenAIServer, Fault, agentic_responder
+from tradingagents.agents.utils.rating import parse_rating
+from tradingagents.llm_clients import LLMCallError, create_llm, forget_json_schema_support, invoke_structured
+from tradingagents.llm_clients.structured import JSON_SCHEMA_SUPPORT, support_key
+
+PROMPT = [
+    SystemMessage("You are the portfolio manager.\nInstrument: NVDA\nAnalysis date: 2024-05-10"),
+    HumanMessage("Decide."),
+]
+
+
+class PortfolioDecision(BaseModel):
+    rating: Literal["Buy", "Overweight", "Hold", "Underweight", "Sell"]
+    executive_summary: str
+    investment_thesis: str
+    price_target: float | None = None
+    time_horizon: str | None = None
+
+
+@pytest.fixture(autouse=True)
+def _fresh_support_memory():
+    forget_json_schema_support()
+    yield
+    forget_json_schema_support()
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer(rating="Overweight") as srv:
+        yield srv
+
+
+def test_json_schema_answer_is_parsed(server):
+    llm = create_llm(server.llm_config())
+    obj, raw = invoke_structured(llm, PortfolioDecision, PROMPT)
+    assert isinstance(obj, PortfolioDecision)
+    assert obj.rating == "Overweight" and obj.price_target is None
+    assert isinstance(raw, AIMessage) and json.loads(raw.content)["rating"] == "Overweight"
+    assert len(server.requests) == 1
+    fmt = server.requests[0]["response_format"]
+    assert fmt["type"] == "json_schema" and "rating" in json.dumps(fmt["json_schema"]["schema"])
+
+
+def test_rejected_json_schema_falls_back_to_text_and_is_remembered(server):
+    server.inject(Fault.no_json_schema())
+    llm = create_llm(server.llm_config())
+    obj, text = invoke_structured(llm, PortfolioDecision, PROMPT)
+    assert obj is None and isinstance(text, str)
+    assert parse_rating(text) == "Overweight"
+    assert [("response_format" in r) for r in server.requests] == [True, False]
+    assert support_key(llm) in JSON_SCHEMA_SUPPORT.snapshot()
+
+    # the next call (even from a new model object on the same server and model) goes straight to text
+    again = create_llm(server.llm_config())
+    obj, text = invoke_structured(again, PortfolioDecision, PROMPT)
+    assert obj is None and parse_rating(text) == "Overweight"
+    assert [("response_format" in r) for r in server.requests] == [True, False, False]
+
+    # another model on the same server is tried with json_schema again (rejected, then remembered)
+    deep = create_llm(server.llm_config(), "deep")
+    invoke_structured(deep, PortfolioDecision, PROMPT)
+    assert [("response_format" in r) for r in server.requests[3:]] == [True, False]
+
+    forget_json_schema_support()
+    server.clear_faults()
+    obj, _ = invoke_structured(llm, PortfolioDecision, PROMPT)
+    assert isinstance(obj, PortfolioDecision)
+
+
+def test_unparseable_structured_answer_falls_back_to_text():
+    def responder(request):
+        if request.get("response_format"):
+            return {"content": "I think **Rating**: Sell, honestly (this is not JSON)"}
+        return agentic_responder(request, rating="Underweight")
+
+    with FakeOpenAIServer(responder=responder) as srv:
+        obj, text = invoke_structured(create_llm(srv.llm_config()), PortfolioDecision, PROMPT)
+        assert obj is None and parse_rating(text) == "Underweight"  # the plain call's text
+        assert len(srv.requests) == 2
+
+
+def test_schema_violation_falls_back_to_text():
+    def responder(request):
+        if request.get("response_format"):
+            return {"content": json.dumps({"rating": "Strong Buy", "executive_summary": "x"})}
+        return agentic_responder(request, rating="Buy")
+
+    with FakeOpenAIServer(responder=responder) as srv:
+        obj, text = invoke_structured(create_llm(srv.llm_config()), PortfolioDecision, PROMPT)
+        assert obj is None and parse_rating(text) == "Buy"
+
+
+def test_transport_failures_are_raised_not_papered_over(server):
+    llm = create_llm(server.llm_config(llm_max_retries=1))
+    server.inject(Fault.status(503, times=10))
+    with pytest.raises(LLMCallError) as info:
+        invoke_structured(llm, PortfolioDecision, PROMPT)
+    assert info.value.status == 503
+    assert len(server.requests) == 2  # no plain-text call after a server failure
+    assert JSON_SCHEMA_SUPPORT.snapshot() == frozenset()
+
+
+def test_fallback_failure_is_raised(server):
+    server.inject(Fault.no_json_schema(), Fault.status(500, times=10))
+    with pytest.raises(LLMCallError):
+        invoke_structured(create_llm(server.llm_config(llm_max_retries=0)), PortfolioDecision, PROMPT)
+
+
+def test_model_without_structured_output_support_uses_text():
+    llm = FakeListChatModel(responses=["Weighing it all: **Rating**: Underweight"])
+    obj, text = invoke_structured(llm, PortfolioDecision, PROMPT)
+    assert obj is None and parse_rating(text) == "Underweight"
+
+
+def test_offline_model_gives_a_schema_instance():
+    llm = create_llm({"llm_provider": "offline"}, "deep")
+    obj, raw = invoke_structured(llm, PortfolioDecision, PROMPT)
+    assert isinstance(obj, PortfolioDecision)
+    assert obj.rating in ("Buy", "Overweight", "Hold", "Underweight", "Sell")
