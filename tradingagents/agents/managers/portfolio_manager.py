@@ -1,0 +1,110 @@
+"""Portfolio Manager: the final 5-tier decision, as structured output (deep model)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from tradingagents.agents.utils.agent_states import empty_risk_debate_state
+from tradingagents.agents.utils.agent_utils import (
+    agent_config,
+    format_memories,
+    header_lines,
+    language_instruction,
+    message_text,
+    recall,
+    reports_block,
+    situation_from_reports,
+    tagged,
+)
+from tradingagents.agents.utils.rating import parse_rating
+from tradingagents.llm_clients.structured import invoke_structured
+
+NAME = "Portfolio Manager"
+
+
+class PortfolioDecision(BaseModel):
+    """The Portfolio Manager's decision."""
+
+    rating: Literal["Buy", "Overweight", "Hold", "Underweight", "Sell"] = Field(
+        description="The final rating on the five-tier scale."
+    )
+    executive_summary: str = Field(description="Two to four sentences: the decision and its main reasons.")
+    investment_thesis: str = Field(description="The reasoning: evidence for, risks against, what would change it.")
+    price_target: float | None = Field(default=None, description="Price target in the instrument's currency, if any.")
+    time_horizon: str | None = Field(default=None, description="Holding horizon, e.g. '1-3 months', if any.")
+
+
+PROMPT = """You are the Portfolio Manager of a trading team. You make the final decision on the instrument
+after the risk committee's debate.
+{header}
+
+Weigh the Trader's proposal, the Research Manager's plan and the three risk analysts' arguments. Use
+the outcomes of past decisions (in <past_decisions>) and the lessons from similar situations (in
+<past_lessons>): repeat what worked, avoid what did not. Give the rating on the five-tier scale: Buy
+(strong conviction to enter or add), Overweight (favourable, increase gradually), Hold (keep the
+position, no action), Underweight (reduce exposure), Sell (exit or avoid). Then an executive summary,
+the investment thesis, and if you can, a price target and a time horizon. If you answer in plain
+text, put the rating on its own line as `**Rating**: <tier>`.
+{language}"""
+
+
+def render_decision(decision: PortfolioDecision) -> str:
+    """Markdown of the decision: `**Rating**: X`, Executive Summary, Investment Thesis, target, horizon."""
+    parts = [
+        f"**Rating**: {decision.rating}",
+        "### Executive Summary\n\n" + decision.executive_summary.strip(),
+        "### Investment Thesis\n\n" + decision.investment_thesis.strip(),
+    ]
+    extras = []
+    if decision.price_target is not None and math.isfinite(decision.price_target):
+        extras.append(f"**Price target**: {decision.price_target:.2f}")
+    if decision.time_horizon and decision.time_horizon.strip():
+        extras.append(f"**Time horizon**: {decision.time_horizon.strip()}")
+    if extras:
+        parts.append("\n".join(extras))
+    return "\n\n".join(parts)
+
+
+def render_text_decision(text: str) -> str:
+    """The plain-text fallback: the rating from ``parse_rating``, then the model's text."""
+    rating = parse_rating(text) or "Hold"
+    body = text.strip() or "The model gave no explanation."
+    return f"**Rating**: {rating}\n\n### Executive Summary\n\n{body}"
+
+
+def create_portfolio_manager(llm, memory, config=None):
+    """Node "Portfolio Manager": writes ``final_trade_decision`` and the risk debate's ``judge_decision``."""
+    cfg = agent_config(config)
+
+    def portfolio_manager_node(state: Mapping[str, Any]) -> dict[str, Any]:
+        debate = {**empty_risk_debate_state(), **dict(state.get("risk_debate_state") or {})}
+        memories = recall(memory, situation_from_reports(state), n_matches=2)
+        system = PROMPT.format(header=header_lines(state), language=language_instruction(cfg)).strip()
+        human = "\n\n".join(
+            [
+                header_lines(state),
+                tagged("trader_plan", state.get("trader_investment_plan")),
+                tagged("investment_plan", state.get("investment_plan")),
+                tagged("risk_debate_history", debate.get("history")),
+                reports_block(state),
+                tagged("past_decisions", state.get("past_context") or "No past decisions on record."),
+                tagged("past_lessons", format_memories(memories)),
+                "Make the final decision.",
+            ]
+        )
+        messages = [SystemMessage(content=system), HumanMessage(content=human)]
+        decision, raw = invoke_structured(llm, PortfolioDecision, messages)
+        if isinstance(decision, PortfolioDecision):
+            markdown = render_decision(decision)
+        else:
+            markdown = render_text_decision(message_text(raw))
+        new_debate = dict(debate)
+        new_debate["judge_decision"] = markdown
+        return {"final_trade_decision": markdown, "risk_debate_state": new_debate}
+
+    return portfolio_manager_node

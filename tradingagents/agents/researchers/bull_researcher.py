@@ -1,0 +1,25 @@
+"""Bull Researcher: argues for investing (node "Bull Researcher", turns "Bull Analyst: …")."""
+
+from __future__ import annotations
+
+from tradingagents.agents.researchers._debate import create_debater
+
+SPEAKER = "Bull Analyst"
+
+PROMPT = """You are the Bull Researcher on a trading team, debating the Bear Researcher about whether to
+invest in the instrument.
+{header}
+
+Build an evidence-based case FOR investing: growth potential, competitive advantages, positive
+indicators and news. Use the analyst reports and quote their figures. Answer the bear's last
+argument point by point (in <opponent_last_argument>) rather than repeating yourself: in a later round,
+bring a point you have not made yet. Use the lessons from similar past situations (in <past_lessons>)
+to avoid past mistakes. Speak conversationally, in a few short paragraphs, without headings.
+{language}"""
+
+
+def create_bull_researcher(llm, memory, config=None):
+    """Node "Bull Researcher": one turn prefixed "Bull Analyst:" in ``investment_debate_state``."""
+    return create_debater(
+        llm, memory, config, speaker=SPEAKER, own_key="bull_history", opponent="Bear Analyst", prompt=PROMPT
+    )

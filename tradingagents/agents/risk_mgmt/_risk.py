@@ -1,0 +1,64 @@
+"""The risk-debate turn the three risk analysts share (their prompts live in their own files)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from tradingagents.agents.utils.agent_states import empty_risk_debate_state
+from tradingagents.agents.utils.agent_utils import (
+    agent_config,
+    header_lines,
+    language_instruction,
+    message_text,
+    reports_block,
+    strip_speaker,
+    tagged,
+)
+
+# speaker key → (turn prefix, latest_speaker value)
+SPEAKERS = {
+    "aggressive": ("Aggressive Analyst", "Aggressive"),
+    "conservative": ("Conservative Analyst", "Conservative"),
+    "neutral": ("Neutral Analyst", "Neutral"),
+}
+
+
+def create_risk_debater(llm, config, *, key: str, prompt: str):
+    """A node that adds one turn of ``key`` (aggressive|conservative|neutral) to ``risk_debate_state``."""
+    cfg = agent_config(config)
+    speaker, latest = SPEAKERS[key]
+    others = [k for k in SPEAKERS if k != key]
+
+    def risk_node(state: Mapping[str, Any]) -> dict[str, Any]:
+        debate = {**empty_risk_debate_state(), **dict(state.get("risk_debate_state") or {})}
+        system = prompt.format(header=header_lines(state), language=language_instruction(cfg)).strip()
+        parts = [
+            header_lines(state),
+            tagged("trader_plan", state.get("trader_investment_plan")),
+            tagged("investment_plan", state.get("investment_plan")),
+            reports_block(state),
+            tagged("debate_history", debate.get("history")),
+        ]
+        for other in others:
+            parts.append(tagged(f"{other}_last_argument", debate.get(f"current_{other}_response")))
+        parts.append(f"Write your next turn as the {speaker}.")
+        result = llm.invoke([SystemMessage(content=system), HumanMessage(content="\n\n".join(parts))])
+        argument = f"{speaker}: {strip_speaker(message_text(result), speaker)}"
+        history = (debate.get("history") or "") + ("\n" if debate.get("history") else "") + argument
+        own_key = f"{key}_history"
+        new_state = dict(debate)
+        new_state.update(
+            {
+                "history": history,
+                own_key: (debate.get(own_key) or "") + ("\n" if debate.get(own_key) else "") + argument,
+                f"current_{key}_response": argument,
+                "latest_speaker": latest,
+                "count": int(debate.get("count") or 0) + 1,
+            }
+        )
+        return {"risk_debate_state": new_state}
+
+    return risk_node

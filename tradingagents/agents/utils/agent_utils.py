@@ -1,0 +1,213 @@
+"""Helpers every agent node shares: prompt header lines, language, reports, memories, Msg Clear.
+
+Each role's prompt lives next to its node (``analysts/market_analyst.py`` …); this module holds
+only what they have in common, so the prompts stay readable and the state contract is kept in
+one place:
+
+- every prompt carries the two lines ``Instrument: <TICKER>`` and ``Analysis date: <YYYY-MM-DD>``
+  plus the instrument context (``header_lines``);
+- reports and debate material are passed inside ``<tag>…</tag>`` blocks (``tagged``), a layout
+  real LLMs read well and the offline engine parses;
+- ``language_instruction`` asks for ``config["output_language"]`` when it is not English, while
+  keeping the rating words in English so ``parse_rating`` always works.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
+
+from tradingagents.default_config import resolve_config
+
+REPORT_KEYS = ("market_report", "sentiment_report", "news_report", "fundamentals_report")
+REPORT_TITLES = {
+    "market_report": "Market (technical) report",
+    "sentiment_report": "Sentiment report",
+    "news_report": "News report",
+    "fundamentals_report": "Fundamentals report",
+}
+# An analyst that keeps calling tools is asked to write its report after this many tool rounds.
+MAX_TOOL_ROUNDS = 6
+
+
+def message_text(message: Any) -> str:
+    """The text of a message (string content or a list of text blocks)."""
+    content = getattr(message, "content", message)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and block.get("type") in (None, "text"):
+                parts.append(str(block.get("text") or ""))
+        return "".join(parts)
+    return "" if content is None else str(content)
+
+
+def agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The resolved config of a node (a partial or missing config takes the defaults)."""
+    return resolve_config(config)
+
+
+def language_instruction(config: Mapping[str, Any] | None) -> str:
+    """A sentence asking for the configured output language; empty for English."""
+    language = str((config or {}).get("output_language") or "English").strip()
+    if not language or language.lower() in ("english", "en", "en-us", "en-gb"):
+        return ""
+    return (
+        f"Write your entire answer in {language}. Keep tickers, numbers, dates and the rating "
+        "words (Buy, Overweight, Hold, Underweight, Sell, BUY, HOLD, SELL) exactly as written in English."
+    )
+
+
+def header_lines(state: Mapping[str, Any]) -> str:
+    """The instrument lines every prompt starts with (the fake OpenAI server regexes them)."""
+    ticker = str(state.get("company_of_interest") or "")
+    date = str(state.get("trade_date") or "")
+    context = str(state.get("instrument_context") or "").strip()
+    lines = [f"Instrument: {ticker}", f"Analysis date: {date}"]
+    if context:
+        lines.append(f"Instrument context: {context}")
+    lines.append(
+        f"Analyse only {ticker}; use no information dated after {date}."
+        if ticker and date
+        else "Use no information dated after the analysis date."
+    )
+    return "\n".join(lines)
+
+
+def tagged(tag: str, text: str | None) -> str:
+    """``<tag>\\ntext\\n</tag>``; an empty text becomes an explicit '(none)'."""
+    body = (text or "").strip() or "(none)"
+    return f"<{tag}>\n{body}\n</{tag}>"
+
+
+def reports_block(state: Mapping[str, Any]) -> str:
+    """The four analyst reports, each in its own tag (missing ones say so)."""
+    return "\n\n".join(tagged(key, state.get(key) or "") for key in REPORT_KEYS)
+
+
+def situation_from_reports(reports: Mapping[str, Any]) -> str:
+    """The text a role's memory is queried with (and lessons are stored under).
+
+    The four reports, each cut to its first 1,500 characters, so BM25 sees the salient facts of
+    every report without a very long report drowning the others.
+    """
+    parts = []
+    for key in REPORT_KEYS:
+        text = str(reports.get(key) or "").strip()
+        if text:
+            parts.append(text[:1500])
+    return "\n\n".join(parts)
+
+
+def recall(memory: Any, situation: str, n_matches: int = 2) -> list[dict[str, Any]]:
+    """Top matches from a role memory ([] without a memory or a situation)."""
+    if memory is None or not situation.strip():
+        return []
+    return list(memory.get_memories(situation, n_matches=n_matches) or [])
+
+
+def format_memories(memories: Sequence[Mapping[str, Any]]) -> str:
+    """Lessons from similar past situations, for a prompt."""
+    if not memories:
+        return "No past lessons match this situation."
+    lines = []
+    for i, match in enumerate(memories, 1):
+        lesson = str(match.get("recommendation") or "").strip()
+        score = match.get("similarity_score")
+        shown = f" (similarity {float(score):.2f})" if isinstance(score, int | float) else ""
+        lines.append(f"{i}. {lesson}{shown}")
+    return "\n".join(lines)
+
+
+def strip_speaker(text: str, speaker: str) -> str:
+    """Drop a leading '<speaker>:' the model may have written itself (the node adds it)."""
+    body = text.strip()
+    pattern = re.compile(r"^\**\s*" + re.escape(speaker) + r"\s*\**\s*:\s*\**\s*", re.IGNORECASE)
+    return pattern.sub("", body, count=1).strip()
+
+
+def stable_id(*parts: str) -> str:
+    """A deterministic id from text parts (never Python's randomised ``hash()``)."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return digest[:24]
+
+
+def create_msg_delete():
+    """The ``Msg Clear <Analyst>`` node.
+
+    Removes every message and leaves one HumanMessage placeholder naming the instrument and date,
+    so the next analyst starts from a clean scratchpad (some providers reject a conversation that
+    does not start with a user turn). The placeholder's id is deterministic.
+    """
+
+    def delete_messages(state: Mapping[str, Any]) -> dict[str, Any]:
+        ticker = str(state.get("company_of_interest") or "")
+        date = str(state.get("trade_date") or "")
+        messages = list(state.get("messages") or [])
+        removals = [RemoveMessage(id=m.id) for m in messages if getattr(m, "id", None)]
+        used = {m.id for m in messages if getattr(m, "id", None)}
+        base = stable_id("placeholder", ticker, date, str(state.get("sender") or ""))
+        placeholder_id = f"placeholder-{base}"
+        n = 1
+        while placeholder_id in used:  # never re-use an id that is being removed in this update
+            placeholder_id = f"placeholder-{base}-{n}"
+            n += 1
+        placeholder = HumanMessage(
+            content=f"Continue the analysis of {ticker} as of {date}.", id=placeholder_id
+        )
+        return {"messages": [*removals, placeholder]}
+
+    return delete_messages
+
+
+def tool_rounds(messages: Sequence[Any]) -> int:
+    """How many times the model has already asked for tools in this scratchpad."""
+    return sum(1 for m in messages if isinstance(m, AIMessage) and getattr(m, "tool_calls", None))
+
+
+def create_analyst_node(
+    llm: Any,
+    tools: Sequence[Any],
+    *,
+    name: str,
+    report_key: str,
+    system_prompt,
+    config: Mapping[str, Any] | None = None,
+):
+    """The shared analyst loop body: one model call per visit, tool calls or the final report.
+
+    ``system_prompt(state, tool_names, config) -> str`` comes from the role's own file. When the
+    model has no tool calls the answer is the report. After ``MAX_TOOL_ROUNDS`` tool rounds the
+    model is asked, without tools, to write the report from what it has.
+    """
+    cfg = agent_config(config)
+    tool_list = list(tools or [])
+    tool_names = [getattr(t, "name", str(t)) for t in tool_list]
+    bound = llm.bind_tools(tool_list) if tool_list else llm
+
+    def analyst_node(state: Mapping[str, Any]) -> dict[str, Any]:
+        messages = list(state.get("messages") or [])
+        prompt = system_prompt(state, tool_names, cfg)
+        if tool_rounds(messages) >= MAX_TOOL_ROUNDS:
+            final = (
+                "You have used your tool budget. Write the final report now from the tool "
+                "results above; do not call any tool."
+            )
+            result = llm.invoke([SystemMessage(content=prompt), *messages, HumanMessage(content=final)])
+        else:
+            result = bound.invoke([SystemMessage(content=prompt), *messages])
+        update: dict[str, Any] = {"messages": [result], "sender": name}
+        if not getattr(result, "tool_calls", None):
+            update[report_key] = message_text(result)
+        return update
+
+    analyst_node.__name__ = name.lower().replace(" ", "_")
+    return analyst_node

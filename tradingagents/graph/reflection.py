@@ -1,0 +1,211 @@
+"""Reflection on settled decisions: a short reflection for the memory log and one lesson per role.
+
+``Reflector(quick_llm, config)`` asks the quick model (or the offline engine) to look back at a
+decision once its holding window has closed:
+
+- ``reflect_on_decision(...)`` → 2–4 plain sentences that cite the realised return and alpha
+  (``+x.x%``) and say whether the call was right; this goes into the memory log's REFLECTION.
+- ``role_lessons(...)`` → ``{memory_name: (situation, lesson)}`` for the five role memories
+  (bull, bear, trader, invest_judge, risk_manager). The situation is built from the run's reports
+  exactly as the agents build their memory queries, so a similar future situation finds it.
+
+Whatever the model writes is sanitised before it leaves this module (``sanitize_reflection``):
+markdown, HTML comments, tags and control characters removed, whitespace collapsed, at most four
+sentences and ``MAX_REFLECTION_CHARS`` characters, so it can never forge a log separator or tag.
+A reflection that does not cite the realised figures gets a factual first sentence that does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from tradingagents.agents.utils.agent_utils import (
+    REPORT_KEYS,
+    header_lines,
+    language_instruction,
+    message_text,
+    reports_block,
+    situation_from_reports,
+    tagged,
+)
+from tradingagents.default_config import resolve_config
+
+MAX_REFLECTION_CHARS = 700
+MAX_LESSON_CHARS = 400
+MAX_SENTENCES = 4
+
+ROLE_MEMORIES = {
+    "bull_memory": "Bull Researcher",
+    "bear_memory": "Bear Researcher",
+    "trader_memory": "Trader",
+    "invest_judge_memory": "Research Manager",
+    "risk_manager_memory": "Portfolio Manager",
+}
+
+REFLECTION_PROMPT = """You are the Reflection Analyst of a trading team. A past decision's holding window has
+closed; look back at it.
+{header}
+
+In two to four plain sentences (no headings, no lists, no markdown): say whether the call was right
+given the realised return and alpha, quoting both figures exactly as given (for example +3.2%); name
+the signals the decision leaned on and which ones mattered; and state one lesson for similar
+situations.
+{language}"""
+
+LESSONS_PROMPT = """You are the Lessons Analyst of a trading team. A past decision's holding window has closed;
+write one lesson for each role that took part.
+{header}
+
+Answer with exactly five lines, one per role, each starting with the role's name and a colon:
+Bull Researcher: …
+Bear Researcher: …
+Trader: …
+Research Manager: …
+Portfolio Manager: …
+Each lesson is one or two plain sentences, cites the realised alpha, and says what to repeat or avoid
+in a similar situation.
+{language}"""
+
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[^\s])")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:+.1%}"
+
+
+def _clean(text: str) -> str:
+    """Plain one-line text: no markdown, HTML, comments, brackets-as-tags or control characters."""
+    out = re.sub(r"<!--.*?(-->|$)", " ", text or "", flags=re.DOTALL)
+    out = out.replace("<!--", " ").replace("-->", " ")
+    out = re.sub(r"```.*?(```|$)", " ", out, flags=re.DOTALL)
+    out = re.sub(r"</?[A-Za-z][^>]*>", " ", out)
+    out = _CONTROL_RE.sub(" ", out)
+    out = re.sub(r"^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+", "", out, flags=re.MULTILINE)
+    out = out.replace("**", "").replace("__", "").replace("`", "")
+    out = re.sub(r"(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)", "", out)
+    out = out.replace("[", "(").replace("]", ")").replace("|", "/")
+    return " ".join(out.split())
+
+
+def sanitize_reflection(text: str, *, max_sentences: int = MAX_SENTENCES, max_chars: int = MAX_REFLECTION_CHARS) -> str:
+    """Plain text, at most ``max_sentences`` sentences and ``max_chars`` characters."""
+    flat = _clean(text)
+    if not flat:
+        return ""
+    sentences = [s.strip() for s in _SENTENCE_SPLIT_RE.split(flat) if s.strip()]
+    kept = " ".join(sentences[:max_sentences])
+    if len(kept) > max_chars:
+        cut = kept[:max_chars].rsplit(" ", 1)[0].rstrip(",;:")
+        kept = cut if cut.endswith((".", "!", "?")) else cut + "…"
+    return kept
+
+
+def was_right(rating: str, alpha: float | None) -> bool | None:
+    """Bullish calls need positive alpha, bearish negative alpha, Hold an alpha within ±2 %."""
+    if alpha is None:
+        return None
+    if rating in ("Buy", "Overweight"):
+        return alpha > 0
+    if rating in ("Underweight", "Sell"):
+        return alpha < 0
+    return abs(alpha) <= 0.02
+
+
+class Reflector:
+    """Writes reflections and per-role lessons for settled decisions with the quick model."""
+
+    def __init__(self, quick_llm: Any, config: Mapping[str, Any] | None = None):
+        self.llm = quick_llm
+        self.config = resolve_config(config)
+
+    # -- prompts ---------------------------------------------------------------------------------
+
+    def _context(self, *, ticker, date, rating, decision, raw, alpha, holding, reports) -> str:
+        state = {"company_of_interest": ticker, "trade_date": date}
+        verdict = {True: "right", False: "wrong", None: "unknown"}[was_right(rating, alpha)]
+        parts = [
+            header_lines(state),
+            f"Rating: {rating}",
+            f"Realised return: {_pct(raw)} over {int(holding or 0)} trading days",
+            f"Alpha vs benchmark: {_pct(alpha)}",
+            f"Verdict by the rule (bullish needs positive alpha, bearish negative, Hold within 2%): "
+            f"{verdict}",
+            tagged("decision", decision),
+        ]
+        if reports:
+            parts.append(reports_block({k: reports.get(k) for k in REPORT_KEYS}))
+        return "\n\n".join(parts)
+
+    def _ask(self, prompt: str, context: str, ticker: str, date: str) -> str:
+        state = {"company_of_interest": ticker, "trade_date": date}
+        system = prompt.format(header=header_lines(state), language=language_instruction(self.config)).strip()
+        result = self.llm.invoke([SystemMessage(content=system), HumanMessage(content=context)])
+        return message_text(result)
+
+    # -- public API ------------------------------------------------------------------------------
+
+    def fact_sentence(self, *, ticker, date, rating, raw, alpha, holding) -> str:
+        verdict = was_right(rating, alpha)
+        judged = "" if verdict is None else f", so the call was {'right' if verdict else 'wrong'}"
+        return (
+            f"The {rating} call on {ticker} of {date} returned {_pct(raw)} over {int(holding or 0)} trading days "
+            f"with an alpha of {_pct(alpha)}{judged}."
+        )
+
+    def reflect_on_decision(
+        self, *, ticker, date, rating, decision, raw, alpha, holding, reports: dict | None = None
+    ) -> str:
+        """2–4 sanitised sentences that cite the realised return and alpha."""
+        context = self._context(ticker=ticker, date=date, rating=rating, decision=decision, raw=raw,
+                                alpha=alpha, holding=holding, reports=reports)
+        text = sanitize_reflection(self._ask(REFLECTION_PROMPT, context, ticker, date))
+        fact = self.fact_sentence(ticker=ticker, date=date, rating=rating, raw=raw, alpha=alpha, holding=holding)
+        if _pct(alpha) not in text or _pct(raw) not in text:
+            text = sanitize_reflection(f"{fact} {text}".strip())
+        if len(_SENTENCE_SPLIT_RE.split(text)) < 2:
+            text = sanitize_reflection(
+                f"{text} Lesson: weigh the same signals {'the same way' if was_right(rating, alpha) else 'more carefully'}"
+                " in similar situations."
+            )
+        return text
+
+    def role_lessons(
+        self, *, ticker, date, rating, decision, raw, alpha, holding, reports: dict | None = None
+    ) -> dict[str, tuple[str, str]]:
+        """``{memory_name: (situation, lesson)}`` for the five role memories."""
+        context = self._context(ticker=ticker, date=date, rating=rating, decision=decision, raw=raw,
+                                alpha=alpha, holding=holding, reports=reports)
+        answer = self._ask(LESSONS_PROMPT, context, ticker, date)
+        by_role = parse_lessons(answer)
+        situation = situation_from_reports(reports or {})
+        if not situation.strip():
+            situation = sanitize_reflection(f"{ticker} {rating} decision of {date}: {decision or ''}",
+                                            max_sentences=6, max_chars=1500)
+        fact = self.fact_sentence(ticker=ticker, date=date, rating=rating, raw=raw, alpha=alpha, holding=holding)
+        out: dict[str, tuple[str, str]] = {}
+        for memory_name, role in ROLE_MEMORIES.items():
+            lesson = sanitize_reflection(by_role.get(role, ""), max_sentences=2, max_chars=MAX_LESSON_CHARS)
+            if not lesson:
+                lesson = fact
+            elif _pct(alpha) not in lesson:
+                lesson = sanitize_reflection(f"{lesson} ({_pct(alpha)} alpha.)", max_sentences=3,
+                                             max_chars=MAX_LESSON_CHARS)
+            out[memory_name] = (situation, lesson)
+        return out
+
+
+def parse_lessons(text: str) -> dict[str, str]:
+    """Role name → lesson from lines such as ``Trader: …`` (markdown around the name tolerated)."""
+    out: dict[str, str] = {}
+    roles = "|".join(re.escape(r) for r in ROLE_MEMORIES.values())
+    pattern = re.compile(rf"^[\s>*#\-\d.)]*\**\s*({roles})\s*\**\s*:\s*\**\s*(.+)$", re.MULTILINE | re.IGNORECASE)
+    canonical = {r.lower(): r for r in ROLE_MEMORIES.values()}
+    for match in pattern.finditer(text or ""):
+        role = canonical[match.group(1).lower()]
+        out.setdefault(role, match.group(2).strip())
+    return out

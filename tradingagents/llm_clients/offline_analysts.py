@@ -1,0 +1,516 @@
+"""The offline engine's analysts: which tools to call, and reports written from the tool results.
+
+**Tool calls.** Each analyst calls the tools of its plan that are bound (any other bound tool is
+called once too), with arguments built from the tool's JSON schema: symbol/ticker → the
+``Instrument:`` line, ``start_date`` → a window before the ``Analysis date:`` line, other dates →
+the analysis date, ``indicator`` → one call per indicator, ``freq`` → quarterly.
+
+**Signals** (each → bullish / bearish / neutral; see ``offline_common`` for the scoring):
+
+Market: Trend (close vs close_50_sma), Long-term trend (close_50_sma vs close_200_sma), MACD
+(macd vs its signal macds), RSI (≥ 70 overbought → bearish, ≤ 30 oversold → bullish), Bollinger
+bands (close above boll_ub → bearish, below boll_lb → bullish), Momentum (close over the ~3-month
+window: up more than 5 % bullish, down more than 5 % bearish), Volatility (atr against close,
+always neutral, flagged "elevated" above 3 % of the price — the risk analysts use the flag).
+Sentiment: Social tone and Company news tone — share of positive minus negative items (lexicon),
+above +0.15 bullish, below −0.15 bearish. News: Company news and Macro backdrop, same rule.
+Fundamentals: Valuation (P/E < 15 bullish, > 35 or negative bearish), Growth (revenue growth
+> 10 % bullish, < 0 bearish), Profitability (margin > 15 % bullish, < 0 bearish), Leverage
+(debt/equity < 0.5 bullish, > 2 bearish).
+
+Every number a market report quotes is a string copied from a tool message (the thresholds are
+written in words), so a reader can find each figure in the tool output.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from tradingagents.llm_clients.offline_common import (
+    FOOTER,
+    Signal,
+    clip,
+    join_names,
+    tone,
+)
+
+NO_DATA = "NO_DATA_AVAILABLE:"
+DATA_UNAVAILABLE = "DATA_UNAVAILABLE:"
+
+MARKET_INDICATORS = ("close_50_sma", "close_200_sma", "macd", "macds", "rsi", "boll_ub", "boll_lb", "atr")
+
+# role → [(tool name, argument overrides)]; "window_days" sets start_date = date − window.
+TOOL_PLANS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "Market Analyst": [("get_stock_data", {"window_days": 91})]
+    + [("get_indicators", {"indicator": name, "look_back_days": 30}) for name in MARKET_INDICATORS],
+    "Sentiment Analyst": [("get_social_posts", {"look_back_days": 7}), ("get_news", {"window_days": 7})],
+    "News Analyst": [("get_news", {"window_days": 7}), ("get_global_news", {"look_back_days": 7, "limit": 10})],
+    "Fundamentals Analyst": [
+        ("get_fundamentals", {}),
+        ("get_income_statement", {"freq": "quarterly"}),
+        ("get_balance_sheet", {"freq": "quarterly"}),
+        ("get_cashflow", {"freq": "quarterly"}),
+    ],
+}
+
+_DATE_LINE_RE = re.compile(r"^\s*[-*]?\s*(\d{4}-\d{2}-\d{2})[T \d:]*\s*[:|,]\s*(-?\d[\d,]*(?:\.\d+)?)\s*%?\s*$")
+_ISO_START_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+# ---------------------------------------------------------------------------------------------
+# tool calls
+
+
+def _tool_schema(tool: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    function = tool.get("function", tool)
+    return str(function.get("name", "")), dict(function.get("parameters") or {})
+
+
+def _shift(date: str, days: int) -> str:
+    try:
+        return (_dt.date.fromisoformat(date) - _dt.timedelta(days=days)).isoformat()
+    except ValueError:
+        return date
+
+
+def build_args(schema: dict[str, Any], ticker: str, date: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for one tool call, from its JSON schema, the instrument lines and the plan."""
+    props: dict[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    args: dict[str, Any] = {}
+    for name, spec in props.items():
+        spec = spec or {}
+        low = name.lower()
+        if name in overrides:
+            value: Any = overrides[name]
+        elif low in ("symbol", "ticker", "company", "instrument", "company_name", "ticker_symbol"):
+            value = ticker
+        elif low == "start_date":
+            value = _shift(date, int(overrides.get("window_days", 30)))
+        elif low.endswith("date") or low in ("as_of", "asof"):
+            value = date
+        elif low in ("look_back_days", "lookback_days", "days"):
+            value = int(overrides.get("look_back_days", 30))
+        elif low == "limit":
+            value = 10
+        elif low == "freq":
+            value = "quarterly"
+        elif name in required:
+            if "default" in spec:
+                value = spec["default"]
+            elif spec.get("enum"):
+                value = spec["enum"][0]
+            else:
+                value = {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}.get(
+                    spec.get("type"), ""
+                )
+        else:
+            continue
+        enum = spec.get("enum")
+        if enum and value not in enum:
+            value = enum[0]
+        if spec.get("type") == "integer" and not isinstance(value, bool):
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                pass
+        args[name] = value
+    return args
+
+
+def plan_tool_calls(role: str, tools: Sequence[dict[str, Any]], ticker: str, date: str) -> list[dict[str, Any]]:
+    """The tool calls an analyst makes on its first turn (deterministic ids)."""
+    from tradingagents.llm_clients.offline_engine import stable_id
+
+    by_name = dict(_tool_schema(t) for t in tools)
+    plan = [(name, dict(over)) for name, over in TOOL_PLANS.get(role, []) if name in by_name]
+    planned = {name for name, _ in plan}
+    plan += [(name, {}) for name in by_name if name not in planned]
+    calls = []
+    for name, overrides in plan:
+        args = build_args(by_name[name], ticker, date, overrides)
+        payload = json.dumps(args, sort_keys=True)
+        calls.append(
+            {"name": name, "args": args, "id": "call_" + stable_id(role, ticker, date, name, payload)[:20],
+             "type": "tool_call"}
+        )
+    return calls
+
+
+@dataclass
+class ToolResult:
+    name: str
+    args: dict[str, Any]
+    text: str
+
+    @property
+    def missing(self) -> str | None:
+        """The sentinel line when the tool had no data, else None."""
+        stripped = self.text.strip()
+        for sentinel in (NO_DATA, DATA_UNAVAILABLE):
+            if stripped.startswith(sentinel) or f"\n{sentinel}" in stripped[:400]:
+                return clip(stripped, 200)
+        if stripped.lower().startswith(("error", "unknown indicator", "invalid")):
+            return clip(stripped, 200)
+        return None
+
+    @property
+    def label(self) -> str:
+        if self.name == "get_indicators" and self.args.get("indicator"):
+            return f"get_indicators({self.args['indicator']})"
+        return self.name
+
+
+def tool_results(messages: Sequence[BaseMessage]) -> list[ToolResult]:
+    """The tool results of the current scratchpad (after the last human turn), in call order."""
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    results: list[ToolResult] = []
+    start = 0
+    for i, message in enumerate(messages):
+        if isinstance(message, HumanMessage):
+            start = i
+    for message in messages[start:]:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls or []:
+                calls[call.get("id") or ""] = (call.get("name") or "", dict(call.get("args") or {}))
+        elif isinstance(message, ToolMessage):
+            name, args = calls.get(message.tool_call_id, (getattr(message, "name", "") or "", {}))
+            content = message.content if isinstance(message.content, str) else json.dumps(message.content)
+            results.append(ToolResult(name or "", args, content))
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+# parsing the data tools' text
+
+
+def _num(text: str) -> float | None:
+    try:
+        return float(text.replace(",", "").rstrip("%"))
+    except (TypeError, ValueError):
+        return None
+
+
+def last_indicator_value(text: str) -> tuple[str, str] | None:
+    """(date, value as written) of the last ``YYYY-MM-DD: value`` line with a number."""
+    found = None
+    for line in text.splitlines():
+        match = _DATE_LINE_RE.match(line)
+        if match:
+            found = (match.group(1), match.group(2))
+    return found
+
+
+def price_rows(text: str) -> list[tuple[str, str]]:
+    """(date, close as written) rows of a CSV-like or whitespace price table, oldest first."""
+    header: list[str] | None = None
+    rows: list[tuple[str, str]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        cells = [c.strip() for c in (line.split(",") if "," in line else line.split())]
+        lowered = [c.lower() for c in cells]
+        if header is None:
+            if "close" in lowered:
+                header = lowered
+            continue
+        if len(cells) != len(header) or not _ISO_START_RE.match(cells[0]):
+            continue
+        close = cells[header.index("close")]
+        if _num(close) is not None:
+            rows.append((cells[0][:10], close))
+    rows.sort(key=lambda row: row[0])
+    return rows
+
+
+def text_items(text: str) -> list[str]:
+    """The items (posts, headlines) of a news/social tool answer: one per bullet or dated line."""
+    items: list[str] = []
+    current: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        starts_item = bool(re.match(r"^([-*•]|\d+[.)]|\[?\d{4}-\d{2}-\d{2})", line))
+        if starts_item:
+            if current:
+                items.append(" ".join(current))
+            current = [line.lstrip("-*• ").strip()]
+        elif current:
+            current.append(line)
+    if current:
+        items.append(" ".join(current))
+    return [item for item in items if re.search(r"[A-Za-z]{3}", item)]
+
+
+# ---------------------------------------------------------------------------------------------
+# reports
+
+
+def _missing_section(results: Sequence[ToolResult]) -> list[str]:
+    missing = [(r.label, r.missing) for r in results if r.missing]
+    if not missing:
+        return []
+    lines = ["### Missing data", ""]
+    lines += [f"- {label}: {why} Not estimated." for label, why in missing]
+    return lines + [""]
+
+
+def _tally(signals: Sequence[Signal]) -> str:
+    groups = []
+    for direction in ("bullish", "bearish", "neutral"):
+        names = [s.name for s in signals if s.direction == direction]
+        if names:
+            groups.append(f"{direction} on {join_names(names)}")
+    return "; ".join(groups) if groups else "no signal could be read from the data"
+
+
+def _table(signals: Sequence[Signal]) -> list[str]:
+    if not signals:
+        return []
+    lines = ["| Signal | Reading | Direction |", "|---|---|---|"]
+    lines += [f"| {s.name} | {s.detail.replace('|', '/')} | {s.direction} |" for s in signals]
+    return lines + [""]
+
+
+def _compare(a: float, b: float) -> str:
+    return "above" if a > b else "below" if a < b else "level with"
+
+
+def market_signals(results: Sequence[ToolResult]) -> tuple[list[Signal], list[str]]:
+    """Signals and fact lines from get_stock_data + get_indicators results."""
+    values: dict[str, tuple[str, str]] = {}
+    rows: list[tuple[str, str]] = []
+    for r in results:
+        if r.missing:
+            continue
+        if r.name == "get_indicators" and r.args.get("indicator"):
+            found = last_indicator_value(r.text)
+            if found:
+                values[str(r.args["indicator"])] = found
+        elif r.name == "get_stock_data":
+            rows = price_rows(r.text) or rows
+    facts: list[str] = []
+    signals: list[Signal] = []
+    close_s = rows[-1][1] if rows else None
+    close = _num(close_s) if close_s else None
+    if rows:
+        facts.append(f"Latest session in the data: {rows[-1][0]}, close {close_s}.")
+
+    def val(name: str) -> tuple[str, float] | None:
+        if name not in values:
+            return None
+        number = _num(values[name][1])
+        return None if number is None else (values[name][1], number)
+
+    sma50, sma200, macd, macds = val("close_50_sma"), val("close_200_sma"), val("macd"), val("macds")
+    rsi, ub, lb, atr = val("rsi"), val("boll_ub"), val("boll_lb"), val("atr")
+    if close is not None and sma50:
+        direction = "bullish" if close > sma50[1] else "bearish" if close < sma50[1] else "neutral"
+        signals.append(Signal("Trend", f"close {close_s} is {_compare(close, sma50[1])} close_50_sma {sma50[0]}",
+                              direction))
+    if sma50 and sma200:
+        direction = "bullish" if sma50[1] > sma200[1] else "bearish" if sma50[1] < sma200[1] else "neutral"
+        signals.append(Signal("Long-term trend",
+                              f"close_50_sma {sma50[0]} is {_compare(sma50[1], sma200[1])} close_200_sma {sma200[0]}",
+                              direction))
+    if macd and macds:
+        direction = "bullish" if macd[1] > macds[1] else "bearish" if macd[1] < macds[1] else "neutral"
+        signals.append(Signal("MACD", f"macd {macd[0]} is {_compare(macd[1], macds[1])} its signal line macds {macds[0]}",
+                              direction))
+    if rsi:
+        if rsi[1] >= 70:
+            signals.append(Signal("RSI", f"rsi {rsi[0]} is in overbought territory (seventy or more)", "bearish",
+                                  "; overbought"))
+        elif rsi[1] <= 30:
+            signals.append(Signal("RSI", f"rsi {rsi[0]} is in oversold territory (thirty or less)", "bullish",
+                                  "; oversold"))
+        else:
+            signals.append(Signal("RSI", f"rsi {rsi[0]} is between oversold and overbought", "neutral"))
+    if close is not None and ub and lb:
+        if close > ub[1]:
+            detail, direction = f"close {close_s} is above the upper band boll_ub {ub[0]} (stretched)", "bearish"
+        elif close < lb[1]:
+            detail, direction = f"close {close_s} is below the lower band boll_lb {lb[0]} (washed out)", "bullish"
+        else:
+            detail, direction = f"close {close_s} is inside the bands boll_lb {lb[0]} to boll_ub {ub[0]}", "neutral"
+        signals.append(Signal("Bollinger bands", detail, direction))
+    if len(rows) >= 2 and close is not None:
+        first = _num(rows[0][1])
+        if first:
+            change = close / first - 1
+            direction = "bullish" if change > 0.05 else "bearish" if change < -0.05 else "neutral"
+            moved = "rose" if close > first else "fell" if close < first else "was unchanged"
+            size = {"bullish": " by more than five percent", "bearish": " by more than five percent"}.get(direction,
+                                                                                                     ", within five percent")
+            signals.append(Signal("Momentum", f"close {moved} from {rows[0][1]} on {rows[0][0]} to {close_s} on "
+                                  f"{rows[-1][0]}{size}", direction))
+    if close and atr:
+        elevated = atr[1] / close > 0.03
+        signals.append(Signal("Volatility", f"atr {atr[0]} against close {close_s}", "neutral",
+                              "; volatility elevated" if elevated else "; volatility moderate"))
+    return signals, facts
+
+
+def _tone_signal(name: str, items: Sequence[str], noun: str) -> Signal | None:
+    if not items:
+        return None
+    tones = [tone(item) for item in items]
+    pos = sum(1 for t in tones if t > 0)
+    neg = sum(1 for t in tones if t < 0)
+    balance = (pos - neg) / len(items)
+    direction = "bullish" if balance > 0.15 else "bearish" if balance < -0.15 else "neutral"
+    return Signal(name, f"{pos} of {len(items)} {noun} read positive and {neg} negative", direction)
+
+
+def _quotes(items: Sequence[str], limit: int = 3) -> list[str]:
+    ranked = sorted(range(len(items)), key=lambda i: (-abs(tone(items[i])), i))[:limit]
+    return [f"> {clip(items[i], 200)}" for i in sorted(ranked)]
+
+
+def _find(results: Sequence[ToolResult], name: str) -> ToolResult | None:
+    for r in results:
+        if r.name == name:
+            return r
+    return None
+
+
+def _items(results: Sequence[ToolResult], name: str) -> list[str]:
+    r = _find(results, name)
+    return text_items(r.text) if r and not r.missing else []
+
+
+_FUNDAMENTAL_KEYS = {
+    "pe": re.compile(r"(trailing\s*)?(\bp/?e\b|pe ratio|price[\s/-]*to[\s/-]*earnings)", re.I),
+    "growth": re.compile(r"revenue\s*growth|sales\s*growth", re.I),
+    "margin": re.compile(r"(net|profit)\s*margin", re.I),
+    "leverage": re.compile(r"debt[\s/-]*(to[\s/-]*)?equity", re.I),
+    "eps": re.compile(r"^(last|latest|reported)\s*eps$", re.I),
+    "eps_estimate": re.compile(r"^(last|latest)?\s*eps\s*(estimate|consensus)$", re.I),
+}
+
+
+def fundamental_values(text: str) -> dict[str, tuple[str, float, bool]]:
+    """key → (value as written, number, written as a percent) from ``Label: value`` lines."""
+    found: dict[str, tuple[str, float, bool]] = {}
+    for raw in text.splitlines():
+        if ":" not in raw:
+            continue
+        label, _, rest = raw.partition(":")
+        label = label.strip(" -*|").replace("_", " ")
+        match = _NUMBER_RE.search(rest)
+        if not match:
+            continue
+        written = match.group(0)
+        number = _num(written)
+        if number is None:
+            continue
+        is_pct = rest[match.end():match.end() + 1] == "%"
+        for key, regex in _FUNDAMENTAL_KEYS.items():
+            if key not in found and regex.search(label) and "forward" not in label.lower():
+                found[key] = (written + ("%" if is_pct else ""), number, is_pct)
+    return found
+
+
+def _as_pct(number: float, is_pct: bool) -> float:
+    return number if is_pct or abs(number) > 1.5 else number * 100
+
+
+def fundamentals_signals(text: str) -> list[Signal]:
+    values = fundamental_values(text)
+    signals: list[Signal] = []
+    if "pe" in values:
+        written, pe, _ = values["pe"]
+        if pe <= 0:
+            signals.append(Signal("Valuation", f"P/E {written}: the company has no earnings to value", "bearish"))
+        elif pe < 15:
+            signals.append(Signal("Valuation", f"P/E {written} is inexpensive (under fifteen)", "bullish"))
+        elif pe > 35:
+            signals.append(Signal("Valuation", f"P/E {written} is rich (over thirty-five)", "bearish"))
+        else:
+            signals.append(Signal("Valuation", f"P/E {written} is in a middle range", "neutral"))
+    if "growth" in values:
+        written, number, is_pct = values["growth"]
+        growth = _as_pct(number, is_pct)
+        direction = "bullish" if growth > 10 else "bearish" if growth < 0 else "neutral"
+        signals.append(Signal("Growth", f"revenue growth {written}", direction))
+    if "margin" in values:
+        written, number, is_pct = values["margin"]
+        margin = _as_pct(number, is_pct)
+        direction = "bullish" if margin > 15 else "bearish" if margin < 0 else "neutral"
+        signals.append(Signal("Profitability", f"margin {written}", direction))
+    if "leverage" in values:
+        written, number, is_pct = values["leverage"]
+        ratio = number / 100 if (is_pct or number > 10) else number
+        direction = "bullish" if ratio < 0.5 else "bearish" if ratio > 2 else "neutral"
+        signals.append(Signal("Leverage", f"debt/equity {written}", direction))
+    if "eps" in values and "eps_estimate" in values:
+        (eps_w, eps, _), (est_w, est, _) = values["eps"], values["eps_estimate"]
+        direction = "bullish" if eps > est else "bearish" if eps < est else "neutral"
+        verb = "beat" if eps > est else "missed" if eps < est else "matched"
+        signals.append(Signal("Earnings surprise", f"last EPS {eps_w} {verb} the estimate {est_w}", direction))
+    return signals
+
+
+def _report(title: str, intro: list[str], signals: Sequence[Signal], results: Sequence[ToolResult],
+            extra: list[str] | None = None) -> str:
+    lines = [f"## {title}", ""] + intro + [""]
+    lines += ["### Signals", ""]
+    lines += [s.line() for s in signals] if signals else ["- No signal could be read from the tool data."]
+    lines += [""]
+    if extra:
+        lines += extra + [""]
+    lines += _missing_section(results)
+    lines += ["### Summary", "", f"Signal tally: {_tally(signals)}.", ""]
+    lines += _table(signals)
+    lines += [FOOTER]
+    return "\n".join(lines)
+
+
+def write_report(role: str, ticker: str, date: str, messages: Sequence[BaseMessage]) -> str:
+    """The report of an analyst role from the tool results in its scratchpad."""
+    results = tool_results(messages)
+    if role == "Market Analyst":
+        signals, facts = market_signals(results)
+        intro = facts or ["No price data could be read from the tools."]
+        intro = [f"Technical reading of {ticker} from get_stock_data and get_indicators."] + intro
+        return _report(f"Market analysis of {ticker}", intro, signals, results)
+    if role == "Sentiment Analyst":
+        posts = _items(results, "get_social_posts")
+        news = _items(results, "get_news")
+        signals = [s for s in (_tone_signal("Social tone", posts, "posts"),
+                               _tone_signal("Company news tone", news, "headlines")) if s]
+        intro = [f"Mood around {ticker} in the week to {date}, from get_social_posts and get_news."]
+        extra = (["### Voices", ""] + _quotes(posts)) if posts else []
+        return _report(f"Sentiment analysis of {ticker}", intro, signals, results, extra)
+    if role == "News Analyst":
+        company = _items(results, "get_news")
+        macro = _items(results, "get_global_news")
+        signals = [s for s in (_tone_signal("Company news", company, "company headlines"),
+                               _tone_signal("Macro backdrop", macro, "global headlines")) if s]
+        intro = [f"News for {ticker} in the week to {date}, from get_news and get_global_news."]
+        extra: list[str] = []
+        if company:
+            extra += ["### Company headlines", ""] + _quotes(company) + [""]
+        if macro:
+            extra += ["### Macro headlines", ""] + _quotes(macro)
+        return _report(f"News analysis of {ticker}", intro, signals, results, extra)
+    if role == "Fundamentals Analyst":
+        fundamentals = _find(results, "get_fundamentals")
+        text = fundamentals.text if fundamentals and not fundamentals.missing else ""
+        signals = fundamentals_signals(text)
+        received = [r.label for r in results if not r.missing]
+        intro = [f"Fundamentals of {ticker} as of {date}. Data received from: {join_names(received)}."]
+        return _report(f"Fundamentals analysis of {ticker}", intro, signals, results)
+    # any other analyst-like role: list what the tools said
+    lines = [f"## Analysis of {ticker}", ""] + [f"- {r.label}: {clip(r.text, 300)}" for r in results]
+    return "\n".join(lines + ["", FOOTER])

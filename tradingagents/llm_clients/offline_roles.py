@@ -1,0 +1,545 @@
+"""The offline engine's debaters, managers, trader and reflection writer.
+
+They read the analyst reports' signal lines (``offline_common``) and the debate turns from their
+prompts and answer with text grounded in them:
+
+- **Bull / Bear**: lead with one of their side's signals — a different one each round — answer the
+  opponent's last point (the first of the opponent's signals their turn names in bold), weigh the
+  tally and apply the first past lesson.
+- **Research Manager**: the documented score → tier (``offline_common``), the strongest point of
+  each side, a plan for the Trader.
+- **Trader**: the plan's tier → BUY/HOLD/SELL, the last close from the recent prices, a stop two
+  ATRs away when the market report has the ATR.
+- **Risk analysts**: aggressive presses the trader's direction, conservative raises the risk flags
+  (RSI extremes, elevated volatility, opposing signals), neutral proposes staging; each answers the
+  others' last points and rotates its lead point by round.
+- **Portfolio Manager**: starts from the Research Manager's tier and moves it one notch toward Hold
+  when (a) a Buy/Sell faces an RSI extreme against it or elevated volatility, or (b) the newest
+  settled decision on this ticker in ``past_decisions`` took the same side and lost (negative alpha
+  for a bullish call, positive for a bearish one). Price target: last close ±10 % (Buy/Sell) or
+  ±5 % (Overweight/Underweight); none for Hold.
+- **Reflection**: was the call right (bullish with positive alpha, bearish with negative alpha,
+  Hold within ±2 %), citing the realised return and alpha as ``+x.x%``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tradingagents.llm_clients.offline_common import (
+    BEARISH_TIERS,
+    BULLISH_TIERS,
+    FOOTER,
+    OFFLINE_LABEL,
+    SCALE_TEXT,
+    TIER_ACTION,
+    Signal,
+    article,
+    clip,
+    date_of,
+    direction_of_tier,
+    instrument_of,
+    join_names,
+    proposal_in,
+    recommendation_in,
+    score_of,
+    signals_from_prompt,
+    tag,
+    toward_hold,
+)
+
+_PRICE_LINE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s*(-?\d+(?:\.\d+)?)\s*$", re.MULTILINE)
+_SETTLED_TAG_RE = re.compile(
+    r"\[(\d{4}-\d{2}-\d{2}) \| ([^|\]]+?) \| (Buy|Overweight|Hold|Underweight|Sell) \| "
+    r"([+-]\d+(?:\.\d+)?%) \| ([+-]\d+(?:\.\d+)?%) \| (\d+)d\]"
+)
+_BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
+
+
+def _first_lesson(text: str) -> str | None:
+    lessons = tag(text, "past_lessons")
+    if not lessons or lessons.startswith("No past lessons"):
+        return None
+    first = lessons.splitlines()[0]
+    first = re.sub(r"^\d+\.\s*", "", first)
+    first = re.sub(r"\s*\(similarity [^)]*\)\s*$", "", first)
+    return clip(first, 200) or None
+
+
+def _cited(turn: str, candidates: list[Signal]) -> Signal | None:
+    """The first of ``candidates`` that ``turn`` names in bold (the point the speaker pressed)."""
+    names = {s.name: s for s in candidates}
+    for match in _BOLD_RE.finditer(turn or ""):
+        if match.group(1).strip() in names:
+            return names[match.group(1).strip()]
+    return None
+
+
+def _pick(items: list[Signal], index: int) -> Signal | None:
+    return items[index % len(items)] if items else None
+
+
+def _last_close(text: str) -> tuple[str, float] | None:
+    rows = _PRICE_LINE_RE.findall(tag(text, "recent_prices"))
+    if not rows:
+        return None
+    day, close = rows[-1]
+    return day, float(close)
+
+
+def _atr(signals: list[Signal]) -> float | None:
+    for s in signals:
+        if s.name == "Volatility":
+            match = re.search(r"atr (-?\d[\d,]*(?:\.\d+)?)", s.detail)
+            if match:
+                return float(match.group(1).replace(",", ""))
+    return None
+
+
+def risk_flags(signals: list[Signal], tier: str) -> list[str]:
+    """Market readings that argue against acting at full size in ``tier``'s direction."""
+    flags = []
+    side = direction_of_tier(tier)
+    for s in signals:
+        if s.name == "RSI" and "overbought" in s.rest and side > 0:
+            flags.append(f"RSI overbought ({s.detail})")
+        if s.name == "RSI" and "oversold" in s.rest and side < 0:
+            flags.append(f"RSI oversold ({s.detail})")
+        if s.name == "Volatility" and "elevated" in s.rest and side != 0:
+            flags.append(f"elevated volatility ({s.detail})")
+    return flags
+
+
+# ---------------------------------------------------------------------------------------------
+# bull / bear
+
+
+def debate_turn(role: str, text: str) -> str:
+    bull = role == "Bull Researcher"
+    ticker = instrument_of(text)
+    signals = signals_from_prompt(text)
+    score = score_of(signals)
+    mine_dir, their_dir = ("bullish", "bearish") if bull else ("bearish", "bullish")
+    me, opponent_name = ("Bull Analyst", "bear") if bull else ("Bear Analyst", "bull")
+    mine = [s for s in signals if s.direction == mine_dir]
+    theirs = [s for s in signals if s.direction == their_dir]
+    round_no = tag(text, "debate_history").count(f"{me}:") + 1
+    lead = _pick(mine, round_no - 1)
+    support = _pick([s for s in mine if s != lead], round_no - 1)
+    parts: list[str] = [f"Round {round_no}."]
+
+    opponent = tag(text, "opponent_last_argument")
+    target = _cited(opponent, theirs) if opponent else None
+    if opponent and target:
+        counter = next((s for s in mine if s.source == target.source and s not in (lead, support)), None)
+        rebuttal = (
+            f"The {opponent_name} leans on {target.name} ({target.detail}), but that is one reading "
+            f"against {len(mine)} {mine_dir} ones"
+        )
+        if counter:
+            rebuttal += f", and {counter.name} in the same {counter.source} says otherwise: {counter.detail}"
+        parts.append(rebuttal + ".")
+    elif opponent:
+        parts.append(
+            f"The {opponent_name}'s last argument names no {their_dir} reading I can check in the reports, "
+            "so it does not change the evidence."
+        )
+
+    if lead:
+        parts.append(f"My main point this round is **{lead.name}** from the {lead.source}: {lead.detail}.")
+        if support:
+            parts.append(f"It is backed by **{support.name}**: {support.detail}.")
+    else:
+        parts.append(
+            f"No report gives a clearly {mine_dir} reading, so my case rests on the {score.neutral} neutral "
+            f"readings, which leave the {opponent_name} case unproven."
+        )
+    favours = score.net > 0 if bull else score.net < 0
+    stance = "owning" if bull else "avoiding"
+    if favours:
+        parts.append(
+            f"Across the four reports I count {score.bullish} bullish against {score.bearish} bearish signals "
+            f"({score.neutral} neutral), so the balance favours {stance} {ticker}."
+        )
+    else:
+        parts.append(
+            f"The tally of {score.bullish} bullish against {score.bearish} bearish signals ({score.neutral} "
+            f"neutral) is not on my side yet, which is why the points above deserve extra weight before "
+            f"{'giving up on' if bull else 'buying'} {ticker}."
+        )
+    lesson = _first_lesson(text)
+    if lesson:
+        parts.append(f"A past lesson applies here: {lesson}")
+    return " ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# research manager
+
+_PLAN_ACTIONS = {
+    "Buy": "Build a full position now; add on pullbacks toward the 50-day average while the trend holds.",
+    "Overweight": "Build half of the target position now and the rest once the leading signals confirm.",
+    "Hold": "Keep the current exposure; no new position until the signals lean clearly one way.",
+    "Underweight": "Trim the position by about half and avoid adding until the weak signals improve.",
+    "Sell": "Exit the position and stay out until the bearish signals reverse.",
+}
+
+
+def research_plan(text: str) -> str:
+    ticker = instrument_of(text)
+    signals = signals_from_prompt(text)
+    score = score_of(signals)
+    tier = score.tier
+    history = tag(text, "debate_history")
+    rounds = history.count("Bull Analyst:")
+    bulls = [s for s in signals if s.direction == "bullish"]
+    bears = [s for s in signals if s.direction == "bearish"]
+    bull_best = _cited(history, bulls) or (bulls[0] if bulls else None)
+    bear_best = _cited(history, bears) or (bears[0] if bears else None)
+    lines = [
+        f"**Recommendation**: {tier}",
+        "",
+        "### Scoring",
+        "",
+        f"{SCALE_TEXT} The reports carry {score.n} signals: {score.bullish} bullish, {score.bearish} bearish and "
+        f"{score.neutral} neutral, a net score of {score.net:+d} or {score.ratio:+.2f} per signal, hence "
+        f"{tier}.",
+        "",
+        "### The debate",
+        "",
+    ]
+    debate = f"After {rounds} round{'s' if rounds != 1 else ''} of debate, "
+    debate += (f"the bull's strongest point was **{bull_best.name}** ({bull_best.detail})"
+               if bull_best else "the bull had no clearly bullish reading to stand on")
+    debate += "; " + (f"the bear's strongest was **{bear_best.name}** ({bear_best.detail})."
+                      if bear_best else "the bear had no clearly bearish reading to stand on.")
+    if score.net > 0:
+        debate += f" The bull wins on the count of evidence, {score.bullish} readings to {score.bearish}."
+    elif score.net < 0:
+        debate += f" The bear wins on the count of evidence, {score.bearish} readings to {score.bullish}."
+    else:
+        debate += " Neither side wins on the count of evidence."
+    lines += [debate, "", "### Plan for the Trader", "", f"- {_PLAN_ACTIONS[tier]}"]
+    if bear_best and tier in BULLISH_TIERS:
+        lines.append(f"- Watch **{bear_best.name}**: if it worsens, cut the position back.")
+    if bull_best and tier in BEARISH_TIERS:
+        lines.append(f"- Watch **{bull_best.name}**: if it strengthens, stop reducing.")
+    lesson = _first_lesson(text)
+    if lesson:
+        lines += ["", "### Lessons applied", "", f"- {lesson}"]
+    lines += ["", f"Instrument: {ticker}.", "", FOOTER]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# trader
+
+_SIZES = {
+    "Buy": "a full position at the target weight",
+    "Overweight": "half of the target weight now, the rest on confirmation",
+    "Hold": "no change to the current exposure",
+    "Underweight": "trim the position by about half",
+    "Sell": "exit the whole position",
+}
+
+
+def trader_plan(text: str) -> str:
+    ticker = instrument_of(text)
+    signals = signals_from_prompt(text)
+    plan = tag(text, "investment_plan")
+    tier = recommendation_in(plan) or score_of(signals).tier
+    action = TIER_ACTION[tier]
+    last = _last_close(text)
+    atr = _atr(signals)
+    lines = [f"### Transaction proposal for {ticker}", ""]
+    intro = f"The Research Manager recommends **{tier}**."
+    if last:
+        intro += f" The last close was {last[1]:.2f} on {last[0]}."
+    else:
+        intro += " Recent prices were not available, so levels are left to the execution desk."
+    lines += [intro, "", f"- Action: {action} — {_SIZES[tier]}."]
+    if last and action != "HOLD":
+        lines.append(f"- Entry: near {last[1]:.2f}.")
+    if last and atr and action == "BUY":
+        lines.append(f"- Stop-loss: {last[1] - 2 * atr:.2f}, two ATRs ({atr:.2f}) below the last close.")
+    elif last and atr and action == "SELL":
+        lines.append(f"- Re-entry only above {last[1] + 2 * atr:.2f}, two ATRs ({atr:.2f}) above the last close.")
+    opposing = [s for s in signals if s.direction == ("bearish" if action == "BUY" else "bullish")]
+    if opposing and action != "HOLD":
+        change = "worsening" if action == "BUY" else "strengthening"
+        lines.append(f"- What would change my mind: **{opposing[0].name}** ({opposing[0].detail}) {change}.")
+    elif action == "HOLD":
+        lines.append("- What would change my mind: the signals leaning clearly one way in the next reports.")
+    lesson = _first_lesson(text)
+    if lesson:
+        lines.append(f"- Lesson applied: {lesson}")
+    lines += ["", FOOTER, "", f"FINAL TRANSACTION PROPOSAL: **{action}**"]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# risk analysts
+
+_RISK_SPEAKERS = {
+    "Aggressive Risk Analyst": ("Aggressive Analyst", "aggressive"),
+    "Conservative Risk Analyst": ("Conservative Analyst", "conservative"),
+    "Neutral Risk Analyst": ("Neutral Analyst", "neutral"),
+}
+
+
+def risk_turn(role: str, text: str) -> str:
+    speaker, key = _RISK_SPEAKERS[role]
+    ticker = instrument_of(text)
+    signals = signals_from_prompt(text)
+    score = score_of(signals)
+    action = proposal_in(tag(text, "trader_plan")) or "HOLD"
+    tier = recommendation_in(tag(text, "investment_plan")) or score.tier
+    round_no = tag(text, "debate_history").count(f"{speaker}:") + 1
+    with_dir = "bearish" if action == "SELL" else "bullish"
+    against_dir = "bullish" if action == "SELL" else "bearish"
+    supporting = [s for s in signals if s.direction == with_dir]
+    opposing = [s for s in signals if s.direction == against_dir]
+    flags = risk_flags(signals, tier if action != "HOLD" else ("Buy" if score.net >= 0 else "Sell"))
+    parts = [f"Round {round_no}."]
+
+    others = [k for k in ("aggressive", "conservative", "neutral") if k != key]
+    for other in others:
+        last = tag(text, f"{other}_last_argument")
+        if not last:
+            continue
+        cited = _cited(last, signals)
+        if cited is None:
+            continue
+        if key == "aggressive":
+            parts.append(f"The {other} analyst worries about {cited.name} ({cited.detail}); that risk is "
+                         f"priced in and sized for, while waiting costs the move.")
+        elif key == "conservative":
+            parts.append(f"The {other} analyst points to {cited.name} ({cited.detail}); one reading does not "
+                         f"pay for the drawdown if it is wrong.")
+        else:
+            parts.append(f"The {other} analyst's {cited.name} ({cited.detail}) is real but only part of the "
+                         f"picture.")
+
+    if key == "aggressive":
+        lead = _pick(supporting, round_no - 1)
+        if action == "HOLD":
+            parts.append(f"A HOLD on {ticker} leaves the {score.bullish} bullish readings unused; I would lean in.")
+        if lead:
+            parts.append(f"Act on the {action} with conviction: **{lead.name}** says {lead.detail}.")
+        parts.append(f"The reports hold {len(supporting)} {with_dir} readings against {len(opposing)} {against_dir}; "
+                     "full size captures the move.")
+    elif key == "conservative":
+        lead_flag = flags[(round_no - 1) % len(flags)] if flags else None
+        lead = _pick(opposing, round_no - 1)
+        if lead_flag:
+            parts.append(f"Before the {action} on {ticker}, mind the {lead_flag}.")
+        if lead:
+            parts.append(f"**{lead.name}** cuts against it: {lead.detail}.")
+        if not lead_flag and not lead:
+            parts.append(f"I see no flag against the {action} in the reports, but a stop and a moderate size "
+                         "still cost little.")
+        parts.append("I would halve the size and keep a tight stop.")
+    else:
+        lead = _pick(supporting, round_no) or _pick(opposing, round_no)
+        parts.append(f"The evidence on {ticker} is {score.bullish} bullish, {score.bearish} bearish and "
+                     f"{score.neutral} neutral readings, {article(tier)} {tier} case rather than an all-in one.")
+        if lead:
+            parts.append(f"**{lead.name}** ({lead.detail}) matters most to me this round.")
+        if flags:
+            parts.append(f"With {join_names(flags[:2])}, stage the {action}: half now, half on confirmation.")
+        else:
+            parts.append(f"Stage the {action}: start at half size and add as the signals confirm.")
+    return " ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# portfolio manager
+
+_TARGET_MOVE = {"Buy": 0.10, "Overweight": 0.05, "Underweight": -0.05, "Sell": -0.10}
+_HORIZON = {"Buy": "3-6 months", "Overweight": "3-6 months", "Hold": "1-3 months",
+            "Underweight": "1-3 months", "Sell": "1-3 months"}
+
+
+def _last_close_in_plan(text: str) -> float | None:
+    match = re.search(r"last close was (-?\d+(?:\.\d+)?)", tag(text, "trader_plan"))
+    return float(match.group(1)) if match else None
+
+
+def _past_same_ticker(text: str, ticker: str) -> tuple[str, str, str, str] | None:
+    """(date, rating, raw, alpha) of the newest settled decision on ``ticker`` in past_decisions."""
+    found = [m for m in _SETTLED_TAG_RE.finditer(tag(text, "past_decisions")) if m.group(2).strip() == ticker]
+    if not found:
+        return None
+    newest = max(found, key=lambda m: m.group(1))
+    return newest.group(1), newest.group(3), newest.group(4), newest.group(5)
+
+
+def portfolio_decision(text: str) -> dict[str, Any]:
+    ticker = instrument_of(text)
+    signals = signals_from_prompt(text)
+    score = score_of(signals)
+    plan_tier = recommendation_in(tag(text, "investment_plan")) or score.tier
+    action = proposal_in(tag(text, "trader_plan")) or TIER_ACTION[plan_tier]
+    tier = plan_tier
+    reasons: list[str] = []
+    flags = risk_flags(signals, tier)
+    if tier in ("Buy", "Sell") and flags:
+        tier = toward_hold(tier)
+        reasons.append(f"moderated from {plan_tier} to {tier} because of {join_names(flags)}")
+    past = _past_same_ticker(text, ticker)
+    past_sentence = "There is no settled decision on this ticker to learn from yet."
+    if past:
+        p_date, p_rating, p_raw, p_alpha = past
+        lost = (p_rating in BULLISH_TIERS and p_alpha.startswith("-")) or (
+            p_rating in BEARISH_TIERS and p_alpha.startswith("+") and p_alpha not in ("+0.0%",)
+        )
+        past_sentence = (f"The last settled call on {ticker}, {p_rating} on {p_date}, returned {p_raw} with alpha "
+                         f"{p_alpha}, so it was {'wrong' if lost else 'right'}.")
+        if lost and direction_of_tier(p_rating) == direction_of_tier(tier) and tier != "Hold":
+            before = tier
+            tier = toward_hold(tier)
+            reasons.append(f"moderated from {before} to {tier} because the last {p_rating} call on {ticker} lost "
+                           f"({p_alpha} alpha)")
+    bulls = [s for s in signals if s.direction == "bullish"]
+    bears = [s for s in signals if s.direction == "bearish"]
+    summary = (
+        f"{tier} on {ticker}: the analyst signals net {score.net:+d} ({score.bullish} bullish, {score.bearish} "
+        f"bearish, {score.neutral} neutral), the Research Manager recommended {plan_tier} and the Trader "
+        f"proposed {action}"
+    )
+    summary += f", {'; '.join(reasons)}." if reasons else "; the risk debate raised no reason to change it."
+    summary += f" Decided by the {OFFLINE_LABEL}."
+    thesis_parts = [
+        "For: " + (join_names([f"{s.name} ({s.detail})" for s in bulls[:3]]) if bulls else "no bullish reading") + ".",
+        "Against: " + (join_names([f"{s.name} ({s.detail})" for s in bears[:3]]) if bears else "no bearish reading")
+        + ".",
+    ]
+    conservative = tag(text, "risk_debate_history")
+    if "Conservative Analyst:" in conservative:
+        thesis_parts.append("The risk committee's conservative voice asked for a smaller size and a tight stop; "
+                            + ("the rating reflects it." if reasons else "the evidence outweighs it."))
+    thesis_parts.append(past_sentence)
+    lesson = _first_lesson(text)
+    if lesson:
+        thesis_parts.append(f"Lesson applied: {lesson}")
+    thesis_parts.append(f"Scoring: {SCALE_TEXT}")
+    close = _last_close_in_plan(text)
+    target = round(close * (1 + _TARGET_MOVE[tier]), 2) if close and tier in _TARGET_MOVE else None
+    return {
+        "rating": tier,
+        "executive_summary": summary,
+        "investment_thesis": " ".join(thesis_parts),
+        "price_target": target,
+        "time_horizon": _HORIZON[tier],
+    }
+
+
+def portfolio_text(text: str) -> str:
+    d = portfolio_decision(text)
+    parts = [f"**Rating**: {d['rating']}", "### Executive Summary\n\n" + d["executive_summary"],
+             "### Investment Thesis\n\n" + d["investment_thesis"]]
+    extras = []
+    if d["price_target"] is not None:
+        extras.append(f"**Price target**: {d['price_target']:.2f}")
+    extras.append(f"**Time horizon**: {d['time_horizon']}")
+    return "\n\n".join(parts + ["\n".join(extras)])
+
+
+# ---------------------------------------------------------------------------------------------
+# reflection
+
+_OUTCOME_RE = {
+    "rating": re.compile(r"^Rating:\s*(Buy|Overweight|Hold|Underweight|Sell)\b", re.M),
+    "raw": re.compile(r"^Realised return:\s*([+-]\d+(?:\.\d+)?%)", re.M),
+    "holding": re.compile(r"^Realised return:[^\n]*?over (\d+) trading day", re.M),
+    "alpha": re.compile(r"^Alpha vs benchmark:\s*([+-]\d+(?:\.\d+)?%)", re.M),
+}
+
+
+def outcome_of(text: str) -> dict[str, str]:
+    out = {}
+    for key, regex in _OUTCOME_RE.items():
+        match = regex.search(text)
+        out[key] = match.group(1) if match else ""
+    return out
+
+
+def _pct_value(text: str) -> float:
+    try:
+        return float(text.rstrip("%")) / 100
+    except ValueError:
+        return 0.0
+
+
+def call_was_right(rating: str, alpha: float) -> bool:
+    """Bullish calls need positive alpha, bearish calls negative alpha, Hold an alpha within ±2 %."""
+    if rating in BULLISH_TIERS:
+        return alpha > 0
+    if rating in BEARISH_TIERS:
+        return alpha < 0
+    return abs(alpha) <= 0.02
+
+
+def reflection(text: str) -> str:
+    ticker, date = instrument_of(text), date_of(text)
+    o = outcome_of(text)
+    rating = o["rating"] or "Hold"
+    alpha = _pct_value(o["alpha"])
+    right = call_was_right(rating, alpha)
+    holding = o["holding"] or "the"
+    signals = signals_from_prompt(text)
+    side = "bullish" if rating in BULLISH_TIERS else "bearish" if rating in BEARISH_TIERS else None
+    leaned = [s.name for s in signals if side and s.direction == side][:2]
+    against = [s.name for s in signals if side and s.direction not in (side, "neutral")][:2]
+    first = (f"The {rating} call on {ticker} of {date} was {'right' if right else 'wrong'}: over {holding} trading "
+             f"days the stock returned {o['raw'] or 'an unknown amount'} with an alpha of {o['alpha'] or 'unknown'} "
+             f"against its benchmark.")
+    if leaned:
+        second = f"The decision leaned on {join_names(leaned)}."
+    else:
+        second = "The decision rested on a balanced set of signals."
+    if right:
+        third = "Keep weighting these signals the same way in comparable setups."
+    elif against:
+        third = f"Next time, give more weight to {join_names(against)} before taking a {rating} stance."
+    else:
+        third = f"Next time, demand a second confirming signal before taking a {rating} stance."
+    return " ".join([first, second, third])
+
+
+def role_lessons(text: str) -> str:
+    ticker = instrument_of(text)
+    o = outcome_of(text)
+    rating = o["rating"] or "Hold"
+    alpha_text = o["alpha"] or "+0.0%"
+    alpha = _pct_value(alpha_text)
+    right = call_was_right(rating, alpha)
+    signals = signals_from_prompt(text)
+    bulls = join_names([s.name for s in signals if s.direction == "bullish"][:2]) or "the bullish readings"
+    bears = join_names([s.name for s in signals if s.direction == "bearish"][:2]) or "the bearish readings"
+    up = alpha > 0
+    action = TIER_ACTION[rating]
+    lines = [
+        "Bull Researcher: " + (f"Bullish readings such as {bulls} paid off on {ticker} ({alpha_text} alpha); press them "
+                               "when they recur." if up else
+                               f"Bullish readings such as {bulls} did not pay off on {ticker} ({alpha_text} alpha); "
+                               "ask for confirmation before leaning on them."),
+        "Bear Researcher: " + (f"Bearish readings such as {bears} were borne out on {ticker} ({alpha_text} alpha); "
+                               "press them when they recur." if not up else
+                               f"Bearish readings such as {bears} did not play out on {ticker} ({alpha_text} alpha); "
+                               "weigh them against the trend next time."),
+        "Trader: " + (f"The {action} on {ticker} was right ({o['raw'] or 'n/a'} return, {alpha_text} alpha); keep the "
+                      "sizing." if right else
+                      f"The {action} on {ticker} was wrong ({o['raw'] or 'n/a'} return, {alpha_text} alpha); size "
+                      "smaller and use tighter stops in a similar setup."),
+        "Research Manager: " + (f"Recommending {rating} on this evidence was right ({alpha_text} alpha)."
+                                if right else
+                                f"Recommending {rating} on this evidence was wrong ({alpha_text} alpha); weigh the "
+                                "losing side's strongest point more."),
+        "Portfolio Manager: " + (f"The final {rating} on {ticker} was right ({alpha_text} alpha); similar evidence "
+                                 "deserves similar conviction." if right else
+                                 f"The final {rating} on {ticker} was wrong ({alpha_text} alpha); moderate toward "
+                                 "Hold when the evidence is this mixed."),
+    ]
+    return "\n".join(lines)
