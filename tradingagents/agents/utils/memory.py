@@ -77,6 +77,9 @@ __all__ = [
     "validate_memory_name",
 ]
 
+# filelock polls a contended lock; its 50 ms default makes 8 busy writers crawl.
+_LOCK_POLL_S = 0.002
+
 ROLE_NAMES = ("bull_memory", "bear_memory", "trader_memory", "invest_judge_memory", "risk_manager_memory")
 
 # ============================================================================ tokenising
@@ -231,7 +234,7 @@ class FinancialSituationMemory:
         self.path = Path(cfg["memory_dir"]) / f"{self.name}.jsonl"
         self.problems: list[str] = []
         self._lock = threading.RLock()
-        self._file_lock = FileLock(str(self.path) + ".lock")
+        self._file_lock = FileLock(str(self.path) + ".lock", poll_interval=_LOCK_POLL_S)
         self._reset()
         with self._lock:
             self._sync()
@@ -632,7 +635,7 @@ class TradingMemoryLog:
         self.max_entries: int | None = max_entries
         self.problems: list[str] = []
         self._lock = threading.RLock()
-        self._file_lock = FileLock(str(self.path) + ".lock")
+        self._file_lock = FileLock(str(self.path) + ".lock", poll_interval=_LOCK_POLL_S)
         self._cache_sig: tuple | None = None
         self._cache: list[_Block] = []
 

@@ -1,0 +1,1 @@
+"""Helper scripts that the memory tests run as real subprocesses."""
