@@ -631,7 +631,7 @@ class DemoProvider(MarketDataProvider):
                     + _pick(["Treasury yields moved sharply", "the dollar swung against major currencies",
                              "oil prices moved more than 3%", "investors rotated between growth and value"],
                             "macro", day.date()) + ".", "market"))
-            if day.dayofweek == 4:
+            if day.day_of_week == 4:
                 wret = float(df["Close"].iloc[i] / df["Close"].iloc[i - 5] - 1.0)
                 items.append(self._item(
                     day, "17:00:00", f"Weekly wrap: S&P 500 proxy {wret * 100:+.1f}% this week",
@@ -640,11 +640,11 @@ class DemoProvider(MarketDataProvider):
                     jobs = int(150 + 120 * float(_rng("jobs", day.date()).standard_normal()))
                     items.append(self._item(day, "08:30:00", f"Payrolls report: economy adds {jobs}k jobs",
                                             "The monthly employment report shaped rate expectations.", "macro"))
-            if 10 <= day.day <= 14 and day.dayofweek == 2:
+            if 10 <= day.day <= 14 and day.day_of_week == 2:
                 cpi = 2.5 + 1.2 * float(_rng("cpi", day.year, day.month).standard_normal())
                 items.append(self._item(day, "08:30:00", f"Consumer prices rise {cpi:.1f}% year on year",
                                         "The inflation print fed into the rate outlook.", "macro"))
-            if day.month in (1, 3, 5, 6, 7, 9, 11, 12) and 15 <= day.day <= 21 and day.dayofweek == 2:
+            if day.month in (1, 3, 5, 6, 7, 9, 11, 12) and 15 <= day.day <= 21 and day.day_of_week == 2:
                 u = _unit("fed", day.year, day.month)
                 act = "holds rates steady" if u < 0.6 else ("cuts rates by 25 bp" if u < 0.8 else "raises rates by 25 bp")
                 items.append(self._item(day, "14:00:00", f"Central bank {act}",
