@@ -83,15 +83,21 @@ with add_tab:
         st.success(f"Added to the {ROLES[role].lower()}'s memory.")
 
 
-@st.dialog("Clear this memory?")
+def _dismiss_clear() -> None:
+    st.session_state.pop("clear_pending", None)
+
+
+@st.dialog("Clear this memory?", on_dismiss=_dismiss_clear)
 def confirm_clear(role: str) -> None:
     st.write(f"This deletes all {counts[role]} lesson(s) of the **{ROLES[role]}**. It cannot be undone.")
     a, b = st.columns(2)
     if a.button("Yes, clear it", type="primary", key="confirm_clear_yes"):
         memory(role).clear()
         st.session_state["mem_cleared"] = role
+        _dismiss_clear()
         st.rerun()
     if b.button("Cancel", key="confirm_clear_no"):
+        _dismiss_clear()
         st.rerun()
 
 
@@ -100,4 +106,6 @@ with clear_tab:
         st.success(f"The {ROLES[role].lower()}'s memory is now empty.")
     st.write(f"The {ROLES[role].lower()} holds {counts[role]} lesson(s).")
     if st.button("Clear this role's memory…", disabled=counts[role] == 0, key="clear_role"):
+        st.session_state["clear_pending"] = role
+    if st.session_state.get("clear_pending") == role:
         confirm_clear(role)

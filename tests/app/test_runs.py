@@ -1,0 +1,125 @@
+"""The run registry with the real offline engine: background run, progress, stop/resume, failure."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from studio.runs import RunRegistry
+from tradingagents.agents.utils.rating import RATINGS_5_TIER
+from tradingagents.default_config import resolve_config
+from tradingagents.validation import ValidationError
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_offline_run_in_background_with_progress(ta_home):
+    reg = RunRegistry()
+    run_id = reg.start("nvda", "2024-05-10", ["news", "market"], {"max_debate_rounds": 2})
+    handle = reg.get(run_id)
+    assert handle.ticker == "NVDA" and handle.analysts == ["market", "news"]
+    assert handle.wait(120), "the run did not finish"
+    assert handle.status == "finished", handle.error
+    assert handle.rating in RATINGS_5_TIER
+    assert handle.final_state["final_trade_decision"].startswith(f"**Rating**: {handle.rating}")
+    assert handle.results_path and (ta_home / "results" / "NVDA" / "2024-05-10").is_dir()
+    p = handle.progress()
+    assert [a.status for a in p.agents] == ["done"] * len(p.agents)
+    assert [a.agent for a in p.agents][:2] == ["Market Analyst", "News Analyst"]
+    assert all(a.started <= a.finished for a in p.agents)
+    assert p.fraction == 1.0 and p.current is None
+    assert p.counters["llm_calls"] > 0 and p.counters["tool_calls"] == len(p.tool_calls) > 0
+    assert {"market_report", "news_report", "final_trade_decision"} <= set(p.reports)
+    assert "sentiment_report" not in p.reports
+    # 2 debate rounds: bull and bear each spoke twice
+    bull = next(a for a in p.agents if a.agent == "Bull Researcher")
+    assert bull.runs == 2
+    assert p.elapsed_s > 0
+    assert reg.list()[0] is handle
+    assert reg.stop(run_id) is False  # nothing to stop any more
+    assert reg.resume(run_id) is False  # nor to resume
+
+
+def test_validation_starts_nothing():
+    reg = RunRegistry()
+    with pytest.raises(ValidationError, match="not allowed"):
+        reg.start("NV/DA", "2024-05-10", ["market"])
+    with pytest.raises(ValidationError, match="future"):
+        reg.start("NVDA", "2999-01-01", ["market"])
+    with pytest.raises(ValidationError, match="at least one analyst"):
+        reg.start("NVDA", "2024-05-10", [])
+    with pytest.raises(ValidationError, match="between 1 and 10"):
+        reg.start("NVDA", "2024-05-10", ["market"], {"max_debate_rounds": 99})
+    assert reg.list() == []
+
+
+def test_stop_between_nodes_then_resume_from_checkpoint(ta_home):
+    from studio.runs import _default_graph_factory
+
+    holder: dict[str, object] = {}
+
+    def factory(**kwargs):
+        """The real engine; the user presses Stop as soon as the market analyst has finished once."""
+        graph = _default_graph_factory(**kwargs)
+        real = graph.propagate
+
+        def propagate(*args, on_event, should_stop):
+            def spy(ev):
+                on_event(ev)
+                if ev.kind == "node_finished" and ev.node == "Market Analyst":
+                    holder["reg"].stop(holder["id"])
+            return real(*args, on_event=spy, should_stop=should_stop)
+
+        graph.propagate = propagate
+        return graph
+
+    reg = RunRegistry(graph_factory=factory)
+    holder["reg"] = reg
+    run_id = holder["id"] = reg.start("AAPL", "2024-05-10", ["market"])
+    handle = reg.get(run_id)
+    assert handle.wait(120)
+    assert handle.status == "stopped" and handle.resumable
+    before = handle.progress()
+    assert before.current is None and 0 < before.fraction < 1.0
+    assert not any(e.kind == "node_started" and e.agent == "Portfolio Manager" for e in handle.events)
+    assert any(e.kind == "run_stopped" for e in handle.events)
+    n_market = sum(1 for e in handle.events if e.kind == "node_started" and e.node == "Market Analyst")
+    holder["reg"] = RunRegistry()  # no more stopping
+    assert reg.resume(run_id) is True
+    assert handle.wait(120)
+    assert handle.status == "finished", handle.error
+    assert handle.rating in RATINGS_5_TIER and handle.attempts == 2
+    starts = [e for e in handle.events if e.kind == "run_started"]
+    assert len(starts) == 2 and starts[1].data.get("resumed") is True
+    # the resumed run continued after the finished node instead of starting over
+    after = [e for e in handle.events[handle.events.index(starts[1]):] if e.kind == "node_started"]
+    assert after[0].node != "Market Analyst" and n_market == 1
+    assert all(a.status == "done" for a in handle.progress().agents)
+
+
+def test_failed_run_shows_error_without_the_key_and_can_resume(ta_home):
+    key = "sk-test-VERYSECRET-0123456789"
+    reg = RunRegistry()
+    cfg = {"llm_provider": "openai_compatible", "backend_url": f"http://127.0.0.1:{_closed_port()}/v1",
+           "llm_max_retries": 0, "llm_timeout": 2.0, "quick_think_llm": "m", "deep_think_llm": "m"}
+    run_id = reg.start("MSFT", "2024-05-10", ["market"], cfg, api_key=key)
+    handle = reg.get(run_id)
+    assert handle.wait(120)
+    assert handle.status == "failed"
+    assert handle.error and key not in handle.error
+    assert handle.resumable
+    assert key not in repr(handle) and "api_key" not in handle.config
+    assert resolve_config(handle.config)["llm_provider"] == "openai_compatible"
+    for path in ta_home.rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
+    # resume runs it again (and fails again the same way, since the server is still down)
+    assert reg.resume(run_id) is True
+    assert handle.wait(120) and handle.status == "failed" and handle.attempts == 2
