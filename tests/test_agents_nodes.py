@@ -1,0 +1,340 @@
+"""Each agent node factory's state-update contract, run with the real offline engine and data tools."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.prebuilt import ToolNode
+
+from tradingagents.agents import (
+    create_aggressive_debator,
+    create_bear_researcher,
+    create_bull_researcher,
+    create_conservative_debator,
+    create_fundamentals_analyst,
+    create_market_analyst,
+    create_msg_delete,
+    create_neutral_debator,
+    create_news_analyst,
+    create_portfolio_manager,
+    create_research_manager,
+    create_social_media_analyst,
+    create_trader,
+)
+from tradingagents.agents.utils.agent_states import AgentState
+from tradingagents.agents.utils.memory import FinancialSituationMemory
+from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
+from tradingagents.dataflows.tools import get_analyst_tools
+from tradingagents.graph.propagation import Propagator
+from tradingagents.llm_clients.offline import OFFLINE_LABEL, OfflineChatModel
+
+TICKER, DATE = "NVDA", "2024-05-10"
+ANALYSTS = {
+    "market": (create_market_analyst, "market_report", "Market Analyst"),
+    "social": (create_social_media_analyst, "sentiment_report", "Sentiment Analyst"),
+    "news": (create_news_analyst, "news_report", "News Analyst"),
+    "fundamentals": (create_fundamentals_analyst, "fundamentals_report", "Fundamentals Analyst"),
+}
+
+
+class PromptRecorder(BaseCallbackHandler):
+    """Keeps every message list a chat model was called with (a real LangChain callback)."""
+
+    def __init__(self) -> None:
+        self.calls: list[list] = []
+
+    def on_chat_model_start(self, serialized, messages, **kwargs):
+        self.calls.extend(messages)
+
+    def system_prompts(self) -> list[str]:
+        return [m.content for call in self.calls for m in call if m.type == "system"]
+
+    def texts(self) -> list[str]:
+        return ["\n".join(str(m.content) for m in call) for call in self.calls]
+
+
+def analyst_graph(key: str, llm, config: dict | None = None, *, clear: bool = True):
+    """agent ⇄ ToolNode (the real data tools of this analyst) [→ Msg Clear] → END."""
+    factory, _, name = ANALYSTS[key]
+    tools = get_analyst_tools(key, config or {}, as_of=DATE)
+    graph = StateGraph(AgentState)
+    graph.add_node(name, factory(llm, tools, config))
+    graph.add_node("tools", ToolNode(tools))
+    graph.add_edge(START, name)
+    after = "clear" if clear else END
+    graph.add_conditional_edges(
+        name, lambda s: "tools" if s["messages"][-1].tool_calls else "done", {"tools": "tools", "done": after}
+    )
+    graph.add_edge("tools", name)
+    if clear:
+        graph.add_node("clear", create_msg_delete())
+        graph.add_edge("clear", END)
+    return graph.compile()
+
+
+def analysed_state(llm=None, config: dict | None = None, ticker: str = TICKER, date: str = DATE) -> dict:
+    """The initial state after the four analysts ran (sequentially, with their Msg Clear nodes)."""
+    llm = llm or OfflineChatModel()
+    state = Propagator().create_initial_state(ticker, date, instrument_context=f"{ticker} — test instrument")
+    for key in ANALYSTS:
+        state = analyst_graph(key, llm, config).invoke(state)
+    return state
+
+
+def run_rest(state: dict, llm, config: dict | None = None, memories: dict | None = None, rounds: int = 1) -> dict:
+    """Bull/Bear for ``rounds``, Research Manager, Trader, one risk round, Portfolio Manager."""
+    mem = memories or {}
+    nodes = []
+    for _ in range(rounds):
+        nodes += [create_bull_researcher(llm, mem.get("bull"), config), create_bear_researcher(llm, mem.get("bear"), config)]
+    nodes += [
+        create_research_manager(llm, mem.get("judge"), config),
+        create_trader(llm, mem.get("trader"), config),
+        create_aggressive_debator(llm, config),
+        create_conservative_debator(llm, config),
+        create_neutral_debator(llm, config),
+        create_portfolio_manager(llm, mem.get("risk"), config),
+    ]
+    for node in nodes:
+        state = {**state, **node(state)}
+    return state
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TRADINGAGENTS_HOME", str(tmp_path_factory.mktemp("agents_home")))
+        yield analysed_state()
+
+
+def test_analyst_first_turn_calls_tools_then_writes_its_report():
+    llm = OfflineChatModel()
+    tools = get_analyst_tools("market", {}, as_of=DATE)
+    node = create_market_analyst(llm, tools)
+    state = Propagator().create_initial_state(TICKER, DATE)
+    first = node(state)
+    assert first["sender"] == "Market Analyst"
+    assert "market_report" not in first
+    calls = first["messages"][0].tool_calls
+    assert {c["name"] for c in calls} == {"get_stock_data", "get_indicators"}
+    by_name = {t.name: t for t in tools}
+    for call in calls:
+        by_name[call["name"]].args_schema.model_validate(call["args"])  # valid for the tool's schema
+        assert call["args"].get("symbol") == TICKER
+        assert max(v for k, v in call["args"].items() if k.endswith("date")) == DATE
+    results = [by_name[call["name"]].invoke(call) for call in calls]  # a ToolCall in → a ToolMessage out
+    assert len(results) == len(calls) and all(isinstance(m, ToolMessage) for m in results)
+    second = node({**state, "messages": state["messages"] + first["messages"] + results})
+    assert not second["messages"][0].tool_calls
+    assert second["market_report"] == second["messages"][0].content
+    assert "close_50_sma" in second["market_report"]
+
+
+def test_four_analysts_write_reports_and_each_msg_clear_leaves_one_placeholder(analysed):
+    for _, key, _name in ANALYSTS.values():
+        assert analysed[key].strip(), key
+        assert OFFLINE_LABEL in analysed[key]
+    assert analysed["sender"] == "Fundamentals Analyst"
+    messages = analysed["messages"]
+    assert len(messages) == 1 and isinstance(messages[0], HumanMessage)
+    assert TICKER in messages[0].content and DATE in messages[0].content
+
+
+def test_msg_delete_removes_every_message_and_adds_one_placeholder():
+    old = [HumanMessage("start", id="h1"), AIMessage("", id="a1"), ToolMessage("x", tool_call_id="c", id="t1")]
+    state = {"messages": old, "company_of_interest": "7203.T", "trade_date": "2024-01-05", "sender": "News Analyst"}
+    update = create_msg_delete()(state)
+    merged = add_messages(old, update["messages"])
+    assert len(merged) == 1
+    assert merged[0].content == "Continue the analysis of 7203.T as of 2024-01-05."
+    assert merged[0].id not in {"h1", "a1", "t1"}
+    # a second clear (next analyst) removes the first placeholder too
+    again = add_messages(merged, create_msg_delete()({**state, "messages": merged, "sender": "Fundamentals Analyst"})["messages"])
+    assert len(again) == 1 and again[0].id != merged[0].id
+
+
+def test_bull_and_bear_turns_update_the_debate_state(analysed):
+    llm = OfflineChatModel()
+    state = {**analysed, "investment_debate_state": {**analysed["investment_debate_state"], "judge_decision": "kept"}}
+    state = {**state, **create_bull_researcher(llm, None)(state)}
+    debate = state["investment_debate_state"]
+    assert debate["count"] == 1 and debate["current_response"].startswith("Bull Analyst: ")
+    assert debate["history"] == debate["bull_history"] == debate["current_response"]
+    assert debate["bear_history"] == "" and debate["judge_decision"] == "kept"
+    state = {**state, **create_bear_researcher(llm, None)(state)}
+    debate = state["investment_debate_state"]
+    assert debate["count"] == 2 and debate["current_response"].startswith("Bear Analyst: ")
+    assert debate["bear_history"] == debate["current_response"]
+    assert debate["history"].splitlines() == [debate["bull_history"], debate["bear_history"]]
+    assert debate["judge_decision"] == "kept"
+
+
+def test_later_rounds_differ_and_answer_the_opponents_last_point(analysed):
+    llm = OfflineChatModel()
+    bull, bear = create_bull_researcher(llm, None), create_bear_researcher(llm, None)
+    state = dict(analysed)
+    turns = []
+    for node in (bull, bear, bull, bear):
+        state = {**state, **node(state)}
+        turns.append(state["investment_debate_state"]["current_response"])
+    assert turns[0] != turns[2] and turns[1] != turns[3]
+    lead = re.compile(r"My main point this round is \*\*([^*]+)\*\*")
+    bull_lead_1, bear_lead_1 = lead.search(turns[0]).group(1), lead.search(turns[1]).group(1)
+    assert bull_lead_1 in turns[1].split("My main point")[0]  # the bear answers the bull's point first
+    assert bear_lead_1 in turns[2].split("My main point")[0]  # and the bull answers the bear's
+    assert lead.search(turns[2]).group(1) != bull_lead_1  # a new point in round two
+    assert state["investment_debate_state"]["count"] == 4
+
+
+def test_researchers_read_their_top_memories(analysed):
+    rec = PromptRecorder()
+    llm = OfflineChatModel(callbacks=[rec])
+    memory = FinancialSituationMemory("bull_memory")
+    memory.add_situations(
+        [
+            (analysed["market_report"], "Trim into strength when RSI runs hot after earnings."),
+            ("Quiet utilities market with falling volumes", "Ignore utilities noise."),
+        ]
+    )
+    update = create_bull_researcher(llm, memory)(analysed)
+    prompt = rec.texts()[-1]
+    assert "Trim into strength when RSI runs hot after earnings." in prompt
+    assert "A past lesson applies here: Trim into strength" in update["investment_debate_state"]["current_response"]
+
+
+def test_research_manager_writes_plan_with_recommendation_and_judge_decision(analysed):
+    llm = OfflineChatModel()
+    state = {**analysed, **create_bull_researcher(llm, None)(analysed)}
+    state = {**state, **create_bear_researcher(llm, None)(state)}
+    update = create_research_manager(llm, None)(state)
+    plan = update["investment_plan"]
+    match = re.search(r"\*\*Recommendation\*\*: (\w+)", plan)
+    assert match and match.group(1) in RATINGS_5_TIER
+    assert parse_rating(plan) == match.group(1)
+    debate = update["investment_debate_state"]
+    assert debate["judge_decision"] == plan
+    assert debate["history"] == state["investment_debate_state"]["history"] and debate["count"] == 2
+
+
+def test_trader_reads_plan_reports_and_recent_prices_up_to_the_date(analysed):
+    rec = PromptRecorder()
+    llm = OfflineChatModel(callbacks=[rec])
+    state = {**analysed, "investment_plan": "**Recommendation**: Overweight\n\nBuild gradually."}
+    update = create_trader(llm, None)(state)
+    assert update["sender"] == "Trader"
+    plan = update["trader_investment_plan"]
+    assert plan.rstrip().endswith("FINAL TRANSACTION PROPOSAL: **BUY**")  # Overweight → BUY
+    prompt = rec.texts()[-1]
+    assert "Build gradually." in prompt and analysed["market_report"].strip() in prompt
+    prices = re.search(r"<recent_prices>\n(.*?)\n</recent_prices>", prompt, re.S).group(1)
+    days = re.findall(r"^(\d{4}-\d{2}-\d{2}): \d", prices, re.M)
+    assert len(days) == 5 and max(days) <= DATE
+    assert re.search(rf"last close was (\S+) on {days[-1]}", plan)
+
+
+def test_trader_says_when_prices_are_unavailable(tmp_path):
+    rec = PromptRecorder()
+    config = {"data_vendor": "csv", "csv_data_dir": str(tmp_path / "empty")}
+    state = Propagator().create_initial_state(TICKER, DATE)
+    update = create_trader(OfflineChatModel(callbacks=[rec]), None, config)(state)
+    prompt = rec.texts()[-1]
+    prices = re.search(r"<recent_prices>\n(.*?)\n</recent_prices>", prompt, re.S).group(1)
+    assert prices.startswith(("DATA_UNAVAILABLE:", "NO_DATA_AVAILABLE:"))
+    assert update["trader_investment_plan"].rstrip().endswith("FINAL TRANSACTION PROPOSAL: **HOLD**")
+
+
+def test_risk_analysts_rotate_and_update_latest_speaker(analysed):
+    llm = OfflineChatModel()
+    state = run_rest(dict(analysed), llm)  # one full pass, then check the risk state
+    risk = state["risk_debate_state"]
+    assert risk["count"] == 3 and risk["latest_speaker"] == "Neutral"
+    for key, prefix in (("aggressive", "Aggressive Analyst: "), ("conservative", "Conservative Analyst: "),
+                        ("neutral", "Neutral Analyst: ")):
+        assert risk[f"current_{key}_response"].startswith(prefix)
+        assert risk[f"{key}_history"] == risk[f"current_{key}_response"]
+    assert [line.split(":")[0] for line in risk["history"].splitlines()] == [
+        "Aggressive Analyst", "Conservative Analyst", "Neutral Analyst"]
+    # a second round: each speaker answers and says something new
+    again = dict(state)
+    for factory, speaker in ((create_aggressive_debator, "Aggressive"), (create_conservative_debator, "Conservative"),
+                             (create_neutral_debator, "Neutral")):
+        again = {**again, **factory(llm)(again)}
+        assert again["risk_debate_state"]["latest_speaker"] == speaker
+    assert again["risk_debate_state"]["count"] == 6
+    for key in ("aggressive", "conservative", "neutral"):
+        assert again["risk_debate_state"][f"current_{key}_response"] != risk[f"current_{key}_response"]
+
+
+def test_portfolio_manager_renders_structured_decision(analysed):
+    llm = OfflineChatModel()
+    state = run_rest(dict(analysed), llm)
+    final = state["final_trade_decision"]
+    rating = re.match(r"\*\*Rating\*\*: (\w+)\n", final).group(1)
+    assert rating in RATINGS_5_TIER and parse_rating(final) == rating
+    assert "### Executive Summary" in final and "### Investment Thesis" in final
+    assert "**Time horizon**:" in final
+    assert state["risk_debate_state"]["judge_decision"] == final
+    assert state["risk_debate_state"]["count"] == 3  # the PM does not take a turn
+
+
+def test_portfolio_manager_reads_past_context_and_learns_from_a_lost_call(analysed):
+    rec = PromptRecorder()
+    llm = OfflineChatModel(callbacks=[rec])
+    state = {
+        **analysed,
+        "investment_plan": "**Recommendation**: Overweight\n\nAdd gradually.",
+        "trader_investment_plan": "Buy half now.\n\nFINAL TRANSACTION PROPOSAL: **BUY**",
+    }
+    pm = create_portfolio_manager(llm, None)
+    fresh = pm(state)["final_trade_decision"]
+    assert fresh.startswith("**Rating**: Overweight")
+    past = ("[2024-04-01 | NVDA | Buy | -3.0% | -4.1% | 5d]\n\nDECISION:\nBuy.\n\nREFLECTION:\nWrong call.")
+    burned = pm({**state, "past_context": past})["final_trade_decision"]
+    assert past.splitlines()[0] in rec.texts()[-1]
+    assert burned.startswith("**Rating**: Hold")
+    assert "-4.1%" in burned
+    # another ticker's loss does not count
+    other = pm({**state, "past_context": past.replace("NVDA", "AAPL")})["final_trade_decision"]
+    assert other.startswith("**Rating**: Overweight")
+
+
+def test_portfolio_manager_falls_back_to_text_when_json_schema_is_unsupported(analysed):
+    from tests.fake_openai import FakeOpenAIServer, Fault
+    from tradingagents.llm_clients.factory import create_llm
+    from tradingagents.llm_clients.structured import forget_json_schema_support
+
+    forget_json_schema_support()
+    with FakeOpenAIServer(rating="Underweight") as server:
+        server.inject(Fault.no_json_schema())
+        llm = create_llm({"llm_provider": "openai_compatible", "backend_url": server.base_url,
+                          "llm_max_retries": 0}, "deep")
+        update = create_portfolio_manager(llm, None)(dict(analysed))
+        bodies = list(server.requests)
+    forget_json_schema_support()
+    final = update["final_trade_decision"]
+    assert final.startswith("**Rating**: Underweight\n\n### Executive Summary")
+    assert update["risk_debate_state"]["judge_decision"] == final
+    assert any("response_format" in b or b.get("tool_choice") for b in bodies)  # tried structured first
+    assert "response_format" not in bodies[-1] and not bodies[-1].get("tools")  # then plain text
+
+
+def test_every_prompt_names_instrument_and_date_and_honours_the_language(analysed):
+    rec = PromptRecorder()
+    llm = OfflineChatModel(callbacks=[rec])
+    config = {"output_language": "Français"}
+    state = analysed_state(llm, config)
+    run_rest(state, llm, config)
+    systems = rec.system_prompts()
+    assert len(systems) == 4 * 2 + 8  # analysts (two calls each) and the eight later nodes
+    for prompt in systems:
+        assert f"Instrument: {TICKER}" in prompt and f"Analysis date: {DATE}" in prompt
+        assert "Instrument context: NVDA — test instrument" in prompt
+        assert "Write your entire answer in Français" in prompt
+    english = PromptRecorder()
+    run_rest(dict(analysed), OfflineChatModel(callbacks=[english]), {"output_language": "English"})
+    assert english.system_prompts() and not any("Write your entire answer" in p for p in english.system_prompts())
