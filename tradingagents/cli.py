@@ -168,7 +168,7 @@ def _classify(exc: BaseException) -> int:
     from tradingagents.validation import ValidationError
 
     try:
-        from tradingagents.dataflows import ProviderUnavailable
+        from tradingagents.dataflows.interface import ProviderUnavailable
     except ImportError:  # pragma: no cover - data layer always present in a full install
         ProviderUnavailable = ()  # type: ignore[assignment]  # noqa: N806
     if isinstance(exc, LLMConfigError):

@@ -256,7 +256,7 @@ class TradingAgentsGraph:
         return self._reflector
 
     def _provider(self):
-        from tradingagents.dataflows import get_provider
+        from tradingagents.dataflows.interface import get_provider
 
         return get_provider(self.config)
 

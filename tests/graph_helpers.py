@@ -1,0 +1,74 @@
+"""Shared helpers for the graph tests: call counting per node, fault triggers, state comparison."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+COMPARED_KEYS = (
+    "company_of_interest",
+    "trade_date",
+    "asset_type",
+    "instrument_context",
+    "past_context",
+    "market_report",
+    "sentiment_report",
+    "news_report",
+    "fundamentals_report",
+    "investment_debate_state",
+    "investment_plan",
+    "trader_investment_plan",
+    "risk_debate_state",
+    "final_trade_decision",
+)
+
+
+def comparable(state: dict) -> dict:
+    """The parts of a final state that must match between two runs (messages are scratch)."""
+    return {k: state.get(k) for k in COMPARED_KEYS}
+
+
+class CallCounter(BaseCallbackHandler):
+    """Counts model calls per graph node; optionally runs ``on_call(node, n)`` first.
+
+    ``raise_error = True`` so that an exception raised by ``on_call`` fails the model call (a
+    deterministic fault at a chosen node with any model, the offline engine included).
+    """
+
+    raise_error = True
+
+    def __init__(self, on_call: Callable[[str, int], None] | None = None):
+        self.calls: Counter[str] = Counter()
+        self.on_call = on_call
+        self._lock = threading.Lock()
+
+    def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kwargs):
+        node = (metadata or {}).get("langgraph_node", "?")
+        with self._lock:
+            self.calls[node] += 1
+            n = self.calls[node]
+        if self.on_call is not None:
+            self.on_call(node, n)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls.clear()
+
+
+class InjectedFault(RuntimeError):
+    pass
+
+
+def fail_once_at(node: str) -> CallCounter:
+    """A counter whose first model call at ``node`` raises InjectedFault."""
+    fired = threading.Event()
+
+    def on_call(at: str, n: int) -> None:
+        if at == node and not fired.is_set():
+            fired.set()
+            raise InjectedFault(f"injected failure at {node}")
+
+    return CallCounter(on_call)
