@@ -299,7 +299,7 @@ def _frame_to_json(df: pd.DataFrame) -> str:
 
 
 def _frame_from_json(text: str, index_is_dates: bool = True) -> pd.DataFrame:
-    df = pd.read_json(io.StringIO(text), orient="split", convert_dates=False)
+    df = pd.read_json(io.StringIO(text), orient="split", dtype=False)
     if index_is_dates and len(df):
         idx = pd.to_datetime(df.index)
         if getattr(idx, "tz", None) is not None:
