@@ -273,17 +273,18 @@ def _message_problem(result: Any, tools: Any) -> str | None:
     if invalid:
         names = ", ".join(str(c.get("name")) for c in invalid)
         return f"the model called {names} with arguments that are not valid JSON"
-    if tool_calls and tools:
+    if tool_calls:
         offered = set()
-        for tool in tools:
+        for tool in tools or []:
             if isinstance(tool, dict):
                 fn = tool.get("function") or {}
                 offered.add(fn.get("name") or tool.get("name"))
         unknown = [c.get("name") for c in tool_calls if c.get("name") not in offered]
         if unknown:
+            available = ", ".join(sorted(n for n in offered if n)) or "none (no tools were offered)"
             return (
                 f"the model called the unknown tool {', '.join(map(repr, unknown))}; "
-                f"the available tools are {', '.join(sorted(n for n in offered if n))}"
+                f"the available tools are {available}"
             )
     if tool_calls:
         return None
