@@ -224,3 +224,13 @@ def test_one_saver_shared_by_two_threads():
     assert errors == []
     for date in ("2024-05-10", "2024-05-13"):
         assert checkpoint_step(config, "NVDA", thread_id("NVDA", date, sig)) == 4
+
+
+def test_unusable_checkpoint_dir_gives_a_clear_error(tmp_path):
+    from tradingagents.graph.checkpointer import CheckpointError
+
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("a file where the folder should be")
+    config = resolve_config({"checkpoint_dir": str(blocker / "ck")})
+    with pytest.raises(CheckpointError, match="checkpoint_dir"):
+        get_checkpointer(config, "NVDA")

@@ -247,3 +247,11 @@ def test_async_invoke_goes_through_the_same_checks(server):
     server.inject(Fault.empty_answer(times=5))
     with pytest.raises(LLMCallError, match="empty answer"):
         asyncio.run(_ainvoke(llm))
+
+
+def test_urls_in_labels_and_errors_hide_credentials():
+    from tradingagents.llm_clients.factory import public_url
+
+    assert public_url("https://user:pw@proxy.example:8443/v1?key=abc") == "https://proxy.example:8443/v1"
+    label = provider_label({"llm_provider": "openai_compatible", "backend_url": "http://bob:hunter2@h:1/v1?token=t"})
+    assert "hunter2" not in label and "token" not in label and "h:1/v1" in label

@@ -99,13 +99,23 @@ class TickerCheckpointer(SqliteSaver):
         return f"TickerCheckpointer(ticker={self.ticker!r}, path={str(self.path)!r})"
 
 
+class CheckpointError(RuntimeError):
+    """The checkpoint database cannot be opened or written."""
+
+
 def get_checkpointer(config: Mapping[str, Any] | None, ticker: str) -> TickerCheckpointer:
     """A saver on the ticker's database (created with its folder when missing)."""
     path = checkpoint_path(config, ticker)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    saver = TickerCheckpointer(_connect(path), path=path, ticker=validate_ticker(ticker))
-    with saver.cursor():  # create the tables now, not inside the first graph step
-        pass
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        saver = TickerCheckpointer(_connect(path), path=path, ticker=validate_ticker(ticker))
+        with saver.cursor():  # create the tables now, not inside the first graph step
+            pass
+    except (OSError, sqlite3.Error) as exc:
+        raise CheckpointError(
+            f"Cannot open the checkpoint database {path}: {exc}. Make sure checkpoint_dir is a writable "
+            "folder, or turn checkpoints off (checkpoint_enabled = false)."
+        ) from exc
     return saver
 
 

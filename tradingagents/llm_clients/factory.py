@@ -116,6 +116,21 @@ class LLMConfigError(ValueError):
     """The LLM settings cannot work (unknown provider, missing key, missing URL)."""
 
 
+def public_url(url: object) -> str:
+    """A URL fit for a label or an error message: no user:password part, no query string."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    text = str(url or "")
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return "<invalid URL>"
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", "")) if parts.scheme else text.split("?")[0]
+
+
 def normalize_provider(name: object) -> str:
     text = str(name or "offline").strip().lower().replace("-", "_").replace(" ", "_")
     aliases = {"openai_compat": "openai_compatible", "compatible": "openai_compatible", "lm_studio": "lmstudio"}
@@ -133,7 +148,7 @@ def provider_label(config: Mapping[str, Any] | None = None) -> str:
         return OFFLINE_LABEL
     url = cfg.get("backend_url")
     if provider == "openai_compatible" and url:
-        return f"{preset['label']} at {url}"
+        return f"{preset['label']} at {public_url(url)}"
     return str(preset["label"])
 
 
@@ -334,7 +349,7 @@ def _bounded_chat_openai_class():
 
         def _fail(self, what: str, *, status: int | None = None, retryable: bool = False) -> LLMCallError:
             label = PROVIDER_PRESETS.get(self.provider, {}).get("label", self.provider)
-            where = f" at {self.openai_api_base}" if self.openai_api_base else ""
+            where = f" at {public_url(self.openai_api_base)}" if self.openai_api_base else ""
             status_txt = f"HTTP {status}: " if status else ""
             tries = (self.max_retries or 0) + 1
             attempts = f" (after {tries} attempt{'s' if tries != 1 else ''})" if retryable else ""
