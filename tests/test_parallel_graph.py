@@ -1,0 +1,95 @@
+"""Parallel analysts: same final state, private scratchpads, side-by-side events, branch resume."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+
+from tests.graph_helpers import CallCounter, InjectedFault, comparable
+from tradingagents.dataflows.tools import get_analyst_tools
+from tradingagents.graph.setup import SCRATCHPAD_KEYS
+from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+DATE = "2024-05-10"
+ANALYST_AGENTS = {"Market Analyst": "market", "Sentiment Analyst": "social", "News Analyst": "news",
+                  "Fundamentals Analyst": "fundamentals"}
+
+
+@pytest.mark.parametrize("selected", [None, ["news", "market"], ["fundamentals", "social"]])
+def test_parallel_and_sequential_give_identical_final_states(ta_home, selected):
+    seq_state, seq_rating = TradingAgentsGraph(
+        selected, config={"analyst_execution": "sequential", "home": str(ta_home / "s")}).propagate("NVDA", DATE)
+    par_state, par_rating = TradingAgentsGraph(
+        selected, config={"analyst_execution": "parallel", "home": str(ta_home / "p")}).propagate("NVDA", DATE)
+    assert par_rating == seq_rating
+    assert comparable(par_state) == comparable(seq_state)
+    assert not set(SCRATCHPAD_KEYS) & set(par_state)  # scratchpads never leak into the result
+
+
+class _SeenMessages(BaseCallbackHandler):
+    def __init__(self):
+        self.seen: dict[str, list] = {}
+
+    def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kwargs):
+        node = (metadata or {}).get("langgraph_node", "?")
+        self.seen.setdefault(node, []).extend(messages[0])
+
+
+def test_each_branch_sees_only_its_own_tool_messages():
+    spy = _SeenMessages()
+    TradingAgentsGraph(config={"analyst_execution": "parallel"}, callbacks=[spy]).propagate("NVDA", DATE)
+    own_tools = {key: {t.name for t in get_analyst_tools(key, None, as_of=DATE)} for key in ANALYST_AGENTS.values()}
+    for node, key in ANALYST_AGENTS.items():
+        tool_msgs = [m for m in spy.seen[node] if m.type == "tool"]
+        assert tool_msgs, node
+        assert {m.name for m in tool_msgs} <= own_tools[key], node
+        # a branch never sees another branch's model turns either
+        ai_calls = {c["name"] for m in spy.seen[node] if m.type == "ai" for c in m.tool_calls}
+        assert ai_calls <= own_tools[key], node
+
+
+def test_branch_events_overlap_in_time_for_a_timeline():
+    events = []
+    TradingAgentsGraph(config={"analyst_execution": "parallel"}).propagate("NVDA", DATE, on_event=events.append)
+    spans = {}
+    for e in events:
+        if e.node in ANALYST_AGENTS and e.kind in ("node_started", "node_finished"):
+            first, last = spans.get(e.node, (None, None))
+            spans[e.node] = (first if first is not None else e.ts, e.ts)
+    assert set(spans) == set(ANALYST_AGENTS)
+    # every branch starts before any branch finishes its last step: they run side by side
+    assert max(s for s, _ in spans.values()) < min(end for _, end in spans.values())
+    finished = [e for e in events if e.kind == "node_finished" and e.node in ANALYST_AGENTS]
+    assert all(e.data["duration_s"] >= 0 and e.agent == e.node and e.team == "Analyst Team" for e in finished)
+    bull = next(e.ts for e in events if e.kind == "node_started" and e.node == "Bull Researcher")
+    assert bull >= max(end for _, end in spans.values())  # the debate starts when all are done
+
+
+@pytest.mark.parametrize("node, call", [("News Analyst", 1), ("News Analyst", 2), ("Market Analyst", 2)])
+def test_failure_in_one_branch_resumes_without_rerunning_finished_branches(ta_home, node, call):
+    ref = CallCounter()
+    ref_state, _ = TradingAgentsGraph(
+        config={"analyst_execution": "parallel", "home": str(ta_home / "ref")}, callbacks=[ref]
+    ).propagate("NVDA", DATE)
+
+    def on_call(at, n):
+        if at == node and n == call and not fired:
+            fired.append(1)
+            raise InjectedFault(f"injected at {node} call {call}")
+
+    fired: list = []
+    counter = CallCounter(on_call)
+    graph = TradingAgentsGraph(config={"analyst_execution": "parallel"}, callbacks=[counter])
+    with pytest.raises(InjectedFault):
+        graph.propagate("NVDA", DATE)
+    first = dict(counter.calls)
+    counter.reset()
+    state, _ = graph.propagate("NVDA", DATE)
+    second = dict(counter.calls)
+    assert graph.last_run["resumed"]
+    assert comparable(state) == comparable(ref_state)
+    for name in set(ref.calls) | set(first) | set(second):
+        assert first.get(name, 0) + second.get(name, 0) == ref.calls[name] + (name == node), name
+    # the other branches' finished calls were not repeated
+    others = [n for n in ANALYST_AGENTS if n != node]
+    assert all(first.get(n, 0) >= call for n in others)
