@@ -416,17 +416,17 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send_json(400, _error_body(400, "Request body is not valid JSON"))
             return
-        self.fake._enter(body, dict(self.headers))
+        n = self.fake._enter(body, dict(self.headers))
         try:
-            self._answer(body)
+            self._answer(body, n)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout fault)
         finally:
             self.fake._leave()
 
-    def _answer(self, body: dict) -> None:
+    def _answer(self, body: dict, n: int) -> None:
         fake = self.fake
-        n, fault = fake._next(body)
+        fault = fake._next(body)
         if fake.latency_s:
             fake._stop.wait(fake.latency_s)
         retry_hdr = {"retry-after-ms": str(fake.retry_after_ms)}
@@ -505,6 +505,7 @@ class FakeOpenAIServer:
         self.headers: list[dict] = []
         self.max_in_flight = 0
         self.in_flight = 0
+        self._counter = 0
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
         self._stop = threading.Event()
@@ -581,28 +582,31 @@ class FakeOpenAIServer:
             self.max_in_flight = self.in_flight
 
     # ---- called by the handler
-    def _enter(self, body: dict, headers: dict) -> None:
+    def _enter(self, body: dict, headers: dict) -> int:
+        """Record a request; returns its 1-based number (unique, used in ids)."""
         with self._lock:
             self.requests.append(body)
+            self._counter += 1
             self.headers.append({k.lower(): v for k, v in headers.items()})
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return self._counter
 
     def _leave(self) -> None:
         with self._lock:
             self.in_flight -= 1
 
-    def _next(self, body: dict) -> tuple[int, Fault | None]:
+    def _next(self, body: dict) -> Fault | None:
+        """The fault this request consumes (the first queued one that applies), or None."""
         with self._lock:
-            n = len(self.requests)
             for i, fault in enumerate(self._faults):
                 if fault.applies_to(body):
                     if fault.times is not None:
                         fault.times -= 1
                         if fault.times <= 0:
                             del self._faults[i]
-                    return n, fault
-            return n, None
+                    return fault
+            return None
 
 
 @pytest.fixture

@@ -215,8 +215,14 @@ def test_faults_are_consumed_in_order(fake_openai):
 
 def test_latency_and_max_in_flight():
     with FakeOpenAIServer(latency_s=0.2) as server:
-        llm = client(server)
-        threads = [threading.Thread(target=llm.invoke, args=(PROMPT,)) for _ in range(5)]
+        llm = client(server).bind_tools([get_stock_data])
+        ids: list[str] = []
+
+        def call():
+            msg = llm.invoke(PROMPT)
+            ids.extend([msg.id, *(c["id"] for c in msg.tool_calls)])
+
+        threads = [threading.Thread(target=call) for _ in range(5)]
         started = time.monotonic()
         for t in threads:
             t.start()
@@ -230,6 +236,7 @@ def test_latency_and_max_in_flight():
         assert server.in_flight == 0
         assert 0.2 <= elapsed < 1.0  # concurrent, not serialised
         assert len(server.requests) == 5
+        assert len(ids) == 10 and len(set(ids)) == 10  # completion and tool-call ids never collide
 
 
 def test_custom_responder_and_bad_request_body():
