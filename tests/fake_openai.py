@@ -524,6 +524,10 @@ class FakeOpenAIServer:
         self.base_url = f"http://127.0.0.1:{port}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
+        # a new server may reuse the port of an earlier one that rejected json_schema: start clean
+        from tradingagents.llm_clients.structured import forget_json_schema_support
+
+        forget_json_schema_support(self.base_url)
         return self
 
     def stop(self) -> None:

@@ -129,3 +129,13 @@ def test_offline_model_gives_a_schema_instance():
     obj, raw = invoke_structured(llm, PortfolioDecision, PROMPT)
     assert isinstance(obj, PortfolioDecision)
     assert obj.rating in ("Buy", "Overweight", "Hold", "Underweight", "Sell")
+
+
+def test_a_new_server_on_a_reused_url_starts_with_json_schema_again(server):
+    server.inject(Fault.no_json_schema())
+    llm = create_llm(server.llm_config())
+    invoke_structured(llm, PortfolioDecision, PROMPT)
+    assert support_key(llm) in JSON_SCHEMA_SUPPORT.snapshot()
+    JSON_SCHEMA_SUPPORT.mark_unsupported(("http://elsewhere:1/v1", "m"))
+    forget_json_schema_support(server.base_url + "/")
+    assert JSON_SCHEMA_SUPPORT.snapshot() == frozenset({("http://elsewhere:1/v1", "m")})

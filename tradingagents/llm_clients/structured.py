@@ -41,9 +41,14 @@ class _SchemaSupport:
         with self._lock:
             self._unsupported.add(key)
 
-    def forget(self) -> None:
+    def forget(self, base_url: str | None = None) -> None:
+        """Forget every entry, or only those of one server URL."""
         with self._lock:
-            self._unsupported.clear()
+            if base_url is None:
+                self._unsupported.clear()
+            else:
+                url = str(base_url).rstrip("/")
+                self._unsupported = {k for k in self._unsupported if k[0].rstrip("/") != url}
 
     def snapshot(self) -> frozenset[tuple[str, str]]:
         with self._lock:
@@ -60,9 +65,9 @@ def support_key(llm: Any) -> tuple[str, str]:
     return str(base), str(model)
 
 
-def forget_json_schema_support() -> None:
-    """Forget every remembered 'json_schema unsupported' server (tests, or after a server upgrade)."""
-    JSON_SCHEMA_SUPPORT.forget()
+def forget_json_schema_support(base_url: str | None = None) -> None:
+    """Forget remembered 'json_schema unsupported' servers (all, or one URL): tests, server upgrades."""
+    JSON_SCHEMA_SUPPORT.forget(base_url)
 
 
 def _status_of(exc: BaseException) -> int | None:
