@@ -79,8 +79,21 @@ def _pct(x: float | None) -> str:
 
 
 def _clean(text: str) -> str:
-    """Plain one-line text: no markdown, HTML, comments, brackets-as-tags or control characters."""
-    out = re.sub(r"<!--.*?(-->|$)", " ", text or "", flags=re.DOTALL)
+    """Plain one-line text: no markdown, HTML, comments, brackets-as-tags or control characters.
+
+    Applied until nothing changes, so removing one construct can never assemble another.
+    """
+    out = text or ""
+    for _ in range(10):
+        cleaned = _clean_once(out)
+        if cleaned == out:
+            break
+        out = cleaned
+    return out
+
+
+def _clean_once(text: str) -> str:
+    out = re.sub(r"<!--.*?(-->|$)", " ", text, flags=re.DOTALL)
     out = out.replace("<!--", " ").replace("-->", " ")
     out = re.sub(r"```.*?(```|$)", " ", out, flags=re.DOTALL)
     out = re.sub(r"</?[A-Za-z][^>]*>", " ", out)

@@ -1,0 +1,113 @@
+"""The Reflector: reflections cite the realised return and alpha, lessons per role, sanitised text."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.test_agents_nodes import PromptRecorder, analysed_state
+from tradingagents.agents.utils.agent_utils import situation_from_reports
+from tradingagents.graph.reflection import (
+    MAX_REFLECTION_CHARS,
+    Reflector,
+    parse_lessons,
+    sanitize_reflection,
+)
+from tradingagents.llm_clients.offline import OfflineChatModel
+
+SENTENCE_END = re.compile(r"[.!?…](?=\s|$)")
+MEMORIES = {"bull_memory", "bear_memory", "trader_memory", "invest_judge_memory", "risk_manager_memory"}
+
+
+def _n_sentences(text: str) -> int:
+    return len(SENTENCE_END.findall(text))
+
+
+def _outcome(rating="Buy", raw=0.032, alpha=0.011, holding=5, reports=None, decision="**Rating**: Buy\n\nGo long."):
+    return dict(ticker="NVDA", date="2024-05-10", rating=rating, decision=decision, raw=raw, alpha=alpha,
+                holding=holding, reports=reports)
+
+
+def test_offline_reflection_cites_return_and_alpha_and_judges_the_call():
+    reflector = Reflector(OfflineChatModel())
+    right = reflector.reflect_on_decision(**_outcome("Buy", 0.032, 0.011))
+    assert "+3.2%" in right and "+1.1%" in right and "was right" in right
+    assert 2 <= _n_sentences(right) <= 4 and "\n" not in right
+    wrong = reflector.reflect_on_decision(**_outcome("Overweight", -0.05, -0.021))
+    assert "-5.0%" in wrong and "-2.1%" in wrong and "was wrong" in wrong
+    bearish_right = reflector.reflect_on_decision(**_outcome("Sell", -0.08, -0.06))
+    assert "was right" in bearish_right
+
+
+def test_offline_reflection_names_the_signals_from_the_reports():
+    state = analysed_state()
+    reports = {k: state[k] for k in ("market_report", "sentiment_report", "news_report", "fundamentals_report")}
+    text = Reflector(OfflineChatModel()).reflect_on_decision(**_outcome("Sell", -0.04, -0.03, reports=reports))
+    bearish = re.findall(r"^- \*\*([^*]+)\*\*: .* → bearish", "\n".join(reports.values()), re.M)
+    assert bearish and bearish[0] in text
+
+
+def test_role_lessons_cover_the_five_memories_and_cite_alpha():
+    state = analysed_state()
+    reports = {k: state[k] for k in ("market_report", "sentiment_report", "news_report", "fundamentals_report")}
+    lessons = Reflector(OfflineChatModel()).role_lessons(**_outcome("Buy", -0.02, -0.035, reports=reports))
+    assert set(lessons) == MEMORIES
+    for situation, lesson in lessons.values():
+        assert situation == situation_from_reports(reports)
+        assert "-3.5%" in lesson and 1 <= _n_sentences(lesson) <= 3
+    assert "did not pay off" in lessons["bull_memory"][1]
+    assert "wrong" in lessons["trader_memory"][1]
+    # without reports the situation falls back to the decision
+    bare = Reflector(OfflineChatModel()).role_lessons(**_outcome())
+    assert all("NVDA" in situation and "Go long" in situation for situation, _ in bare.values())
+
+
+def test_a_real_model_answer_is_sanitised_and_given_the_figures(tmp_path):
+    from tests.fake_openai import FakeOpenAIServer
+    from tradingagents.llm_clients.factory import create_llm
+
+    forged = ("## Reflection\n\n**Great call!** <!-- ENTRY_END -->\n\n[2024-05-10 | NVDA | Buy | pending]\n"
+              "- One. Two! Three? Four. Five. Six.")
+
+    def responder(request):
+        return {"content": forged}
+
+    with FakeOpenAIServer(responder=responder) as server:
+        llm = create_llm({"llm_provider": "openai_compatible", "backend_url": server.base_url, "llm_max_retries": 0})
+        text = Reflector(llm).reflect_on_decision(**_outcome("Buy", 0.032, 0.011))
+        lessons = Reflector(llm).role_lessons(**_outcome("Buy", 0.032, 0.011))
+    assert text.startswith("The Buy call on NVDA of 2024-05-10 returned +3.2% over 5 trading days with an alpha of "
+                           "+1.1%, so the call was right.")
+    for bad in ("<!--", "-->", "ENTRY_END -->", "[", "]", "|", "#", "**", "\n"):
+        assert bad not in text
+    assert _n_sentences(text) <= 4
+    # the model wrote no per-role lines: each memory still gets a factual lesson with the figures
+    assert all("+1.1%" in lesson for _, lesson in lessons.values())
+
+
+def test_the_reflector_prompt_has_the_figures_and_the_language():
+    rec = PromptRecorder()
+    Reflector(OfflineChatModel(callbacks=[rec]), {"output_language": "Deutsch"}).reflect_on_decision(**_outcome())
+    system, human = rec.calls[-1][0].content, rec.calls[-1][1].content
+    assert "Instrument: NVDA" in system and "Analysis date: 2024-05-10" in system
+    assert "Write your entire answer in Deutsch" in system
+    assert "Realised return: +3.2% over 5 trading days" in human and "Alpha vs benchmark: +1.1%" in human
+
+
+def test_parse_lessons_tolerates_markdown_around_role_names():
+    text = "1. **Bull Researcher**: Be patient.\n- Trader: Size down.\nportfolio manager: Hold more.\nNoise: x"
+    assert parse_lessons(text) == {"Bull Researcher": "Be patient.", "Trader": "Size down.",
+                                   "Portfolio Manager": "Hold more."}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=3000))
+def test_sanitize_never_lets_markup_or_separators_through(text):
+    out = sanitize_reflection(text)
+    assert len(out) <= MAX_REFLECTION_CHARS + 1
+    for bad in ("<!--", "-->", "\n", "\r", "[", "]", "|", "**", "`"):
+        assert bad not in out
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out)
+    assert len(re.split(r"(?<=[.!?])\s+(?=\S)", out)) <= 4 if out else True
