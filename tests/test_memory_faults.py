@@ -202,15 +202,21 @@ def test_n_matches_is_capped_or_refused(ta_home, n):
         assert [m["recommendation"] for m in out] == ["a", "c", "b"][: len(out)]
 
 
-def _tree(root: Path, skip: Path) -> set[str]:
-    out = set()
-    for dirpath, dirnames, filenames in os.walk(root):
-        if Path(dirpath) == skip or skip in Path(dirpath).parents:
+def _snapshot(tmp_path: Path, home: Path) -> set[str]:
+    """Every path under tmp_path except inside the home, plus the session folder's top level."""
+    out = {str(p) for p in tmp_path.parent.iterdir()}
+    for dirpath, dirnames, filenames in os.walk(tmp_path):
+        if Path(dirpath) == home:
             dirnames[:] = []
             continue
-        for name in dirnames + filenames:
-            out.add(os.path.join(dirpath, name))
+        out.update(os.path.join(dirpath, n) for n in dirnames + filenames)
     return out
+
+
+def _deep_home(tmp_path: Path) -> Path:
+    home = tmp_path / "a" / "b" / "c" / "home"  # so that ../../.. lands in a folder we can list
+    home.mkdir(parents=True, exist_ok=True)
+    return home
 
 
 TRAVERSAL = [
@@ -220,29 +226,30 @@ TRAVERSAL = [
 
 
 @pytest.mark.parametrize("name", TRAVERSAL)
-def test_role_names_cannot_reach_outside_the_home(ta_home, name):
-    root = ta_home.parent  # this test session's temporary folder
-    before = _tree(root, ta_home)
+def test_role_names_cannot_reach_outside_the_home(tmp_path, name):
+    home = _deep_home(tmp_path)
+    before = _snapshot(tmp_path, home)
     if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
-        mem = FinancialSituationMemory(name)  # e.g. "CON": a plain file name on POSIX, inside the home
+        mem = FinancialSituationMemory(name, {"home": str(home)})  # e.g. "CON": a plain POSIX file name
         mem.add_situations([("a", "b")])
-        assert ta_home in mem.path.parents
+        assert mem.path.parent == home / "memory"
     else:
         with pytest.raises(ValueError, match="Invalid memory name"):
-            FinancialSituationMemory(name)
-    assert _tree(root, ta_home) == before
+            FinancialSituationMemory(name, {"home": str(home)})
+    assert _snapshot(tmp_path, home) == before
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.text(max_size=70))
-def test_any_role_name_is_a_safe_file_name_or_refused(ta_home, name):
-    root = ta_home.parent
-    before = _tree(root, ta_home)
+def test_any_role_name_is_a_safe_file_name_or_refused(tmp_path, name):
+    home = _deep_home(tmp_path)
+    before = _snapshot(tmp_path, home)
     try:
-        mem = FinancialSituationMemory(name)
+        mem = FinancialSituationMemory(name, {"home": str(home)})
     except ValueError as exc:
         assert "letters, digits" in str(exc)
     else:
-        assert mem.path.parent == ta_home / "memory" and mem.path.name == name + ".jsonl"
+        mem.add_situations([("a", "b")])
+        assert mem.path.parent == home / "memory" and mem.path.name == name + ".jsonl"
         assert "/" not in name and name not in (".", "..")
-    assert _tree(root, ta_home) == before
+    assert _snapshot(tmp_path, home) == before
