@@ -50,7 +50,7 @@ from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.results import load_run, save_run
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, GraphSetup
 from tradingagents.graph.signal_processing import SignalProcessor
-from tradingagents.validation import ValidationError, validate_date, validate_ticker
+from tradingagents.validation import InvalidDateError, ValidationError, validate_date, validate_ticker
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,15 @@ NODE_TEAM: dict[str, str] = {
 }
 NODE_AGENT: dict[str, str] = {**ANALYST_NODE_AGENT, **{n: n for n in NODE_TEAM if n not in ANALYST_NODE_AGENT}}
 _RISK_SPEAKERS = {AGGRESSIVE: "Aggressive", CONSERVATIVE: "Conservative", NEUTRAL: "Neutral"}
+
+
+def validate_run_date(value: object) -> str:
+    """``validate_date`` with a short message for absurdly long input (never echo 10 kB back)."""
+    if isinstance(value, str) and len(value.strip()) > 32:
+        raise InvalidDateError(
+            f"The date is {len(value)} characters long; use an ISO date YYYY-MM-DD, for example 2024-05-10."
+        )
+    return validate_date(value)
 
 
 def validate_asset_type(asset_type: object) -> str:
@@ -312,7 +321,7 @@ class TradingAgentsGraph:
         resumable = bool(self.config.get("checkpoint_enabled"))
         try:
             ticker = validate_ticker(ticker)
-            trade_date = validate_date(trade_date)
+            trade_date = validate_run_date(trade_date)
             asset_type = validate_asset_type(asset_type)
             analysts = analysts_for_asset(self.selected_analysts, asset_type)
         except ValidationError as exc:
