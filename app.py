@@ -4,13 +4,13 @@ import streamlit as st
 
 from studio import ui
 
-st.set_page_config(page_title="TradingAgents Studio", page_icon="📈", layout="wide")
+st.set_page_config(page_title="TradingAgents Studio", page_icon=":material/insights:", layout="wide")
 
 PAGES = [
-    st.Page("app_pages/run.py", title="Run", icon="🚀", url_path="run", default=True),
-    st.Page("app_pages/debates.py", title="Debates", icon="💬", url_path="debates"),
-    st.Page("app_pages/memory_log.py", title="Memory log", icon="📒", url_path="memory_log"),
-    st.Page("app_pages/memories.py", title="Memories", icon="🧠", url_path="memories"),
+    st.Page("app_pages/run.py", title="Run", icon=":material/rocket_launch:", url_path="run", default=True),
+    st.Page("app_pages/debates.py", title="Debates", icon=":material/forum:", url_path="debates"),
+    st.Page("app_pages/memory_log.py", title="Memory log", icon=":material/menu_book:", url_path="memory_log"),
+    st.Page("app_pages/memories.py", title="Memories", icon=":material/psychology:", url_path="memories"),
 ]
 
 page = st.navigation(PAGES)

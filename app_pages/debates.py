@@ -12,7 +12,7 @@ def main() -> None:
     config = ui.current_config()
     registry = ui.get_registry()
 
-    st.title("💬 Debates")
+    st.title("Debates")
     st.html(ui.badges_html(config))
 
     try:
@@ -32,7 +32,7 @@ def main() -> None:
     if not sources:
         st.info("No debate to show yet. Run an analysis on the **Run** page: the bull and bear researchers, then "
                 "the aggressive, conservative and neutral risk analysts argue it out, and the debates appear here.")
-        st.page_link("app_pages/run.py", label="Go to the Run page", icon="🚀")
+        st.page_link("app_pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
         return
 
     labels = [s[0] for s in sources]
@@ -60,19 +60,19 @@ def main() -> None:
         key = f"replay_{source_id}"
         st.session_state.setdefault(key, 1)
         b1, b2, b3, b4, info = st.columns([1, 1, 1, 1, 3])
-        if b1.button("⏮ Start", key="rp_start"):
+        if b1.button("Start", key="rp_start", icon=":material/first_page:"):
             st.session_state[key] = 1
-        if b2.button("◀ Back", key="rp_back"):
+        if b2.button("Back", key="rp_back", icon=":material/chevron_left:"):
             st.session_state[key] = max(1, st.session_state[key] - 1)
-        if b3.button("Next ▶", key="rp_next", type="primary"):
+        if b3.button("Next", key="rp_next", type="primary", icon=":material/chevron_right:"):
             st.session_state[key] = min(len(turns), st.session_state[key] + 1)
-        if b4.button("End ⏭", key="rp_end"):
+        if b4.button("End", key="rp_end", icon=":material/last_page:"):
             st.session_state[key] = len(turns)
         step = st.session_state[key]
         info.progress(step / len(turns), text=f"Turn {step} of {len(turns)}")
         visible = turns[:step]
 
-    SECTION_TITLES = {"invest": "🐂 Investment debate — bull vs bear", "risk": "🛡️ Risk debate — three views"}
+    SECTION_TITLES = {"invest": "Investment debate — bull vs bear", "risk": "Risk debate — three views"}
     shown_section = None
     for i, turn in enumerate(visible):
         if turn.section != shown_section:

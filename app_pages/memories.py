@@ -10,7 +10,7 @@ from tradingagents.agents.utils.memory import FinancialSituationMemory
 
 config = ui.current_config()
 
-st.title("🧠 Memories")
+st.title("Memories")
 st.html(ui.badges_html(config))
 st.caption("Each role keeps lessons from settled decisions as (situation → advice) pairs and reads its best "
            "BM25 matches before it speaks. Scores are divided by the query's best score.")
@@ -40,7 +40,7 @@ if "mem_query" not in st.session_state:
         prefill = ""
     st.session_state["mem_query"] = prefill
 
-q_tab, add_tab, clear_tab = st.tabs(["🔎 Query", "➕ Add a lesson", "🗑 Clear"])
+q_tab, add_tab, clear_tab = st.tabs([":material/search: Query", ":material/add: Add a lesson", ":material/delete: Clear"])
 
 with q_tab:
     st.text_area("Situation", key="mem_query", height=140,

@@ -13,13 +13,13 @@ from tradingagents.agents.utils.memory import TradingMemoryLog
 def main() -> None:
     config = ui.current_config()
 
-    st.title("📒 Memory log")
+    st.title("Memory log")
     st.html(ui.badges_html(config))
     st.caption("Every decision is logged as pending, then settled against the market after its holding window "
                f"({config['holding_days']} trading days): raw return, alpha versus the benchmark, and a reflection.")
 
     top_a, top_b = st.columns([1, 4])
-    if top_a.button("⚖ Settle now", type="primary", key="settle_now",
+    if top_a.button("Settle now", type="primary", key="settle_now", icon=":material/balance:",
                     help="Settle every pending decision whose holding window has closed."):
         with st.spinner("Settling pending decisions against the market…"):
             try:
@@ -56,7 +56,7 @@ def main() -> None:
         st.info("The memory log is empty. Each analysis you run on the **Run** page adds its decision here as "
                 "pending; **Settle now** (or the next run of the same ticker) fills in the return and alpha once "
                 "the holding window has passed.")
-        st.page_link("app_pages/run.py", label="Go to the Run page", icon="🚀")
+        st.page_link("app_pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
         return
 
     df = charts.log_frame(entries)
@@ -122,8 +122,8 @@ def main() -> None:
 
     path = Path(config["memory_log_path"])
     if path.exists():
-        st.download_button("⬇ Download the raw log (Markdown)", path.read_bytes(), file_name="trading_memory.md",
-                           mime="text/markdown", key="dl_log")
+        st.download_button("Download the raw log (Markdown)", path.read_bytes(), file_name="trading_memory.md",
+                           mime="text/markdown", key="dl_log", icon=":material/download:")
 
 
 

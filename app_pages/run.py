@@ -13,7 +13,6 @@ from tradingagents.default_config import ANALYST_ORDER
 from tradingagents.validation import ValidationError
 
 POLL_S = 0.5
-STATUS_ICON = {"pending": "⏳", "running": "🔄", "done": "✅"}
 
 config = ui.current_config()
 registry = ui.get_registry()
@@ -46,7 +45,7 @@ def agent_board_html(progress) -> str:
             rows.append(
                 f'<div class="ta-agent {a.status}" data-agent="{html.escape(a.agent)}" '
                 f'data-status="{a.status}" data-finished="{finished}">'
-                f"<span>{STATUS_ICON.get(a.status, '')} {html.escape(a.agent)}</span>"
+                f'<span><i class="dot"></i>{html.escape(a.agent)}</span>'
                 f'<span class="t">{times}</span></div>'
             )
     return '<div class="ta-board">' + "".join(rows) + "</div>"
@@ -94,7 +93,7 @@ def live_run(run_id: str) -> None:
         return
     head, stop_col = st.columns([5, 1])
     head.markdown(f"#### Running **{handle.ticker}** as of {handle.date}")
-    if stop_col.button("⏹ Stop", key="stop_run", help="Stops before the next agent step; resume later."):
+    if stop_col.button("Stop", key="stop_run", icon=":material/stop_circle:", help="Stops before the next agent step; resume later."):
         registry.stop(run_id)
         st.toast("Stopping after the current step…")
     render_progress(handle, live=True)
@@ -117,7 +116,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         if meta.get("llm_provider"):
             st.caption(f"LLM: {meta.get('llm_provider')} · data: {meta.get('data_vendor', '')}")
     with top_r:
-        with st.container(border=True):
+        with st.container(border=True, height=360):
             st.markdown(state.get("final_trade_decision") or "_No decision text._")
     prices = None
     try:
@@ -137,10 +136,10 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
     closes = [float(x) for x in prices["Close"].tail(60)] if prices is not None and len(prices) else None
     page = export.report_html(state, rating, meta, closes=closes)
     d1, d2, _ = st.columns([1, 1, 3])
-    d1.download_button("⬇ Markdown report", md, file_name=f"{ticker}_{date}_report.md",
-                       mime="text/markdown", key=f"dl_md_{key}")
-    d2.download_button("⬇ HTML report", page, file_name=f"{ticker}_{date}_report.html",
-                       mime="text/html", key=f"dl_html_{key}")
+    d1.download_button("Markdown report", md, file_name=f"{ticker}_{date}_report.md",
+                       mime="text/markdown", key=f"dl_md_{key}", icon=":material/download:")
+    d2.download_button("HTML report", page, file_name=f"{ticker}_{date}_report.html",
+                       mime="text/html", key=f"dl_html_{key}", icon=":material/download:")
 
 
 def _meta_of(handle: RunHandle) -> dict:
@@ -149,7 +148,7 @@ def _meta_of(handle: RunHandle) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-st.title("🚀 Run an analysis")
+st.title("Run an analysis")
 st.html(ui.badges_html(config))
 
 for k, v in (("form_ticker", "NVDA"), ("form_date", last_business_day()), ("form_analysts", list(ANALYST_ORDER)),
@@ -164,7 +163,7 @@ with st.form("run_form", border=True):
     c4.number_input("Risk rounds", min_value=1, max_value=5, step=1, key="form_risk")
     st.multiselect("Analysts", list(ANALYST_ORDER), key="form_analysts",
                    format_func=lambda a: ANALYST_LABELS.get(a, a))
-    submitted = st.form_submit_button("▶ Start analysis", type="primary")
+    submitted = st.form_submit_button("Start analysis", type="primary", icon=":material/play_arrow:")
 
 if submitted:
     s = st.session_state
@@ -178,7 +177,7 @@ if submitted:
         run_id = registry.start(s["form_ticker"], s["form_date"], s["form_analysts"], run_config,
                                 api_key=ui.api_key())
     except ValidationError as exc:
-        st.error(f"⚠️ {exc}")
+        st.error(str(exc), icon=":material/error:")
     else:
         st.session_state["run_id"] = run_id
         st.session_state.pop("saved_run", None)
@@ -205,12 +204,13 @@ if handle is not None:
         live_run(handle.run_id)
     else:
         st.markdown(f"#### {handle.ticker} as of {handle.date} — {handle.status}")
+        st.html(f'<span class="ta-run-state" data-run="{handle.run_id}" data-status="{handle.status}"></span>')
         if handle.status in ("failed", "stopped"):
             if handle.status == "failed":
                 st.error(f"The run failed: {handle.error}")
             else:
                 st.warning("The run was stopped. Its checkpoint is kept: Resume continues where it stopped.")
-            if st.button("⏯ Resume", type="primary", key="resume_run"):
+            if st.button("Resume", type="primary", key="resume_run", icon=":material/play_circle:"):
                 registry.resume(handle.run_id)
                 st.rerun()
             with st.expander("Progress when it ended", expanded=False):
@@ -242,7 +242,7 @@ else:
     col_a, col_b = st.columns([3, 1])
     pick = col_a.selectbox("Reopen a saved run", range(len(past)), format_func=lambda i: labels[i],
                            key="reopen_pick")
-    if col_b.button("Open", key="reopen_btn"):
+    if col_b.button("Open saved run", key="reopen_btn", icon=":material/folder_open:"):
         st.session_state["saved_run"] = (past[pick]["ticker"], past[pick]["date"])
     saved = st.session_state.get("saved_run")
     if saved and load_run is not None:

@@ -13,14 +13,14 @@ INVEST_SPEAKERS = ("Bull Analyst", "Bear Analyst")
 RISK_SPEAKERS = ("Aggressive Analyst", "Conservative Analyst", "Neutral Analyst")
 
 AVATARS = {
-    "Bull Analyst": "🐂",
-    "Bear Analyst": "🐻",
-    "Research Manager": "⚖️",
-    "Trader": "💼",
-    "Aggressive Analyst": "🔥",
-    "Conservative Analyst": "🛡️",
-    "Neutral Analyst": "🧭",
-    "Portfolio Manager": "🏛️",
+    "Bull Analyst": ":material/trending_up:",
+    "Bear Analyst": ":material/trending_down:",
+    "Research Manager": ":material/gavel:",
+    "Trader": ":material/swap_horiz:",
+    "Aggressive Analyst": ":material/local_fire_department:",
+    "Conservative Analyst": ":material/shield:",
+    "Neutral Analyst": ":material/balance:",
+    "Portfolio Manager": ":material/account_balance:",
 }
 
 _SPLIT = {
@@ -39,7 +39,7 @@ class Turn:
 
     @property
     def avatar(self) -> str:
-        return AVATARS.get(self.speaker, "💬")
+        return AVATARS.get(self.speaker, ":material/chat:")
 
 
 def split_history(history: str, debate: str) -> list[tuple[str, str]]:

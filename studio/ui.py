@@ -112,6 +112,12 @@ CSS = """
 .ta-agent.running{border-left-color:#2E9BFF;background:#13233a}
 .ta-agent.done{border-left-color:#1DB954}
 .ta-agent .t{color:#8A93A6;font-variant-numeric:tabular-nums}
+.ta-agent .dot{display:inline-block;width:9px;height:9px;border-radius:50%;background:#46526a;margin-right:8px}
+.ta-agent.running .dot{background:#2E9BFF;animation:ta-pulse 1s ease-in-out infinite}
+.ta-agent.done .dot{background:#1DB954}
+@keyframes ta-pulse{0%,100%{opacity:1}50%{opacity:.3}}
+.ta-situation{background:#161B26;border-radius:6px;padding:8px 10px;margin:6px 0}
+.ta-situation mark{background:#F2C94C;color:#0E1117;border-radius:3px;padding:0 2px}
 .ta-team{font-weight:700;margin-top:6px;font-size:.8rem;text-transform:uppercase;color:#8A93A6}
 </style>
 """
@@ -132,7 +138,7 @@ def sidebar_settings() -> dict[str, Any]:
     """Render the settings that apply to every page; return the resolved config."""
     _init_defaults()
     with st.sidebar:
-        st.markdown("### ⚙️ Settings")
+        st.markdown("### :material/tune: Settings")
         providers = provider_options()
         st.selectbox("LLM provider", providers, key="set_provider", format_func=provider_label)
         offline = st.session_state["set_provider"] == "offline"

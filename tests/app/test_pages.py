@@ -99,7 +99,7 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     entry = TradingMemoryLog(resolve_config()).load_entries()[0]
     assert not entry["pending"] and entry["alpha"] is not None and entry["reflection"]
     assert f"alpha {entry['alpha']:+.1%}" in texts(at)
-    assert any(d.label.startswith("⬇ Download the raw log") for d in at.get("download_button"))
+    assert any(d.label.startswith("Download the raw log") for d in at.get("download_button"))
     # the role memories learned from it: counts per role on the Memories page
     at.switch_page("app_pages/memories.py").run()
     assert [m.value for m in at.metric] == ["1"] * 5

@@ -120,11 +120,18 @@ def fill_run_form(page, ticker: str, date: str) -> None:
     """Type the ticker and the date (YYYY-MM-DD) into the Run form."""
     box = page.get_by_label("Ticker")
     box.fill(ticker)
-    date_box = page.get_by_label("Analysis date")
-    date_box.click()
-    date_box.fill(date.replace("-", "/"))
-    date_box.press("Enter")
-    page.keyboard.press("Escape")
+    year, month, day = date.split("-")
+    for part, value in (("year", year), ("month", month), ("day", day)):
+        seg = page.get_by_role("spinbutton", name=f"{part}, Analysis date")
+        seg.click()
+        page.keyboard.type(value)
+    page.get_by_role("spinbutton", name="day, Analysis date").wait_for()
+    page.wait_for_function(
+        "([y, m, d]) => {const g = (t) => document.querySelector(`[aria-label=\"${t}, Analysis date\"]`);"
+        " return g('year') && +g('year').getAttribute('aria-valuenow') === y"
+        " && +g('month').getAttribute('aria-valuenow') === m && +g('day').getAttribute('aria-valuenow') === d;}",
+        arg=[int(year), int(month), int(day)],
+    )
 
 
 def start_run(page) -> float:
@@ -135,7 +142,9 @@ def start_run(page) -> float:
     return t
 
 
-def wait_rating(page, timeout: float = 60_000) -> str:
+def wait_rating(page, ticker: str, date: str, timeout: float = 60_000) -> str:
+    """Wait until the run of ``ticker`` on ``date`` has finished and its rating badge shows."""
+    page.get_by_text(f"{ticker} as of {date} — finished").wait_for(timeout=timeout)
     badge = page.locator("span.ta-rating").first
     badge.wait_for(state="visible", timeout=timeout)
     return badge.get_attribute("data-rating") or ""

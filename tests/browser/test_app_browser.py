@@ -46,20 +46,18 @@ def test_two_offline_runs_debates_and_settled_memory_log(ta_home):
         for date in (FIRST, SECOND):
             fill_run_form(page, TICKER, date)
             start_run(page)
-            ratings.append(wait_rating(page))
-            page.get_by_text(f"{TICKER} as of {date}").first.wait_for()
+            ratings.append(wait_rating(page, TICKER, date))
             _shot(page, f"run-{date}")
         assert all(r in {"Buy", "Overweight", "Hold", "Underweight", "Sell"} for r in ratings)
         # both runs are saved and listed for reopening
-        page.get_by_role("button", name="Open").wait_for()
+        page.get_by_role("button", name="Open saved run").wait_for()
 
         goto_page(page, "Debates")
+        page.get_by_text("Portfolio Manager — verdict").wait_for()
         bubbles = page.locator('[data-testid="stChatMessage"]')
-        bubbles.first.wait_for()
         text = " ".join(bubbles.all_inner_texts())
         assert "Bull Analyst" in text and "Bear Analyst" in text
         assert "Aggressive Analyst" in text and "Conservative Analyst" in text and "Neutral Analyst" in text
-        page.get_by_text("Portfolio Manager — verdict").wait_for()
         _shot(page, "debates")
 
         goto_page(page, "Memory log")
