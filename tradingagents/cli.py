@@ -121,8 +121,8 @@ def _config_from(args: argparse.Namespace) -> dict[str, Any]:
 class _Progress:
     """A terse live display of the run events on stderr."""
 
-    def __init__(self, stream=sys.stderr, quiet: bool = False):
-        self.stream = stream
+    def __init__(self, stream=None, quiet: bool = False):
+        self.stream = stream  # None: whatever sys.stderr is when an event arrives
         self.quiet = quiet
         self.t0 = time.time()
 
@@ -152,7 +152,7 @@ class _Progress:
         elif event.kind == "run_stopped":
             line = "stopped" + (" (resumable)" if d.get("resumable") else "")
         if line:
-            print(f"[{t:6.1f}s] {line}", file=self.stream, flush=True)
+            print(f"[{t:6.1f}s] {line}", file=self.stream or sys.stderr, flush=True)
 
 
 def _short_args(args) -> str:
@@ -277,9 +277,9 @@ def settle_command(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "settle":
-        return settle_command(argv[1:])
     try:
+        if argv and argv[0] == "settle":
+            return settle_command(argv[1:])
         return run_command(argv)
     except SystemExit as exc:  # argparse: --help → 0, usage error → 2
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_BAD_INPUT
