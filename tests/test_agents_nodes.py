@@ -27,6 +27,7 @@ from tradingagents.agents import (
     create_trader,
 )
 from tradingagents.agents.utils.agent_states import AgentState
+from tradingagents.agents.utils.agent_utils import MAX_TOOL_ROUNDS
 from tradingagents.agents.utils.memory import FinancialSituationMemory
 from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
 from tradingagents.dataflows.tools import get_analyst_tools
@@ -338,3 +339,38 @@ def test_every_prompt_names_instrument_and_date_and_honours_the_language(analyse
     english = PromptRecorder()
     run_rest(dict(analysed), OfflineChatModel(callbacks=[english]), {"output_language": "English"})
     assert english.system_prompts() and not any("Write your entire answer" in p for p in english.system_prompts())
+
+
+def test_an_analyst_that_keeps_calling_tools_is_made_to_write_its_report():
+    from tests.fake_openai import FakeOpenAIServer, instrument_and_date, tool_arguments
+    from tradingagents.llm_clients.factory import create_llm
+
+    def tool_happy(request):  # a real-world failure mode: a model that never stops calling tools
+        tools = request.get("tools") or []
+        if tools:
+            ticker, date = instrument_and_date(request["messages"])
+            fn = tools[0]["function"]
+            return {"content": None, "tool_calls": [{"name": fn["name"],
+                                                      "arguments": tool_arguments(fn["parameters"], ticker, date)}]}
+        return {"content": "Report from the tool results so far."}
+
+    with FakeOpenAIServer(responder=tool_happy) as server:
+        llm = create_llm({"llm_provider": "openai_compatible", "backend_url": server.base_url, "llm_max_retries": 0})
+        state = Propagator().create_initial_state(TICKER, DATE)
+        final = analyst_graph("news", llm, clear=False).invoke(state)
+        bodies = list(server.requests)
+    assert final["news_report"] == "Report from the tool results so far."
+    assert len(bodies) == MAX_TOOL_ROUNDS + 1
+    assert all(b.get("tools") for b in bodies[:-1]) and not bodies[-1].get("tools")
+    assert "do not call any tool" in bodies[-1]["messages"][-1]["content"]
+
+
+def test_an_empty_scratchpad_starts_with_a_user_turn():
+    rec = PromptRecorder()
+    llm = OfflineChatModel(callbacks=[rec])
+    state = {**Propagator().create_initial_state(TICKER, DATE), "messages": []}
+    update = create_news_analyst(llm, get_analyst_tools("news", {}, as_of=DATE))(state)
+    sent = rec.calls[-1]
+    assert [m.type for m in sent] == ["system", "human"] and TICKER in sent[1].content
+    assert update["messages"][0].tool_calls  # the kickoff message is not written back into the state
+    assert len(update["messages"]) == 1

@@ -195,6 +195,10 @@ def create_analyst_node(
 
     def analyst_node(state: Mapping[str, Any]) -> dict[str, Any]:
         messages = list(state.get("messages") or [])
+        if not messages or not isinstance(messages[0], HumanMessage):
+            # an empty scratchpad (a parallel branch): start with a user turn, as providers expect
+            ticker, date = state.get("company_of_interest") or "", state.get("trade_date") or ""
+            messages = [HumanMessage(content=f"Analyse {ticker} as of {date}."), *messages]
         prompt = system_prompt(state, tool_names, cfg)
         if tool_rounds(messages) >= MAX_TOOL_ROUNDS:
             final = (
