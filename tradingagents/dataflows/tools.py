@@ -108,6 +108,12 @@ def _fmt(value: Any) -> str:
         return str(value).replace("\n", " ")
 
 
+def _short(exc: BaseException, limit: int = 600) -> str:
+    """An error message, cut so that a huge argument echoed in it never floods the model's context."""
+    text = str(exc).replace("\x00", "\\x00")
+    return text if len(text) <= limit else text[: limit - 40] + " … (message cut) " + text[-20:]
+
+
 def _safe(provider: MarketDataProvider, fn: Callable[..., str]) -> Callable[..., str]:
     """Wrap a tool body so it never raises: errors become the sentinels."""
 
@@ -116,13 +122,13 @@ def _safe(provider: MarketDataProvider, fn: Callable[..., str]) -> Callable[...,
         try:
             return fn(*args, **kwargs)
         except ValidationError as exc:
-            return f"{INVALID} {exc} {_source(provider)}"
+            return f"{INVALID} {_short(exc)} {_source(provider)}"
         except DataNotFound as exc:
-            return f"{NO_DATA} {exc} {NO_INVENT} {_source(provider)}"
+            return f"{NO_DATA} {_short(exc)} {NO_INVENT} {_source(provider)}"
         except ProviderUnavailable as exc:
-            return f"{DATA_UNAVAILABLE} {exc} {NO_INVENT} {_source(provider)}"
+            return f"{DATA_UNAVAILABLE} {_short(exc)} {NO_INVENT} {_source(provider)}"
         except Exception as exc:  # a tool never crashes the graph
-            reason = f"{type(exc).__name__}: {exc}"[:300]
+            reason = f"{type(exc).__name__}: {_short(exc, 300)}"
             return f"{DATA_UNAVAILABLE} the data source failed ({reason}). {NO_INVENT} {_source(provider)}"
 
     return wrapper
@@ -149,9 +155,13 @@ def _stale(provider: MarketDataProvider, symbol: str, df: pd.DataFrame, start: s
     return None
 
 
-def _validation_handler(exc: Exception) -> str:
-    text = str(exc).replace("\n", " ")[:400]
-    return f"{INVALID} the tool arguments are not valid ({text}). Check the argument names and types."
+def _validation_handler(provider: MarketDataProvider) -> Callable[[Exception], str]:
+    def handle(exc: Exception) -> str:
+        text = str(exc).replace("\n", " ")[:400]
+        return (f"{INVALID} the tool arguments are not valid ({text}). Check the argument names and types. "
+                f"{_source(provider)}")
+
+    return handle
 
 
 # ----------------------------------------------------------------------------------------------
@@ -202,7 +212,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
         symbol: Annotated[str, "Ticker symbol"],
         indicator: Annotated[str, "One indicator name (or several separated by commas): " + ", ".join(SUPPORTED_INDICATORS)],
         curr_date: Annotated[str, "The current trading date, YYYY-MM-DD"],
-        look_back_days: Annotated[int | str, "How many calendar days back to report (1-365)"] = 30,
+        look_back_days: Annotated[int | str | None, "How many calendar days back to report (1-365)"] = 30,
     ) -> str:
         """A technical indicator of a ticker for each trading day of the look-back window, one `YYYY-MM-DD: value` line per day."""
         t = validate_ticker(symbol)
@@ -334,8 +344,8 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
 
     def get_global_news(
         curr_date: Annotated[str, "The current trading date, YYYY-MM-DD"],
-        look_back_days: Annotated[int | str, "How many calendar days back (1-90)"] = 7,
-        limit: Annotated[int | str, "Maximum number of items (1-50)"] = 10,
+        look_back_days: Annotated[int | str | None, "How many calendar days back (1-90)"] = 7,
+        limit: Annotated[int | str | None, "Maximum number of items (1-50)"] = 10,
     ) -> str:
         """Macro-economic and market-wide news of the days up to the date, newest first."""
         end = _clamp(curr_date, as_of, "curr_date")
@@ -352,7 +362,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
     def get_social_posts(
         ticker: Annotated[str, "Ticker symbol"],
         curr_date: Annotated[str, "The current trading date, YYYY-MM-DD"],
-        look_back_days: Annotated[int | str, "How many calendar days back (1-30)"] = 7,
+        look_back_days: Annotated[int | str | None, "How many calendar days back (1-30)"] = 7,
     ) -> str:
         """Recent social-media posts about a ticker (retail sentiment), newest first, with a tone tally."""
         t = validate_ticker(ticker)
@@ -384,7 +394,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
         tool = StructuredTool.from_function(
             func=_safe(provider, fn), name=fn.__name__, description=(fn.__doc__ or "").strip(),
         )
-        tool.handle_validation_error = _validation_handler
+        tool.handle_validation_error = _validation_handler(provider)
         tool.handle_tool_error = True
         tools[fn.__name__] = tool
     return tools

@@ -68,6 +68,11 @@ T = TypeVar("T")
 def _yf():
     import yfinance  # imported lazily: the demo market never needs it
 
+    # By default yfinance logs a failed request and returns an empty frame, which would make an
+    # offline machine look like an unknown ticker; let errors reach ``_call`` so it can tell them apart.
+    with contextlib.suppress(Exception):
+        if yfinance.config.debug.hide_exceptions is not False:
+            yfinance.config.debug.hide_exceptions = False
     return yfinance
 
 
