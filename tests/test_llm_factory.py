@@ -255,3 +255,11 @@ def test_urls_in_labels_and_errors_hide_credentials():
     assert public_url("https://user:pw@proxy.example:8443/v1?key=abc") == "https://proxy.example:8443/v1"
     label = provider_label({"llm_provider": "openai_compatible", "backend_url": "http://bob:hunter2@h:1/v1?token=t"})
     assert "hunter2" not in label and "token" not in label and "h:1/v1" in label
+
+
+@pytest.mark.parametrize(
+    "bad", [{"llm_timeout": "soon"}, {"llm_max_retries": "many"}, {"llm_temperature": "warm"}]
+)
+def test_bad_numeric_settings_are_config_errors(server, bad):
+    with pytest.raises(LLMConfigError, match="llm_timeout must be a number"):
+        create_llm(server.llm_config(**bad))

@@ -243,8 +243,12 @@ def create_llm(
     try:
         timeout = float(cfg.get("llm_timeout") or 60.0)
         max_retries = max(0, int(cfg.get("llm_max_retries") if cfg.get("llm_max_retries") is not None else 3))
+        temperature = None if cfg.get("llm_temperature") is None else float(cfg["llm_temperature"])
     except (TypeError, ValueError):
-        raise LLMConfigError("llm_timeout must be a number of seconds and llm_max_retries a whole number ≥ 0.")
+        raise LLMConfigError(
+            "llm_timeout must be a number of seconds, llm_max_retries a whole number ≥ 0 and "
+            "llm_temperature a number (or empty)."
+        )
     kwargs: dict[str, Any] = {
         "model": model_name,
         "api_key": key,
@@ -255,8 +259,8 @@ def create_llm(
         "disable_streaming": True,  # one request per call: retries, limits and accounting stay exact
         "stream_usage": False,
     }
-    if cfg.get("llm_temperature") is not None:
-        kwargs["temperature"] = float(cfg["llm_temperature"])
+    if temperature is not None:
+        kwargs["temperature"] = temperature
     if callbacks:
         kwargs["callbacks"] = list(callbacks)
     cls = _bounded_chat_openai_class()
