@@ -50,6 +50,9 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
+import fcntl
+import functools
 import json
 import math
 import os
@@ -218,6 +221,36 @@ def _top_n(scores: np.ndarray, n: int) -> np.ndarray:
     return cand[np.lexsort((cand, -scores[cand]))]
 
 
+class _FlockFile:
+    """An exclusive ``flock`` on a lock file, cheap enough for one acquisition per add.
+
+    (filelock is used for the log; here it costs more than the rest of an add put together.) The
+    descriptor is reopened in a forked child so parent and child never share a lock. Threads are
+    serialised by the owner's RLock, so one descriptor per instance is enough.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._pid = 0
+
+    def __enter__(self) -> _FlockFile:
+        if self._fd is None or self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._pid = os.getpid()
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def __del__(self) -> None:
+        if self._fd is not None and self._pid == os.getpid():
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+
+
 class FinancialSituationMemory:
     """One role's BM25 memory of (situation, recommendation) pairs; see the module docstring."""
 
@@ -234,7 +267,7 @@ class FinancialSituationMemory:
         self.path = Path(cfg["memory_dir"]) / f"{self.name}.jsonl"
         self.problems: list[str] = []
         self._lock = threading.RLock()
-        self._file_lock = FileLock(str(self.path) + ".lock", poll_interval=_LOCK_POLL_S)
+        self._flock = _FlockFile(Path(str(self.path) + ".lock"))
         self._reset()
         with self._lock:
             self._sync()
@@ -246,6 +279,7 @@ class FinancialSituationMemory:
         self._recommendations: list[str] = []
         self._file_id: tuple[int, int] | None = None
         self._offset = 0
+        self._seen_size = 0
         self._line_no = 0
         self.problems = []
 
@@ -266,6 +300,7 @@ class FinancialSituationMemory:
         if file_id != self._file_id or st.st_size < self._offset:
             self._reset()
             self._file_id = file_id
+        self._seen_size = st.st_size
         if st.st_size == self._offset:
             return
         with open(self.path, "rb") as fh:
@@ -310,24 +345,28 @@ class FinancialSituationMemory:
         payload = "".join(
             json.dumps({"situation": s, "recommendation": r}, ensure_ascii=False) + "\n" for s, r in pairs
         ).encode("utf-8")
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._file_lock:
-                self._sync()
-                size = self.path.stat().st_size if self.path.exists() else 0
-                if size > self._offset:
-                    self._repair_tail(size)
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    written = 0
-                    while written < len(payload):  # one write in practice; loop for safety
-                        written += os.write(fd, payload[written:])
-                finally:
-                    os.close(fd)
-                self._sync()
+        with self._lock, self._flock:
+            self._sync()
+            if self._seen_size > self._offset:
+                self._repair_tail()
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                written = 0
+                while written < len(payload):  # one write in practice; loop for safety
+                    written += os.write(fd, payload[written:])
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
+            # Nobody else can have written while we hold the lock: index what we wrote directly.
+            if self._file_id != (st.st_dev, st.st_ino):
+                self._file_id = (st.st_dev, st.st_ino)
+            for situation, advice in pairs:
+                self._index_pair(situation, advice)
+            self._line_no += len(pairs)
+            self._offset = self._seen_size = st.st_size
         return len(pairs)
 
-    def _repair_tail(self, size: int) -> None:
+    def _repair_tail(self) -> None:
         """A final line without newline is left by a killed writer: complete it if whole, else cut it."""
         with open(self.path, "rb") as fh:
             fh.seek(self._offset)
@@ -343,6 +382,7 @@ class FinancialSituationMemory:
             self._sync()
         else:
             os.truncate(self.path, self._offset)
+            self._seen_size = self._offset
 
     def get_memories(self, current_situation: str, n_matches: int = 1) -> list[dict[str, Any]]:
         """Top ``n_matches`` memories: ``matched_situation``, ``recommendation``, ``similarity_score``.
@@ -407,7 +447,7 @@ class FinancialSituationMemory:
         """Forget everything, on disk too."""
         with self._lock:
             if self.path.parent.exists():
-                with self._file_lock:
+                with self._flock:
                     if self.path.exists():
                         _atomic_write(self.path, b"")
             self._reset()
@@ -462,6 +502,35 @@ _TAG_RE = re.compile(r"\[([^\[\]\n]*)\]")
 _PCT_RE = re.compile(r"^([+-]?\d+(?:\.\d+)?)%$")
 _HOLD_RE = re.compile(r"^(\d+)d$")
 _EXACT_RE = re.compile(r"\n\n<!-- exact raw=(\S+) alpha=(\S+) -->\Z")
+_EXACT_HEAD = "\n\n<!-- exact raw="
+_DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+
+
+def _find_exact(text: str) -> re.Match | None:
+    """The hidden exact-values line at the very end of ``text`` (rfind first: no regex scan)."""
+    pos = text.rfind(_EXACT_HEAD)
+    return _EXACT_RE.match(text, pos) if pos >= 0 else None
+
+
+def _read_date(text: str) -> str:
+    if _DATE_SHAPE.match(text):  # fast path for the 10,000-entry log; validate_date explains failures
+        with contextlib.suppress(ValueError):
+            if _dt.date.fromisoformat(text).year >= 1900:
+                return text
+    return validate_date(text, allow_future=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_ticker(text: str) -> str:  # pure: cached because tickers repeat through a log
+    return validate_ticker(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _read_rating(text: str) -> str:
+    rating = normalize_rating(text)
+    if rating is None:
+        raise ValueError(f"unknown rating {text!r}")
+    return rating
 _ESCAPE_RE = re.compile(r"^(?=\\|\[|<|DECISION:|REFLECTION:)", re.MULTILINE)
 _UNESCAPE_RE = re.compile(r"^\\", re.MULTILINE)
 
@@ -511,7 +580,7 @@ class _Block:
             else:
                 cut = raw.index(_REFLECTION_HEAD, start)
                 refl = raw[cut + len(_REFLECTION_HEAD) :]
-                m = _EXACT_RE.search(refl)
+                m = _find_exact(refl)
                 if m:
                     refl = refl[: m.start()]
                 self._body = (unescape_text(raw[start:cut]), unescape_text(refl))
@@ -542,12 +611,9 @@ def _parse_block(raw: str) -> _Block:
     try:
         if len(fields) not in (4, 6):
             raise ValueError(f"the tag has {len(fields)} fields; expected 4 (pending) or 6 (settled)")
-        block.date = validate_date(fields[0], allow_future=True)
-        block.ticker = validate_ticker(fields[1])
-        rating = normalize_rating(fields[2])
-        if rating is None:
-            raise ValueError(f"unknown rating {fields[2]!r}")
-        block.rating = rating
+        block.date = _read_date(fields[0])
+        block.ticker = _read_ticker(fields[1])
+        block.rating = _read_rating(fields[2])
         rest_start = m.end() + len(_DECISION_HEAD)
         if len(fields) == 4:
             if fields[3].lower() != "pending":
@@ -562,11 +628,11 @@ def _parse_block(raw: str) -> _Block:
             if raw.find(_REFLECTION_HEAD, rest_start) < 0:
                 raise ValueError("a settled entry has no REFLECTION section")
             raw_ret, alpha = float(mr.group(1)) / 100, float(ma.group(1)) / 100
-            exact = _EXACT_RE.search(raw)
+            exact = _find_exact(raw)
             if exact:
                 with contextlib.suppress(ValueError):
                     ex_raw, ex_alpha = float(exact.group(1)), float(exact.group(2))
-                    if _pct(ex_raw) == _pct(raw_ret) and _pct(ex_alpha) == _pct(alpha):
+                    if _pct(ex_raw) == fields[3] and _pct(ex_alpha) == fields[4]:
                         raw_ret, alpha = ex_raw, ex_alpha
             block.pending = False
             block.raw_ret, block.alpha, block.holding = raw_ret, alpha, int(mh.group(1))
@@ -638,6 +704,8 @@ class TradingMemoryLog:
         self._file_lock = FileLock(str(self.path) + ".lock", poll_interval=_LOCK_POLL_S)
         self._cache_sig: tuple | None = None
         self._cache: list[_Block] = []
+        self._views_for: list[_Block] | None = None
+        self._settled_desc: list[_Block] = []
 
     # ------------------------------------------------------------------ reading
     def _blocks(self) -> list[_Block]:
@@ -678,6 +746,17 @@ class TradingMemoryLog:
             pieces.append(tail)
         return [_parse_block(p) for p in pieces if p.strip()]
 
+    def _settled_newest_first(self) -> list[_Block]:
+        """Settled entries by date, newest first (file order breaks ties); cached per file version."""
+        with self._lock:
+            blocks = self._blocks()
+            if self._views_for is not blocks:
+                settled = [(b.date, i) for i, b in enumerate(blocks) if b.ok and not b.pending]
+                settled.sort(reverse=True)
+                self._settled_desc = [blocks[i] for _, i in settled]
+                self._views_for = blocks
+            return self._settled_desc
+
     def load_entries(self) -> list[dict[str, Any]]:
         """Every readable entry in file order (oldest first)."""
         return [b.to_entry() for b in self._blocks() if b.ok]
@@ -699,17 +778,20 @@ class TradingMemoryLog:
         n_same = _check_count(n_same, "n_same")
         n_cross = _check_count(n_cross, "n_cross")
         cutoff = validate_date(as_of, allow_future=True) if as_of is not None else None
-        settled = [(b.date, i, b) for i, b in enumerate(self._blocks()) if b.ok and not b.pending]
-        if cutoff is not None:
-            settled = [
-                t
-                for t in settled
-                if t[0] < cutoff
-                and str(np.busday_offset(t[0], t[2].holding, roll="forward")) <= cutoff
-            ]
-        settled.sort(key=lambda t: (t[0], t[1]), reverse=True)
-        same = [b for _, _, b in settled if b.ticker == want][:n_same]
-        cross = [b for _, _, b in settled if b.ticker != want][:n_cross]
+        same: list[_Block] = []
+        cross: list[_Block] = []
+        for b in self._settled_newest_first():
+            if len(same) >= n_same and len(cross) >= n_cross:
+                break
+            if cutoff is not None and (
+                b.date >= cutoff or str(np.busday_offset(b.date, b.holding, roll="forward")) > cutoff
+            ):
+                continue
+            if b.ticker == want:
+                if len(same) < n_same:
+                    same.append(b)
+            elif len(cross) < n_cross:
+                cross.append(b)
         parts: list[str] = []
         if same:
             lines = [f"Past decisions on {want} and what followed (newest first):"]
