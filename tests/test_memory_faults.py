@@ -135,6 +135,71 @@ def test_memory_log_survives_sigkill_at_random_moments(tmp_path):
     assert leftovers == []
 
 
+def _memory_adder(memory_dir: str, worker: int, count: int, fd: int) -> None:
+    out = os.fdopen(fd, "w", buffering=1)
+    mem = FinancialSituationMemory("bull_memory", {"memory_dir": memory_dir})
+    for i in range(count):
+        pairs = [(f"w{worker} item {i} part {k} " + "selling tech " * 30, f"{worker}:{i}:{k}") for k in range(3)]
+        mem.add_situations(pairs)
+        out.write(f"A {worker}:{i}\n")
+
+
+def _fork(target, *args) -> tuple[int, int]:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(r)
+            target(*args, w)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def _read_acks(r: int) -> list[str]:
+    with os.fdopen(r, "r") as fh:
+        return fh.read().split("\n")[:-1]
+
+
+def test_memory_appends_from_many_processes_interleave_whole(tmp_path):
+    memory_dir = str(tmp_path / "mem")
+    children = [_fork(_memory_adder, memory_dir, w, 40) for w in range(6)]
+    for pid, r in children:
+        assert len(_read_acks(r)) == 40
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    mem = FinancialSituationMemory("bull_memory", {"memory_dir": memory_dir})
+    recs = [r for _, r in mem.items()]
+    assert mem.problems == [] and len(recs) == 6 * 40 * 3 and len(set(recs)) == len(recs)
+    # one add_situations call is one write: its three pairs stay together
+    for j in range(0, len(recs), 3):
+        assert {x.rsplit(":", 1)[0] for x in recs[j : j + 3]} == {recs[j].rsplit(":", 1)[0]}
+
+
+@pytest.mark.slow
+def test_memory_file_survives_sigkill_of_writers(tmp_path):
+    memory_dir = str(tmp_path / "mem")
+    rng = random.Random(7)
+    acked: set[str] = set()
+    for round_no in range(40):
+        pid, r = _fork(_memory_adder, memory_dir, round_no, 10_000)
+        time.sleep(rng.uniform(0.0, 0.03))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        acked.update(line[2:] for line in _read_acks(r))
+        mem = FinancialSituationMemory("bull_memory", {"memory_dir": memory_dir})
+        recs = [rec for _, rec in mem.items()]
+        assert mem.problems == [] and len(set(recs)) == len(recs)
+        present = {x.rsplit(":", 1)[0] for x in recs}
+        assert acked <= present
+        assert len(recs) % 3 == 0, "a torn write must not leave part of a call behind"
+    assert len(acked) > 40
+
+
 # ---------------------------------------------------------------- hostile text (hypothesis)
 HOSTILE = st.sampled_from(
     [
