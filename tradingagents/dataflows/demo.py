@@ -35,7 +35,6 @@ from tradingagents.dataflows.interface import (
     check_range,
     check_statement_args,
     check_ticker,
-    clip_frame,
     today,
 )
 from tradingagents.default_config import BENCHMARK_MAP, DEFAULT_BENCHMARK
@@ -335,23 +334,38 @@ def close_on_or_before(ticker: str, day: pd.Timestamp) -> tuple[pd.Timestamp, fl
     return df.index[pos], float(df["Close"].iloc[pos])
 
 
+def _trailing_sd(r: np.ndarray, i: int) -> float:
+    """Standard deviation of the 20 daily returns before row i (known at the open of day i)."""
+    window = r[max(0, i - 20):i]
+    if len(window) < 2:
+        return 0.01
+    m = sum(window.tolist()) / len(window)
+    return math.sqrt(sum((x - m) ** 2 for x in window.tolist()) / len(window)) or 0.01
+
+
 # ----------------------------------------------------------------------------------------------
 # fundamentals and statements
 # ----------------------------------------------------------------------------------------------
 def _quarters(ticker: str, as_of: pd.Timestamp) -> list[dict[str, Any]]:
-    """Reported quarters (earnings date <= as_of), oldest first, with all figures."""
+    """Reported quarters (earnings date <= as_of), oldest first, with all figures (do not mutate)."""
+    return [q for q in _all_quarters(ticker, today().year) if q["report_date"] <= as_of]
+
+
+@functools.lru_cache(maxsize=512)
+def _all_quarters(ticker: str, last_year: int) -> tuple[dict[str, Any], ...]:
     prof = profile(ticker)
+    cal = earnings_calendar(ticker, last_year)
+    noise = _rng(ticker, "quarters").standard_normal((len(cal), 6))  # in quarter order: prefix-stable
+    full = _path(ticker, last_year)[0]
+    closes = full["Close"].to_numpy()
     out: list[dict[str, Any]] = []
-    for qe, edate, surprise in earnings_calendar(ticker, today().year):
-        if edate > as_of:
-            break
-        px = close_on_or_before(ticker, qe)
-        if px is None:
+    for (qe, edate, surprise), rz in zip(cal, noise, strict=True):
+        pos = full.index.searchsorted(qe, side="right") - 1
+        if pos < 0:
             continue
-        price = px[1]
+        price = float(closes[pos])
         years = (qe - pd.Timestamp(START)).days / 365.25
         shares = prof["shares0"] * math.exp(prof["share_drift"] * years)
-        rz = _rng(ticker, "q", qe.date()).standard_normal(6)
         pe = prof["pe"] * math.exp(0.12 * rz[0])
         net_income = price * shares / pe / 4.0
         margin = max(0.01, prof["net_margin"] * math.exp(0.08 * rz[1]))
@@ -382,7 +396,7 @@ def _quarters(ticker: str, as_of: pd.Timestamp) -> list[dict[str, Any]]:
             "ocf": ocf, "capex": capex, "fcf": ocf + capex, "dividends": dividends,
             "buybacks": -max(0.0, -prof["share_drift"]) * price * shares / 4.0,
         })
-    return out
+    return tuple(out)
 
 
 _INCOME_ROWS = [
@@ -416,7 +430,10 @@ class DemoProvider(MarketDataProvider):
     def ohlcv(self, ticker: str, start: str, end: str) -> pd.DataFrame:
         t = check_ticker(ticker)
         s, e = check_range(start, end)
-        return clip_frame(_full(t), s, e).copy()
+        full = _full(t)
+        lo = full.index.searchsorted(pd.Timestamp(s))
+        hi = full.index.searchsorted(pd.Timestamp(e), side="right")
+        return full.iloc[lo:hi].copy()
 
     # -- identity -------------------------------------------------------------------------------
     def identity(self, ticker: str) -> dict[str, Any]:
@@ -535,7 +552,7 @@ class DemoProvider(MarketDataProvider):
         for i in range(max(lo, 21), hi):
             day = df.index[i]
             ret = float(r[i])
-            sd = float(np.std(r[i - 20:i])) or 0.01
+            sd = _trailing_sd(r, i)
             if abs(ret) >= max(0.035, 2.5 * sd):
                 up = ret > 0
                 reason = _pick(
@@ -674,7 +691,7 @@ class DemoProvider(MarketDataProvider):
         for i in range(lo, hi):
             day = df.index[i]
             wk = float(closes[i] / closes[i - 5] - 1.0)
-            sd = float(np.std(r[max(0, i - 20):i])) or 0.01
+            sd = _trailing_sd(r, i)
             score = math.tanh(wk / (sd * math.sqrt(5.0)))
             rz = _rng(t, "social", day.date()).standard_normal(8)
             count = 2 + int(abs(rz[0]) * 1.5)
@@ -707,6 +724,7 @@ def clear_cache() -> None:
     earnings_calendar.cache_clear()
     _calendar.cache_clear()
     _index_returns.cache_clear()
+    _all_quarters.cache_clear()
 
 
 __all__ = ["DemoProvider", "LABEL", "TAG", "profile", "earnings_calendar", "demo_benchmark", "is_index",

@@ -203,9 +203,10 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
             + (f" Showing the last {len(shown)} rows." if total > len(shown) else ""),
             "Date,Open,High,Low,Close,Volume",
         ]
-        for day, row in shown.iterrows():
-            lines.append(f"{day.date()},{row['Open']:.2f},{row['High']:.2f},{row['Low']:.2f},"
-                         f"{row['Close']:.2f},{int(row['Volume'])}")
+        cols = [shown[c].to_numpy() for c in ("Open", "High", "Low", "Close", "Volume")]
+        for day, o, h, lo, c, v in zip(shown.index.strftime("%Y-%m-%d"), *cols, strict=True):
+            volume = int(v) if v == v else 0  # NaN volume → 0
+            lines.append(f"{day},{o:.2f},{h:.2f},{lo:.2f},{c:.2f},{volume}")
         return "\n".join(lines)
 
     def get_indicators(
