@@ -155,3 +155,22 @@ def test_same_inputs_give_identical_final_state_across_processes():
     digest, rating, n_turns = digests[0].split()
     assert rating in ("Buy", "Overweight", "Hold", "Underweight", "Sell") and n_turns == "4"
 
+
+
+def test_sentiment_and_news_reports_count_what_the_tools_returned():
+    llm = OfflineChatModel()
+    state = Propagator().create_initial_state(TICKER, DATE)
+    social = analyst_graph("social", llm, clear=False).invoke(state)
+    posts = next(m.content for m in social["messages"] if isinstance(m, ToolMessage) and m.name == "get_social_posts")
+    tally = re.search(r"Tone tally: bearish (\d+), bullish (\d+), neutral (\d+)", posts)
+    total = sum(int(x) for x in tally.groups())
+    tone = {s.name: s for s in signals_in(social["sentiment_report"])}["Social tone"]
+    assert tone.detail == f"{tally.group(2)} of {total} posts read positive and {tally.group(1)} negative"
+    news = analyst_graph("news", llm, clear=False).invoke(state)
+    company = next(m.content for m in news["messages"] if isinstance(m, ToolMessage) and m.name == "get_news")
+    headlines = re.findall(r"^### (.+)$", company, re.M)
+    signal = {s.name: s for s in signals_in(news["news_report"])}["Company news"]
+    assert f" of {len(headlines)} company headlines" in signal.detail
+    section = news["news_report"].split("### Company headlines")[1].split("###")[0]
+    quoted = re.findall(r"^> (.+) \((\d{4}-\d{2}-\d{2})\)$", section, re.M)
+    assert quoted and all(title in headlines for title, _ in quoted)

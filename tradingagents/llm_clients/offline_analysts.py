@@ -12,8 +12,9 @@ Market: Trend (close vs close_50_sma), Long-term trend (close_50_sma vs close_20
 bands (close above boll_ub → bearish, below boll_lb → bullish), Momentum (close over the ~3-month
 window: up more than 5 % bullish, down more than 5 % bearish), Volatility (atr against close,
 always neutral, flagged "elevated" above 3 % of the price — the risk analysts use the flag).
-Sentiment: Social tone and Company news tone — share of positive minus negative items (lexicon),
-above +0.15 bullish, below −0.15 bearish. News: Company news and Macro backdrop, same rule.
+Sentiment: Social tone — share of positive minus negative posts (a post's own [bullish]/[bearish]
+tag, else a word lexicon), above +0.15 bullish, below −0.15 bearish; company news is described
+but scored only once, in the news report. News: Company news and Macro backdrop, same rule.
 Fundamentals: Valuation (P/E < 15 bullish, > 35 or negative bearish), Growth (revenue growth
 > 10 % bullish, < 0 bearish), Profitability (margin > 15 % bullish, < 0 bearish), Leverage
 (debt/equity < 0.5 bullish, > 2 bearish).
@@ -233,23 +234,50 @@ def price_rows(text: str) -> list[tuple[str, str]]:
 
 
 def text_items(text: str) -> list[str]:
-    """The items (posts, headlines) of a news/social tool answer: one per bullet or dated line."""
+    """The items (posts, headlines) of a news/social tool answer.
+
+    An item starts at a ``##``/``###`` heading (a headline; the dated line under it belongs to it),
+    a bullet, a numbered line or a dated line; following lines belong to it. Single-``#`` lines
+    are the tool's header comments and are skipped.
+    """
     items: list[str] = []
     current: list[str] = []
+    heading_only = False
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or line.startswith("#"):
+        if not line:
             continue
-        starts_item = bool(re.match(r"^([-*•]|\d+[.)]|\[?\d{4}-\d{2}-\d{2})", line))
-        if starts_item:
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+            if line.startswith("##") and heading:
+                if current:
+                    items.append(" ".join(current))
+                current, heading_only = [heading], True
+            continue
+        starts_item = bool(re.match(r"^([-*•]|\d+[.)]\s|\[?\d{4}-\d{2}-\d{2})", line))
+        if starts_item and not heading_only:
             if current:
                 items.append(" ".join(current))
-            current = [line.lstrip("-*• ").strip()]
+            current = [re.sub(r"^[-*•]\s*", "", line).strip()]
         elif current:
             current.append(line)
+        heading_only = False
     if current:
         items.append(" ".join(current))
     return [item for item in items if re.search(r"[A-Za-z]{3}", item)]
+
+
+_TAGGED_TONE_RE = re.compile(r"\[(bullish|bearish|neutral)\]", re.IGNORECASE)
+_TALLY_RE = re.compile(r"^#?\s*(Tone tally:[^\n]+)$", re.MULTILINE)
+
+
+def item_tone(item: str) -> int:
+    """+1/−1/0 for an item: its own [bullish]/[bearish]/[neutral] tag when it has one, else the lexicon."""
+    tagged = _TAGGED_TONE_RE.search(item)
+    if tagged:
+        return {"bullish": 1, "bearish": -1}.get(tagged.group(1).lower(), 0)
+    t = tone(item)
+    return (t > 0) - (t < 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,7 +392,7 @@ def market_signals(results: Sequence[ToolResult]) -> tuple[list[Signal], list[st
 def _tone_signal(name: str, items: Sequence[str], noun: str) -> Signal | None:
     if not items:
         return None
-    tones = [tone(item) for item in items]
+    tones = [item_tone(item) for item in items]
     pos = sum(1 for t in tones if t > 0)
     neg = sum(1 for t in tones if t < 0)
     balance = (pos - neg) / len(items)
@@ -372,9 +400,18 @@ def _tone_signal(name: str, items: Sequence[str], noun: str) -> Signal | None:
     return Signal(name, f"{pos} of {len(items)} {noun} read positive and {neg} negative", direction)
 
 
+def _headline(item: str) -> str:
+    """A headline item as 'title (YYYY-MM-DD)' when it has a dated line under its title."""
+    match = re.match(r"^(.*?)\s+(\d{4}-\d{2}-\d{2})T[\d:]+\s*\|", item)
+    if match and match.group(1).strip():
+        return f"{match.group(1).strip()} ({match.group(2)})"
+    return item
+
+
 def _quotes(items: Sequence[str], limit: int = 3) -> list[str]:
-    ranked = sorted(range(len(items)), key=lambda i: (-abs(tone(items[i])), i))[:limit]
-    return [f"> {clip(items[i], 200)}" for i in sorted(ranked)]
+    """The most strongly toned items (ties: the earliest listed), in their listed order."""
+    ranked = sorted(range(len(items)), key=lambda i: (-abs(tone(items[i])) - abs(item_tone(items[i])), i))[:limit]
+    return [f"> {clip(_headline(items[i]), 200)}" for i in sorted(ranked)]
 
 
 def _find(results: Sequence[ToolResult], name: str) -> ToolResult | None:
@@ -421,6 +458,10 @@ def fundamental_values(text: str) -> dict[str, tuple[str, float, bool]]:
     return found
 
 
+def _unit(number: float, is_pct: bool) -> str:
+    return "" if is_pct else " (a percentage)" if abs(number) > 1.5 else " (a fraction of one)"
+
+
 def _as_pct(number: float, is_pct: bool) -> float:
     return number if is_pct or abs(number) > 1.5 else number * 100
 
@@ -442,12 +483,12 @@ def fundamentals_signals(text: str) -> list[Signal]:
         written, number, is_pct = values["growth"]
         growth = _as_pct(number, is_pct)
         direction = "bullish" if growth > 10 else "bearish" if growth < 0 else "neutral"
-        signals.append(Signal("Growth", f"revenue growth {written}", direction))
+        signals.append(Signal("Growth", f"revenue growth {written}{_unit(number, is_pct)}", direction))
     if "margin" in values:
         written, number, is_pct = values["margin"]
         margin = _as_pct(number, is_pct)
         direction = "bullish" if margin > 15 else "bearish" if margin < 0 else "neutral"
-        signals.append(Signal("Profitability", f"margin {written}", direction))
+        signals.append(Signal("Profitability", f"margin {written}{_unit(number, is_pct)}", direction))
     if "leverage" in values:
         written, number, is_pct = values["leverage"]
         ratio = number / 100 if (is_pct or number > 10) else number
@@ -459,6 +500,40 @@ def fundamentals_signals(text: str) -> list[Signal]:
         verb = "beat" if eps > est else "missed" if eps < est else "matched"
         signals.append(Signal("Earnings surprise", f"last EPS {eps_w} {verb} the estimate {est_w}", direction))
     return signals
+
+
+STATEMENT_ROWS = {
+    "get_income_statement": ("Total Revenue", "Net Income"),
+    "get_balance_sheet": ("Cash And Cash Equivalents", "Total Debt", "Stockholders Equity"),
+    "get_cashflow": ("Operating Cash Flow", "Free Cash Flow"),
+}
+
+
+def statement_facts(result: ToolResult) -> list[str]:
+    """'Row: latest (period) against previous (period)' lines, values as the tool wrote them."""
+    header: list[str] | None = None
+    rows: dict[str, list[str]] = {}
+    for raw in result.text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "," not in line:
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        if header is None:
+            header = cells
+            continue
+        rows.setdefault(cells[0], cells)
+    if not header:
+        return []
+    facts = []
+    for name in STATEMENT_ROWS.get(result.name, ()):
+        cells = rows.get(name)
+        if not cells or len(cells) < 2 or _num(cells[1]) is None:
+            continue
+        fact = f"- {name}: {cells[1]} for the period ending {header[1]}"
+        if len(cells) > 2 and len(header) > 2 and _num(cells[2]) is not None:
+            fact += f", against {cells[2]} for the period ending {header[2]}"
+        facts.append(fact + ".")
+    return facts
 
 
 def _report(title: str, intro: list[str], signals: Sequence[Signal], results: Sequence[ToolResult],
@@ -487,9 +562,16 @@ def write_report(role: str, ticker: str, date: str, messages: Sequence[BaseMessa
     if role == "Sentiment Analyst":
         posts = _items(results, "get_social_posts")
         news = _items(results, "get_news")
-        signals = [s for s in (_tone_signal("Social tone", posts, "posts"),
-                               _tone_signal("Company news tone", news, "headlines")) if s]
+        signals = [s for s in (_tone_signal("Social tone", posts, "posts"),) if s]
         intro = [f"Mood around {ticker} in the week to {date}, from get_social_posts and get_news."]
+        news_tone = _tone_signal("Company news", news, "company headlines")
+        if news_tone:
+            intro.append(f"Company news in the same week: {news_tone.detail} ({news_tone.direction}; scored in "
+                         "the news report, not here).")
+        social = _find(results, "get_social_posts")
+        tally = _TALLY_RE.search(social.text) if social and not social.missing else None
+        if tally:
+            intro.append(f"The post feed reports: {tally.group(1).strip()}.")
         extra = (["### Voices", ""] + _quotes(posts)) if posts else []
         return _report(f"Sentiment analysis of {ticker}", intro, signals, results, extra)
     if role == "News Analyst":
@@ -509,8 +591,10 @@ def write_report(role: str, ticker: str, date: str, messages: Sequence[BaseMessa
         text = fundamentals.text if fundamentals and not fundamentals.missing else ""
         signals = fundamentals_signals(text)
         received = [r.label for r in results if not r.missing]
-        intro = [f"Fundamentals of {ticker} as of {date}. Data received from: {join_names(received)}."]
-        return _report(f"Fundamentals analysis of {ticker}", intro, signals, results)
+        intro = [f"Fundamentals of {ticker} as of {date}. Data received from: {join_names(received) or 'no tool'}."]
+        facts = [fact for r in results if r.name in STATEMENT_ROWS and not r.missing for fact in statement_facts(r)]
+        extra = ["### Statements", ""] + facts if facts else None
+        return _report(f"Fundamentals analysis of {ticker}", intro, signals, results, extra)
     # any other analyst-like role: list what the tools said
     lines = [f"## Analysis of {ticker}", ""] + [f"- {r.label}: {clip(r.text, 300)}" for r in results]
     return "\n".join(lines + ["", FOOTER])

@@ -62,14 +62,15 @@ POSITIVE_WORDS = (
     "strong", "strength", "growth", "grow", "raise", "raised", "raises", "outperform", "optimis", "positive",
     "rise", "rises", "rising", "rose", "boost", "expand", "profit", "win", "wins", "love", "buying", "buy ",
     "upside", "momentum", "breakout", "exceed", "robust", "accelerat", "higher", "up ", "climb", "recover",
-    "partnership", "approval", "launch", "dividend increase", "moon", "🚀",
+    "partnership", "approval", "launch", "dividend increase", "moon", "tops", "soars", "🚀",
 )
 NEGATIVE_WORDS = (
     "miss", "misses", "bearish", "plunge", "slump", "drop", "fall", "falls", "fell", "decline", "downgrade",
     "weak", "weakness", "cut", "cuts", "lawsuit", "probe", "investigation", "loss", "losses", "concern",
     "warn", "warning", "tumble", "sell-off", "selloff", "selling", "downside", "pessimis", "negative",
     "lower", "down ", "slow", "slowdown", "recall", "layoff", "risk", "fear", "crash", "dump", "overvalued",
-    "bubble", "default", "inflation", "recession", "tariff", "headwind",
+    "bubble", "default", "inflation", "recession", "tariff", "headwind", "slide", "sink", "sank", "bleed",
+    "heavy", "breaking",
 )
 
 
