@@ -11,8 +11,9 @@
     that Chinese situations match each other.
 
     Persistence: ``<memory_dir>/<name>.jsonl`` (``memory_dir`` from the resolved config, i.e. under
-    the home by default), one JSON object per line, appended under an inter-process file lock with
-    a single ``write`` per ``add_situations`` call. A torn final line (a writer killed mid-write,
+    the home by default), one JSON object per line, appended under an inter-process ``flock`` on
+    ``<name>.jsonl.lock`` with a single ``write`` per ``add_situations`` call (so a call's pairs
+    are all there or none are). A torn final line (a writer killed mid-write,
     never acknowledged) is ignored on read and cut off by the next writer; unreadable lines are
     skipped and listed in ``problems``. Appends are not fsynced (a killed process loses nothing
     that was acknowledged; a power cut may lose the newest lessons, which the log can rebuild).
@@ -45,6 +46,11 @@
     the folder. A writer killed at any moment leaves either the old or the new file: no entry is
     lost or duplicated, and a call that returned is on disk. A block that does not parse (a
     hand-edit) is kept verbatim on every rewrite and described in ``problems``.
+
+    ``get_past_context(ticker, n_same=5, n_cross=3, *, as_of=None)``: pass the analysis date as
+    ``as_of`` so that only entries dated before it, whose holding window had closed by then, are
+    used (no look-ahead). Rotation (``memory_log_max_entries``) drops the oldest settled entries by
+    date, never a pending one and never an unreadable block.
 """
 
 from __future__ import annotations
