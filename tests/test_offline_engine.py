@@ -121,7 +121,8 @@ def test_the_rating_follows_the_documented_score():
     everything = score_of([s for key in ("market_report", "sentiment_report", "news_report", "fundamentals_report")
                            for s in signals_in(state[key])])
     assert f"**Recommendation**: {everything.tier}" in state["investment_plan"]
-    assert f"a net score of {everything.net:+d}" in state["investment_plan"]
+    net = f"{everything.net:+d}" if everything.net else "0"
+    assert f"a net score of {net} or {everything.ratio:+.2f} per signal" in state["investment_plan"]
 
 
 def test_an_unknown_role_gets_a_labelled_answer_not_a_crash():

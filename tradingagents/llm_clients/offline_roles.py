@@ -97,6 +97,10 @@ def _atr(signals: list[Signal]) -> float | None:
     return None
 
 
+def _signed(n: int) -> str:
+    return f"{n:+d}" if n else "0"
+
+
 def risk_flags(signals: list[Signal], tier: str) -> list[str]:
     """Market readings that argue against acting at full size in ``tier``'s direction."""
     flags = []
@@ -203,7 +207,7 @@ def research_plan(text: str) -> str:
         "### Scoring",
         "",
         f"{SCALE_TEXT} The reports carry {score.n} signals: {score.bullish} bullish, {score.bearish} bearish and "
-        f"{score.neutral} neutral, a net score of {score.net:+d} or {score.ratio:+.2f} per signal, hence "
+        f"{score.neutral} neutral, a net score of {_signed(score.net)} or {score.ratio:+.2f} per signal, hence "
         f"{tier}.",
         "",
         "### The debate",
@@ -289,6 +293,9 @@ _RISK_SPEAKERS = {
 
 
 def risk_turn(role: str, text: str) -> str:
+    """One risk-committee turn. The 'direction' is the trader's BUY/SELL, or for a HOLD the side
+    the signals lean to (bullish when tied): the aggressive analyst presses it, the conservative
+    one raises what argues against it, the neutral one proposes how to stage or trigger it."""
     speaker, key = _RISK_SPEAKERS[role]
     ticker = instrument_of(text)
     signals = signals_from_prompt(text)
@@ -296,57 +303,72 @@ def risk_turn(role: str, text: str) -> str:
     action = proposal_in(tag(text, "trader_plan")) or "HOLD"
     tier = recommendation_in(tag(text, "investment_plan")) or score.tier
     round_no = tag(text, "debate_history").count(f"{speaker}:") + 1
-    with_dir = "bearish" if action == "SELL" else "bullish"
-    against_dir = "bullish" if action == "SELL" else "bearish"
+    lean = action if action != "HOLD" else ("BUY" if score.bullish >= score.bearish else "SELL")
+    with_dir = "bearish" if lean == "SELL" else "bullish"
+    against_dir = "bullish" if lean == "SELL" else "bearish"
     supporting = [s for s in signals if s.direction == with_dir]
     opposing = [s for s in signals if s.direction == against_dir]
-    flags = risk_flags(signals, tier if action != "HOLD" else ("Buy" if score.net >= 0 else "Sell"))
+    flags = risk_flags(signals, tier if action != "HOLD" else ("Buy" if lean == "BUY" else "Sell"))
     parts = [f"Round {round_no}."]
 
-    others = [k for k in ("aggressive", "conservative", "neutral") if k != key]
-    for other in others:
-        last = tag(text, f"{other}_last_argument")
-        if not last:
+    answered: set[str] = set()
+    for other in (k for k in ("aggressive", "conservative", "neutral") if k != key):
+        cited = _cited(tag(text, f"{other}_last_argument"), signals)
+        if cited is None or cited.name in answered:
             continue
-        cited = _cited(last, signals)
-        if cited is None:
-            continue
+        answered.add(cited.name)
+        helps = cited.direction == with_dir
+        point = f"{cited.name} ({cited.detail})"
         if key == "aggressive":
-            parts.append(f"The {other} analyst worries about {cited.name} ({cited.detail}); that risk is "
-                         f"priced in and sized for, while waiting costs the move.")
+            parts.append(f"The {other} analyst is right that {point} matters, and it argues for more size, not less."
+                         if helps else
+                         f"The {other} analyst worries about {point}; that risk is sized for by a stop, while "
+                         "waiting costs the move.")
         elif key == "conservative":
-            parts.append(f"The {other} analyst points to {cited.name} ({cited.detail}); one reading does not "
-                         f"pay for the drawdown if it is wrong.")
+            parts.append(f"The {other} analyst points to {point}; one reading does not pay for the drawdown if "
+                         "it is wrong." if helps else
+                         f"The {other} analyst also sees {point}, which is exactly the risk I am pricing.")
         else:
-            parts.append(f"The {other} analyst's {cited.name} ({cited.detail}) is real but only part of the "
-                         f"picture.")
+            parts.append(f"The {other} analyst's {point} is real but only part of the picture.")
 
     if key == "aggressive":
         lead = _pick(supporting, round_no - 1)
         if action == "HOLD":
-            parts.append(f"A HOLD on {ticker} leaves the {score.bullish} bullish readings unused; I would lean in.")
+            parts.append(f"A HOLD on {ticker} leaves {len(supporting)} {with_dir} readings unused; I would turn it "
+                         f"into a starter {lean}.")
+        else:
+            parts.append(f"Act on the {action} with conviction.")
         if lead:
-            parts.append(f"Act on the {action} with conviction: **{lead.name}** says {lead.detail}.")
+            parts.append(f"**{lead.name}** says {lead.detail}.")
         parts.append(f"The reports hold {len(supporting)} {with_dir} readings against {len(opposing)} {against_dir}; "
-                     "full size captures the move.")
+                     + ("full size captures the move." if action != "HOLD" else "sitting still is a choice too."))
     elif key == "conservative":
         lead_flag = flags[(round_no - 1) % len(flags)] if flags else None
         lead = _pick(opposing, round_no - 1)
+        if action == "HOLD":
+            parts.append(f"Holding {ticker} is the prudent call; any move toward a {lean} needs more than this.")
         if lead_flag:
-            parts.append(f"Before the {action} on {ticker}, mind the {lead_flag}.")
+            parts.append(f"Mind the {lead_flag}.")
         if lead:
-            parts.append(f"**{lead.name}** cuts against it: {lead.detail}.")
+            parts.append(f"**{lead.name}** cuts against a {lean}: {lead.detail}.")
         if not lead_flag and not lead:
             parts.append(f"I see no flag against the {action} in the reports, but a stop and a moderate size "
                          "still cost little.")
-        parts.append("I would halve the size and keep a tight stop.")
+        parts.append("I would halve the size and keep a tight stop." if action != "HOLD" else
+                     "Keep the exposure small and the stops tight until the evidence settles.")
     else:
         lead = _pick(supporting, round_no) or _pick(opposing, round_no)
         parts.append(f"The evidence on {ticker} is {score.bullish} bullish, {score.bearish} bearish and "
                      f"{score.neutral} neutral readings, {article(tier)} {tier} case rather than an all-in one.")
         if lead:
             parts.append(f"**{lead.name}** ({lead.detail}) matters most to me this round.")
-        if flags:
+        if action == "HOLD":
+            trigger = _pick(supporting, round_no - 1)
+            risk = _pick(opposing, round_no - 1)
+            parts.append("Keep the HOLD but set triggers: "
+                         + (f"add if {trigger.name} persists" if trigger else "add if a clear signal appears")
+                         + ", " + (f"cut if {risk.name} worsens." if risk else "cut if the tape turns."))
+        elif flags:
             parts.append(f"With {join_names(flags[:2])}, stage the {action}: half now, half on confirmation.")
         else:
             parts.append(f"Stage the {action}: start at half size and add as the signals confirm.")
@@ -404,7 +426,7 @@ def portfolio_decision(text: str) -> dict[str, Any]:
     bulls = [s for s in signals if s.direction == "bullish"]
     bears = [s for s in signals if s.direction == "bearish"]
     summary = (
-        f"{tier} on {ticker}: the analyst signals net {score.net:+d} ({score.bullish} bullish, {score.bearish} "
+        f"{tier} on {ticker}: the analyst signals net {_signed(score.net)} ({score.bullish} bullish, {score.bearish} "
         f"bearish, {score.neutral} neutral), the Research Manager recommended {plan_tier} and the Trader "
         f"proposed {action}"
     )
