@@ -374,3 +374,35 @@ def test_an_empty_scratchpad_starts_with_a_user_turn():
     assert [m.type for m in sent] == ["system", "human"] and TICKER in sent[1].content
     assert update["messages"][0].tool_calls  # the kickoff message is not written back into the state
     assert len(update["messages"]) == 1
+
+
+def _signal_reports(*market_lines: str) -> dict:
+    state = Propagator().create_initial_state(TICKER, DATE)
+    state["market_report"] = "## Market\n\n" + "\n".join(market_lines)
+    return state
+
+
+def test_portfolio_manager_moderates_a_buy_facing_elevated_volatility():
+    pm = create_portfolio_manager(OfflineChatModel(), None)
+    calm = _signal_reports("- **Trend**: close 10 is above close_50_sma 9 → bullish",
+                           "- **Volatility**: atr 0.1 against close 10 → neutral; volatility moderate")
+    calm.update(investment_plan="**Recommendation**: Buy", trader_investment_plan=(
+        "The last close was 10.00 on 2024-05-10.\n\nFINAL TRANSACTION PROPOSAL: **BUY**"))
+    decision = pm(calm)["final_trade_decision"]
+    assert decision.startswith("**Rating**: Buy") and "**Price target**: 11.00" in decision
+    wild = dict(calm, market_report=calm["market_report"].replace("volatility moderate", "volatility elevated"))
+    decision = pm(wild)["final_trade_decision"]
+    assert decision.startswith("**Rating**: Overweight") and "**Price target**: 10.50" in decision
+    assert "moderated from Buy to Overweight because of elevated volatility" in decision
+
+
+def test_risk_analysts_answer_each_others_lead_points(analysed):
+    llm = OfflineChatModel()
+    state = run_rest(dict(analysed), llm)
+    risk = state["risk_debate_state"]
+    bold = re.compile(r"\*\*([^*]+)\*\*")
+    aggressive_lead = bold.search(risk["current_aggressive_response"]).group(1)
+    conservative = risk["current_conservative_response"]
+    assert aggressive_lead in conservative.split("**")[0]  # answered before its own lead point
+    neutral = risk["current_neutral_response"]
+    assert f"The aggressive analyst's {aggressive_lead}" in neutral

@@ -111,3 +111,9 @@ def test_sanitize_never_lets_markup_or_separators_through(text):
         assert bad not in out
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out)
     assert len(re.split(r"(?<=[.!?])\s+(?=\S)", out)) <= 4 if out else True
+
+
+def test_hold_is_right_only_when_the_stock_tracked_its_benchmark():
+    reflector = Reflector(OfflineChatModel())
+    assert "was right" in reflector.reflect_on_decision(**_outcome("Hold", 0.01, 0.015))
+    assert "was wrong" in reflector.reflect_on_decision(**_outcome("Hold", 0.06, 0.045))
