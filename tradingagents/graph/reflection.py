@@ -32,6 +32,7 @@ from tradingagents.agents.utils.agent_utils import (
     situation_from_reports,
     tagged,
 )
+from tradingagents.agents.utils.rating import normalize_rating
 from tradingagents.default_config import resolve_config
 
 MAX_REFLECTION_CHARS = 700
@@ -118,6 +119,11 @@ def sanitize_reflection(text: str, *, max_sentences: int = MAX_SENTENCES, max_ch
     return kept
 
 
+def _tier(rating: object) -> str:
+    """A rating on the 5-tier scale ('Hold' when missing or unknown)."""
+    return normalize_rating(str(rating or "")) or "Hold"
+
+
 def was_right(rating: str, alpha: float | None) -> bool | None:
     """Bullish calls need positive alpha, bearish negative alpha, Hold an alpha within ±2 %."""
     if alpha is None:
@@ -139,6 +145,7 @@ class Reflector:
     # -- prompts ---------------------------------------------------------------------------------
 
     def _context(self, *, ticker, date, rating, decision, raw, alpha, holding, reports) -> str:
+        rating = _tier(rating)
         state = {"company_of_interest": ticker, "trade_date": date}
         verdict = {True: "right", False: "wrong", None: "unknown"}[was_right(rating, alpha)]
         parts = [
@@ -163,6 +170,7 @@ class Reflector:
     # -- public API ------------------------------------------------------------------------------
 
     def fact_sentence(self, *, ticker, date, rating, raw, alpha, holding) -> str:
+        rating = _tier(rating)
         verdict = was_right(rating, alpha)
         judged = "" if verdict is None else f", so the call was {'right' if verdict else 'wrong'}"
         return (

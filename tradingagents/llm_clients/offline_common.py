@@ -204,12 +204,19 @@ def first_bold(text: str, exclude: Iterable[str] = ()) -> str | None:
     return None
 
 
+def _lexicon(words: tuple[str, ...]) -> re.Pattern[str]:
+    # longest first so that e.g. "sell-off" is found before "sell"
+    return re.compile(r"(?<![a-z])(" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")")
+
+
+_POSITIVE_RE = _lexicon(POSITIVE_WORDS)
+_NEGATIVE_RE = _lexicon(NEGATIVE_WORDS)
+
+
 def tone(text: str) -> int:
-    """Positive minus negative lexicon hits in a text (lower-cased, word starts)."""
+    """Distinct positive minus distinct negative lexicon words in a text (lower-cased, word starts)."""
     low = f" {text.lower()} "
-    pos = sum(1 for w in POSITIVE_WORDS if re.search(r"(?<![a-z])" + re.escape(w), low))
-    neg = sum(1 for w in NEGATIVE_WORDS if re.search(r"(?<![a-z])" + re.escape(w), low))
-    return pos - neg
+    return len(set(_POSITIVE_RE.findall(low))) - len(set(_NEGATIVE_RE.findall(low)))
 
 
 def clip(text: str, limit: int = 180) -> str:
