@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
@@ -80,16 +82,26 @@ def test_failure_in_one_branch_resumes_without_rerunning_finished_branches(ta_ho
     fired: list = []
     counter = CallCounter(on_call)
     graph = TradingAgentsGraph(config={"analyst_execution": "parallel"}, callbacks=[counter])
+    events = []
     with pytest.raises(InjectedFault):
-        graph.propagate("NVDA", DATE)
-    first = dict(counter.calls)
+        graph.propagate("NVDA", DATE, on_event=events.append)
+    # a node whose finish was reported had its writes checkpointed (durability "sync")
+    finished = Counter(e.node for e in events if e.kind == "node_finished")
+    assert finished[node] == call - 1
+    assert sum(finished[n] for n in ANALYST_AGENTS if n != node) >= 3 * (call - 1)
     counter.reset()
-    state, _ = graph.propagate("NVDA", DATE)
+    events.clear()
+    state, _ = graph.propagate("NVDA", DATE, on_event=events.append)
     second = dict(counter.calls)
     assert graph.last_run["resumed"]
     assert comparable(state) == comparable(ref_state)
-    for name in set(ref.calls) | set(first) | set(second):
-        assert first.get(name, 0) + second.get(name, 0) == ref.calls[name] + (name == node), name
-    # the other branches' finished calls were not repeated
-    others = [n for n in ANALYST_AGENTS if n != node]
-    assert all(first.get(n, 0) >= call for n in others)
+    # the failed step runs again once; a step whose finish was reported never runs again. (A sibling
+    # step still in flight when the failure aborted the superstep may run again: LangGraph keeps
+    # the writes of the tasks that completed, not of the ones it cut off.)
+    assert second[node] == ref.calls[node] - (call - 1)
+    for name in set(ref.calls) | set(second):
+        assert second.get(name, 0) <= ref.calls[name] - finished[name], name
+    if call == 2:  # every branch's first step finished a superstep before the failure
+        assert all(second.get(n, 0) <= ref.calls[n] - 1 for n in ANALYST_AGENTS)
+    for name in ("Bull Researcher", "Research Manager", "Portfolio Manager"):
+        assert second[name] == ref.calls[name]  # the rest of the graph ran exactly once

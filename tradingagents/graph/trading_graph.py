@@ -114,6 +114,7 @@ class _RunReporter:
         self.node_times: dict[str, float] = {}
         self.node_spans: list[dict[str, Any]] = []
         self.last_usage: dict[str, int] | None = None
+        self.resumed = False
         self.events: list[RunEvent] = []
 
     def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
@@ -294,8 +295,11 @@ class TradingAgentsGraph:
         """The uncompiled StateGraph for one analysis date (tools read data up to that date only)."""
         from tradingagents.dataflows import tools as data_tools
 
+        # one set of tools for the run (building tool schemas is the costly part), split per analyst
+        all_tools = data_tools.make_tools(self.config, as_of=trade_date)
+
         def tools_for(key: str) -> list:
-            return data_tools.get_analyst_tools(key, self.config, as_of=trade_date)
+            return [all_tools[name] for name in data_tools.ANALYST_TOOL_NAMES[key]]
 
         setup = GraphSetup(
             self.quick_thinking_llm, self.deep_thinking_llm, self.memories, self.conditional_logic,
@@ -381,13 +385,36 @@ class TradingAgentsGraph:
             from langgraph.checkpoint.memory import InMemorySaver
 
             saver = InMemorySaver()
+        try:
+            snapshot = self._execute(graph_builder, saver, ticker, trade_date, asset_type, analysts, tid,
+                                     tracker, reporter, should_stop)
+        finally:
+            close = getattr(saver, "close", None)
+            if callable(close):
+                close()  # one connection per run; never leak it
+        resumed = reporter.resumed
+        final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
+        rating = self.signal_processor.process_signal(final_state.get("final_trade_decision"))
+
+        # (4) save, then log the decision as pending
+        meta = self._run_meta(final_state, analysts, asset_type, tid, resumed, tracker, started_at)
+        folder = save_run(cfg, final_state, rating, meta)
+        self.memory_log.store_decision(ticker, trade_date, rating, final_state.get("final_trade_decision", ""))
+        # (5) success clears the checkpoint
+        if cfg.get("checkpoint_enabled"):
+            ckpt.clear_checkpoint(cfg, ticker, tid)
+        return final_state, rating, folder, resumed
+
+    def _execute(self, graph_builder, saver, ticker, trade_date, asset_type, analysts, tid, tracker, reporter,
+                 should_stop):
+        """Run (or resume) the graph on ``saver``; returns the final snapshot."""
         graph = graph_builder.compile(checkpointer=saver)
         callbacks = [tracker, *self.user_callbacks]
         args = self.propagator.get_graph_args(callbacks=callbacks, thread_id=tid)
         run_config = args["config"]
 
         snapshot = graph.get_state(run_config)
-        resumed = bool(snapshot.values) and bool(snapshot.next)
+        resumed = reporter.resumed = bool(snapshot.values) and bool(snapshot.next)
         if snapshot.values and not snapshot.next:
             # a finished run whose saving step did not complete: keep its state, do not re-run
             inputs = None
@@ -430,17 +457,7 @@ class TradingAgentsGraph:
         snapshot = graph.get_state(run_config)
         if snapshot.next:
             raise RuntimeError(f"The graph stopped before the end (next: {', '.join(snapshot.next)}).")
-        final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
-        rating = self.signal_processor.process_signal(final_state.get("final_trade_decision"))
-
-        # (4) save, then log the decision as pending
-        meta = self._run_meta(final_state, analysts, asset_type, tid, resumed, tracker, started_at)
-        folder = save_run(cfg, final_state, rating, meta)
-        self.memory_log.store_decision(ticker, trade_date, rating, final_state.get("final_trade_decision", ""))
-        # (5) success clears the checkpoint
-        if cfg.get("checkpoint_enabled"):
-            ckpt.clear_checkpoint(cfg, ticker, tid)
-        return final_state, rating, folder, resumed
+        return snapshot
 
     def _run_meta(self, final_state, analysts, asset_type, tid, resumed, tracker, started_at) -> dict[str, Any]:
         try:
