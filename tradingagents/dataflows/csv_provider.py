@@ -97,7 +97,9 @@ class CSVProvider(MarketDataProvider):
 
     def ohlcv(self, ticker: str, start: str, end: str) -> pd.DataFrame:
         s, e = check_range(start, end)
-        return clip_frame(self._load(ticker), s, e).copy()
+        out = clip_frame(self._load(ticker), s, e).copy()
+        out.attrs["data_source"] = self.label
+        return out
 
     def identity(self, ticker: str) -> dict[str, Any]:
         t = check_ticker(ticker)

@@ -32,6 +32,7 @@ from tradingagents.dataflows.interface import (
     DataNotFound,
     MarketDataProvider,
     check_date,
+    check_days,
     check_range,
     check_statement_args,
     check_ticker,
@@ -433,7 +434,9 @@ class DemoProvider(MarketDataProvider):
         full = _full(t)
         lo = full.index.searchsorted(pd.Timestamp(s))
         hi = full.index.searchsorted(pd.Timestamp(e), side="right")
-        return full.iloc[lo:hi].copy()
+        out = full.iloc[lo:hi].copy()
+        out.attrs["data_source"] = LABEL
+        return out
 
     # -- identity -------------------------------------------------------------------------------
     def identity(self, ticker: str) -> dict[str, Any]:
@@ -621,7 +624,7 @@ class DemoProvider(MarketDataProvider):
 
     def global_news(self, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]:
         e = pd.Timestamp(check_date(as_of))
-        look = max(1, min(int(look_back_days), 3650))
+        look = check_days(look_back_days, 3650)
         s = e - pd.Timedelta(days=look - 1)
         bench = "SPY"
         df = _full(bench)
@@ -672,7 +675,7 @@ class DemoProvider(MarketDataProvider):
     def social(self, ticker: str, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]:
         t = check_ticker(ticker)
         e = pd.Timestamp(check_date(as_of))
-        look = max(1, min(int(look_back_days), 365))
+        look = check_days(look_back_days, 365)
         s = e - pd.Timedelta(days=look - 1)
         df = _full(t)
         lo = max(df.index.searchsorted(s), 6)

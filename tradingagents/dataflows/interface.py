@@ -72,6 +72,17 @@ def check_range(start: object, end: object) -> tuple[str, str]:
     return s, e
 
 
+def check_days(value: object, hi: int, name: str = "look_back_days") -> int:
+    """A whole number of days clamped to 1..hi; anything else is a ValidationError."""
+    if isinstance(value, bool):
+        value = int(value)
+    try:
+        number = int(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        raise ValidationError(f"{name} must be a whole number of days (1-{hi}), not {str(value)[:40]!r}.") from None
+    return max(1, min(hi, number))
+
+
 def check_statement_args(kind: object, freq: object) -> tuple[str, str]:
     k = str(kind).strip().lower() if isinstance(kind, str) else ""
     aliases = {"balance": "balance_sheet", "cash_flow": "cashflow", "income": "income_statement",

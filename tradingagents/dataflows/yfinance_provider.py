@@ -32,6 +32,7 @@ from tradingagents.dataflows.interface import (
     MarketDataProvider,
     ProviderUnavailable,
     check_date,
+    check_days,
     check_range,
     check_statement_args,
     check_ticker,
@@ -170,6 +171,7 @@ class YFinanceProvider(MarketDataProvider):
         df = clip_frame(self._history(t, e), s, e).copy()
         if "Volume" in df.columns:
             df["Volume"] = df["Volume"].fillna(0).astype("int64")
+        df.attrs["data_source"] = self.label
         return df
 
     # -- company --------------------------------------------------------------------------------
@@ -260,7 +262,7 @@ class YFinanceProvider(MarketDataProvider):
 
     def global_news(self, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]:
         e = check_date(as_of)
-        look = max(1, min(int(look_back_days), 3650))
+        look = check_days(look_back_days, 3650)
         s = (pd.Timestamp(e) - pd.Timedelta(days=look - 1)).date().isoformat()
         items = []
         for proxy in ("SPY", "^GSPC"):
