@@ -8,7 +8,7 @@ registry, shown after a refresh, or written to disk.
 Kinds (``EventKind``) and their ``data``:
 - run_started:    {ticker, date, analysts, analyst_execution, resumed: bool, thread_id}
 - node_started:   {}                        node = graph node name, agent = display name, team
-- node_finished:  {duration_s}              (same node/agent/team)
+- node_finished:  {duration_s, started_at}  (same node/agent/team; started_at = epoch s, for timelines)
 - tool_call:      {tool, args, result_chars, result_preview}
 - report:         {key, text}               key in market_report|sentiment_report|news_report|
                                             fundamentals_report|investment_plan|
