@@ -121,3 +121,18 @@ def test_returns_pending_until_today_has_the_end_close():
     cfg = {"benchmark_ticker": "QQQ"}
     assert compute_returns(p, "7203.T", "2024-05-10", config=cfg)["benchmark"] == "QQQ"
     assert isinstance(pd.Timestamp(r["start_date"]), pd.Timestamp)
+
+
+def test_vendor_comes_from_each_config_or_the_environment(csv_home, monkeypatch):
+    cfg, folder = csv_home
+    write_csv(folder, "ACME", rows_for({"2024-05-09": 7.0, "2024-05-10": 7.5}))
+    args = {"symbol": "ACME", "start_date": "2024-05-01", "end_date": "2024-05-10"}
+    csv_tools = make_tools(cfg, as_of="2024-05-10")
+    demo_tools = make_tools({"data_vendor": "demo"}, as_of="2024-05-10")
+    csv_out = csv_tools["get_stock_data"].invoke(args)
+    demo_out = demo_tools["get_stock_data"].invoke(args)
+    assert "2024-05-10,7.50,8.50,6.50,7.50,1000" in csv_out and "synthetic demo data" not in csv_out
+    assert "synthetic demo data" in demo_out and "7.50,8.50,6.50,7.50,1000" not in demo_out
+    monkeypatch.setenv("TRADINGAGENTS_DATA_VENDOR", "csv")
+    assert get_provider().vendor == "csv"
+    assert get_provider({"data_vendor": "demo"}).vendor == "demo"  # the caller's config wins
