@@ -198,3 +198,21 @@ def test_news_window_and_structure(prov):
     out = tools["get_news"].invoke({"ticker": "AAPL", "start_date": "2024-04-01", "end_date": "2024-06-30"})
     assert "WWDC" not in out and "buyback" in out
     assert tools["get_social_posts"].invoke({"ticker": "AAPL", "curr_date": "2024-05-10"}).startswith(NO_DATA)
+
+
+class _Resp:
+    def __init__(self, status):
+        self.status_code = status
+
+
+def test_http_answers_are_told_apart_from_no_connection(prov, fake_yf):
+    fake_yf.plan = [curl_exc.HTTPError("HTTP Error 404", response=_Resp(404))]
+    with pytest.raises(DataNotFound, match="404"):
+        prov.fundamentals("AAPL", "2024-05-10")
+    fake_yf.plan = [curl_exc.HTTPError("HTTP Error 503", response=_Resp(503))]
+    with pytest.raises(ProviderUnavailable, match="HTTP 503") as exc:
+        prov.ohlcv("AAPL", "2024-05-01", "2024-05-10")
+    assert str(exc.value) != UNREACHABLE
+    fake_yf.plan = [curl_exc.HTTPError("HTTP Error 429", response=_Resp(429)), None]
+    assert len(prov.ohlcv("AAPL", "2024-05-01", "2024-05-10")) == 8
+    assert prov.sleeps == [0.5]

@@ -141,8 +141,20 @@ class YFinanceProvider(MarketDataProvider):
                 self._sleep(self.backoff * (2**attempt))
             except (exc_mod.YFTzMissingError, exc_mod.YFPricesMissingError) as exc:
                 raise DataNotFound(f"Yahoo Finance has no data for this ticker ({exc}).") from None
-            except (OSError, ConnectionError, TimeoutError):
-                raise ProviderUnavailable(UNREACHABLE) from None
+            except (OSError, ConnectionError, TimeoutError) as exc:
+                status = _http_status(exc)
+                if status is None:  # no answer at all: DNS, refused, timeout, TLS
+                    raise ProviderUnavailable(UNREACHABLE) from None
+                if status == 429:
+                    if attempt == MAX_RETRIES:
+                        raise ProviderUnavailable(RATE_LIMITED) from None
+                    self._sleep(self.backoff * (2**attempt))
+                    continue
+                if status == 404:
+                    raise DataNotFound("Yahoo Finance does not know this ticker (HTTP 404).") from None
+                raise ProviderUnavailable(
+                    f"Yahoo Finance answered HTTP {status} — try again later, or switch the data source to demo or CSV."
+                ) from None
             except exc_mod.YFException as exc:
                 raise ProviderUnavailable(f"Yahoo Finance failed: {exc}") from None
         raise ProviderUnavailable(RATE_LIMITED)  # pragma: no cover - loop always returns or raises
@@ -274,6 +286,13 @@ class YFinanceProvider(MarketDataProvider):
                 seen.add(it["title"])
                 unique.append(it)
         return unique
+
+
+def _http_status(exc: BaseException) -> int | None:
+    """The HTTP status of an error that carries a response (the server answered), else None."""
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    return int(status) if isinstance(status, int) and status > 0 else None
 
 
 def _news_item(raw: dict[str, Any]) -> dict[str, Any] | None:
