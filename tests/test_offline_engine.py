@@ -175,3 +175,26 @@ def test_sentiment_and_news_reports_count_what_the_tools_returned():
     section = news["news_report"].split("### Company headlines")[1].split("###")[0]
     quoted = re.findall(r"^> (.+) \((\d{4}-\d{2}-\d{2})\)$", section, re.M)
     assert quoted and all(title in headlines for title, _ in quoted)
+
+
+def test_a_multi_indicator_answer_is_split_by_section_and_gaps_are_named():
+    from tradingagents.llm_clients.offline_analysts import ToolResult, _missing_section, indicator_values
+
+    text = ("# atr for X from 2024-01-01 to 2024-01-03 (source: test)\nNO_DATA_AVAILABLE: not enough history.\n\n"
+            "# rsi for X from 2024-01-01 to 2024-01-03 (source: test)\n# RSI.\n2024-01-02: 40.10\n2024-01-03: 55.20\n")
+    result = ToolResult("get_indicators", {"indicator": "rsi,atr"}, text)
+    assert indicator_values(result) == {"rsi": ("2024-01-03", "55.20")}
+    lines = _missing_section([result])
+    assert any(line.startswith("- get_indicators(atr): the answer held no value for it.") for line in lines)
+    assert not any("get_indicators(rsi)" in line for line in lines)
+
+
+def test_the_market_analyst_asks_for_all_indicators_in_one_call_when_the_tool_allows_it():
+    from tradingagents.dataflows.tools import get_analyst_tools
+
+    tools = get_analyst_tools("market", {}, as_of=DATE)
+    calls = OfflineChatModel().bind_tools(tools).invoke(
+        [SystemMessage(f"You are the Market Analyst.\nInstrument: {TICKER}\nAnalysis date: {DATE}")]).tool_calls
+    assert [c["name"] for c in calls] == ["get_stock_data", "get_indicators"]
+    assert calls[1]["args"]["indicator"].split(",") == [
+        "close_50_sma", "close_200_sma", "macd", "macds", "rsi", "boll_ub", "boll_lb", "atr"]

@@ -3,7 +3,8 @@
 **Tool calls.** Each analyst calls the tools of its plan that are bound (any other bound tool is
 called once too), with arguments built from the tool's JSON schema: symbol/ticker → the
 ``Instrument:`` line, ``start_date`` → a window before the ``Analysis date:`` line, other dates →
-the analysis date, ``indicator`` → one call per indicator, ``freq`` → quarterly.
+the analysis date, ``indicator`` → one call with all indicators comma-separated when the tool says
+it accepts that, else one call per indicator; ``freq`` → quarterly.
 
 **Signals** (each → bullish / bearish / neutral; see ``offline_common`` for the scoring):
 
@@ -135,6 +136,15 @@ def plan_tool_calls(role: str, tools: Sequence[dict[str, Any]], ticker: str, dat
     plan = [(name, dict(over)) for name, over in TOOL_PLANS.get(role, []) if name in by_name]
     planned = {name for name, _ in plan}
     plan += [(name, {}) for name in by_name if name not in planned]
+    indicator_spec = (by_name.get("get_indicators", {}).get("properties") or {}).get("indicator") or {}
+    if "comma" in str(indicator_spec.get("description", "")).lower():
+        # the tool takes several indicators at once: one call instead of one per indicator
+        names = [over["indicator"] for name, over in plan if name == "get_indicators" and "indicator" in over]
+        if len(names) > 1:
+            first = next(i for i, (name, _) in enumerate(plan) if name == "get_indicators")
+            merged = {**plan[first][1], "indicator": ",".join(names)}
+            plan = [item for item in plan if item[0] != "get_indicators"]
+            plan.insert(first, ("get_indicators", merged))
     calls = []
     for name, overrides in plan:
         args = build_args(by_name[name], ticker, date, overrides)
@@ -155,13 +165,22 @@ class ToolResult:
     @property
     def missing(self) -> str | None:
         """The sentinel line when the tool had no data, else None."""
-        stripped = self.text.strip()
-        for sentinel in (NO_DATA, DATA_UNAVAILABLE):
-            if stripped.startswith(sentinel) or f"\n{sentinel}" in stripped[:400]:
-                return clip(stripped, 200)
-        if stripped.lower().startswith(("error", "unknown indicator", "invalid")):
-            return clip(stripped, 200)
+        body = [line.strip() for line in self.text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+        if len(self.indicators) > 1 and indicator_values(self):
+            return None  # several sections, some with values: the gaps are named per indicator
+        first = body[0] if body else ""
+        if not first or first.startswith((NO_DATA, DATA_UNAVAILABLE)) or first.lower().startswith(
+            ("error", "unknown indicator", "invalid")
+        ):
+            return clip(" ".join(body) or "the tool returned nothing.", 200)
         return None
+
+    @property
+    def indicators(self) -> list[str]:
+        """The indicator names a get_indicators call asked for (comma-separated allowed)."""
+        if self.name != "get_indicators":
+            return []
+        return [n.strip() for n in str(self.args.get("indicator") or "").split(",") if n.strip()]
 
     @property
     def label(self) -> str:
@@ -208,6 +227,29 @@ def last_indicator_value(text: str) -> tuple[str, str] | None:
         if match:
             found = (match.group(1), match.group(2))
     return found
+
+
+def indicator_values(result: ToolResult) -> dict[str, tuple[str, str]]:
+    """indicator → (date, value as written) from a get_indicators answer (one or several sections)."""
+    names = result.indicators
+    if len(names) == 1:
+        found = last_indicator_value(result.text)
+        return {names[0]: found} if found else {}
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in result.text.splitlines():
+        header = re.match(r"^#\s*(\S+) for ", line)
+        if header and header.group(1) in names:
+            current = header.group(1)
+            sections.setdefault(current, [])
+        elif current is not None:
+            sections[current].append(line)
+    out = {}
+    for name, lines in sections.items():
+        found = last_indicator_value("\n".join(lines))
+        if found:
+            out[name] = found
+    return out
 
 
 def price_rows(text: str) -> list[tuple[str, str]]:
@@ -285,7 +327,16 @@ def item_tone(item: str) -> int:
 
 
 def _missing_section(results: Sequence[ToolResult]) -> list[str]:
-    missing = [(r.label, r.missing) for r in results if r.missing]
+    missing: list[tuple[str, str]] = []
+    for r in results:
+        if r.missing and len(r.indicators) > 1:
+            missing += [(f"get_indicators({name})", r.missing) for name in r.indicators]
+        elif r.missing:
+            missing.append((r.label, r.missing))
+        elif r.indicators:
+            found = indicator_values(r)
+            missing += [(f"get_indicators({name})", "the answer held no value for it.")
+                        for name in r.indicators if name not in found]
     if not missing:
         return []
     lines = ["### Missing data", ""]
@@ -321,10 +372,8 @@ def market_signals(results: Sequence[ToolResult]) -> tuple[list[Signal], list[st
     for r in results:
         if r.missing:
             continue
-        if r.name == "get_indicators" and r.args.get("indicator"):
-            found = last_indicator_value(r.text)
-            if found:
-                values[str(r.args["indicator"])] = found
+        if r.name == "get_indicators":
+            values.update(indicator_values(r))
         elif r.name == "get_stock_data":
             rows = price_rows(r.text) or rows
     facts: list[str] = []
