@@ -17,3 +17,4 @@ page = st.navigation(PAGES)
 ui.inject_css()
 ui.sidebar_settings()
 page.run()
+ui.warm_up()  # after the page is on screen: load the engine in the background

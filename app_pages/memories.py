@@ -8,6 +8,7 @@ from studio import charts, ui
 from studio.memview import ROLES, highlight_html, shared_terms, situation_from_state
 from tradingagents.agents.utils.memory import FinancialSituationMemory
 
+MAX_TERMS = 24
 config = ui.current_config()
 
 st.title("Memories")
@@ -60,11 +61,15 @@ with q_tab:
             st.plotly_chart(charts.score_bars_figure(matches), width="stretch", key="mem_scores")
             for i, m in enumerate(matches, start=1):
                 terms = shared_terms(query, m["matched_situation"], mem)
+                shown = ", ".join(f"`{t}`" for t in terms[:MAX_TERMS]) or "—"
+                if len(terms) > MAX_TERMS:
+                    shown += f" and {len(terms) - MAX_TERMS} more"
                 with st.container(border=True):
                     st.markdown(f"**#{i}** · score **{m['similarity_score']:.2f}** · "
-                                f"matched terms: {', '.join(f'`{t}`' for t in terms) or '—'}")
+                                f"{len(terms)} matched term(s): {shown}")
                     st.progress(max(0.0, min(1.0, float(m["similarity_score"]))))
-                    st.html(f'<div class="ta-situation">{highlight_html(m["matched_situation"], terms)}</div>')
+                    with st.container(height=200 if len(m["matched_situation"]) > 600 else "content", border=False):
+                        st.html(f'<div class="ta-situation">{highlight_html(m["matched_situation"], terms)}</div>')
                     st.markdown(f"**Advice:** {m['recommendation']}")
 
 with add_tab:

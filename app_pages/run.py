@@ -75,14 +75,17 @@ def render_progress(handle: RunHandle, *, live: bool) -> None:
         with t_tools:
             if not p.tool_calls:
                 st.caption("No tool call yet.")
-            for call in p.tool_calls[-40:][::-1]:
+            for call in p.tool_calls[-15:][::-1]:
                 args = ", ".join(f"{k}={v!r}" for k, v in (call.get("args") or {}).items())
                 st.markdown(f"`{call.get('tool')}({args})` — {call.get('agent') or ''} · "
                             f"{call.get('result_chars', 0)} chars")
         with t_time:
-            order = [a.agent for a in p.agents]
-            st.plotly_chart(charts.timeline_figure(p.intervals, order=order), width="stretch",
-                            key=f"timeline_{'live' if live else 'final'}")
+            order = [a.agent for a in p.agents if a.started is not None]
+            if live:  # light HTML on every poll; the interactive chart once the run has ended
+                st.html(charts.timeline_html(p.intervals, order=order))
+            else:
+                st.plotly_chart(charts.timeline_figure(p.intervals, order=order), width="stretch",
+                                key="timeline_final")
 
 
 @st.fragment(run_every=POLL_S)
@@ -124,6 +127,8 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
     except Exception as exc:  # noqa: BLE001 - a chart failure must not hide the result
         st.info(f"No price chart: {exc}")
     if prices is not None and len(prices):
+        st.caption(f"{ticker} daily prices up to {date} (never after), 20- and 50-day moving averages, volume, "
+                   "and the decision day marked")
         st.plotly_chart(charts.price_figure(prices, ticker, date, rating), width="stretch",
                         key=f"price_{key}")
     keys = [k for k in REPORT_TITLES if (state.get(k) or "").strip()]
@@ -204,7 +209,8 @@ if handle is not None:
         live_run(handle.run_id)
     else:
         st.markdown(f"#### {handle.ticker} as of {handle.date} — {handle.status}")
-        st.html(f'<span class="ta-run-state" data-run="{handle.run_id}" data-status="{handle.status}"></span>')
+        st.html(f'<span class="ta-run-state" data-run="{handle.run_id}" data-status="{handle.status}" '
+                f'data-created="{handle.created_at:.3f}" data-finished="{handle.finished_at or 0:.3f}"></span>')
         if handle.status in ("failed", "stopped"):
             if handle.status == "failed":
                 st.error(f"The run failed: {handle.error}")
@@ -217,7 +223,7 @@ if handle is not None:
                 render_progress(handle, live=False)
         else:
             render_result(handle.final_state or {}, handle.rating, _meta_of(handle), key=handle.run_id)
-            with st.expander("Run details: agents, tool calls, timeline", expanded=False):
+            if st.toggle("Show run details: agents, tool calls, timeline", key=f"details_{handle.run_id}"):
                 render_progress(handle, live=False)
 
 # ---------------------------------------------------------------------------------------------

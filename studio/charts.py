@@ -9,14 +9,29 @@
 from __future__ import annotations
 
 import datetime as _dt
+import html
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+if TYPE_CHECKING:  # pandas, plotly and the agents package are imported lazily: the first render stays light
+    import pandas as pd
+    import plotly.graph_objects as go
 
-from tradingagents.agents.utils.rating import RATING_SCORE, RATINGS_5_TIER
+# the five tiers, most bullish first (tradingagents.agents.utils.rating is the reference; the test checks both agree)
+RATINGS = ("Buy", "Overweight", "Hold", "Underweight", "Sell")
+_SCORE = {"Buy": 2, "Overweight": 1, "Hold": 0, "Underweight": -1, "Sell": -2}
+
+
+def _go():
+    import plotly.graph_objects as go
+
+    return go
+
+
+def _subplots(**kwargs):
+    from plotly.subplots import make_subplots
+
+    return make_subplots(**kwargs)
 
 RATING_COLORS = {
     "Buy": "#1DB954",
@@ -50,6 +65,8 @@ def price_history(config: Mapping[str, Any], ticker: str, date: str, lookback_da
 
     Rows dated after ``date`` are dropped even if a provider returned them.
     """
+    import pandas as pd
+
     from tradingagents.dataflows import get_provider
 
     end = _dt.date.fromisoformat(date)
@@ -67,7 +84,10 @@ def price_history(config: Mapping[str, Any], ticker: str, date: str, lookback_da
 
 def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = None) -> go.Figure:
     """Candlestick + SMA 20/50 + volume, with the decision day marked by the rating."""
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.03)
+    import pandas as pd
+
+    go = _go()
+    fig = _subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.03)
     if len(df):
         fig.add_trace(
             go.Candlestick(x=df.index, open=df["Open"], high=df["High"], low=df["Low"], close=df["Close"],
@@ -98,7 +118,7 @@ def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = 
                 row=1, col=1,
             )
             fig.add_vline(x=mark_x, line_dash="dot", line_color="#8A93A6")
-    fig.update_layout(**_LAYOUT, title=f"{ticker} up to {date}", height=520, xaxis_rangeslider_visible=False,
+    fig.update_layout(**_LAYOUT, height=520, xaxis_rangeslider_visible=False,
                       legend=dict(orientation="h", y=1.02, x=0, yanchor="bottom"))
     fig.update_yaxes(title_text="Price", row=1, col=1)
     fig.update_yaxes(title_text="Volume", row=2, col=1)
@@ -113,6 +133,7 @@ def timeline_figure(intervals: list[dict[str, Any]], *, now: float | None = None
     """Horizontal bars per agent (seconds since the first node started), coloured by team."""
     import time
 
+    go = _go()
     now = time.time() if now is None else now
     fig = go.Figure()
     if intervals:
@@ -136,6 +157,37 @@ def timeline_figure(intervals: list[dict[str, Any]], *, now: float | None = None
     return fig
 
 
+def timeline_html(intervals: list[dict[str, Any]], *, now: float | None = None,
+                  order: list[str] | None = None) -> str:
+    """A light HTML Gantt of the same intervals, for the live view (no plotly on every poll)."""
+    import time
+
+    now = time.time() if now is None else now
+    if not intervals:
+        return '<div class="ta-gantt empty">The timeline starts with the first agent.</div>'
+    t0 = min(iv["start"] for iv in intervals)
+    t1 = max((iv["end"] if iv.get("end") is not None else now) for iv in intervals)
+    span = max(t1 - t0, 1e-3)
+    agents = order or list(dict.fromkeys(iv["agent"] for iv in intervals))
+    rows = []
+    for agent in agents:
+        bars = []
+        for iv in intervals:
+            if iv["agent"] != agent:
+                continue
+            end = iv["end"] if iv.get("end") is not None else now
+            left = (iv["start"] - t0) / span * 100
+            width = max((end - iv["start"]) / span * 100, 0.6)
+            color = TEAM_COLORS.get(iv.get("team") or "", "#8A93A6")
+            live = " live" if iv.get("end") is None else ""
+            bars.append(f'<i class="bar{live}" style="left:{left:.2f}%;width:{width:.2f}%;background:{color}" '
+                        f'title="{html.escape(iv["node"])}: {end - iv["start"]:.2f}s"></i>')
+        rows.append(f'<div class="row"><span class="name">{html.escape(agent)}</span>'
+                    f'<span class="track">{"".join(bars)}</span></div>')
+    return (f'<div class="ta-gantt">{"".join(rows)}<div class="axis">0s'
+            f'<span>{span:.1f}s</span></div></div>')
+
+
 # ---------------------------------------------------------------------------------------------
 # memory log analytics
 # ---------------------------------------------------------------------------------------------
@@ -144,6 +196,8 @@ LOG_COLUMNS = ["date", "ticker", "rating", "status", "raw", "alpha", "holding"]
 
 def log_frame(entries: list[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per log entry: date, ticker, rating, status (pending/settled), raw, alpha, holding."""
+    import pandas as pd
+
     rows = []
     for e in entries:
         rows.append({
@@ -164,7 +218,7 @@ def log_frame(entries: list[Mapping[str, Any]]) -> pd.DataFrame:
 
 def is_hit(rating: str, alpha: float) -> bool:
     """Did the call point the right way? Bullish tiers need alpha > 0, bearish < 0, Hold |alpha| ≤ 2%."""
-    score = RATING_SCORE.get(rating, 0)
+    score = _SCORE.get(rating, 0)
     if score > 0:
         return alpha > 0
     if score < 0:
@@ -174,9 +228,11 @@ def is_hit(rating: str, alpha: float) -> bool:
 
 def rating_stats(df: pd.DataFrame) -> pd.DataFrame:
     """Per rating (settled entries only): count, hit rate and average alpha, in tier order."""
+    import pandas as pd
+
     settled = df[(df["status"] == "settled") & df["alpha"].notna()]
     rows = []
-    for rating in RATINGS_5_TIER:
+    for rating in RATINGS:
         part = settled[settled["rating"] == rating]
         if not len(part):
             continue
@@ -187,6 +243,7 @@ def rating_stats(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def alpha_figure(df: pd.DataFrame) -> go.Figure:
+    go = _go()
     settled = df[(df["status"] == "settled") & df["alpha"].notna()]
     labels = [f"{d} {t}" for d, t in zip(settled["date"], settled["ticker"], strict=False)]
     fig = go.Figure(go.Bar(
@@ -195,23 +252,29 @@ def alpha_figure(df: pd.DataFrame) -> go.Figure:
         text=[f"{r} {a:+.1%}" for r, a in zip(settled["rating"], settled["alpha"], strict=False)],
         hovertemplate="%{x}<br>alpha %{y:.2f}%<extra></extra>",
     ))
-    fig.update_layout(**_LAYOUT, title="Alpha per decision", yaxis_title="alpha (%)", height=340)
+    fig.update_traces(width=min(0.6, 0.15 * max(len(labels), 1)))
+    fig.update_layout(**_LAYOUT, title="Alpha per decision", yaxis_title="alpha (%)", height=340,
+                      xaxis=dict(type="category"))
     return fig
 
 
 def cumulative_alpha_figure(df: pd.DataFrame) -> go.Figure:
+    import pandas as pd
+
+    go = _go()
     settled = df[(df["status"] == "settled") & df["alpha"].notna()].sort_values("date", kind="stable")
     cum = settled["alpha"].cumsum() * 100
     fig = go.Figure(go.Scatter(x=pd.to_datetime(settled["date"]), y=cum, mode="lines+markers",
                                line=dict(color="#2E9BFF", width=2), fill="tozeroy",
                                hovertemplate="%{x|%Y-%m-%d}<br>cumulative %{y:.2f}%<extra></extra>"))
     fig.update_layout(**_LAYOUT, title="Cumulative alpha over time", yaxis_title="cumulative alpha (%)",
-                      height=340)
+                      height=340, xaxis=dict(type="date", tickformat="%Y-%m-%d"))
     return fig
 
 
 def rating_stats_figure(stats: pd.DataFrame) -> go.Figure:
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    go = _go()
+    fig = _subplots(specs=[[{"secondary_y": True}]])
     fig.add_trace(go.Bar(x=stats["rating"], y=stats["hit_rate"] * 100, name="hit rate (%)",
                          marker_color=[RATING_COLORS.get(r, "#8A93A6") for r in stats["rating"]],
                          text=[f"{h:.0%} of {n}" for h, n in zip(stats["hit_rate"], stats["count"], strict=False)]),
@@ -219,6 +282,7 @@ def rating_stats_figure(stats: pd.DataFrame) -> go.Figure:
     fig.add_trace(go.Scatter(x=stats["rating"], y=stats["avg_alpha"] * 100, name="average alpha (%)",
                              mode="markers+lines", marker=dict(size=12, color="#E6E9EF")),
                   secondary_y=True)
+    fig.update_traces(width=min(0.6, 0.15 * max(len(stats), 1)), selector=dict(type="bar"))
     fig.update_layout(**_LAYOUT, title="Hit rate and average alpha by rating", height=340,
                       legend=dict(orientation="h", y=1.1, x=0))
     fig.update_yaxes(title_text="hit rate (%)", range=[0, 105], secondary_y=False)
@@ -228,6 +292,7 @@ def rating_stats_figure(stats: pd.DataFrame) -> go.Figure:
 
 def score_bars_figure(matches: list[Mapping[str, Any]]) -> go.Figure:
     """Normalised BM25 score of each memory match as a horizontal bar."""
+    go = _go()
     labels = [f"#{i + 1}" for i in range(len(matches))]
     scores = [float(m.get("similarity_score", 0.0)) for m in matches]
     fig = go.Figure(go.Bar(x=scores, y=labels, orientation="h", marker_color="#2E9BFF",

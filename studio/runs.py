@@ -281,7 +281,7 @@ def derive_progress(
     running = [s for s in ordered if s.status == "running"]
     score = sum(1.0 if s.status == "done" else 0.5 if s.status == "running" else 0.0 for s in ordered)
     fraction = min(1.0, score / total)
-    start = first_ts if first_ts is not None else started_at
+    start = started_at if started_at is not None else first_ts
     end = end_ts if end_ts is not None else (finished_at if finished_at else now)
     elapsed = max(0.0, end - start) if start is not None else 0.0
     for iv in open_nodes.values():

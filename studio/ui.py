@@ -52,6 +52,42 @@ def get_registry() -> RunRegistry:
     return RunRegistry()
 
 
+WARM_MODULES = (
+    "pandas",
+    "plotly.graph_objects",
+    "tradingagents.graph.trading_graph",
+    "tradingagents.dataflows.interface",
+    "tradingagents.dataflows.tools",
+    "tradingagents.dataflows.returns",
+    "tradingagents.llm_clients.factory",
+    "tradingagents.llm_clients.offline",
+    "tradingagents.llm_clients.usage",
+    "tradingagents.graph.reflection",
+    "langgraph.checkpoint.memory",
+    "langgraph.checkpoint.sqlite",
+)
+
+
+def _warm() -> None:
+    """Import the engine, its data layer and plotly in the background so the first click does not pay."""
+    import importlib
+
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a failed warm-up only means the first run imports it itself
+            pass
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up() -> bool:
+    """Once per server process, after the first page is on screen (call it last in app.py)."""
+    import threading
+
+    threading.Thread(target=_warm, name="ta-warm-up", daemon=True).start()
+    return True
+
+
 def _init_defaults() -> None:
     base = resolve_config()
     defaults = {
@@ -116,6 +152,13 @@ CSS = """
 .ta-agent.running .dot{background:#2E9BFF;animation:ta-pulse 1s ease-in-out infinite}
 .ta-agent.done .dot{background:#1DB954}
 @keyframes ta-pulse{0%,100%{opacity:1}50%{opacity:.3}}
+.ta-gantt{font-size:.78rem;margin-top:6px}
+.ta-gantt .row{display:flex;align-items:center;height:20px}
+.ta-gantt .name{width:150px;flex:none;color:#cfd6e4;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.ta-gantt .track{position:relative;flex:1;height:12px;background:#161B26;border-radius:3px}
+.ta-gantt .bar{position:absolute;top:0;height:12px;border-radius:3px}
+.ta-gantt .bar.live{animation:ta-pulse 1s ease-in-out infinite}
+.ta-gantt .axis{display:flex;justify-content:space-between;margin-left:150px;color:#8A93A6}
 .ta-situation{background:#161B26;border-radius:6px;padding:8px 10px;margin:6px 0}
 .ta-situation mark{background:#F2C94C;color:#0E1117;border-radius:3px;padding:0 2px}
 .ta-team{font-weight:700;margin-top:6px;font-size:.8rem;text-transform:uppercase;color:#8A93A6}

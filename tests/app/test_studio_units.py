@@ -149,3 +149,22 @@ def test_highlight_and_shared_terms():
 def test_highlight_cjk_terms():
     out = highlight_html("利率上升 tech", ["利", "tech"])
     assert out == "<mark>利</mark>率上升 <mark>tech</mark>"
+
+
+def test_chart_tiers_agree_with_the_engine_scale():
+    from tradingagents.agents.utils.rating import RATING_SCORE, RATINGS_5_TIER
+
+    assert charts.RATINGS == RATINGS_5_TIER
+    assert {r: charts.is_hit(r, 0.05) for r in RATINGS_5_TIER} == {
+        r: (RATING_SCORE[r] > 0) for r in RATINGS_5_TIER} | {"Hold": False}
+
+
+def test_timeline_html_places_bars_on_a_shared_scale():
+    ivs = [{"node": "Market Analyst", "agent": "Market Analyst", "team": "Analyst Team", "start": 10.0, "end": 12.0},
+           {"node": "Bull Researcher", "agent": "Bull Researcher", "team": "Research Team", "start": 12.0,
+            "end": None}]
+    out = charts.timeline_html(ivs, now=14.0)
+    assert 'left:0.00%;width:50.00%' in out and 'left:50.00%;width:50.00%' in out
+    assert "bar live" in out and "<span>4.0s</span>" in out
+    fig = charts.timeline_figure(ivs, now=14.0)
+    assert [tuple(t.y) for t in fig.data] == [("Market Analyst",), ("Bull Researcher",)]

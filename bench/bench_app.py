@@ -1,0 +1,94 @@
+"""App figures measured in headless Chromium against `streamlit run app.py` (offline engine, demo data).
+
+- app_first_render_s: from navigating to the app (server already healthy) to the Run form on screen.
+- app_offline_run_s:  from the click on "Start analysis" to the rating badge on screen, for an analysis
+  in a running app (the second of the session); ``app_offline_run_cold_s`` is the very first click on a
+  fresh server, which also pays for loading the engine if the background warm-up has not finished.
+- app_progress_lag_s: delay between a node finishing (the engine's node_finished timestamp, carried
+  by the page as ``data-finished``) and the page showing that agent as done; the worst case of the run
+  (``app_progress_lag_p50_s`` is the median).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+GOALS: dict[str, tuple[str, float]] = {
+    "app_first_render_s": ("<=", 2.0),
+    "app_offline_run_s": ("<=", 5.0),
+    "app_progress_lag_s": ("<=", 1.0),
+}
+
+TICKER = "NVDA"
+COLD_DATE, WARM_DATE = "2024-05-10", "2024-06-10"
+
+
+def _one_run(page, date: str) -> dict:
+    """Fill the form, click Start, wait for the rating; figures of this run only."""
+    import statistics
+
+    from tests.browser.harness import LAG_OBSERVER_JS, fill_run_form, start_run, wait_rating
+
+    fill_run_form(page, TICKER, date)
+    page.evaluate(LAG_OBSERVER_JS)
+    t_click = time.time()
+    start_run(page)
+    wait_rating(page, TICKER, date)
+    run_s = time.time() - t_click
+    seen = page.evaluate("() => Object.values(window.__taSeen || {})")
+    state = page.locator("span.ta-run-state").first
+    created = float(state.get_attribute("data-created") or 0)
+    finished = float(state.get_attribute("data-finished") or 0)
+    # only node finishes of this run (the previous run's board may still be in the page)
+    lags = [max(0.0, s["seen"] - s["finished"]) for s in seen if s.get("finished") and s["finished"] >= t_click]
+    return {
+        "run_s": run_s,
+        "lag_max": max(lags) if lags else None,
+        "lag_p50": statistics.median(lags) if lags else None,
+        "nodes": len(lags),
+        "click_to_start": created - t_click if created else None,
+        "engine": finished - created if created and finished else None,
+        "finish_to_rating": t_click + run_s - finished if finished else None,
+    }
+
+
+def _r(x):
+    return round(x, 3) if isinstance(x, float) else x
+
+
+def run() -> dict:
+    from tests.browser.harness import chromium, streamlit_server
+
+    with tempfile.TemporaryDirectory(prefix="ta_bench_app_") as tmp:
+        home = Path(tmp)
+        with streamlit_server(home) as url, chromium() as page:
+            # warm the browser itself on a blank page so the figure is the app's, not Chromium's start-up
+            page.goto("about:blank")
+            t0 = time.perf_counter()
+            page.goto(url + "/")
+            page.get_by_role("button", name="Start analysis").wait_for(state="visible")
+            first_render = time.perf_counter() - t0
+            # the very first click of a fresh server (the engine may still be loading in the background)
+            cold = _one_run(page, COLD_DATE)
+            # steady state: the next analysis in the same session (also settles the first one)
+            warm = _one_run(page, WARM_DATE)
+    return {
+        "app_first_render_s": _r(first_render),
+        "app_offline_run_s": _r(warm["run_s"]),
+        "app_progress_lag_s": _r(warm["lag_max"]),
+        "app_progress_lag_p50_s": _r(warm["lag_p50"]),
+        "app_progress_nodes_seen": warm["nodes"],
+        "app_engine_s": _r(warm["engine"]),
+        "app_finish_to_rating_s": _r(warm["finish_to_rating"]),
+        "app_offline_run_cold_s": _r(cold["run_s"]),
+        "app_progress_lag_cold_s": _r(cold["lag_max"]),
+        "app_engine_cold_s": _r(cold["engine"]),
+    }
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run(), indent=2))

@@ -1,0 +1,73 @@
+"""Regenerate docs/screenshots/{run,debates,memory_log,memories}.png from the real app.
+
+    .venv/bin/python docs/make_screenshots.py
+
+Starts `streamlit run app.py` with a temporary home (offline engine, synthetic demo data), runs two
+analyses of NVDA a month apart in headless Debian Chromium, and captures each page.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.browser.harness import (  # noqa: E402
+    chromium,
+    fill_run_form,
+    goto_page,
+    start_run,
+    streamlit_server,
+    wait_rating,
+)
+
+OUT = ROOT / "docs" / "screenshots"
+TICKER = "NVDA"
+DATES = ("2024-05-10", "2024-06-10")
+
+
+def _settle(page, seconds: float = 1.5) -> None:
+    """Let charts finish drawing before the capture."""
+    time.sleep(seconds)
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ta_shots_") as tmp:
+        with streamlit_server(Path(tmp)) as url, chromium(viewport=(1440, 1500)) as page:
+            page.goto(url + "/")
+            page.get_by_role("button", name="Start analysis").wait_for()
+            for date in DATES:
+                fill_run_form(page, TICKER, date)
+                start_run(page)
+                wait_rating(page, TICKER, date)
+            page.get_by_text("Executive Summary").first.scroll_into_view_if_needed()
+            page.mouse.wheel(0, -10_000)
+            _settle(page, 2.5)
+            page.screenshot(path=str(OUT / "run.png"))
+
+            goto_page(page, "Debates")
+            page.get_by_text("Portfolio Manager — verdict").wait_for()
+            _settle(page)
+            page.screenshot(path=str(OUT / "debates.png"))
+
+            goto_page(page, "Memory log")
+            page.get_by_text("Cumulative alpha over time").first.wait_for()
+            _settle(page, 2.5)
+            page.screenshot(path=str(OUT / "memory_log.png"))
+
+            goto_page(page, "Memories")
+            page.get_by_text("Normalised score").first.wait_for()
+            _settle(page, 2.0)
+            page.screenshot(path=str(OUT / "memories.png"))
+    for name in ("run", "debates", "memory_log", "memories"):
+        print(OUT / f"{name}.png")
+
+
+if __name__ == "__main__":
+    main()
