@@ -175,7 +175,11 @@ def _provider_key(cfg: Mapping[str, Any]) -> tuple:
     if vendor == "csv":
         return (vendor, cfg["csv_data_dir"])
     if vendor == "yfinance":
-        return (vendor, cfg["data_cache_dir"], float(cfg.get("data_retry_backoff", 1.0) or 0.0))
+        try:
+            backoff = max(0.0, min(60.0, float(cfg.get("data_retry_backoff", 1.0) or 0.0)))
+        except (TypeError, ValueError):
+            backoff = 1.0
+        return (vendor, cfg["data_cache_dir"], backoff)
     return (vendor,)
 
 
