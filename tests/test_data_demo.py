@@ -43,8 +43,9 @@ def _digests_here() -> dict[str, str]:
     return out
 
 
-def test_same_bytes_in_another_process_with_a_different_hash_seed():
-    env = {"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+def test_same_bytes_in_another_process_with_a_different_hash_seed(ta_home):
+    env = {"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT),
+           "TRADINGAGENTS_HOME": str(ta_home), "TZ": "Asia/Tokyo"}
     proc = subprocess.run([sys.executable, "-c", _DIGEST_SCRIPT], capture_output=True, text=True, env=env,
                           cwd=str(ROOT), timeout=120)
     assert proc.returncode == 0, proc.stderr
