@@ -105,3 +105,26 @@ def test_failure_in_one_branch_resumes_without_rerunning_finished_branches(ta_ho
         assert all(second.get(n, 0) <= ref.calls[n] - 1 for n in ANALYST_AGENTS)
     for name in ("Bull Researcher", "Research Manager", "Portfolio Manager"):
         assert second[name] == ref.calls[name]  # the rest of the graph ran exactly once
+
+
+def test_stop_mid_branches_then_resume_matches_an_undisturbed_run(ta_home):
+    from tradingagents.graph.events import RunStopped
+
+    ref_state, ref_rating = TradingAgentsGraph(
+        config={"analyst_execution": "parallel", "home": str(ta_home / "ref")}).propagate("NVDA", DATE)
+    seen: list[str] = []
+    graph = TradingAgentsGraph(config={"analyst_execution": "parallel"})
+    with pytest.raises(RunStopped):
+        graph.propagate("NVDA", DATE, should_stop=lambda: "tools_news" in seen,
+                        on_event=lambda e: seen.append(e.node) if e.kind == "node_finished" else None)
+    assert "Bull Researcher" not in seen
+    assert graph.has_resumable_run("NVDA", DATE), seen
+    counter = CallCounter()
+    graph.user_callbacks.append(counter)
+    events = []
+    state, rating = graph.propagate("NVDA", DATE, on_event=events.append)
+    assert graph.last_run["resumed"] is True, [(e.kind, e.node, e.data.get("resumed")) for e in events][:8]
+    assert rating == ref_rating
+    assert comparable(state) == comparable(ref_state)
+    # every analyst's first (tool-calling) step had finished before the stop: only its second runs now
+    assert all(counter.calls[n] == 1 for n in ANALYST_AGENTS)

@@ -414,8 +414,11 @@ class TradingAgentsGraph:
         run_config = args["config"]
 
         snapshot = graph.get_state(run_config)
-        resumed = reporter.resumed = bool(snapshot.values) and bool(snapshot.next)
-        if snapshot.values and not snapshot.next:
+        # ``next`` omits tasks whose writes are already saved (a stop or a failure mid-superstep), so
+        # "unfinished" is: any task left in the saved step
+        pending_tasks = bool(snapshot.next) or bool(snapshot.tasks)
+        resumed = reporter.resumed = bool(snapshot.values) and pending_tasks
+        if snapshot.values and not pending_tasks:
             # a finished run whose saving step did not complete: keep its state, do not re-run
             inputs = None
         elif resumed:
@@ -455,7 +458,7 @@ class TradingAgentsGraph:
         reporter.usage_tick()
 
         snapshot = graph.get_state(run_config)
-        if snapshot.next:
+        if snapshot.next or snapshot.tasks:
             raise RuntimeError(f"The graph stopped before the end (next: {', '.join(snapshot.next)}).")
         return snapshot
 
