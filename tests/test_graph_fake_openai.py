@@ -43,6 +43,9 @@ def test_full_graph_through_openai_client(fake_openai, mode):  # noqa: F811
     assert any(DATE in str(e.data["args"].values()) for e in tools)
     # the PM asked for json_schema structured output
     assert any(r.get("response_format") for r in fake_openai.chat_requests)
+    # the two judges use the deep model, every other node the quick one
+    models = [r["model"] for r in fake_openai.chat_requests]
+    assert models.count("fake-deep") == 2 and models.count("fake-quick") == len(models) - 2
     # the prompts carried the instrument and date lines (the server regexes them)
     assert all("Instrument: NVDA" in str(r["messages"]) for r in fake_openai.chat_requests)
 
