@@ -14,7 +14,9 @@ run. It works only from the messages it is given, exactly like an LLM:
   call: ``include_raw=True`` and ``method=`` work as they do for other models) yields a schema
   instance, e.g. the Portfolio Manager's ``PortfolioDecision``.
 
-How signals become a rating is documented in :mod:`tradingagents.llm_clients.offline_engine`.
+Which signals each analyst reads is documented in :mod:`~tradingagents.llm_clients.offline_analysts`,
+how signals become a 5-tier rating in :mod:`~tradingagents.llm_clients.offline_common`, and how the
+other roles use them in :mod:`~tradingagents.llm_clients.offline_roles`.
 Same messages in → same answer out, on every machine: no clock, no randomness, no ``hash()``.
 Every report it writes says "offline engine (no LLM)".
 """
