@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
 import math
 from typing import Any
 
@@ -239,8 +238,13 @@ def ar1(inputs: np.ndarray, phi: float, x0: float = 0.0) -> np.ndarray:
 
     Plain IEEE float arithmetic in a fixed order (no BLAS), so every machine gets the same bits.
     """
-    out = list(itertools.accumulate(inputs.tolist(), lambda x, e: phi * x + e, initial=x0))
-    return np.asarray(out[1:], dtype=float)
+    out: list[float] = []
+    append = out.append
+    x = x0
+    for e in inputs.tolist():
+        x = phi * x + e
+        append(x)
+    return np.asarray(out, dtype=float)
 
 
 def _draws(ticker: str, last_year: int, k: int, purpose: str = "px") -> tuple[pd.DatetimeIndex, np.ndarray]:
