@@ -157,7 +157,8 @@ st.title("Run an analysis")
 st.html(ui.badges_html(config))
 
 for k, v in (("form_ticker", "NVDA"), ("form_date", last_business_day()), ("form_analysts", list(ANALYST_ORDER)),
-             ("form_debate", 1), ("form_risk", 1)):
+             ("form_debate", 1), ("form_risk", 1),
+             ("form_parallel", config.get("analyst_execution") == "parallel")):
     st.session_state.setdefault(k, v)
 
 with st.form("run_form", border=True):
@@ -166,8 +167,11 @@ with st.form("run_form", border=True):
     c2.date_input("Analysis date", key="form_date", max_value=dt.date.today(), min_value=dt.date(1990, 1, 1))
     c3.number_input("Debate rounds", min_value=1, max_value=5, step=1, key="form_debate")
     c4.number_input("Risk rounds", min_value=1, max_value=5, step=1, key="form_risk")
-    st.multiselect("Analysts", list(ANALYST_ORDER), key="form_analysts",
+    a1, a2 = st.columns([4, 1.2])
+    a1.multiselect("Analysts", list(ANALYST_ORDER), key="form_analysts",
                    format_func=lambda a: ANALYST_LABELS.get(a, a))
+    a2.toggle("Analysts in parallel", key="form_parallel",
+              help="Run the selected analysts side by side (see the timeline) instead of one after another.")
     submitted = st.form_submit_button("Start analysis", type="primary", icon=":material/play_arrow:")
 
 if submitted:
@@ -178,7 +182,8 @@ if submitted:
         if busy:
             raise ValidationError(f"An analysis of {busy[0].ticker} is already running; wait for it or stop it.")
         run_config = {**config, "max_debate_rounds": int(s["form_debate"]),
-                      "max_risk_discuss_rounds": int(s["form_risk"])}
+                      "max_risk_discuss_rounds": int(s["form_risk"]),
+                      "analyst_execution": "parallel" if s["form_parallel"] else "sequential"}
         run_id = registry.start(s["form_ticker"], s["form_date"], s["form_analysts"], run_config,
                                 api_key=ui.api_key())
     except ValidationError as exc:

@@ -28,7 +28,7 @@ from tests.browser.harness import (  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 TICKER = "NVDA"
-DATES = ("2024-05-10", "2024-06-10")
+DATES = ("2024-03-08", "2024-04-10", "2024-05-10", "2024-06-10")
 
 
 def _settle(page, seconds: float = 1.5) -> None:

@@ -131,3 +131,38 @@ def test_memories_query_add_and_clear():
     form_button(at, "Yes, clear it").click().run()
     assert len(FinancialSituationMemory("bull_memory", cfg)) == 0
     assert any("now empty" in s.value for s in at.success)
+
+
+def test_failed_run_shows_its_error_and_resume(ta_home):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    at = new_app("run")
+    at.selectbox(key="set_provider").set_value("openai_compatible").run()
+    at.text_input(key="set_base_url").input(f"http://127.0.0.1:{port}/v1")
+    at.run()
+    start_offline_run(at, "MSFT", dt.date(2024, 5, 10), analysts=["market"])
+    run_until(at, lambda a: any("The run failed" in e.value for e in a.error), timeout=90)
+    assert "MSFT as of 2024-05-10 — failed" in texts(at)
+    resume = form_button(at, "Resume")
+    resume.click().run()
+    # resumed: it runs again (and fails again the same way: the server is still down)
+    run_until(at, lambda a: any("The run failed" in e.value for e in a.error), timeout=90)
+    from studio.ui import get_registry
+
+    assert get_registry().get(at.query_params["run"]).attempts == 2
+    assert not _rating_shown(at)
+
+
+def test_analysts_in_parallel_toggle_reaches_the_engine():
+    at = new_app("run")
+    at.toggle(key="form_parallel").set_value(True)
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market", "news"])
+    from studio.ui import get_registry
+
+    handle = get_registry().get(at.query_params["run"])
+    assert handle.config["analyst_execution"] == "parallel"
+    run_until(at, _rating_shown, timeout=90)

@@ -123,3 +123,18 @@ def test_failed_run_shows_error_without_the_key_and_can_resume(ta_home):
     # resume runs it again (and fails again the same way, since the server is still down)
     assert reg.resume(run_id) is True
     assert handle.wait(120) and handle.status == "failed" and handle.attempts == 2
+
+
+def test_parallel_analysts_overlap_on_the_timeline():
+    reg = RunRegistry()
+    run_id = reg.start("NVDA", "2024-05-10", ["market", "social", "news", "fundamentals"],
+                       {"analyst_execution": "parallel"})
+    handle = reg.get(run_id)
+    assert handle.wait(120) and handle.status == "finished", handle.error
+    p = handle.progress()
+    analysts = [a for a in p.agents if a.team == "Analyst Team"]
+    assert len(analysts) == 4
+    # side by side: every analyst started before any of them finished
+    assert max(a.started for a in analysts) < min(a.finished for a in analysts)
+    bull = next(a for a in p.agents if a.agent == "Bull Researcher")
+    assert bull.started >= max(a.finished for a in analysts) - 1e-6

@@ -49,6 +49,10 @@ def test_two_offline_runs_debates_and_settled_memory_log(ta_home):
             ratings.append(wait_rating(page, TICKER, date))
             _shot(page, f"run-{date}")
         assert all(r in {"Buy", "Overweight", "Hold", "Underweight", "Sell"} for r in ratings)
+        # a browser refresh keeps the run (its id is in the URL)
+        assert "run=" in page.url
+        page.reload()
+        assert wait_rating(page, TICKER, SECOND) == ratings[1]
         # both runs are saved and listed for reopening
         page.get_by_role("button", name="Open saved run").wait_for()
 
