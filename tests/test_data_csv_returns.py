@@ -136,3 +136,12 @@ def test_vendor_comes_from_each_config_or_the_environment(csv_home, monkeypatch)
     monkeypatch.setenv("TRADINGAGENTS_DATA_VENDOR", "csv")
     assert get_provider().vendor == "csv"
     assert get_provider({"data_vendor": "demo"}).vendor == "demo"  # the caller's config wins
+
+
+def test_a_symlinked_file_in_the_folder_is_read(csv_home, tmp_path):
+    cfg, folder = csv_home
+    elsewhere = tmp_path / "mine"
+    write_csv(elsewhere, "REAL", rows_for({"2024-05-09": 3.0, "2024-05-10": 3.5}))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "LINKED.csv").symlink_to(elsewhere / "REAL.csv")
+    assert get_provider(cfg).ohlcv("LINKED", "2024-05-01", "2024-05-10")["Close"].tolist() == [3.0, 3.5]

@@ -42,8 +42,9 @@ class CSVProvider(MarketDataProvider):
         """The file of a ticker; the name is a validated ticker, so it never leaves the folder."""
         name = safe_path_component(check_ticker(ticker)) + ".csv"
         path = self.data_dir / name
-        root = os.path.realpath(self.data_dir)
-        if os.path.dirname(os.path.realpath(path)) != root:
+        # belt and braces: the (unresolved) path must sit directly in the folder; a file that is a
+        # symlink the user placed there is fine
+        if os.path.dirname(os.path.normpath(path)) != os.path.normpath(self.data_dir):
             raise DataNotFound(f"{path} is not inside {self.data_dir}.")
         return path
 
