@@ -68,6 +68,9 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     assert (ta_home / "results" / "NVDA" / "2024-05-10" / "state.json").exists()
     # the past-runs list offers it for reopening
     assert "No saved run yet" not in texts(at)
+    form_button(at, "Open saved run").click().run()
+    assert "Saved run: NVDA as of 2024-05-10" in texts(at)
+    assert sum('data-rating="' in h.value for h in at.html) == 2  # the live result and the reopened one
 
     # a fresh session that opens the URL with the run id (a browser refresh) shows the same result
     again = new_app("run")
@@ -99,6 +102,10 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     entry = TradingMemoryLog(resolve_config()).load_entries()[0]
     assert not entry["pending"] and entry["alpha"] is not None and entry["reflection"]
     assert f"alpha {entry['alpha']:+.1%}" in texts(at)
+    assert at.metric[0].value == "1" and at.metric[2].value == "1"  # one decision, settled
+    at.segmented_control(key="log_status").set_value("pending").run()
+    assert at.metric[0].value == "0" and "2024-05-10 · NVDA" not in texts(at)
+    at.segmented_control(key="log_status").set_value("all").run()
     assert any(d.label.startswith("Download the raw log") for d in at.get("download_button"))
     # the role memories learned from it: counts per role on the Memories page
     at.switch_page("app_pages/memories.py").run()
