@@ -60,6 +60,7 @@ _DEFAULTS: dict[str, Any] = {
     "max_concurrent_llm_calls": 4,
     # market data
     "data_vendor": "demo",  # demo | yfinance | csv
+    "data_retry_backoff": 1.0,  # seconds before the first retry of a rate-limited data request
     # graph
     "selected_analysts": list(ANALYST_ORDER),
     "max_debate_rounds": 1,
