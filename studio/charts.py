@@ -250,6 +250,7 @@ def alpha_figure(df: pd.DataFrame) -> go.Figure:
         x=labels, y=settled["alpha"] * 100,
         marker_color=[RATING_COLORS.get(r, "#8A93A6") for r in settled["rating"]],
         text=[f"{r} {a:+.1%}" for r, a in zip(settled["rating"], settled["alpha"], strict=False)],
+        textposition="outside", textangle=0, cliponaxis=False,
         hovertemplate="%{x}<br>alpha %{y:.2f}%<extra></extra>",
     ))
     fig.update_traces(width=min(0.6, 0.15 * max(len(labels), 1)))
