@@ -30,6 +30,11 @@ def _clock(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%H:%M:%S") if ts else ""
 
 
+def finishes_attr(progress) -> str:
+    """Every node-finish time of the run, so a page (and the app bench) can tell what it shows."""
+    return ",".join(f"{iv['end']:.3f}" for iv in progress.intervals if iv.get("end") is not None)
+
+
 def agent_board_html(progress) -> str:
     rows = []
     for team, agents in progress.teams.items():
@@ -48,7 +53,7 @@ def agent_board_html(progress) -> str:
                 f'<span><i class="dot"></i>{html.escape(a.agent)}</span>'
                 f'<span class="t">{times}</span></div>'
             )
-    return '<div class="ta-board">' + "".join(rows) + "</div>"
+    return f'<div class="ta-board" data-finishes="{finishes_attr(progress)}">' + "".join(rows) + "</div>"
 
 
 def render_progress(handle: RunHandle, *, live: bool) -> None:
@@ -215,7 +220,8 @@ if handle is not None:
     else:
         st.markdown(f"#### {handle.ticker} as of {handle.date} — {handle.status}")
         st.html(f'<span class="ta-run-state" data-run="{handle.run_id}" data-status="{handle.status}" '
-                f'data-created="{handle.created_at:.3f}" data-finished="{handle.finished_at or 0:.3f}"></span>')
+                f'data-created="{handle.created_at:.3f}" data-finished="{handle.finished_at or 0:.3f}" '
+                f'data-finishes="{finishes_attr(handle.progress())}"></span>')
         if handle.status in ("failed", "stopped"):
             if handle.status == "failed":
                 st.error(f"The run failed: {handle.error}")

@@ -6,7 +6,8 @@
   fresh server, which also pays for loading the engine if the background warm-up has not finished.
 - app_progress_lag_s: delay between a node finishing (the engine's node_finished timestamp, carried
   by the page as ``data-finished``) and the page showing that agent as done; the worst case of the run
-  (``app_progress_lag_p50_s`` is the median).
+  (``app_progress_lag_p50_s`` is the median). ``app_progress_lag_paced_s`` is the same through a fake
+  OpenAI-compatible server answering in 0.15 s a call, where nodes outlast a poll.
 """
 
 from __future__ import annotations
@@ -74,6 +75,17 @@ def run() -> dict:
             cold = _one_run(page, COLD_DATE)
             # steady state: the next analysis in the same session (also settles the first one)
             warm = _one_run(page, WARM_DATE)
+        # the same through an OpenAI-compatible server that answers like a slow-ish model (0.15 s a call):
+        # nodes then take longer than a poll, the case where live progress matters
+        from tests.fake_openai import FakeOpenAIServer
+
+        with FakeOpenAIServer(latency_s=0.15) as llm:
+            env = {"TRADINGAGENTS_LLM_PROVIDER": "openai_compatible", "TRADINGAGENTS_BACKEND_URL": llm.base_url,
+                   "TRADINGAGENTS_QUICK_THINK_LLM": "fake-quick", "TRADINGAGENTS_DEEP_THINK_LLM": "fake-deep"}
+            with streamlit_server(home / "llm", extra_env=env) as url, chromium() as page:
+                page.goto(url + "/")
+                page.get_by_role("button", name="Start analysis").wait_for(state="visible")
+                paced = _one_run(page, COLD_DATE)
     return {
         "app_first_render_s": _r(first_render),
         "app_offline_run_s": _r(warm["run_s"]),
@@ -85,6 +97,10 @@ def run() -> dict:
         "app_offline_run_cold_s": _r(cold["run_s"]),
         "app_progress_lag_cold_s": _r(cold["lag_max"]),
         "app_engine_cold_s": _r(cold["engine"]),
+        "app_progress_lag_paced_s": _r(paced["lag_max"]),
+        "app_progress_lag_paced_p50_s": _r(paced["lag_p50"]),
+        "app_paced_run_s": _r(paced["run_s"]),
+        "app_paced_nodes_seen": paced["nodes"],
     }
 
 

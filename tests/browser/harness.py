@@ -157,13 +157,14 @@ def goto_page(page, title: str) -> None:
 
 LAG_OBSERVER_JS = """
 () => {
+  // For every node-finish time the page carries (data-finishes), when the page first showed it.
   window.__taSeen = {};
   const scan = () => {
-    document.querySelectorAll('.ta-agent[data-finished]').forEach(el => {
-      const f = el.getAttribute('data-finished');
-      const a = el.getAttribute('data-agent');
-      const k = a + '@' + f;
-      if (f && !(k in window.__taSeen)) window.__taSeen[k] = {agent: a, finished: parseFloat(f), seen: Date.now() / 1000};
+    const now = Date.now() / 1000;
+    document.querySelectorAll('[data-finishes]').forEach(el => {
+      (el.getAttribute('data-finishes') || '').split(',').forEach(f => {
+        if (f && !(f in window.__taSeen)) window.__taSeen[f] = {finished: parseFloat(f), seen: now};
+      });
     });
   };
   new MutationObserver(scan).observe(document.body, {subtree: true, childList: true, attributes: true});
