@@ -99,12 +99,14 @@ def test_persistent_fault_fails_cleanly_and_resumes_to_the_same_state(node, faul
         # undisturbed reference run in its own home
         ref_counter = CallCounter()
         ref_state, ref_rating = TradingAgentsGraph(
-            config=server.llm_config(home=str(tmp_path / "ref"), llm_timeout=1.0), callbacks=[ref_counter]
+            config=server.llm_config(home=str(tmp_path / "ref"), llm_timeout=1.0, analyst_execution="sequential"),
+            callbacks=[ref_counter]
         ).propagate("NVDA", DATE)
         server.reset_counters()
 
         counter = _fault_at(server, node, fault)
-        cfg = server.llm_config(llm_timeout=1.0)  # llm_max_retries=2 → 3 attempts, all faulted
+        # llm_max_retries=2 → 3 attempts, all faulted; sequential: the next requests are the node's
+        cfg = server.llm_config(llm_timeout=1.0, analyst_execution="sequential")
         graph = TradingAgentsGraph(config=cfg, callbacks=[counter])
         events = []
         with pytest.raises(LLMCallError) as info:

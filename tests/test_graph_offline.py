@@ -32,7 +32,7 @@ def _agents_in_order(events):
 
 def test_full_offline_run_events_results_and_log(ta_home):
     events: list[RunEvent] = []
-    graph = TradingAgentsGraph()
+    graph = TradingAgentsGraph(config={"analyst_execution": "sequential"})  # DESIGN §2's chain
     state, rating = graph.propagate("nvda", DATE, on_event=events.append)
     assert rating in RATINGS_5_TIER
     assert state["final_trade_decision"].startswith(f"**Rating**: {rating}")
@@ -82,7 +82,8 @@ def test_full_offline_run_events_results_and_log(ta_home):
 @pytest.mark.parametrize("selected", [["news", "market"], ["fundamentals"], ["social", "news", "fundamentals"]])
 def test_any_subset_in_any_order(selected):
     events = []
-    state, _ = TradingAgentsGraph(selected).propagate("AAPL", DATE, on_event=events.append)
+    graph = TradingAgentsGraph(selected, config={"analyst_execution": "sequential"})
+    state, _ = graph.propagate("AAPL", DATE, on_event=events.append)
     names = {"market": "Market Analyst", "social": "Sentiment Analyst", "news": "News Analyst",
              "fundamentals": "Fundamentals Analyst"}
     assert _agents_in_order(events)[: len(selected)] == [names[k] for k in selected]

@@ -17,6 +17,7 @@ from tradingagents.graph.trading_graph import TradingAgentsGraph
 
 DATE = "2024-05-10"
 ROOT = Path(__file__).resolve().parents[1]
+SEQ = {"analyst_execution": "sequential"}  # one node per step: the failing node is exactly known
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,8 @@ def reference(tmp_path_factory):
     """An undisturbed offline run (its own home) and its model calls per node."""
     home = tmp_path_factory.mktemp("ref_home")
     counter = CallCounter()
-    state, rating = TradingAgentsGraph(config={"home": str(home)}, callbacks=[counter]).propagate("NVDA", DATE)
+    cfg = {"home": str(home), "analyst_execution": "sequential"}
+    state, rating = TradingAgentsGraph(config=cfg, callbacks=[counter]).propagate("NVDA", DATE)
     return state, rating, dict(counter.calls)
 
 
@@ -35,7 +37,7 @@ def reference(tmp_path_factory):
 def test_failure_at_a_node_resumes_there(reference, node):
     ref_state, ref_rating, ref_calls = reference
     counter = fail_once_at(node)
-    graph = TradingAgentsGraph(callbacks=[counter])
+    graph = TradingAgentsGraph(config=SEQ, callbacks=[counter])
     events = []
     with pytest.raises(InjectedFault):
         graph.propagate("NVDA", DATE, on_event=events.append)
@@ -60,12 +62,12 @@ def test_failure_at_a_node_resumes_there(reference, node):
 
 
 def test_a_changed_graph_starts_fresh():
-    graph = TradingAgentsGraph(["market"], callbacks=[fail_once_at("Trader")])
+    graph = TradingAgentsGraph(["market"], config=SEQ, callbacks=[fail_once_at("Trader")])
     with pytest.raises(InjectedFault):
         graph.propagate("NVDA", DATE)
     assert graph.has_resumable_run("NVDA", DATE)
-    for changed in (TradingAgentsGraph(["market", "news"]),
-                    TradingAgentsGraph(["market"], config={"max_debate_rounds": 2}),
+    for changed in (TradingAgentsGraph(["market", "news"], config=SEQ),
+                    TradingAgentsGraph(["market"], config={**SEQ, "max_debate_rounds": 2}),
                     TradingAgentsGraph(["market"], config={"analyst_execution": "parallel"})):
         assert not changed.has_resumable_run("NVDA", DATE)
         counter = CallCounter()
