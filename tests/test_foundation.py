@@ -192,3 +192,10 @@ def test_graph_args():
     args = Propagator(max_recur_limit=42).get_graph_args()
     assert args["config"]["recursion_limit"] == 42
     assert "stream_mode" in args
+
+
+def test_messages_quote_huge_input_short():
+    for fn, bad in ((validate_ticker, "ä" * 10_000), (validate_date, "x" * 10_000)):
+        with pytest.raises(ValidationError) as err:
+            fn(bad)
+        assert len(str(err.value)) < 400

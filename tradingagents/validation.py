@@ -22,6 +22,12 @@ class InvalidDateError(ValidationError):
     pass
 
 
+def _shown(value: object, limit: int = 40) -> str:
+    """The user's input as quoted in a message: repr, cut short so a huge input stays readable."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def validate_ticker(ticker: object) -> str:
     """Return the ticker upper-cased, or raise InvalidTickerError saying what is accepted."""
     accepted = (
@@ -40,9 +46,9 @@ def validate_ticker(ticker: object) -> str:
     if not _TICKER_RE.match(text):
         bad = sorted({c for c in text if not re.match(r"[A-Z0-9.^=_+\-]", c)})
         shown = ", ".join(repr(c) for c in bad[:5])
-        raise InvalidTickerError(f"The ticker {ticker!r} contains {shown}, which is not allowed. {accepted}")
+        raise InvalidTickerError(f"The ticker {_shown(ticker)} contains {shown}, which is not allowed. {accepted}")
     if set(text) == {"."}:
-        raise InvalidTickerError(f"The ticker {ticker!r} is only dots. {accepted}")
+        raise InvalidTickerError(f"The ticker {_shown(ticker)} is only dots. {accepted}")
     return text
 
 
@@ -56,11 +62,11 @@ def validate_date(value: object, *, allow_future: bool = False, today: _dt.date 
     elif isinstance(value, str):
         text = value.strip()
         if not _DATE_RE.match(text):
-            raise InvalidDateError(f"The date {value!r} is not in the form YYYY-MM-DD. {accepted}")
+            raise InvalidDateError(f"The date {_shown(value)} is not in the form YYYY-MM-DD. {accepted}")
         try:
             day = _dt.date.fromisoformat(text)
         except ValueError:
-            raise InvalidDateError(f"The date {value!r} does not exist on the calendar. {accepted}") from None
+            raise InvalidDateError(f"The date {_shown(value)} does not exist on the calendar. {accepted}") from None
     else:
         raise InvalidDateError(f"The date must be text or a date, not {type(value).__name__}. {accepted}")
     today = today or _dt.date.today()
