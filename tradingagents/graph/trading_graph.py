@@ -251,6 +251,8 @@ class TradingAgentsGraph:
         self.curr_state: dict[str, Any] | None = None
         self.ticker: str | None = None
         self.last_run: dict[str, Any] = {}
+        # entries the last settle_pending could not price (they stay pending), with the reason
+        self.settle_problems: list[str] = []
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -518,16 +520,23 @@ class TradingAgentsGraph:
         pending = self.memory_log.get_pending_entries(ticker) if ticker else self.memory_log.get_pending_entries()
         if not pending:
             return []
+        from tradingagents.dataflows.interface import DataNotFound, ProviderUnavailable
         from tradingagents.dataflows.returns import compute_returns
 
+        self.settle_problems = []
         provider = self._provider()
         settled: list[dict[str, Any]] = []
         lessons_all: list[dict[str, tuple[str, str]]] = []
         for entry in pending:
-            outcome = compute_returns(
-                provider, entry["ticker"], entry["date"], holding_days=int(self.config["holding_days"]),
-                config=self.config,
-            )
+            try:
+                outcome = compute_returns(
+                    provider, entry["ticker"], entry["date"], holding_days=int(self.config["holding_days"]),
+                    config=self.config,
+                )
+            except (DataNotFound, ProviderUnavailable) as exc:
+                # e.g. a CSV user without the benchmark's file: this entry stays pending, the others settle
+                self.settle_problems.append(f"{entry['ticker']} {entry['date']}: {exc}")
+                continue
             if not outcome:
                 continue  # window not closed yet (or no prices): stays pending
             raw, alpha = float(outcome["raw"]), float(outcome["alpha"])
