@@ -39,6 +39,10 @@ def main() -> None:
     choice = st.selectbox("Run", range(len(sources)), format_func=lambda i: labels[i], key="debate_source")
     source_id = sources[choice][1]
     turns: list[Turn]
+    if source_id == "current" and current is not None and current.status == "running":
+        st.caption("Live: the debate fills in as the agents speak.")
+        live_debate(current.run_id)
+        return
     if source_id == "current" and current is not None:
         turns = turns_from_state(current.final_state) if current.final_state else turns_from_events(current.events)
     else:
@@ -72,7 +76,25 @@ def main() -> None:
         info.progress(step / len(turns), text=f"Turn {step} of {len(turns)}")
         visible = turns[:step]
 
-    SECTION_TITLES = {"invest": "Investment debate — bull vs bear", "risk": "Risk debate — three views"}
+    render_turns(visible, turns, replay=mode == "Replay")
+
+
+SECTION_TITLES = {"invest": "Investment debate — bull vs bear", "risk": "Risk debate — three views"}
+
+
+@st.fragment(run_every=1.0)
+def live_debate(run_id: str) -> None:
+    handle = ui.get_registry().get(run_id)
+    if handle is None or handle.done:
+        st.rerun()
+        return
+    turns = turns_from_events(handle.events)
+    if not turns:
+        st.info("The researchers have not spoken yet: the analysts are still gathering data.")
+    render_turns(turns, turns, replay=False)
+
+
+def render_turns(visible: list[Turn], turns: list[Turn], *, replay: bool) -> None:
     shown_section = None
     for i, turn in enumerate(visible):
         if turn.section != shown_section:
@@ -87,7 +109,7 @@ def main() -> None:
             with st.container(border=True):
                 st.markdown(f"{turn.avatar} **{turn.speaker} — {title}**")
                 st.markdown(turn.text)
-        if mode == "Replay" and i == len(visible) - 1 and len(visible) < len(turns):
+        if replay and i == len(visible) - 1 and len(visible) < len(turns):
             st.caption(f"Next: {turns[len(visible)].speaker}")
 
 

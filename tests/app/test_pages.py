@@ -173,3 +173,26 @@ def test_analysts_in_parallel_toggle_reaches_the_engine():
     handle = get_registry().get(at.query_params["run"])
     assert handle.config["analyst_execution"] == "parallel"
     run_until(at, _rating_shown, timeout=90)
+
+
+def test_debates_page_follows_a_live_run():
+    from studio.ui import get_registry
+    from tests.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer(latency_s=0.25) as server:
+        at = new_app("run")
+        at.selectbox(key="set_provider").set_value("openai_compatible").run()
+        at.text_input(key="set_base_url").input(server.base_url)
+        at.run()
+        start_offline_run(at, "AMD", dt.date(2024, 5, 10), analysts=["market"])
+        handle = get_registry().get(at.query_params["run"])
+        at.switch_page("app_pages/debates.py").run()
+        assert "Current run: AMD" in at.selectbox(key="debate_source").format_func(0)
+        seen_live = run_until(at, lambda a: len(a.chat_message) >= 1 and handle.status == "running", timeout=60)
+        assert "Live: the debate fills in" in texts(seen_live)
+        assert at.chat_message[0].name == "Bull Analyst"
+        assert handle.wait(120) and handle.status == "finished"
+        at.run()
+        names = {c.name for c in at.chat_message}
+        assert {"Bull Analyst", "Bear Analyst", "Neutral Analyst"} <= names
+        assert "Live:" not in texts(at)
