@@ -66,7 +66,7 @@ _DEFAULTS: dict[str, Any] = {
     "max_debate_rounds": 1,
     "max_risk_discuss_rounds": 1,
     "max_recur_limit": 100,
-    "analyst_execution": "sequential",  # sequential | parallel
+    "analyst_execution": "parallel",  # parallel (analysts as concurrent branches) | sequential
     "checkpoint_enabled": True,
     "output_language": "English",
     # memory

@@ -445,7 +445,11 @@ class TradingAgentsGraph:
         if should_stop is not None and should_stop():
             raise RunStopped(f"Stopped before the run of {ticker} on {trade_date} started.")
 
-        stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates"], durability="sync")
+        # "checkpoints" marks the end of a superstep, once its checkpoint is saved: the only safe
+        # place to stop. Stopping on a task's update would cut off parallel siblings still running
+        # and lose the finished ones' writes, so they would run again on resume.
+        stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints"],
+                              durability="sync")
         try:
             for mode, chunk in stream:
                 if mode == "tasks":
@@ -453,7 +457,7 @@ class TradingAgentsGraph:
                 elif mode == "updates":
                     reporter.on_update(chunk)
                 reporter.usage_tick()
-                if should_stop is not None and should_stop():
+                if mode == "checkpoints" and should_stop is not None and should_stop():
                     raise RunStopped(f"Stopped during the run of {ticker} on {trade_date}; it can be resumed.")
         finally:
             stream.close()
