@@ -530,7 +530,7 @@ class TradingAgentsGraph:
         self.settle_problems = []
         provider = self._provider()
         settled: list[dict[str, Any]] = []
-        lessons_all: list[dict[str, tuple[str, str]]] = []
+        lessons_all: list[tuple[dict[str, tuple[str, str]], str]] = []
         for entry in pending:
             try:
                 outcome = compute_returns(
@@ -550,22 +550,24 @@ class TradingAgentsGraph:
                           decision=entry.get("decision", ""), raw=raw, alpha=alpha, holding=holding,
                           reports=reports)
             reflection = self.reflector.reflect_on_decision(**kwargs)
-            lessons_all.append(self.reflector.role_lessons(**kwargs))
+            # a lesson is knowable from the day the holding window closed, never before
+            known_from = outcome.get("end_date") or _window_end(entry["date"], holding)
+            lessons_all.append((self.reflector.role_lessons(**kwargs), known_from))
             settled.append({"ticker": entry["ticker"], "date": entry["date"], "rating": entry.get("rating"),
                             "raw": raw, "alpha": alpha, "holding": holding, "reflection": reflection})
         if settled:
             self.memory_log.batch_update_with_outcomes(
                 [{k: s[k] for k in ("ticker", "date", "raw", "alpha", "holding", "reflection")} for s in settled]
             )
-            for lessons in lessons_all:
-                self._remember(lessons)
+            for lessons, known_from in lessons_all:
+                self._remember(lessons, known_from)
         return settled
 
-    def _remember(self, lessons: Mapping[str, tuple[str, str]]) -> None:
+    def _remember(self, lessons: Mapping[str, tuple[str, str]], known_from: str | None) -> None:
         for name, pair in lessons.items():
             memory = getattr(self, name, None) if name in MEMORY_NAMES else None
             if memory is not None and pair and pair[0] and pair[1]:
-                memory.add_situations([(pair[0], pair[1])])
+                memory.add_situations([(pair[0], pair[1])], known_from=known_from)
 
     def reflect_and_remember(self, returns) -> dict[str, tuple[str, str]]:
         """Lessons from the last propagated decision given its realised ``returns``.
@@ -589,8 +591,20 @@ class TradingAgentsGraph:
             decision=state.get("final_trade_decision", ""), raw=raw, alpha=alpha, holding=holding,
             reports={k: state.get(k, "") for k in OUTPUT_KEYS},
         )
-        self._remember(lessons)
+        known_from = None
+        if isinstance(returns, Mapping) and returns.get("end_date"):
+            known_from = str(returns["end_date"])
+        elif state.get("trade_date"):
+            known_from = _window_end(state["trade_date"], holding)
+        self._remember(lessons, known_from)
         return lessons
+
+
+def _window_end(trade_date: str, holding: int) -> str:
+    """The business day ``holding`` days after ``trade_date``: when its outcome became knowable."""
+    import pandas as pd
+
+    return (pd.Timestamp(trade_date) + pd.offsets.BDay(max(int(holding), 0))).date().isoformat()
 
 
 def results_path_for(config: Mapping[str, Any] | None, ticker: str, date: str) -> Path:

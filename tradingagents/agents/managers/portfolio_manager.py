@@ -83,7 +83,7 @@ def create_portfolio_manager(llm, memory, config=None):
 
     def portfolio_manager_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_risk_debate_state(), **dict(state.get("risk_debate_state") or {})}
-        memories = recall(memory, situation_from_reports(state), n_matches=2)
+        memories = recall(memory, situation_from_reports(state), n_matches=2, as_of=state.get("trade_date") or None)
         system = PROMPT.format(header=header_lines(state), language=language_instruction(cfg)).strip()
         human = "\n\n".join(
             [

@@ -91,7 +91,7 @@ def create_trader(llm, memory, config=None):
     def trader_node(state: Mapping[str, Any]) -> dict[str, Any]:
         ticker = str(state.get("company_of_interest") or "")
         date = str(state.get("trade_date") or "")
-        memories = recall(memory, situation_from_reports(state), n_matches=2)
+        memories = recall(memory, situation_from_reports(state), n_matches=2, as_of=state.get("trade_date") or None)
         system = PROMPT.format(header=header_lines(state), language=language_instruction(cfg)).strip()
         human = "\n\n".join(
             [

@@ -107,11 +107,14 @@ def situation_from_reports(reports: Mapping[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def recall(memory: Any, situation: str, n_matches: int = 2) -> list[dict[str, Any]]:
-    """Top matches from a role memory ([] without a memory or a situation)."""
+def recall(memory: Any, situation: str, n_matches: int = 2, *, as_of: str | None = None) -> list[dict[str, Any]]:
+    """Top matches from a role memory ([] without a memory or a situation).
+
+    ``as_of`` is the analysis date: lessons that were only knowable after it are never recalled.
+    """
     if memory is None or not situation.strip():
         return []
-    return list(memory.get_memories(situation, n_matches=n_matches) or [])
+    return list(memory.get_memories(situation, n_matches=n_matches, as_of=as_of) or [])
 
 
 def format_memories(memories: Sequence[Mapping[str, Any]]) -> str:

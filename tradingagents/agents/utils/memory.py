@@ -283,16 +283,22 @@ class FinancialSituationMemory:
         self._index = _BM25Index(self.k1, self.b)
         self._situations: list[str] = []
         self._recommendations: list[str] = []
+        # the date from which each memory was knowable (None: always); see get_memories(as_of=)
+        self._known_from: list[str | None] = []
+        self._latest_known: str | None = None  # max of _known_from: most queries skip the mask
         self._file_id: tuple[int, int] | None = None
         self._offset = 0
         self._seen_size = 0
         self._line_no = 0
         self.problems = []
 
-    def _index_pair(self, situation: str, recommendation: str) -> None:
+    def _index_pair(self, situation: str, recommendation: str, known_from: str | None = None) -> None:
         self._index.add(bm25_tokenize(situation))
         self._situations.append(situation)
         self._recommendations.append(recommendation)
+        self._known_from.append(known_from)
+        if known_from is not None and (self._latest_known is None or known_from > self._latest_known):
+            self._latest_known = known_from
 
     def _sync(self) -> None:
         """Index complete lines that other writers appended since we last looked (lock held)."""
@@ -324,18 +330,28 @@ class FinancialSituationMemory:
                 situation, recommendation = rec["situation"], rec["recommendation"]
                 if not isinstance(situation, str) or not isinstance(recommendation, str):
                     raise TypeError("situation and recommendation must be strings")
+                known_from = rec.get("known_from")
+                if known_from is not None:
+                    known_from = validate_date(known_from, allow_future=True)
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 self.problems.append(f"{self.path.name} line {self._line_no} skipped (not a memory: {exc}).")
                 continue
-            self._index_pair(situation, recommendation)
+            self._index_pair(situation, recommendation, known_from)
         self._offset += end + 1
 
     # ------------------------------------------------------------------ public API
-    def add_situations(self, situations_and_advice: Iterable[tuple[str, str]]) -> int:
+    def add_situations(
+        self, situations_and_advice: Iterable[tuple[str, str]], *, known_from: str | None = None
+    ) -> int:
         """Add ``(situation, recommendation)`` pairs; returns how many were added.
 
-        Everything is checked before anything is written, so a bad pair adds nothing.
+        ``known_from`` (YYYY-MM-DD) is the first date on which these lessons were knowable (for a
+        lesson from a settled decision: the day its holding window closed). A query with
+        ``as_of`` before that date never sees them, so a back-dated analysis cannot learn from
+        the future. Everything is checked before anything is written, so a bad pair adds nothing.
         """
+        if known_from is not None:
+            known_from = validate_date(known_from, allow_future=True)
         if isinstance(situations_and_advice, (str, bytes)) or not isinstance(situations_and_advice, Iterable):
             raise TypeError("add_situations expects a list of (situation, recommendation) pairs.")
         pairs: list[tuple[str, str]] = []
@@ -348,8 +364,10 @@ class FinancialSituationMemory:
             pairs.append((situation, advice))
         if not pairs:
             return 0
+        extra = {"known_from": known_from} if known_from else {}
         payload = "".join(
-            json.dumps({"situation": s, "recommendation": r}, ensure_ascii=False) + "\n" for s, r in pairs
+            json.dumps({"situation": s, "recommendation": r, **extra}, ensure_ascii=False) + "\n"
+            for s, r in pairs
         ).encode("utf-8")
         with self._lock, self._flock:
             self._sync()
@@ -367,7 +385,7 @@ class FinancialSituationMemory:
             if self._file_id != (st.st_dev, st.st_ino):
                 self._file_id = (st.st_dev, st.st_ino)
             for situation, advice in pairs:
-                self._index_pair(situation, advice)
+                self._index_pair(situation, advice, known_from)
             self._line_no += len(pairs)
             self._offset = self._seen_size = st.st_size
         return len(pairs)
@@ -390,11 +408,14 @@ class FinancialSituationMemory:
             os.truncate(self.path, self._offset)
             self._seen_size = self._offset
 
-    def get_memories(self, current_situation: str, n_matches: int = 1) -> list[dict[str, Any]]:
+    def get_memories(
+        self, current_situation: str, n_matches: int = 1, *, as_of: str | None = None
+    ) -> list[dict[str, Any]]:
         """Top ``n_matches`` memories: ``matched_situation``, ``recommendation``, ``similarity_score``.
 
         Scores are divided by the best score of this query (by 1 when no score is positive). An
         empty memory gives ``[]``; ``n_matches`` is capped at the number stored; 0 gives ``[]``.
+        With ``as_of`` (YYYY-MM-DD), memories knowable only after that date are left out.
         """
         if not isinstance(current_situation, str):
             raise TypeError(f"The situation must be text, not {type(current_situation).__name__}.")
@@ -402,14 +423,25 @@ class FinancialSituationMemory:
             raise TypeError(f"n_matches must be a whole number, not {n_matches!r}.")
         if n_matches < 0:
             raise ValueError(f"n_matches must be 0 or more, not {n_matches}; use 0 for no matches.")
+        if as_of is not None:
+            as_of = validate_date(as_of, allow_future=True)
         tokens = bm25_tokenize(current_situation)
         with self._lock:
             self._sync()
-            total = len(self._situations)
-            n = min(int(n_matches), total)
-            if n == 0:
+            if not self._situations or n_matches == 0:
                 return []
             scores = self._index.scores(tokens)
+            eligible = len(self._situations)
+            if as_of is not None and self._latest_known is not None and self._latest_known > as_of:
+                future = np.fromiter(
+                    (k is not None and k > as_of for k in self._known_from), dtype=bool, count=eligible
+                )
+                if future.any():
+                    scores = np.where(future, -np.inf, scores)
+                    eligible -= int(future.sum())
+            n = min(int(n_matches), eligible)
+            if n == 0:
+                return []
             order = _top_n(scores, n)
             best = float(scores[order[0]])
             denom = best if best > 0 else 1.0
