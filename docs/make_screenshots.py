@@ -1,9 +1,10 @@
-"""Regenerate docs/screenshots/{run,debates,memory_log,memories}.png from the real app.
+"""Regenerate docs/screenshots/{run,run_live,debates,memory_log,memories}.png from the real app.
 
     .venv/bin/python docs/make_screenshots.py
 
-Starts `streamlit run app.py` with a temporary home (offline engine, synthetic demo data), runs two
-analyses of NVDA a month apart in headless Debian Chromium, and captures each page.
+Starts `streamlit run app.py` with a temporary home (offline engine, synthetic demo data), runs four
+monthly analyses of NVDA in headless Debian Chromium, and captures each page; ``run_live.png``
+is a run in progress through a local fake OpenAI-compatible server that answers in 0.6 s.
 """
 
 from __future__ import annotations
@@ -65,8 +66,28 @@ def main() -> None:
             page.get_by_text("Normalised score").first.wait_for()
             _settle(page, 2.0)
             page.screenshot(path=str(OUT / "memories.png"))
-    for name in ("run", "debates", "memory_log", "memories"):
+        _live_shot(Path(tmp) / "live")
+    for name in ("run", "run_live", "debates", "memory_log", "memories"):
         print(OUT / f"{name}.png")
+
+
+def _live_shot(home: Path) -> None:
+    """A run in progress (analysts side by side on the timeline), paced by a local fake LLM server."""
+    from tests.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer(latency_s=0.6) as llm:
+        env = {"TRADINGAGENTS_LLM_PROVIDER": "openai_compatible", "TRADINGAGENTS_BACKEND_URL": llm.base_url}
+        with streamlit_server(home, extra_env=env) as url, chromium(viewport=(1440, 1300)) as page:
+            page.goto(url + "/")
+            page.get_by_role("button", name="Start analysis").wait_for()
+            fill_run_form(page, TICKER, DATES[-1])
+            start_run(page)
+            page.locator('.ta-agent.done[data-agent="Bear Researcher"]').wait_for(timeout=90_000)
+            page.get_by_role("tab", name="Timeline").click()
+            time.sleep(0.3)
+            page.mouse.wheel(0, 450)
+            time.sleep(0.4)
+            page.screenshot(path=str(OUT / "run_live.png"))
 
 
 if __name__ == "__main__":
