@@ -13,13 +13,12 @@ import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # pandas, plotly and the agents package are imported lazily: the first render stays light
+from tradingagents.agents.utils.rating import RATING_SCORE as _SCORE
+from tradingagents.agents.utils.rating import RATINGS_5_TIER as RATINGS
+
+if TYPE_CHECKING:  # pandas and plotly are imported lazily: the first render stays light
     import pandas as pd
     import plotly.graph_objects as go
-
-# the five tiers, most bullish first (tradingagents.agents.utils.rating is the reference; the test checks both agree)
-RATINGS = ("Buy", "Overweight", "Hold", "Underweight", "Sell")
-_SCORE = {"Buy": 2, "Overweight": 1, "Hold": 0, "Underweight": -1, "Sell": -2}
 
 
 def _go():

@@ -151,10 +151,9 @@ def test_highlight_cjk_terms():
     assert out == "<mark>利</mark>率上升 <mark>tech</mark>"
 
 
-def test_chart_tiers_agree_with_the_engine_scale():
+def test_hits_follow_the_engine_scale():
     from tradingagents.agents.utils.rating import RATING_SCORE, RATINGS_5_TIER
 
-    assert charts.RATINGS == RATINGS_5_TIER
     assert {r: charts.is_hit(r, 0.05) for r in RATINGS_5_TIER} == {
         r: (RATING_SCORE[r] > 0) for r in RATINGS_5_TIER} | {"Hold": False}
 
