@@ -77,6 +77,13 @@ def test_llm_failure_exits_4_and_the_same_command_resumes(capsys, ta_home):
     assert failed_requests >= 2  # retried before giving up
 
 
+def test_classify_maps_a_duplicate_run_to_6():
+    from tradingagents.graph.trading_graph import RunAlreadyActive
+
+    assert cli._classify(RunAlreadyActive("busy")) == cli.EXIT_BUSY == 6
+    assert "6  the same ticker and date is already being analysed" in cli.EXIT_CODES_HELP
+
+
 def test_classify_maps_data_outages_to_3():
     from tradingagents.dataflows.interface import ProviderUnavailable
 

@@ -150,3 +150,33 @@ def test_two_dates_of_one_ticker_at_once_in_processes(ta_home):
         assert b"Rating: " in out
     dates = sorted(e["date"] for e in TradingMemoryLog(None).load_entries() if e["ticker"] == "NVDA")
     assert dates == ["2024-05-08", "2024-05-10"]
+
+
+def test_the_same_ticker_and_date_twice_at_once_is_refused_and_the_first_completes(ta_home):
+    from tradingagents.graph.trading_graph import RunAlreadyActive
+
+    cfg = {"selected_analysts": ["market"]}
+    reached, release = threading.Event(), threading.Event()
+    outcome = {}
+
+    def hold_at_first_step():  # polled between supersteps: park the first run there
+        reached.set()
+        release.wait(60)
+        return False
+
+    def first():
+        outcome["first"] = TradingAgentsGraph(config=cfg).propagate("NVDA", "2024-05-10", should_stop=hold_at_first_step)
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    assert reached.wait(60)
+    events = []
+    with pytest.raises(RunAlreadyActive, match="already running"):
+        TradingAgentsGraph(config=cfg).propagate("NVDA", "2024-05-10", on_event=events.append)
+    assert events[-1].kind == "run_failed" and events[-1].data["error_type"] == "RunAlreadyActive"
+    # another date of the same ticker is not blocked
+    TradingAgentsGraph(config=cfg).propagate("NVDA", "2024-05-09")
+    release.set()
+    worker.join(120)
+    assert outcome["first"][1]
+    assert [e["date"] for e in TradingMemoryLog(None).load_entries()] == ["2024-05-09", "2024-05-10"]

@@ -20,6 +20,7 @@ EXIT_BAD_INPUT = 2
 EXIT_DATA_UNAVAILABLE = 3
 EXIT_LLM_FAILURE = 4
 EXIT_STOPPED = 5
+EXIT_BUSY = 6
 
 EXIT_CODES_HELP = """exit codes:
   0  ok
@@ -29,6 +30,7 @@ EXIT_CODES_HELP = """exit codes:
   4  LLM failure (missing key, server error after retries); the run is checkpointed:
      run the same command again to resume where it failed
   5  stopped (Ctrl-C / SIGTERM); run the same command again to resume
+  6  the same ticker and date is already being analysed (another process or the app)
 """
 
 EXAMPLES = """examples:
@@ -175,6 +177,10 @@ def _classify(exc: BaseException) -> int:
         return EXIT_LLM_FAILURE if "key" in str(exc).lower() else EXIT_BAD_INPUT
     if isinstance(exc, (ValidationError, ConfigError)):
         return EXIT_BAD_INPUT
+    from tradingagents.graph.trading_graph import RunAlreadyActive
+
+    if isinstance(exc, RunAlreadyActive):
+        return EXIT_BUSY
     if ProviderUnavailable and isinstance(exc, ProviderUnavailable):
         return EXIT_DATA_UNAVAILABLE
     if isinstance(exc, LLMCallError):

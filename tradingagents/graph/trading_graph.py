@@ -15,6 +15,7 @@ token counts come from a per-run ``UsageTracker`` attached as a graph callback.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import pprint
 import sys
@@ -23,6 +24,9 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
+from filelock import Timeout as FileLockTimeout
 
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
 from tradingagents.default_config import resolve_config
@@ -50,9 +54,19 @@ from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.results import load_run, save_run
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, GraphSetup
 from tradingagents.graph.signal_processing import SignalProcessor
-from tradingagents.validation import InvalidDateError, ValidationError, validate_date, validate_ticker
+from tradingagents.validation import (
+    InvalidDateError,
+    ValidationError,
+    safe_path_component,
+    validate_date,
+    validate_ticker,
+)
 
 log = logging.getLogger(__name__)
+
+
+class RunAlreadyActive(RuntimeError):
+    """The same ticker, date and graph is being analysed right now (same or another process)."""
 
 ASSET_TYPES = ("stock", "etf", "index", "fx", "crypto")
 MEMORY_NAMES = ("bull_memory", "bear_memory", "trader_memory", "invest_judge_memory", "risk_manager_memory")
@@ -340,9 +354,10 @@ class TradingAgentsGraph:
         )
         tid = ckpt.thread_id(ticker, trade_date, signature)
         try:
-            final_state, rating, folder, resumed = self._run(
-                ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at
-            )
+            with self._exclusive(ticker, trade_date, tid):
+                final_state, rating, folder, resumed = self._run(
+                    ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at
+                )
         except RunStopped:
             reporter.usage_tick()
             reporter.emit("run_stopped", None, resumable=resumable)
@@ -370,6 +385,28 @@ class TradingAgentsGraph:
             self.curr_state = final_state
             self.ticker = ticker
         return final_state, rating
+
+    @contextlib.contextmanager
+    def _exclusive(self, ticker: str, trade_date: str, tid: str):
+        """One run of a (ticker, date, graph) at a time, across threads and processes.
+
+        Two at once would share one checkpoint thread and interleave its writes; the second is
+        refused straight away with a message instead.
+        """
+        folder = Path(self.config["checkpoint_dir"])
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(folder / f"{safe_path_component(ticker)}.{tid}.lock"), timeout=0)
+        try:
+            lock.acquire()
+        except FileLockTimeout:
+            raise RunAlreadyActive(
+                f"An analysis of {ticker} on {trade_date} with these settings is already running "
+                "(in this app or another process). Wait for it to finish or stop it, then try again."
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at):
         cfg = self.config
