@@ -22,6 +22,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
 
 from tradingagents.default_config import resolve_config
+from tradingagents.llm_clients.structured import message_text  # noqa: F401  (re-exported for the agents)
 
 REPORT_KEYS = ("market_report", "sentiment_report", "news_report", "fundamentals_report")
 REPORT_TITLES = {
@@ -32,22 +33,6 @@ REPORT_TITLES = {
 }
 # An analyst that keeps calling tools is asked to write its report after this many tool rounds.
 MAX_TOOL_ROUNDS = 6
-
-
-def message_text(message: Any) -> str:
-    """The text of a message (string content or a list of text blocks)."""
-    content = getattr(message, "content", message)
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and block.get("type") in (None, "text"):
-                parts.append(str(block.get("text") or ""))
-        return "".join(parts)
-    return "" if content is None else str(content)
 
 
 def agent_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
