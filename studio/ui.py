@@ -14,36 +14,20 @@ import streamlit as st
 from studio.charts import RATING_COLORS
 from studio.runs import RunRegistry
 from tradingagents.default_config import resolve_config
+from tradingagents.llm_clients.factory import OFFLINE_LABEL, PROVIDER_PRESETS
 
-FALLBACK_PROVIDERS = ("offline", "openai", "openai_compatible")
 VENDORS = ("demo", "yfinance", "csv")
 VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}
-PROVIDER_LABELS = {"offline": "Offline engine (no LLM)", "openai": "OpenAI",
-                   "openai_compatible": "OpenAI-compatible server"}
 KEY_API = "set_api_key"
 
 
 def provider_options() -> list[str]:
-    try:
-        from tradingagents.llm_clients.factory import PROVIDER_PRESETS  # type: ignore
-
-        names = list(PROVIDER_PRESETS)
-    except Exception:  # noqa: BLE001 - the factory may not expose presets; fall back to the core three
-        names = []
-    out = list(FALLBACK_PROVIDERS)
-    out += [n for n in names if n not in out]
-    return out
+    return list(PROVIDER_PRESETS)
 
 
 def provider_label(name: str) -> str:
-    try:
-        from tradingagents.llm_clients.factory import PROVIDER_PRESETS  # type: ignore
-
-        if name in PROVIDER_PRESETS and name != "offline":
-            return str(PROVIDER_PRESETS[name]["label"])
-    except Exception:  # noqa: BLE001
-        pass
-    return PROVIDER_LABELS.get(name, name)
+    preset = PROVIDER_PRESETS.get(name)
+    return str(preset["label"]).capitalize() if preset else name
 
 
 @st.cache_resource(show_spinner=False)
@@ -80,8 +64,9 @@ def _warm() -> None:
 
 
 @st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False)
 def warm_up() -> bool:
-    """Once per server process, after the first page is on screen (call it last in app.py)."""
+    """Once per server process (cached), after the first page is on screen (call it last in app.py)."""
     import threading
 
     threading.Thread(target=_warm, name="ta-warm-up", daemon=True).start()
@@ -124,7 +109,7 @@ def api_key() -> str | None:
 def badges_html(config: dict[str, Any]) -> str:
     parts = []
     if config.get("llm_provider") == "offline":
-        parts.append('<span class="ta-badge ta-offline">offline engine (no LLM)</span>')
+        parts.append(f'<span class="ta-badge ta-offline">{html.escape(OFFLINE_LABEL)}</span>')
     else:
         parts.append(f'<span class="ta-badge ta-llm">LLM: {html.escape(str(config.get("llm_provider")))}</span>')
     if config.get("data_vendor") == "demo":

@@ -205,7 +205,7 @@ def test_list_runs_skips_broken_files_and_load_run_explains_missing(ta_home):
 
 
 def test_report_markdown_mentions_model_and_data_labels():
-    text = render_report_markdown(_state(), "Buy", {"llm_label": "offline engine, no LLM",
+    text = render_report_markdown(_state(), "Buy", {"llm_label": "offline engine (no LLM)",
                                                      "data_label": "synthetic demo data"})
-    assert "offline engine, no LLM" in text and "synthetic demo data" in text
+    assert "offline engine (no LLM)" in text and "synthetic demo data" in text
     assert text.index("Portfolio Manager's decision") < text.index("Analyst reports")

@@ -48,7 +48,7 @@ def test_presets_and_labels():
     assert PROVIDER_PRESETS["deepseek"]["base_url"] == "https://api.deepseek.com/v1"
     with pytest.raises(TypeError):
         PROVIDER_PRESETS["ollama"]["base_url"] = "http://evil"  # read-only
-    assert provider_label({}) == "offline engine, no LLM"
+    assert provider_label({}) == "offline engine (no LLM)"
     assert provider_label({"llm_provider": "ollama"}) == "Ollama (local)"
     assert "http://h:1/v1" in provider_label({"llm_provider": "openai_compatible", "backend_url": "http://h:1/v1"})
     assert resolve_base_url({"llm_provider": "ollama"}) == "http://localhost:11434/v1"

@@ -32,8 +32,8 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from tradingagents.default_config import resolve_config
+from tradingagents.llm_clients.offline_common import OFFLINE_LABEL  # one wording everywhere
 
-OFFLINE_LABEL = "offline engine, no LLM"
 NO_KEY_PLACEHOLDER = "not-needed"
 
 _PRESETS: dict[str, Mapping[str, Any]] = {
@@ -138,7 +138,7 @@ def normalize_provider(name: object) -> str:
 
 
 def provider_label(config: Mapping[str, Any] | None = None) -> str:
-    """Human label of the configured provider, e.g. 'offline engine, no LLM' or 'Ollama (local)'."""
+    """Human label of the configured provider, e.g. 'offline engine (no LLM)' or 'Ollama (local)'."""
     cfg = resolve_config(config)
     provider = normalize_provider(cfg.get("llm_provider"))
     preset = PROVIDER_PRESETS.get(provider)
