@@ -1,6 +1,10 @@
 """App figures measured in headless Chromium against `streamlit run app.py` (offline engine, demo data).
 
-- app_first_render_s: from navigating to the app (server already healthy) to the Run form on screen.
+- app_first_render_s: from navigating to the app (server already healthy) to the Run form on screen,
+  in a fresh browser context each time (empty cache, as a new user); the median of five loads.
+  ``app_first_render_cold_s`` is the first of them (also the server's first session) and
+  ``app_first_render_max_s`` the slowest. Most of it is Chromium parsing Streamlit's own ~2.6 MB
+  front-end bundle on two cores; the app's script run is about 0.25 s.
 - app_offline_run_s:  from the click on "Start analysis" to the rating badge on screen, for an analysis
   in a running app (the second of the session); ``app_offline_run_cold_s`` is the very first click on a
   fresh server, which also pays for loading the engine if the background warm-up has not finished.
@@ -12,6 +16,7 @@
 
 from __future__ import annotations
 
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -22,6 +27,7 @@ GOALS: dict[str, tuple[str, float]] = {
     "app_progress_lag_s": ("<=", 1.0),
 }
 
+FIRST_RENDER_LOADS = 5
 TICKER = "NVDA"
 COLD_DATE, WARM_DATE = "2024-05-10", "2024-06-10"
 
@@ -55,6 +61,20 @@ def _one_run(page, date: str) -> dict:
     }
 
 
+def _first_render(browser, url: str) -> float:
+    """Seconds from navigating a fresh browser context to the Run form on screen."""
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto("about:blank")
+        t0 = time.perf_counter()
+        page.goto(url + "/")
+        page.get_by_role("button", name="Start analysis").wait_for(state="visible", timeout=30_000)
+        return time.perf_counter() - t0
+    finally:
+        context.close()
+
+
 def _r(x):
     return round(x, 3) if isinstance(x, float) else x
 
@@ -65,12 +85,11 @@ def run() -> dict:
     with tempfile.TemporaryDirectory(prefix="ta_bench_app_") as tmp:
         home = Path(tmp)
         with streamlit_server(home) as url, chromium() as page:
-            # warm the browser itself on a blank page so the figure is the app's, not Chromium's start-up
-            page.goto("about:blank")
-            t0 = time.perf_counter()
+            # first render as new users see it: each load in a fresh browser context (empty cache), the
+            # browser itself already started; the first load is also the server's first session
+            renders = [_first_render(page.context.browser, url) for _ in range(FIRST_RENDER_LOADS)]
             page.goto(url + "/")
             page.get_by_role("button", name="Start analysis").wait_for(state="visible")
-            first_render = time.perf_counter() - t0
             # the very first click of a fresh server (the engine may still be loading in the background)
             cold = _one_run(page, COLD_DATE)
             # steady state: the next analysis in the same session (also settles the first one)
@@ -87,7 +106,9 @@ def run() -> dict:
                 page.get_by_role("button", name="Start analysis").wait_for(state="visible")
                 paced = _one_run(page, COLD_DATE)
     return {
-        "app_first_render_s": _r(first_render),
+        "app_first_render_s": _r(statistics.median(renders)),
+        "app_first_render_cold_s": _r(renders[0]),
+        "app_first_render_max_s": _r(max(renders)),
         "app_offline_run_s": _r(warm["run_s"]),
         "app_progress_lag_s": _r(warm["lag_max"]),
         "app_progress_lag_p50_s": _r(warm["lag_p50"]),
