@@ -234,3 +234,25 @@ def test_unusable_checkpoint_dir_gives_a_clear_error(tmp_path):
     config = resolve_config({"checkpoint_dir": str(blocker / "ck")})
     with pytest.raises(CheckpointError, match="checkpoint_dir"):
         get_checkpointer(config, "NVDA")
+
+
+def test_two_runs_creating_a_new_database_at_once_both_succeed(tmp_path):
+    """Two first runs of one ticker race to switch its new database to WAL; neither may fail."""
+    for i in range(30):
+        config = resolve_config({"home": str(tmp_path / f"h{i}")})
+        errors: list[BaseException] = []
+        barrier = threading.Barrier(2)
+
+        def work(date, config=config, errors=errors, barrier=barrier):
+            try:
+                barrier.wait(10)
+                _run_to_end(config, "NVDA", date, {})
+            except BaseException as exc:  # noqa: BLE001 - surfaced by the assertion below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(d,)) for d in ("2024-05-10", "2024-05-13")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert errors == [], f"iteration {i}: {errors!r}"

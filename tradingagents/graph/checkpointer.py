@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,21 @@ def checkpoint_path(config: Mapping[str, Any] | None, ticker: str) -> Path:
 
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
-    conn.execute("PRAGMA journal_mode=WAL")
+    # Switching a new database to WAL needs an exclusive lock and SQLite answers "database is
+    # locked" at once, without its busy handler, when another connection (two runs of one ticker
+    # starting together) is doing the same: retry with a short backoff up to the busy timeout.
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                conn.close()
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn
 
