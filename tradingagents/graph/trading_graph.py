@@ -391,9 +391,13 @@ class TradingAgentsGraph:
         """One run of a (ticker, date, graph) at a time, across threads and processes.
 
         Two at once would share one checkpoint thread and interleave its writes; the second is
-        refused straight away with a message instead.
+        refused straight away with a message instead. Without checkpoints there is nothing shared
+        to protect (results and the log are written atomically and idempotently), so no lock.
         """
-        folder = Path(self.config["checkpoint_dir"])
+        if not self.config.get("checkpoint_enabled"):
+            yield
+            return
+        folder = Path(self.config["checkpoint_dir"]) / "locks"
         folder.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(folder / f"{safe_path_component(ticker)}.{tid}.lock"), timeout=0)
         try:
