@@ -27,7 +27,10 @@ def provider_options() -> list[str]:
 
 def provider_label(name: str) -> str:
     preset = PROVIDER_PRESETS.get(name)
-    return str(preset["label"]).capitalize() if preset else name
+    if not preset:
+        return name
+    label = str(preset["label"])
+    return label[:1].upper() + label[1:]  # "offline engine (no LLM)" → "Offline engine (no LLM)"
 
 
 @st.cache_resource(show_spinner=False)

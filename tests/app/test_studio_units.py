@@ -167,3 +167,12 @@ def test_timeline_html_places_bars_on_a_shared_scale():
     assert "bar live" in out and "<span>4.0s</span>" in out
     fig = charts.timeline_figure(ivs, now=14.0)
     assert [tuple(t.y) for t in fig.data] == [("Market Analyst",), ("Bull Researcher",)]
+
+
+def test_provider_labels_keep_their_casing():
+    from studio.ui import provider_label, provider_options
+
+    assert provider_options()[0] == "offline"
+    assert provider_label("offline") == "Offline engine (no LLM)"
+    assert provider_label("lmstudio") == "LM Studio (local)"
+    assert provider_label("nope") == "nope"
