@@ -15,6 +15,7 @@ from studio.charts import RATING_COLORS
 from studio.runs import RunRegistry
 from tradingagents.default_config import resolve_config
 from tradingagents.llm_clients.factory import OFFLINE_LABEL, PROVIDER_PRESETS
+from tradingagents.llm_clients.factory import provider_label as engine_provider_label
 
 VENDORS = ("demo", "yfinance", "csv")
 VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}
@@ -114,7 +115,8 @@ def badges_html(config: dict[str, Any]) -> str:
     if config.get("llm_provider") == "offline":
         parts.append(f'<span class="ta-badge ta-offline">{html.escape(OFFLINE_LABEL)}</span>')
     else:
-        parts.append(f'<span class="ta-badge ta-llm">LLM: {html.escape(str(config.get("llm_provider")))}</span>')
+        llm = f"{engine_provider_label(config)} · {config.get('quick_think_llm')} / {config.get('deep_think_llm')}"
+        parts.append(f'<span class="ta-badge ta-llm">LLM: {html.escape(llm)}</span>')
     if config.get("data_vendor") == "demo":
         parts.append('<span class="ta-badge ta-demo">synthetic demo data</span>')
     else:

@@ -27,7 +27,7 @@ def test_sidebar_api_key_reaches_the_server_but_no_file_or_log(ta_home, caplog):
         at.text_input(key=KEY_API).input(KEY)
         at.run()
         sidebar = "\n".join(h.value for h in at.sidebar.html)
-        assert "offline engine" not in sidebar and "openai_compatible" in sidebar
+        assert "offline engine" not in sidebar and "OpenAI-compatible server at " in sidebar
         start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
         run_until(at, _rating_shown, timeout=120)
         assert 'data-rating="Overweight"' in "".join(h.value for h in at.html)

@@ -176,3 +176,15 @@ def test_provider_labels_keep_their_casing():
     assert provider_label("offline") == "Offline engine (no LLM)"
     assert provider_label("lmstudio") == "LM Studio (local)"
     assert provider_label("nope") == "nope"
+
+
+def test_llm_badge_names_the_server_and_models_without_credentials():
+    from studio.ui import badges_html
+    from tradingagents.default_config import resolve_config
+
+    cfg = resolve_config({"llm_provider": "openai_compatible", "backend_url": "http://user:pw@127.0.0.1:9/v1",
+                          "quick_think_llm": "q-model", "deep_think_llm": "d-model", "data_vendor": "csv"})
+    out = badges_html(cfg)
+    assert "OpenAI-compatible server at http://127.0.0.1:9/v1" in out and "q-model / d-model" in out
+    assert "pw" not in out and "data: csv" in out
+    assert "offline engine (no LLM)" in badges_html(resolve_config())
