@@ -6,6 +6,7 @@ import streamlit as st
 
 from studio import ui
 from studio.debates import Turn, turns_from_events, turns_from_state
+from tradingagents.graph.results import list_runs, load_run
 
 
 def main() -> None:
@@ -15,12 +16,7 @@ def main() -> None:
     st.title("Debates")
     st.html(ui.badges_html(config))
 
-    try:
-        from tradingagents.graph.results import list_runs, load_run
-
-        past = list_runs(config)
-    except ImportError:
-        past, load_run = [], None
+    past = list_runs(config)
 
     sources: list[tuple[str, str]] = []  # (label, id)
     current = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))

@@ -10,6 +10,7 @@ import streamlit as st
 from studio import charts, export, ui
 from studio.runs import ANALYST_LABELS, REPORT_TITLES, RunHandle
 from tradingagents.default_config import ANALYST_ORDER
+from tradingagents.graph.results import list_runs, load_run
 from tradingagents.validation import ValidationError
 
 POLL_S = 0.5
@@ -240,12 +241,7 @@ if handle is not None:
 # ---------------------------------------------------------------------------------------------
 st.divider()
 st.subheader("Past runs")
-try:
-    from tradingagents.graph.results import list_runs, load_run
-
-    past = list_runs(config)
-except ImportError:
-    past, load_run = [], None
+past = list_runs(config)
 if not past:
     st.info("No saved run yet in this home folder. Start an analysis above: its full report is saved "
             "under results/ and can be reopened here.")
@@ -262,7 +258,7 @@ else:
     if col_b.button("Open saved run", key="reopen_btn", icon=":material/folder_open:"):
         st.session_state["saved_run"] = (past[pick]["ticker"], past[pick]["date"])
     saved = st.session_state.get("saved_run")
-    if saved and load_run is not None:
+    if saved:
         try:
             data = load_run(config, saved[0], saved[1])
         except Exception as exc:  # noqa: BLE001 - a damaged file is reported, not raised

@@ -12,46 +12,12 @@ from typing import Any
 
 import markdown as _md
 
-from studio.runs import REPORT_TITLES
-
-_SECTIONS = (
-    ("market_report", "Market analysis"),
-    ("sentiment_report", "Sentiment analysis"),
-    ("news_report", "News analysis"),
-    ("fundamentals_report", "Fundamentals analysis"),
-    ("investment_plan", "Research manager's plan"),
-    ("trader_investment_plan", "Trader's proposal"),
-    ("final_trade_decision", "Portfolio manager's decision"),
-)
-assert {k for k, _ in _SECTIONS} == set(REPORT_TITLES)
+from tradingagents.graph.results import render_report_markdown
 
 
 def report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> str:
-    """The full report as Markdown (the engine's renderer when available, so both agree)."""
-    meta = dict(meta or {})
-    try:
-        from tradingagents.graph.results import render_report_markdown
-
-        return render_report_markdown(dict(state), rating, meta)
-    except ImportError:
-        pass
-    ticker = state.get("company_of_interest") or meta.get("ticker", "")
-    date = state.get("trade_date") or meta.get("date", "")
-    lines = [f"# {ticker} — {date}", "", f"**Rating**: {rating or 'n/a'}", ""]
-    for key in ("llm_provider", "data_vendor"):
-        if meta.get(key):
-            lines.append(f"- {key.replace('_', ' ')}: {meta[key]}")
-    for key, title in _SECTIONS:
-        text = (state.get(key) or "").strip()
-        if text:
-            lines += ["", f"## {title}", "", text]
-    inv = state.get("investment_debate_state") or {}
-    risk = state.get("risk_debate_state") or {}
-    if inv.get("history"):
-        lines += ["", "## Bull / bear debate", "", inv["history"].strip()]
-    if risk.get("history"):
-        lines += ["", "## Risk debate", "", risk["history"].strip()]
-    return "\n".join(lines).strip() + "\n"
+    """The full report as Markdown: the engine's own renderer, so the download and report.md agree."""
+    return render_report_markdown(dict(state), rating, dict(meta or {}))
 
 
 def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120) -> str:
