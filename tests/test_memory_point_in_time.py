@@ -48,8 +48,8 @@ def test_as_of_and_known_from_are_validated():
 def test_recall_passes_the_analysis_date():
     mem = _mem()
     mem.add_situations([("momentum breakdown", "future lesson")], known_from="2024-07-01")
-    assert recall(mem, "momentum breakdown", as_of="2024-06-28") == []
-    assert recall(mem, "momentum breakdown", as_of="2024-07-01")[0]["recommendation"] == "future lesson"
+    assert recall(mem, {"trade_date": "2024-06-28"}, "momentum breakdown") == []
+    assert recall(mem, {"trade_date": "2024-07-01"}, "momentum breakdown")[0]["recommendation"] == "future lesson"
 
 
 def test_settlement_dates_each_lesson_at_its_window_close(ta_home):

@@ -18,7 +18,6 @@ from tradingagents.agents.utils.agent_utils import (
     message_text,
     recall,
     reports_block,
-    situation_from_reports,
     tagged,
 )
 from tradingagents.agents.utils.rating import parse_rating
@@ -83,7 +82,7 @@ def create_portfolio_manager(llm, memory, config=None):
 
     def portfolio_manager_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_risk_debate_state(), **dict(state.get("risk_debate_state") or {})}
-        memories = recall(memory, situation_from_reports(state), n_matches=2, as_of=state.get("trade_date") or None)
+        memories = recall(memory, state)
         system = PROMPT.format(header=header_lines(state), language=language_instruction(cfg)).strip()
         human = "\n\n".join(
             [

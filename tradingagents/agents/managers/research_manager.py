@@ -17,7 +17,6 @@ from tradingagents.agents.utils.agent_utils import (
     message_text,
     recall,
     reports_block,
-    situation_from_reports,
     tagged,
 )
 from tradingagents.agents.utils.rating import parse_rating
@@ -55,7 +54,7 @@ def create_research_manager(llm, memory, config=None):
 
     def research_manager_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_invest_debate_state(), **dict(state.get("investment_debate_state") or {})}
-        memories = recall(memory, situation_from_reports(state), n_matches=2, as_of=state.get("trade_date") or None)
+        memories = recall(memory, state)
         system = PROMPT.format(header=header_lines(state), language=language_instruction(cfg)).strip()
         human = "\n\n".join(
             [

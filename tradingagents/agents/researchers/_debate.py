@@ -29,7 +29,7 @@ def create_debater(llm, memory, config, *, speaker: str, own_key: str, opponent:
     def debater_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_invest_debate_state(), **dict(state.get("investment_debate_state") or {})}
         situation = situation_from_reports(state)
-        memories = recall(memory, situation, n_matches=2, as_of=state.get("trade_date") or None)
+        memories = recall(memory, state, situation)
         last = str(debate.get("current_response") or "")
         opponent_last = last if last.startswith(opponent) else ""
         system = prompt.format(header=header_lines(state), language=language_instruction(cfg)).strip()

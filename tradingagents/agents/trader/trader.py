@@ -17,7 +17,6 @@ from tradingagents.agents.utils.agent_utils import (
     message_text,
     recall,
     reports_block,
-    situation_from_reports,
     tagged,
 )
 from tradingagents.agents.utils.rating import parse_rating
@@ -91,7 +90,7 @@ def create_trader(llm, memory, config=None):
     def trader_node(state: Mapping[str, Any]) -> dict[str, Any]:
         ticker = str(state.get("company_of_interest") or "")
         date = str(state.get("trade_date") or "")
-        memories = recall(memory, situation_from_reports(state), n_matches=2, as_of=state.get("trade_date") or None)
+        memories = recall(memory, state)
         system = PROMPT.format(header=header_lines(state), language=language_instruction(cfg)).strip()
         human = "\n\n".join(
             [

@@ -92,13 +92,16 @@ def situation_from_reports(reports: Mapping[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def recall(memory: Any, situation: str, n_matches: int = 2, *, as_of: str | None = None) -> list[dict[str, Any]]:
-    """Top matches from a role memory ([] without a memory or a situation).
+def recall(memory: Any, state: Mapping[str, Any], situation: str | None = None, n_matches: int = 2) -> list[dict[str, Any]]:
+    """Top matches from a role memory for this state ([] without a memory or a situation).
 
-    ``as_of`` is the analysis date: lessons that were only knowable after it are never recalled.
+    ``situation`` defaults to the state's reports. Only lessons knowable on the state's analysis
+    date are recalled, so a back-dated analysis never learns from what happened after it.
     """
+    situation = situation_from_reports(state) if situation is None else situation
     if memory is None or not situation.strip():
         return []
+    as_of = state.get("trade_date") or None
     return list(memory.get_memories(situation, n_matches=n_matches, as_of=as_of) or [])
 
 
