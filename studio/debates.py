@@ -57,14 +57,18 @@ def split_history(history: str, debate: str) -> list[tuple[str, str]]:
     return out
 
 
+def _history_turns(debate: dict[str, Any], kind: str, per_round: int) -> list[Turn]:
+    """The speaking turns of one debate's history, numbered by round."""
+    return [Turn(kind, "turn", speaker, text, i // per_round + 1)
+            for i, (speaker, text) in enumerate(split_history(debate.get("history", ""), kind))]
+
+
 def turns_from_state(state: dict[str, Any] | None) -> list[Turn]:
     """The whole debate sequence of a finished (or partial) run, in speaking order."""
     state = state or {}
     out: list[Turn] = []
     inv = state.get("investment_debate_state") or {}
-    per_round = len(INVEST_SPEAKERS)
-    for i, (speaker, text) in enumerate(split_history(inv.get("history", ""), "invest")):
-        out.append(Turn("invest", "turn", speaker, text, i // per_round + 1))
+    out += _history_turns(inv, "invest", len(INVEST_SPEAKERS))
     verdict = inv.get("judge_decision") or state.get("investment_plan") or ""
     if verdict:
         out.append(Turn("invest", "verdict", "Research Manager", verdict.strip()))
@@ -72,9 +76,7 @@ def turns_from_state(state: dict[str, Any] | None) -> list[Turn]:
     if trader:
         out.append(Turn("invest", "proposal", "Trader", trader.strip()))
     risk = state.get("risk_debate_state") or {}
-    per_round = len(RISK_SPEAKERS)
-    for i, (speaker, text) in enumerate(split_history(risk.get("history", ""), "risk")):
-        out.append(Turn("risk", "turn", speaker, text, i // per_round + 1))
+    out += _history_turns(risk, "risk", len(RISK_SPEAKERS))
     final = state.get("final_trade_decision") or risk.get("judge_decision") or ""
     if final:
         out.append(Turn("risk", "verdict", "Portfolio Manager", final.strip()))
