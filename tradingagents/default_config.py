@@ -95,8 +95,7 @@ DEFAULT_CONFIG: Mapping[str, Any] = MappingProxyType(_DEFAULTS)
 ENV_PREFIX = "TRADINGAGENTS_"
 
 
-class ConfigError(ValueError):
-    """A configuration value (usually from the environment) is not usable."""
+from tradingagents.errors import ConfigError  # noqa: E402  (re-exported: one error hierarchy)
 
 
 def _coerce(key: str, raw: str, env_name: str) -> Any:

@@ -5,21 +5,15 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
+from tradingagents.errors import InvalidDateError, InvalidTickerError, ValidationError
+
 TICKER_MAX_LEN = 32
 _TICKER_RE = re.compile(r"^[A-Z0-9.^=_+\-]+$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-class ValidationError(ValueError):
-    """Input the user can fix; the message says what is wrong and what is accepted."""
-
-
-class InvalidTickerError(ValidationError):
-    pass
-
-
-class InvalidDateError(ValidationError):
-    pass
+__all__ = ["InvalidDateError", "InvalidTickerError", "ValidationError", "validate_date", "validate_ticker",
+           "safe_path_component"]
 
 
 def _shown(value: object, limit: int = 40) -> str:

@@ -30,12 +30,7 @@ STATEMENT_FREQS = ("quarterly", "annual")
 OHLCV_COLUMNS = ["Open", "High", "Low", "Close", "Volume"]
 
 
-class ProviderUnavailable(Exception):
-    """The data source cannot be reached or failed; the message is plain and says what to do."""
-
-
-class DataNotFound(Exception):
-    """There is no data for this request (e.g. the CSV file is missing, the source has no such data)."""
+from tradingagents.errors import DataNotFound, ProviderUnavailable  # noqa: E402,F401  (one hierarchy)
 
 
 def today() -> _dt.date:

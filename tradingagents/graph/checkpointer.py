@@ -114,8 +114,7 @@ class TickerCheckpointer(SqliteSaver):
         return f"TickerCheckpointer(ticker={self.ticker!r}, path={str(self.path)!r})"
 
 
-class CheckpointError(RuntimeError):
-    """The checkpoint database cannot be opened or written."""
+from tradingagents.errors import CheckpointError  # noqa: E402,F401  (one error hierarchy)
 
 
 def get_checkpointer(config: Mapping[str, Any] | None, ticker: str) -> TickerCheckpointer:

@@ -65,8 +65,4 @@ class RunEvent:
 EventCallback = Callable[[RunEvent], None]
 
 
-class RunStopped(Exception):
-    """Raised inside propagate when ``should_stop()`` returned True between two nodes.
-
-    The checkpoint is kept, so the same propagate call resumes where it stopped.
-    """
+from tradingagents.errors import RunStopped  # noqa: E402,F401  (one error hierarchy)

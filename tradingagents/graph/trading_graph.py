@@ -65,8 +65,7 @@ from tradingagents.validation import (
 log = logging.getLogger(__name__)
 
 
-class RunAlreadyActive(RuntimeError):
-    """The same ticker, date and graph is being analysed right now (same or another process)."""
+from tradingagents.errors import RunAlreadyActive  # noqa: E402,F401  (one error hierarchy)
 
 ASSET_TYPES = ("stock", "etf", "index", "fx", "crypto")
 MEMORY_NAMES = ("bull_memory", "bear_memory", "trader_memory", "invest_judge_memory", "risk_manager_memory")

@@ -88,32 +88,7 @@ PROVIDER_PRESETS: Mapping[str, Mapping[str, Any]] = MappingProxyType(_PRESETS)
 Kind = Literal["quick", "deep"]
 
 
-class LLMCallError(RuntimeError):
-    """A model call that failed for good (after the bounded retries), with a plain message.
-
-    Attributes: ``status`` (HTTP status or None), ``provider``, ``model``, ``retryable`` (whether
-    trying again later may help: rate limits, server errors, timeouts, connection failures).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        provider: str | None = None,
-        model: str | None = None,
-        retryable: bool = False,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.status_code = status
-        self.provider = provider
-        self.model = model
-        self.retryable = retryable
-
-
-class LLMConfigError(ValueError):
-    """The LLM settings cannot work (unknown provider, missing key, missing URL)."""
+from tradingagents.errors import LLMCallError, LLMConfigError  # noqa: E402  (one error hierarchy)
 
 
 def public_url(url: object) -> str:

@@ -56,3 +56,35 @@ def parse_rating(text: str | None, default: str | None = "Hold") -> str | None:
     if match:
         return normalize_rating(match.group(1))
     return default
+
+
+# ---------------------------------------------------------------------------- direction and "was it right"
+BULLISH = frozenset({"Buy", "Overweight"})
+BEARISH = frozenset({"Underweight", "Sell"})
+HOLD_BAND = 0.02
+"""A Hold was right when the alpha stayed within ±2 % (the stock did about what the benchmark did)."""
+
+
+def direction(rating: str | None) -> int:
+    """+1 for a bullish tier, −1 for a bearish one, 0 for Hold (or an unknown rating)."""
+    tier = normalize_rating(str(rating or "")) or "Hold"
+    return 1 if tier in BULLISH else -1 if tier in BEARISH else 0
+
+
+def was_right(rating: str | None, alpha: float | None) -> bool | None:
+    """The one rule for "was the call right", used by reflections, charts and the offline engine.
+
+    On the exact alpha (never a rounded one): bullish tiers need alpha > 0, bearish tiers
+    alpha < 0, Hold |alpha| ≤ ``HOLD_BAND``. None when the alpha is not known (pending).
+    """
+    if alpha is None:
+        return None
+    alpha = float(alpha)
+    if alpha != alpha:  # NaN: not known
+        return None
+    d = direction(rating)
+    if d > 0:
+        return alpha > 0
+    if d < 0:
+        return alpha < 0
+    return abs(alpha) <= HOLD_BAND

@@ -1,0 +1,157 @@
+"""The one error hierarchy of the engine. Each class knows its CLI exit code and whether it resumes.
+
+The CLI maps an exception to its exit code with ``exit_code_for`` (walking ``__cause__`` for errors
+wrapped by LangGraph); nothing classifies errors by their message text. Pages show ``str(exc)``,
+which is always a plain sentence that says what to do (never the class name).
+
+| class | exit | resumable | meaning |
+|---|---|---|---|
+| ``ConfigError`` | 2 | no | a setting or environment variable cannot work (named in the message) |
+| ``ValidationError`` (``InvalidTickerError``, ``InvalidDateError``) | 2 | no | input the user can fix |
+| ``LLMConfigError`` | 2 | no | unknown provider, missing key or URL: nothing ran |
+| ``DataUnavailable`` (``ProviderUnavailable``, ``DataNotFound``) | 3 | no | the data source cannot serve |
+| ``LLMCallError`` | 4 | yes | a model call failed for good after retries; the checkpoint is kept |
+| ``RunStopped`` | 5 | yes | stopped by the user between two steps |
+| ``BudgetExceeded`` | 5 | yes | the next step would exceed the cost budget |
+| ``RunAlreadyActive`` | 6 | no | the same ticker, date and graph is already running |
+| ``CheckpointError`` | 1 | no | the checkpoint database cannot be opened or written |
+| anything else | 1 | (checkpoint kept) | a bug |
+
+This module imports nothing from the package, so every layer may raise these.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_BAD_INPUT = 2
+EXIT_DATA_UNAVAILABLE = 3
+EXIT_LLM_FAILURE = 4
+EXIT_STOPPED = 5
+EXIT_BUSY = 6
+
+
+class TradingAgentsError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+    exit_code: int = EXIT_ERROR
+    resumable: bool = False
+
+
+# ---------------------------------------------------------------------------- bad input (exit 2)
+class ConfigError(TradingAgentsError, ValueError):
+    """A configuration value (from a dict, the environment or a flag) is not usable."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class ValidationError(TradingAgentsError, ValueError):
+    """Input the user can fix; the message says what is wrong and what is accepted."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class InvalidTickerError(ValidationError):
+    pass
+
+
+class InvalidDateError(ValidationError):
+    pass
+
+
+class LLMConfigError(ConfigError):
+    """The LLM settings cannot work (unknown provider, missing key, missing URL): nothing ran."""
+
+
+# ---------------------------------------------------------------------------- data (exit 3)
+class DataUnavailable(TradingAgentsError):
+    """The market data source cannot serve what the run needs."""
+
+    exit_code = EXIT_DATA_UNAVAILABLE
+
+
+class ProviderUnavailable(DataUnavailable):
+    """The data source cannot be reached or failed; the message is plain and says what to do."""
+
+
+class DataNotFound(DataUnavailable):
+    """There is no data for this request (e.g. the CSV file is missing, the source has no such data)."""
+
+
+# ---------------------------------------------------------------------------- model (exit 4)
+class LLMCallError(TradingAgentsError, RuntimeError):
+    """A model call that failed for good (after the bounded retries), with a plain message.
+
+    Attributes: ``status`` (HTTP status or None), ``provider``, ``model``, ``retryable`` (whether
+    trying again later may help: rate limits, server errors, timeouts, connection failures).
+    """
+
+    exit_code = EXIT_LLM_FAILURE
+    resumable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.status_code = status
+        self.provider = provider
+        self.model = model
+        self.retryable = retryable
+
+
+# ---------------------------------------------------------------------------- stopped (exit 5)
+class RunStopped(TradingAgentsError):
+    """Raised inside propagate when ``should_stop()`` returned True between two steps.
+
+    The checkpoint is kept, so the same propagate call resumes where it stopped.
+    """
+
+    exit_code = EXIT_STOPPED
+    resumable = True
+
+
+class BudgetExceeded(RunStopped):
+    """The next step would exceed the run's or the batch's cost budget; raise it to continue."""
+
+
+# ---------------------------------------------------------------------------- busy (exit 6)
+class RunAlreadyActive(TradingAgentsError, RuntimeError):
+    """The same ticker, date and graph is being analysed right now (same or another process)."""
+
+    exit_code = EXIT_BUSY
+
+
+# ---------------------------------------------------------------------------- storage (exit 1)
+class CheckpointError(TradingAgentsError, RuntimeError):
+    """The checkpoint database cannot be opened or written."""
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The CLI exit code of an exception: its class's, else the first classified cause, else 1."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, TradingAgentsError):
+            return current.exit_code
+        current = current.__cause__ or current.__context__
+    return EXIT_ERROR
+
+
+def is_resumable(exc: BaseException) -> bool:
+    """Whether running the same thing again continues from the checkpoint (a bug keeps it too)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, TradingAgentsError):
+            return current.resumable
+        current = current.__cause__ or current.__context__
+    return True  # an unexpected failure mid-graph keeps its checkpoint

@@ -1,0 +1,145 @@
+"""The roster: every role of the team, once. Everything else is derived from these records.
+
+A ``Role`` names one agent of the graph: its graph node (also its display name), its team, the
+debate it speaks in (and its canonical speaker label there), the debate it judges, the per-role
+memory it reads and the output key its final text lands in, and whether it thinks with the deep
+or the quick model. Analysts additionally carry their clear and tool nodes.
+
+Graph wiring (``graph/setup.py``), routers (``graph/conditional_logic.py``), node metadata on
+events (``graph/events.py``), the memory names of ``TradingAgentsGraph``, the offline engine's
+role detection and the app's progress board and debate bubbles all read this module; none of
+them declares a node name, a team, a speaker or a memory name of its own.
+
+This module imports nothing from the package, so any layer may depend on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Team = Literal["Analyst Team", "Research Team", "Trading Team", "Risk Management", "Portfolio Management"]
+Debate = Literal["invest", "risk"]
+ModelTier = Literal["quick", "deep"]
+
+TEAMS: tuple[str, ...] = ("Analyst Team", "Research Team", "Trading Team", "Risk Management", "Portfolio Management")
+DEBATES: tuple[str, ...] = ("invest", "risk")
+DEBATE_TITLES = {"invest": "Investment debate", "risk": "Risk debate"}
+
+
+@dataclass(frozen=True)
+class Role:
+    """One agent of the team (frozen: the roster is a fact, not a setting)."""
+
+    key: str  # short id: market, social, news, fundamentals, bull, bear, research_manager, …
+    node: str  # the LangGraph node name, also what the UI shows
+    team: str  # one of TEAMS
+    model: ModelTier = "quick"
+    output_key: str | None = None  # the AgentState key its final text lands in
+    debate: str | None = None  # the debate it speaks in ("invest" | "risk")
+    speaker: str | None = None  # its canonical label in that debate: "Bull", "Aggressive", …
+    judges: str | None = None  # the debate whose verdict it writes
+    memory: str | None = None  # the per-role FinancialSituationMemory it reads and learns into
+    # analysts only
+    clear_node: str | None = None
+    tool_node: str | None = None
+    factory: str | None = None  # the agent factory's name in tradingagents.agents
+
+    @property
+    def is_analyst(self) -> bool:
+        return self.tool_node is not None
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Every graph node that belongs to this role (agent, then tools and clear for analysts)."""
+        return tuple(n for n in (self.node, self.tool_node, self.clear_node) if n)
+
+
+def _analyst(key: str, node: str, clear: str, factory: str, report: str) -> Role:
+    return Role(key=key, node=node, team="Analyst Team", output_key=report, clear_node=clear,
+                tool_node=f"tools_{key}", factory=factory)
+
+
+ROSTER: tuple[Role, ...] = (
+    _analyst("market", "Market Analyst", "Msg Clear Market", "create_market_analyst", "market_report"),
+    _analyst("social", "Sentiment Analyst", "Msg Clear Sentiment", "create_social_media_analyst",
+             "sentiment_report"),
+    _analyst("news", "News Analyst", "Msg Clear News", "create_news_analyst", "news_report"),
+    _analyst("fundamentals", "Fundamentals Analyst", "Msg Clear Fundamentals", "create_fundamentals_analyst",
+             "fundamentals_report"),
+    Role(key="bull", node="Bull Researcher", team="Research Team", debate="invest", speaker="Bull",
+         memory="bull_memory", factory="create_bull_researcher"),
+    Role(key="bear", node="Bear Researcher", team="Research Team", debate="invest", speaker="Bear",
+         memory="bear_memory", factory="create_bear_researcher"),
+    Role(key="research_manager", node="Research Manager", team="Research Team", model="deep",
+         output_key="investment_plan", judges="invest", memory="invest_judge_memory",
+         factory="create_research_manager"),
+    Role(key="trader", node="Trader", team="Trading Team", output_key="trader_investment_plan",
+         memory="trader_memory", factory="create_trader"),
+    Role(key="aggressive", node="Aggressive Analyst", team="Risk Management", debate="risk",
+         speaker="Aggressive", factory="create_aggressive_debator"),
+    Role(key="conservative", node="Conservative Analyst", team="Risk Management", debate="risk",
+         speaker="Conservative", factory="create_conservative_debator"),
+    Role(key="neutral", node="Neutral Analyst", team="Risk Management", debate="risk", speaker="Neutral",
+         factory="create_neutral_debator"),
+    Role(key="portfolio_manager", node="Portfolio Manager", team="Portfolio Management", model="deep",
+         output_key="final_trade_decision", judges="risk", memory="risk_manager_memory",
+         factory="create_portfolio_manager"),
+)
+
+# ---------------------------------------------------------------------------- derived lookups
+ROLES: dict[str, Role] = {r.key: r for r in ROSTER}
+ROLE_BY_NODE: dict[str, Role] = {n: r for r in ROSTER for n in r.nodes}
+"""Every graph node (agent, tools and clear nodes) → its role."""
+
+ANALYSTS: tuple[Role, ...] = tuple(r for r in ROSTER if r.is_analyst)
+ANALYST_KEYS: tuple[str, ...] = tuple(r.key for r in ANALYSTS)
+REPORT_KEYS: tuple[str, ...] = tuple(r.output_key for r in ANALYSTS)  # type: ignore[misc]
+OUTPUT_KEYS: tuple[str, ...] = tuple(r.output_key for r in ROSTER if r.output_key)  # type: ignore[misc]
+MEMORY_NAMES: tuple[str, ...] = tuple(r.memory for r in ROSTER if r.memory)  # type: ignore[misc]
+MEMORY_ROLE: dict[str, Role] = {r.memory: r for r in ROSTER if r.memory}  # type: ignore[misc]
+DEEP_NODES: frozenset[str] = frozenset(r.node for r in ROSTER if r.model == "deep")
+
+
+def speakers(debate: str) -> tuple[Role, ...]:
+    """The speakers of a debate in speaking order: Bull, Bear; Aggressive, Conservative, Neutral."""
+    return tuple(r for r in ROSTER if r.debate == debate)
+
+
+def judge(debate: str) -> Role:
+    """The role that rules a debate: Research Manager (invest), Portfolio Manager (risk)."""
+    return next(r for r in ROSTER if r.judges == debate)
+
+
+def speaker_role(debate: str, label: str) -> Role | None:
+    """The role behind a speaker label ("Bull", "bull", "Bull Researcher") of a debate, or None."""
+    text = str(label or "").strip().lower()
+    for r in speakers(debate):
+        if text in (r.speaker.lower(), r.node.lower(), r.key):  # type: ignore[union-attr]
+            return r
+    return None
+
+
+def turns_per_round(debate: str) -> int:
+    """How many turns make one round: 2 for bull/bear, 3 for the risk committee."""
+    return len(speakers(debate))
+
+
+def debate_round(debate: str, count: int) -> int:
+    """The 1-based round of the turn that brought the debate's ``count`` to its value."""
+    per = turns_per_round(debate)
+    return max(1, (int(count) + per - 1) // per)
+
+
+def plan(analyst_keys: tuple[str, ...] | list[str]) -> list[dict[str, object]]:
+    """The run plan a UI shows: teams in order, each with its agents in the order they run.
+
+    Only the selected analysts appear; every other role always runs.
+    """
+    chosen = [ROLES[k] for k in analyst_keys]
+    agents = [*chosen, *(r for r in ROSTER if not r.is_analyst)]
+    return [
+        {"team": team, "agents": [r.node for r in agents if r.team == team]}
+        for team in TEAMS
+        if any(r.team == team for r in agents)
+    ]
