@@ -68,6 +68,9 @@ _DEFAULTS: dict[str, Any] = {
     "max_recur_limit": 100,
     "analyst_execution": "parallel",  # parallel (analysts as concurrent branches) | sequential
     "checkpoint_enabled": True,
+    # False: no past context from the log and no role memories are read or written (the backtest's
+    # "no memory" ablation); decisions are still logged
+    "memory_enabled": True,
     "output_language": "English",
     # memory
     "memory_log_max_entries": None,
@@ -96,6 +99,25 @@ ENV_PREFIX = "TRADINGAGENTS_"
 
 
 from tradingagents.errors import ConfigError  # noqa: E402  (re-exported: one error hierarchy)
+
+ROUND_LIMITS = (1, 10)
+"""Debate and risk rounds allowed, inclusive: the one place that bounds them (before any cost)."""
+
+
+def validate_rounds(value: object, what: str = "max_debate_rounds") -> int:
+    """A round count as an int within ``ROUND_LIMITS``, or a ConfigError that says what is allowed."""
+    lo, hi = ROUND_LIMITS
+    if isinstance(value, bool) or not isinstance(value, (int, str, float)):
+        raise ConfigError(f"{what} must be a whole number from {lo} to {hi}, not {type(value).__name__}.")
+    try:
+        number = int(str(value).strip()) if not isinstance(value, float) else int(value)
+    except ValueError:
+        raise ConfigError(f"{what} must be a whole number from {lo} to {hi}, not {str(value)[:40]!r}.") from None
+    if isinstance(value, float) and value != number:
+        raise ConfigError(f"{what} must be a whole number from {lo} to {hi}, not {value!r}.")
+    if not lo <= number <= hi:
+        raise ConfigError(f"{what} must be from {lo} to {hi} (got {number}); each round costs model calls.")
+    return number
 
 
 def _coerce(key: str, raw: str, env_name: str) -> Any:
