@@ -258,16 +258,10 @@ class TradingAgentsGraph:
         return get_provider(self.config)
 
     def run_signature(self, asset_type: str = "stock") -> str:
-        analysts = analysts_for_asset(self.selected_analysts, asset_type)
-        return ckpt.run_signature(
-            analysts,
-            self.config["max_debate_rounds"],
-            self.config["max_risk_discuss_rounds"],
-            asset_type,
-            analyst_execution=self.analyst_execution,
-        )
+        return self._signature(analysts_for_asset(self.selected_analysts, asset_type), asset_type)
 
     def thread_id(self, ticker: str, trade_date: str, asset_type: str = "stock") -> str:
+        """The checkpoint thread of a run (an edge: the input is validated here)."""
         ticker = validate_ticker(ticker)
         trade_date = validate_date(trade_date)
         return ckpt.thread_id(ticker, trade_date, self.run_signature(validate_asset_type(asset_type)))
@@ -276,7 +270,7 @@ class TradingAgentsGraph:
         if not self.config.get("checkpoint_enabled"):
             return False
         tid = self.thread_id(ticker, trade_date, asset_type)
-        return ckpt.has_checkpoint(self.config, validate_ticker(ticker), tid)
+        return ckpt.has_checkpoint(self.config, ticker, tid)  # the path is made safe where it is built
 
     def build_graph(self, trade_date: str, analysts: list[str]):
         """The uncompiled StateGraph for one analysis date (tools read data up to that date only)."""
