@@ -449,8 +449,9 @@ class TradingAgentsGraph:
         }
         saved_meta = public_meta(cfg, meta)
         folder = save_run(cfg, final_state, rating, saved_meta)
-        # MERGE: store_decision
-        self.memory_log.store_decision(ticker, trade_date, rating, final_state.get("final_trade_decision", ""))
+        self.memory_log.store_decision(  # MERGE: store_decision
+            ticker, trade_date, rating, final_state.get("final_trade_decision", "")
+        )
         # (5) success clears the checkpoint
         if cfg.get("checkpoint_enabled"):
             ckpt.clear_checkpoint(cfg, ticker, tid)
