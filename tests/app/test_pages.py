@@ -40,6 +40,21 @@ def test_every_page_renders_on_an_empty_home(page, expected, ta_home):
     assert not any(ta_home.rglob("*.md")), "rendering an empty home must not create a log"
 
 
+@pytest.mark.parametrize("page, title", [("run", "Run an analysis"), ("debates", "Debates"),
+                                         ("memory_log", "Memory log"), ("memories", "Memories")])
+def test_pages_folder_pages_run_inside_the_shared_frame_on_every_rerun(page, title):
+    # AppTest resets Streamlit's pages/-folder switch on every run, so each rerun starts the way a
+    # fresh server's first deep link does: Streamlit executes pages/<page>.py directly. The page
+    # must still appear inside app.py's frame (sidebar settings), once, without an exception.
+    at = new_app(page)
+    for _ in range(2):
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert [t.value for t in at.title] == [title]
+        assert at.sidebar.selectbox(key="set_provider").value == "offline"
+        assert len(at.sidebar.selectbox) == 2  # provider and data source, drawn once
+
+
 def test_bad_input_shows_inline_message_and_starts_nothing():
     at = new_app("run")
     from studio.ui import get_registry
@@ -79,7 +94,7 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     assert _rating_shown(again)
 
     # Debates: both sides as chat bubbles with distinct avatars, and both judges' verdicts
-    at.switch_page("app_pages/debates.py").run()
+    at.switch_page("pages/debates.py").run()
     names = [c.name for c in at.chat_message]
     assert "Bull Analyst" in names and "Bear Analyst" in names
     assert {"Aggressive Analyst", "Conservative Analyst", "Neutral Analyst"} <= set(names)
@@ -95,7 +110,7 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     assert len(at.chat_message) == len(names)
 
     # Memory log: pending entry, then Settle now settles it with an alpha
-    at.switch_page("app_pages/memory_log.py").run()
+    at.switch_page("pages/memory_log.py").run()
     assert "2024-05-10 · NVDA" in texts(at) and "pending" in texts(at)
     form_button(at, "Settle now").click().run()
     assert any("Settled 1 decision" in s.value for s in at.success), texts(at)
@@ -108,7 +123,7 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     at.segmented_control(key="log_status").set_value("all").run()
     assert any(d.label.startswith("Download the raw log") for d in at.get("download_button"))
     # the role memories learned from it: counts per role on the Memories page
-    at.switch_page("app_pages/memories.py").run()
+    at.switch_page("pages/memories.py").run()
     assert [m.value for m in at.metric] == ["1"] * 5
 
 
@@ -186,7 +201,7 @@ def test_debates_page_follows_a_live_run():
         at.run()
         start_offline_run(at, "AMD", dt.date(2024, 5, 10), analysts=["market"])
         handle = get_registry().get(at.query_params["run"])
-        at.switch_page("app_pages/debates.py").run()
+        at.switch_page("pages/debates.py").run()
         assert "Current run: AMD" in at.selectbox(key="debate_source").format_func(0)
         seen_live = run_until(at, lambda a: len(a.chat_message) >= 1 and handle.status == "running", timeout=60)
         assert "Live: the debate fills in" in texts(seen_live)

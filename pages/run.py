@@ -13,6 +13,8 @@ from tradingagents.default_config import ANALYST_ORDER
 from tradingagents.graph.results import list_runs, load_run
 from tradingagents.validation import ValidationError
 
+ui.require_router()
+
 POLL_S = 0.5
 
 config = ui.current_config()

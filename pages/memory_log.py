@@ -9,6 +9,8 @@ import streamlit as st
 from studio import charts, ui
 from tradingagents.agents.utils.memory import TradingMemoryLog
 
+ui.require_router()
+
 
 def main() -> None:
     config = ui.current_config()
@@ -56,7 +58,7 @@ def main() -> None:
         st.info("The memory log is empty. Each analysis you run on the **Run** page adds its decision here as "
                 "pending; **Settle now** (or the next run of the same ticker) fills in the return and alpha once "
                 "the holding window has passed.")
-        st.page_link("app_pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
+        st.page_link("pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
         return
 
     df = charts.log_frame(entries)

@@ -8,6 +8,8 @@ from studio import ui
 from studio.debates import Turn, turns_from_events, turns_from_state
 from tradingagents.graph.results import list_runs, load_run
 
+ui.require_router()
+
 
 def main() -> None:
     config = ui.current_config()
@@ -28,7 +30,7 @@ def main() -> None:
     if not sources:
         st.info("No debate to show yet. Run an analysis on the **Run** page: the bull and bear researchers, then "
                 "the aggressive, conservative and neutral risk analysts argue it out, and the debates appear here.")
-        st.page_link("app_pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
+        st.page_link("pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
         return
 
     labels = [s[0] for s in sources]
