@@ -1,24 +1,48 @@
-"""The run event API: what a UI (the Streamlit app, the CLI) renders progress from.
+"""The run event contract: what a UI (the Streamlit app, the CLI) renders progress from.
 
 No streamlit here. ``TradingAgentsGraph.propagate(..., on_event=callback)`` calls ``callback``
 with one ``RunEvent`` at a time, from the thread that runs the graph, fed by LangGraph's own
 stream. Events are plain data (JSON-serialisable via ``to_dict``) so they can be kept in a run
-registry, shown after a refresh, or written to disk.
+registry, shown after a refresh, or written to disk. Nothing in an event needs re-deriving: the
+plan, the canonical debate speaker and round, and the saved record all come with it.
+
+Every event has ``kind``, ``node`` (the LangGraph node, e.g. "Market Analyst", "tools_market",
+"Msg Clear Market", or None for run-level events), ``agent`` (= ``role.node`` of the node's role,
+the name the UI shows), ``team`` (= ``role.team``, one of ``TEAMS``), ``data`` and ``ts`` (epoch s).
+``agent``/``team`` come from ``tradingagents.team.ROLE_BY_NODE``; node events also carry
+``data["role"]`` = ``role.key`` ("market", "bull", "portfolio_manager", …).
 
 Kinds (``EventKind``) and their ``data``:
-- run_started:    {ticker, date, analysts, analyst_execution, resumed: bool, thread_id}
-- node_started:   {}                        node = graph node name, agent = display name, team
-- node_finished:  {duration_s, started_at}  (same node/agent/team; started_at = epoch s, for timelines)
-- tool_call:      {tool, args, result_chars, result_preview}
-- report:         {key, text}               key in market_report|sentiment_report|news_report|
-                                            fundamentals_report|investment_plan|
-                                            trader_investment_plan|final_trade_decision
-- debate_turn:    {debate: "invest"|"risk", speaker, round, text}
-- judge_decision: {debate: "invest"|"risk", text}
+
+- run_started:    {ticker, date, analysts: [keys], analyst_execution, resumed: bool, thread_id,
+                   plan: team.plan(analysts) = [{team, agents: [node names in run order]}],
+                   settings: {llm_provider, llm_label, quick_think_llm, deep_think_llm, data_vendor,
+                              data_label, max_debate_rounds, max_risk_discuss_rounds}}
+- node_started:   {role}
+- node_finished:  {role, duration_s, started_at}   (started_at = epoch s, for timelines)
+- tool_call:      {role, tool, args, result_chars, result_preview}
+- report:         {role, key, text}      key in team.OUTPUT_KEYS (market_report … final_trade_decision)
+- debate_turn:    {role, debate: "invest"|"risk", speaker: role.speaker ("Bull", "Aggressive", …),
+                   round: team.debate_round(debate, turn), turn: 1-based index within that debate,
+                   text: that turn's own response only (no history, no "Bull:" label)}
+- judge_decision: {role, debate, text}
 - llm_usage:      {llm_calls, tool_calls, input_tokens, output_tokens}   running totals
-- run_finished:   {rating, results_path, elapsed_s}
-- run_failed:     {error, error_type, resumable: bool}
-- run_stopped:    {resumable: bool}
+- run_finished:   {rating, elapsed_s, record}
+- run_failed:     {error: a plain sentence (never a class name), error_type: the class name,
+                   exit_code: errors.exit_code_for(exc), resumable: bool, record}
+- run_stopped:    {resumable: bool, record}
+
+``record`` = {results_path: str | None (the run folder), report_path, state_path, meta}; the paths
+are None when nothing was saved (a failed or stopped run). ``meta`` is the run's meta as saved in
+state.json (for a run that did not finish: what is known so far) and always includes
+``usage`` {llm_calls, tool_calls, input_tokens, output_tokens}, ``elapsed_s``, ``node_times_ms``
+and ``debate_turns`` = [{debate, role, speaker, round, turn, text}] (the same records as the
+debate_turn events, kept in the graph state so a resumed run still has every turn).
+
+Every ``propagate`` call emits exactly one terminal event (run_finished, run_failed or
+run_stopped), including a call refused by validation before anything ran (then run_failed with
+no run_started before it), so no UI ever has to fabricate one. ``resumable`` is true only when
+checkpoints are on and the error class says running again continues (``errors.is_resumable``).
 """
 
 from __future__ import annotations
@@ -27,6 +51,12 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from tradingagents import team
+from tradingagents.errors import (
+    RunStopped,  # noqa: F401  (re-exported: one error hierarchy)
+    TradingAgentsError,
+)
 
 EventKind = Literal[
     "run_started",
@@ -41,16 +71,16 @@ EventKind = Literal[
     "run_failed",
     "run_stopped",
 ]
-
-TEAMS = ("Analyst Team", "Research Team", "Trading Team", "Risk Management", "Portfolio Management")
+TERMINAL_KINDS: tuple[str, ...] = ("run_finished", "run_failed", "run_stopped")
+TEAMS = team.TEAMS  # re-exported: the teams come from the roster
 
 
 @dataclass
 class RunEvent:
     kind: EventKind
     node: str | None = None  # LangGraph node name, e.g. "Market Analyst", "tools_market"
-    agent: str | None = None  # display name of the agent the node belongs to
-    team: str | None = None  # one of TEAMS
+    agent: str | None = None  # role.node of the node's role: the name the UI shows
+    team: str | None = None  # role.team, one of TEAMS
     data: dict[str, Any] = field(default_factory=dict)
     ts: float = field(default_factory=time.time)
 
@@ -65,4 +95,27 @@ class RunEvent:
 EventCallback = Callable[[RunEvent], None]
 
 
-from tradingagents.errors import RunStopped  # noqa: E402,F401  (one error hierarchy)
+def make_event(kind: EventKind, node: str | None = None, **data: Any) -> RunEvent:
+    """A RunEvent whose agent, team and ``data["role"]`` come from the roster (for node events)."""
+    role = team.ROLE_BY_NODE.get(node) if node else None
+    if role is not None:
+        data = {"role": role.key, **data}
+    return RunEvent(kind=kind, node=node, agent=role.node if role else None,
+                    team=role.team if role else None, data=data)
+
+
+def empty_record(meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``record`` of a run that saved nothing (failed, stopped, refused)."""
+    return {"results_path": None, "report_path": None, "state_path": None, "meta": dict(meta or {})}
+
+
+def describe_error(exc: BaseException) -> str:
+    """A plain sentence for a failure: the message of our own errors, a short wrap for anything else."""
+    message = " ".join(str(exc).split())
+    if isinstance(exc, TradingAgentsError) and message:
+        return message
+    if isinstance(exc, KeyError | IndexError | AttributeError) or not message:
+        detail = f" ({message})" if message else ""
+        return ("The analysis stopped on an unexpected internal error" + detail
+                + ". See the log for details; with checkpoints on, running it again resumes where it stopped.")
+    return message if message.endswith((".", "!", "?")) else message + "."

@@ -40,6 +40,7 @@ class Propagator:
             "trader_investment_plan": "",
             "risk_debate_state": empty_risk_debate_state(),
             "final_trade_decision": "",
+            "debate_turns": [],
         }
 
     def get_graph_args(self, callbacks: list | None = None, **configurable: Any) -> dict[str, Any]:

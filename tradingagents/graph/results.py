@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tradingagents.default_config import public_config, resolve_config
-from tradingagents.validation import safe_path_component, validate_date, validate_ticker
+from tradingagents.validation import safe_path_component, validate_date
 
 STATE_FILE = "state.json"
 REPORT_FILE = "report.md"
@@ -80,8 +80,19 @@ def to_jsonable(value: Any) -> Any:
 
 
 def run_dir(config: Mapping[str, Any] | None, ticker: str, date: str) -> Path:
+    """``<results_dir>/<TICKER>/<date>``: both parts made safe for a path here, where it is built."""
     cfg = resolve_config(config)
     return Path(cfg["results_dir"]) / safe_path_component(ticker) / validate_date(date, allow_future=True)
+
+
+def public_meta(config: Mapping[str, Any] | None, meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The run's meta as saved in state.json: JSON data, with only the public part of the config."""
+    cfg = resolve_config(config)
+    meta_out = dict(to_jsonable(dict(meta or {})))
+    meta_out.setdefault("llm_provider", cfg.get("llm_provider"))
+    meta_out.setdefault("data_vendor", cfg.get("data_vendor"))
+    meta_out["config"] = to_jsonable(public_config(meta_out.get("config") or cfg))
+    return meta_out
 
 
 def _md_section(title: str, body: str | None, level: int = 2) -> str:
@@ -140,15 +151,15 @@ def save_run(
     rating: str | None,
     meta: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Write state.json and report.md for the run; returns the run folder."""
+    """Write state.json and report.md for the run; returns the run folder.
+
+    The ticker and date come from the (already validated) state; ``run_dir`` makes them path-safe.
+    """
     cfg = resolve_config(config)
-    ticker = validate_ticker(final_state.get("company_of_interest") or (meta or {}).get("ticker"))
-    date = validate_date(final_state.get("trade_date") or (meta or {}).get("date"), allow_future=True)
-    folder = run_dir(cfg, ticker, date)
-    meta_out = dict(to_jsonable(dict(meta or {})))
-    meta_out.setdefault("llm_provider", cfg.get("llm_provider"))
-    meta_out.setdefault("data_vendor", cfg.get("data_vendor"))
-    meta_out["config"] = to_jsonable(public_config(meta_out.get("config") or cfg))
+    folder = run_dir(cfg, final_state.get("company_of_interest") or (meta or {}).get("ticker"),
+                     final_state.get("trade_date") or (meta or {}).get("date"))
+    ticker, date = folder.parent.name, folder.name
+    meta_out = public_meta(cfg, meta)
     saved_at = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
     doc = {
         "ticker": ticker,
@@ -193,12 +204,16 @@ def list_runs(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
 
 
 def load_run(config: Mapping[str, Any] | None, ticker: str, date: str) -> dict[str, Any]:
-    """``{"state", "rating", "meta"}`` of a saved run; FileNotFoundError saying which is missing."""
-    path = run_dir(config, ticker, date) / STATE_FILE
+    """``{"state", "rating", "meta"}`` of a saved run; FileNotFoundError saying which is missing.
+
+    ``meta["debate_turns"]`` lists the run's debate turns ({debate, role, speaker, round, turn,
+    text}); runs saved before it existed have none.
+    """
+    folder = run_dir(config, ticker, date)
+    path = folder / STATE_FILE
     if not path.is_file():
         raise FileNotFoundError(
-            f"No saved run for {validate_ticker(ticker)} on {validate_date(date, allow_future=True)} "
-            f"(looked for {path}). Run the analysis first."
+            f"No saved run for {folder.parent.name} on {folder.name} (looked for {path}). Run the analysis first."
         )
     doc = json.loads(path.read_text(encoding="utf-8"))
     return {"state": doc.get("state") or {}, "rating": doc.get("rating"), "meta": doc.get("meta") or {}}

@@ -28,30 +28,20 @@ from typing import Any
 from filelock import FileLock
 from filelock import Timeout as FileLockTimeout
 
+from tradingagents import team
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
 from tradingagents.default_config import resolve_config
+from tradingagents.errors import RunAlreadyActive, RunStopped, exit_code_for, is_resumable
 from tradingagents.graph import checkpointer as ckpt
 from tradingagents.graph.analyst_execution import (
-    ANALYST_NODE_AGENT,
-    REPORT_KEYS,
     analysts_for_asset,
     normalize_analysts,
     normalize_execution_mode,
 )
-from tradingagents.graph.conditional_logic import (
-    AGGRESSIVE,
-    BEAR,
-    BULL,
-    CONSERVATIVE,
-    NEUTRAL,
-    PORTFOLIO_MANAGER,
-    RESEARCH_MANAGER,
-    TRADER,
-    ConditionalLogic,
-)
-from tradingagents.graph.events import EventCallback, RunEvent, RunStopped
+from tradingagents.graph.conditional_logic import ConditionalLogic
+from tradingagents.graph.events import EventCallback, RunEvent, describe_error, empty_record, make_event
 from tradingagents.graph.propagation import Propagator
-from tradingagents.graph.results import load_run, save_run
+from tradingagents.graph.results import REPORT_FILE, STATE_FILE, load_run, public_meta, save_run
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, GraphSetup
 from tradingagents.graph.signal_processing import SignalProcessor
 from tradingagents.validation import (
@@ -64,26 +54,9 @@ from tradingagents.validation import (
 
 log = logging.getLogger(__name__)
 
-
-from tradingagents.errors import RunAlreadyActive  # noqa: E402,F401  (one error hierarchy)
+__all__ = ["ASSET_TYPES", "RunAlreadyActive", "TradingAgentsGraph", "validate_asset_type", "validate_run_date"]
 
 ASSET_TYPES = ("stock", "etf", "index", "fx", "crypto")
-MEMORY_NAMES = ("bull_memory", "bear_memory", "trader_memory", "invest_judge_memory", "risk_manager_memory")
-OUTPUT_KEYS = (*REPORT_KEYS, "investment_plan", "trader_investment_plan", "final_trade_decision")
-
-NODE_TEAM: dict[str, str] = {
-    **{node: "Analyst Team" for node in ANALYST_NODE_AGENT},
-    BULL: "Research Team",
-    BEAR: "Research Team",
-    RESEARCH_MANAGER: "Research Team",
-    TRADER: "Trading Team",
-    AGGRESSIVE: "Risk Management",
-    CONSERVATIVE: "Risk Management",
-    NEUTRAL: "Risk Management",
-    PORTFOLIO_MANAGER: "Portfolio Management",
-}
-NODE_AGENT: dict[str, str] = {**ANALYST_NODE_AGENT, **{n: n for n in NODE_TEAM if n not in ANALYST_NODE_AGENT}}
-_RISK_SPEAKERS = {AGGRESSIVE: "Aggressive", CONSERVATIVE: "Conservative", NEUTRAL: "Neutral"}
 
 
 def validate_run_date(value: object) -> str:
@@ -126,24 +99,34 @@ class _RunReporter:
         self.tool_args: dict[str, tuple[str, Any]] = {}
         self.node_times: dict[str, float] = {}
         self.node_spans: list[dict[str, Any]] = []
-        self.last_usage: dict[str, int] | None = None
+        self.last_usage: dict[str, int] | None = dict(tracker.totals()) if tracker is not None else None
         self.resumed = False
-        self.events: list[RunEvent] = []
+        self.terminal_sent = False
+        self.debate_turns: list[dict[str, Any]] = []  # this run's turns (a resume starts with the saved ones)
 
     def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
-        event = RunEvent(kind=kind, node=node, agent=NODE_AGENT.get(node) if node else None,
-                         team=NODE_TEAM.get(node) if node else None, data=data)
         if self.on_event is None:
             return
+        event: RunEvent = make_event(kind, node, **data)  # type: ignore[arg-type]
         try:
             self.on_event(event)
         except Exception:  # a broken display must not break (or lose) the run
             log.exception("on_event callback failed for %s", kind)
 
+    def terminal(self, kind: str, **data: Any) -> None:
+        """The one terminal event of the run (a second one is never sent)."""
+        if self.terminal_sent:
+            return
+        self.terminal_sent = True
+        self.emit(kind, None, **data)
+
+    def node_times_ms(self) -> dict[str, float]:
+        return {k: v * 1000.0 for k, v in self.node_times.items()}
+
     # ---------------------------------------------------------------- stream chunks
     def on_task(self, chunk: Mapping[str, Any]) -> None:
         name, task_id = chunk.get("name"), chunk.get("id")
-        if name not in NODE_TEAM:
+        if name not in team.ROLE_BY_NODE:
             return
         if "result" in chunk or "error" in chunk:
             started = self.task_started.pop(task_id, (name, time.time()))[1]
@@ -160,33 +143,25 @@ class _RunReporter:
 
     def on_update(self, chunk: Mapping[str, Any]) -> None:
         for node, update in chunk.items():
-            if node not in NODE_TEAM or not isinstance(update, Mapping):
+            role = team.ROLE_BY_NODE.get(node)
+            if role is None or not isinstance(update, Mapping):
                 continue
             if self.debug:
                 self._print_update(node, update)
             self._tool_events(node, update)
-            for key in OUTPUT_KEYS:
+            for key in team.OUTPUT_KEYS:
                 text = update.get(key)
                 if isinstance(text, str) and text.strip():
                     self.emit("report", node, key=key, text=text)
-            invest = update.get("investment_debate_state")
-            if isinstance(invest, Mapping):
-                if node in (BULL, BEAR):
-                    count = int(invest.get("count") or 0)
-                    self.emit("debate_turn", node, debate="invest", speaker=node.split()[0],
-                              round=max(1, (count + 1) // 2), text=invest.get("current_response", ""))
-                elif node == RESEARCH_MANAGER and invest.get("judge_decision"):
-                    self.emit("judge_decision", node, debate="invest", text=invest["judge_decision"])
-            risk = update.get("risk_debate_state")
-            if isinstance(risk, Mapping):
-                if node in _RISK_SPEAKERS:
-                    speaker = _RISK_SPEAKERS[node]
-                    count = int(risk.get("count") or 0)
-                    self.emit("debate_turn", node, debate="risk", speaker=speaker,
-                              round=max(1, (count + 2) // 3),
-                              text=risk.get(f"current_{speaker.lower()}_response", ""))
-                elif node == PORTFOLIO_MANAGER and risk.get("judge_decision"):
-                    self.emit("judge_decision", node, debate="risk", text=risk["judge_decision"])
+            for turn in update.get("debate_turns") or []:
+                if isinstance(turn, Mapping):
+                    self.debate_turns.append(dict(turn))
+                    self.emit("debate_turn", node, **{k: turn.get(k) for k in
+                                                      ("debate", "speaker", "round", "turn", "text")})
+            if role.judges:
+                debate_state = update.get(_DEBATE_STATE_KEY[role.judges])
+                if isinstance(debate_state, Mapping) and debate_state.get("judge_decision"):
+                    self.emit("judge_decision", node, debate=role.judges, text=debate_state["judge_decision"])
 
     def _tool_events(self, node: str, update: Mapping[str, Any]) -> None:
         for key in ("messages", *SCRATCHPAD_KEYS):
@@ -220,6 +195,9 @@ class _RunReporter:
               flush=True)
 
 
+_DEBATE_STATE_KEY = {"invest": "investment_debate_state", "risk": "risk_debate_state"}
+
+
 class TradingAgentsGraph:
     """The team of agents as one LangGraph graph, with its memories, log and checkpoints."""
 
@@ -246,23 +224,20 @@ class TradingAgentsGraph:
         # (one shared bound of max_concurrent_llm_calls for both models)
         self.quick_thinking_llm, self.deep_thinking_llm = create_llms(self.config, api_key=api_key)
 
-        self.bull_memory = FinancialSituationMemory("bull_memory", self.config)
-        self.bear_memory = FinancialSituationMemory("bear_memory", self.config)
-        self.trader_memory = FinancialSituationMemory("trader_memory", self.config)
-        self.invest_judge_memory = FinancialSituationMemory("invest_judge_memory", self.config)
-        self.risk_manager_memory = FinancialSituationMemory("risk_manager_memory", self.config)
+        # the five role memories, as attributes named by the roster (graph.trader_memory, …)
+        for name in team.MEMORY_NAMES:
+            setattr(self, name, FinancialSituationMemory(name, self.config))
         self.memory_log = TradingMemoryLog(self.config)
 
         self.conditional_logic = ConditionalLogic(
             self.config["max_debate_rounds"], self.config["max_risk_discuss_rounds"]
         )
         self.propagator = Propagator(int(self.config["max_recur_limit"]))
-        self.signal_processor = SignalProcessor(self.quick_thinking_llm)
+        self.signal_processor = SignalProcessor()
         self._reflector = None
         self._lock = threading.Lock()
 
         self.curr_state: dict[str, Any] | None = None
-        self.ticker: str | None = None
         self.last_run: dict[str, Any] = {}
         # entries the last settle_pending could not price (they stay pending), with the reason
         self.settle_problems: list[str] = []
@@ -270,7 +245,7 @@ class TradingAgentsGraph:
     # ------------------------------------------------------------------ helpers
     @property
     def memories(self) -> dict[str, FinancialSituationMemory]:
-        return {name: getattr(self, name) for name in MEMORY_NAMES}
+        return {name: getattr(self, name) for name in team.MEMORY_NAMES}
 
     @property
     def reflector(self):
@@ -332,58 +307,77 @@ class TradingAgentsGraph:
         on_event: EventCallback | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> tuple[dict[str, Any], str]:
+        """Run the team on ``ticker`` as of ``trade_date``; returns ``(final_state, rating)``.
+
+        The input is validated here, once; everything below receives validated values. Exactly one
+        terminal event (run_finished, run_failed or run_stopped) is emitted for every call.
+        """
         from tradingagents.llm_clients.usage import UsageTracker
 
         started_at = time.time()
         tracker = UsageTracker()
         reporter = _RunReporter(on_event, self.debug, tracker)
-        resumable = bool(self.config.get("checkpoint_enabled"))
+        checkpoints = bool(self.config.get("checkpoint_enabled"))
         try:
             ticker = validate_ticker(ticker)
             trade_date = validate_run_date(trade_date)
             asset_type = validate_asset_type(asset_type)
             analysts = analysts_for_asset(self.selected_analysts, asset_type)
-        except ValidationError as exc:
-            reporter.emit("run_failed", None, error=str(exc), error_type=type(exc).__name__, resumable=False)
-            raise
-
-        signature = ckpt.run_signature(
-            analysts, self.config["max_debate_rounds"], self.config["max_risk_discuss_rounds"], asset_type,
-            analyst_execution=self.analyst_execution,
-        )
-        tid = ckpt.thread_id(ticker, trade_date, signature)
-        try:
+            tid = ckpt.thread_id(ticker, trade_date, self._signature(analysts, asset_type))
             with self._exclusive(ticker, trade_date, tid):
-                final_state, rating, folder, resumed = self._run(
+                final_state, rating, record = self._run(
                     ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at
                 )
         except RunStopped:
             reporter.usage_tick()
-            reporter.emit("run_stopped", None, resumable=resumable)
+            reporter.terminal("run_stopped", resumable=checkpoints,
+                              record=empty_record(self._partial_meta(reporter, tracker, started_at)))
             raise
         except Exception as exc:
             reporter.usage_tick()
-            reporter.emit("run_failed", None, error=str(exc) or type(exc).__name__,
-                          error_type=type(exc).__name__, resumable=resumable)
+            reporter.terminal("run_failed", error=describe_error(exc), error_type=type(exc).__name__,
+                              exit_code=exit_code_for(exc), resumable=checkpoints and is_resumable(exc),
+                              record=empty_record(self._partial_meta(reporter, tracker, started_at)))
+            raise
+        except BaseException:  # KeyboardInterrupt and the like: the checkpoint is kept, as for a stop
+            reporter.terminal("run_stopped", resumable=checkpoints,
+                              record=empty_record(self._partial_meta(reporter, tracker, started_at)))
             raise
         elapsed = time.time() - started_at
+        meta = record["meta"]
         self.last_run = {
             "ticker": ticker,
             "date": trade_date,
             "thread_id": tid,
-            "resumed": resumed,
+            "resumed": meta.get("resumed", False),
             "elapsed_s": elapsed,
-            "node_times_ms": {k: v * 1000.0 for k, v in reporter.node_times.items()},
+            "node_times_ms": reporter.node_times_ms(),
             "node_spans": reporter.node_spans,
             "usage": dict(tracker.totals()),
-            "usage_by_node": dict(tracker.by_node()) if hasattr(tracker, "by_node") else {},
-            "results_path": str(folder),
+            "usage_by_node": dict(tracker.by_node()),
+            "results_path": record["results_path"],
+            "record": record,
         }
-        reporter.emit("run_finished", None, rating=rating, results_path=str(folder), elapsed_s=round(elapsed, 3))
+        reporter.terminal("run_finished", rating=rating, elapsed_s=round(elapsed, 3), record=record)
         with self._lock:
             self.curr_state = final_state
-            self.ticker = ticker
         return final_state, rating
+
+    def _signature(self, analysts: list[str], asset_type: str) -> str:
+        return ckpt.run_signature(
+            analysts, self.config["max_debate_rounds"], self.config["max_risk_discuss_rounds"], asset_type,
+            analyst_execution=self.analyst_execution,
+        )
+
+    @staticmethod
+    def _partial_meta(reporter: _RunReporter, tracker, started_at: float) -> dict[str, Any]:
+        """What is known of a run that did not finish (for the record of run_failed/run_stopped)."""
+        return {
+            "usage": dict(tracker.totals()),
+            "elapsed_s": round(time.time() - started_at, 3),
+            "node_times_ms": reporter.node_times_ms(),
+            "debate_turns": list(reporter.debate_turns),
+        }
 
     @contextlib.contextmanager
     def _exclusive(self, ticker: str, trade_date: str, tid: str):
@@ -427,31 +421,55 @@ class TradingAgentsGraph:
             from langgraph.checkpoint.memory import InMemorySaver
 
             saver = InMemorySaver()
+        settings = self.settings()
         try:
             snapshot = self._execute(graph_builder, saver, ticker, trade_date, asset_type, analysts, tid,
-                                     tracker, reporter, should_stop)
+                                     reporter, should_stop, settings)
         finally:
             close = getattr(saver, "close", None)
             if callable(close):
                 close()  # one connection per run; never leak it
-        resumed = reporter.resumed
         final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
+        turns = list(final_state.pop("debate_turns", None) or [])
         rating = self.signal_processor.process_signal(final_state.get("final_trade_decision"))
 
         # (4) save, then log the decision as pending
-        meta = self._run_meta(final_state, analysts, asset_type, tid, resumed, tracker, started_at)
-        folder = save_run(cfg, final_state, rating, meta)
+        meta = {
+            "ticker": ticker,
+            "date": trade_date,
+            "asset_type": asset_type,
+            "analysts": list(analysts),
+            "analyst_execution": self.analyst_execution,
+            **settings,
+            "instrument_context": final_state.get("instrument_context"),
+            "thread_id": tid,
+            "resumed": reporter.resumed,
+            "elapsed_s": round(time.time() - started_at, 3),
+            "usage": dict(tracker.totals()),
+            "node_times_ms": reporter.node_times_ms(),
+            "debate_turns": turns,
+            "config": self.config,  # saved as public_config(...) only
+        }
+        saved_meta = public_meta(cfg, meta)
+        folder = save_run(cfg, final_state, rating, saved_meta)
+        # MERGE: store_decision
         self.memory_log.store_decision(ticker, trade_date, rating, final_state.get("final_trade_decision", ""))
         # (5) success clears the checkpoint
         if cfg.get("checkpoint_enabled"):
             ckpt.clear_checkpoint(cfg, ticker, tid)
-        return final_state, rating, folder, resumed
+        record = {
+            "results_path": str(folder),
+            "report_path": str(folder / REPORT_FILE),
+            "state_path": str(folder / STATE_FILE),
+            "meta": saved_meta,
+        }
+        return final_state, rating, record
 
-    def _execute(self, graph_builder, saver, ticker, trade_date, asset_type, analysts, tid, tracker, reporter,
-                 should_stop):
+    def _execute(self, graph_builder, saver, ticker, trade_date, asset_type, analysts, tid, reporter,
+                 should_stop, settings):
         """Run (or resume) the graph on ``saver``; returns the final snapshot."""
         graph = graph_builder.compile(checkpointer=saver)
-        callbacks = [tracker, *self.user_callbacks]
+        callbacks = [reporter.tracker, *self.user_callbacks]
         args = self.propagator.get_graph_args(callbacks=callbacks, thread_id=tid)
         run_config = args["config"]
 
@@ -460,16 +478,14 @@ class TradingAgentsGraph:
         # "unfinished" is: any task left in the saved step
         pending_tasks = bool(snapshot.next) or bool(snapshot.tasks)
         resumed = reporter.resumed = bool(snapshot.values) and pending_tasks
-        if snapshot.values and not pending_tasks:
-            # a finished run whose saving step did not complete: keep its state, do not re-run
+        if snapshot.values:
+            # resuming, or a finished run whose saving step did not complete: keep its state
             inputs = None
-        elif resumed:
-            inputs = None
+            reporter.debate_turns = list(snapshot.values.get("debate_turns") or [])
         else:
             # (2) the initial state
-            provider = self._provider()
-            context = instrument_context_for(provider, ticker)
-            past = self.memory_log.get_past_context(ticker, as_of=trade_date)
+            context = instrument_context_for(self._provider(), ticker)
+            past = self.past_context(ticker, trade_date)
             inputs = self.propagator.create_initial_state(
                 ticker, trade_date, asset_type, past_context=past, instrument_context=context
             )
@@ -481,7 +497,8 @@ class TradingAgentsGraph:
                     inputs[f"{key}_messages"] = [HumanMessage(content=seed)]
 
         reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
-                      analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid)
+                      analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
+                      plan=team.plan(analysts), settings=dict(settings))
         if should_stop is not None and should_stop():
             raise RunStopped(f"Stopped before the run of {ticker} on {trade_date} started.")
 
@@ -508,7 +525,8 @@ class TradingAgentsGraph:
             raise RuntimeError(f"The graph stopped before the end (next: {', '.join(snapshot.next)}).")
         return snapshot
 
-    def _run_meta(self, final_state, analysts, asset_type, tid, resumed, tracker, started_at) -> dict[str, Any]:
+    def settings(self) -> dict[str, Any]:
+        """The run's settings as the UI shows them (run_started's ``settings``, the saved meta)."""
         try:
             from tradingagents.llm_clients.factory import provider_label
 
@@ -520,26 +538,21 @@ class TradingAgentsGraph:
         except Exception:
             data_label = self.config.get("data_vendor")
         return {
-            "ticker": final_state.get("company_of_interest"),
-            "date": final_state.get("trade_date"),
-            "asset_type": asset_type,
-            "analysts": list(analysts),
-            "analyst_execution": self.analyst_execution,
-            "max_debate_rounds": self.config["max_debate_rounds"],
-            "max_risk_discuss_rounds": self.config["max_risk_discuss_rounds"],
             "llm_provider": self.config.get("llm_provider"),
             "llm_label": llm_label,
             "quick_think_llm": self.config.get("quick_think_llm"),
             "deep_think_llm": self.config.get("deep_think_llm"),
             "data_vendor": self.config.get("data_vendor"),
             "data_label": data_label,
-            "instrument_context": final_state.get("instrument_context"),
-            "thread_id": tid,
-            "resumed": resumed,
-            "elapsed_s": round(time.time() - started_at, 3),
-            "usage": dict(tracker.totals()),
-            "config": self.config,  # save_run keeps only public_config(...)
+            "max_debate_rounds": self.config["max_debate_rounds"],
+            "max_risk_discuss_rounds": self.config["max_risk_discuss_rounds"],
         }
+
+    def past_context(self, ticker: str, trade_date: str) -> str:
+        """The memory log's past decisions for the prompt ("" when memory is off)."""
+        if not self.config.get("memory_enabled", True):
+            return ""
+        return self.memory_log.get_past_context(ticker, as_of=trade_date)
 
     def process_signal(self, full_signal: str) -> str:
         return self.signal_processor.process_signal(full_signal)
@@ -550,7 +563,7 @@ class TradingAgentsGraph:
             state = load_run(self.config, ticker, date)["state"]
         except (FileNotFoundError, ValueError, OSError):
             return None
-        return {k: state.get(k, "") for k in OUTPUT_KEYS}
+        return {k: state.get(k, "") for k in team.OUTPUT_KEYS}
 
     def settle_pending(self, ticker: str | None = None) -> list[dict[str, Any]]:
         """Settle every pending entry (of ``ticker`` or all) whose holding window has closed.
@@ -605,7 +618,7 @@ class TradingAgentsGraph:
 
     def _remember(self, lessons: Mapping[str, tuple[str, str]], known_from: str | None) -> None:
         for name, pair in lessons.items():
-            memory = getattr(self, name, None) if name in MEMORY_NAMES else None
+            memory = getattr(self, name, None) if name in team.MEMORY_NAMES else None
             if memory is not None and pair and pair[0] and pair[1]:
                 memory.add_situations([(pair[0], pair[1])], known_from=known_from)
 
@@ -629,7 +642,7 @@ class TradingAgentsGraph:
         lessons = self.reflector.role_lessons(
             ticker=state.get("company_of_interest"), date=state.get("trade_date"), rating=rating,
             decision=state.get("final_trade_decision", ""), raw=raw, alpha=alpha, holding=holding,
-            reports={k: state.get(k, "") for k in OUTPUT_KEYS},
+            reports={k: state.get(k, "") for k in team.OUTPUT_KEYS},
         )
         known_from = None
         if isinstance(returns, Mapping) and returns.get("end_date"):
@@ -646,8 +659,3 @@ def _window_end(trade_date: str, holding: int) -> str:
 
     return (pd.Timestamp(trade_date) + pd.offsets.BDay(max(int(holding), 0))).date().isoformat()
 
-
-def results_path_for(config: Mapping[str, Any] | None, ticker: str, date: str) -> Path:
-    from tradingagents.graph.results import run_dir
-
-    return run_dir(config, ticker, date)

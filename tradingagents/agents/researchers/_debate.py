@@ -1,4 +1,10 @@
-"""The bull/bear debate turn both researchers share (their prompts live in their own files)."""
+"""The bull/bear debate turn both researchers share (their prompts live in their own files).
+
+Each turn is written into ``investment_debate_state`` (history prefixed ``"Bull Analyst: "``) and
+appended, as a record {debate, role, speaker, round, turn, text}, to the state's ``debate_turns``
+(checkpointed with the state, so a resumed run still has every turn; the run events and the saved
+meta are read from it).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,8 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from tradingagents.agents.utils.agent_states import empty_invest_debate_state
+from tradingagents import team
+from tradingagents.agents.utils.agent_states import empty_invest_debate_state, turn_record
 from tradingagents.agents.utils.agent_utils import (
     agent_config,
     format_memories,
@@ -19,12 +26,16 @@ from tradingagents.agents.utils.agent_utils import (
     situation_from_reports,
     strip_speaker,
     tagged,
+    turn_label,
 )
 
 
-def create_debater(llm, memory, config, *, speaker: str, own_key: str, opponent: str, prompt: str):
-    """A node that adds one turn prefixed ``"<speaker>:"`` to ``investment_debate_state``."""
+def create_debater(llm, memory, config, *, role: team.Role, prompt: str):
+    """A node for ``role`` (bull or bear) that adds one turn prefixed ``"<label>:"`` to the debate."""
     cfg = agent_config(config)
+    speaker = turn_label(role)
+    own_key = f"{role.key}_history"
+    opponent = turn_label(next(r for r in team.speakers(role.debate) if r is not role))
 
     def debater_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_invest_debate_state(), **dict(state.get("investment_debate_state") or {})}
@@ -44,7 +55,8 @@ def create_debater(llm, memory, config, *, speaker: str, own_key: str, opponent:
             ]
         )
         result = llm.invoke([SystemMessage(content=system), HumanMessage(content=human)])
-        argument = f"{speaker}: {strip_speaker(message_text(result), speaker)}"
+        text = strip_speaker(message_text(result), speaker)
+        argument = f"{speaker}: {text}"
         history = (debate.get("history") or "") + ("\n" if debate.get("history") else "") + argument
         own = (debate.get(own_key) or "") + ("\n" if debate.get(own_key) else "") + argument
         new_state = {
@@ -56,6 +68,7 @@ def create_debater(llm, memory, config, *, speaker: str, own_key: str, opponent:
             "count": int(debate.get("count") or 0) + 1,
         }
         new_state[own_key] = own
-        return {"investment_debate_state": new_state}
+        return {"investment_debate_state": new_state,
+                "debate_turns": [turn_record(role, new_state["count"], text)]}
 
     return debater_node

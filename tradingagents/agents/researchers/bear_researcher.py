@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from tradingagents import team
 from tradingagents.agents.researchers._debate import create_debater
-
-SPEAKER = "Bear Analyst"
 
 PROMPT = """You are the Bear Researcher on a trading team, debating the Bull Researcher about whether to
 invest in the instrument.
@@ -20,6 +19,4 @@ avoid past mistakes. Speak conversationally, in a few short paragraphs, without 
 
 def create_bear_researcher(llm, memory, config=None):
     """Node "Bear Researcher": one turn prefixed "Bear Analyst:" in ``investment_debate_state``."""
-    return create_debater(
-        llm, memory, config, speaker=SPEAKER, own_key="bear_history", opponent="Bull Analyst", prompt=PROMPT
-    )
+    return create_debater(llm, memory, config, role=team.ROLES["bear"], prompt=PROMPT)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from tradingagents import team
 from tradingagents.agents.researchers._debate import create_debater
-
-SPEAKER = "Bull Analyst"
 
 PROMPT = """You are the Bull Researcher on a trading team, debating the Bear Researcher about whether to
 invest in the instrument.
@@ -20,6 +19,4 @@ to avoid past mistakes. Speak conversationally, in a few short paragraphs, witho
 
 def create_bull_researcher(llm, memory, config=None):
     """Node "Bull Researcher": one turn prefixed "Bull Analyst:" in ``investment_debate_state``."""
-    return create_debater(
-        llm, memory, config, speaker=SPEAKER, own_key="bull_history", opponent="Bear Analyst", prompt=PROMPT
-    )
+    return create_debater(llm, memory, config, role=team.ROLES["bull"], prompt=PROMPT)

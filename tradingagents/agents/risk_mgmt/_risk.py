@@ -1,4 +1,9 @@
-"""The risk-debate turn the three risk analysts share (their prompts live in their own files)."""
+"""The risk-debate turn the three risk analysts share (their prompts live in their own files).
+
+Each turn is written into ``risk_debate_state`` (history prefixed ``"Aggressive Analyst: "``,
+``latest_speaker`` = the roster's speaker label, which drives the rotation) and appended as a
+record to the state's ``debate_turns`` (see ``researchers/_debate.py``).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from tradingagents.agents.utils.agent_states import empty_risk_debate_state
+from tradingagents import team
+from tradingagents.agents.utils.agent_states import empty_risk_debate_state, turn_record
 from tradingagents.agents.utils.agent_utils import (
     agent_config,
     header_lines,
@@ -16,21 +22,16 @@ from tradingagents.agents.utils.agent_utils import (
     reports_block,
     strip_speaker,
     tagged,
+    turn_label,
 )
-
-# speaker key → (turn prefix, latest_speaker value)
-SPEAKERS = {
-    "aggressive": ("Aggressive Analyst", "Aggressive"),
-    "conservative": ("Conservative Analyst", "Conservative"),
-    "neutral": ("Neutral Analyst", "Neutral"),
-}
 
 
 def create_risk_debater(llm, config, *, key: str, prompt: str):
     """A node that adds one turn of ``key`` (aggressive|conservative|neutral) to ``risk_debate_state``."""
     cfg = agent_config(config)
-    speaker, latest = SPEAKERS[key]
-    others = [k for k in SPEAKERS if k != key]
+    role = team.ROLES[key]
+    speaker, latest = turn_label(role), role.speaker
+    others = [r.key for r in team.speakers(role.debate) if r is not role]
 
     def risk_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_risk_debate_state(), **dict(state.get("risk_debate_state") or {})}
@@ -46,7 +47,8 @@ def create_risk_debater(llm, config, *, key: str, prompt: str):
             parts.append(tagged(f"{other}_last_argument", debate.get(f"current_{other}_response")))
         parts.append(f"Write your next turn as the {speaker}.")
         result = llm.invoke([SystemMessage(content=system), HumanMessage(content="\n\n".join(parts))])
-        argument = f"{speaker}: {strip_speaker(message_text(result), speaker)}"
+        text = strip_speaker(message_text(result), speaker)
+        argument = f"{speaker}: {text}"
         history = (debate.get("history") or "") + ("\n" if debate.get("history") else "") + argument
         own_key = f"{key}_history"
         new_state = dict(debate)
@@ -59,6 +61,6 @@ def create_risk_debater(llm, config, *, key: str, prompt: str):
                 "count": int(debate.get("count") or 0) + 1,
             }
         )
-        return {"risk_debate_state": new_state}
+        return {"risk_debate_state": new_state, "debate_turns": [turn_record(role, new_state["count"], text)]}
 
     return risk_node

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import operator
+from typing import Annotated, Any
 
 from langgraph.graph import MessagesState
 from typing_extensions import TypedDict
+
+from tradingagents import team
 
 
 def _keep_last(left, right):
@@ -53,6 +56,20 @@ class AgentState(MessagesState):
     trader_investment_plan: str
     risk_debate_state: RiskDebateState
     final_trade_decision: str
+    # one record per debate turn, appended by the debaters: {debate, role, speaker, round, turn, text}
+    debate_turns: Annotated[list, operator.add]
+
+
+def turn_record(role: team.Role, count: int, text: str) -> dict[str, Any]:
+    """The record of the debate turn that brought ``role``'s debate to ``count`` turns."""
+    return {
+        "debate": role.debate,
+        "role": role.key,
+        "speaker": role.speaker,
+        "round": team.debate_round(role.debate, count),  # type: ignore[arg-type]
+        "turn": int(count),
+        "text": text,
+    }
 
 
 def empty_invest_debate_state() -> InvestDebateState:

@@ -21,10 +21,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
 
+from tradingagents import team
 from tradingagents.default_config import resolve_config
 from tradingagents.llm_clients.structured import message_text  # noqa: F401  (re-exported for the agents)
 
-REPORT_KEYS = ("market_report", "sentiment_report", "news_report", "fundamentals_report")
+REPORT_KEYS = team.REPORT_KEYS
 REPORT_TITLES = {
     "market_report": "Market (technical) report",
     "sentiment_report": "Sentiment report",
@@ -123,6 +124,11 @@ def strip_speaker(text: str, speaker: str) -> str:
     body = text.strip()
     pattern = re.compile(r"^\**\s*" + re.escape(speaker) + r"\s*\**\s*:\s*\**\s*", re.IGNORECASE)
     return pattern.sub("", body, count=1).strip()
+
+
+def turn_label(role: Any) -> str:
+    """The label a debate turn starts with in the history: "Bull Analyst", "Aggressive Analyst", …"""
+    return f"{role.speaker} Analyst"
 
 
 def stable_id(*parts: str) -> str:
