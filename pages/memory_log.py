@@ -8,6 +8,7 @@ import streamlit as st
 
 from studio import charts, ui
 from tradingagents.agents.utils.memory import TradingMemoryLog
+from tradingagents.agents.utils.rating import HOLD_BAND, RATINGS_5_TIER, direction
 
 ui.require_router()
 
@@ -102,8 +103,9 @@ def main() -> None:
                      hide_index=True, width="stretch", key="rating_stats",
                      column_config={"hit_rate": st.column_config.NumberColumn("hit rate", format="%.0f%%"),
                                     "avg_alpha": st.column_config.NumberColumn("avg alpha", format="%+.2f%%")})
-        s2.caption("A hit: Buy/Overweight with positive alpha, Underweight/Sell with negative alpha, "
-                   f"Hold with alpha within ±{charts.HOLD_BAND:.0%}.")
+        tiers = {d: "/".join(r for r in RATINGS_5_TIER if direction(r) == d) for d in (1, -1, 0)}
+        s2.caption(f"A hit is the reflections' own rule on the exact alpha: {tiers[1]} need alpha above 0, "
+                   f"{tiers[-1]} below 0, {tiers[0]} within ±{HOLD_BAND:.0%}.")
     else:
         st.info("Charts appear once a decision is settled.")
 

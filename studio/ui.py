@@ -22,8 +22,8 @@ from tradingagents.default_config import resolve_config
 from tradingagents.llm_clients.factory import OFFLINE_LABEL, PROVIDER_PRESETS
 from tradingagents.llm_clients.factory import provider_label as engine_provider_label
 
-VENDORS = ("demo", "yfinance", "csv")
 VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}
+VENDORS = tuple(VENDOR_LABELS)
 KEY_API = "set_api_key"
 
 

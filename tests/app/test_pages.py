@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
 from tests.app.apptest_utils import form_button, new_app, run_until, start_offline_run, texts
+from tradingagents import team
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
+from tradingagents.agents.utils.rating import was_right
 from tradingagents.default_config import resolve_config
 
 SEED = [
@@ -96,11 +99,20 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     # Debates: both sides as chat bubbles with distinct avatars, and both judges' verdicts
     at.switch_page("pages/debates.py").run()
     names = [c.name for c in at.chat_message]
-    assert "Bull Analyst" in names and "Bear Analyst" in names
+    assert "Bull Researcher" in names and "Bear Researcher" in names
     assert {"Aggressive Analyst", "Conservative Analyst", "Neutral Analyst"} <= set(names)
     avatars = {c.name: c.avatar for c in at.chat_message}
-    assert avatars["Bull Analyst"] != avatars["Bear Analyst"]
+    assert avatars["Bull Researcher"] != avatars["Bear Researcher"]
     assert "Research Manager — verdict" in texts(at) and "Portfolio Manager — verdict" in texts(at)
+    # the bubbles are the saved meta's debate_turns, one for one, for the current run and reopened
+    from tradingagents.graph.results import load_run
+
+    saved = load_run(resolve_config(), "NVDA", "2024-05-10")
+    recorded = [team.ROLES[t["role"]].node for t in saved["meta"]["debate_turns"]]
+    assert names == recorded
+    at.selectbox(key="debate_source").set_value(1).run()
+    assert "saved:" not in texts(at) and [c.name for c in at.chat_message] == recorded
+    at.selectbox(key="debate_source").set_value(0).run()
     # replay steps turn by turn
     at.segmented_control(key="debate_mode").set_value("Replay").run()
     assert len(at.chat_message) == 1
@@ -205,9 +217,43 @@ def test_debates_page_follows_a_live_run():
         assert "Current run: AMD" in at.selectbox(key="debate_source").format_func(0)
         seen_live = run_until(at, lambda a: len(a.chat_message) >= 1 and handle.status == "running", timeout=60)
         assert "Live: the debate fills in" in texts(seen_live)
-        assert at.chat_message[0].name == "Bull Analyst"
+        assert at.chat_message[0].name == "Bull Researcher"
         assert handle.wait(120) and handle.status == "finished"
         at.run()
         names = {c.name for c in at.chat_message}
-        assert {"Bull Analyst", "Bear Analyst", "Neutral Analyst"} <= names
+        assert {"Bull Researcher", "Bear Researcher", "Neutral Analyst"} <= names
         assert "Live:" not in texts(at)
+
+
+def test_run_page_board_is_the_plan_of_run_started():
+    at = new_app("run")
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["news"])
+    run_until(at, _rating_shown, timeout=90)
+    at.toggle(key=f"details_{at.query_params['run']}").set_value(True).run()
+    board = next(h.value for h in at.html if 'class="ta-board"' in h.value)
+    shown = [part.split('"', 1)[0] for part in board.split('data-agent="')[1:]]
+    assert shown == [agent for group in team.plan(["news"]) for agent in group["agents"]]
+    assert 'data-status="done"' in board and 'data-status="pending"' not in board
+
+
+def _settled_block(date, ticker, rating, raw, alpha):
+    return (f"[{date} | {ticker} | {rating} | {raw * 100:+.1f}% | {alpha * 100:+.1f}% | 5d]\n\nDECISION:\n"
+            f"**Rating**: {rating}\n\nREFLECTION:\nA lesson.\n\n<!-- exact raw={raw!r} alpha={alpha!r} -->")
+
+
+def test_memory_log_counts_hits_exactly_as_rating_was_right(ta_home):
+    # AAPL 2024-06-10 Overweight: raw -0.9 %, alpha +0.004 % (the tag shows +0.0 %): right by was_right
+    entries = [("2024-06-10", "AAPL", "Overweight", -0.009, 0.00004),
+               ("2024-06-17", "AAPL", "Overweight", 0.004, -0.00004),
+               ("2024-06-24", "AAPL", "Hold", 0.01, 0.02)]
+    log = Path(resolve_config()["memory_log_path"])
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("".join(_settled_block(*e) + "\n\n<!-- ENTRY_END -->\n\n" for e in entries))
+    at = new_app("memory_log")
+    assert not at.exception, [e.value for e in at.exception]
+    stats = next(d.value for d in at.dataframe if "hit_rate" in d.value.columns).set_index("rating")
+    for rating in ("Overweight", "Hold"):
+        calls = [was_right(r, a) for _, _, r, _, a in entries if r == rating]
+        assert stats.loc[rating, "hit_rate"] == pytest.approx(100 * sum(calls) / len(calls))
+    assert stats.loc["Overweight", "hit_rate"] == pytest.approx(50.0)  # AAPL 06-10 a hit, 06-17 a miss
+    assert "2024-06-10 · AAPL · Overweight · alpha +0.0%" in texts(at)

@@ -60,7 +60,7 @@ def test_two_offline_runs_debates_and_settled_memory_log(ta_home):
         page.get_by_text("Portfolio Manager — verdict").wait_for()
         bubbles = page.locator('[data-testid="stChatMessage"]')
         text = " ".join(bubbles.all_inner_texts())
-        assert "Bull Analyst" in text and "Bear Analyst" in text
+        assert "Bull Researcher" in text and "Bear Researcher" in text
         assert "Aggressive Analyst" in text and "Conservative Analyst" in text and "Neutral Analyst" in text
         _shot(page, "debates")
 
