@@ -72,6 +72,8 @@ def render_progress(handle: RunHandle, *, live: bool) -> None:
     c[4].metric("Tokens out", f"{p.counters['output_tokens']:,}")
     left, right = st.columns([2, 3])
     with left:
+        if not p.agents:
+            st.caption("Starting: the board appears with the engine's plan of agents.")
         st.html(agent_board_html(p))
     with right:
         t_reports, t_tools, t_time = st.tabs(["Reports so far", "Tool calls", "Timeline"])

@@ -41,7 +41,6 @@ REPORT_TITLES = {
 }
 """A tab title per output key, in the order the agents write them (team.OUTPUT_KEYS)."""
 STATUS_OF = {"run_finished": "finished", "run_failed": "failed", "run_stopped": "stopped"}
-STATUSES = ("running", *STATUS_OF.values(), "crashed")
 
 
 def graph_order(analysts: Any) -> list[str]:
@@ -96,7 +95,7 @@ class RunHandle:
     analysts: list[str]
     config: dict[str, Any]  # resolved, without any secret
     created_at: float = field(default_factory=time.time)
-    status: str = "running"  # one of STATUSES
+    status: str = "running"  # running, then finished | failed | stopped (STATUS_OF) or crashed
     error: str | None = None
     error_type: str | None = None
     resumable: bool = False
