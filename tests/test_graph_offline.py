@@ -183,13 +183,16 @@ def test_settle_pending_only_settles_closed_windows(monkeypatch):
     assert graph.settle_pending("MSFT") == []
     settled = graph.settle_pending("AAPL")
     assert [(s["ticker"], s["date"]) for s in settled] == [("AAPL", "2024-05-02")]
-    assert set(settled[0]) == {"ticker", "date", "rating", "raw", "alpha", "holding", "reflection"}
+    assert set(settled[0]) == {"ticker", "date", "rating", "raw", "alpha", "holding", "benchmark", "reflection"}
+    assert settled[0]["benchmark"] == "SPY" and "SPY" in settled[0]["reflection"]
     assert graph.settle_pending() and graph.settle_pending() == []  # NVDA now, then nothing left
     # a decision whose window has not closed stays pending
     today = dt.date.today().isoformat()
     graph.propagate("TSLA", today)
     assert graph.settle_pending("TSLA") == []
     assert TradingMemoryLog(None).get_pending_entries("TSLA")
+    [problem] = graph.settle_problems
+    assert problem.startswith(f"TSLA {today}: window closes on ") and problem[-10:] > today
 
 
 def test_reflect_and_remember_writes_one_lesson_per_role():

@@ -98,7 +98,7 @@ def test_drifted_state_never_routes_outside_the_path_maps():
 def test_plan_keeps_the_selected_order_and_names():
     plan = build_analyst_execution_plan(["news", "market"])
     assert [s.key for s in plan] == ["news", "market"]
-    assert plan[1].agent_node == "Market Analyst" and plan[1].tools_node == "tools_market"
+    assert plan[1].agent_node == "Market Analyst" and plan[1].tool_node == "tools_market"
     social = ANALYST_SPECS["social"]
     assert (social.agent_node, social.clear_node, social.report_key) == (
         "Sentiment Analyst", "Msg Clear Sentiment", "sentiment_report")

@@ -79,7 +79,7 @@ def test_a_real_model_answer_is_sanitised_and_given_the_figures(tmp_path):
         text = Reflector(llm).reflect_on_decision(**_outcome("Buy", 0.032, 0.011))
         lessons = Reflector(llm).role_lessons(**_outcome("Buy", 0.032, 0.011))
     assert text.startswith("The Buy call on NVDA of 2024-05-10 returned +3.2% over 5 trading days with an alpha of "
-                           "+1.1%, so the call was right.")
+                           "+1.1% against SPY, so the call was right.")
     for bad in ("<!--", "-->", "ENTRY_END -->", "[", "]", "|", "#", "**", "\n"):
         assert bad not in text
     assert _n_sentences(text) <= 4
@@ -93,7 +93,8 @@ def test_the_reflector_prompt_has_the_figures_and_the_language():
     system, human = rec.calls[-1][0].content, rec.calls[-1][1].content
     assert "Instrument: NVDA" in system and "Analysis date: 2024-05-10" in system
     assert "Write your entire answer in Deutsch" in system
-    assert "Realised return: +3.2% over 5 trading days" in human and "Alpha vs benchmark: +1.1%" in human
+    assert "Realised return: +3.20% over 5 trading days" in human and "\nAlpha vs SPY: +1.10%\n" in human
+    assert "\nVerdict: right\n" in human
 
 
 def test_parse_lessons_tolerates_markdown_around_role_names():
@@ -117,3 +118,58 @@ def test_hold_is_right_only_when_the_stock_tracked_its_benchmark():
     reflector = Reflector(OfflineChatModel())
     assert "was right" in reflector.reflect_on_decision(**_outcome("Hold", 0.01, 0.015))
     assert "was wrong" in reflector.reflect_on_decision(**_outcome("Hold", 0.06, 0.045))
+
+
+def _human(rec):
+    return rec.calls[-1][1].content
+
+
+def test_reflect_on_final_decision_names_the_real_benchmark_of_a_tokyo_ticker():
+    from tradingagents.default_config import benchmark_for
+
+    rec = PromptRecorder()
+    reflector = Reflector(OfflineChatModel(callbacks=[rec]))
+    text = reflector.reflect_on_final_decision("**Rating**: Overweight\n\nAdd slowly.", 0.024, 0.011,
+                                               benchmark_for("7203.T"), ticker="7203.T", date="2024-05-10")
+    human = _human(rec)
+    assert "\nAlpha vs ^N225: +1.10%\n" in human and "Rating: Overweight" in human
+    assert "\nVerdict: right\n" in human
+    assert "+2.4%" in text and "+1.1%" in text
+    # the seed's own call: benchmark_name defaults to SPY, percent strings are accepted too
+    reflector.reflect_on_final_decision("**Rating**: Sell", "+2.4%", "-0.8 %")
+    assert "\nAlpha vs SPY: -0.80%\n" in _human(rec) and "\nVerdict: right\n" in _human(rec)
+
+
+def test_verdict_uses_the_exact_alpha_not_the_rounded_one():
+    # the Memory log's AAPL 2024-06-10 case: Overweight, raw -0.9 %, alpha +0.004 % — right by the rule
+    rec = PromptRecorder()
+    Reflector(OfflineChatModel(callbacks=[rec])).reflect_on_decision(**_outcome("Overweight", -0.009, 0.00004))
+    human = _human(rec)
+    assert "\nAlpha vs SPY: +0.00%\n" in human and "\nVerdict: right\n" in human
+    Reflector(OfflineChatModel(callbacks=[rec])).reflect_on_decision(**_outcome("Overweight", -0.009, -0.00004))
+    assert "\nAlpha vs SPY: -0.00%\n" in _human(rec) and "\nVerdict: wrong\n" in _human(rec)
+    [line] = [x for x in _human(rec).splitlines() if x.startswith("Verdict:")]
+    assert line == "Verdict: wrong"
+
+
+def test_every_reflection_prompt_names_the_benchmark_and_the_lessons_prompt_lists_the_roster():
+    from tradingagents import team
+
+    rec = PromptRecorder()
+    lessons = Reflector(OfflineChatModel(callbacks=[rec])).role_lessons(**_outcome(), benchmark="^FTSE")
+    system, human = rec.calls[-1][0].content, rec.calls[-1][1].content
+    assert "\nAlpha vs ^FTSE: +1.10%\n" in human
+    assert set(lessons) == set(team.MEMORY_NAMES)
+    for name in team.MEMORY_NAMES:
+        assert f"{team.MEMORY_ROLE[name].node}: …" in system
+
+
+def test_reflect_on_final_decision_refuses_a_bad_return():
+    import pytest
+
+    from tradingagents.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="percent string"):
+        Reflector(OfflineChatModel()).reflect_on_final_decision("**Rating**: Buy", "lots", 0.01)
+    with pytest.raises(TypeError, match="benchmark"):
+        Reflector(OfflineChatModel()).reflect_on_final_decision("**Rating**: Buy", 0.01, 0.01, benchmark="X")

@@ -1,8 +1,11 @@
-"""Realised return and alpha of a decision over its holding window (aligned by date)."""
+"""Realised return and alpha of a decision over its holding window (aligned by date), and the
+parser of returns a user gives by hand (``reflect_and_remember("+2.4%")``)."""
 
 from __future__ import annotations
 
 import datetime as _dt
+import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,10 +13,64 @@ import pandas as pd
 
 from tradingagents.dataflows.interface import MarketDataProvider, clip_frame, today
 from tradingagents.default_config import benchmark_for, resolve_config
-from tradingagents.validation import ValidationError, validate_date, validate_ticker
+from tradingagents.validation import ValidationError, validate_date
 
 # Calendar days of history fetched before the decision date to find "the last close before it".
 _LOOK_BEFORE = 14
+
+_PERCENT_RE = re.compile(r"^([+-]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*%$")
+_RETURN_KEYS = ("raw", "alpha", "holding", "end_date")
+
+
+def parse_return(value: object, what: str = "return") -> float:
+    """A return as a fraction: a number (0.024) or a percent string ("+2.4%", "-0.8 %") → 0.024, -0.008.
+
+    Anything else (a bare string such as "2.4", a bool, NaN, infinity) raises ValidationError that
+    says which forms are accepted.
+    """
+    accepted = f"Give {what} as a fraction (0.024) or a percent string (\"+2.4%\", \"-0.8 %\")."
+    if isinstance(value, bool) or value is None:
+        raise ValidationError(f"{what} is {value!r}, not a return. {accepted}")
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        text = value.strip().replace("\u2212", "-")  # a typographic minus counts as one
+        match = _PERCENT_RE.match(text)
+        if not match:
+            shown = repr(value) if len(value) <= 40 else repr(value[:39] + "…")
+            raise ValidationError(f"{what} {shown} is not a return. {accepted}")
+        number = float(match.group(2)) / 100.0 * (-1.0 if match.group(1) == "-" else 1.0)
+    else:
+        raise ValidationError(f"{what} must be a number or a percent string, not {type(value).__name__}. {accepted}")
+    if not math.isfinite(number):
+        raise ValidationError(f"{what} is {number}, not a finite return. {accepted}")
+    return number
+
+
+def parse_returns(returns: object, *, holding_days: int) -> dict[str, Any]:
+    """``{raw, alpha, holding, end_date}`` from a number, a percent string or a dict {raw, alpha?, holding?,
+    end_date?}. Without an alpha the raw return stands in for it; ``end_date`` is None when not given."""
+    if isinstance(returns, Mapping):
+        unknown = [str(k) for k in returns if k not in _RETURN_KEYS]
+        if unknown:
+            raise ValidationError(
+                f"Unknown key(s) in the returns: {', '.join(unknown)}. Use raw, and optionally alpha, holding "
+                "(trading days) and end_date (YYYY-MM-DD)."
+            )
+        if "raw" not in returns:
+            raise ValidationError("The returns need a 'raw' return, e.g. {'raw': 0.024, 'alpha': 0.011}.")
+        raw = parse_return(returns["raw"], "the raw return")
+        alpha = parse_return(returns["alpha"], "the alpha") if returns.get("alpha") is not None else raw
+        holding = returns.get("holding", holding_days)
+        if isinstance(holding, bool) or not isinstance(holding, int) or holding < 1:
+            raise ValidationError(f"holding must be a whole number of trading days ≥ 1, not {holding!r}.")
+        end_date = validate_date(returns["end_date"], allow_future=True) if returns.get("end_date") else None
+    else:
+        raw = alpha = parse_return(returns, "the return")
+        holding, end_date = int(holding_days), None
+    if raw < -1.0:
+        raise ValidationError(f"A raw return of {raw:+.1%} is impossible (a position cannot lose more than all of it).")
+    return {"raw": raw, "alpha": alpha, "holding": int(holding), "end_date": end_date}
 
 
 def _closes(provider: MarketDataProvider, ticker: str, start: str, end: str) -> pd.Series:
@@ -40,20 +97,34 @@ def compute_returns(
     benchmark: str | None = None,
     config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
+    """The outcome of ``returns_or_reason``, or None while the entry stays pending."""
+    return returns_or_reason(provider, ticker, trade_date, holding_days, benchmark, config)[0]
+
+
+def returns_or_reason(
+    provider: MarketDataProvider,
+    ticker: str,
+    trade_date: str,
+    holding_days: int = 5,
+    benchmark: str | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any] | None, str]:
     """Raw return and alpha of ``ticker`` from ``trade_date`` over ``holding_days`` trading days.
 
     start = the close on the decision date, or the last close before it; end = the close
     ``holding_days`` trading days later on the ticker's own calendar; the benchmark's return is
-    taken over the same dates (its close on or before each). Returns ``None`` while the window has
-    not closed (the end close does not exist yet, as of today) — the entry stays pending.
-    Raises ``ValidationError`` for a bad ticker, date or holding period, and whatever the provider
-    raises (``ProviderUnavailable``, ``DataNotFound``) when data cannot be read.
+    taken over the same dates (its close on or before each). Returns ``(outcome, "")``, or
+    ``(None, reason)`` while the entry stays pending — "window closes on YYYY-MM-DD" when the end
+    close does not exist yet (as of today), or what is missing.
+    ``ticker`` and ``trade_date`` arrive validated (propagate's input, the memory log's parsed
+    entries); they are not validated again here. Raises ``ValidationError`` for a bad holding
+    period, and whatever the provider raises (``ProviderUnavailable``, ``DataNotFound``) when data
+    cannot be read.
     """
-    t = validate_ticker(ticker)
-    d = validate_date(trade_date)
+    t, d = str(ticker), str(trade_date)
     if isinstance(holding_days, bool) or not isinstance(holding_days, int) or holding_days < 1:
         raise ValidationError(f"holding_days must be a whole number of trading days ≥ 1, not {holding_days!r}.")
-    bench = validate_ticker(benchmark) if benchmark else benchmark_for(t, resolve_config(config))
+    bench = str(benchmark).strip().upper() if benchmark else benchmark_for(t, resolve_config(config))
     day = pd.Timestamp(d)
     now = today().isoformat()
     fetch_start = (day - pd.Timedelta(days=_LOOK_BEFORE)).date().isoformat()
@@ -68,7 +139,7 @@ def compute_returns(
         closes = _closes(provider, t, wider, fetch_end)
         start = _on_or_before(closes, day)
         if start is None:
-            return None
+            return None, f"no close of {t} on or before {d} in the data source"
     start_day, start_close = start
     after = closes.loc[closes.index > start_day]
     if len(after) < holding_days:
@@ -77,20 +148,25 @@ def compute_returns(
             closes = _closes(provider, t, fetch_start, now)
             after = closes.loc[closes.index > start_day]
         if len(after) < holding_days:
-            return None
+            expected = (start_day + pd.offsets.BDay(holding_days)).date()
+            if expected.isoformat() > now:
+                return None, f"window closes on {expected.isoformat()}"
+            return None, (f"only {len(after)} of {holding_days} trading days of {t} after "
+                          f"{start_day.date().isoformat()} are in the data source so far")
     end_day = after.index[holding_days - 1]
     end_close = float(after.iloc[holding_days - 1])
     if end_day.date() > _dt.date.fromisoformat(now):
-        return None
+        return None, f"window closes on {end_day.date().isoformat()}"
     if start_close <= 0:
-        return None
+        return None, f"the close of {t} on {start_day.date().isoformat()} is not a positive price"
     raw = end_close / start_close - 1.0
     bcloses = _closes(provider, bench, (start_day - pd.Timedelta(days=_LOOK_BEFORE)).date().isoformat(),
                       end_day.date().isoformat())
     b0 = _on_or_before(bcloses, start_day)
     b1 = _on_or_before(bcloses, end_day)
     if b0 is None or b1 is None or b0[1] <= 0:
-        return None
+        return None, (f"no close of the benchmark {bench} for {start_day.date().isoformat()} to "
+                      f"{end_day.date().isoformat()} in the data source")
     bench_raw = b1[1] / b0[1] - 1.0
     return {
         "raw": float(raw),
@@ -102,4 +178,4 @@ def compute_returns(
         "start_close": float(start_close),
         "end_close": float(end_close),
         "benchmark_raw": float(bench_raw),
-    }
+    }, ""

@@ -1,11 +1,7 @@
-"""The one place that names the analysts' graph nodes, and the plan of which analysts run.
+"""The analysts' graph nodes (derived from the roster, ``tradingagents.team``) and the plan of which run.
 
-| key | agent node | clear node | tools node | report key |
-|---|---|---|---|---|
-| market | "Market Analyst" | "Msg Clear Market" | "tools_market" | market_report |
-| social | "Sentiment Analyst" | "Msg Clear Sentiment" | "tools_social" | sentiment_report |
-| news | "News Analyst" | "Msg Clear News" | "tools_news" | news_report |
-| fundamentals | "Fundamentals Analyst" | "Msg Clear Fundamentals" | "tools_fundamentals" | fundamentals_report |
+``AnalystNodeSpec`` names the three nodes of one analyst (agent, clear, tool) and its report key;
+``ANALYST_SPECS`` is built from ``team.ANALYSTS``, so no node name is declared here.
 """
 
 from __future__ import annotations
@@ -13,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tradingagents.default_config import ANALYST_ORDER
+from tradingagents import team
 from tradingagents.validation import ValidationError
 
 EXECUTION_MODES = ("sequential", "parallel")
@@ -24,7 +20,7 @@ class AnalystNodeSpec:
     key: str  # market | social | news | fundamentals
     agent_node: str  # graph node of the agent, also its display name
     clear_node: str
-    tools_node: str
+    tool_node: str
     report_key: str
     factory: str  # name of the factory in tradingagents.agents
 
@@ -35,43 +31,18 @@ class AnalystNodeSpec:
 
     @property
     def node_names(self) -> tuple[str, str, str]:
-        return (self.agent_node, self.tools_node, self.clear_node)
+        return (self.agent_node, self.tool_node, self.clear_node)
+
+    @classmethod
+    def for_role(cls, role: team.Role) -> AnalystNodeSpec:
+        return cls(key=role.key, agent_node=role.node, clear_node=role.clear_node, tool_node=role.tool_node,
+                   report_key=role.output_key, factory=role.factory)  # type: ignore[arg-type]
 
 
-ANALYST_SPECS: dict[str, AnalystNodeSpec] = {
-    "market": AnalystNodeSpec(
-        "market", "Market Analyst", "Msg Clear Market", "tools_market", "market_report", "create_market_analyst"
-    ),
-    "social": AnalystNodeSpec(
-        "social",
-        "Sentiment Analyst",
-        "Msg Clear Sentiment",
-        "tools_social",
-        "sentiment_report",
-        "create_social_media_analyst",
-    ),
-    "news": AnalystNodeSpec(
-        "news", "News Analyst", "Msg Clear News", "tools_news", "news_report", "create_news_analyst"
-    ),
-    "fundamentals": AnalystNodeSpec(
-        "fundamentals",
-        "Fundamentals Analyst",
-        "Msg Clear Fundamentals",
-        "tools_fundamentals",
-        "fundamentals_report",
-        "create_fundamentals_analyst",
-    ),
-}
-assert tuple(ANALYST_SPECS) == ANALYST_ORDER
+ANALYST_SPECS: dict[str, AnalystNodeSpec] = {role.key: AnalystNodeSpec.for_role(role) for role in team.ANALYSTS}
+ANALYST_ORDER = team.ANALYST_KEYS
 
 _ALIASES = {"sentiment": "social", "fundamental": "fundamentals", "technical": "market"}
-
-# node name → (agent display name) for every analyst node
-ANALYST_NODE_AGENT: dict[str, str] = {
-    node: spec.agent_node for spec in ANALYST_SPECS.values() for node in spec.node_names
-}
-REPORT_KEYS = tuple(spec.report_key for spec in ANALYST_SPECS.values())
-
 
 def normalize_analysts(selected: Iterable[str] | str | None) -> list[str]:
     """Analyst keys in the given order, without duplicates; a clear error for anything else."""

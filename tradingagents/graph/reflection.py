@@ -5,9 +5,22 @@ decision once its holding window has closed:
 
 - ``reflect_on_decision(...)`` → 2–4 plain sentences that cite the realised return and alpha
   (``+x.x%``) and say whether the call was right; this goes into the memory log's REFLECTION.
-- ``role_lessons(...)`` → ``{memory_name: (situation, lesson)}`` for the five role memories
-  (bull, bear, trader, invest_judge, risk_manager). The situation is built from the run's reports
-  exactly as the agents build their memory queries, so a similar future situation finds it.
+  ``reflect_on_final_decision(final_decision, raw_return, alpha_return, benchmark_name="SPY")`` is
+  the same with the seed documents' signature.
+- ``role_lessons(...)`` → ``{memory_name: (situation, lesson)}`` for every role memory of the
+  roster (``team.MEMORY_NAMES``). The situation is built from the run's reports exactly as the
+  agents build their memory queries, so a similar future situation finds it.
+
+Every prompt carries the outcome in fixed lines (the offline engine reads them)::
+
+    Rating: Overweight
+    Realised return: +2.40% over 5 trading days
+    Alpha vs ^N225: +1.10%
+    Rule: bullish tiers need a positive alpha, bearish tiers a negative alpha, Hold an alpha within ±2%.
+    Verdict: right
+
+``Verdict:`` is ``right`` or ``wrong``, computed with ``rating.was_right`` on the exact alpha
+(never the rounded figure shown above it).
 
 Whatever the model writes is sanitised before it leaves this module (``sanitize_reflection``):
 markdown, HTML comments, tags and control characters removed, whitespace collapsed, at most four
@@ -23,6 +36,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from tradingagents import team
 from tradingagents.agents.utils.agent_utils import (
     REPORT_KEYS,
     header_lines,
@@ -32,41 +46,32 @@ from tradingagents.agents.utils.agent_utils import (
     situation_from_reports,
     tagged,
 )
-from tradingagents.agents.utils.rating import normalize_rating
-from tradingagents.default_config import resolve_config
+from tradingagents.agents.utils.rating import HOLD_BAND, normalize_rating, parse_rating, was_right
+from tradingagents.default_config import DEFAULT_BENCHMARK, resolve_config
 
 MAX_REFLECTION_CHARS = 700
 MAX_LESSON_CHARS = 400
 MAX_SENTENCES = 4
 
-ROLE_MEMORIES = {
-    "bull_memory": "Bull Researcher",
-    "bear_memory": "Bear Researcher",
-    "trader_memory": "Trader",
-    "invest_judge_memory": "Research Manager",
-    "risk_manager_memory": "Portfolio Manager",
-}
+# memory name → the role (node name) whose lesson it stores, from the roster
+ROLE_MEMORIES: dict[str, str] = {name: team.MEMORY_ROLE[name].node for name in team.MEMORY_NAMES}
 
 REFLECTION_PROMPT = """You are the Reflection Analyst of a trading team. A past decision's holding window has
 closed; look back at it.
 {header}
 
 In two to four plain sentences (no headings, no lists, no markdown): say whether the call was right
-given the realised return and alpha, quoting both figures exactly as given (for example +3.2%); name
-the signals the decision leaned on and which ones mattered; and state one lesson for similar
-situations.
+(the Verdict line gives the answer by the team's rule), quoting the realised return and the alpha
+against the named benchmark; name the signals the decision leaned on and which ones mattered; and
+state one lesson for similar situations.
 {language}"""
 
 LESSONS_PROMPT = """You are the Lessons Analyst of a trading team. A past decision's holding window has closed;
 write one lesson for each role that took part.
 {header}
 
-Answer with exactly five lines, one per role, each starting with the role's name and a colon:
-Bull Researcher: …
-Bear Researcher: …
-Trader: …
-Research Manager: …
-Portfolio Manager: …
+Answer with exactly {n_roles} lines, one per role, each starting with the role's name and a colon:
+{role_lines}
 Each lesson is one or two plain sentences, cites the realised alpha, and says what to repeat or avoid
 in a similar situation.
 {language}"""
@@ -77,6 +82,20 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x:+.1%}"
+
+
+def _pct2(x: float | None) -> str:
+    """The prompt's precision (+1.10%): a small alpha does not round to a misleading zero."""
+    return "n/a" if x is None else f"{x:+.2%}"
+
+
+def _cites(text: str, x: float | None) -> bool:
+    return _pct(x) in text or _pct2(x) in text
+
+
+def verdict_line(rating: object, alpha: float | None) -> str:
+    """``Verdict: right`` or ``Verdict: wrong`` by ``rating.was_right`` on the exact alpha."""
+    return f"Verdict: {'right' if was_right(_tier(rating), alpha) else 'wrong'}"
 
 
 def _clean(text: str) -> str:
@@ -124,17 +143,6 @@ def _tier(rating: object) -> str:
     return normalize_rating(str(rating or "")) or "Hold"
 
 
-def was_right(rating: str, alpha: float | None) -> bool | None:
-    """Bullish calls need positive alpha, bearish negative alpha, Hold an alpha within ±2 %."""
-    if alpha is None:
-        return None
-    if rating in ("Buy", "Overweight"):
-        return alpha > 0
-    if rating in ("Underweight", "Sell"):
-        return alpha < 0
-    return abs(alpha) <= 0.02
-
-
 class Reflector:
     """Writes reflections and per-role lessons for settled decisions with the quick model."""
 
@@ -144,17 +152,19 @@ class Reflector:
 
     # -- prompts ---------------------------------------------------------------------------------
 
-    def _context(self, *, ticker, date, rating, decision, raw, alpha, holding, reports) -> str:
+    def _context(self, *, ticker, date, rating, decision, raw, alpha, holding, reports, benchmark) -> str:
         rating = _tier(rating)
         state = {"company_of_interest": ticker, "trade_date": date}
-        verdict = {True: "right", False: "wrong", None: "unknown"}[was_right(rating, alpha)]
         parts = [
             header_lines(state),
-            f"Rating: {rating}",
-            f"Realised return: {_pct(raw)} over {int(holding or 0)} trading days",
-            f"Alpha vs benchmark: {_pct(alpha)}",
-            f"Verdict by the rule (bullish needs positive alpha, bearish negative, Hold within 2%): "
-            f"{verdict}",
+            "\n".join([
+                f"Rating: {rating}",
+                f"Realised return: {_pct2(raw)} over {int(holding or 0)} trading days",
+                f"Alpha vs {benchmark or DEFAULT_BENCHMARK}: {_pct2(alpha)}",
+                f"Rule: bullish tiers need a positive alpha, bearish tiers a negative alpha, Hold an alpha "
+                f"within ±{HOLD_BAND:.0%}.",
+                verdict_line(rating, alpha),
+            ]),
             tagged("decision", decision),
         ]
         if reports:
@@ -163,30 +173,58 @@ class Reflector:
 
     def _ask(self, prompt: str, context: str, ticker: str, date: str) -> str:
         state = {"company_of_interest": ticker, "trade_date": date}
-        system = prompt.format(header=header_lines(state), language=language_instruction(self.config)).strip()
+        roles = list(ROLE_MEMORIES.values())
+        system = prompt.format(header=header_lines(state), language=language_instruction(self.config),
+                               n_roles=len(roles), role_lines="\n".join(f"{r}: …" for r in roles)).strip()
         result = self.llm.invoke([SystemMessage(content=system), HumanMessage(content=context)])
         return message_text(result)
 
     # -- public API ------------------------------------------------------------------------------
 
-    def fact_sentence(self, *, ticker, date, rating, raw, alpha, holding) -> str:
+    def fact_sentence(self, *, ticker, date, rating, raw, alpha, holding, benchmark=None) -> str:
         rating = _tier(rating)
         verdict = was_right(rating, alpha)
         judged = "" if verdict is None else f", so the call was {'right' if verdict else 'wrong'}"
+        against = f" against {benchmark}" if benchmark else ""
         return (
             f"The {rating} call on {ticker} of {date} returned {_pct(raw)} over {int(holding or 0)} trading days "
-            f"with an alpha of {_pct(alpha)}{judged}."
+            f"with an alpha of {_pct(alpha)}{against}{judged}."
+        )
+
+    def reflect_on_final_decision(
+        self, final_decision: str, raw_return: float, alpha_return: float, benchmark_name: str = DEFAULT_BENCHMARK,
+        **context: Any,
+    ) -> str:
+        """The seed documents' signature: a reflection on ``final_decision`` given its outcome.
+
+        ``context`` may carry ``ticker``, ``date``, ``rating`` (else parsed from the decision),
+        ``holding`` (trading days, else the config's ``holding_days``) and ``reports``.
+        """
+        from tradingagents.dataflows.returns import parse_return
+
+        unknown = set(context) - {"ticker", "date", "rating", "holding", "reports"}
+        if unknown:
+            raise TypeError(f"reflect_on_final_decision() got unexpected keyword(s): {', '.join(sorted(unknown))}")
+        rating = context.get("rating") or parse_rating(final_decision)
+        return self.reflect_on_decision(
+            ticker=context.get("ticker") or "", date=context.get("date") or "", rating=rating,
+            decision=final_decision or "", raw=parse_return(raw_return, "raw_return"),
+            alpha=parse_return(alpha_return, "alpha_return"),
+            holding=int(context.get("holding") or self.config["holding_days"]), reports=context.get("reports"),
+            benchmark=str(benchmark_name or DEFAULT_BENCHMARK),
         )
 
     def reflect_on_decision(
-        self, *, ticker, date, rating, decision, raw, alpha, holding, reports: dict | None = None
+        self, *, ticker, date, rating, decision, raw, alpha, holding, reports: dict | None = None,
+        benchmark: str = DEFAULT_BENCHMARK,
     ) -> str:
-        """2–4 sanitised sentences that cite the realised return and alpha."""
+        """2–4 sanitised sentences that cite the realised return and alpha (against ``benchmark``)."""
         context = self._context(ticker=ticker, date=date, rating=rating, decision=decision, raw=raw,
-                                alpha=alpha, holding=holding, reports=reports)
+                                alpha=alpha, holding=holding, reports=reports, benchmark=benchmark)
         text = sanitize_reflection(self._ask(REFLECTION_PROMPT, context, ticker, date))
-        fact = self.fact_sentence(ticker=ticker, date=date, rating=rating, raw=raw, alpha=alpha, holding=holding)
-        if _pct(alpha) not in text or _pct(raw) not in text:
+        fact = self.fact_sentence(ticker=ticker, date=date, rating=rating, raw=raw, alpha=alpha, holding=holding,
+                                  benchmark=benchmark)
+        if not _cites(text, alpha) or not _cites(text, raw):
             text = sanitize_reflection(f"{fact} {text}".strip())
         if len(_SENTENCE_SPLIT_RE.split(text)) < 2:
             text = sanitize_reflection(
@@ -196,24 +234,26 @@ class Reflector:
         return text
 
     def role_lessons(
-        self, *, ticker, date, rating, decision, raw, alpha, holding, reports: dict | None = None
+        self, *, ticker, date, rating, decision, raw, alpha, holding, reports: dict | None = None,
+        benchmark: str = DEFAULT_BENCHMARK,
     ) -> dict[str, tuple[str, str]]:
-        """``{memory_name: (situation, lesson)}`` for the five role memories."""
+        """``{memory_name: (situation, lesson)}`` for every role memory of the roster."""
         context = self._context(ticker=ticker, date=date, rating=rating, decision=decision, raw=raw,
-                                alpha=alpha, holding=holding, reports=reports)
+                                alpha=alpha, holding=holding, reports=reports, benchmark=benchmark)
         answer = self._ask(LESSONS_PROMPT, context, ticker, date)
         by_role = parse_lessons(answer)
         situation = situation_from_reports(reports or {})
         if not situation.strip():
             situation = sanitize_reflection(f"{ticker} {rating} decision of {date}: {decision or ''}",
                                             max_sentences=6, max_chars=1500)
-        fact = self.fact_sentence(ticker=ticker, date=date, rating=rating, raw=raw, alpha=alpha, holding=holding)
+        fact = self.fact_sentence(ticker=ticker, date=date, rating=rating, raw=raw, alpha=alpha, holding=holding,
+                                  benchmark=benchmark)
         out: dict[str, tuple[str, str]] = {}
         for memory_name, role in ROLE_MEMORIES.items():
             lesson = sanitize_reflection(by_role.get(role, ""), max_sentences=2, max_chars=MAX_LESSON_CHARS)
             if not lesson:
                 lesson = fact
-            elif _pct(alpha) not in lesson:
+            elif not _cites(lesson, alpha):
                 lesson = sanitize_reflection(f"{lesson} ({_pct(alpha)} alpha.)", max_sentences=3,
                                              max_chars=MAX_LESSON_CHARS)
             out[memory_name] = (situation, lesson)

@@ -16,18 +16,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tradingagents import team
 from tradingagents.default_config import public_config, resolve_config
 from tradingagents.validation import safe_path_component, validate_date
 
 STATE_FILE = "state.json"
 REPORT_FILE = "report.md"
 
-REPORT_SECTIONS = (
-    ("market_report", "Market Analyst"),
-    ("sentiment_report", "Sentiment Analyst"),
-    ("news_report", "News Analyst"),
-    ("fundamentals_report", "Fundamentals Analyst"),
-)
+# (report key, title, analyst key) of every analyst, from the roster
+REPORT_SECTIONS = tuple((r.output_key, r.node, r.key) for r in team.ANALYSTS)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -128,10 +125,8 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
     lines.append(_md_section("Portfolio Manager's decision", state.get("final_trade_decision")))
     lines.append("## Analyst reports\n")
     selected = set(meta.get("analysts") or [])
-    keys = {"market_report": "market", "sentiment_report": "social", "news_report": "news",
-            "fundamentals_report": "fundamentals"}
-    for key, title in REPORT_SECTIONS:
-        if selected and keys[key] not in selected and not state.get(key):
+    for key, title, analyst in REPORT_SECTIONS:
+        if selected and analyst not in selected and not state.get(key):
             continue
         lines.append(_md_section(title, state.get(key), level=3))
     invest = state.get("investment_debate_state") or {}

@@ -21,6 +21,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode
 
+from tradingagents import team
 from tradingagents.agents.utils.agent_states import AgentState
 from tradingagents.graph.analyst_execution import (
     ANALYST_SPECS,
@@ -118,35 +119,31 @@ class GraphSetup:
                 workflow.add_node(spec.agent_node, _scratchpad_node(agent, spec.messages_key))
                 workflow.add_node(spec.clear_node, _scratchpad_node(clear, spec.messages_key))
                 workflow.add_node(
-                    spec.tools_node,
+                    spec.tool_node,
                     ToolNode(tools, messages_key=spec.messages_key, handle_tool_errors=tool_error_message),
                 )
-                router = self.logic.make_analyst_router(spec.tools_node, spec.clear_node, spec.messages_key)
+                router = self.logic.make_analyst_router(spec.tool_node, spec.clear_node, spec.messages_key)
             else:
                 workflow.add_node(spec.agent_node, agent)
                 workflow.add_node(spec.clear_node, clear)
-                workflow.add_node(spec.tools_node, ToolNode(tools, handle_tool_errors=tool_error_message))
-                router = self.logic.make_analyst_router(spec.tools_node, spec.clear_node)
+                workflow.add_node(spec.tool_node, ToolNode(tools, handle_tool_errors=tool_error_message))
+                router = self.logic.make_analyst_router(spec.tool_node, spec.clear_node)
             workflow.add_conditional_edges(
-                spec.agent_node, router, analyst_path_map(spec.tools_node, spec.clear_node)
+                spec.agent_node, router, analyst_path_map(spec.tool_node, spec.clear_node)
             )
-            workflow.add_edge(spec.tools_node, spec.agent_node)
+            workflow.add_edge(spec.tool_node, spec.agent_node)
 
-        m = self.memories
-        workflow.add_node(BULL, agents.create_bull_researcher(self.quick_llm, m["bull_memory"], self.config))
-        workflow.add_node(BEAR, agents.create_bear_researcher(self.quick_llm, m["bear_memory"], self.config))
-        workflow.add_node(
-            RESEARCH_MANAGER,
-            agents.create_research_manager(self.deep_llm, m["invest_judge_memory"], self.config),
-        )
-        workflow.add_node(TRADER, agents.create_trader(self.quick_llm, m["trader_memory"], self.config))
-        workflow.add_node(AGGRESSIVE, agents.create_aggressive_debator(self.quick_llm, self.config))
-        workflow.add_node(CONSERVATIVE, agents.create_conservative_debator(self.quick_llm, self.config))
-        workflow.add_node(NEUTRAL, agents.create_neutral_debator(self.quick_llm, self.config))
-        workflow.add_node(
-            PORTFOLIO_MANAGER,
-            agents.create_portfolio_manager(self.deep_llm, m["risk_manager_memory"], self.config),
-        )
+        # every other role of the roster: its factory, its model tier and (if it has one) its memory
+        for role in team.ROSTER:
+            if role.is_analyst:
+                continue
+            factory = getattr(agents, role.factory)  # type: ignore[arg-type]
+            llm = self.deep_llm if role.model == "deep" else self.quick_llm
+            if role.memory:
+                node = factory(llm, self.memories[role.memory], self.config)
+            else:
+                node = factory(llm, self.config)
+            workflow.add_node(role.node, node)
 
         if parallel:
             for spec in plan:

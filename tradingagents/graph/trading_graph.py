@@ -41,7 +41,7 @@ from tradingagents.graph.analyst_execution import (
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, RunEvent, describe_error, empty_record, make_event
 from tradingagents.graph.propagation import Propagator
-from tradingagents.graph.results import REPORT_FILE, STATE_FILE, load_run, public_meta, save_run
+from tradingagents.graph.results import REPORT_FILE, STATE_FILE, public_meta, save_run
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, GraphSetup
 from tradingagents.graph.signal_processing import SignalProcessor
 from tradingagents.validation import (
@@ -234,7 +234,7 @@ class TradingAgentsGraph:
         )
         self.propagator = Propagator(int(self.config["max_recur_limit"]))
         self.signal_processor = SignalProcessor()
-        self._reflector = None
+        self._settler = None
         self._lock = threading.Lock()
 
         self.curr_state: dict[str, Any] | None = None
@@ -249,11 +249,8 @@ class TradingAgentsGraph:
 
     @property
     def reflector(self):
-        if self._reflector is None:
-            from tradingagents.graph.reflection import Reflector
-
-            self._reflector = Reflector(self.quick_thinking_llm, self.config)
-        return self._reflector
+        """The quick-model Reflector (the settler's: one per graph)."""
+        return self.settler.reflector
 
     def _provider(self):
         from tradingagents.dataflows.interface import get_provider
@@ -291,8 +288,10 @@ class TradingAgentsGraph:
         def tools_for(key: str) -> list:
             return [all_tools[name] for name in data_tools.ANALYST_TOOL_NAMES[key]]
 
+        # memory off (the "no memory" ablation): the agents get no role memory to read
+        memories = self.memories if self.config.get("memory_enabled", True) else dict.fromkeys(team.MEMORY_NAMES)
         setup = GraphSetup(
-            self.quick_thinking_llm, self.deep_thinking_llm, self.memories, self.conditional_logic,
+            self.quick_thinking_llm, self.deep_thinking_llm, memories, self.conditional_logic,
             self.config, tools_for,
         )
         return setup.setup_graph(analysts, self.analyst_execution)
@@ -409,7 +408,7 @@ class TradingAgentsGraph:
         cfg = self.config
         # (1) settle what is due for this ticker (a data outage here must not block the analysis)
         try:
-            self.settle_pending(ticker)
+            self.settle_problems = self.settler.settle(ticker).problems
         except Exception as exc:
             log.warning("settling %s failed before the run: %s", ticker, exc)
 
@@ -558,104 +557,55 @@ class TradingAgentsGraph:
         return self.signal_processor.process_signal(full_signal)
 
     # ------------------------------------------------------------------ settlement
-    def _reports_for(self, ticker: str, date: str) -> dict[str, Any] | None:
-        try:
-            state = load_run(self.config, ticker, date)["state"]
-        except (FileNotFoundError, ValueError, OSError):
-            return None
-        return {k: state.get(k, "") for k in team.OUTPUT_KEYS}
+    @property
+    def settler(self):
+        """The graph's Settler: its own quick model, memory log and role memories (settlement.py)."""
+        if self._settler is None:
+            from tradingagents.graph.settlement import Settler
+
+            self._settler = Settler(self.config, llm=self.quick_thinking_llm, memory_log=self.memory_log,
+                                    memories=self.memories)
+        return self._settler
 
     def settle_pending(self, ticker: str | None = None) -> list[dict[str, Any]]:
         """Settle every pending entry (of ``ticker`` or all) whose holding window has closed.
 
-        One quick-model reflection per entry, one batch write to the log, then one lesson per role
-        into the five memories. Returns what was settled: ticker, date, rating, raw, alpha,
-        holding, reflection.
+        Delegates to ``Settler.settle``; returns what was settled (ticker, date, rating, raw, alpha,
+        holding, benchmark, reflection) and keeps ``settle_problems`` as "TICKER DATE: reason" for
+        every entry that stays pending.
         """
         if ticker is not None:
             ticker = validate_ticker(ticker)
-        pending = self.memory_log.get_pending_entries(ticker) if ticker else self.memory_log.get_pending_entries()
-        if not pending:
-            return []
-        from tradingagents.dataflows.interface import DataNotFound, ProviderUnavailable
-        from tradingagents.dataflows.returns import compute_returns
-
-        self.settle_problems = []
-        provider = self._provider()
-        settled: list[dict[str, Any]] = []
-        lessons_all: list[tuple[dict[str, tuple[str, str]], str]] = []
-        for entry in pending:
-            try:
-                outcome = compute_returns(
-                    provider, entry["ticker"], entry["date"], holding_days=int(self.config["holding_days"]),
-                    config=self.config,
-                )
-            except (DataNotFound, ProviderUnavailable) as exc:
-                # e.g. a CSV user without the benchmark's file: this entry stays pending, the others settle
-                self.settle_problems.append(f"{entry['ticker']} {entry['date']}: {exc}")
-                continue
-            if not outcome:
-                continue  # window not closed yet (or no prices): stays pending
-            raw, alpha = float(outcome["raw"]), float(outcome["alpha"])
-            holding = int(outcome.get("holding", outcome.get("holding_days", self.config["holding_days"])))
-            reports = self._reports_for(entry["ticker"], entry["date"])
-            kwargs = dict(ticker=entry["ticker"], date=entry["date"], rating=entry.get("rating"),
-                          decision=entry.get("decision", ""), raw=raw, alpha=alpha, holding=holding,
-                          reports=reports)
-            reflection = self.reflector.reflect_on_decision(**kwargs)
-            # a lesson is knowable from the day the holding window closed, never before
-            known_from = outcome.get("end_date") or _window_end(entry["date"], holding)
-            lessons_all.append((self.reflector.role_lessons(**kwargs), known_from))
-            settled.append({"ticker": entry["ticker"], "date": entry["date"], "rating": entry.get("rating"),
-                            "raw": raw, "alpha": alpha, "holding": holding, "reflection": reflection})
-        if settled:
-            self.memory_log.batch_update_with_outcomes(
-                [{k: s[k] for k in ("ticker", "date", "raw", "alpha", "holding", "reflection")} for s in settled]
-            )
-            for lessons, known_from in lessons_all:
-                self._remember(lessons, known_from)
-        return settled
-
-    def _remember(self, lessons: Mapping[str, tuple[str, str]], known_from: str | None) -> None:
-        for name, pair in lessons.items():
-            memory = getattr(self, name, None) if name in team.MEMORY_NAMES else None
-            if memory is not None and pair and pair[0] and pair[1]:
-                memory.add_situations([(pair[0], pair[1])], known_from=known_from)
+        result = self.settler.settle(ticker)
+        self.settle_problems = result.problems
+        return result.settled
 
     def reflect_and_remember(self, returns) -> dict[str, tuple[str, str]]:
         """Lessons from the last propagated decision given its realised ``returns``.
 
-        ``returns`` is the raw return as a number, or a dict with ``raw`` and optionally ``alpha``
-        and ``holding``. One (situation, lesson) per role goes into the five memories.
+        ``returns`` is the raw return as a number (a fraction: 0.024), a percent string ("+2.4%",
+        "-0.8 %"), or a dict {raw, alpha?, holding?, end_date?} (alpha defaults to raw); anything
+        else raises ValidationError. One (situation, lesson) per role memory, against the ticker's
+        benchmark; nothing is written when ``memory_enabled`` is off.
         """
+        from tradingagents.dataflows.returns import parse_returns
+        from tradingagents.default_config import benchmark_for
+        from tradingagents.graph.settlement import window_end
+
+        outcome = parse_returns(returns, holding_days=int(self.config["holding_days"]))
         if self.curr_state is None:
             raise RuntimeError("Nothing to reflect on: call propagate() first.")
-        if isinstance(returns, Mapping):
-            raw = float(returns.get("raw", 0.0))
-            alpha = float(returns.get("alpha", raw))
-            holding = int(returns.get("holding", self.config["holding_days"]))
-        else:
-            raw = alpha = float(returns)
-            holding = int(self.config["holding_days"])
         state = self.curr_state
+        ticker = state.get("company_of_interest") or ""
         rating = self.process_signal(state.get("final_trade_decision", ""))
         lessons = self.reflector.role_lessons(
-            ticker=state.get("company_of_interest"), date=state.get("trade_date"), rating=rating,
-            decision=state.get("final_trade_decision", ""), raw=raw, alpha=alpha, holding=holding,
-            reports={k: state.get(k, "") for k in team.OUTPUT_KEYS},
+            ticker=ticker, date=state.get("trade_date"), rating=rating,
+            decision=state.get("final_trade_decision", ""), raw=outcome["raw"], alpha=outcome["alpha"],
+            holding=outcome["holding"], reports={k: state.get(k, "") for k in team.OUTPUT_KEYS},
+            benchmark=benchmark_for(ticker, self.config),
         )
-        known_from = None
-        if isinstance(returns, Mapping) and returns.get("end_date"):
-            known_from = str(returns["end_date"])
-        elif state.get("trade_date"):
-            known_from = _window_end(state["trade_date"], holding)
-        self._remember(lessons, known_from)
+        known_from = outcome["end_date"]
+        if known_from is None and state.get("trade_date"):
+            known_from = window_end(state["trade_date"], outcome["holding"])
+        self.settler.remember(lessons, known_from)
         return lessons
-
-
-def _window_end(trade_date: str, holding: int) -> str:
-    """The business day ``holding`` days after ``trade_date``: when its outcome became knowable."""
-    import pandas as pd
-
-    return (pd.Timestamp(trade_date) + pd.offsets.BDay(max(int(holding), 0))).date().isoformat()
-

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tradingagents import team
 from tradingagents.agents.utils.agent_utils import create_analyst_node, header_lines, language_instruction
 
-NAME = "Fundamentals Analyst"
-REPORT_KEY = "fundamentals_report"
+ROLE = team.ROLES["fundamentals"]
+NAME = ROLE.node
+REPORT_KEY = ROLE.output_key
 
 PROMPT = """You are the Fundamentals Analyst on a trading team. You study the company's fundamentals:
 valuation, growth, profitability, cash flow and balance sheet.

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tradingagents import team
 from tradingagents.agents.utils.agent_utils import create_analyst_node, header_lines, language_instruction
 
-NAME = "Market Analyst"
-REPORT_KEY = "market_report"
+ROLE = team.ROLES["market"]
+NAME = ROLE.node
+REPORT_KEY = ROLE.output_key
 
 PROMPT = """You are the Market Analyst on a trading team. You study price action and technical indicators.
 {header}

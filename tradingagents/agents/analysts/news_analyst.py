@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tradingagents import team
 from tradingagents.agents.utils.agent_utils import create_analyst_node, header_lines, language_instruction
 
-NAME = "News Analyst"
-REPORT_KEY = "news_report"
+ROLE = team.ROLES["news"]
+NAME = ROLE.node
+REPORT_KEY = ROLE.output_key
 
 PROMPT = """You are the News Analyst on a trading team. You study the news of the past week that matters
 for trading the instrument: company news and global macroeconomic headlines.

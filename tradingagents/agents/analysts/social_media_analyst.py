@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tradingagents import team
 from tradingagents.agents.utils.agent_utils import create_analyst_node, header_lines, language_instruction
 
-NAME = "Sentiment Analyst"
-REPORT_KEY = "sentiment_report"
+ROLE = team.ROLES["social"]
+NAME = ROLE.node
+REPORT_KEY = ROLE.output_key
 
 PROMPT = """You are the Sentiment Analyst on a trading team. You gauge public mood about the company from
 social media posts and recent company news.

@@ -20,16 +20,14 @@ from tradingagents.agents.utils.agent_utils import (
     reports_block,
     tagged,
 )
-from tradingagents.agents.utils.rating import parse_rating
+from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
 from tradingagents.llm_clients.structured import invoke_structured
-
-NAME = "Portfolio Manager"
 
 
 class PortfolioDecision(BaseModel):
     """The Portfolio Manager's decision."""
 
-    rating: Literal["Buy", "Overweight", "Hold", "Underweight", "Sell"] = Field(
+    rating: Literal[RATINGS_5_TIER] = Field(  # type: ignore[valid-type]
         description="The final rating on the five-tier scale."
     )
     executive_summary: str = Field(description="Two to four sentences: the decision and its main reasons.")

@@ -19,9 +19,7 @@ from tradingagents.agents.utils.agent_utils import (
     reports_block,
     tagged,
 )
-from tradingagents.agents.utils.rating import parse_rating
-
-NAME = "Research Manager"
+from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
 
 PROMPT = """You are the Research Manager of a trading team: you judge the debate between the Bull and Bear
 Researchers and turn it into an investment plan for the Trader.
@@ -35,7 +33,7 @@ Overweight, Hold, Underweight, Sell) on its own line as `**Recommendation**: <ti
 controls).
 {language}"""
 
-_RECOMMENDATION_RE = re.compile(r"\*\*Recommendation\*\*\s*:\s*\**\s*(Buy|Overweight|Hold|Underweight|Sell)\b")
+_RECOMMENDATION_RE = re.compile(r"\*\*Recommendation\*\*\s*:\s*\**\s*(" + "|".join(RATINGS_5_TIER) + r")\b")
 
 
 def ensure_recommendation(text: str) -> tuple[str, str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from tradingagents import team
 from tradingagents.agents.utils.agent_utils import (
     agent_config,
     format_memories,
@@ -19,9 +20,9 @@ from tradingagents.agents.utils.agent_utils import (
     reports_block,
     tagged,
 )
-from tradingagents.agents.utils.rating import parse_rating
+from tradingagents.agents.utils.rating import direction, parse_rating
 
-NAME = "Trader"
+NAME = team.ROLES["trader"].node
 RECENT_SESSIONS = 5
 
 PROMPT = """You are the Trader of a trading team. You turn the Research Manager's investment plan into a
@@ -36,7 +37,7 @@ lessons from similar past situations (in <past_lessons>). End your answer with t
 {language}"""
 
 _PROPOSAL_RE = re.compile(r"FINAL TRANSACTION PROPOSAL\s*:\s*\**\s*(BUY|HOLD|SELL)\b\**", re.IGNORECASE)
-_TIER_TO_ACTION = {"Buy": "BUY", "Overweight": "BUY", "Hold": "HOLD", "Underweight": "SELL", "Sell": "SELL"}
+_ACTION_BY_DIRECTION = {1: "BUY", 0: "HOLD", -1: "SELL"}  # a tier's direction (rating.direction) → action
 
 
 def recent_prices(config: Mapping[str, Any], ticker: str, trade_date: str, sessions: int = RECENT_SESSIONS) -> str:
@@ -76,7 +77,7 @@ def ensure_proposal(text: str) -> tuple[str, str]:
     if matches:
         action = matches[-1].upper()
     else:
-        action = _TIER_TO_ACTION.get(parse_rating(body) or "Hold", "HOLD")
+        action = _ACTION_BY_DIRECTION[direction(parse_rating(body))]
     final_line = f"FINAL TRANSACTION PROPOSAL: **{action}**"
     if not body.rstrip("*. \n").upper().endswith(f"FINAL TRANSACTION PROPOSAL: **{action}".upper()):
         body = f"{body}\n\n{final_line}" if body else final_line
