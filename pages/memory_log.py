@@ -26,32 +26,37 @@ def main() -> None:
                     help="Settle every pending decision whose holding window has closed."):
         with st.spinner("Settling pending decisions against the market…"):
             try:
-                from tradingagents.graph.trading_graph import TradingAgentsGraph
+                from tradingagents.graph.settlement import Settler
 
-                graph = TradingAgentsGraph(config=config, api_key=ui.api_key())
-                settled = graph.settle_pending()
+                outcome = Settler(config, api_key=ui.api_key()).settle()
             except Exception as exc:  # noqa: BLE001 - shown to the user with what to do
-                st.session_state["settle_result"] = ("error", f"{type(exc).__name__}: {exc}")
+                st.session_state["settle_result"] = ("error", str(exc) or type(exc).__name__)
             else:
-                st.session_state["settle_result"] = ("ok", settled)
+                st.session_state["settle_result"] = ("ok", (list(outcome.settled), list(outcome.pending)))
 
     result = st.session_state.get("settle_result")
     if result:
         kind, payload = result
         with top_b:
             if kind == "error":
-                st.error(f"Settling failed: {payload}. Check the data source in the sidebar and try again.")
-            elif not payload:
-                st.info("Nothing to settle: every pending decision is still inside its holding window.")
+                st.error(f"Settling failed: {payload} Check the data source in the sidebar and try again.")
             else:
-                st.success(f"Settled {len(payload)} decision(s).")
-                st.dataframe(
-                    [{"ticker": r.get("ticker"), "date": r.get("date"), "rating": r.get("rating"),
-                      "raw": f"{r['raw']:+.1%}" if r.get("raw") is not None else "",
-                      "alpha": f"{r['alpha']:+.1%}" if r.get("alpha") is not None else "",
-                      "holding": r.get("holding")} for r in payload],
-                    hide_index=True, width="stretch", key="settled_table",
-                )
+                settled, pending = payload
+                if settled:
+                    st.success(f"Settled {len(settled)} decision(s).")
+                    st.dataframe(
+                        [{"ticker": r.get("ticker"), "date": r.get("date"), "rating": r.get("rating"),
+                          "raw": f"{r['raw']:+.1%}" if r.get("raw") is not None else "",
+                          "alpha": f"{r['alpha']:+.1%}" if r.get("alpha") is not None else "",
+                          "benchmark": r.get("benchmark"), "holding": r.get("holding")} for r in settled],
+                        hide_index=True, width="stretch", key="settled_table",
+                    )
+                elif not pending:
+                    st.info("Nothing to settle: the log has no pending decision.")
+                if pending:
+                    st.warning(f"{len(pending)} decision(s) still pending:")
+                    st.dataframe([{"ticker": p.get("ticker"), "date": p.get("date"), "why": p.get("reason")}
+                                  for p in pending], hide_index=True, width="stretch", key="pending_table")
 
     log = TradingMemoryLog(config)
     entries = log.load_entries()

@@ -257,3 +257,36 @@ def test_memory_log_counts_hits_exactly_as_rating_was_right(ta_home):
         assert stats.loc[rating, "hit_rate"] == pytest.approx(100 * sum(calls) / len(calls))
     assert stats.loc["Overweight", "hit_rate"] == pytest.approx(50.0)  # AAPL 06-10 a hit, 06-17 a miss
     assert "2024-06-10 · AAPL · Overweight · alpha +0.0%" in texts(at)
+
+
+def test_settle_now_settles_what_is_due_and_says_why_the_rest_is_pending(ta_home, monkeypatch):
+    from studio.runs import RunRegistry
+    from tradingagents.graph import trading_graph
+
+    # one decision whose window has closed (a real offline run), one from the last weekday
+    reg = RunRegistry()
+    assert reg.wait(reg.start("NVDA", "2024-05-10", ["market"])).status == "finished"
+    day = dt.date.today() - dt.timedelta(days=1)
+    while day.weekday() >= 5:
+        day -= dt.timedelta(days=1)
+    recent = day.isoformat()
+    log = Path(resolve_config()["memory_log_path"])
+    log.write_text(log.read_text() + f"[{recent} | NVDA | Hold | pending]\n\nDECISION:\n**Rating**: Hold"
+                   "\n\n<!-- ENTRY_END -->\n\n")
+    at = new_app("memory_log")
+
+    def no_graph(*_a, **_k):
+        raise AssertionError("Settle now must not build the agent graph")
+
+    monkeypatch.setattr(trading_graph.TradingAgentsGraph, "__init__", no_graph)
+    form_button(at, "Settle now").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Settled 1 decision" in s.value for s in at.success), texts(at)
+    assert any("1 decision(s) still pending" in w.value for w in at.warning)
+    pending = next(d.value for d in at.dataframe if "why" in d.value.columns)
+    assert list(pending["date"]) == [recent] and list(pending["ticker"]) == ["NVDA"]
+    assert pending["why"][0].startswith("window closes on "), pending["why"][0]
+    settled = next(d.value for d in at.dataframe if "benchmark" in d.value.columns)
+    assert list(settled["date"]) == ["2024-05-10"] and list(settled["benchmark"]) == ["SPY"]
+    entries = {e["date"]: e for e in TradingMemoryLog(resolve_config()).load_entries()}
+    assert entries[recent]["pending"] and not entries["2024-05-10"]["pending"]
