@@ -107,8 +107,13 @@ def test_thread_id_formula_and_signature_changes():
     assert len({thread_id("NVDA", "2024-05-10", s) for s in variants}) == 6
     assert thread_id("NVDA", "2024-05-11", sig) != tid
     assert thread_id("AMD", "2024-05-10", sig) != tid
+    # the edge validates (once); the formula itself trusts its caller
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
     with pytest.raises(ValidationError):
-        thread_id("NVDA", "2024-13-01", sig)
+        TradingAgentsGraph().thread_id("NVDA", "2024-13-01")
+    assert TradingAgentsGraph(["market", "news"], config={"analyst_execution": "sequential"}).thread_id(
+        "nvda", "2024-05-10") == thread_id("NVDA", "2024-05-10", sig)
 
 
 def test_database_path_is_per_ticker_and_inside_checkpoint_dir(tmp_path):

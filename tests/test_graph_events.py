@@ -155,3 +155,27 @@ def test_describe_error_is_a_sentence_and_never_a_class_name():
 def test_make_event_without_a_node_has_no_role():
     event = make_event("llm_usage", None, llm_calls=1)
     assert (event.agent, event.team, event.data) == (None, None, {"llm_calls": 1})
+
+
+def test_a_resumed_run_keeps_every_debate_turn_in_its_record():
+    events, seen = [], []
+
+    def on_event(e):
+        events.append(e)
+        if e.kind == "node_finished":
+            seen.append(e.node)
+
+    graph = TradingAgentsGraph()
+    with pytest.raises(RunStopped):
+        graph.propagate("NVDA", DATE, on_event=on_event, should_stop=lambda: "Bear Researcher" in seen)
+    [stopped] = _terminal(events)
+    assert [t["speaker"] for t in stopped.data["record"]["meta"]["debate_turns"]] == ["Bull", "Bear"]
+    events.clear()
+    graph.propagate("NVDA", DATE, on_event=events.append)
+    assert events[0].data["resumed"] is True
+    # the resumed run emits only the turns it ran, but its record has all of them
+    assert [e.data["speaker"] for e in events if e.kind == "debate_turn"] == ["Aggressive", "Conservative",
+                                                                              "Neutral"]
+    meta = _terminal(events)[0].data["record"]["meta"]
+    assert [(t["speaker"], t["turn"]) for t in meta["debate_turns"]] == [
+        ("Bull", 1), ("Bear", 2), ("Aggressive", 1), ("Conservative", 2), ("Neutral", 3)]

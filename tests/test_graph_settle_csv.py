@@ -27,14 +27,14 @@ def test_missing_benchmark_file_leaves_entry_pending_and_others_settle(ta_home):
     write_csv(folder, "ACME", _rows(10.0, 20))
     write_csv(folder, "ACME.L", _rows(5.0, 20))  # benchmark ^FTSE has no file
     write_csv(folder, "SPY", _rows(400.0, 20))
-    graph = TradingAgentsGraph(config=cfg)
-    graph.memory_log.store_decision("ACME", "2024-05-02", "Buy", "Buy ACME.")
-    graph.memory_log.store_decision("ACME.L", "2024-05-02", "Sell", "Sell ACME.L.")
+    graph = TradingAgentsGraph(["market"], config=cfg)
+    graph.propagate("ACME", "2024-05-02")  # logs the decision as pending (settlement needs no run of its own)
+    graph.propagate("ACME.L", "2024-05-02")
 
     settled = graph.settle_pending()
 
     assert [(s["ticker"], s["date"]) for s in settled] == [("ACME", "2024-05-02")]
-    assert settled[0]["raw"] > 0
+    assert settled[0]["raw"] > 0 and settled[0]["benchmark"] == "SPY"
     pending = graph.memory_log.get_pending_entries()
     assert [(e["ticker"], e["date"]) for e in pending] == [("ACME.L", "2024-05-02")]
     assert len(graph.settle_problems) == 1 and "ACME.L" in graph.settle_problems[0]

@@ -113,9 +113,16 @@ def test_graph_settle_pending_delegates_and_keeps_its_problems(monkeypatch):
 
     monkeypatch.setattr(Settler, "settle", spy)
     settled = graph.settle_pending("nvda")
-    assert calls == ["NVDA"] and [s["ticker"] for s in settled] == ["NVDA"]
+    assert calls == ["nvda"] and [s["ticker"] for s in settled] == ["NVDA"]  # the settler validates it
     assert graph.settler.memories["trader_memory"] is graph.trader_memory  # lessons land where agents read
     assert len(graph.trader_memory) == 1 and graph.settle_problems == []
+
+
+def test_settler_refuses_a_bad_ticker_clearly():
+    from tradingagents.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="ticker"):
+        Settler(None).settle("../etc")
 
 
 # ---------------------------------------------------------------------------- memory_enabled

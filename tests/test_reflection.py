@@ -173,3 +173,12 @@ def test_reflect_on_final_decision_refuses_a_bad_return():
         Reflector(OfflineChatModel()).reflect_on_final_decision("**Rating**: Buy", "lots", 0.01)
     with pytest.raises(TypeError, match="benchmark"):
         Reflector(OfflineChatModel()).reflect_on_final_decision("**Rating**: Buy", 0.01, 0.01, benchmark="X")
+
+
+def test_a_reflection_without_an_outcome_is_refused():
+    import pytest
+
+    from tradingagents.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="alpha"):
+        Reflector(OfflineChatModel()).reflect_on_decision(**_outcome(alpha=None))

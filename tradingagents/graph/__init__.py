@@ -12,6 +12,8 @@ _EXPORTS = {
     "GraphSetup": "setup",
     "SignalProcessor": "signal_processing",
     "Propagator": "propagation",
+    "Settler": "settlement",
+    "SettleResult": "settlement",
 }
 
 __all__ = sorted(_EXPORTS)

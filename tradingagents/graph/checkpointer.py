@@ -34,7 +34,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from tradingagents.default_config import resolve_config
-from tradingagents.validation import safe_path_component, validate_date, validate_ticker
+from tradingagents.validation import safe_path_component
 
 DB_SUFFIX = ".sqlite"
 BUSY_TIMEOUT_S = 30.0
@@ -56,10 +56,12 @@ def run_signature(
 
 
 def thread_id(ticker: str, trade_date: str, signature: str) -> str:
-    """``sha256(f"{TICKER}:{date}:{signature}")[:16]`` (ticker upper-cased and validated)."""
-    tick = validate_ticker(ticker)
-    day = validate_date(trade_date, allow_future=True)
-    return hashlib.sha256(f"{tick}:{day}:{signature}".encode()).hexdigest()[:16]
+    """``sha256(f"{TICKER}:{date}:{signature}")[:16]`` (ticker upper-cased).
+
+    The ticker and date arrive validated (``TradingAgentsGraph.propagate`` / ``.thread_id`` check
+    them once, at the edge); nothing here builds a path from them.
+    """
+    return hashlib.sha256(f"{str(ticker).strip().upper()}:{trade_date}:{signature}".encode()).hexdigest()[:16]
 
 
 def checkpoint_path(config: Mapping[str, Any] | None, ticker: str) -> Path:
@@ -122,7 +124,7 @@ def get_checkpointer(config: Mapping[str, Any] | None, ticker: str) -> TickerChe
     path = checkpoint_path(config, ticker)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        saver = TickerCheckpointer(_connect(path), path=path, ticker=validate_ticker(ticker))
+        saver = TickerCheckpointer(_connect(path), path=path, ticker=str(ticker).strip().upper())
         with saver.cursor():  # create the tables now, not inside the first graph step
             pass
     except (OSError, sqlite3.Error) as exc:

@@ -48,6 +48,7 @@ from tradingagents.agents.utils.agent_utils import (
 )
 from tradingagents.agents.utils.rating import HOLD_BAND, normalize_rating, parse_rating, was_right
 from tradingagents.default_config import DEFAULT_BENCHMARK, resolve_config
+from tradingagents.errors import ValidationError
 
 MAX_REFLECTION_CHARS = 700
 MAX_LESSON_CHARS = 400
@@ -153,6 +154,8 @@ class Reflector:
     # -- prompts ---------------------------------------------------------------------------------
 
     def _context(self, *, ticker, date, rating, decision, raw, alpha, holding, reports, benchmark) -> str:
+        if raw is None or alpha is None:
+            raise ValidationError("A reflection needs the realised return and the alpha; this decision has no outcome yet.")
         rating = _tier(rating)
         state = {"company_of_interest": ticker, "trade_date": date}
         parts = [

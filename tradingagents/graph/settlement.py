@@ -103,7 +103,16 @@ class Settler:
 
     # ------------------------------------------------------------------ settle
     def settle(self, ticker: str | None = None) -> SettleResult:
-        """Settle every pending entry (of ``ticker`` or all) whose holding window has closed."""
+        """Settle every pending entry (of ``ticker`` or all) whose holding window has closed.
+
+        ``ticker`` is user input here (the page, the CLI): validated once, then trusted below.
+        """
+        from tradingagents.validation import validate_ticker
+
+        return self.settle_validated(validate_ticker(ticker) if ticker is not None else None)
+
+    def settle_validated(self, ticker: str | None = None) -> SettleResult:
+        """``settle`` for a ticker that is already validated (propagate's own call)."""
         entries = self.memory_log.get_pending_entries(ticker) if ticker else self.memory_log.get_pending_entries()
         result = SettleResult()
         if not entries:

@@ -9,7 +9,7 @@ class SignalProcessor:
     """Kept for the reference API (``process_signal``); the model argument is accepted and unused."""
 
     def __init__(self, quick_llm=None):
-        self.quick_llm = quick_llm  # never called: the rating is parsed, not asked for
+        del quick_llm  # accepted for the reference API, never called: the rating is parsed, not asked for
 
     def process_signal(self, full_signal: str | None, default: str = "Hold") -> str:
         rating = parse_rating(full_signal, default=default)

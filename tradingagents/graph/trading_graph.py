@@ -1,16 +1,20 @@
 """TradingAgentsGraph: propagate a ticker on a date through the team, settle, resume, events.
 
-``propagate(ticker, date)`` (DESIGN §2): validate the input before any model call; (1) settle this
-ticker's pending log entries whose holding window has closed; (2) build the initial state with
-``past_context`` from the log and ``instrument_context`` from the data provider; (3) run the graph
+``propagate(ticker, date)`` (DESIGN §2): validate the input once, before any model call (everything
+below receives validated values); (1) settle this ticker's pending log entries whose holding window
+has closed (``settlement.Settler``, sharing this graph's model, log and memories); (2) build the
+initial state with ``past_context`` from the log ("" when ``memory_enabled`` is off) and
+``instrument_context`` from the data provider; (3) run the graph
 with a per-ticker SQLite checkpoint (durability "sync") — a run that failed, was stopped or was
 killed resumes at the node that did not finish, finished nodes are not run again; (4) save the
 final state (results/<TICKER>/<date>/state.json + report.md) and store the decision as pending in
 the memory log; (5) clear the checkpoint; return ``(final_state, rating)``.
 
-Progress is reported through ``on_event(RunEvent)`` (see ``events.py``), translated from LangGraph's
-own stream (``stream_mode=["tasks", "updates"]``) in the thread that runs the graph; LLM call and
-token counts come from a per-run ``UsageTracker`` attached as a graph callback.
+Progress is reported through ``on_event(RunEvent)`` (the contract is in ``events.py``), translated
+from LangGraph's own stream (``stream_mode=["tasks", "updates", "checkpoints"]``) in the thread that
+runs the graph, with exactly one terminal event per call; LLM call and token counts come from a
+per-run ``UsageTracker`` attached as a graph callback. Node names, teams, speakers and memory names
+all come from the roster (``tradingagents.team``).
 """
 
 from __future__ import annotations
@@ -258,16 +262,10 @@ class TradingAgentsGraph:
         return get_provider(self.config)
 
     def run_signature(self, asset_type: str = "stock") -> str:
-        analysts = analysts_for_asset(self.selected_analysts, asset_type)
-        return ckpt.run_signature(
-            analysts,
-            self.config["max_debate_rounds"],
-            self.config["max_risk_discuss_rounds"],
-            asset_type,
-            analyst_execution=self.analyst_execution,
-        )
+        return self._signature(analysts_for_asset(self.selected_analysts, asset_type), asset_type)
 
     def thread_id(self, ticker: str, trade_date: str, asset_type: str = "stock") -> str:
+        """The checkpoint thread of a run (an edge: the input is validated here)."""
         ticker = validate_ticker(ticker)
         trade_date = validate_date(trade_date)
         return ckpt.thread_id(ticker, trade_date, self.run_signature(validate_asset_type(asset_type)))
@@ -276,7 +274,7 @@ class TradingAgentsGraph:
         if not self.config.get("checkpoint_enabled"):
             return False
         tid = self.thread_id(ticker, trade_date, asset_type)
-        return ckpt.has_checkpoint(self.config, validate_ticker(ticker), tid)
+        return ckpt.has_checkpoint(self.config, ticker, tid)  # the path is made safe where it is built
 
     def build_graph(self, trade_date: str, analysts: list[str]):
         """The uncompiled StateGraph for one analysis date (tools read data up to that date only)."""
@@ -408,7 +406,7 @@ class TradingAgentsGraph:
         cfg = self.config
         # (1) settle what is due for this ticker (a data outage here must not block the analysis)
         try:
-            self.settle_problems = self.settler.settle(ticker).problems
+            self.settle_problems = self.settler.settle_validated(ticker).problems
         except Exception as exc:
             log.warning("settling %s failed before the run: %s", ticker, exc)
 
@@ -574,9 +572,7 @@ class TradingAgentsGraph:
         holding, benchmark, reflection) and keeps ``settle_problems`` as "TICKER DATE: reason" for
         every entry that stays pending.
         """
-        if ticker is not None:
-            ticker = validate_ticker(ticker)
-        result = self.settler.settle(ticker)
+        result = self.settler.settle(ticker)  # validates the ticker (an edge)
         self.settle_problems = result.problems
         return result.settled
 
