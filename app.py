@@ -7,14 +7,15 @@ from studio import ui
 st.set_page_config(page_title="TradingAgents Studio", page_icon=":material/insights:", layout="wide")
 
 PAGES = [
-    st.Page("app_pages/run.py", title="Run", icon=":material/rocket_launch:", url_path="run", default=True),
-    st.Page("app_pages/debates.py", title="Debates", icon=":material/forum:", url_path="debates"),
-    st.Page("app_pages/memory_log.py", title="Memory log", icon=":material/menu_book:", url_path="memory_log"),
-    st.Page("app_pages/memories.py", title="Memories", icon=":material/psychology:", url_path="memories"),
+    st.Page("pages/run.py", title="Run", icon=":material/rocket_launch:", url_path="run", default=True),
+    st.Page("pages/debates.py", title="Debates", icon=":material/forum:", url_path="debates"),
+    st.Page("pages/memory_log.py", title="Memory log", icon=":material/menu_book:", url_path="memory_log"),
+    st.Page("pages/memories.py", title="Memories", icon=":material/psychology:", url_path="memories"),
 ]
 
 page = st.navigation(PAGES)
 ui.inject_css()
 ui.sidebar_settings()
-page.run()
+with ui.routed():
+    page.run()
 ui.warm_up()  # after the page is on screen: load the engine in the background

@@ -13,8 +13,9 @@ import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tradingagents.agents.utils.rating import RATING_SCORE as _SCORE
+from tradingagents import team
 from tradingagents.agents.utils.rating import RATINGS_5_TIER as RATINGS
+from tradingagents.agents.utils.rating import was_right
 
 if TYPE_CHECKING:  # pandas and plotly are imported lazily: the first render stays light
     import pandas as pd
@@ -32,21 +33,10 @@ def _subplots(**kwargs):
 
     return make_subplots(**kwargs)
 
-RATING_COLORS = {
-    "Buy": "#1DB954",
-    "Overweight": "#7BD389",
-    "Hold": "#F2C94C",
-    "Underweight": "#F2994A",
-    "Sell": "#EB5757",
-}
-TEAM_COLORS = {
-    "Analyst Team": "#2E9BFF",
-    "Research Team": "#9B51E0",
-    "Trading Team": "#F2C94C",
-    "Risk Management": "#F2994A",
-    "Portfolio Management": "#1DB954",
-}
-HOLD_BAND = 0.02  # |alpha| within ±2% counts as a hit for a Hold
+
+RATING_COLORS = dict(zip(RATINGS, ("#1DB954", "#7BD389", "#F2C94C", "#F2994A", "#EB5757"), strict=True))
+"""One colour per tier of the scale, most bullish (green) to most bearish (red)."""
+TEAM_COLORS = dict(zip(team.TEAMS, ("#2E9BFF", "#9B51E0", "#F2C94C", "#F2994A", "#1DB954"), strict=True))
 _LAYOUT = dict(
     template="plotly_dark",
     paper_bgcolor="rgba(0,0,0,0)",
@@ -215,18 +205,11 @@ def log_frame(entries: list[Mapping[str, Any]]) -> pd.DataFrame:
     return df.sort_values(["date", "ticker"], kind="stable").reset_index(drop=True)
 
 
-def is_hit(rating: str, alpha: float) -> bool:
-    """Did the call point the right way? Bullish tiers need alpha > 0, bearish < 0, Hold |alpha| ≤ 2%."""
-    score = _SCORE.get(rating, 0)
-    if score > 0:
-        return alpha > 0
-    if score < 0:
-        return alpha < 0
-    return abs(alpha) <= HOLD_BAND
-
-
 def rating_stats(df: pd.DataFrame) -> pd.DataFrame:
-    """Per rating (settled entries only): count, hit rate and average alpha, in tier order."""
+    """Per rating (settled entries only): count, hit rate and average alpha, in tier order.
+
+    A hit is ``rating.was_right(rating, alpha)`` on the log's exact alpha: the rule reflections use.
+    """
     import pandas as pd
 
     settled = df[(df["status"] == "settled") & df["alpha"].notna()]
@@ -235,7 +218,7 @@ def rating_stats(df: pd.DataFrame) -> pd.DataFrame:
         part = settled[settled["rating"] == rating]
         if not len(part):
             continue
-        hits = sum(is_hit(rating, float(a)) for a in part["alpha"])
+        hits = sum(bool(was_right(rating, float(a))) for a in part["alpha"])
         rows.append({"rating": rating, "count": len(part), "hit_rate": hits / len(part),
                      "avg_alpha": float(part["alpha"].mean())})
     return pd.DataFrame(rows, columns=["rating", "count", "hit_rate", "avg_alpha"])

@@ -1,106 +1,112 @@
-"""Turn a run's state (or its event list) into an ordered list of debate turns for display.
+"""The debate turns of a run, for display, from what the engine recorded (never parsed out of text).
 
 UI-neutral: the Debates page renders the ``Turn`` list as chat bubbles, and replay steps through it.
+A live run's turns are its ``debate_turn`` / ``judge_decision`` events; a saved run's are its
+``meta["debate_turns"]`` (the same records) plus the judges' and the trader's saved outputs. A run
+saved before the engine kept per-turn records falls back to each speaker's own saved history,
+one bubble per speaker. Speakers, judges and output keys come from the roster.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-INVEST_SPEAKERS = ("Bull Analyst", "Bear Analyst")
-RISK_SPEAKERS = ("Aggressive Analyst", "Conservative Analyst", "Neutral Analyst")
+from tradingagents import team
 
 AVATARS = {
-    "Bull Analyst": ":material/trending_up:",
-    "Bear Analyst": ":material/trending_down:",
-    "Research Manager": ":material/gavel:",
-    "Trader": ":material/swap_horiz:",
-    "Aggressive Analyst": ":material/local_fire_department:",
-    "Conservative Analyst": ":material/shield:",
-    "Neutral Analyst": ":material/balance:",
-    "Portfolio Manager": ":material/account_balance:",
+    "bull": ":material/trending_up:",
+    "bear": ":material/trending_down:",
+    "research_manager": ":material/gavel:",
+    "trader": ":material/swap_horiz:",
+    "aggressive": ":material/local_fire_department:",
+    "conservative": ":material/shield:",
+    "neutral": ":material/balance:",
+    "portfolio_manager": ":material/account_balance:",
 }
-
-_SPLIT = {
-    "invest": re.compile(r"(?:^|\n)\s*(Bull Analyst|Bear Analyst)\s*:\s*"),
-    "risk": re.compile(r"(?:^|\n)\s*(Aggressive Analyst|Conservative Analyst|Neutral Analyst)\s*:\s*"),
-}
+TRADER = team.ROLES["trader"]
+DEBATE_STATE_KEYS = {"invest": "investment_debate_state", "risk": "risk_debate_state"}
 
 
 @dataclass(frozen=True)
 class Turn:
-    section: str  # "invest" | "risk"
-    kind: str  # "turn" | "verdict" | "proposal"
-    speaker: str
+    debate: str  # "invest" | "risk"
+    kind: str  # "turn" | "history" (every turn of one speaker, old saved runs) | "verdict" | "proposal"
+    role: str  # the roster key of who speaks
     text: str
     round: int | None = None
 
     @property
+    def speaker(self) -> str:
+        """The name the UI shows: the role's node name ("Bull Researcher", "Neutral Analyst", …)."""
+        return team.ROLES[self.role].node
+
+    @property
     def avatar(self) -> str:
-        return AVATARS.get(self.speaker, ":material/chat:")
+        return AVATARS.get(self.role, ":material/chat:")
 
 
-def split_history(history: str, debate: str) -> list[tuple[str, str]]:
-    """[(speaker, text)] from a debate history string where each turn starts 'X Analyst:'."""
-    if not history:
-        return []
-    regex = _SPLIT[debate]
-    parts = regex.split(history)
-    out: list[tuple[str, str]] = []
-    # parts = [preamble, speaker1, text1, speaker2, text2, …]
-    for i in range(1, len(parts) - 1, 2):
-        text = parts[i + 1].strip()
-        if text:
-            out.append((parts[i], text))
-    return out
+def _turn_of(record: Mapping[str, Any]) -> Turn | None:
+    """A Turn from one debate-turn record {debate, role, speaker, round, turn, text}."""
+    debate = str(record.get("debate") or "")
+    if debate not in team.DEBATES:
+        return None
+    role = team.ROLES.get(str(record.get("role") or ""))
+    if role is None or role.debate != debate:
+        role = team.speaker_role(debate, str(record.get("speaker") or ""))
+    if role is None:
+        return None
+    text = str(record.get("text") or "").strip()
+    rnd = record.get("round")
+    return Turn(debate, "turn", role.key, text, int(rnd) if rnd is not None else None)
 
 
-def _history_turns(debate: dict[str, Any], kind: str, per_round: int) -> list[Turn]:
-    """The speaking turns of one debate's history, numbered by round."""
-    return [Turn(kind, "turn", speaker, text, i // per_round + 1)
-            for i, (speaker, text) in enumerate(split_history(debate.get("history", ""), kind))]
-
-
-def turns_from_state(state: dict[str, Any] | None) -> list[Turn]:
-    """The whole debate sequence of a finished (or partial) run, in speaking order."""
-    state = state or {}
-    out: list[Turn] = []
-    inv = state.get("investment_debate_state") or {}
-    out += _history_turns(inv, "invest", len(INVEST_SPEAKERS))
-    verdict = inv.get("judge_decision") or state.get("investment_plan") or ""
-    if verdict:
-        out.append(Turn("invest", "verdict", "Research Manager", verdict.strip()))
-    trader = state.get("trader_investment_plan") or ""
-    if trader:
-        out.append(Turn("invest", "proposal", "Trader", trader.strip()))
-    risk = state.get("risk_debate_state") or {}
-    out += _history_turns(risk, "risk", len(RISK_SPEAKERS))
-    final = state.get("final_trade_decision") or risk.get("judge_decision") or ""
-    if final:
-        out.append(Turn("risk", "verdict", "Portfolio Manager", final.strip()))
-    return out
-
-
-def turns_from_events(events: list[Any]) -> list[Turn]:
-    """Debate turns as they arrive during a live run (from debate_turn / judge_decision / report events)."""
+def turns_from_events(events: Iterable[Any]) -> list[Turn]:
+    """Debate turns as they arrive during a live run, in arrival order."""
     out: list[Turn] = []
     for ev in events:
-        data = getattr(ev, "data", {}) or {}
+        data = getattr(ev, "data", None) or {}
         if ev.kind == "debate_turn":
-            speaker = str(data.get("speaker") or ev.agent or "")
-            if speaker and not speaker.endswith("Analyst") and speaker in ("Bull", "Bear", "Aggressive",
-                                                                          "Conservative", "Neutral"):
-                speaker = f"{speaker} Analyst"
-            text = str(data.get("text") or "")
-            text = re.sub(r"^\s*" + re.escape(speaker) + r"\s*:\s*", "", text)
-            out.append(Turn(str(data.get("debate") or "invest"), "turn", speaker, text.strip(),
-                            data.get("round")))
-        elif ev.kind == "judge_decision":
-            debate = str(data.get("debate") or "invest")
-            speaker = "Research Manager" if debate == "invest" else "Portfolio Manager"
-            out.append(Turn(debate, "verdict", speaker, str(data.get("text") or "").strip()))
-        elif ev.kind == "report" and data.get("key") == "trader_investment_plan":
-            out.append(Turn("invest", "proposal", "Trader", str(data.get("text") or "").strip()))
+            turn = _turn_of(data)
+            if turn is not None:
+                out.append(turn)
+        elif ev.kind == "judge_decision" and data.get("debate") in team.DEBATES:
+            judge = team.judge(data["debate"])
+            out.append(Turn(data["debate"], "verdict", judge.key, str(data.get("text") or "").strip()))
+        elif ev.kind == "report" and data.get("key") == TRADER.output_key:
+            out.append(Turn("invest", "proposal", TRADER.key, str(data.get("text") or "").strip()))
+    return out
+
+
+def _speaker_histories(debate_state: Mapping[str, Any], debate: str) -> list[Turn]:
+    """Old saved runs: each speaker's own saved history (``<key>_history``), one bubble each."""
+    out = []
+    for role in team.speakers(debate):
+        text = str(debate_state.get(f"{role.key}_history") or "").strip()
+        if text:
+            out.append(Turn(debate, "history", role.key, text))
+    return out
+
+
+def turns_from_saved(state: Mapping[str, Any] | None, meta: Mapping[str, Any] | None) -> list[Turn]:
+    """The whole debate sequence of a saved (or finished) run, in speaking order."""
+    state, meta = state or {}, meta or {}
+    records = meta.get("debate_turns")
+    recorded = [t for t in (_turn_of(r) for r in records or [] if isinstance(r, Mapping)) if t is not None]
+    out: list[Turn] = []
+    for debate in team.DEBATES:
+        debate_state = state.get(DEBATE_STATE_KEYS[debate]) or {}
+        if isinstance(records, list):
+            out += [t for t in recorded if t.debate == debate]
+        else:
+            out += _speaker_histories(debate_state, debate)
+        judge = team.judge(debate)
+        verdict = str(debate_state.get("judge_decision") or state.get(judge.output_key) or "").strip()
+        if verdict:
+            out.append(Turn(debate, "verdict", judge.key, verdict))
+        if debate == "invest":  # the trader proposes between the two debates
+            proposal = str(state.get(TRADER.output_key) or "").strip()
+            if proposal:
+                out.append(Turn(debate, "proposal", TRADER.key, proposal))
     return out

@@ -12,6 +12,7 @@ from typing import Any
 
 import markdown as _md
 
+from tradingagents.agents.utils.rating import RATINGS_5_TIER
 from tradingagents.graph.results import render_report_markdown
 
 
@@ -44,8 +45,8 @@ h1{font-size:1.8rem;margin-bottom:.2rem}h2{border-bottom:1px solid #e3e6ee;paddi
 .muted{color:#6b7385;font-size:.9rem}code,pre{background:#f4f6fa;border-radius:4px}
 pre{padding:.6rem;overflow:auto}table{border-collapse:collapse}td,th{border:1px solid #e3e6ee;padding:.3rem .6rem}
 """
-_BADGE_COLORS = {"Buy": "#1a9e4a", "Overweight": "#4caf73", "Hold": "#c79a18", "Underweight": "#d9792f",
-                 "Sell": "#d23f3f"}
+_BADGE_COLORS = dict(zip(RATINGS_5_TIER, ("#1a9e4a", "#4caf73", "#c79a18", "#d9792f", "#d23f3f"), strict=True))
+"""The rating badge on a white page: the app's tier colours, darkened for contrast."""
 
 
 def report_html(

@@ -7,16 +7,12 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tradingagents import team
+
 _TOKEN = re.compile(r"\b\w+\b", re.UNICODE)
 
-ROLES = {
-    "bull_memory": "Bull researcher",
-    "bear_memory": "Bear researcher",
-    "trader_memory": "Trader",
-    "invest_judge_memory": "Research manager (judge)",
-    "risk_manager_memory": "Portfolio manager (risk judge)",
-}
-REPORT_KEYS = ("market_report", "sentiment_report", "news_report", "fundamentals_report")
+ROLES = {name: team.MEMORY_ROLE[name].node for name in team.MEMORY_NAMES}
+"""Each per-role memory, in roster order, with the name of the role that reads it."""
 
 
 def tokens(text: str) -> list[str]:
@@ -60,5 +56,5 @@ def highlight_html(text: str, terms: Iterable[str]) -> str:
 def situation_from_state(state: Mapping[str, Any] | None, limit: int = 2000) -> str:
     """The analysts' reports of a run joined into one situation (what the agents query with)."""
     state = state or {}
-    text = "\n\n".join((state.get(k) or "").strip() for k in REPORT_KEYS if (state.get(k) or "").strip())
+    text = "\n\n".join((state.get(k) or "").strip() for k in team.REPORT_KEYS if (state.get(k) or "").strip())
     return text[:limit]

@@ -2,10 +2,12 @@
 
 The Streamlit app keeps one ``RunRegistry`` in ``st.cache_resource`` and polls it; nothing here
 imports streamlit, so it is tested without a browser. A run is one ``TradingAgentsGraph.propagate``
-call on a worker thread. Its ``RunHandle`` collects the engine's ``RunEvent``s (the event API in
-``tradingagents.graph.events``) and derives from them what the page shows: status per agent with
-start and finish times, the tool calls, the reports as they land, the LLM/tool/token counters and
-a progress fraction.
+call on a worker thread. Its ``RunHandle`` collects the engine's ``RunEvent``s (the contract in
+``tradingagents.graph.events``) and folds them into what the page shows; it derives nothing the
+engine already says: the agent board is ``run_started``'s plan, agents and teams are the events'
+own, and the outcome (status, error, resumability, saved paths and meta) is the one terminal event
+the engine sends. A worker that ends without a terminal event is shown as ``crashed``, never
+given an invented one.
 
 ``stop`` sets a flag the engine polls between nodes (``should_stop``) and the run ends as
 ``stopped`` with its checkpoint kept; ``resume`` calls ``propagate`` again with the same arguments,
@@ -18,75 +20,33 @@ from __future__ import annotations
 import copy
 import threading
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tradingagents.default_config import ANALYST_ORDER, public_config, resolve_config
-from tradingagents.graph.events import TEAMS, RunEvent, RunStopped
-from tradingagents.validation import ValidationError, validate_date, validate_ticker
+from tradingagents import team
+from tradingagents.default_config import public_config, resolve_config, validate_rounds
+from tradingagents.graph.analyst_execution import normalize_analysts
+from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
+from tradingagents.validation import validate_date, validate_ticker
 
-ANALYST_AGENTS = {
-    "market": "Market Analyst",
-    "social": "Sentiment Analyst",
-    "news": "News Analyst",
-    "fundamentals": "Fundamentals Analyst",
-}
-ANALYST_LABELS = {
-    "market": "Market",
-    "social": "Sentiment",
-    "news": "News",
-    "fundamentals": "Fundamentals",
-}
-REPORT_KEYS = {
-    "market": "market_report",
-    "social": "sentiment_report",
-    "news": "news_report",
-    "fundamentals": "fundamentals_report",
-}
+ANALYST_LABELS = {r.key: r.node.removesuffix(" Analyst") for r in team.ANALYSTS}
+"""The short name of each analyst for the analyst picker: Market, Sentiment, News, Fundamentals."""
 REPORT_TITLES = {
-    "market_report": "Market",
-    "sentiment_report": "Sentiment",
-    "news_report": "News",
-    "fundamentals_report": "Fundamentals",
-    "investment_plan": "Research plan",
-    "trader_investment_plan": "Trader",
-    "final_trade_decision": "Decision",
+    **{r.output_key: r.node.removesuffix(" Analyst") for r in team.ANALYSTS},
+    team.judge("invest").output_key: "Research plan",
+    team.ROLES["trader"].output_key: "Trader",
+    team.judge("risk").output_key: "Decision",
 }
-LATER_AGENTS = (
-    ("Bull Researcher", "Research Team"),
-    ("Bear Researcher", "Research Team"),
-    ("Research Manager", "Research Team"),
-    ("Trader", "Trading Team"),
-    ("Aggressive Analyst", "Risk Management"),
-    ("Conservative Analyst", "Risk Management"),
-    ("Neutral Analyst", "Risk Management"),
-    ("Portfolio Manager", "Portfolio Management"),
-)
-STATUSES = ("running", "finished", "failed", "stopped")
+"""A tab title per output key, in the order the agents write them (team.OUTPUT_KEYS)."""
+STATUS_OF = {"run_finished": "finished", "run_failed": "failed", "run_stopped": "stopped"}
 
 
-def agent_plan(analysts: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
-    """(agent display name, team) for every agent of a run with these analysts, in graph order."""
-    ordered = [a for a in ANALYST_ORDER if a in analysts]
-    return [(ANALYST_AGENTS[a], "Analyst Team") for a in ordered] + list(LATER_AGENTS)
-
-
-def normalise_analysts(analysts: Any) -> list[str]:
-    """The selected analyst keys in graph order; a clear error when none or an unknown one."""
-    if not analysts:
-        raise ValidationError(
-            "Select at least one analyst (market, social, news or fundamentals) before starting."
-        )
-    keys = [str(a).strip().lower() for a in analysts]
-    unknown = [k for k in keys if k not in ANALYST_ORDER]
-    if unknown:
-        raise ValidationError(
-            f"Unknown analyst {unknown[0]!r}: choose from {', '.join(ANALYST_ORDER)}."
-        )
-    return [a for a in ANALYST_ORDER if a in keys]
+def graph_order(analysts: Any) -> list[str]:
+    """The selected analyst keys, checked by the engine's own normaliser, in roster order."""
+    keys = normalize_analysts(list(analysts) if analysts is not None else [])
+    return [k for k in team.ANALYST_KEYS if k in keys]
 
 
 def _redact(text: str, secret: str | None) -> str:
@@ -127,7 +87,7 @@ class Progress:
 
 @dataclass
 class RunHandle:
-    """One background run. Read it through ``snapshot`` / ``progress``; the worker appends."""
+    """One background run. Read it through ``progress`` and the fields; the worker appends."""
 
     run_id: str
     ticker: str
@@ -135,13 +95,13 @@ class RunHandle:
     analysts: list[str]
     config: dict[str, Any]  # resolved, without any secret
     created_at: float = field(default_factory=time.time)
-    status: str = "running"
+    status: str = "running"  # running, then finished | failed | stopped (STATUS_OF) or crashed
     error: str | None = None
     error_type: str | None = None
     resumable: bool = False
     rating: str | None = None
     final_state: dict[str, Any] | None = None
-    results_path: str | None = None
+    record: dict[str, Any] | None = None  # the terminal event's record: paths and meta
     finished_at: float | None = None
     attempts: int = 0
     _events: list[RunEvent] = field(default_factory=list, repr=False)
@@ -174,6 +134,15 @@ class RunHandle:
         t = self._thread
         return bool(t and t.is_alive())
 
+    @property
+    def results_path(self) -> str | None:
+        return (self.record or {}).get("results_path")
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The run's meta as the engine saved (or, for a run that did not finish, knew) it."""
+        return dict((self.record or {}).get("meta") or {})
+
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the worker thread ends; True when it has."""
         t = self._thread
@@ -183,40 +152,32 @@ class RunHandle:
         return not t.is_alive()
 
     def progress(self, now: float | None = None) -> Progress:
-        return derive_progress(self.events, self.analysts, now=now, started_at=self._started_at,
-                               finished_at=self.finished_at)
+        return derive_progress(self.events, now=now, started_at=self._started_at, finished_at=self.finished_at)
 
-    def snapshot(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "ticker": self.ticker,
-            "date": self.date,
-            "analysts": list(self.analysts),
-            "status": self.status,
-            "error": self.error,
-            "error_type": self.error_type,
-            "resumable": self.resumable,
-            "rating": self.rating,
-            "results_path": self.results_path,
-            "created_at": self.created_at,
-            "finished_at": self.finished_at,
-            "attempts": self.attempts,
-            "events": len(self._events),
-        }
+
+def _plan_board(plan: Any) -> dict[str, AgentStatus]:
+    """One pending AgentStatus per agent of ``run_started``'s plan ([{team, agents}]), in plan order."""
+    board: dict[str, AgentStatus] = {}
+    for group in plan or []:
+        for agent in group.get("agents") or []:
+            board[str(agent)] = AgentStatus(agent=str(agent), team=str(group.get("team") or ""))
+    return board
 
 
 def derive_progress(
     events: list[RunEvent],
-    analysts: list[str],
     *,
     now: float | None = None,
     started_at: float | None = None,
     finished_at: float | None = None,
 ) -> Progress:
-    """Fold the event list into what the Run page shows (pure; also used for saved event lists)."""
+    """Fold the event list into what the Run page shows (pure; also used for saved event lists).
+
+    The board is the plan of the latest ``run_started`` (a resumed run starts a new attempt with
+    its own plan); node events move its agents (an event's ``agent`` is its role's node name).
+    """
     now = time.time() if now is None else now
-    plan = agent_plan(analysts)
-    agents = {name: AgentStatus(agent=name, team=team) for name, team in plan}
+    agents: dict[str, AgentStatus] = {}
     open_nodes: dict[str, dict[str, Any]] = {}
     intervals: list[dict[str, Any]] = []
     tool_calls: list[dict[str, Any]] = []
@@ -225,10 +186,16 @@ def derive_progress(
     first_ts: float | None = None
     end_ts: float | None = None
     for ev in events:
-        if first_ts is None and ev.kind == "run_started":
-            first_ts = ev.ts
         name = ev.agent or ev.node
-        if ev.kind == "node_started" and name:
+        if ev.kind == "run_started":
+            first_ts = ev.ts if first_ts is None else first_ts
+            end_ts = None
+            fresh = _plan_board(ev.data.get("plan"))
+            for agent, old in agents.items():  # what an earlier attempt finished stays finished
+                if agent in fresh and old.status == "done":
+                    fresh[agent] = old
+            agents = fresh
+        elif ev.kind == "node_started" and name:
             st = agents.get(name)
             if st is None:
                 st = agents[name] = AgentStatus(agent=name, team=ev.team or "")
@@ -262,7 +229,7 @@ def derive_progress(
             for k in counters:
                 if k in ev.data:
                     counters[k] = int(ev.data[k] or 0)
-        elif ev.kind in ("run_finished", "run_failed", "run_stopped"):
+        elif ev.kind in TERMINAL_KINDS:
             end_ts = ev.ts
             # nodes left open by a stop or failure are no longer running
             for o in open_nodes.values():
@@ -270,17 +237,15 @@ def derive_progress(
                 if st and st.status == "running":
                     st.status = "pending" if ev.kind != "run_finished" else "done"
             open_nodes.clear()
-        elif ev.kind == "run_started":
-            end_ts = None
     counters["tool_calls"] = max(counters["tool_calls"], len(tool_calls))
     ordered = list(agents.values())
-    teams: dict[str, list[AgentStatus]] = {t: [] for t in TEAMS}
+    teams: dict[str, list[AgentStatus]] = {t: [] for t in team.TEAMS}
     for st in ordered:
         teams.setdefault(st.team or "Other", []).append(st)
     total = len(ordered) or 1
     running = [s for s in ordered if s.status == "running"]
     score = sum(1.0 if s.status == "done" else 0.5 if s.status == "running" else 0.0 for s in ordered)
-    fraction = min(1.0, score / total)
+    fraction = min(1.0, score / total) if ordered else 0.0
     start = started_at if started_at is not None else first_ts
     end = end_ts if end_ts is not None else (finished_at if finished_at else now)
     elapsed = max(0.0, end - start) if start is not None else 0.0
@@ -328,18 +293,16 @@ class RunRegistry:
     ) -> str:
         """Validate, then start a run on a worker thread; returns its id.
 
-        Raises ``ValidationError`` (nothing is started) for a bad ticker, date or analyst list.
+        Raises ``ValidationError`` or ``ConfigError`` (nothing is started) for a bad ticker, date,
+        analyst list or round count.
         """
         ticker = validate_ticker(ticker)
         date = validate_date(date)
-        analysts = normalise_analysts(analysts)
+        analysts = graph_order(analysts)
         resolved = resolve_config(public_config(dict(config or {})))
         resolved["selected_analysts"] = list(analysts)
         for key in ("max_debate_rounds", "max_risk_discuss_rounds"):
-            value = int(resolved.get(key) or 1)
-            if not 1 <= value <= 10:
-                raise ValidationError(f"{key.replace('_', ' ')} must be between 1 and 10, not {value}.")
-            resolved[key] = value
+            resolved[key] = validate_rounds(resolved.get(key), key.replace("_", " "))
         handle = RunHandle(
             run_id=uuid.uuid4().hex[:12],
             ticker=ticker,
@@ -374,9 +337,9 @@ class RunRegistry:
         return True
 
     def resume(self, run_id: str) -> bool:
-        """Run a stopped or failed run again with the same arguments (from its checkpoint)."""
+        """Run an ended, unfinished run again with the same arguments (from its checkpoint, if any)."""
         handle = self.get(run_id)
-        if handle is None or handle.status not in ("stopped", "failed") or handle.is_alive:
+        if handle is None or handle.status not in ("stopped", "failed", "crashed") or handle.is_alive:
             return False
         handle._stop.clear()
         handle.status = "running"
@@ -410,35 +373,38 @@ class RunRegistry:
         thread.start()
 
     def _work(self, handle: RunHandle) -> None:
+        """One attempt: the outcome is this attempt's terminal event; without one, a crash."""
         key = handle._api_key
+        first = len(handle.events)
+        result: tuple[dict[str, Any], str | None] | None = None
+        crash: BaseException | None = None
         try:
             graph = self._factory(
                 selected_analysts=list(handle.analysts), config=copy.deepcopy(handle.config), api_key=key
             )
-            final_state, rating = graph.propagate(
+            result = graph.propagate(
                 handle.ticker, handle.date, on_event=handle._on_event, should_stop=handle._should_stop
             )
-        except RunStopped:
-            handle.resumable = True
-            handle.status = "stopped"
-            if not any(e.kind == "run_stopped" for e in handle.events[-3:]):
-                handle._on_event(RunEvent(kind="run_stopped", data={"resumable": True}))
-        except BaseException as exc:  # noqa: BLE001 - any failure is shown to the user
-            handle.error = _redact(f"{type(exc).__name__}: {exc}", key)
-            handle.error_type = type(exc).__name__
-            handle.resumable = True
-            tail = _redact("".join(traceback.format_exception_only(type(exc), exc)).strip(), key)
-            if not any(e.kind == "run_failed" for e in handle.events[-3:]):
-                handle._on_event(RunEvent(kind="run_failed", data={
-                    "error": tail, "error_type": type(exc).__name__, "resumable": True}))
-            handle.status = "failed"
-        else:
-            handle.final_state = final_state
-            handle.rating = rating
-            for ev in reversed(handle.events):
-                if ev.kind == "run_finished":
-                    handle.results_path = ev.data.get("results_path")
-                    break
-            handle.status = "finished"
+        except BaseException as exc:  # noqa: BLE001 - the terminal event says what happened, if any
+            crash = exc
         finally:
             handle.finished_at = time.time()
+            terminal = next((e for e in reversed(handle.events[first:]) if e.kind in TERMINAL_KINDS), None)
+            if terminal is None:
+                what = f"{type(crash).__name__}: {crash}" if crash is not None else "no error was raised"
+                handle.error = _redact(f"The engine ended without reporting how the run ended ({what}).", key)
+                handle.error_type = type(crash).__name__ if crash is not None else None
+                handle.resumable = False
+                handle.status = "crashed"
+            else:
+                data = terminal.data
+                handle.record = dict(data.get("record") or {})
+                handle.resumable = bool(data.get("resumable"))
+                if terminal.kind == "run_failed":
+                    handle.error = _redact(str(data.get("error") or ""), key)
+                    handle.error_type = data.get("error_type")
+                elif terminal.kind == "run_finished":
+                    handle.rating = data.get("rating")
+                    if result is not None:
+                        handle.final_state = result[0]
+                handle.status = STATUS_OF[terminal.kind]

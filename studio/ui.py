@@ -6,7 +6,12 @@ only: it is passed to the engine as ``api_key=`` and never put into a config, a 
 
 from __future__ import annotations
 
+import contextlib
 import html
+import runpy
+import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -17,9 +22,39 @@ from tradingagents.default_config import resolve_config
 from tradingagents.llm_clients.factory import OFFLINE_LABEL, PROVIDER_PRESETS
 from tradingagents.llm_clients.factory import provider_label as engine_provider_label
 
-VENDORS = ("demo", "yfinance", "csv")
 VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}
+VENDORS = tuple(VENDOR_LABELS)
 KEY_API = "set_api_key"
+
+
+ENTRYPOINT = Path(__file__).resolve().parents[1] / "app.py"
+_router = threading.local()
+
+
+@contextlib.contextmanager
+def routed() -> Iterator[None]:
+    """app.py runs the chosen page inside this: the page then knows the shared frame is drawn."""
+    _router.active = True
+    try:
+        yield
+    finally:
+        _router.active = False
+
+
+def require_router() -> None:
+    """First line of every page: make sure the page runs inside app.py's frame.
+
+    Streamlit still auto-discovers a ``pages/`` folder beside the entrypoint until some session
+    has called ``st.navigation`` (then it ignores the folder, documented). Until then — the first
+    request of a fresh server that is a deep link such as ``/debates``, and every run under
+    AppTest, which resets that switch per run — it executes ``pages/debates.py`` by itself,
+    without the sidebar. A page started that way runs the entrypoint instead (which routes back
+    to this same page through ``st.navigation``) and stops its own direct run.
+    """
+    if getattr(_router, "active", False):
+        return
+    runpy.run_path(str(ENTRYPOINT), run_name="__main__")
+    st.stop()
 
 
 def provider_options() -> list[str]:
@@ -67,7 +102,6 @@ def _warm() -> None:
             pass
 
 
-@st.cache_resource(show_spinner=False)
 @st.cache_resource(show_spinner=False)
 def warm_up() -> bool:
     """Once per server process (cached), after the first page is on screen (call it last in app.py)."""

@@ -10,10 +10,10 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGES = {
-    "run": "app_pages/run.py",
-    "debates": "app_pages/debates.py",
-    "memory_log": "app_pages/memory_log.py",
-    "memories": "app_pages/memories.py",
+    "run": "pages/run.py",
+    "debates": "pages/debates.py",
+    "memory_log": "pages/memory_log.py",
+    "memories": "pages/memories.py",
 }
 
 

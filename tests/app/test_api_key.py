@@ -35,7 +35,7 @@ def test_sidebar_api_key_reaches_the_server_but_no_file_or_log(ta_home, caplog):
         auth = {h.get("authorization") for h in server.headers}
         assert auth == {f"Bearer {KEY}"}
         # settle through the same session (the key again comes from the session only)
-        at.switch_page("app_pages/memory_log.py").run()
+        at.switch_page("pages/memory_log.py").run()
     files = [p for p in ta_home.rglob("*") if p.is_file()]
     assert any(p.name == "state.json" for p in files)
     for path in files:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
 from tests.app.apptest_utils import form_button, new_app, run_until, start_offline_run, texts
+from tradingagents import team
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
+from tradingagents.agents.utils.rating import was_right
 from tradingagents.default_config import resolve_config
 
 SEED = [
@@ -38,6 +41,21 @@ def test_every_page_renders_on_an_empty_home(page, expected, ta_home):
     assert "offline engine (no LLM)" in sidebar and "synthetic demo data" in sidebar
     assert str(ta_home) in sidebar
     assert not any(ta_home.rglob("*.md")), "rendering an empty home must not create a log"
+
+
+@pytest.mark.parametrize("page, title", [("run", "Run an analysis"), ("debates", "Debates"),
+                                         ("memory_log", "Memory log"), ("memories", "Memories")])
+def test_pages_folder_pages_run_inside_the_shared_frame_on_every_rerun(page, title):
+    # AppTest resets Streamlit's pages/-folder switch on every run, so each rerun starts the way a
+    # fresh server's first deep link does: Streamlit executes pages/<page>.py directly. The page
+    # must still appear inside app.py's frame (sidebar settings), once, without an exception.
+    at = new_app(page)
+    for _ in range(2):
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert [t.value for t in at.title] == [title]
+        assert at.sidebar.selectbox(key="set_provider").value == "offline"
+        assert len(at.sidebar.selectbox) == 2  # provider and data source, drawn once
 
 
 def test_bad_input_shows_inline_message_and_starts_nothing():
@@ -79,13 +97,22 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     assert _rating_shown(again)
 
     # Debates: both sides as chat bubbles with distinct avatars, and both judges' verdicts
-    at.switch_page("app_pages/debates.py").run()
+    at.switch_page("pages/debates.py").run()
     names = [c.name for c in at.chat_message]
-    assert "Bull Analyst" in names and "Bear Analyst" in names
+    assert "Bull Researcher" in names and "Bear Researcher" in names
     assert {"Aggressive Analyst", "Conservative Analyst", "Neutral Analyst"} <= set(names)
     avatars = {c.name: c.avatar for c in at.chat_message}
-    assert avatars["Bull Analyst"] != avatars["Bear Analyst"]
+    assert avatars["Bull Researcher"] != avatars["Bear Researcher"]
     assert "Research Manager — verdict" in texts(at) and "Portfolio Manager — verdict" in texts(at)
+    # the bubbles are the saved meta's debate_turns, one for one, for the current run and reopened
+    from tradingagents.graph.results import load_run
+
+    saved = load_run(resolve_config(), "NVDA", "2024-05-10")
+    recorded = [team.ROLES[t["role"]].node for t in saved["meta"]["debate_turns"]]
+    assert names == recorded
+    at.selectbox(key="debate_source").set_value(1).run()
+    assert "saved:" not in texts(at) and [c.name for c in at.chat_message] == recorded
+    at.selectbox(key="debate_source").set_value(0).run()
     # replay steps turn by turn
     at.segmented_control(key="debate_mode").set_value("Replay").run()
     assert len(at.chat_message) == 1
@@ -95,7 +122,7 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     assert len(at.chat_message) == len(names)
 
     # Memory log: pending entry, then Settle now settles it with an alpha
-    at.switch_page("app_pages/memory_log.py").run()
+    at.switch_page("pages/memory_log.py").run()
     assert "2024-05-10 · NVDA" in texts(at) and "pending" in texts(at)
     form_button(at, "Settle now").click().run()
     assert any("Settled 1 decision" in s.value for s in at.success), texts(at)
@@ -108,7 +135,7 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     at.segmented_control(key="log_status").set_value("all").run()
     assert any(d.label.startswith("Download the raw log") for d in at.get("download_button"))
     # the role memories learned from it: counts per role on the Memories page
-    at.switch_page("app_pages/memories.py").run()
+    at.switch_page("pages/memories.py").run()
     assert [m.value for m in at.metric] == ["1"] * 5
 
 
@@ -186,13 +213,80 @@ def test_debates_page_follows_a_live_run():
         at.run()
         start_offline_run(at, "AMD", dt.date(2024, 5, 10), analysts=["market"])
         handle = get_registry().get(at.query_params["run"])
-        at.switch_page("app_pages/debates.py").run()
+        at.switch_page("pages/debates.py").run()
         assert "Current run: AMD" in at.selectbox(key="debate_source").format_func(0)
         seen_live = run_until(at, lambda a: len(a.chat_message) >= 1 and handle.status == "running", timeout=60)
         assert "Live: the debate fills in" in texts(seen_live)
-        assert at.chat_message[0].name == "Bull Analyst"
+        assert at.chat_message[0].name == "Bull Researcher"
         assert handle.wait(120) and handle.status == "finished"
         at.run()
         names = {c.name for c in at.chat_message}
-        assert {"Bull Analyst", "Bear Analyst", "Neutral Analyst"} <= names
+        assert {"Bull Researcher", "Bear Researcher", "Neutral Analyst"} <= names
         assert "Live:" not in texts(at)
+
+
+def test_run_page_board_is_the_plan_of_run_started():
+    at = new_app("run")
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["news"])
+    run_until(at, _rating_shown, timeout=90)
+    at.toggle(key=f"details_{at.query_params['run']}").set_value(True).run()
+    board = next(h.value for h in at.html if 'class="ta-board"' in h.value)
+    shown = [part.split('"', 1)[0] for part in board.split('data-agent="')[1:]]
+    assert shown == [agent for group in team.plan(["news"]) for agent in group["agents"]]
+    assert 'data-status="done"' in board and 'data-status="pending"' not in board
+
+
+def _settled_block(date, ticker, rating, raw, alpha):
+    return (f"[{date} | {ticker} | {rating} | {raw * 100:+.1f}% | {alpha * 100:+.1f}% | 5d]\n\nDECISION:\n"
+            f"**Rating**: {rating}\n\nREFLECTION:\nA lesson.\n\n<!-- exact raw={raw!r} alpha={alpha!r} -->")
+
+
+def test_memory_log_counts_hits_exactly_as_rating_was_right(ta_home):
+    # AAPL 2024-06-10 Overweight: raw -0.9 %, alpha +0.004 % (the tag shows +0.0 %): right by was_right
+    entries = [("2024-06-10", "AAPL", "Overweight", -0.009, 0.00004),
+               ("2024-06-17", "AAPL", "Overweight", 0.004, -0.00004),
+               ("2024-06-24", "AAPL", "Hold", 0.01, 0.02)]
+    log = Path(resolve_config()["memory_log_path"])
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("".join(_settled_block(*e) + "\n\n<!-- ENTRY_END -->\n\n" for e in entries))
+    at = new_app("memory_log")
+    assert not at.exception, [e.value for e in at.exception]
+    stats = next(d.value for d in at.dataframe if "hit_rate" in d.value.columns).set_index("rating")
+    for rating in ("Overweight", "Hold"):
+        calls = [was_right(r, a) for _, _, r, _, a in entries if r == rating]
+        assert stats.loc[rating, "hit_rate"] == pytest.approx(100 * sum(calls) / len(calls))
+    assert stats.loc["Overweight", "hit_rate"] == pytest.approx(50.0)  # AAPL 06-10 a hit, 06-17 a miss
+    assert "2024-06-10 · AAPL · Overweight · alpha +0.0%" in texts(at)
+
+
+def test_settle_now_settles_what_is_due_and_says_why_the_rest_is_pending(ta_home, monkeypatch):
+    from studio.runs import RunRegistry
+    from tradingagents.graph import trading_graph
+
+    # one decision whose window has closed (a real offline run), one from the last weekday
+    reg = RunRegistry()
+    assert reg.wait(reg.start("NVDA", "2024-05-10", ["market"])).status == "finished"
+    day = dt.date.today() - dt.timedelta(days=1)
+    while day.weekday() >= 5:
+        day -= dt.timedelta(days=1)
+    recent = day.isoformat()
+    log = Path(resolve_config()["memory_log_path"])
+    log.write_text(log.read_text() + f"[{recent} | NVDA | Hold | pending]\n\nDECISION:\n**Rating**: Hold"
+                   "\n\n<!-- ENTRY_END -->\n\n")
+    at = new_app("memory_log")
+
+    def no_graph(*_a, **_k):
+        raise AssertionError("Settle now must not build the agent graph")
+
+    monkeypatch.setattr(trading_graph.TradingAgentsGraph, "__init__", no_graph)
+    form_button(at, "Settle now").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Settled 1 decision" in s.value for s in at.success), texts(at)
+    assert any("1 decision(s) still pending" in w.value for w in at.warning)
+    pending = next(d.value for d in at.dataframe if "why" in d.value.columns)
+    assert list(pending["date"]) == [recent] and list(pending["ticker"]) == ["NVDA"]
+    assert pending["why"][0].startswith("window closes on "), pending["why"][0]
+    settled = next(d.value for d in at.dataframe if "benchmark" in d.value.columns)
+    assert list(settled["date"]) == ["2024-05-10"] and list(settled["benchmark"]) == ["SPY"]
+    entries = {e["date"]: e for e in TradingMemoryLog(resolve_config()).load_entries()}
+    assert entries[recent]["pending"] and not entries["2024-05-10"]["pending"]

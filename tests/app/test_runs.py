@@ -7,8 +7,11 @@ import socket
 import pytest
 
 from studio.runs import RunRegistry
+from tradingagents import team
 from tradingagents.agents.utils.rating import RATINGS_5_TIER
 from tradingagents.default_config import resolve_config
+from tradingagents.errors import ConfigError
+from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
 from tradingagents.validation import ValidationError
 
 
@@ -29,8 +32,17 @@ def test_offline_run_in_background_with_progress(ta_home):
     assert handle.status == "finished", handle.error
     assert handle.rating in RATINGS_5_TIER
     assert handle.final_state["final_trade_decision"].startswith(f"**Rating**: {handle.rating}")
-    assert handle.results_path and (ta_home / "results" / "NVDA" / "2024-05-10").is_dir()
+    folder = ta_home / "results" / "NVDA" / "2024-05-10"
+    assert handle.results_path == str(folder) and folder.is_dir()
+    assert handle.record["state_path"] == str(folder / "state.json")
+    assert handle.meta["ticker"] == "NVDA" and handle.meta["usage"]["llm_calls"] > 0
+    assert [t["speaker"] for t in handle.meta["debate_turns"]] == ["Bull", "Bear"] * 2 + [
+        "Aggressive", "Conservative", "Neutral"]
+    assert [e.kind for e in handle.events if e.kind in TERMINAL_KINDS] == ["run_finished"]
     p = handle.progress()
+    # the board is run_started's plan, agent for agent
+    assert [(a.agent, a.team) for a in p.agents] == [
+        (agent, g["team"]) for g in team.plan(["market", "news"]) for agent in g["agents"]]
     assert [a.status for a in p.agents] == ["done"] * len(p.agents)
     assert [a.agent for a in p.agents][:2] == ["Market Analyst", "News Analyst"]
     assert all(a.started <= a.finished for a in p.agents)
@@ -55,7 +67,7 @@ def test_validation_starts_nothing():
         reg.start("NVDA", "2999-01-01", ["market"])
     with pytest.raises(ValidationError, match="at least one analyst"):
         reg.start("NVDA", "2024-05-10", [])
-    with pytest.raises(ValidationError, match="between 1 and 10"):
+    with pytest.raises(ConfigError, match="from 1 to 10"):
         reg.start("NVDA", "2024-05-10", ["market"], {"max_debate_rounds": 99})
     assert reg.list() == []
 
@@ -89,7 +101,7 @@ def test_stop_between_nodes_then_resume_from_checkpoint(ta_home):
     before = handle.progress()
     assert before.current is None and 0 < before.fraction < 1.0
     assert not any(e.kind == "node_started" and e.agent == "Portfolio Manager" for e in handle.events)
-    assert any(e.kind == "run_stopped" for e in handle.events)
+    assert [e.kind for e in handle.events if e.kind in TERMINAL_KINDS] == ["run_stopped"]
     n_market = sum(1 for e in handle.events if e.kind == "node_started" and e.node == "Market Analyst")
     holder["reg"] = RunRegistry()  # no more stopping
     assert reg.resume(run_id) is True
@@ -114,7 +126,10 @@ def test_failed_run_shows_error_without_the_key_and_can_resume(ta_home):
     assert handle.wait(120)
     assert handle.status == "failed"
     assert handle.error and key not in handle.error
-    assert handle.resumable
+    failed = [e for e in handle.events if e.kind in TERMINAL_KINDS]
+    assert [e.kind for e in failed] == ["run_failed"]  # the engine's own, not a second one
+    assert handle.error == failed[0].data["error"] and handle.resumable is failed[0].data["resumable"] is True
+    assert handle.results_path is None  # nothing was saved
     assert key not in repr(handle) and "api_key" not in handle.config
     assert resolve_config(handle.config)["llm_provider"] == "openai_compatible"
     for path in ta_home.rglob("*"):
@@ -138,3 +153,34 @@ def test_parallel_analysts_overlap_on_the_timeline():
     assert max(a.started for a in analysts) < min(a.finished for a in analysts)
     bull = next(a for a in p.agents if a.agent == "Bull Researcher")
     assert bull.started >= max(a.finished for a in analysts) - 1e-6
+
+
+class _Engine:
+    """A stand-in for the graph whose propagate misbehaves the given way (the real one never does)."""
+
+    def __init__(self, behaviour):
+        self.behaviour = behaviour
+
+    def propagate(self, ticker, date, *, on_event, should_stop):
+        on_event(RunEvent(kind="run_started", data={"plan": team.plan(["market"])}))
+        return self.behaviour(on_event)
+
+
+def _raise(_on_event):
+    raise RuntimeError("worker died")
+
+
+def _return_silently(_on_event):
+    return {}, "Buy"
+
+
+@pytest.mark.parametrize("behaviour, error", [(_raise, "RuntimeError: worker died"),
+                                              (_return_silently, "no error was raised")])
+def test_a_worker_that_ends_without_a_terminal_event_is_a_crash_not_an_invented_event(behaviour, error):
+    reg = RunRegistry(graph_factory=lambda **_: _Engine(behaviour))
+    handle = reg.get(reg.start("NVDA", "2024-05-10", ["market"]))
+    assert handle.wait(10)
+    assert handle.status == "crashed" and error in handle.error and not handle.resumable
+    assert [e.kind for e in handle.events] == ["run_started"]  # nothing fabricated
+    assert handle.rating is None and handle.final_state is None and handle.record is None
+    assert reg.resume(handle.run_id) is True and handle.wait(10) and handle.attempts == 2

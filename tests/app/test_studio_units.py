@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from studio import charts, export
-from studio.debates import split_history, turns_from_events, turns_from_state
-from studio.memview import highlight_html, shared_terms, situation_from_state
-from studio.runs import agent_plan, derive_progress, normalise_analysts
+from studio.debates import turns_from_events, turns_from_saved
+from studio.memview import ROLES, highlight_html, shared_terms, situation_from_state
+from studio.runs import REPORT_TITLES, derive_progress, graph_order
+from tradingagents import team
+from tradingagents.agents.utils.rating import RATINGS_5_TIER, was_right
 from tradingagents.graph.events import RunEvent
 from tradingagents.validation import ValidationError
 
@@ -16,25 +18,51 @@ def ev(kind, node=None, agent=None, team=None, ts=0.0, **data):
     return RunEvent(kind=kind, node=node, agent=agent, team=team, data=data, ts=ts)
 
 
-def test_agent_plan_follows_graph_order_and_selection():
-    names = [a for a, _ in agent_plan(["news", "market"])]
-    assert names[:2] == ["Market Analyst", "News Analyst"]
-    assert names[-1] == "Portfolio Manager"
-    assert "Sentiment Analyst" not in names
-
-
-def test_normalise_analysts_rejects_empty_and_unknown():
-    assert normalise_analysts(["fundamentals", "MARKET"]) == ["market", "fundamentals"]
+def test_graph_order_uses_the_engine_normaliser_and_roster_order():
+    assert graph_order(["fundamentals", "MARKET"]) == ["market", "fundamentals"]
     with pytest.raises(ValidationError, match="at least one analyst"):
-        normalise_analysts([])
+        graph_order([])
     with pytest.raises(ValidationError, match="Unknown analyst 'macro'"):
-        normalise_analysts(["macro"])
+        graph_order(["macro"])
+
+
+def test_ui_tables_are_the_roster_s():
+    assert list(REPORT_TITLES) == list(team.OUTPUT_KEYS)
+    assert list(ROLES) == list(team.MEMORY_NAMES)
+    assert ROLES["invest_judge_memory"] == "Research Manager"
+    assert list(charts.RATING_COLORS) == list(RATINGS_5_TIER) and list(charts.TEAM_COLORS) == list(team.TEAMS)
+
+
+PLAN = team.plan(["market"])
+
+
+def test_the_board_is_the_run_started_plan():
+    t = 1000.0
+    # a plan the roster would not produce: the board shows what the engine said, in its order
+    plan = [{"team": "Research Team", "agents": ["Bear Researcher", "Bull Researcher"]},
+            {"team": "Portfolio Management", "agents": ["Portfolio Manager"]}]
+    p = derive_progress([ev("run_started", ts=t, plan=plan)], now=t + 1)
+    assert [(a.agent, a.team, a.status) for a in p.agents] == [
+        ("Bear Researcher", "Research Team", "pending"), ("Bull Researcher", "Research Team", "pending"),
+        ("Portfolio Manager", "Portfolio Management", "pending")]
+    assert list(p.teams) == ["Research Team", "Portfolio Management"] and p.fraction == 0.0
+    # before run_started arrives there is no board to invent
+    assert derive_progress([], now=t).agents == []
+    # a resumed attempt keeps what the first one finished, under the new plan
+    first = [ev("run_started", ts=t, plan=PLAN),
+             ev("node_started", "Market Analyst", "Market Analyst", "Analyst Team", ts=t + 1),
+             ev("node_finished", "Market Analyst", "Market Analyst", "Analyst Team", ts=t + 2),
+             ev("run_stopped", ts=t + 3, resumable=True, record={})]
+    again = derive_progress([*first, ev("run_started", ts=t + 10, plan=PLAN, resumed=True)], now=t + 11)
+    by = {a.agent: a.status for a in again.agents}
+    assert by["Market Analyst"] == "done" and by["Bull Researcher"] == "pending"
+    assert [a.agent for a in again.agents] == [n for g in PLAN for n in g["agents"]]
 
 
 def test_derive_progress_tracks_status_times_counters_and_reports():
     t = 1000.0
     events = [
-        ev("run_started", ts=t),
+        ev("run_started", ts=t, plan=PLAN),
         ev("node_started", "Market Analyst", "Market Analyst", "Analyst Team", ts=t + 1),
         ev("node_finished", "Market Analyst", "Market Analyst", "Analyst Team", ts=t + 2, duration_s=1.0),
         ev("node_started", "tools_market", "Market Analyst", "Analyst Team", ts=t + 2),
@@ -45,7 +73,7 @@ def test_derive_progress_tracks_status_times_counters_and_reports():
         ev("llm_usage", ts=t + 3, llm_calls=2, tool_calls=1, input_tokens=100, output_tokens=40),
         ev("node_started", "Bull Researcher", "Bull Researcher", "Research Team", ts=t + 4),
     ]
-    p = derive_progress(events, ["market"], now=t + 5)
+    p = derive_progress(events, now=t + 5)
     by = {a.agent: a for a in p.agents}
     assert by["Market Analyst"].status == "done"
     assert by["Market Analyst"].started == t + 1 and by["Market Analyst"].finished == t + 3
@@ -60,41 +88,65 @@ def test_derive_progress_tracks_status_times_counters_and_reports():
     assert p.intervals[-1]["end"] is None
     assert list(p.teams)[0] == "Analyst Team"
     # a stop leaves no agent "running" and freezes the elapsed time
-    p2 = derive_progress([*events, ev("run_stopped", ts=t + 6, resumable=True)], ["market"], now=t + 60)
+    p2 = derive_progress([*events, ev("run_stopped", ts=t + 6, resumable=True, record={})], now=t + 60)
     assert p2.current is None and p2.elapsed_s == pytest.approx(6.0)
 
 
-def test_debate_turns_from_state_in_order_with_rounds():
-    state = {
-        "investment_debate_state": {
-            "history": "\nBull Analyst: Growth is strong.\nMore lines.\nBear Analyst: Valuation.\n"
-                       "Bull Analyst: Round two bull.\nBear Analyst: Round two bear.",
-            "judge_decision": "**Recommendation**: Buy",
-        },
-        "trader_investment_plan": "FINAL TRANSACTION PROPOSAL: **BUY**",
-        "risk_debate_state": {
-            "history": "Aggressive Analyst: Go.\nConservative Analyst: Careful.\nNeutral Analyst: Balance.",
-        },
-        "final_trade_decision": "**Rating**: Overweight",
-    }
-    turns = turns_from_state(state)
+def _rec(debate, role, speaker, rnd, turn, text):
+    return {"debate": debate, "role": role, "speaker": speaker, "round": rnd, "turn": turn, "text": text}
+
+
+TURNS = [_rec("invest", "bull", "Bull", 1, 1, "Growth is strong.\nBear Analyst: quoted, not a turn."),
+         _rec("invest", "bear", "Bear", 1, 2, "Valuation."),
+         _rec("invest", "bull", "Bull", 2, 3, "Round two bull."),
+         _rec("risk", "aggressive", "Aggressive", 1, 1, "Go."),
+         _rec("risk", "neutral", "Neutral", 1, 2, "Balance.")]
+STATE = {
+    # the history text says something else entirely: it must not be read
+    "investment_debate_state": {"history": "Bull Analyst: X\nBear Analyst: Y", "judge_decision": "**Recommendation**: Buy"},
+    "trader_investment_plan": "FINAL TRANSACTION PROPOSAL: **BUY**",
+    "risk_debate_state": {"history": "Conservative Analyst: Z", "judge_decision": ""},
+    "final_trade_decision": "**Rating**: Overweight",
+}
+
+
+def test_saved_debate_comes_from_meta_debate_turns_not_the_history_text():
+    turns = turns_from_saved(STATE, {"debate_turns": TURNS})
     assert [(t.speaker, t.round) for t in turns if t.kind == "turn"] == [
-        ("Bull Analyst", 1), ("Bear Analyst", 1), ("Bull Analyst", 2), ("Bear Analyst", 2),
-        ("Aggressive Analyst", 1), ("Conservative Analyst", 1), ("Neutral Analyst", 1)]
-    assert turns[0].text == "Growth is strong.\nMore lines."
-    assert [t.speaker for t in turns if t.kind != "turn"] == ["Research Manager", "Trader", "Portfolio Manager"]
+        ("Bull Researcher", 1), ("Bear Researcher", 1), ("Bull Researcher", 2),
+        ("Aggressive Analyst", 1), ("Neutral Analyst", 1)]
+    assert turns[0].text == "Growth is strong.\nBear Analyst: quoted, not a turn."
+    assert [(t.kind, t.speaker) for t in turns if t.kind != "turn"] == [
+        ("verdict", "Research Manager"), ("proposal", "Trader"), ("verdict", "Portfolio Manager")]
+    assert turns[-1].text == "**Rating**: Overweight"  # the PM's output key when the judge field is empty
     assert turns[0].avatar != turns[1].avatar
-    assert split_history("", "invest") == []
+    # a run with records but no turn yet shows none (no fallback to the text)
+    assert [t.kind for t in turns_from_saved(STATE, {"debate_turns": []})] == ["verdict", "proposal", "verdict"]
 
 
-def test_debate_turns_from_events():
+def test_runs_saved_before_turn_records_fall_back_to_each_speaker_s_own_history():
+    state = {"investment_debate_state": {"bull_history": "Bull Analyst: a\nBull Analyst: b",
+                                         "bear_history": "Bear Analyst: c", "history": "ignored"},
+             "risk_debate_state": {"neutral_history": "Neutral Analyst: n", "history": "ignored"}}
+    turns = turns_from_saved(state, {})
+    assert [(t.kind, t.speaker, t.text) for t in turns] == [
+        ("history", "Bull Researcher", "Bull Analyst: a\nBull Analyst: b"),
+        ("history", "Bear Researcher", "Bear Analyst: c"),
+        ("history", "Neutral Analyst", "Neutral Analyst: n")]
+
+
+def test_live_debate_comes_from_debate_turn_events():
     turns = turns_from_events([
-        ev("debate_turn", debate="invest", speaker="Bull Analyst", round=1, text="Bull Analyst: Yes."),
-        ev("judge_decision", debate="invest", text="Plan"),
-        ev("debate_turn", debate="risk", speaker="Neutral", round=1, text="Hmm"),
+        ev("debate_turn", "Bull Researcher", **TURNS[0]),
+        ev("report", "Research Manager", key="investment_plan", text="Plan"),
+        ev("judge_decision", "Research Manager", role="research_manager", debate="invest", text="Plan"),
+        ev("report", "Trader", key="trader_investment_plan", text="Proposal"),
+        ev("debate_turn", "Neutral Analyst", **TURNS[4]),
+        ev("debate_turn", "Nobody", debate="risk", role="x", speaker="Nobody", round=1, turn=3, text="?"),
     ])
-    assert [(t.speaker, t.text) for t in turns] == [("Bull Analyst", "Yes."), ("Research Manager", "Plan"),
-                                                    ("Neutral Analyst", "Hmm")]
+    assert [(t.kind, t.speaker, t.round, t.text) for t in turns] == [
+        ("turn", "Bull Researcher", 1, TURNS[0]["text"]), ("verdict", "Research Manager", None, "Plan"),
+        ("proposal", "Trader", None, "Proposal"), ("turn", "Neutral Analyst", 1, "Balance.")]
 
 
 ENTRIES = [
@@ -151,11 +203,19 @@ def test_highlight_cjk_terms():
     assert out == "<mark>利</mark>率上升 <mark>tech</mark>"
 
 
-def test_hits_follow_the_engine_scale():
-    from tradingagents.agents.utils.rating import RATING_SCORE, RATINGS_5_TIER
-
-    assert {r: charts.is_hit(r, 0.05) for r in RATINGS_5_TIER} == {
-        r: (RATING_SCORE[r] > 0) for r in RATINGS_5_TIER} | {"Hold": False}
+def test_hit_rate_is_rating_was_right_on_the_exact_alpha():
+    # AAPL 2024-06-10 Overweight: raw -0.9 %, alpha +0.004 % (shown as +0.0 %): was_right says right
+    aapl = {"date": "2024-06-10", "ticker": "AAPL", "rating": "Overweight", "pending": False, "raw": -0.009,
+            "alpha": 0.00004, "holding": 5, "decision": "d", "reflection": "r"}
+    edge = [dict(aapl, date=f"2024-07-0{i}", rating=r, alpha=a) for i, (r, a) in enumerate(
+        [("Overweight", 0.0), ("Hold", 0.02), ("Hold", -0.0200001), ("Sell", -0.00001), ("Underweight", 0.0)], 1)]
+    df = charts.log_frame([aapl, *edge])
+    stats = charts.rating_stats(df).set_index("rating")
+    for rating in stats.index:
+        alphas = [e["alpha"] for e in [aapl, *edge] if e["rating"] == rating]
+        assert stats.loc[rating, "hit_rate"] == sum(bool(was_right(rating, a)) for a in alphas) / len(alphas)
+    assert stats.loc["Overweight", "hit_rate"] == 0.5  # the AAPL call right, the zero-alpha one not
+    assert stats.loc["Hold", "hit_rate"] == 0.5 and stats.loc["Sell", "hit_rate"] == 1.0
 
 
 def test_timeline_html_places_bars_on_a_shared_scale():

@@ -60,7 +60,7 @@ def test_two_offline_runs_debates_and_settled_memory_log(ta_home):
         page.get_by_text("Portfolio Manager — verdict").wait_for()
         bubbles = page.locator('[data-testid="stChatMessage"]')
         text = " ".join(bubbles.all_inner_texts())
-        assert "Bull Analyst" in text and "Bear Analyst" in text
+        assert "Bull Researcher" in text and "Bear Researcher" in text
         assert "Aggressive Analyst" in text and "Conservative Analyst" in text and "Neutral Analyst" in text
         _shot(page, "debates")
 
@@ -70,3 +70,19 @@ def test_two_offline_runs_debates_and_settled_memory_log(ta_home):
         assert expander.count() == 1
         page.get_by_text(f"{SECOND} · {TICKER} · {ratings[1]} · pending").wait_for()
         _shot(page, "memory_log")
+
+
+def test_first_request_of_a_fresh_server_may_be_a_deep_link(ta_home):
+    # Until some session has called st.navigation, Streamlit still auto-discovers pages/; a first
+    # request to /debates must still get app.py's navigation and shared sidebar, not the bare page.
+    with streamlit_server(ta_home, log_path=ARTIFACTS / "browser-deeplink.log") as url, chromium() as page:
+        open_app(page, url, "debates")
+        page.get_by_role("heading", name="Debates").wait_for()
+        page.get_by_text("No debate to show yet").wait_for()
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_text("Settings").wait_for()
+        assert sidebar.get_by_role("link", name="Memory log").count() == 1  # our titles, not file names
+        assert sidebar.get_by_role("link", name="app").count() == 0
+        goto_page(page, "Memory log")
+        page.get_by_text("The memory log is empty").wait_for()
+        sidebar.get_by_text("Settings").wait_for()

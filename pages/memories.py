@@ -8,6 +8,8 @@ from studio import charts, ui
 from studio.memview import ROLES, highlight_html, shared_terms, situation_from_state
 from tradingagents.agents.utils.memory import FinancialSituationMemory
 
+ui.require_router()
+
 MAX_TERMS = 24
 config = ui.current_config()
 

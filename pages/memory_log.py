@@ -8,6 +8,9 @@ import streamlit as st
 
 from studio import charts, ui
 from tradingagents.agents.utils.memory import TradingMemoryLog
+from tradingagents.agents.utils.rating import HOLD_BAND, RATINGS_5_TIER, direction
+
+ui.require_router()
 
 
 def main() -> None:
@@ -23,32 +26,37 @@ def main() -> None:
                     help="Settle every pending decision whose holding window has closed."):
         with st.spinner("Settling pending decisions against the market…"):
             try:
-                from tradingagents.graph.trading_graph import TradingAgentsGraph
+                from tradingagents.graph.settlement import Settler
 
-                graph = TradingAgentsGraph(config=config, api_key=ui.api_key())
-                settled = graph.settle_pending()
+                outcome = Settler(config, api_key=ui.api_key()).settle()
             except Exception as exc:  # noqa: BLE001 - shown to the user with what to do
-                st.session_state["settle_result"] = ("error", f"{type(exc).__name__}: {exc}")
+                st.session_state["settle_result"] = ("error", str(exc) or type(exc).__name__)
             else:
-                st.session_state["settle_result"] = ("ok", settled)
+                st.session_state["settle_result"] = ("ok", (list(outcome.settled), list(outcome.pending)))
 
     result = st.session_state.get("settle_result")
     if result:
         kind, payload = result
         with top_b:
             if kind == "error":
-                st.error(f"Settling failed: {payload}. Check the data source in the sidebar and try again.")
-            elif not payload:
-                st.info("Nothing to settle: every pending decision is still inside its holding window.")
+                st.error(f"Settling failed: {payload} Check the data source in the sidebar and try again.")
             else:
-                st.success(f"Settled {len(payload)} decision(s).")
-                st.dataframe(
-                    [{"ticker": r.get("ticker"), "date": r.get("date"), "rating": r.get("rating"),
-                      "raw": f"{r['raw']:+.1%}" if r.get("raw") is not None else "",
-                      "alpha": f"{r['alpha']:+.1%}" if r.get("alpha") is not None else "",
-                      "holding": r.get("holding")} for r in payload],
-                    hide_index=True, width="stretch", key="settled_table",
-                )
+                settled, pending = payload
+                if settled:
+                    st.success(f"Settled {len(settled)} decision(s).")
+                    st.dataframe(
+                        [{"ticker": r.get("ticker"), "date": r.get("date"), "rating": r.get("rating"),
+                          "raw": f"{r['raw']:+.1%}" if r.get("raw") is not None else "",
+                          "alpha": f"{r['alpha']:+.1%}" if r.get("alpha") is not None else "",
+                          "benchmark": r.get("benchmark"), "holding": r.get("holding")} for r in settled],
+                        hide_index=True, width="stretch", key="settled_table",
+                    )
+                elif not pending:
+                    st.info("Nothing to settle: the log has no pending decision.")
+                if pending:
+                    st.warning(f"{len(pending)} decision(s) still pending:")
+                    st.dataframe([{"ticker": p.get("ticker"), "date": p.get("date"), "why": p.get("reason")}
+                                  for p in pending], hide_index=True, width="stretch", key="pending_table")
 
     log = TradingMemoryLog(config)
     entries = log.load_entries()
@@ -56,7 +64,7 @@ def main() -> None:
         st.info("The memory log is empty. Each analysis you run on the **Run** page adds its decision here as "
                 "pending; **Settle now** (or the next run of the same ticker) fills in the return and alpha once "
                 "the holding window has passed.")
-        st.page_link("app_pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
+        st.page_link("pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
         return
 
     df = charts.log_frame(entries)
@@ -100,8 +108,9 @@ def main() -> None:
                      hide_index=True, width="stretch", key="rating_stats",
                      column_config={"hit_rate": st.column_config.NumberColumn("hit rate", format="%.0f%%"),
                                     "avg_alpha": st.column_config.NumberColumn("avg alpha", format="%+.2f%%")})
-        s2.caption("A hit: Buy/Overweight with positive alpha, Underweight/Sell with negative alpha, "
-                   f"Hold with alpha within ±{charts.HOLD_BAND:.0%}.")
+        tiers = {d: "/".join(r for r in RATINGS_5_TIER if direction(r) == d) for d in (1, -1, 0)}
+        s2.caption(f"A hit is the reflections' own rule on the exact alpha: {tiers[1]} need alpha above 0, "
+                   f"{tiers[-1]} below 0, {tiers[0]} within ±{HOLD_BAND:.0%}.")
     else:
         st.info("Charts appear once a decision is settled.")
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from studio import ui
-from studio.debates import Turn, turns_from_events, turns_from_state
+from studio.debates import Turn, turns_from_events, turns_from_saved
+from tradingagents import team
 from tradingagents.graph.results import list_runs, load_run
+
+ui.require_router()
 
 
 def main() -> None:
@@ -28,7 +31,7 @@ def main() -> None:
     if not sources:
         st.info("No debate to show yet. Run an analysis on the **Run** page: the bull and bear researchers, then "
                 "the aggressive, conservative and neutral risk analysts argue it out, and the debates appear here.")
-        st.page_link("app_pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
+        st.page_link("pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
         return
 
     labels = [s[0] for s in sources]
@@ -40,7 +43,10 @@ def main() -> None:
         live_debate(current.run_id)
         return
     if source_id == "current" and current is not None:
-        turns = turns_from_state(current.final_state) if current.final_state else turns_from_events(current.events)
+        if current.status == "finished":
+            turns = turns_from_saved(current.final_state, current.meta)
+        else:
+            turns = turns_from_events(current.events)
     else:
         ticker, date = source_id.split(":", 1)[1].split("|", 1)
         try:
@@ -48,7 +54,7 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001 - a damaged file is reported, not raised
             st.error(f"Could not open the saved run {ticker} {date}: {exc}")
             return
-        turns = turns_from_state(data.get("state") or {})
+        turns = turns_from_saved(data.get("state"), data.get("meta"))
 
     if not turns:
         st.info("This run has no debate turns yet: they appear once the research team starts.")
@@ -75,7 +81,8 @@ def main() -> None:
     render_turns(visible, turns, replay=mode == "Replay")
 
 
-SECTION_TITLES = {"invest": "Investment debate — bull vs bear", "risk": "Risk debate — three views"}
+SECTION_TITLES = {d: f"{team.DEBATE_TITLES[d]} — {' · '.join(r.speaker for r in team.speakers(d))}"
+                  for d in team.DEBATES}
 
 
 @st.fragment(run_every=1.0)
@@ -93,12 +100,13 @@ def live_debate(run_id: str) -> None:
 def render_turns(visible: list[Turn], turns: list[Turn], *, replay: bool) -> None:
     shown_section = None
     for i, turn in enumerate(visible):
-        if turn.section != shown_section:
-            st.subheader(SECTION_TITLES[turn.section])
-            shown_section = turn.section
-        if turn.kind == "turn":
+        if turn.debate != shown_section:
+            st.subheader(SECTION_TITLES[turn.debate])
+            shown_section = turn.debate
+        if turn.kind in ("turn", "history"):
             with st.chat_message(turn.speaker, avatar=turn.avatar):
-                st.markdown(f"**{turn.speaker}** · round {turn.round}")
+                when = f"round {turn.round}" if turn.kind == "turn" else "every round (saved before per-turn records)"
+                st.markdown(f"**{turn.speaker}** · {when}")
                 st.markdown(turn.text)
         else:
             title = {"verdict": "verdict", "proposal": "proposal"}[turn.kind]

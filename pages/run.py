@@ -9,9 +9,12 @@ import streamlit as st
 
 from studio import charts, export, ui
 from studio.runs import ANALYST_LABELS, REPORT_TITLES, RunHandle
-from tradingagents.default_config import ANALYST_ORDER
+from tradingagents import team
+from tradingagents.default_config import ROUND_LIMITS
+from tradingagents.errors import ConfigError, ValidationError
 from tradingagents.graph.results import list_runs, load_run
-from tradingagents.validation import ValidationError
+
+ui.require_router()
 
 POLL_S = 0.5
 
@@ -38,8 +41,8 @@ def finishes_attr(progress) -> str:
 
 def agent_board_html(progress) -> str:
     rows = []
-    for team, agents in progress.teams.items():
-        rows.append(f'<div class="ta-team">{html.escape(team)}</div>')
+    for team_name, agents in progress.teams.items():
+        rows.append(f'<div class="ta-team">{html.escape(team_name)}</div>')
         for a in agents:
             if a.status == "done":
                 times = f"{_clock(a.started)} → {_clock(a.finished)} · {a.duration_s:.1f}s"
@@ -69,6 +72,8 @@ def render_progress(handle: RunHandle, *, live: bool) -> None:
     c[4].metric("Tokens out", f"{p.counters['output_tokens']:,}")
     left, right = st.columns([2, 3])
     with left:
+        if not p.agents:
+            st.caption("Starting: the board appears with the engine's plan of agents.")
         st.html(agent_board_html(p))
     with right:
         t_reports, t_tools, t_time = st.tabs(["Reports so far", "Tool calls", "Timeline"])
@@ -122,8 +127,9 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         st.caption("Portfolio manager's rating")
         st.html(ui.rating_badge_html(rating))
         st.caption(f"{ticker} · {date}")
-        if meta.get("llm_provider"):
-            st.caption(f"LLM: {meta.get('llm_provider')} · data: {meta.get('data_vendor', '')}")
+        if meta.get("llm_label") or meta.get("llm_provider"):
+            st.caption(f"LLM: {meta.get('llm_label') or meta.get('llm_provider')} · "
+                       f"data: {meta.get('data_label') or meta.get('data_vendor', '')}")
     with top_r:
         with st.container(border=True, height=360):
             st.markdown(state.get("final_trade_decision") or "_No decision text._")
@@ -153,16 +159,11 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
                        mime="text/html", key=f"dl_html_{key}", icon=":material/download:")
 
 
-def _meta_of(handle: RunHandle) -> dict:
-    return {"ticker": handle.ticker, "date": handle.date, "llm_provider": handle.config.get("llm_provider"),
-            "data_vendor": handle.config.get("data_vendor")}
-
-
 # ---------------------------------------------------------------------------------------------
 st.title("Run an analysis")
 st.html(ui.badges_html(config))
 
-for k, v in (("form_ticker", "NVDA"), ("form_date", last_business_day()), ("form_analysts", list(ANALYST_ORDER)),
+for k, v in (("form_ticker", "NVDA"), ("form_date", last_business_day()), ("form_analysts", list(team.ANALYST_KEYS)),
              ("form_debate", 1), ("form_risk", 1),
              ("form_parallel", config.get("analyst_execution") == "parallel")):
     st.session_state.setdefault(k, v)
@@ -171,10 +172,10 @@ with st.form("run_form", border=True):
     c1, c2, c3, c4 = st.columns([1.2, 1.2, 1, 1])
     c1.text_input("Ticker", key="form_ticker", placeholder="e.g. NVDA, BRK-B, 7203.T")
     c2.date_input("Analysis date", key="form_date", max_value=dt.date.today(), min_value=dt.date(1990, 1, 1))
-    c3.number_input("Debate rounds", min_value=1, max_value=5, step=1, key="form_debate")
-    c4.number_input("Risk rounds", min_value=1, max_value=5, step=1, key="form_risk")
+    c3.number_input("Debate rounds", min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_debate")
+    c4.number_input("Risk rounds", min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_risk")
     a1, a2 = st.columns([4, 1.2])
-    a1.multiselect("Analysts", list(ANALYST_ORDER), key="form_analysts",
+    a1.multiselect("Analysts", list(team.ANALYST_KEYS), key="form_analysts",
                    format_func=lambda a: ANALYST_LABELS.get(a, a))
     a2.toggle("Analysts in parallel", key="form_parallel",
               help="Run the selected analysts side by side (see the timeline) instead of one after another.")
@@ -192,7 +193,7 @@ if submitted:
                       "analyst_execution": "parallel" if s["form_parallel"] else "sequential"}
         run_id = registry.start(s["form_ticker"], s["form_date"], s["form_analysts"], run_config,
                                 api_key=ui.api_key())
-    except ValidationError as exc:
+    except (ValidationError, ConfigError) as exc:
         st.error(str(exc), icon=":material/error:")
     else:
         st.session_state["run_id"] = run_id
@@ -223,18 +224,23 @@ if handle is not None:
         st.html(f'<span class="ta-run-state" data-run="{handle.run_id}" data-status="{handle.status}" '
                 f'data-created="{handle.created_at:.3f}" data-finished="{handle.finished_at or 0:.3f}" '
                 f'data-finishes="{finishes_attr(handle.progress())}"></span>')
-        if handle.status in ("failed", "stopped"):
+        if handle.status != "finished":
+            kept = " Its checkpoint is kept: Resume continues where it stopped." if handle.resumable else ""
             if handle.status == "failed":
-                st.error(f"The run failed: {handle.error}")
+                st.error(f"The run failed: {handle.error}{kept}")
+            elif handle.status == "crashed":
+                st.error(f"The run crashed: {handle.error} Please report it with the server log; "
+                         "Run again tries once more.")
             else:
-                st.warning("The run was stopped. Its checkpoint is kept: Resume continues where it stopped.")
-            if st.button("Resume", type="primary", key="resume_run", icon=":material/play_circle:"):
+                st.warning(f"The run was stopped.{kept}")
+            again = "Resume" if handle.resumable else "Run again"
+            if st.button(again, type="primary", key="resume_run", icon=":material/play_circle:"):
                 registry.resume(handle.run_id)
                 st.rerun()
             with st.expander("Progress when it ended", expanded=False):
                 render_progress(handle, live=False)
         else:
-            render_result(handle.final_state or {}, handle.rating, _meta_of(handle), key=handle.run_id)
+            render_result(handle.final_state or {}, handle.rating, handle.meta, key=handle.run_id)
             if st.toggle("Show run details: agents, tool calls, timeline", key=f"details_{handle.run_id}"):
                 render_progress(handle, live=False)
 
