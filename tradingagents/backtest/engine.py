@@ -162,16 +162,17 @@ def backtests_root(config: Mapping[str, Any] | None = None) -> Path:
 def variant_config(config: Mapping[str, Any], variant: str, folder: Path) -> dict[str, Any]:
     """The config of a variant's runs: the desk's for the team, a separate one for the ablation."""
     cfg = resolve_config(config)
-    if variant == TEAM_NO_MEMORY:
-        base = folder / "no_memory"
-        cfg.update({
-            "memory_enabled": False,
-            "results_dir": str(base / "results"),
-            "memory_dir": str(base / "memory"),
-            "memory_log_path": str(base / "memory" / "trading_memory.md"),
-            "checkpoint_dir": str(base / "checkpoints"),
-        })
-    return cfg
+    if variant != TEAM_NO_MEMORY:
+        return cfg
+    base = folder / "no_memory"
+    return resolve_config({
+        **dict(cfg),
+        "memory_enabled": False,
+        "results_dir": str(base / "results"),
+        "memory_dir": str(base / "memory"),
+        "memory_log_path": str(base / "memory" / "trading_memory.md"),
+        "checkpoint_dir": str(base / "checkpoints"),
+    })
 
 
 def calls_per_step(config: Mapping[str, Any]) -> int:
@@ -331,7 +332,9 @@ class Backtest:
         self._api_key = api_key  # kept in memory only; never in a config, a file or an event
         self.id = backtest_id(spec, self.config)
         self.folder = backtests_root(self.config) / self.id
-        self.args = {"spec": spec.to_dict(), "settings": run_settings(self.config)}
+        # as JSON reads it back (lists, not tuples), so a resume compares like with like
+        self.args = json.loads(json.dumps({"spec": spec.to_dict(), "settings": run_settings(self.config)},
+                                          sort_keys=True, default=str))
         from tradingagents.dataflows.interface import get_provider
 
         self.provider = get_provider(self.config)
@@ -476,7 +479,8 @@ class Backtest:
         if not same or rating is None:
             return None
         # the decision is in the log if the run got that far; storing it again is a no-op
-        graph.memory_log.store_decision(ticker, date, rating, (saved.get("state") or {}).get("final_trade_decision", ""))
+        _store_decision(graph.memory_log, ticker, date, rating,
+                        (saved.get("state") or {}).get("final_trade_decision", ""))
         return {"rating": rating, "results_path": str(run_dir(cfg, ticker, date)), "elapsed_s": 0.0,
                 "reused": True, "resumed": False, "llm_calls": 0}
 
@@ -554,6 +558,15 @@ class Backtest:
                 "data": getattr(self.provider, "label", self.config.get("data_vendor")),
                 "settings": public_config(run_settings(self.config)),
                 "positions": {k: ("keep" if v is None else v) for k, v in self.position_map.items()}}
+
+
+def _store_decision(memory_log, ticker: str, date: str, rating: str, decision: str) -> None:
+    """``store_decision`` (idempotent per date and ticker) with either signature of the log:
+    ``(ticker, date, decision, *, rating=)`` (the documents' call) or ``(ticker, date, rating, decision)``."""
+    try:
+        memory_log.store_decision(ticker, date, decision, rating=rating)
+    except TypeError:
+        memory_log.store_decision(ticker, date, rating, decision)
 
 
 def _safe_callback(cb: ProgressCallback | None) -> ProgressCallback:
