@@ -266,3 +266,21 @@ def test_cli_prints_the_folder_last_and_exit_codes(ta_home, capsys):
     assert "Bad input" in capsys.readouterr().err
     assert cli_main(["NVDA", "--start", START]) == 2  # --end missing: usage error
     assert cli_main(["--help"]) == 0
+
+
+def test_parallel_tickers_share_the_model_call_bound(ta_home, monkeypatch):
+    bounds: list[tuple[str, int]] = []
+    real = TradingAgentsGraph.__init__
+
+    def spy(self, *args, config=None, **kwargs):
+        real(self, *args, config=config, **kwargs)
+        bounds.append((self.config["results_dir"], int(self.config["max_concurrent_llm_calls"])))
+
+    monkeypatch.setattr(TradingAgentsGraph, "__init__", spy)
+    spec = BacktestSpec.make("NVDA,AAPL", START, "2024-06-05", compare_memory=True)
+    bt = Backtest(spec, {"max_concurrent_llm_calls": 4})
+    bt.run()
+    assert len(bounds) == 4 and {b for _, b in bounds} == {1}  # 4 tasks at once × 1 call each ≤ 4
+    bounds.clear()
+    Backtest(BacktestSpec.make("NVDA", START, "2024-06-05", every=2), {"max_concurrent_llm_calls": 4}).run()
+    assert [b for _, b in bounds] == [4]  # one task alone keeps the whole bound

@@ -15,7 +15,8 @@ runs them; ``run_backtest(...)`` does both. UI-neutral (the CLI and the page dri
   With several tickers the lessons of other tickers a step may see depend on how far their own
   steps got (always point in time).
 * **Parallel.** The tickers (and the ablation, a separate task per ticker) run as tasks of
-  ``tradingagents.executor`` bounded by ``max_concurrent_llm_calls``.
+  ``tradingagents.executor``, at most ``max_concurrent_llm_calls`` at once; each task's graph gets
+  an equal share of that bound (at least 1), so the model requests in flight stay within it.
 * **Ablation.** ``compare_memory`` runs the same dates again as "TradingAgents (no memory)" with
   ``memory_enabled: False`` and its own results, log, memories and checkpoints under
   ``<backtest>/no_memory/`` so its runs and lessons never mix with the desk's.
@@ -389,6 +390,12 @@ class Backtest:
         pos = ps.positions_from_decisions(plan.days[:n], decided, self.position_map)
         return plan.days[:n], ps.equity_curve(plan.closes[:n], pos, self.spec.cost_bps)
 
+    def per_graph_llm_calls(self) -> int:
+        """Each graph's share of ``max_concurrent_llm_calls``: the tasks running at once never have
+        more model requests in flight together than the bound (each graph bounds its own calls)."""
+        bound = max(1, int(self.config.get("max_concurrent_llm_calls") or 1))
+        return max(1, bound // max(1, self._workers))
+
     # ------------------------------------------------------------------ run
     def run(self, on_progress: ProgressCallback | None = None,
             should_stop: Callable[[], bool] | None = None) -> BacktestResult:
@@ -429,6 +436,9 @@ class Backtest:
         from tradingagents.graph.trading_graph import TradingAgentsGraph
 
         cfg = variant_config(self.config, variant, self.folder)
+        share = self.per_graph_llm_calls()
+        if share != int(cfg.get("max_concurrent_llm_calls") or 1):
+            cfg = resolve_config({**dict(cfg), "max_concurrent_llm_calls": share})
         plan = self.plans[ticker]
         graph = None
         ran = 0
