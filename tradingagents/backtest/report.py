@@ -33,7 +33,8 @@ def table_rows(metrics: Mapping[str, Any]) -> list[list[str]]:
         row = [strategy]
         for key, _label, pct in COLUMNS + EXTRA:
             v = m.get(key)
-            row.append("–" if v is None else (f"{v * 100:.2f}" if key == "mdd" else fmt(v, pct)))
+            unsigned = key in ("mdd", "hit_rate")  # a size, not a gain or a loss
+            row.append("–" if v is None else (f"{v * 100:.2f}" if unsigned else fmt(v, pct)))
         rows.append(row)
     return rows
 
@@ -78,10 +79,13 @@ def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[st
 
 
 # ---------------------------------------------------------------------------------------- SVG
-def _scale(values: Sequence[float], lo: float, hi: float, size: float, pad: float, flip: bool) -> list[float]:
-    span = (hi - lo) or 1.0
-    out = [(v - lo) / span for v in values]
-    return [pad + (1 - x if flip else x) * (size - 2 * pad) for x in out]
+COLOURS = {"TradingAgents": "#1f6feb", "TradingAgents (no memory)": "#8250df", "Buy & Hold": "#bf8700",
+           "MACD": "#1a7f37", "KDJ & RSI": "#cf222e", "ZMR": "#6e7781", "SMA": "#0a3069"}
+
+
+def colour_of(name: str, i: int) -> str:
+    """A strategy keeps its colour on every chart; benchmarks and others take the palette."""
+    return COLOURS.get(name) or ("#953800" if name.startswith("Benchmark") else PALETTE[i % len(PALETTE)])
 
 
 def line_chart_svg(series: Mapping[str, Sequence[float]], days: Sequence[str], *, title: str,
@@ -92,34 +96,40 @@ def line_chart_svg(series: Mapping[str, Sequence[float]], days: Sequence[str], *
     if not all_values or not days:
         return ""
     lo, hi = min(all_values), max(all_values)
-    pad = 28
+    span = (hi - lo) or 1.0
+    left, right, top, bottom = 40, 12, 40, 24
     n = max(1, len(days) - 1)
-    xs = _scale(list(range(len(days))), 0, n, width, pad, False)
+
+    def x_at(i: float) -> float:
+        return left + i / n * (width - left - right)
+
+    def y_at(v: float) -> float:
+        return top + (1 - (v - lo) / span) * (height - top - bottom)
+
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
              f'aria-label="{html.escape(title)}" class="chart">',
-             f'<text x="{pad}" y="16" class="t">{html.escape(title)}</text>']
+             f'<text x="{left}" y="14" class="t">{html.escape(title)}</text>']
     for frac in (0.0, 0.5, 1.0):
-        y = pad + (1 - frac) * (height - 2 * pad)
         v = lo + frac * (hi - lo)
+        y = y_at(v)
         label = f"{v * 100:.0f}%" if pct else f"{v:.2f}"
-        parts.append(f'<line x1="{pad}" x2="{width - pad}" y1="{y:.1f}" y2="{y:.1f}" class="g"/>'
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" class="g"/>'
                      f'<text x="2" y="{y + 4:.1f}" class="a">{label}</text>')
-    parts.append(f'<text x="{pad}" y="{height - 6}" class="a">{html.escape(days[0])}</text>'
-                 f'<text x="{width - pad}" y="{height - 6}" class="a" text-anchor="end">{html.escape(days[-1])}</text>')
-    legend_x = pad
+    parts.append(f'<text x="{left}" y="{height - 6}" class="a">{html.escape(days[0])}</text>'
+                 f'<text x="{width - right}" y="{height - 6}" class="a" text-anchor="end">{html.escape(days[-1])}</text>')
+    legend_x = left
     for i, (name, values) in enumerate(series.items()):
-        colour = PALETTE[i % len(PALETTE)]
-        ys = _scale(values, lo, hi, height, pad, True)
-        points = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=False))
-        bold = ' stroke-width="2.4"' if name.startswith("TradingAgents") else ""
-        parts.append(f'<polyline fill="none" stroke="{colour}"{bold} points="{points}">'
+        colour = colour_of(name, i)
+        points = " ".join(f"{x_at(j):.1f},{y_at(v):.1f}" for j, v in enumerate(values))
+        bold = ' stroke-width="2.4"' if name == "TradingAgents" else ""
+        dash = ' stroke-dasharray="5 3"' if name.startswith("Benchmark") or "no memory" in name else ""
+        parts.append(f'<polyline fill="none" stroke="{colour}"{bold}{dash} points="{points}">'
                      f'<title>{html.escape(name)}</title></polyline>')
-        parts.append(f'<text x="{legend_x}" y="{height - 16}" fill="{colour}" class="l">{html.escape(name)}</text>')
-        legend_x += 8 + 7 * len(name)
+        parts.append(f'<text x="{legend_x}" y="30" fill="{colour}" class="l">■ {html.escape(name)}</text>')
+        legend_x += 24 + 7 * len(name)
     for idx, value, colour, tip in markers:
-        x = xs[idx]
-        y = _scale([value], lo, hi, height, pad, True)[0]
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"><title>{html.escape(tip)}</title></circle>')
+        parts.append(f'<circle cx="{x_at(idx):.1f}" cy="{y_at(value):.1f}" r="3.5" fill="{colour}">'
+                     f'<title>{html.escape(tip)}</title></circle>')
     parts.append("</svg>")
     return "".join(parts)
 
