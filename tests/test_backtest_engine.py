@@ -284,3 +284,18 @@ def test_parallel_tickers_share_the_model_call_bound(ta_home, monkeypatch):
     bounds.clear()
     Backtest(BacktestSpec.make("NVDA", START, "2024-06-05", every=2), {"max_concurrent_llm_calls": 4}).run()
     assert [b for _, b in bounds] == [4]  # one task alone keeps the whole bound
+
+
+def test_add_parser_wires_the_subcommand_into_a_main_parser(ta_home, capsys):
+    import argparse
+
+    from tradingagents.backtest.cli import add_parser
+
+    parser = argparse.ArgumentParser(prog="python -m tradingagents")
+    add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["backtest", "AAPL", "--start", START, "--end", "2024-06-05", "--allow-short",
+                              "--cost-bps", "5", "-q"])
+    assert args.command == "backtest" and args.allow_short and args.cost_bps == 5.0
+    assert args.func(args) == 0
+    folder = Path(capsys.readouterr().out.strip().splitlines()[-1].removeprefix("Backtest: "))
+    assert json.loads((folder / "manifest.json").read_text())["args"]["spec"]["cost_bps"] == 5.0
