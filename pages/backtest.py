@@ -1,0 +1,251 @@
+"""Backtest page: the team over a date range, live, then scored like the paper against the baselines."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from studio import backtest_view as view
+from studio import ui
+from tradingagents.backtest.engine import TEAM, TEAM_NO_MEMORY, BacktestSpec, list_backtests
+from tradingagents.backtest.registry import BacktestRegistry
+from tradingagents.errors import TradingAgentsError
+
+if callable(getattr(ui, "require_router", None)):
+    ui.require_router()
+
+POLL_S = 1.0
+RUN_PAGE = "pages/run.py"
+DEBATES_PAGE = "pages/debates.py"
+
+config = ui.current_config()
+
+
+@st.cache_resource(show_spinner=False)
+def get_backtests() -> BacktestRegistry:
+    """One registry per server process: backtests survive page switches and refreshes."""
+    return BacktestRegistry()
+
+
+registry = get_backtests()
+
+
+def _link(page: str, label: str, params: dict[str, str]) -> None:
+    """A link to a run's page; a plain markdown link when that page is not in this app's navigation."""
+    try:
+        st.page_link(page, label=label, query_params=params, icon=":material/open_in_new:")
+    except StreamlitAPIException:
+        query = "&".join(f"{k}={v}" for k, v in params.items())
+        st.markdown(f"[{label}](/{Path(page).stem}?{query})")
+
+
+def _read_outputs(folder: str) -> dict | None:
+    path = Path(folder)
+    if not (path / "metrics.json").is_file():
+        return None
+    return {"metrics": json.loads((path / "metrics.json").read_text(encoding="utf-8")),
+            "equity": pd.read_csv(path / "equity.csv"),
+            "decisions": pd.read_csv(path / "decisions.csv")}
+
+
+@st.fragment(run_every=POLL_S)
+def live(backtest_id: str) -> None:
+    handle = registry.get(backtest_id)
+    if handle is None or not handle.running:
+        st.rerun()
+        return
+    p = handle.progress()
+    head, stop_col = st.columns([5, 1])
+    head.markdown(f"#### Backtesting **{', '.join(handle.backtest.spec.tickers)}** · {handle.status}")
+    if stop_col.button("Stop", key="bt_stop", icon=":material/stop_circle:",
+                       help="Stops at the next agent step; every finished step is kept. Resume later."):
+        registry.stop(backtest_id)
+        st.toast("Stopping after the current agent step…")
+    st.progress(p["fraction"], text=view.eta_text(p))
+    st.html(f'<span class="ta-bt-state" data-id="{handle.id}" data-done="{p["done"]}" data-total="{p["total"]}">'
+            "</span>")
+    for ticker in handle.backtest.spec.tickers:
+        curves = {}
+        days: list[str] = []
+        for variant in handle.backtest.spec.variants:
+            d, e = handle.backtest.live_equity(ticker, variant)
+            if e:
+                curves[variant] = e
+                days = d if len(d) > len(days) else days
+        if curves:
+            plan = handle.backtest.plans[ticker]
+            closes = plan.closes[: len(days)]
+            curves["Buy & Hold"] = [c / closes[0] for c in closes]
+            st.plotly_chart(view.equity_figure(days, curves, title=f"{ticker}: equity so far"), width="stretch",
+                            key=f"live_{ticker}")
+
+
+def render_results(handle, outputs: dict) -> None:
+    st.subheader("Results")
+    st.caption("CR cumulative return, ARR annualised, SR Sharpe ratio (daily, risk-free 0), MDD maximum drawdown; "
+               "hit rate and alpha of the team's decisions over their holding window. Percentages.")
+    st.dataframe(view.paper_table(outputs["metrics"]), hide_index=True, width="stretch")
+    equity = outputs["equity"]
+    decisions = outputs["decisions"]
+    for ticker in handle.backtest.spec.tickers:
+        plan = handle.backtest.plans[ticker]
+        rows = equity[equity["ticker"] == ticker]
+        curves = {s: list(g["equity"]) for s, g in rows.groupby("strategy", sort=False)}
+        st.markdown(f"#### {ticker}")
+        t1, t2, t3 = st.tabs(["Equity vs baselines", "Drawdown", "Ratings over the price"])
+        with t1:
+            st.plotly_chart(view.equity_figure(plan.days, curves), width="stretch", key=f"eq_{ticker}")
+        with t2:
+            st.plotly_chart(view.drawdown_figure(plan.days, curves), width="stretch", key=f"dd_{ticker}")
+        with t3:
+            mine = decisions[decisions["ticker"] == ticker].to_dict("records")
+            st.plotly_chart(view.ratings_figure(plan.days, plan.closes, mine, ticker), width="stretch",
+                            key=f"rt_{ticker}")
+    folder = Path(handle.backtest.folder)
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Report (HTML)", (folder / "report.html").read_bytes(), file_name=f"{handle.id}.html",
+                       mime="text/html", key="bt_dl_html", icon=":material/download:")
+    c2.download_button("Report (Markdown)", (folder / "report.md").read_bytes(), file_name=f"{handle.id}.md",
+                       mime="text/markdown", key="bt_dl_md", icon=":material/download:")
+    c3.download_button("equity.csv", (folder / "equity.csv").read_bytes(), file_name=f"{handle.id}_equity.csv",
+                       mime="text/csv", key="bt_dl_eq", icon=":material/download:")
+
+
+def render_steps(handle) -> None:
+    manifest = handle.backtest.manifest.doc
+    variants = handle.backtest.spec.variants
+    variant = st.radio("Steps of", variants, horizontal=True, key="bt_steps_variant") if len(variants) > 1 else TEAM
+    frame = view.steps_frame(manifest, variant)
+    if frame.empty:
+        st.caption("No step has finished yet.")
+        return
+    st.dataframe(frame.drop(columns=["run folder"]), hide_index=True, width="stretch", height=240)
+    labels = [f"{r.ticker} · {r.date} · {r.rating}" for r in frame.itertuples()]
+    pick = st.selectbox("Open a step's run and debates", range(len(labels)), format_func=lambda i: labels[i],
+                        index=len(labels) - 1, key="bt_step_pick")
+    row = frame.iloc[pick]
+    params = {"ticker": str(row["ticker"]), "date": str(row["date"])}
+    if variant == TEAM_NO_MEMORY:
+        params.update({"backtest": handle.id, "variant": "no_memory"})
+    a, b = st.columns(2)
+    with a:
+        _link(RUN_PAGE, f"Run {params['ticker']} {params['date']}", params)
+    with b:
+        _link(DEBATES_PAGE, f"Debates {params['ticker']} {params['date']}", params)
+    st.caption(f"Saved in `{row['run folder']}`")
+
+
+# ---------------------------------------------------------------------------------------------
+st.title("Backtest")
+st.html(ui.badges_html(config))
+st.caption("The team over a date range, one decision every N trading days per ticker, learning as it goes "
+           "(each step settles what is due first and sees only outcomes known by its date), scored like the "
+           "TradingAgents paper against Buy & Hold, MACD, KDJ & RSI, ZMR and SMA on the same prices.")
+
+today = dt.date.today()
+for k, v in (("bt_tickers", "NVDA"), ("bt_start", today - dt.timedelta(days=182)), ("bt_end", today - dt.timedelta(days=1)),
+             ("bt_every", 5), ("bt_compare", False), ("bt_short", False), ("bt_cost", 0.0)):
+    st.session_state.setdefault(k, v)
+
+with st.container(border=True):
+    c1, c2, c3, c4 = st.columns([2, 1.2, 1.2, 1])
+    c1.text_input("Tickers", key="bt_tickers", placeholder="e.g. NVDA,AAPL", help="Comma-separated.")
+    c2.date_input("Start", key="bt_start", max_value=today, min_value=dt.date(1990, 1, 1))
+    c3.date_input("End", key="bt_end", max_value=today, min_value=dt.date(1990, 1, 1))
+    c4.number_input("Every N trading days", min_value=1, max_value=250, step=1, key="bt_every")
+    o1, o2, o3 = st.columns([1.4, 1, 1])
+    o1.toggle("Compare without memory", key="bt_compare",
+              help='Runs the same dates again with no past context and no role memories ("TradingAgents (no memory)"), '
+                   "kept apart from the desk's log and lessons.")
+    o2.toggle("Allow short", key="bt_short", help="Underweight −0.5 and Sell −1.0 (default long-only: 0).")
+    o3.number_input("Cost (bps per position change)", min_value=0.0, max_value=1000.0, step=1.0, key="bt_cost")
+    s = st.session_state
+    spec = None
+    try:
+        spec = BacktestSpec.make(s["bt_tickers"], s["bt_start"], s["bt_end"], int(s["bt_every"]), s["bt_compare"],
+                                 s["bt_short"], float(s["bt_cost"]))
+    except TradingAgentsError as exc:
+        st.warning(str(exc), icon=":material/edit:")
+    paid = config.get("llm_provider") != "offline"
+    confirmed = True
+    if spec is not None:
+        steps = view.estimate_steps(spec.tickers, spec.start, spec.end, spec.every, spec.compare_memory)
+        if paid:
+            st.info(view.cost_estimate_text(steps, config), icon=":material/payments:")
+            confirmed = st.checkbox("I understand this backtest makes paid model calls", key="bt_confirm")
+        else:
+            st.caption(f"About {steps} steps on the offline engine (no model calls, no cost).")
+    start = st.button("Start backtest", type="primary", icon=":material/play_arrow:", key="bt_start_btn",
+                      disabled=spec is None or not confirmed)
+
+if start and spec is not None:
+    try:
+        backtest_id = registry.start(spec, config, api_key=ui.api_key())
+    except TradingAgentsError as exc:
+        st.error(str(exc), icon=":material/error:")
+    else:
+        st.session_state["bt_id"] = backtest_id
+        st.query_params["bt"] = backtest_id
+        st.rerun()
+
+# which backtest to show: the URL wins (refresh), then the session
+backtest_id = st.query_params.get("bt") or st.session_state.get("bt_id")
+handle = registry.get(backtest_id, config) if backtest_id else None
+if backtest_id and handle is None:
+    st.warning("That backtest is not in this home folder any more. Start it again above.")
+    st.query_params.pop("bt", None)
+    st.session_state.pop("bt_id", None)
+elif handle is not None:
+    st.session_state["bt_id"] = handle.id
+    if st.query_params.get("bt") != handle.id:
+        st.query_params["bt"] = handle.id
+
+if handle is not None:
+    st.divider()
+    spec_shown = handle.backtest.spec
+    if handle.running:
+        live(handle.id)
+    else:
+        p = handle.progress()
+        st.markdown(f"#### {', '.join(spec_shown.tickers)} · {spec_shown.start} → {spec_shown.end} · "
+                    f"every {spec_shown.every} · {handle.status}")
+        st.html(f'<span class="ta-bt-state" data-id="{handle.id}" data-status="{handle.status}" '
+                f'data-done="{p["done"]}" data-total="{p["total"]}"></span>')
+        if handle.status in ("stopped", "failed", "planned"):
+            if handle.status == "failed":
+                st.error(f"The backtest failed: {handle.error}")
+            elif handle.status == "stopped":
+                st.warning(f"Stopped after {p['done']} of {p['total']} steps. Resume continues where it stopped; "
+                           "no finished step is redone.")
+            if st.button("Resume", type="primary", key="bt_resume", icon=":material/play_circle:"):
+                registry.resume(handle.id, api_key=ui.api_key())
+                st.rerun()
+        if handle.status == "finished":
+            outputs = _read_outputs(str(handle.backtest.folder))
+            if outputs is None:
+                st.error("The backtest's outputs are missing from its folder; Resume writes them again.")
+            else:
+                render_results(handle, outputs)
+    st.subheader("Steps")
+    render_steps(handle)
+    st.caption(f"Folder: `{handle.backtest.folder}`")
+
+st.divider()
+st.subheader("Past backtests")
+past = list_backtests(config)
+if not past:
+    st.caption("None yet in this home folder.")
+else:
+    labels = [f"{', '.join(r['args'].get('spec', {}).get('tickers', []))} · {r['args'].get('spec', {}).get('start')} → "
+              f"{r['args'].get('spec', {}).get('end')} · {r['status']} ({r['done']}/{r['total']})" for r in past]
+    col_a, col_b = st.columns([4, 1])
+    pick = col_a.selectbox("Open a backtest", range(len(past)), format_func=lambda i: labels[i], key="bt_past_pick")
+    if col_b.button("Open", key="bt_open", icon=":material/folder_open:"):
+        st.session_state["bt_id"] = past[pick]["id"]
+        st.query_params["bt"] = past[pick]["id"]
+        st.rerun()

@@ -1,0 +1,121 @@
+"""Figures and tables of the Backtest page (UI-neutral: no streamlit).
+
+Everything is rendered from what the engine computed (``Backtest.compute``, ``live_equity``, the
+manifest): no page re-derives a metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from studio.charts import RATING_COLORS
+from tradingagents.backtest.engine import TEAM, TEAM_NO_MEMORY, calls_per_step
+from tradingagents.backtest.report import COLUMNS, EXTRA, drawdown
+
+LINE_STYLE = {TEAM: {"width": 3, "color": "#1f6feb"}, TEAM_NO_MEMORY: {"width": 2, "color": "#8250df", "dash": "dot"}}
+
+
+def _go():
+    import plotly.graph_objects as go
+
+    return go
+
+
+def estimate_steps(tickers: Sequence[str], start: str, end: str, every: int, compare_memory: bool) -> int:
+    """Steps before planning (weekdays as trading days): for the cost estimate on the form."""
+    days = len(pd.bdate_range(start, end)) if start <= end else 0
+    per_ticker = (days + every - 1) // every if days else 0
+    return per_ticker * len(tickers) * (2 if compare_memory else 1)
+
+
+def cost_estimate_text(steps: int, config: Mapping[str, Any]) -> str:
+    per = calls_per_step(config)
+    return (f"About **{steps * per:,} model calls** ({steps} steps × ~{per} calls per analysis) with "
+            f"{config.get('quick_think_llm')} / {config.get('deep_think_llm')}; no price is known for them here, "
+            "so check your provider's pricing before starting.")
+
+
+def paper_table(metrics: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """Rows (ticker, strategy); columns CR %, ARR %, SR, MDD %, hit rate %, avg alpha %, turnover."""
+    rows = []
+    for ticker, by_strategy in metrics.items():
+        for strategy, m in by_strategy.items():
+            row: dict[str, Any] = {"Ticker": ticker, "Strategy": strategy}
+            for key, label, pct in COLUMNS + EXTRA:
+                v = m.get(key)
+                row[label] = None if v is None else round(v * 100 if pct else v, 2)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def equity_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]], title: str = ""):
+    go = _go()
+    fig = go.Figure()
+    for name, values in curves.items():
+        style = LINE_STYLE.get(name, {"width": 1.4, "dash": "dash" if name.startswith("Benchmark") else None})
+        fig.add_trace(go.Scatter(x=list(days[: len(values)]), y=list(values), mode="lines", name=name,
+                                 line={k: v for k, v in style.items() if v is not None}))
+    fig.update_layout(title=title or None, height=360, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+                      yaxis_title="equity (1.0 = start)", legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def drawdown_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]]):
+    go = _go()
+    fig = go.Figure()
+    for name, values in curves.items():
+        if not (name.startswith("TradingAgents") or name == "Buy & Hold"):
+            continue
+        fig.add_trace(go.Scatter(x=list(days), y=[100 * x for x in drawdown(values)], mode="lines", name=name,
+                                 fill="tozeroy" if name == TEAM else None))
+    fig.update_layout(height=260, margin=dict(l=10, r=10, t=10, b=10), yaxis_title="drawdown %",
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def ratings_figure(days: Sequence[str], closes: Sequence[float], decisions: Sequence[Mapping[str, Any]], ticker: str):
+    """The close with each decision as a marker coloured by its rating."""
+    go = _go()
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=list(days), y=list(closes), mode="lines", name=f"{ticker} close",
+                             line=dict(color="#6e7781", width=1.4)))
+    index = {d: i for i, d in enumerate(days)}
+    by_rating: dict[str, list[Mapping[str, Any]]] = {}
+    for d in decisions:
+        if d["date"] in index:
+            by_rating.setdefault(d["rating"], []).append(d)
+    for rating, items in by_rating.items():
+        fig.add_trace(go.Scatter(
+            x=[d["date"] for d in items], y=[closes[index[d["date"]]] for d in items], mode="markers", name=rating,
+            marker=dict(color=RATING_COLORS.get(rating, "#888"), size=9, line=dict(width=1, color="#fff")),
+            hovertemplate="%{x}: " + rating + "<extra></extra>"))
+    fig.update_layout(height=320, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def steps_frame(manifest: Mapping[str, Any], variant: str = TEAM) -> pd.DataFrame:
+    """One row per finished step: ticker, date, rating, seconds, saved (reused), run folder."""
+    rows = []
+    for ticker, steps in (manifest.get("steps") or {}).get(variant, {}).items():
+        for date, s in sorted(steps.items()):
+            rows.append({"ticker": ticker, "date": date, "rating": s.get("rating"),
+                         "seconds": s.get("elapsed_s"), "reused": bool(s.get("reused")),
+                         "resumed": bool(s.get("resumed")), "run folder": s.get("results_path")})
+    return pd.DataFrame(rows, columns=["ticker", "date", "rating", "seconds", "reused", "resumed", "run folder"])
+
+
+def eta_text(progress: Mapping[str, Any]) -> str:
+    from tradingagents.backtest.cli import format_duration
+
+    done, total = progress.get("done", 0), progress.get("total", 0)
+    parts = [f"Step {min(done + 1, total) if progress.get('status') == 'running' and done < total else done} of {total}"]
+    if progress.get("current"):
+        parts.append("now " + ", ".join(f"{t} {d}" for t, d in progress["current"]))
+    if progress.get("eta_s") is not None and done < total:
+        parts.append(f"ETA {format_duration(progress['eta_s'])}")
+    if progress.get("step_s") is not None:
+        parts.append(f"{progress['step_s']:.2f} s per step")
+    return " · ".join(parts)

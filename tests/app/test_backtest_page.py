@@ -1,0 +1,158 @@
+"""The Backtest page under AppTest: form, cost estimate, live progress, results, refresh, stop/resume."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from tests.app.apptest_utils import texts
+from tradingagents.backtest.registry import BacktestRegistry
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = "pages/backtest.py"
+
+
+def _page(query: dict[str, str] | None = None) -> AppTest:
+    """The page inside app.py's navigation once it is listed there, else the page file on its own."""
+    if PAGE in (ROOT / "app.py").read_text(encoding="utf-8"):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+        at.run()
+        at.switch_page(PAGE)
+    else:
+        at = AppTest.from_file(str(ROOT / PAGE), default_timeout=30)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def _until(at: AppTest, predicate, timeout: float = 40.0) -> AppTest:
+    deadline = time.monotonic() + timeout
+    while True:
+        at.run()
+        if predicate(at):
+            return at
+        assert time.monotonic() < deadline, f"not reached; exceptions={[e.value for e in at.exception]}; " \
+                                            f"text={texts(at)[:1500]}"
+        time.sleep(0.2)
+
+
+def _fill(at: AppTest, tickers: str, start: dt.date, end: dt.date, every: int = 1) -> AppTest:
+    at.text_input(key="bt_tickers").input(tickers)
+    at.date_input(key="bt_start").set_value(start)
+    at.date_input(key="bt_end").set_value(end)
+    at.number_input(key="bt_every").set_value(every)
+    return at.run()
+
+
+def _done(at: AppTest) -> int:
+    for el in at.html:
+        value = str(el.value)
+        if "ta-bt-state" in value:
+            return int(value.split('data-done="')[1].split('"')[0])
+    return -1
+
+
+def _status(at: AppTest) -> str:
+    for el in at.html:
+        value = str(el.value)
+        if "ta-bt-state" in value and "data-status=" in value:
+            return value.split('data-status="')[1].split('"')[0]
+    return "running" if any("ta-bt-state" in str(el.value) for el in at.html) else ""
+
+
+def test_backtest_page_runs_live_and_shows_the_results(ta_home):
+    at = _page()
+    assert not at.exception
+    _fill(at, "NVDA", dt.date(2024, 6, 3), dt.date(2024, 6, 21))
+    assert "About 15 steps on the offline engine" in texts(at)
+    at.button(key="bt_start_btn").click()
+    at.run()
+    backtest_id = at.query_params["bt"][0] if isinstance(at.query_params["bt"], list) else at.query_params["bt"]
+    assert backtest_id.startswith("NVDA_2024-06-03_2024-06-21_")
+    live_text = " ".join(str(p.proto.text) for p in at.get("progress"))
+    assert "of 15" in live_text and live_text.startswith("Step ")  # live: "Step i of N · … ETA …"
+    at = _until(at, lambda a: _status(a) == "finished")
+    assert not at.exception
+    tables = [df.value for df in at.dataframe]
+    paper = next(t for t in tables if "Strategy" in t.columns)
+    assert {"TradingAgents", "Buy & Hold", "MACD", "KDJ & RSI", "ZMR", "SMA"} <= set(paper["Strategy"])
+    assert {"CR %", "ARR %", "SR", "MDD %"} <= set(paper.columns)
+    steps = next(t for t in tables if "rating" in t.columns)
+    assert len(steps) == 15
+    labels = [t.label for t in at.tabs]
+    assert {"Equity vs baselines", "Drawdown", "Ratings over the price"} <= set(labels)
+    # each step links to its run and its debates (page links in the app; plain links when the page stands alone)
+    at.selectbox(key="bt_step_pick").set_value(14)
+    at.run()
+    page_links = at.get("page_link")
+    if page_links:
+        shown = " ".join(str(el.proto) for el in page_links)
+        assert "2024-06-21" in shown and "NVDA" in shown
+    else:
+        shown = " ".join(str(m.value) for m in at.markdown)
+        assert "[Run NVDA 2024-06-21](/run?ticker=NVDA&date=2024-06-21)" in shown
+        assert "[Debates NVDA 2024-06-21](/debates?ticker=NVDA&date=2024-06-21)" in shown
+
+    # a refresh (a new session with only the URL) shows the same finished backtest, read from disk
+    fresh = _page({"bt": backtest_id})
+    assert not fresh.exception and _status(fresh) == "finished"
+    assert any("Strategy" in df.value.columns for df in fresh.dataframe)
+
+
+def test_stop_and_resume_from_the_page(ta_home, monkeypatch):
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    real = TradingAgentsGraph.propagate
+
+    def slow(self, *args, **kwargs):  # ~0.25 s more per step, so there is time to press Stop
+        time.sleep(0.25)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TradingAgentsGraph, "propagate", slow)
+    at = _page()
+    _fill(at, "AAPL", dt.date(2024, 6, 3), dt.date(2024, 6, 28))
+    at.button(key="bt_start_btn").click()
+    at.run()
+    at = _until(at, lambda a: any(b.key == "bt_stop" for b in a.button) and _done(a) >= 2)
+    at.button(key="bt_stop").click()
+    at.run()
+    at = _until(at, lambda a: _status(a) == "stopped")
+    assert "Resume continues where it stopped" in texts(at)
+    done_at_stop = _done(at)
+    assert 2 <= done_at_stop < 20
+    at.button(key="bt_resume").click()
+    at.run()
+    at = _until(at, lambda a: _status(a) == "finished", timeout=60)
+    assert not at.exception
+
+
+def test_paid_model_shows_a_cost_estimate_and_needs_confirmation(ta_home):
+    at = _page()
+    at.session_state["set_provider"] = "openai"
+    at.run()
+    _fill(at, "NVDA,AAPL", dt.date(2024, 6, 3), dt.date(2024, 6, 28), every=5)
+    shown = texts(at)
+    assert "model calls" in shown and "8 steps" in shown
+    assert at.button(key="bt_start_btn").disabled
+    at.checkbox(key="bt_confirm").check()
+    at.run()
+    assert not at.button(key="bt_start_btn").disabled
+    # bad input says what to do and starts nothing
+    at.text_input(key="bt_tickers").input("NV/DA")
+    at.run()
+    assert "not allowed" in texts(at) and at.button(key="bt_start_btn").disabled
+
+
+def test_registry_opens_a_backtest_from_disk_after_a_restart(ta_home):
+    from tradingagents.backtest.engine import BacktestSpec
+
+    reg = BacktestRegistry()
+    spec = BacktestSpec.make("NVDA", "2024-06-03", "2024-06-07")
+    bid = reg.start(spec, {})
+    assert reg.get(bid).wait(30) and reg.get(bid).status == "finished"
+    again = BacktestRegistry().get(bid, {})  # a new process knows only the folder
+    assert again is not None and again.status == "finished" and again.backtest.done_steps() == 5
+    assert BacktestRegistry().get("../etc", {}) is None and BacktestRegistry().get("nope", {}) is None

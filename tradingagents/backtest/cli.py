@@ -1,0 +1,234 @@
+"""``python -m tradingagents backtest NVDA,AAPL --start 2024-06-03 --end 2024-11-29 [options]``.
+
+``add_parser(subparsers)`` registers the ``backtest`` sub-command on the main CLI's parser and
+``run(args) -> int`` runs it; ``main(argv)`` is the standalone entry (``python -m
+tradingagents.backtest``). A progress bar with the ETA goes to stderr; stdout gets the paper-style
+table and, last, the line ``Backtest: <folder>``. Exit codes as for a run (``errors.exit_code_for``):
+0 ok, 2 bad input, 3 data unavailable, 4 model failure (resumable), 5 stopped (resumable), 6 busy.
+Run the same command again to continue a stopped, failed or killed backtest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+EXAMPLES = """examples:
+  python -m tradingagents backtest NVDA --start 2024-06-03 --end 2024-11-29
+  python -m tradingagents backtest NVDA,AAPL --start 2024-06-03 --end 2024-11-29 --every 5 --compare-memory
+  python -m tradingagents backtest AAPL --start 2024-06-03 --end 2024-11-29 --provider openai --data yfinance
+
+Offline engine and demo market by default. Run the same command again to resume a stopped or
+killed backtest: finished steps are not redone.
+
+exit codes: 0 ok, 1 unexpected error, 2 bad input, 3 market data unavailable,
+  4 LLM failure (run again to resume), 5 stopped (run again to resume), 6 already running
+"""
+
+
+def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p.add_argument("tickers", help="comma-separated tickers, e.g. NVDA or NVDA,AAPL")
+    p.add_argument("--start", required=True, help="first date YYYY-MM-DD")
+    p.add_argument("--end", required=True, help="last date YYYY-MM-DD (clamped to today)")
+    p.add_argument("--every", type=int, default=1, help="one decision every N trading days (default 1)")
+    p.add_argument("--compare-memory", action="store_true",
+                   help='also run the same dates without past context and role memories ("TradingAgents (no memory)")')
+    p.add_argument("--allow-short", action="store_true", help="Underweight -0.5 and Sell -1.0 (default long-only)")
+    p.add_argument("--cost-bps", type=float, default=0.0, help="cost in basis points per unit of position change")
+    p.add_argument("--provider", help="LLM provider: offline (default), openai, openai_compatible, ollama, …")
+    p.add_argument("--backend-url", help="base URL of an OpenAI-compatible server")
+    p.add_argument("--quick-model", help="quick-thinking model name")
+    p.add_argument("--deep-model", help="deep-thinking model name")
+    p.add_argument("--data", help="market data: demo (default), yfinance or csv")
+    p.add_argument("--analysts", help="comma-separated subset of market,social,news,fundamentals (default: all)")
+    p.add_argument("--debate-rounds", type=int, help="bull/bear debate rounds (default 1)")
+    p.add_argument("--risk-rounds", type=int, help="risk discussion rounds (default 1)")
+    p.add_argument("--max-concurrent", type=int, help="tickers (and model calls) at once (max_concurrent_llm_calls)")
+    p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+    return p
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``backtest`` on the main CLI's sub-parsers (``parser.add_subparsers()``)."""
+    p = subparsers.add_parser(
+        "backtest", help="run the team over a date range and score it like the paper",
+        description="Run the team over a date range (one decision every N trading days per ticker), "
+        "learning as it goes, and score it against Buy & Hold, MACD, KDJ & RSI, ZMR and SMA.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return _configure(p)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tradingagents backtest", epilog=EXAMPLES,
+                                description="Run the team over a date range and score it like the paper.",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    return _configure(p)
+
+
+def config_from(args: argparse.Namespace) -> dict[str, Any]:
+    from tradingagents.default_config import validate_rounds
+
+    cfg: dict[str, Any] = {}
+    pairs = {"provider": "llm_provider", "backend_url": "backend_url", "quick_model": "quick_think_llm",
+             "deep_model": "deep_think_llm", "data": "data_vendor", "home": "home",
+             "max_concurrent": "max_concurrent_llm_calls"}
+    for attr, key in pairs.items():
+        value = getattr(args, attr, None)
+        if value is not None:
+            cfg[key] = value
+    if getattr(args, "analysts", None):
+        cfg["selected_analysts"] = [a.strip() for a in args.analysts.split(",") if a.strip()]
+    if getattr(args, "debate_rounds", None) is not None:
+        cfg["max_debate_rounds"] = validate_rounds(args.debate_rounds, "--debate-rounds")
+    if getattr(args, "risk_rounds", None) is not None:
+        cfg["max_risk_discuss_rounds"] = validate_rounds(args.risk_rounds, "--risk-rounds")
+    if "max_concurrent_llm_calls" in cfg and cfg["max_concurrent_llm_calls"] < 1:
+        from tradingagents.errors import ValidationError
+
+        raise ValidationError("--max-concurrent must be 1 or more.")
+    return cfg
+
+
+class ProgressBar:
+    """``[######----]  12/120  NVDA 2024-06-20 Buy  ETA 0:43`` on stderr (one line per step when not a tty)."""
+
+    def __init__(self, stream=None, quiet: bool = False, width: int = 28):
+        self.stream = stream
+        self.quiet = quiet
+        self.width = width
+        self.last_len = 0
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if self.quiet or event.get("kind") not in ("started", "step_finished", "finished", "stopped", "failed"):
+            return
+        out = self.stream or sys.stderr
+        done, total = int(event.get("done") or 0), int(event.get("total") or 0)
+        filled = int(self.width * done / total) if total else self.width
+        bar = "#" * filled + "-" * (self.width - filled)
+        what = ""
+        if event.get("kind") == "step_finished":
+            tag = " (saved)" if event.get("reused") else ""
+            variant = " no-memory" if "no memory" in str(event.get("variant")) else ""
+            what = f"  {event.get('ticker')}{variant} {event.get('date')} {event.get('rating')}{tag}"
+        eta = event.get("eta_s")
+        eta_txt = f"  ETA {format_duration(eta)}" if eta is not None and done < total else ""
+        line = f"[{bar}] {done:>4}/{total}{what}{eta_txt}"
+        tty = hasattr(out, "isatty") and out.isatty()
+        if tty:
+            out.write("\r" + line.ljust(self.last_len))
+            self.last_len = len(line)
+            if event.get("kind") in ("finished", "stopped", "failed"):
+                out.write("\n")
+        else:
+            out.write(line + "\n")
+        out.flush()
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def summary_table(metrics: dict[str, Any]) -> str:
+    from tradingagents.backtest.report import _header, table_rows
+
+    lines = []
+    for ticker, by_strategy in metrics.items():
+        rows = [_header()[:5], *[r[:5] for r in table_rows(by_strategy)]]
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        lines.append(ticker)
+        for r in rows:
+            lines.append("  " + "  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i])
+                                          for i, c in enumerate(r)))
+    return "\n".join(lines)
+
+
+def _install_stop_handlers(stop: threading.Event) -> dict:
+    def handler(signum, frame):
+        if stop.is_set():  # second Ctrl-C: leave now
+            raise KeyboardInterrupt
+        stop.set()
+        print("\nstopping after the current agent step… (Ctrl-C again to abort)", file=sys.stderr, flush=True)
+
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread
+            pass
+    return previous
+
+
+def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
+    """Run the backtest the parsed ``args`` describe; returns the exit code."""
+    from tradingagents.errors import (
+        EXIT_BAD_INPUT,
+        EXIT_OK,
+        EXIT_STOPPED,
+        RunStopped,
+        exit_code_for,
+        is_resumable,
+    )
+
+    stop = stop or threading.Event()
+    previous = _install_stop_handlers(stop)
+    started = time.time()
+    try:
+        from tradingagents.backtest.engine import Backtest, BacktestSpec
+
+        cfg = config_from(args)
+        spec = BacktestSpec.make(args.tickers, args.start, args.end, args.every, args.compare_memory,
+                                 args.allow_short, args.cost_bps)
+        bt = Backtest(spec, cfg)
+        done = bt.done_steps()
+        if not args.quiet:
+            how = f"resuming ({done} of {bt.total_steps} steps done)" if done else f"{bt.total_steps} steps"
+            print(f"Backtest {bt.id}: {', '.join(spec.tickers)} {spec.start} → {spec.end}, every {spec.every} "
+                  f"trading day(s), {how}", file=sys.stderr, flush=True)
+        result = bt.run(on_progress=ProgressBar(quiet=args.quiet), should_stop=stop.is_set)
+        print(summary_table(result.metrics))
+        if not args.quiet:
+            print(f"done in {format_duration(time.time() - started)}", file=sys.stderr)
+        print(f"Backtest: {result.folder}")
+        return EXIT_OK
+    except RunStopped as exc:
+        print(f"Stopped: {exc}", file=sys.stderr)
+        print("Run the same command again to continue where it stopped.", file=sys.stderr)
+        return EXIT_STOPPED
+    except KeyboardInterrupt:
+        print("Aborted. Run the same command again to continue.", file=sys.stderr)
+        return EXIT_STOPPED
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a message and an exit code
+        code = exit_code_for(exc)
+        what = {EXIT_BAD_INPUT: "Bad input", 3: "Market data unavailable", 4: "LLM failure"}.get(code, "Error")
+        print(f"{what}: {exc}", file=sys.stderr)
+        if code not in (EXIT_BAD_INPUT, 3) and is_resumable(exc):
+            print("Finished steps are kept: run the same command again to continue.", file=sys.stderr)
+        if code == 1:
+            import traceback
+
+            traceback.print_exc()
+        return code
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "backtest":
+        argv = argv[1:]
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help → 0, usage error → 2
+        return int(exc.code or 0) if isinstance(exc.code, int) else 2
+    return run(args)

@@ -1,0 +1,618 @@
+"""The backtest engine: the team over a date range, one decision every N trading days per ticker.
+
+``Backtest(spec, config, api_key=None)`` plans the steps and ``run(on_progress, should_stop)``
+runs them; ``run_backtest(...)`` does both. UI-neutral (the CLI and the page drive the same object).
+
+* **Days.** A ticker's trading days are the dates of its daily OHLCV from the data provider within
+  [start, end]. Its steps are every ``every``-th trading day from the first. Inside a step nothing
+  reads a price after the step's date: a step is one ordinary ``TradingAgentsGraph.propagate``
+  (whose tools are point-in-time). Only the scoring after all steps (equity, baselines, alpha) uses
+  the whole range's prices, after the fact.
+* **Learning, point in time.** Within a ticker the steps run in date order, all on one graph with
+  the desk's memory log and role memories: each propagate first settles what is due for the ticker,
+  so the log and the memories learn as the backtest goes, and reading them is point in time
+  (``get_past_context(as_of=date)``, role memories recall only lessons known by the step's date).
+  With several tickers the lessons of other tickers a step may see depend on how far their own
+  steps got (always point in time).
+* **Parallel.** The tickers (and the ablation, a separate task per ticker) run as tasks of
+  ``tradingagents.executor``, at most ``max_concurrent_llm_calls`` at once; each task's graph gets
+  an equal share of that bound (at least 1), so the model requests in flight stay within it.
+* **Ablation.** ``compare_memory`` runs the same dates again as "TradingAgents (no memory)" with
+  ``memory_enabled: False`` and its own results, log, memories and checkpoints under
+  ``<backtest>/no_memory/`` so its runs and lessons never mix with the desk's.
+* **Resumable.** The backtest's folder is ``<home>/backtests/<id>/`` with ``id`` derived from the
+  arguments; ``manifest.json`` there records each finished step (written atomically after each).
+  Run again with the same arguments, finished steps are not redone: a step in the manifest is
+  taken from it; a step whose run was saved (same graph signature, providers and models) but not
+  yet recorded is taken from its saved result; a step killed mid-run resumes from its checkpoint.
+  ``should_stop`` (a callable, e.g. ``threading.Event().is_set``) stops between nodes of the
+  current step (``RunStopped``, exit code 5); everything finished is kept.
+* **Outputs** (when every step is done): ``metrics.json`` ``{ticker: {strategy: {cr, arr, sharpe,
+  mdd, hit_rate, avg_alpha, turnover, days, decisions}}}``, ``equity.csv``
+  (``date,ticker,strategy,equity``), ``decisions.csv`` (``date,ticker,rating,position``, the team's
+  decisions; the ablation's go to ``decisions_no_memory.csv``), ``report.md`` and ``report.html``.
+  Positions and equity: ``positions``; baselines: ``baselines``; metrics: ``metrics``.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import datetime as _dt
+import hashlib
+import io
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tradingagents.backtest import baselines as bl
+from tradingagents.backtest import metrics as mt
+from tradingagents.backtest import positions as ps
+from tradingagents.default_config import benchmark_for, public_config, resolve_config
+from tradingagents.errors import ConfigError, DataNotFound, DataUnavailable, RunStopped, ValidationError
+from tradingagents.graph.results import atomic_write_text
+from tradingagents.validation import validate_date, validate_ticker
+
+log = logging.getLogger(__name__)
+
+TEAM = "TradingAgents"
+TEAM_NO_MEMORY = "TradingAgents (no memory)"
+STRATEGIES = (TEAM, *bl.BASELINES)
+"""The strategy names of metrics.json and equity.csv, exactly (the ablation adds TEAM_NO_MEMORY)."""
+BENCHMARK_PREFIX = "Benchmark"  # "Benchmark (SPY)": buy and hold of the ticker's benchmark
+
+MANIFEST = "manifest.json"
+OUTPUT_FILES = ("metrics.json", "equity.csv", "decisions.csv", "report.md", "report.html")
+MAX_TICKERS = 20
+MAX_STEPS = 5000
+
+# the settings that change what a step computes: part of the backtest's id
+_RUN_KEYS = ("llm_provider", "quick_think_llm", "deep_think_llm", "backend_url", "data_vendor",
+             "selected_analysts", "max_debate_rounds", "max_risk_discuss_rounds", "analyst_execution",
+             "holding_days", "benchmark_ticker", "output_language")
+
+ProgressCallback = Callable[[dict[str, Any]], None]
+
+
+# ---------------------------------------------------------------------------------------- spec
+@dataclass(frozen=True)
+class BacktestSpec:
+    """What to backtest. ``tickers`` as given (validated, upper-cased, duplicates dropped)."""
+
+    tickers: tuple[str, ...]
+    start: str
+    end: str
+    every: int = 1
+    compare_memory: bool = False
+    allow_short: bool = False
+    cost_bps: float = 0.0
+
+    @classmethod
+    def make(cls, tickers: str | Sequence[str], start: object, end: object, every: object = 1,
+             compare_memory: bool = False, allow_short: bool = False, cost_bps: object = 0.0) -> BacktestSpec:
+        """A validated spec; every problem is a ValidationError that says what is accepted."""
+        items = tickers.split(",") if isinstance(tickers, str) else list(tickers or [])
+        clean: list[str] = []
+        for item in items:
+            text = str(item).strip()
+            if text:
+                t = validate_ticker(text)
+                if t not in clean:
+                    clean.append(t)
+        if not clean:
+            raise ValidationError("Give at least one ticker, e.g. NVDA or NVDA,AAPL.")
+        if len(clean) > MAX_TICKERS:
+            raise ValidationError(f"At most {MAX_TICKERS} tickers in one backtest (got {len(clean)}).")
+        s = validate_date(start)
+        e = validate_date(end, allow_future=True)
+        e = min(e, _dt.date.today().isoformat())
+        if s >= e:
+            raise ValidationError(f"The start date {s} must be before the end date {e}.")
+        if isinstance(every, bool):
+            raise ValidationError("every must be a whole number of trading days ≥ 1.")
+        try:
+            n = int(str(every).strip())
+        except ValueError:
+            raise ValidationError(f"every must be a whole number of trading days ≥ 1, not {every!r}.") from None
+        if n < 1 or n > 250:
+            raise ValidationError(f"every must be from 1 to 250 trading days, got {n}.")
+        try:
+            cost = float(cost_bps or 0.0)
+        except (TypeError, ValueError):
+            raise ValidationError(f"cost_bps must be a number of basis points, not {cost_bps!r}.") from None
+        if not 0.0 <= cost <= 1000.0 or cost != cost:
+            raise ValidationError(f"cost_bps must be from 0 to 1000 basis points, got {cost_bps!r}.")
+        return cls(tuple(clean), s, e, n, bool(compare_memory), bool(allow_short), cost)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["tickers"] = list(self.tickers)
+        return d
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return (TEAM, TEAM_NO_MEMORY) if self.compare_memory else (TEAM,)
+
+
+def run_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    cfg = resolve_config(config)
+    return {k: copy.deepcopy(cfg.get(k)) for k in _RUN_KEYS}
+
+
+def backtest_id(spec: BacktestSpec, config: Mapping[str, Any] | None = None) -> str:
+    """``NVDA-AAPL_2024-06-03_2024-11-29_<hash>``: the same arguments give the same id (resume)."""
+    doc = {"spec": spec.to_dict(), "settings": run_settings(config or {})}
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    names = "-".join(t.replace("^", "").replace("=", "") for t in spec.tickers)
+    if len(names) > 40:
+        names = names[:40].rstrip("-.") + f"+{len(spec.tickers)}"
+    return f"{names}_{spec.start}_{spec.end}_{digest}".replace("/", "_").lstrip(".")
+
+
+def backtests_root(config: Mapping[str, Any] | None = None) -> Path:
+    return Path(resolve_config(config)["home"]) / "backtests"
+
+
+def variant_config(config: Mapping[str, Any], variant: str, folder: Path) -> dict[str, Any]:
+    """The config of a variant's runs: the desk's for the team, a separate one for the ablation."""
+    cfg = resolve_config(config)
+    if variant != TEAM_NO_MEMORY:
+        return cfg
+    base = folder / "no_memory"
+    return resolve_config({
+        **dict(cfg),
+        "memory_enabled": False,
+        "results_dir": str(base / "results"),
+        "memory_dir": str(base / "memory"),
+        "memory_log_path": str(base / "memory" / "trading_memory.md"),
+        "checkpoint_dir": str(base / "checkpoints"),
+    })
+
+
+def calls_per_step(config: Mapping[str, Any]) -> int:
+    """Typical model calls of one step: ~3 per analyst (tool rounds + report), the debate turns,
+    the research manager, the trader, the portfolio manager and one reflection on a settled decision."""
+    cfg = resolve_config(config)
+    analysts = len(cfg.get("selected_analysts") or ())
+    return 3 * analysts + 2 * int(cfg["max_debate_rounds"]) + 3 * int(cfg["max_risk_discuss_rounds"]) + 3 + 1
+
+
+# ---------------------------------------------------------------------------------------- plan
+@dataclass
+class TickerPlan:
+    ticker: str
+    days: list[str]  # trading days of the range
+    steps: list[str]  # decision days (every N-th trading day)
+    closes: list[float]  # close on each day
+    frame: pd.DataFrame = field(repr=False)  # OHLCV with warm-up rows, for the baselines
+    benchmark: str | None = None
+    benchmark_closes: list[float] | None = None  # on the ticker's days (last close on or before)
+    benchmark_note: str | None = None
+
+
+def plan_ticker(provider, ticker: str, start: str, end: str, every: int, config: Mapping[str, Any]) -> TickerPlan:
+    warm_start = (pd.Timestamp(start) - pd.Timedelta(days=bl.WARMUP_DAYS)).date().isoformat()
+    frame = provider.ohlcv(ticker, warm_start, end)
+    if frame is None or len(frame) == 0:
+        raise DataNotFound(f"No prices for {ticker} from {start} to {end} in this data source; "
+                           "check the ticker and the dates.")
+    from tradingagents.dataflows.interface import clip_frame
+
+    frame = clip_frame(frame, warm_start, end)
+    frame = frame[~frame.index.duplicated(keep="last")]
+    frame = frame[frame["Close"].astype(float) > 0]
+    in_range = frame.loc[frame.index >= pd.Timestamp(start)]
+    days = [d.date().isoformat() for d in in_range.index]
+    if len(days) < 2:
+        raise ValidationError(f"{ticker} has {len(days)} trading day(s) from {start} to {end}; "
+                              "a backtest needs at least two. Widen the range.")
+    closes = [float(x) for x in in_range["Close"]]
+    plan = TickerPlan(ticker, days, days[::every], closes, frame)
+    bench = benchmark_for(ticker, config)
+    plan.benchmark = bench
+    if bench != ticker:
+        try:
+            bframe = clip_frame(provider.ohlcv(bench, warm_start, end), warm_start, end)
+            bclose = bframe["Close"].astype(float)
+            bclose = bclose[~bclose.index.duplicated(keep="last")]
+            aligned = bclose.reindex(bclose.index.union(in_range.index)).ffill().reindex(in_range.index)
+            if aligned.isna().any():
+                raise DataNotFound(f"the benchmark {bench} has no price on or before {days[0]}")
+            plan.benchmark_closes = [float(x) for x in aligned]
+        except (DataUnavailable, KeyError, ValueError) as exc:
+            plan.benchmark_note = f"No benchmark curve for {ticker}: {exc}"
+    else:
+        plan.benchmark_closes = list(closes)
+    return plan
+
+
+# ---------------------------------------------------------------------------------------- manifest
+class Manifest:
+    """``manifest.json`` of a backtest: its arguments, status and every finished step (thread-safe)."""
+
+    def __init__(self, folder: Path, doc: dict[str, Any]):
+        self.folder = folder
+        self.path = folder / MANIFEST
+        self.doc = doc
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, folder: Path, args: dict[str, Any]) -> Manifest:
+        path = folder / MANIFEST
+        if path.is_file():
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"The backtest manifest {path} cannot be read ({exc}); move the folder "
+                                  "away to start this backtest afresh.") from None
+            if not isinstance(doc, dict) or doc.get("args") != args:
+                raise ConfigError(f"The backtest folder {folder} belongs to other arguments; move it away "
+                                  "to start afresh.")
+            doc.setdefault("steps", {})
+            return cls(folder, doc)
+        now = _now()
+        return cls(folder, {"version": 1, "id": folder.name, "args": args, "created_at": now, "updated_at": now,
+                            "status": "planned", "steps": {}, "error": None})
+
+    def step(self, variant: str, ticker: str, date: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self.doc["steps"].get(variant, {}).get(ticker, {}).get(date)
+
+    def steps(self, variant: str, ticker: str) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return dict(self.doc["steps"].get(variant, {}).get(ticker, {}))
+
+    def record(self, variant: str, ticker: str, date: str, info: dict[str, Any]) -> None:
+        with self._lock:
+            self.doc["steps"].setdefault(variant, {}).setdefault(ticker, {})[date] = info
+            self._save()
+
+    def set(self, **values: Any) -> None:
+        with self._lock:
+            self.doc.update(values)
+            self._save()
+
+    def _save(self) -> None:
+        self.doc["updated_at"] = _now()
+        atomic_write_text(self.path, json.dumps(self.doc, indent=1, sort_keys=True, ensure_ascii=False))
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def load_manifest(folder: str | Path) -> dict[str, Any]:
+    path = Path(folder) / MANIFEST
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def list_backtests(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Every backtest folder of the home (newest first): id, path, status, args, done/total steps."""
+    root = backtests_root(config)
+    out: list[dict[str, Any]] = []
+    if not root.is_dir():
+        return out
+    for path in root.glob(f"*/{MANIFEST}"):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(doc, dict):
+            continue
+        done = sum(len(d) for v in (doc.get("steps") or {}).values() for d in v.values())
+        out.append({"id": doc.get("id") or path.parent.name, "path": str(path.parent), "status": doc.get("status"),
+                    "args": doc.get("args") or {}, "done": done, "total": doc.get("total_steps"),
+                    "updated_at": doc.get("updated_at") or ""})
+    out.sort(key=lambda r: r["updated_at"], reverse=True)
+    return out
+
+
+# ---------------------------------------------------------------------------------------- the backtest
+@dataclass
+class BacktestResult:
+    id: str
+    folder: Path
+    status: str
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+class Backtest:
+    """One backtest: plan on construction, ``run()`` the steps, then the outputs."""
+
+    def __init__(self, spec: BacktestSpec, config: Mapping[str, Any] | None = None, *,
+                 api_key: str | None = None) -> None:
+        self.spec = spec
+        self.config = resolve_config(config)
+        self._api_key = api_key  # kept in memory only; never in a config, a file or an event
+        self.id = backtest_id(spec, self.config)
+        self.folder = backtests_root(self.config) / self.id
+        # as JSON reads it back (lists, not tuples), so a resume compares like with like
+        self.args = json.loads(json.dumps({"spec": spec.to_dict(), "settings": run_settings(self.config)},
+                                          sort_keys=True, default=str))
+        from tradingagents.dataflows.interface import get_provider
+
+        self.provider = get_provider(self.config)
+        self.plans: dict[str, TickerPlan] = {
+            t: plan_ticker(self.provider, t, spec.start, spec.end, spec.every, self.config) for t in spec.tickers
+        }
+        self.total_steps = sum(len(p.steps) for p in self.plans.values()) * len(spec.variants)
+        if self.total_steps > MAX_STEPS:
+            raise ValidationError(f"This backtest has {self.total_steps} steps (at most {MAX_STEPS}); "
+                                  "use a larger --every or a shorter range.")
+        self.position_map = ps.position_map(spec.allow_short)
+        self.manifest = Manifest.open(self.folder, self.args)
+        self._lock = threading.Lock()
+        self._durations: list[float] = []  # steps actually run in this process (not reused)
+        self._started: float | None = None
+        self._current: dict[str, tuple[str, str]] = {}  # task key -> (ticker, date) running now
+        self._workers = 1
+        self.status = self.manifest.doc.get("status", "planned")
+        self.error: str | None = None
+
+    # ------------------------------------------------------------------ progress
+    def done_steps(self) -> int:
+        return sum(len(self.manifest.steps(v, t)) for v in self.spec.variants for t in self.spec.tickers)
+
+    def progress(self) -> dict[str, Any]:
+        """``{done, total, fraction, elapsed_s, eta_s, step_s, current, status}`` (a snapshot)."""
+        done = self.done_steps()
+        with self._lock:
+            durations = list(self._durations)
+            current = list(self._current.values())
+        elapsed = time.time() - self._started if self._started else 0.0
+        mean = sum(durations) / len(durations) if durations else None
+        remaining = max(0, self.total_steps - done)
+        eta = remaining * mean / max(1, min(self._workers, len(self.spec.tickers) * len(self.spec.variants))) \
+            if mean is not None else None
+        return {"done": done, "total": self.total_steps, "fraction": done / self.total_steps if self.total_steps else 1.0,
+                "elapsed_s": elapsed, "eta_s": eta, "step_s": mean, "current": current, "status": self.status}
+
+    def decisions(self, variant: str = TEAM, ticker: str | None = None) -> dict[str, dict[str, str]]:
+        """``{ticker: {date: rating}}`` of the finished steps (all tickers, or one)."""
+        tickers = [ticker] if ticker else list(self.spec.tickers)
+        return {t: {d: s.get("rating") for d, s in sorted(self.manifest.steps(variant, t).items())} for t in tickers}
+
+    def live_equity(self, ticker: str, variant: str = TEAM) -> tuple[list[str], list[float]]:
+        """The variant's equity up to its last finished step (for a curve that grows while it runs)."""
+        plan = self.plans[ticker]
+        decided = self.decisions(variant, ticker)[ticker]
+        if not decided:
+            return [], []
+        last = max(decided)
+        n = plan.days.index(last) + 1 if last in plan.days else len(plan.days)
+        pos = ps.positions_from_decisions(plan.days[:n], decided, self.position_map)
+        return plan.days[:n], ps.equity_curve(plan.closes[:n], pos, self.spec.cost_bps)
+
+    def per_graph_llm_calls(self) -> int:
+        """Each graph's share of ``max_concurrent_llm_calls``: the tasks running at once never have
+        more model requests in flight together than the bound (each graph bounds its own calls)."""
+        bound = max(1, int(self.config.get("max_concurrent_llm_calls") or 1))
+        return max(1, bound // max(1, self._workers))
+
+    # ------------------------------------------------------------------ run
+    def run(self, on_progress: ProgressCallback | None = None,
+            should_stop: Callable[[], bool] | None = None) -> BacktestResult:
+        """Run every unfinished step, then write the outputs. Raises RunStopped when stopped."""
+        from tradingagents.executor import get_executor
+
+        stop = should_stop or (lambda: False)
+        self._started = time.time()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.status = "running"
+        self.manifest.set(status="running", error=None, total_steps=self.total_steps,
+                          plan={t: {"days": len(p.days), "steps": p.steps, "benchmark": p.benchmark}
+                                for t, p in self.plans.items()})
+        tasks = [(ticker, variant) for variant in self.spec.variants for ticker in self.spec.tickers]
+        executor = get_executor(self.config, len(tasks))
+        self._workers = executor.max_workers
+        emit = _safe_callback(on_progress)
+        emit({"kind": "started", **self.progress(), "id": self.id, "folder": str(self.folder)})
+
+        results = executor.run(lambda task: self._run_task(task[0], task[1], stop, emit), tasks)
+        errors = [r.error for r in results if r.error is not None]
+        if errors:
+            stopped = [e for e in errors if isinstance(e, RunStopped)]
+            other = [e for e in errors if not isinstance(e, RunStopped)]
+            first = other[0] if other else stopped[0]
+            self.status = "failed" if other else "stopped"
+            self.error = str(first) or type(first).__name__
+            self.manifest.set(status=self.status, error=self.error)
+            emit({"kind": self.status, **self.progress(), "error": self.error})
+            raise first
+        metrics = self.write_outputs()
+        self.status = "finished"
+        self.manifest.set(status="finished", error=None)
+        emit({"kind": "finished", **self.progress(), "folder": str(self.folder)})
+        return BacktestResult(self.id, self.folder, "finished", metrics)
+
+    def _run_task(self, ticker: str, variant: str, stop: Callable[[], bool], emit: ProgressCallback) -> int:
+        from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+        cfg = variant_config(self.config, variant, self.folder)
+        share = self.per_graph_llm_calls()
+        if share != int(cfg.get("max_concurrent_llm_calls") or 1):
+            cfg = resolve_config({**dict(cfg), "max_concurrent_llm_calls": share})
+        plan = self.plans[ticker]
+        graph = None
+        ran = 0
+        for date in plan.steps:
+            if self.manifest.step(variant, ticker, date) is not None:
+                continue
+            if stop():
+                raise RunStopped(f"Stopped before {ticker} {date}; run the same backtest again to resume.")
+            if graph is None:
+                graph = TradingAgentsGraph(config=cfg, api_key=self._api_key)
+            key = f"{variant}:{ticker}"
+            with self._lock:
+                self._current[key] = (ticker, date)
+            emit({"kind": "step_started", "ticker": ticker, "variant": variant, "date": date, **self.progress()})
+            t0 = time.time()
+            try:
+                info = self._reuse(graph, cfg, ticker, date)
+                if info is None:
+                    _state, rating = graph.propagate(ticker, date, should_stop=stop)
+                    info = {"rating": rating, "results_path": graph.last_run.get("results_path"),
+                            "elapsed_s": round(time.time() - t0, 4), "reused": False,
+                            "resumed": bool(graph.last_run.get("resumed")),
+                            "llm_calls": (graph.last_run.get("usage") or {}).get("llm_calls")}
+                    with self._lock:
+                        self._durations.append(time.time() - t0)
+                    ran += 1
+            finally:
+                with self._lock:
+                    self._current.pop(key, None)
+            self.manifest.record(variant, ticker, date, info)
+            emit({"kind": "step_finished", "ticker": ticker, "variant": variant, "date": date,
+                  "rating": info["rating"], "reused": info["reused"], **self.progress()})
+        return ran
+
+    def _reuse(self, graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, Any] | None:
+        """A saved run of this step made by the same graph and providers (finished before a kill)."""
+        from tradingagents.graph.results import load_run, run_dir
+
+        try:
+            saved = load_run(cfg, ticker, date)
+        except (FileNotFoundError, ValueError, OSError):
+            return None
+        meta = saved.get("meta") or {}
+        same = (meta.get("thread_id") == graph.thread_id(ticker, date)
+                and all(meta.get(k) == cfg.get(k) for k in ("llm_provider", "quick_think_llm", "deep_think_llm",
+                                                              "data_vendor")))
+        rating = saved.get("rating")
+        if not same or rating is None:
+            return None
+        # the decision is in the log if the run got that far; storing it again is a no-op
+        _store_decision(graph.memory_log, ticker, date, rating,
+                        (saved.get("state") or {}).get("final_trade_decision", ""))
+        return {"rating": rating, "results_path": str(run_dir(cfg, ticker, date)), "elapsed_s": 0.0,
+                "reused": True, "resumed": False, "llm_calls": 0}
+
+    # ------------------------------------------------------------------ outputs
+    def compute(self) -> dict[str, Any]:
+        """Equity, positions and metrics of every (ticker, strategy) from the finished steps."""
+        out: dict[str, Any] = {"equity": {}, "metrics": {}, "decisions": {}, "notes": []}
+        for ticker, plan in self.plans.items():
+            curves: dict[str, list[float]] = {}
+            metrics: dict[str, Any] = {}
+            for variant in self.spec.variants:
+                decided = self.decisions(variant, ticker)[ticker]
+                missing = [d for d in plan.steps if d not in decided]
+                if missing:
+                    raise RuntimeError(f"{variant} {ticker}: {len(missing)} step(s) not finished")
+                pos = ps.positions_from_decisions(plan.days, decided, self.position_map)
+                curves[variant] = ps.equity_curve(plan.closes, pos, self.spec.cost_bps)
+                pos_by_day = dict(zip(plan.days, pos, strict=True))
+                rows = []
+                scored = []
+                for d, rating in decided.items():
+                    alpha = self._alpha(ticker, d)
+                    rows.append({"date": d, "ticker": ticker, "rating": rating, "position": pos_by_day[d],
+                                 "alpha": alpha})
+                    scored.append((rating, alpha))
+                out["decisions"].setdefault(variant, []).extend(rows)
+                metrics[variant] = mt.strategy_metrics(curves[variant], turnover=ps.turnover(pos), decisions=scored)
+            for name, pos in bl.baseline_positions(plan.frame, plan.days, self.spec.allow_short).items():
+                curves[name] = ps.equity_curve(plan.closes, pos, self.spec.cost_bps)
+                metrics[name] = mt.strategy_metrics(curves[name], turnover=ps.turnover(pos))
+            if plan.benchmark_closes is not None:
+                name = f"{BENCHMARK_PREFIX} ({plan.benchmark})"
+                curves[name] = [c / plan.benchmark_closes[0] for c in plan.benchmark_closes]
+                metrics[name] = mt.strategy_metrics(curves[name], turnover=1.0)
+            if plan.benchmark_note:
+                out["notes"].append(plan.benchmark_note)
+            out["equity"][ticker] = curves
+            out["metrics"][ticker] = metrics
+        return out
+
+    def _alpha(self, ticker: str, date: str) -> float | None:
+        from tradingagents.dataflows.returns import compute_returns
+
+        try:
+            outcome = compute_returns(self.provider, ticker, date, holding_days=int(self.config["holding_days"]),
+                                      config=self.config)
+        except (DataUnavailable, ValidationError) as exc:
+            log.info("no alpha for %s %s: %s", ticker, date, exc)
+            return None
+        return float(outcome["alpha"]) if outcome else None
+
+    def write_outputs(self) -> dict[str, Any]:
+        """Write metrics.json, equity.csv, decisions.csv and the report; returns the metrics."""
+        from tradingagents.backtest import report
+
+        data = self.compute()
+        atomic_write_text(self.folder / "metrics.json", json.dumps(data["metrics"], indent=2, allow_nan=False))
+        atomic_write_text(self.folder / "equity.csv", equity_csv(self.plans, data["equity"]))
+        for variant, name in ((TEAM, "decisions.csv"), (TEAM_NO_MEMORY, "decisions_no_memory.csv")):
+            if variant in data["decisions"]:
+                atomic_write_text(self.folder / name, decisions_csv(data["decisions"][variant]))
+        info = self.describe()
+        atomic_write_text(self.folder / "report.md", report.markdown(info, self.plans, data))
+        atomic_write_text(self.folder / "report.html", report.html_page(info, self.plans, data))
+        return data["metrics"]
+
+    def describe(self) -> dict[str, Any]:
+        from tradingagents.llm_clients.factory import provider_label
+
+        try:
+            llm = provider_label(self.config)
+        except Exception:  # noqa: BLE001 - a label only
+            llm = str(self.config.get("llm_provider"))
+        return {"id": self.id, "folder": str(self.folder), "spec": self.spec.to_dict(), "llm": llm,
+                "data": getattr(self.provider, "label", self.config.get("data_vendor")),
+                "settings": public_config(run_settings(self.config)),
+                "positions": {k: ("keep" if v is None else v) for k, v in self.position_map.items()}}
+
+
+def _store_decision(memory_log, ticker: str, date: str, rating: str, decision: str) -> None:
+    """``store_decision`` (idempotent per date and ticker) with either signature of the log:
+    ``(ticker, date, decision, *, rating=)`` (the documents' call) or ``(ticker, date, rating, decision)``."""
+    try:
+        memory_log.store_decision(ticker, date, decision, rating=rating)
+    except TypeError:
+        memory_log.store_decision(ticker, date, rating, decision)
+
+
+def _safe_callback(cb: ProgressCallback | None) -> ProgressCallback:
+    def emit(event: dict[str, Any]) -> None:
+        if cb is None:
+            return
+        try:
+            cb(event)
+        except Exception:  # a broken display must not break the backtest
+            log.exception("backtest progress callback failed")
+
+    return emit
+
+
+def equity_csv(plans: Mapping[str, TickerPlan], equity: Mapping[str, Mapping[str, list[float]]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["date", "ticker", "strategy", "equity"])
+    for ticker, curves in equity.items():
+        days = plans[ticker].days
+        for strategy, curve in curves.items():
+            for day, value in zip(days, curve, strict=True):
+                w.writerow([day, ticker, strategy, repr(float(value))])
+    return buf.getvalue()
+
+
+def decisions_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["date", "ticker", "rating", "position"])
+    for r in rows:
+        w.writerow([r["date"], r["ticker"], r["rating"], repr(float(r["position"]))])
+    return buf.getvalue()
+
+
+def run_backtest(spec: BacktestSpec, config: Mapping[str, Any] | None = None, *, api_key: str | None = None,
+                 on_progress: ProgressCallback | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> BacktestResult:
+    return Backtest(spec, config, api_key=api_key).run(on_progress=on_progress, should_stop=should_stop)
