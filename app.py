@@ -11,6 +11,7 @@ PAGES = [
     st.Page("pages/debates.py", title="Debates", icon=":material/forum:", url_path="debates"),
     st.Page("pages/memory_log.py", title="Memory log", icon=":material/menu_book:", url_path="memory_log"),
     st.Page("pages/memories.py", title="Memories", icon=":material/psychology:", url_path="memories"),
+    st.Page("pages/backtest.py", title="Backtest", icon=":material/query_stats:", url_path="backtest"),
 ]
 
 page = st.navigation(PAGES)

@@ -286,6 +286,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] == "settle":
             return settle_command(argv[1:])
+        if argv and argv[0] == "backtest":
+            from tradingagents.backtest.cli import main as backtest_main
+
+            return backtest_main(argv[1:])
         return run_command(argv)
     except SystemExit as exc:  # argparse: --help → 0, usage error → 2
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_BAD_INPUT
