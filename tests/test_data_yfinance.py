@@ -147,7 +147,7 @@ def test_connection_error_is_a_plain_unavailable_message(ta_home, fake_yf):
     fake_yf.plan = [curl_exc.Timeout("timed out")]
     out = make_tools(cfg, as_of="2024-05-10")["get_stock_data"].invoke(
         {"symbol": "AAPL", "start_date": "2024-05-01", "end_date": "2024-05-10"})
-    assert out.startswith(DATA_UNAVAILABLE) and "switch the data source to demo or CSV" in out
+    assert out.startswith(DATA_UNAVAILABLE) and "check the network, or choose the demo market" in out
 
 
 def test_unknown_ticker_is_no_data(prov, fake_yf):

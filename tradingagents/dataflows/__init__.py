@@ -1,16 +1,19 @@
 """Market data: providers (demo, yfinance, csv), indicators, analyst tools and settlement returns.
 
-The names most callers need are re-exported here; see ``interface.py`` for the contract.
+``provider.py`` holds the contract (base class, sentinels, checks, errors, ``VENDORS``);
+``interface.py`` the factory ``get_provider``; ``session.py`` the pre-run checks the graph calls.
 """
 
-from tradingagents.dataflows.interface import (
+from tradingagents.dataflows.interface import get_provider
+from tradingagents.dataflows.provider import (
     DATA_UNAVAILABLE,
     NO_DATA,
+    VENDORS,
     DataNotFound,
+    DataUnavailable,
     MarketDataProvider,
     ProviderUnavailable,
-    get_provider,
 )
 
-__all__ = ["DATA_UNAVAILABLE", "NO_DATA", "DataNotFound", "MarketDataProvider", "ProviderUnavailable",
-           "get_provider"]
+__all__ = ["DATA_UNAVAILABLE", "NO_DATA", "VENDORS", "DataNotFound", "DataUnavailable", "MarketDataProvider",
+           "ProviderUnavailable", "get_provider"]

@@ -1,19 +1,23 @@
 """The user's own daily prices: ``<csv_data_dir>/<TICKER>.csv`` with Date, Open, High, Low, Close, Volume.
 
-Only prices: fundamentals, statements, news and social posts are not available from CSV files and
+Files are read in bounded memory (only the six columns, in chunks) and bad rows — an inf/NaN/negative
+Close or Volume, a date that is not YYYY-MM-DD — are dropped and listed in ``problems(ticker)`` (and in
+``ohlcv(...).attrs["problems"]``) instead of aborting. Only prices: fundamentals, statements, news and social posts are not available from CSV files and
 the tools say so with the NO_DATA sentinel. Files are re-read when they change (mtime and size).
 """
 
 from __future__ import annotations
 
+import csv
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from tradingagents.dataflows.interface import (
+from tradingagents.dataflows.provider import (
     OHLCV_COLUMNS,
     DataNotFound,
     MarketDataProvider,
@@ -26,6 +30,7 @@ from tradingagents.validation import safe_path_component
 
 EXPECTED_HEADER = "Date,Open,High,Low,Close,Volume"
 MAX_FILE_BYTES = 200 * 1024 * 1024
+CHUNK_ROWS = 100_000  # rows parsed at a time: the peak memory of a read is bounded by one chunk
 
 
 class CSVProvider(MarketDataProvider):
@@ -54,8 +59,8 @@ class CSVProvider(MarketDataProvider):
             st = path.stat()
         except FileNotFoundError:
             raise DataNotFound(
-                f"No CSV file for {check_ticker(ticker)}: expected {path} with the header "
-                f"{EXPECTED_HEADER} (one row per trading day)."
+                f"No CSV file {path.name} in {self.data_dir}: add one with the header {EXPECTED_HEADER} "
+                "(one row per trading day)."
             ) from None
         except OSError as exc:
             raise ProviderUnavailable(f"Cannot read {path}: {exc.strerror or exc}.") from None
@@ -68,41 +73,128 @@ class CSVProvider(MarketDataProvider):
             hit = self._cache.get(str(path))
             if hit and hit[0] == key:
                 return hit[1]
-        try:
-            raw = pd.read_csv(path)
-        except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise DataNotFound(
-                f"{path} is not a readable CSV file ({type(exc).__name__}); expected the header {EXPECTED_HEADER}."
-            ) from None
-        cols = {str(c).strip().lower(): c for c in raw.columns}
-        missing = [c for c in ["Date", *OHLCV_COLUMNS] if c.lower() not in cols]
-        if missing:
-            raise DataNotFound(
-                f"{path} lacks the column(s) {', '.join(missing)}; expected the header {EXPECTED_HEADER}."
-            )
-        df = pd.DataFrame({c: raw[cols[c.lower()]] for c in ["Date", *OHLCV_COLUMNS]})
-        dates = pd.to_datetime(df["Date"].astype(str).str.strip().str[:10], format="%Y-%m-%d", errors="coerce")
-        bad = int(dates.isna().sum())
-        if bad == len(df) and len(df):
-            raise DataNotFound(f"{path}: no Date value is in the form YYYY-MM-DD; expected the header {EXPECTED_HEADER}.")
-        for c in OHLCV_COLUMNS:
-            df[c] = pd.to_numeric(df[c], errors="coerce")
-        df.index = pd.DatetimeIndex(dates, name="Date")
-        df = df.drop(columns=["Date"])
-        df = df[df.index.notna()].dropna(subset=["Close"])
-        df["Volume"] = df["Volume"].fillna(0).astype("int64")
-        df = df[~df.index.duplicated(keep="last")].sort_index()
+        df = _read_prices(path)
         with self._lock:
             self._cache[str(path)] = (key, df)
         return df
 
+    def problems(self, ticker: str) -> list[str]:
+        """What was wrong in the ticker's file (rows dropped and why); empty when all was well."""
+        return list(self._load(ticker).attrs.get("problems", []))
+
+    def missing_prices_hint(self, ticker: str, as_of: str) -> str:
+        return (f"add rows up to {as_of} to {self.path_for(ticker)} ({EXPECTED_HEADER}), "
+                "or choose the demo market")
+
     def ohlcv(self, ticker: str, start: str, end: str) -> pd.DataFrame:
         s, e = check_range(start, end)
-        out = clip_frame(self._load(ticker), s, e).copy()
+        full = self._load(ticker)
+        out = clip_frame(full, s, e).copy()
         out.attrs["data_source"] = self.label
+        out.attrs["problems"] = list(full.attrs.get("problems", []))
         return out
 
     def identity(self, ticker: str) -> dict[str, Any]:
-        t = check_ticker(ticker)
-        return {"name": t, "sector": "Unknown (CSV prices only)", "industry": "Unknown (CSV prices only)",
-                "exchange": "Unknown", "currency": "Unknown", "data_source": self.label}
+        return {"name": check_ticker(ticker), "data_source": self.label,
+                "note": "CSV files carry prices only (no company name, sector or currency)."}
+
+
+def _read_prices(path: Path) -> pd.DataFrame:
+    """The file's rows as floats with a Date index, read in bounded memory.
+
+    Only the six columns are parsed (``usecols``), in chunks of ``CHUNK_ROWS`` rows as strings that
+    are converted and filtered before the next chunk is read, so a huge file never sits in memory
+    as Python strings. A row whose Date is not YYYY-MM-DD, or whose Close is missing, not finite or
+    not positive, or whose Volume is not finite or negative, is dropped and counted in
+    ``attrs["problems"]`` (an empty Volume counts as 0; a broken Open/High/Low becomes NaN).
+    """
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            header = next(csv.reader([fh.readline()]), [])
+    except UnicodeDecodeError:
+        raise DataNotFound(f"{path} is not a readable CSV file (not UTF-8 text); expected the header "
+                           f"{EXPECTED_HEADER}.") from None
+    except OSError as exc:
+        raise ProviderUnavailable(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    cols = {str(c).strip().lower(): c for c in header}
+    missing = [c for c in ["Date", *OHLCV_COLUMNS] if c.lower() not in cols]
+    if missing:
+        raise DataNotFound(f"{path} lacks the column(s) {', '.join(missing)}; expected the header {EXPECTED_HEADER}.")
+    names = {c: cols[c.lower()] for c in ["Date", *OHLCV_COLUMNS]}
+    counts = {"date": 0, "close": 0, "volume": 0, "ohl": 0, "no_volume": 0}
+    examples: dict[str, list[int]] = {k: [] for k in counts}
+    parts: list[pd.DataFrame] = []
+    total = 0
+    try:
+        reader = pd.read_csv(path, usecols=list(names.values()), dtype=str, keep_default_na=False, na_values=[""],
+                             chunksize=CHUNK_ROWS, encoding="utf-8-sig")
+        for chunk in reader:
+            parts.append(_clean_chunk(chunk, names, total, counts, examples))
+            total += len(chunk)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise DataNotFound(
+            f"{path} is not a readable CSV file ({type(exc).__name__}); expected the header {EXPECTED_HEADER}."
+        ) from None
+    if total and counts["date"] == total:
+        raise DataNotFound(f"{path}: no Date value is in the form YYYY-MM-DD; expected the header {EXPECTED_HEADER}.")
+    df = pd.concat(parts) if parts else pd.DataFrame({c: pd.Series(dtype="float64") for c in OHLCV_COLUMNS})
+    if not isinstance(df.index, pd.DatetimeIndex):
+        df.index = pd.DatetimeIndex(df.index, name="Date")
+    df = df[~df.index.duplicated(keep="last")].sort_index()
+    df["Volume"] = df["Volume"].astype("int64")
+    df.index.name = "Date"
+    problems = []
+    labels = {
+        "date": "rows dropped: the Date is not YYYY-MM-DD",
+        "close": "rows dropped: the Close is missing, not a finite number or not positive",
+        "volume": "rows dropped: the Volume is not a finite number or is negative",
+        "ohl": "rows kept with a broken Open/High/Low (left empty)",
+        "no_volume": "rows without a Volume (taken as 0)",
+    }
+    for k, label in labels.items():
+        if counts[k]:
+            lines = ", ".join(str(n) for n in examples[k])
+            problems.append(f"{path.name}: {counts[k]} {label} (line {lines}{', …' if counts[k] > len(examples[k]) else ''}).")
+    df.attrs["problems"] = problems
+    return df
+
+
+def _clean_chunk(chunk: pd.DataFrame, names: dict[str, str], offset: int, counts: dict[str, int],
+                 examples: dict[str, list[int]]) -> pd.DataFrame:
+    """One chunk of string columns → float columns, bad rows dropped and counted (see ``_read_prices``)."""
+    line_no = np.arange(offset + 2, offset + 2 + len(chunk))  # line 1 is the header
+
+    def note(kind: str, mask: np.ndarray) -> None:
+        n = int(mask.sum())
+        if n:
+            counts[kind] += n
+            room = 5 - len(examples[kind])
+            if room > 0:
+                examples[kind].extend(int(x) for x in line_no[mask][:room])
+
+    raw_date = chunk[names["Date"]].fillna("").str.strip().str[:10]
+    dates = pd.to_datetime(raw_date, format="%Y-%m-%d", errors="coerce")
+    bad_date = dates.isna().to_numpy()
+    values = {c: pd.to_numeric(chunk[names[c]], errors="coerce").to_numpy(dtype="float64") for c in OHLCV_COLUMNS}
+    close = values["Close"]
+    bad_close = ~bad_date & ~(np.isfinite(close) & (close > 0))
+    vol_empty = chunk[names["Volume"]].isna().to_numpy()
+    volume = values["Volume"]
+    bad_volume = ~bad_date & ~bad_close & ~vol_empty & ~(np.isfinite(volume) & (volume >= 0) & (volume < 9e18))
+    keep = ~(bad_date | bad_close | bad_volume)
+    note("date", bad_date)
+    note("close", bad_close)
+    note("volume", bad_volume)
+    note("no_volume", keep & vol_empty)
+    volume = np.where(vol_empty, 0.0, volume)
+    broken = np.zeros(len(chunk), dtype=bool)
+    for c in ("Open", "High", "Low"):
+        v = values[c]
+        bad = ~(np.isfinite(v) & (v > 0))
+        broken |= bad & ~chunk[names[c]].isna().to_numpy()  # a value that is there but unusable
+        values[c] = np.where(bad, np.nan, v)
+    note("ohl", keep & broken)
+    out = pd.DataFrame({"Open": values["Open"][keep], "High": values["High"][keep], "Low": values["Low"][keep],
+                        "Close": close[keep], "Volume": np.floor(volume[keep])},
+                       index=pd.DatetimeIndex(dates[keep], name="Date"))
+    return out

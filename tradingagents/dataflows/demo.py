@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from tradingagents.dataflows.demo_identities import ANCHOR_DATES, INDEX_START_DATE, known
-from tradingagents.dataflows.interface import (
+from tradingagents.dataflows.provider import (
     DataNotFound,
     MarketDataProvider,
     check_date,
@@ -654,6 +654,9 @@ class DemoProvider(MarketDataProvider):
                 "note": (f"Real identity; every price, figure and headline of {p['name']} here is {LABEL}, "
                          "not real history." if p["known"] else
                          f"{p['name']} is a fictional company of the {LABEL} market.")}
+
+    def missing_prices_hint(self, ticker: str, as_of: str) -> str:
+        return f"the {LABEL} market has prices from {START} on: choose a later date"
 
     # -- fundamentals ---------------------------------------------------------------------------
     def fundamentals(self, ticker: str, as_of: str) -> dict[str, Any]:
