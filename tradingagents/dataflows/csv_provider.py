@@ -30,7 +30,7 @@ from tradingagents.validation import safe_path_component
 
 EXPECTED_HEADER = "Date,Open,High,Low,Close,Volume"
 MAX_FILE_BYTES = 200 * 1024 * 1024
-CHUNK_ROWS = 100_000  # rows parsed at a time: the peak memory of a read is bounded by one chunk
+CHUNK_BYTES = 4 * 1024 * 1024  # about this much of the file is parsed at a time (the peak of a read)
 
 
 class CSVProvider(MarketDataProvider):
@@ -102,13 +102,17 @@ class CSVProvider(MarketDataProvider):
 def _read_prices(path: Path) -> pd.DataFrame:
     """The file's rows as floats with a Date index, read in bounded memory.
 
-    Only the six columns are parsed (``usecols``), in chunks of ``CHUNK_ROWS`` rows as strings that
-    are converted and filtered before the next chunk is read, so a huge file never sits in memory
-    as Python strings. A row whose Date is not YYYY-MM-DD, or whose Close is missing, not finite or
-    not positive, or whose Volume is not finite or negative, is dropped and counted in
-    ``attrs["problems"]`` (an empty Volume counts as 0; a broken Open/High/Low becomes NaN).
+    Only the six columns are parsed (``usecols``), about ``CHUNK_BYTES`` of the file at a time, each chunk
+    converted and filtered before the next is read, so a huge file (or one with wide extra columns)
+    never sits in memory whole. Numbers are parsed natively as float64; a file with non-numeric
+    junk in a number column is re-read as text and coerced. A row whose Date is not YYYY-MM-DD,
+    whose Close is missing, not finite or not positive, or whose Volume is missing, not finite or
+    negative is dropped and counted in ``attrs["problems"]`` (a file without any Volume gets 0s);
+    a broken Open/High/Low becomes NaN.
     """
     try:
+        with open(path, "rb") as fh:
+            sample = fh.read(256 * 1024)
         with open(path, encoding="utf-8-sig", newline="") as fh:
             header = next(csv.reader([fh.readline()]), [])
     except UnicodeDecodeError:
@@ -121,47 +125,68 @@ def _read_prices(path: Path) -> pd.DataFrame:
     if missing:
         raise DataNotFound(f"{path} lacks the column(s) {', '.join(missing)}; expected the header {EXPECTED_HEADER}.")
     names = {c: cols[c.lower()] for c in ["Date", *OHLCV_COLUMNS]}
-    counts = {"date": 0, "close": 0, "volume": 0, "ohl": 0, "no_volume": 0}
-    examples: dict[str, list[int]] = {k: [] for k in counts}
-    parts: list[pd.DataFrame] = []
-    total = 0
+    line_bytes = len(sample) / max(1, sample.count(b"\n"))
+    rows = int(max(1_000, min(100_000, CHUNK_BYTES / max(line_bytes, 1.0))))  # rows per chunk
     try:
-        reader = pd.read_csv(path, usecols=list(names.values()), dtype=str, keep_default_na=False, na_values=[""],
-                             chunksize=CHUNK_ROWS, encoding="utf-8-sig")
-        for chunk in reader:
-            parts.append(_clean_chunk(chunk, names, total, counts, examples))
-            total += len(chunk)
+        try:
+            df, counts, examples, total = _read_chunks(path, names, rows, numeric=True)
+        except ValueError:  # text in a number column: read it again as strings and coerce
+            df, counts, examples, total = _read_chunks(path, names, rows, numeric=False)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise DataNotFound(
             f"{path} is not a readable CSV file ({type(exc).__name__}); expected the header {EXPECTED_HEADER}."
         ) from None
     if total and counts["date"] == total:
         raise DataNotFound(f"{path}: no Date value is in the form YYYY-MM-DD; expected the header {EXPECTED_HEADER}.")
-    df = pd.concat(parts) if parts else pd.DataFrame({c: pd.Series(dtype="float64") for c in OHLCV_COLUMNS})
-    if not isinstance(df.index, pd.DatetimeIndex):
-        df.index = pd.DatetimeIndex(df.index, name="Date")
+    no_volume = df["Volume"].isna()
+    if len(df) and bool(no_volume.all()):
+        counts["no_volume"], examples["no_volume"] = len(df), []
+        df["Volume"] = 0.0
+    elif bool(no_volume.any()):
+        counts["volume"] += int(no_volume.sum())
+        df = df[~no_volume]
     df = df[~df.index.duplicated(keep="last")].sort_index()
     df["Volume"] = df["Volume"].astype("int64")
     df.index.name = "Date"
-    problems = []
     labels = {
         "date": "rows dropped: the Date is not YYYY-MM-DD",
         "close": "rows dropped: the Close is missing, not a finite number or not positive",
-        "volume": "rows dropped: the Volume is not a finite number or is negative",
+        "volume": "rows dropped: the Volume is missing, not a finite number or negative",
         "ohl": "rows kept with a broken Open/High/Low (left empty)",
-        "no_volume": "rows without a Volume (taken as 0)",
+        "no_volume": "rows and no Volume in the file (taken as 0)",
     }
+    problems = []
     for k, label in labels.items():
         if counts[k]:
-            lines = ", ".join(str(n) for n in examples[k])
-            problems.append(f"{path.name}: {counts[k]} {label} (line {lines}{', …' if counts[k] > len(examples[k]) else ''}).")
+            where = ""
+            if examples[k]:
+                more = ", …" if counts[k] > len(examples[k]) else ""
+                where = f" (line {', '.join(str(n) for n in sorted(examples[k])[:5])}{more})"
+            problems.append(f"{path.name}: {counts[k]} {label}{where}.")
     df.attrs["problems"] = problems
     return df
 
 
+def _read_chunks(path: Path, names: dict[str, str], rows: int, *, numeric: bool):
+    counts = {"date": 0, "close": 0, "volume": 0, "ohl": 0, "no_volume": 0}
+    examples: dict[str, list[int]] = {k: [] for k in counts}
+    dtypes = {names["Date"]: str, **{names[c]: ("float64" if numeric else str) for c in OHLCV_COLUMNS}}
+    reader = pd.read_csv(path, usecols=list(names.values()), dtype=dtypes, keep_default_na=False,
+                         na_values=[""], chunksize=rows, encoding="utf-8-sig")
+    parts: list[pd.DataFrame] = []
+    total = 0
+    with reader:
+        for chunk in reader:
+            parts.append(_clean_chunk(chunk, names, total, counts, examples))
+            total += len(chunk)
+    df = pd.concat(parts) if parts else pd.DataFrame(
+        {c: pd.Series(dtype="float64") for c in OHLCV_COLUMNS}, index=pd.DatetimeIndex([], name="Date"))
+    return df, counts, examples, total
+
+
 def _clean_chunk(chunk: pd.DataFrame, names: dict[str, str], offset: int, counts: dict[str, int],
                  examples: dict[str, list[int]]) -> pd.DataFrame:
-    """One chunk of string columns → float columns, bad rows dropped and counted (see ``_read_prices``)."""
+    """One chunk → float columns with a Date index; bad rows dropped and counted (see ``_read_prices``)."""
     line_no = np.arange(offset + 2, offset + 2 + len(chunk))  # line 1 is the header
 
     def note(kind: str, mask: np.ndarray) -> None:
@@ -176,17 +201,18 @@ def _clean_chunk(chunk: pd.DataFrame, names: dict[str, str], offset: int, counts
     dates = pd.to_datetime(raw_date, format="%Y-%m-%d", errors="coerce")
     bad_date = dates.isna().to_numpy()
     values = {c: pd.to_numeric(chunk[names[c]], errors="coerce").to_numpy(dtype="float64") for c in OHLCV_COLUMNS}
-    close = values["Close"]
+    close, volume = values["Close"], values["Volume"]
     bad_close = ~bad_date & ~(np.isfinite(close) & (close > 0))
-    vol_empty = chunk[names["Volume"]].isna().to_numpy()
-    volume = values["Volume"]
-    bad_volume = ~bad_date & ~bad_close & ~vol_empty & ~(np.isfinite(volume) & (volume >= 0) & (volume < 9e18))
+    # a missing Volume is decided over the whole file (see _read_prices); inf, negative or huge is bad
+    vol_nan = np.isnan(volume)
+    bad_volume = ~bad_date & ~bad_close & ~vol_nan & ~(np.isfinite(volume) & (volume >= 0) & (volume < 9e18))
     keep = ~(bad_date | bad_close | bad_volume)
     note("date", bad_date)
     note("close", bad_close)
     note("volume", bad_volume)
-    note("no_volume", keep & vol_empty)
-    volume = np.where(vol_empty, 0.0, volume)
+    examples_room = 5 - len(examples["volume"])
+    if examples_room > 0:  # a missing Volume is only a problem if the file has Volume elsewhere
+        examples["volume"].extend(int(x) for x in line_no[keep & vol_nan][:examples_room])
     broken = np.zeros(len(chunk), dtype=bool)
     for c in ("Open", "High", "Low"):
         v = values[c]
@@ -194,7 +220,6 @@ def _clean_chunk(chunk: pd.DataFrame, names: dict[str, str], offset: int, counts
         broken |= bad & ~chunk[names[c]].isna().to_numpy()  # a value that is there but unusable
         values[c] = np.where(bad, np.nan, v)
     note("ohl", keep & broken)
-    out = pd.DataFrame({"Open": values["Open"][keep], "High": values["High"][keep], "Low": values["Low"][keep],
-                        "Close": close[keep], "Volume": np.floor(volume[keep])},
-                       index=pd.DatetimeIndex(dates[keep], name="Date"))
-    return out
+    return pd.DataFrame({"Open": values["Open"][keep], "High": values["High"][keep], "Low": values["Low"][keep],
+                         "Close": close[keep], "Volume": np.floor(volume[keep])},
+                        index=pd.DatetimeIndex(dates[keep], name="Date"))

@@ -173,7 +173,8 @@ class YFinanceProvider(MarketDataProvider):
             return _frame_from_json(hit[1])
         df = self._call(lambda: self._ticker(t).history(period="max", interval="1d", auto_adjust=False))
         if df is None or not isinstance(df, pd.DataFrame) or df.empty:
-            raise DataNotFound(f"Yahoo Finance returned no prices for {t} (unknown or delisted ticker?).")
+            raise DataNotFound(f"Yahoo Finance returned no prices for {t} (unknown or delisted ticker?): "
+                               f"{self.missing_prices_hint(t, end)}.")
         df = clip_frame(df, None, today().isoformat())
         cols = [c for c in ("Open", "High", "Low", "Close", "Volume") if c in df.columns]
         df = df[cols]
