@@ -46,12 +46,17 @@ def test_the_contract_imports_no_provider_and_providers_import_only_the_contract
 
 def test_importing_the_contract_loads_no_concrete_provider():
     code = ("import sys, tradingagents.dataflows.provider as p; "
-            "print(sorted(m for m in sys.modules if m.startswith('tradingagents.dataflows.')))")
+            "print(sorted(m for m in sys.modules if m.startswith('tradingagents.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=60)
     assert out.returncode == 0, out.stderr
     loaded = out.stdout
-    for concrete in ("dataflows.demo'", "dataflows.csv_provider", "dataflows.yfinance_provider", "dataflows.tools"):
-        assert concrete not in loaded
+    for other in ("dataflows.demo'", "dataflows.csv_provider", "dataflows.yfinance_provider", "dataflows.tools",
+                  "dataflows.interface", "tradingagents.default_config"):
+        assert other not in loaded  # so the config module may import VENDORS/check_vendor without a cycle
+    lazy = subprocess.run([sys.executable, "-c", "from tradingagents.dataflows import get_provider, NO_DATA; "
+                           "print(type(get_provider({'data_vendor': 'demo'})).__name__, NO_DATA)"],
+                          capture_output=True, text=True, cwd=str(ROOT), timeout=60)
+    assert lazy.stdout.split() == ["DemoProvider", "NO_DATA_AVAILABLE:"], lazy.stderr
 
 
 def test_one_vendors_tuple_and_the_factory_reexports_the_contract():
