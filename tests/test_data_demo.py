@@ -302,3 +302,15 @@ def test_known_paths_are_prefix_stable_too():
     long_df, _ = demo._path("NVDA", today().year)
     short_df, _ = demo._path("NVDA", 2012)
     pd.testing.assert_frame_equal(long_df.loc[:"2012-12-31"], short_df)
+
+
+def test_london_quotes_in_pence_and_reports_accounts_in_pounds():
+    f = P.fundamentals("SHEL.L", "2024-05-10")
+    assert f["currency"] == "GBp" and f["financial_currency"] == "GBP"
+    assert 1000 < f["price"] < 5000  # pence
+    assert f["market_cap"] == pytest.approx(f["price"] / 100 * f["shares_outstanding"], rel=1e-6)
+    assert 5e10 < f["market_cap"] < 5e11  # Shell is worth ~£150-200bn, not 100 times that
+    assert 3 < f["pe_ratio_ttm"] < 40
+    earnings = [it for it in P.news("SHEL.L", "2023-01-01", "2024-05-10") if it["kind"] == "earnings"]
+    assert earnings and all("million GBP" in it["summary"] for it in earnings)
+    assert P.fundamentals("NVDA", "2024-05-10")["financial_currency"] == "USD"

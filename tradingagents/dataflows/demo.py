@@ -175,9 +175,18 @@ def profile(ticker: str) -> dict[str, Any]:
         "industry": industry, "exchange": exch, "currency": cur, "start_price": start_price,
         "beta": 0.55 + 1.3 * _unit(t, "beta"), "growth": -0.02 + 0.16 * _unit(t, "g"),
         "idio_vol": 0.010 + 0.014 * _unit(t, "iv"), "benchmark": demo_benchmark(t),
-        "shares0": mcap0 / start_price, "anchors": (), "seed": None,
+        "shares0": mcap0 / (start_price * (0.01 if cur == "GBp" else 1.0)), "anchors": (), "seed": None,
     })
     return prof
+
+
+def _unit_of(prof: dict[str, Any]) -> float:
+    """Accounts currency per quoted price unit: London quotes in pence (GBp), accounts are in pounds."""
+    return 0.01 if prof["currency"] == "GBp" else 1.0
+
+
+def _accounts_currency(prof: dict[str, Any]) -> str:
+    return "GBP" if prof["currency"] == "GBp" else prof["currency"]
 
 
 def _company_params(t: str, sector: str) -> dict[str, Any]:
@@ -508,7 +517,7 @@ def _all_quarters(ticker: str, last_year: int) -> tuple[dict[str, Any], ...]:
         pos = full.index.searchsorted(qe, side="right") - 1
         if pos < 0:
             continue
-        price = float(closes[pos])
+        price = float(closes[pos]) * _unit_of(prof)  # in the currency of the accounts
         years = (qe - pd.Timestamp(START)).days / 365.25
         shares = prof["shares0"] * math.exp(prof["share_drift"] * years)
         pe = prof["pe"] * math.exp(0.12 * rz[0])
@@ -688,13 +697,14 @@ class DemoProvider(MarketDataProvider):
                                                      "ocf", "fcf", "dividends")}
         ttm_eps = ttm["net_income"] / shares
         latest = qs[-1]
-        mcap = price * shares
+        mcap = price * _unit_of(prof) * shares
         growth = (latest["revenue"] / qs[-5]["revenue"] - 1.0) if len(qs) >= 5 else None
         egrowth = (latest["net_income"] / qs[-5]["net_income"] - 1.0) if len(qs) >= 5 else None
         base.update({
+            "financial_currency": _accounts_currency(prof),
             "market_cap": round(mcap, 0),
             "shares_outstanding": round(shares, 0),
-            "pe_ratio_ttm": round(price / ttm_eps, 2) if ttm_eps > 0 else None,
+            "pe_ratio_ttm": round(price * _unit_of(prof) / ttm_eps, 2) if ttm_eps > 0 else None,
             "eps_ttm": round(ttm_eps, 2),
             "price_to_book": round(mcap / latest["equity"], 2),
             "price_to_sales_ttm": round(mcap / ttm["revenue"], 2),
@@ -819,7 +829,7 @@ class DemoProvider(MarketDataProvider):
                 items.append(self._item(
                     edate, "07:00:00",
                     f"{name} {beat} estimates: {qlabel} EPS {q['eps']:.2f} vs {q['eps_estimate']:.2f} expected",
-                    f"Revenue was {q['revenue'] / 1e6:,.0f} million {cur}{growth}; net margin "
+                    f"Revenue was {q['revenue'] / 1e6:,.0f} million {_accounts_currency(prof)}{growth}; net margin "
                     f"{q['net_income'] / q['revenue']:.1%}.", "earnings"))
                 guide = "raises" if surprise > 0.5 else ("cuts" if surprise < -0.5 else "reaffirms")
                 items.append(self._item(
