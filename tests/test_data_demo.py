@@ -314,3 +314,9 @@ def test_london_quotes_in_pence_and_reports_accounts_in_pounds():
     earnings = [it for it in P.news("SHEL.L", "2023-01-01", "2024-05-10") if it["kind"] == "earnings"]
     assert earnings and all("million GBP" in it["summary"] for it in earnings)
     assert P.fundamentals("NVDA", "2024-05-10")["financial_currency"] == "USD"
+
+
+def test_a_share_class_with_a_dot_finds_its_identity():
+    assert P.identity("BRK.B")["name"] == "Berkshire Hathaway Inc."
+    assert P.identity("BRK.B")["industry"] == P.identity("BRK-B")["industry"]
+    assert "fictional" in P.identity("ZZZ.Q")["note"]

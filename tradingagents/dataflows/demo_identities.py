@@ -323,8 +323,15 @@ def table() -> dict[str, dict[str, Any]]:
 
 
 def known(ticker: str) -> dict[str, Any] | None:
-    """The table row of a ticker, or None (the demo market then generates a fictional profile)."""
-    return table().get(ticker)
+    """The table row of a ticker, or None (the demo market then generates a fictional profile).
+
+    A US share class written with a dot (BRK.B, as many sites do) finds Yahoo's spelling (BRK-B).
+    """
+    rows = table()
+    row = rows.get(ticker)
+    if row is None and len(ticker) > 2 and ticker[-2] == "." and ticker[-1].isalpha():
+        row = rows.get(f"{ticker[:-2]}-{ticker[-1]}")
+    return row
 
 
 __all__ = ["ANCHOR_DATES", "INDEX_START_DATE", "known", "table"]
