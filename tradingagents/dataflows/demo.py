@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tradingagents.dataflows.demo_identities import ANCHOR_DATES, INDEX_START_DATE, known
+from tradingagents.dataflows.demo_identities import ANCHOR_DATES, INDEX_START_DATE, LEAD_IN_DATE, known
 from tradingagents.dataflows.provider import (
     DataNotFound,
     MarketDataProvider,
@@ -208,6 +208,11 @@ def _company_params(t: str, sector: str) -> dict[str, Any]:
 def _known_profile(t: str, row: dict[str, Any]) -> dict[str, Any]:
     """A profile for a ticker of the identity table: real identity, anchored synthetic path."""
     anchors = tuple(row["anchors"])
+    if row["kind"] != "index":
+        # a synthetic lead-in anchor a year earlier (half the 2024 trend, within ±40%), so the year
+        # before the first real anchor is pulled too: no invented crash or spike into 2024
+        (_, p0), (_, p1) = anchors[0], anchors[-1]
+        anchors = ((LEAD_IN_DATE, p0 * min(1.4, max(0.6, math.sqrt(p0 / p1)))), *anchors)
     first = anchors[0][1]
     prof: dict[str, Any] = {
         "ticker": t, "kind": row["kind"], "index": row["kind"] != "stock", "known": True,

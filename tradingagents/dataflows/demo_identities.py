@@ -22,6 +22,7 @@ import functools
 from typing import Any
 
 ANCHOR_DATES = ("2024-01-02", "2024-12-31")
+LEAD_IN_DATE = "2023-01-03"  # the demo market adds a synthetic anchor here for stocks and funds (not real)
 INDEX_START_DATE = "2000-01-03"
 
 # ticker | name | sector | industry | p_2024_01 | p_2024_12 | vol % | shares bn | beta (optional)
@@ -334,4 +335,4 @@ def known(ticker: str) -> dict[str, Any] | None:
     return row
 
 
-__all__ = ["ANCHOR_DATES", "INDEX_START_DATE", "known", "table"]
+__all__ = ["ANCHOR_DATES", "INDEX_START_DATE", "LEAD_IN_DATE", "known", "table"]
