@@ -380,6 +380,9 @@ def _error_body(status: int, message: str | None = None, code: str | None = None
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "FakeOpenAI/1.0"
+    # TCP_NODELAY on the server socket, and each response leaves in one write: with headers and body
+    # in two writes, Nagle holds the body until the client ACKs the headers, which it delays ~40 ms.
+    disable_nagle_algorithm = True
     fake: FakeOpenAIServer  # set on the subclass made per server
 
     def log_message(self, format, *args):  # noqa: A002 - quiet
@@ -392,8 +395,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+        self._write_response(data)
+
+    def _write_response(self, body: bytes) -> None:
+        """Finish the headers and send them with the body in one write (one TCP segment burst)."""
+        self._headers_buffer.append(b"\r\n")
+        head = b"".join(self._headers_buffer)
+        self._headers_buffer = []
+        self.wfile.write(head + body)
         self.wfile.flush()
 
     def do_GET(self):  # noqa: N802
@@ -470,11 +479,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
-        self.end_headers()
-        for chunk in chunks:
-            self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+        events = [b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks]
+        self._write_response(b"".join(events) + b"data: [DONE]\n\n")
         self.close_connection = True
 
 

@@ -50,7 +50,7 @@ def test_missing_file_and_missing_column_are_clear(csv_home):
     p = get_provider(cfg)
     with pytest.raises(DataNotFound) as exc:
         p.ohlcv("NOPE", "2024-01-01", "2024-02-01")
-    assert str(folder / "NOPE.csv") in str(exc.value) and EXPECTED_HEADER in str(exc.value)
+    assert f"No CSV file NOPE.csv in {folder}: add one" in str(exc.value) and EXPECTED_HEADER in str(exc.value)
     write_csv(folder, "BAD", [("2024-05-06", 1, 2, 0.5, 1.5)], header="Date,Open,High,Low,Close")
     with pytest.raises(DataNotFound) as exc:
         p.ohlcv("BAD", "2024-01-01", "2024-06-01")

@@ -196,3 +196,127 @@ def test_provider_instances_are_cached_per_vendor_and_paths(tmp_path):
     assert a is not b and a is get_provider({"data_vendor": "csv", "csv_data_dir": str(tmp_path / "a")})
     with pytest.raises(ValueError, match="Accepted: demo, yfinance, csv"):
         get_provider({"data_vendor": "bloomberg"})
+
+
+# ---------------------------------------------------------------------------------------------
+# a credible demo market: real identities, prices at the right order of magnitude
+# ---------------------------------------------------------------------------------------------
+SP100 = ("AAPL ABBV ABT ACN ADBE AIG AMD AMGN AMT AMZN AVGO AXP BA BAC BK BKNG BLK BMY BRK-B C CAT CHTR CL "
+         "CMCSA COF COP COST CRM CSCO CVS CVX DE DHR DIS DOW DUK EMR F FDX GD GE GILD GM GOOG GOOGL GS HD HON "
+         "IBM INTC INTU ISRG JNJ JPM KHC KO LIN LLY LMT LOW MA MCD MDLZ MDT MET META MMM MO MRK MS MSFT NEE "
+         "NFLX NKE NVDA ORCL PEP PFE PG PM PYPL QCOM RTX SBUX SCHW SO SPG T TGT TMO TMUS TSLA TXN UNH UNP UPS "
+         "USB V VZ WFC WMT XOM").split()
+ETFS = "SPY QQQ IWM DIA VTI EFA EEM GLD TLT XLK XLF XLE XLV".split()
+ABROAD = {"0700.HK": "HKD", "9988.HK": "HKD", "7203.T": "JPY", "6758.T": "JPY", "SHEL.L": "GBp", "AZN.L": "GBp",
+          "HSBA.L": "GBp", "RELIANCE.NS": "INR", "TCS.NS": "INR", "INFY.NS": "INR", "600519.SS": "CNY",
+          "000858.SZ": "CNY"}
+
+
+def test_the_most_demoed_tickers_have_their_real_identity():
+    from tradingagents.dataflows.demo_identities import table
+
+    rows = table()
+    assert len(set(SP100)) >= 100 and all(t in rows for t in SP100)
+    assert all(rows[t]["kind"] in ("etf", "index") and rows[t]["sector"] == "ETF" for t in ETFS)
+    for bench in {"SPY", "^GSPC", *BENCHMARK_MAP.values()}:
+        assert rows[bench]["kind"] == "index", bench
+    nvda = P.identity("NVDA")
+    assert (nvda["name"], nvda["sector"], nvda["industry"]) == ("NVIDIA Corporation", "Technology", "Semiconductors")
+    assert P.identity("AAPL")["name"] == "Apple Inc." and P.identity("AAPL")["sector"] == "Technology"
+    assert P.identity("JPM")["industry"] == "Banks—Diversified"
+    for t, cur in ABROAD.items():
+        ident = P.identity(t)
+        assert ident["currency"] == cur and "(demo)" not in ident["exchange"] and ident["name"] != t, t
+    assert P.identity("7203.T")["name"] == "Toyota Motor Corporation"
+    assert P.identity("^N225")["name"] == "Nikkei 225"
+    # still labelled: the identity is real, the data is not
+    for t in ("NVDA", "0700.HK"):
+        ident = P.identity(t)
+        assert ident["data_source"] == "synthetic demo data" and "synthetic demo data" in ident["note"]
+
+
+def test_unknown_tickers_keep_generated_fictional_profiles():
+    ident = P.identity("ZQXW")
+    assert "fictional" in ident["note"] and ident["name"].startswith("Zqxw ")
+    assert "(demo)" in ident["exchange"]
+    assert P.identity("ZQXW.T")["currency"] == "JPY"
+
+
+def test_known_prices_have_the_right_order_of_magnitude_and_hit_their_anchors():
+    from tradingagents.dataflows.demo_identities import table
+
+    for t, row in table().items():
+        closes = P.ohlcv(t, "2023-12-01", "2025-01-31")["Close"]
+        year = closes.loc["2024"]
+        levels = [price for day, price in row["anchors"] if day.startswith("2024")]
+        assert min(levels) / 2.5 < year.min() and year.max() < max(levels) * 2.5, t
+        for day, price in row["anchors"]:
+            if day.startswith("2024"):
+                on = closes.loc[closes.index >= pd.Timestamp(day)].iloc[0]
+                assert on == pytest.approx(price, rel=0.01, abs=0.01), (t, day)
+    aapl = P.ohlcv("AAPL", "2024-01-01", "2024-12-31")["Close"]
+    assert 140 < aapl.min() and aapl.max() < 300
+    toyota = P.ohlcv("7203.T", "2024-01-01", "2024-12-31")["Close"]
+    assert 1000 < toyota.min() and toyota.max() < 10000  # yen thousands
+    assert P.ohlcv("^N225", "2024-01-01", "2024-12-31")["Close"].min() > 20000
+    assert P.ohlcv("^GSPC", "2000-01-03", "2000-01-03")["Close"].iloc[0] == pytest.approx(1455, rel=0.01)
+    cap = P.fundamentals("AAPL", "2024-05-10")["market_cap"]
+    assert 1e12 < cap < 6e12  # Apple is a trillion-dollar company, not a small cap
+
+
+def test_known_volatility_matches_the_table():
+    from tradingagents.dataflows.demo_identities import known
+
+    for t in ("KO", "NVDA", "JPM", "7203.T", "SPY", "TLT"):
+        r = np.log(P.ohlcv(t, "2010-01-01", "2024-12-31")["Close"]).diff().dropna()
+        assert abs(r.std() * np.sqrt(252) / known(t)["vol"] - 1) < 0.4, t
+
+
+def test_funds_track_their_index_and_have_no_company_data():
+    q = np.log(P.ohlcv("QQQ", "2015-01-01", "2024-12-31")["Close"]).diff().dropna()
+    n = np.log(P.ohlcv("^NDX", "2015-01-01", "2024-12-31")["Close"]).diff().dropna()
+    assert q.corr(n) > 0.99
+    s = np.log(P.ohlcv("SPY", "2015-01-01", "2024-12-31")["Close"]).diff().dropna()
+    g = np.log(P.ohlcv("^GSPC", "2015-01-01", "2024-12-31")["Close"]).diff().dropna()
+    assert s.corr(g) > 0.99
+    with pytest.raises(DataNotFound):
+        P.statements("QQQ", "income_statement", "quarterly", "2024-05-10")
+    assert demo.earnings_calendar("GLD", today().year) == ()
+    assert all(it["kind"] != "earnings" for it in P.news("QQQ", "2023-01-01", "2024-05-10"))
+
+
+def test_news_fits_the_identity():
+    bank_ups, bank_downs = demo._news_group(demo.profile("JPM"))[1:]
+    assert demo._news_group(demo.profile("JPM"))[0] == "Bank"
+    moves = [it for it in P.news("JPM", "2015-01-01", "2024-12-31") if it["kind"] == "large_move"]
+    assert moves
+    assert all(any(it["title"].endswith(reason) for reason in (*bank_ups, *bank_downs)) for it in moves)
+    assert not any("trial" in it["title"] or "chip" in it["title"] for it in moves)
+    sector = [it for it in P.news("JPM", "2023-01-01", "2024-05-10") if it["kind"] == "sector"]
+    assert sector and all(it["title"].startswith("Bank stocks") for it in sector)
+    assert demo._news_group(demo.profile("LLY"))[0] == "Pharma"
+    assert P.fundamentals("JPM", "2024-05-10")["sector"] == "Financial Services"
+
+
+def test_known_paths_are_prefix_stable_too():
+    long_df, _ = demo._path("NVDA", today().year)
+    short_df, _ = demo._path("NVDA", 2012)
+    pd.testing.assert_frame_equal(long_df.loc[:"2012-12-31"], short_df)
+
+
+def test_london_quotes_in_pence_and_reports_accounts_in_pounds():
+    f = P.fundamentals("SHEL.L", "2024-05-10")
+    assert f["currency"] == "GBp" and f["financial_currency"] == "GBP"
+    assert 1000 < f["price"] < 5000  # pence
+    assert f["market_cap"] == pytest.approx(f["price"] / 100 * f["shares_outstanding"], rel=1e-6)
+    assert 5e10 < f["market_cap"] < 5e11  # Shell is worth ~£150-200bn, not 100 times that
+    assert 3 < f["pe_ratio_ttm"] < 40
+    earnings = [it for it in P.news("SHEL.L", "2023-01-01", "2024-05-10") if it["kind"] == "earnings"]
+    assert earnings and all("million GBP" in it["summary"] for it in earnings)
+    assert P.fundamentals("NVDA", "2024-05-10")["financial_currency"] == "USD"
+
+
+def test_a_share_class_with_a_dot_finds_its_identity():
+    assert P.identity("BRK.B")["name"] == "Berkshire Hathaway Inc."
+    assert P.identity("BRK.B")["industry"] == P.identity("BRK-B")["industry"]
+    assert "fictional" in P.identity("ZZZ.Q")["note"]

@@ -147,7 +147,7 @@ def test_connection_error_is_a_plain_unavailable_message(ta_home, fake_yf):
     fake_yf.plan = [curl_exc.Timeout("timed out")]
     out = make_tools(cfg, as_of="2024-05-10")["get_stock_data"].invoke(
         {"symbol": "AAPL", "start_date": "2024-05-01", "end_date": "2024-05-10"})
-    assert out.startswith(DATA_UNAVAILABLE) and "switch the data source to demo or CSV" in out
+    assert out.startswith(DATA_UNAVAILABLE) and "check the network, or choose the demo market" in out
 
 
 def test_unknown_ticker_is_no_data(prov, fake_yf):
@@ -216,3 +216,28 @@ def test_http_answers_are_told_apart_from_no_connection(prov, fake_yf):
     fake_yf.plan = [curl_exc.HTTPError("HTTP Error 429", response=_Resp(429)), None]
     assert len(prov.ohlcv("AAPL", "2024-05-01", "2024-05-10")) == 8
     assert prov.sleeps == [0.5]
+
+
+def test_placeholder_identity_and_fundamental_values_are_dropped(prov, monkeypatch):
+    info = {"longName": "  ", "shortName": "None", "sector": "n/a", "industry": "-", "exchange": "null",
+            "fullExchangeName": "NasdaqGS", "currency": "USD", "trailingPE": "None", "marketCap": 100,
+            "beta": " "}
+    monkeypatch.setattr(FakeTicker, "info", property(lambda self: dict(info)))
+    ident = prov.identity("AAPL")
+    assert ident == {"name": "AAPL", "exchange": "NasdaqGS", "currency": "USD", "data_source": "Yahoo Finance"}
+    fund = prov.fundamentals("AAPL", "2024-05-10")
+    assert "pe_ratio_ttm" not in fund and "beta" not in fund and "sector" not in fund
+    assert fund["market_cap"] == 100
+
+
+def test_check_prices_offline_names_yahoo_and_what_to_do(prov, fake_yf):
+    from tradingagents.dataflows.session import check_prices
+    from tradingagents.errors import exit_code_for
+
+    fake_yf.plan = [curl_exc.ConnectionError("Failed to resolve 'query2.finance.yahoo.com'")]
+    with pytest.raises(ProviderUnavailable) as exc:
+        check_prices(prov, "NVDA", "2024-05-10")
+    assert str(exc.value).startswith("Yahoo Finance could not be reached: check the network")
+    assert "demo market" in str(exc.value) and exit_code_for(exc.value) == 3
+    with pytest.raises(DataNotFound, match="no prices for ZZZZ.*as Yahoo Finance spells it"):
+        check_prices(prov, "ZZZZ", "2024-05-10")

@@ -277,3 +277,24 @@ def test_stop_is_quick_even_with_a_sleeping_request():
     assert time.monotonic() - started < 3
     t.join(10)
     assert not t.is_alive()
+
+
+def test_reused_connection_is_not_held_by_nagle_and_delayed_ack():
+    """A burst of requests on one kept-alive connection (the real openai/httpx client) at 0 ms model
+    latency answers in a few ms each; headers and body in two writes made Linux hold each body
+    ~40 ms (Nagle waits for the ACK of the headers, which the client delays)."""
+    import statistics
+
+    with FakeOpenAIServer() as server:
+        oa = openai.OpenAI(api_key="test-key", base_url=server.base_url, max_retries=0, timeout=5)
+        msgs = [{"role": "user", "content": "Instrument: NVDA\nAnalysis date: 2024-05-10\nHello"}]
+        oa.chat.completions.create(model="fake-quick", messages=msgs)  # open the connection
+        times = []
+        for _ in range(15):
+            t0 = time.perf_counter()
+            out = oa.chat.completions.create(model="fake-quick", messages=msgs)
+            times.append(time.perf_counter() - t0)
+            assert out.choices[0].message.content
+        oa.close()
+    median_ms = statistics.median(times) * 1000
+    assert median_ms < 20, f"median {median_ms:.1f} ms per request on a reused connection"

@@ -1,19 +1,23 @@
 """The user's own daily prices: ``<csv_data_dir>/<TICKER>.csv`` with Date, Open, High, Low, Close, Volume.
 
-Only prices: fundamentals, statements, news and social posts are not available from CSV files and
+Files are read in bounded memory (only the six columns, in chunks) and bad rows — an inf/NaN/negative
+Close or Volume, a date that is not YYYY-MM-DD — are dropped and listed in ``problems(ticker)`` (and in
+``ohlcv(...).attrs["problems"]``) instead of aborting. Only prices: fundamentals, statements, news and social posts are not available from CSV files and
 the tools say so with the NO_DATA sentinel. Files are re-read when they change (mtime and size).
 """
 
 from __future__ import annotations
 
+import csv
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from tradingagents.dataflows.interface import (
+from tradingagents.dataflows.provider import (
     OHLCV_COLUMNS,
     DataNotFound,
     MarketDataProvider,
@@ -26,6 +30,7 @@ from tradingagents.validation import safe_path_component
 
 EXPECTED_HEADER = "Date,Open,High,Low,Close,Volume"
 MAX_FILE_BYTES = 200 * 1024 * 1024
+CHUNK_BYTES = 4 * 1024 * 1024  # about this much of the file is parsed at a time (the peak of a read)
 
 
 class CSVProvider(MarketDataProvider):
@@ -54,8 +59,8 @@ class CSVProvider(MarketDataProvider):
             st = path.stat()
         except FileNotFoundError:
             raise DataNotFound(
-                f"No CSV file for {check_ticker(ticker)}: expected {path} with the header "
-                f"{EXPECTED_HEADER} (one row per trading day)."
+                f"No CSV file {path.name} in {self.data_dir}: add one with the header {EXPECTED_HEADER} "
+                "(one row per trading day)."
             ) from None
         except OSError as exc:
             raise ProviderUnavailable(f"Cannot read {path}: {exc.strerror or exc}.") from None
@@ -68,41 +73,153 @@ class CSVProvider(MarketDataProvider):
             hit = self._cache.get(str(path))
             if hit and hit[0] == key:
                 return hit[1]
-        try:
-            raw = pd.read_csv(path)
-        except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise DataNotFound(
-                f"{path} is not a readable CSV file ({type(exc).__name__}); expected the header {EXPECTED_HEADER}."
-            ) from None
-        cols = {str(c).strip().lower(): c for c in raw.columns}
-        missing = [c for c in ["Date", *OHLCV_COLUMNS] if c.lower() not in cols]
-        if missing:
-            raise DataNotFound(
-                f"{path} lacks the column(s) {', '.join(missing)}; expected the header {EXPECTED_HEADER}."
-            )
-        df = pd.DataFrame({c: raw[cols[c.lower()]] for c in ["Date", *OHLCV_COLUMNS]})
-        dates = pd.to_datetime(df["Date"].astype(str).str.strip().str[:10], format="%Y-%m-%d", errors="coerce")
-        bad = int(dates.isna().sum())
-        if bad == len(df) and len(df):
-            raise DataNotFound(f"{path}: no Date value is in the form YYYY-MM-DD; expected the header {EXPECTED_HEADER}.")
-        for c in OHLCV_COLUMNS:
-            df[c] = pd.to_numeric(df[c], errors="coerce")
-        df.index = pd.DatetimeIndex(dates, name="Date")
-        df = df.drop(columns=["Date"])
-        df = df[df.index.notna()].dropna(subset=["Close"])
-        df["Volume"] = df["Volume"].fillna(0).astype("int64")
-        df = df[~df.index.duplicated(keep="last")].sort_index()
+        df = _read_prices(path)
         with self._lock:
             self._cache[str(path)] = (key, df)
         return df
 
+    def problems(self, ticker: str) -> list[str]:
+        """What was wrong in the ticker's file (rows dropped and why); empty when all was well."""
+        return list(self._load(ticker).attrs.get("problems", []))
+
+    def missing_prices_hint(self, ticker: str, as_of: str) -> str:
+        return (f"add rows up to {as_of} to {self.path_for(ticker)} ({EXPECTED_HEADER}), "
+                "or choose the demo market")
+
     def ohlcv(self, ticker: str, start: str, end: str) -> pd.DataFrame:
         s, e = check_range(start, end)
-        out = clip_frame(self._load(ticker), s, e).copy()
+        full = self._load(ticker)
+        out = clip_frame(full, s, e).copy()
         out.attrs["data_source"] = self.label
+        out.attrs["problems"] = list(full.attrs.get("problems", []))
         return out
 
     def identity(self, ticker: str) -> dict[str, Any]:
-        t = check_ticker(ticker)
-        return {"name": t, "sector": "Unknown (CSV prices only)", "industry": "Unknown (CSV prices only)",
-                "exchange": "Unknown", "currency": "Unknown", "data_source": self.label}
+        return {"name": check_ticker(ticker), "data_source": self.label,
+                "note": "CSV files carry prices only (no company name, sector or currency)."}
+
+
+def _read_prices(path: Path) -> pd.DataFrame:
+    """The file's rows as floats with a Date index, read in bounded memory.
+
+    Only the six columns are parsed (``usecols``), about ``CHUNK_BYTES`` of the file at a time, each chunk
+    converted and filtered before the next is read, so a huge file (or one with wide extra columns)
+    never sits in memory whole. Numbers are parsed natively as float64; a file with non-numeric
+    junk in a number column is re-read as text and coerced. A row whose Date is not YYYY-MM-DD,
+    whose Close is missing, not finite or not positive, or whose Volume is missing, not finite or
+    negative is dropped and counted in ``attrs["problems"]`` (a file without any Volume gets 0s);
+    a broken Open/High/Low becomes NaN.
+    """
+    try:
+        with open(path, "rb") as fh:
+            sample = fh.read(256 * 1024)
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            header = next(csv.reader([fh.readline()]), [])
+    except UnicodeDecodeError:
+        raise DataNotFound(f"{path} is not a readable CSV file (not UTF-8 text); expected the header "
+                           f"{EXPECTED_HEADER}.") from None
+    except OSError as exc:
+        raise ProviderUnavailable(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    cols = {str(c).strip().lower(): c for c in header}
+    missing = [c for c in ["Date", *OHLCV_COLUMNS] if c.lower() not in cols]
+    if missing:
+        raise DataNotFound(f"{path} lacks the column(s) {', '.join(missing)}; expected the header {EXPECTED_HEADER}.")
+    names = {c: cols[c.lower()] for c in ["Date", *OHLCV_COLUMNS]}
+    line_bytes = len(sample) / max(1, sample.count(b"\n"))
+    rows = int(max(1_000, min(100_000, CHUNK_BYTES / max(line_bytes, 1.0))))  # rows per chunk
+    try:
+        try:
+            df, counts, examples, total = _read_chunks(path, names, rows, numeric=True)
+        except ValueError:  # text in a number column: read it again as strings and coerce
+            df, counts, examples, total = _read_chunks(path, names, rows, numeric=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise DataNotFound(
+            f"{path} is not a readable CSV file ({type(exc).__name__}); expected the header {EXPECTED_HEADER}."
+        ) from None
+    if total and counts["date"] == total:
+        raise DataNotFound(f"{path}: no Date value is in the form YYYY-MM-DD; expected the header {EXPECTED_HEADER}.")
+    no_volume = df["Volume"].isna()
+    if len(df) and bool(no_volume.all()):
+        counts["no_volume"], examples["no_volume"] = len(df), []
+        df["Volume"] = 0.0
+    elif bool(no_volume.any()):
+        counts["volume"] += int(no_volume.sum())
+        df = df[~no_volume]
+    df = df[~df.index.duplicated(keep="last")].sort_index()
+    df["Volume"] = df["Volume"].astype("int64")
+    df.index.name = "Date"
+    labels = {
+        "date": "rows dropped: the Date is not YYYY-MM-DD",
+        "close": "rows dropped: the Close is missing, not a finite number or not positive",
+        "volume": "rows dropped: the Volume is missing, not a finite number or negative",
+        "ohl": "rows kept with a broken Open/High/Low (left empty)",
+        "no_volume": "rows and no Volume in the file (taken as 0)",
+    }
+    problems = []
+    for k, label in labels.items():
+        if counts[k]:
+            where = ""
+            if examples[k]:
+                more = ", …" if counts[k] > len(examples[k]) else ""
+                where = f" (line {', '.join(str(n) for n in sorted(examples[k])[:5])}{more})"
+            problems.append(f"{path.name}: {counts[k]} {label}{where}.")
+    df.attrs["problems"] = problems
+    return df
+
+
+def _read_chunks(path: Path, names: dict[str, str], rows: int, *, numeric: bool):
+    counts = {"date": 0, "close": 0, "volume": 0, "ohl": 0, "no_volume": 0}
+    examples: dict[str, list[int]] = {k: [] for k in counts}
+    dtypes = {names["Date"]: str, **{names[c]: ("float64" if numeric else str) for c in OHLCV_COLUMNS}}
+    reader = pd.read_csv(path, usecols=list(names.values()), dtype=dtypes, keep_default_na=False,
+                         na_values=[""], chunksize=rows, encoding="utf-8-sig")
+    parts: list[pd.DataFrame] = []
+    total = 0
+    with reader:
+        for chunk in reader:
+            parts.append(_clean_chunk(chunk, names, total, counts, examples))
+            total += len(chunk)
+    df = pd.concat(parts) if parts else pd.DataFrame(
+        {c: pd.Series(dtype="float64") for c in OHLCV_COLUMNS}, index=pd.DatetimeIndex([], name="Date"))
+    return df, counts, examples, total
+
+
+def _clean_chunk(chunk: pd.DataFrame, names: dict[str, str], offset: int, counts: dict[str, int],
+                 examples: dict[str, list[int]]) -> pd.DataFrame:
+    """One chunk → float columns with a Date index; bad rows dropped and counted (see ``_read_prices``)."""
+    line_no = np.arange(offset + 2, offset + 2 + len(chunk))  # line 1 is the header
+
+    def note(kind: str, mask: np.ndarray) -> None:
+        n = int(mask.sum())
+        if n:
+            counts[kind] += n
+            room = 5 - len(examples[kind])
+            if room > 0:
+                examples[kind].extend(int(x) for x in line_no[mask][:room])
+
+    raw_date = chunk[names["Date"]].fillna("").str.strip().str[:10]
+    dates = pd.to_datetime(raw_date, format="%Y-%m-%d", errors="coerce")
+    bad_date = dates.isna().to_numpy()
+    values = {c: pd.to_numeric(chunk[names[c]], errors="coerce").to_numpy(dtype="float64") for c in OHLCV_COLUMNS}
+    close, volume = values["Close"], values["Volume"]
+    bad_close = ~bad_date & ~(np.isfinite(close) & (close > 0))
+    # a missing Volume is decided over the whole file (see _read_prices); inf, negative or huge is bad
+    vol_nan = np.isnan(volume)
+    bad_volume = ~bad_date & ~bad_close & ~vol_nan & ~(np.isfinite(volume) & (volume >= 0) & (volume < 9e18))
+    keep = ~(bad_date | bad_close | bad_volume)
+    note("date", bad_date)
+    note("close", bad_close)
+    note("volume", bad_volume)
+    examples_room = 5 - len(examples["volume"])
+    if examples_room > 0:  # a missing Volume is only a problem if the file has Volume elsewhere
+        examples["volume"].extend(int(x) for x in line_no[keep & vol_nan][:examples_room])
+    broken = np.zeros(len(chunk), dtype=bool)
+    for c in ("Open", "High", "Low"):
+        v = values[c]
+        bad = ~(np.isfinite(v) & (v > 0))
+        broken |= bad & ~chunk[names[c]].isna().to_numpy()  # a value that is there but unusable
+        values[c] = np.where(bad, np.nan, v)
+    note("ohl", keep & broken)
+    return pd.DataFrame({"Open": values["Open"][keep], "High": values["High"][keep], "Low": values["Low"][keep],
+                         "Close": close[keep], "Volume": np.floor(volume[keep])},
+                        index=pd.DatetimeIndex(dates[keep], name="Date"))

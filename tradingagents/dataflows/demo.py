@@ -15,6 +15,14 @@ slowly drifting P/E), so market cap = price × shares. News is generated from th
 guidance, large moves, analyst notes, sector notes), global headlines from the benchmark path and
 a macro calendar, social posts with a tone that follows the recent return. Every object says it is
 synthetic demo data.
+
+Known instruments (``demo_identities``: the S&P 100, the big ETFs, major listings in Hong Kong,
+Tokyo, London, India, Shanghai/Shenzhen, Toronto, Sydney, and every benchmark index) carry their
+real name, sector, industry, exchange and currency; their seeded path is bent through two anchor
+closes of 2024 (indices also through their level of 2000-01-03) and scaled to their volatility, so
+prices have the right order of magnitude while the history itself stays synthetic. Funds move
+with the index they track (SPY with ^GSPC); news reasons fit the industry (a bank's news is about
+loans and deposits). Other tickers get a generated, fictional profile.
 """
 
 from __future__ import annotations
@@ -27,7 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tradingagents.dataflows.interface import (
+from tradingagents.dataflows.demo_identities import ANCHOR_DATES, INDEX_START_DATE, LEAD_IN_DATE, known
+from tradingagents.dataflows.provider import (
     DataNotFound,
     MarketDataProvider,
     check_date,
@@ -45,22 +54,19 @@ START = "2000-01-03"
 FIRST_YEAR = 2000
 
 INDEX_TICKERS = {DEFAULT_BENCHMARK, *BENCHMARK_MAP.values()}
-# Rough real starting levels of the benchmarks in January 2000 (only for realism of scale).
-_INDEX_START = {
-    "SPY": 145.0, "^GSPC": 1455.0, "^DJI": 11500.0, "^IXIC": 4130.0, "QQQ": 92.0, "^N225": 18900.0,
-    "^HSI": 17000.0, "^FTSE": 6700.0, "^NSEI": 1590.0, "^BSESN": 5375.0, "^GSPTSE": 8400.0,
-    "^AXJO": 3150.0, "000001.SS": 1400.0, "399001.SZ": 3500.0,
-}
-_INDEX_NAMES = {
-    "SPY": "SPDR S&P 500 ETF (demo)", "^GSPC": "S&P 500 (demo)", "^N225": "Nikkei 225 (demo)",
-    "^HSI": "Hang Seng Index (demo)", "^FTSE": "FTSE 100 (demo)", "^NSEI": "NIFTY 50 (demo)",
-    "^BSESN": "S&P BSE SENSEX (demo)", "^GSPTSE": "S&P/TSX Composite (demo)", "^AXJO": "S&P/ASX 200 (demo)",
-    "000001.SS": "SSE Composite (demo)", "399001.SZ": "SZSE Component (demo)",
-}
-_SUFFIX_INFO = {  # suffix: (exchange, currency)
+_SUFFIX_INFO = {  # suffix: (exchange, currency) of a generated (fictional) profile
     ".NS": ("NSE (demo)", "INR"), ".BO": ("BSE (demo)", "INR"), ".T": ("Tokyo (demo)", "JPY"),
-    ".HK": ("Hong Kong (demo)", "HKD"), ".L": ("London (demo)", "GBP"), ".TO": ("Toronto (demo)", "CAD"),
+    ".HK": ("Hong Kong (demo)", "HKD"), ".L": ("London (demo)", "GBp"), ".TO": ("Toronto (demo)", "CAD"),
     ".AX": ("ASX (demo)", "AUD"), ".SS": ("Shanghai (demo)", "CNY"), ".SZ": ("Shenzhen (demo)", "CNY"),
+}
+# Realised daily volatility of the market model at scale 1 (its log-vol process averages ~17%/year),
+# and the factor between a stock's ``idio_vol`` parameter and its realised idiosyncratic daily vol.
+_MODEL_INDEX_VOL = 0.17
+_IDIO_LEVEL = 0.54
+_SECTOR_BETA = {
+    "Technology": 1.2, "Healthcare": 0.7, "Financial Services": 1.1, "Consumer Cyclical": 1.15,
+    "Consumer Defensive": 0.55, "Industrials": 1.0, "Energy": 0.9, "Communication Services": 1.0,
+    "Utilities": 0.5, "Basic Materials": 1.0, "Real Estate": 0.9,
 }
 _SECTORS = [
     ("Technology", ["Semiconductors", "Software—Infrastructure", "Consumer Electronics", "Software—Application"]),
@@ -80,7 +86,8 @@ _SECTOR_PROFILE = {
     "Technology": (30.0, 0.22, 0.60), "Healthcare": (22.0, 0.16, 0.65), "Financial Services": (13.0, 0.25, 0.90),
     "Consumer Cyclical": (20.0, 0.07, 0.35), "Consumer Defensive": (21.0, 0.09, 0.40),
     "Industrials": (19.0, 0.10, 0.30), "Energy": (11.0, 0.10, 0.35), "Communication Services": (20.0, 0.15, 0.55),
-    "Utilities": (17.0, 0.12, 0.45), "Basic Materials": (14.0, 0.09, 0.28), "Index": (20.0, 0.11, 0.45),
+    "Utilities": (17.0, 0.12, 0.45), "Basic Materials": (14.0, 0.09, 0.28), "Real Estate": (35.0, 0.25, 0.70),
+    "Index": (20.0, 0.11, 0.45),
 }
 
 
@@ -106,6 +113,10 @@ def _pick(options: list, *parts: object):
 
 
 def is_index(ticker: str) -> bool:
+    """Whether the demo market treats a ticker as a market index (its path is the market model)."""
+    row = known(ticker)
+    if row is not None:
+        return row["kind"] == "index"
     return ticker.startswith("^") or ticker in INDEX_TICKERS
 
 
@@ -123,18 +134,28 @@ def demo_benchmark(ticker: str) -> str:
 # ----------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=4096)
 def profile(ticker: str) -> dict[str, Any]:
+    """The static profile of an instrument: its identity and the parameters of its price path.
+
+    ``kind`` is "index" (the market model), "etf" (a fund: no company data) or "stock";
+    ``index`` is True for anything without company data (statements, earnings, analyst notes).
+    Tickers of ``demo_identities`` get their real identity and price anchors, others a generated
+    (fictional) profile.
+    """
+    row = known(ticker)
+    if row is not None:
+        return _known_profile(ticker, row)
     t = ticker
     if is_index(t):
-        start = _INDEX_START.get(t, math.exp(math.log(500) + 2.0 * (_unit(t, "lvl") - 0.5)))
-        name = _INDEX_NAMES.get(t, f"{t.lstrip('^')} Index (demo)")
+        start = math.exp(math.log(500) + 2.0 * (_unit(t, "lvl") - 0.5))
         exch, cur = "Index (demo)", "USD"
         for suffix, (e, c) in _SUFFIX_INFO.items():
             if t.endswith(suffix) or BENCHMARK_MAP.get(suffix) == t:
                 exch, cur = e, c
         return {
-            "ticker": t, "index": True, "name": name, "sector": "Index", "industry": "Market index",
-            "exchange": exch, "currency": cur, "start_price": float(start), "beta": 1.0,
-            "growth": 0.03 + 0.04 * _unit(t, "g"), "benchmark": t,
+            "ticker": t, "kind": "index", "index": True, "known": False, "name": f"{t.lstrip('^')} Index (demo)",
+            "sector": "Index", "industry": "Market index", "exchange": exch, "currency": cur,
+            "start_price": float(start), "beta": 1.0, "growth": 0.03 + 0.04 * _unit(t, "g"), "benchmark": t,
+            "anchors": (), "vol_scale": 1.0, "seed": t,
         }
     sector, industries = _pick(_SECTORS, t, "sector")
     industry = _pick(industries, t, "industry")
@@ -145,18 +166,33 @@ def profile(ticker: str) -> dict[str, Any]:
         if t.endswith(suffix):
             exch, cur = e, c
     start_price = math.exp(math.log(4.0) + (math.log(150.0) - math.log(4.0)) * _unit(t, "p0"))
-    if cur in ("JPY", "INR"):
+    if cur in ("JPY", "INR", "GBp"):
         start_price *= 60.0
-    pe, margin, gross = _SECTOR_PROFILE[sector]
     mcap0 = math.exp(math.log(1.5e9) + (math.log(2.5e11) - math.log(1.5e9)) * _unit(t, "mcap"))
+    prof = _company_params(t, sector)
+    prof.update({
+        "ticker": t, "kind": "stock", "index": False, "known": False, "name": name, "sector": sector,
+        "industry": industry, "exchange": exch, "currency": cur, "start_price": start_price,
+        "beta": 0.55 + 1.3 * _unit(t, "beta"), "growth": -0.02 + 0.16 * _unit(t, "g"),
+        "idio_vol": 0.010 + 0.014 * _unit(t, "iv"), "benchmark": demo_benchmark(t),
+        "shares0": mcap0 / (start_price * (0.01 if cur == "GBp" else 1.0)), "anchors": (), "seed": None,
+    })
+    return prof
+
+
+def _unit_of(prof: dict[str, Any]) -> float:
+    """Accounts currency per quoted price unit: London quotes in pence (GBp), accounts are in pounds."""
+    return 0.01 if prof["currency"] == "GBp" else 1.0
+
+
+def _accounts_currency(prof: dict[str, Any]) -> str:
+    return "GBP" if prof["currency"] == "GBp" else prof["currency"]
+
+
+def _company_params(t: str, sector: str) -> dict[str, Any]:
+    """Seeded accounting parameters of a company, around its sector's typical figures."""
+    pe, margin, gross = _SECTOR_PROFILE.get(sector, _SECTOR_PROFILE["Index"])
     return {
-        "ticker": t, "index": False, "name": name, "sector": sector, "industry": industry,
-        "exchange": exch, "currency": cur, "start_price": start_price,
-        "beta": 0.55 + 1.3 * _unit(t, "beta"),
-        "growth": -0.02 + 0.16 * _unit(t, "g"),
-        "idio_vol": 0.010 + 0.014 * _unit(t, "iv"),
-        "benchmark": demo_benchmark(t),
-        "shares0": mcap0 / start_price,
         "share_drift": -0.02 + 0.04 * _unit(t, "sd"),  # buybacks (<0) or dilution (>0) per year
         "pe": pe * (0.7 + 0.6 * _unit(t, "pe")),
         "net_margin": max(0.02, margin * (0.6 + 0.8 * _unit(t, "nm"))),
@@ -167,6 +203,45 @@ def profile(ticker: str) -> dict[str, Any]:
         "payout": 0.0 if _unit(t, "div") < 0.35 else 0.15 + 0.45 * _unit(t, "po"),
         "earn_lag": 18 + int(20 * _unit(t, "lag")),
     }
+
+
+def _known_profile(t: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A profile for a ticker of the identity table: real identity, anchored synthetic path."""
+    anchors = tuple(row["anchors"])
+    if row["kind"] != "index":
+        # a synthetic lead-in anchor a year earlier (half the 2024 trend, within ±40%), so the year
+        # before the first real anchor is pulled too: no invented crash or spike into 2024
+        (_, p0), (_, p1) = anchors[0], anchors[-1]
+        anchors = ((LEAD_IN_DATE, p0 * min(1.4, max(0.6, math.sqrt(p0 / p1)))), *anchors)
+    first = anchors[0][1]
+    prof: dict[str, Any] = {
+        "ticker": t, "kind": row["kind"], "index": row["kind"] != "stock", "known": True,
+        "name": row["name"], "sector": row["sector"], "industry": row["industry"],
+        "exchange": row["exchange"], "currency": row["currency"], "anchors": anchors,
+        "start_price": first, "seed": row["seed"] or (t if row["kind"] == "index" else None),
+        "vol": row["vol"],
+    }
+    if row["kind"] == "index":
+        prof.update({"beta": 1.0, "growth": 0.05, "benchmark": t, "vol_scale": row["vol"] / _MODEL_INDEX_VOL})
+        return prof
+    bench = demo_benchmark(t)
+    bench_vol = profile(bench)["vol"] if known(bench) else _MODEL_INDEX_VOL
+    beta = row["beta"] if row["beta"] is not None else _SECTOR_BETA.get(row["sector"], 1.0)
+    beta = max(-0.8, min(beta, 0.8 * row["vol"] / bench_vol))  # the market never explains more than it moves
+    idio_annual = math.sqrt(max(row["vol"] ** 2 - (beta * bench_vol) ** 2, (0.35 * row["vol"]) ** 2))
+    prof.update({
+        "beta": beta, "growth": 0.08 if row["kind"] == "stock" else 0.05, "benchmark": bench,
+        "idio_vol": idio_annual / math.sqrt(252.0) / _IDIO_LEVEL,
+        # jumps and earnings reactions scale with the stock's volatility (a utility jumps less)
+        "jump_scale": min(1.0, row["vol"] / 0.35),
+    })
+    if row["kind"] == "stock":
+        prof.update(_company_params(t, row["sector"]))
+        years = (pd.Timestamp(anchors[0][0]) - pd.Timestamp(START)).days / 365.25
+        prof["shares0"] = row["shares"] * math.exp(-prof["share_drift"] * years)
+    else:
+        prof["shares0"] = 5.0e8 / first  # a fund's units: only its trading volume uses this
+    return prof
 
 
 # ----------------------------------------------------------------------------------------------
@@ -185,6 +260,8 @@ def earnings_calendar(ticker: str, last_year: int) -> tuple[tuple[pd.Timestamp, 
     on ``last_year``.
     """
     prof = profile(ticker)
+    if prof["kind"] != "stock":
+        return ()
     years = last_year - FIRST_YEAR + 2
     draws = _rng(ticker, "earnings").random((years * 4, 2))
     out = []
@@ -258,19 +335,19 @@ def _uniform(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-1.702 * z))
 
 
-@functools.lru_cache(maxsize=512)
-def _index_returns(ticker: str, last_year: int) -> tuple[np.ndarray, np.ndarray]:
+def _raw_index_returns(ticker: str, last_year: int, growth: float, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """The market model's daily log returns and volatility (scaled to the index's volatility)."""
     days, z = _draws(ticker, last_year, 6)
-    g = profile(ticker)["growth"] / 252.0
+    g = growth / 252.0
     hbar = math.log(0.0095)
     shock = z[:, 0]
     # volatility clustering with a leverage effect: yesterday's down-shock raises today's log-vol
     lev = np.concatenate([[0.0], np.maximum(0.0, -shock[:-1])])
     h = hbar + ar1(0.11 * z[:, 2] + 0.06 * lev - 0.024, 0.975)
-    sig = np.exp(h)
+    sig = np.exp(h) * scale
     drift = ar1(0.00006 * z[:, 1], 0.995)  # slowly varying trend: bull runs and drawdowns
     jumps = np.where(_uniform(z[:, 3]) > 0.9965, -0.025 + 0.025 * z[:, 4], 0.0)
-    pre = drift + sig * shock + jumps
+    pre = (drift + jumps) * scale + sig * shock
     # weak pull of the log level back towards its long-run growth path
     dev = ar1(pre, 0.9985)
     dev_prev = np.concatenate([[0.0], dev[:-1]])
@@ -278,41 +355,118 @@ def _index_returns(ticker: str, last_year: int) -> tuple[np.ndarray, np.ndarray]
     return r, sig
 
 
+def _anchor(r: np.ndarray, anchors: tuple, last_year: int, start_price: float) -> tuple[np.ndarray, float]:
+    """Bend daily log returns through the anchor closes; returns (returns, the level before day 0).
+
+    Between two anchors every day gets the same extra drift, so the path keeps its own moves and
+    hits each anchor's close exactly; before the first anchor and after the last it runs free.
+    """
+    if not anchors:
+        return r, start_price
+    days = _calendar(last_year)
+    pos = [int(days.searchsorted(pd.Timestamp(d))) for d, _ in anchors]
+    r = r.copy()
+    x = np.cumsum(r)
+    for k in range(len(anchors) - 1):
+        i, j = pos[k], pos[k + 1]
+        a, b = anchors[k][1], anchors[k + 1][1]
+        if not i < j < len(r):
+            continue
+        r[i + 1:j + 1] += ((math.log(b) - math.log(a)) - (x[j] - x[i])) / (j - i)
+        if j - i <= _SHORT_SEGMENT:
+            r[i + 1:j + 1] = _pull_towards_line(r[i + 1:j + 1])
+    x = np.cumsum(r)
+    first = pos[0]
+    return r, anchors[0][1] / math.exp(float(x[first]))
+
+
+_SHORT_SEGMENT = 400  # business days: a segment this short (the 2024 anchors) also gets a pull
+_PULL = 0.02  # per day: keeps a year between two anchors within roughly ±40% of the straight line
+
+
+def _pull_towards_line(seg: np.ndarray) -> np.ndarray:
+    """Daily log returns of a bridge segment (their sum already hits the next anchor), with the
+    deviation from the straight line between the anchors mean-reverting (an Ornstein-Uhlenbeck
+    pull), so the day-to-day moves stay but a year cannot wander to three times its anchors."""
+    n = len(seg)
+    slope = float(sum(seg.tolist())) / n
+    dev = 0.0
+    pulled: list[float] = []
+    for k, step in enumerate(seg.tolist()):
+        # the pull tightens near the next anchor (a bridge), so the path arrives there on its own
+        dev = dev + (step - slope) - max(_PULL, 1.0 / (n - k)) * dev
+        pulled.append(dev)
+    end = pulled[-1]
+    levels = [slope * (k + 1) + d - end * (k + 1) / n for k, d in enumerate(pulled)]
+    prev = [0.0, *levels[:-1]]
+    return np.asarray([lv - pv for lv, pv in zip(levels, prev, strict=True)], dtype=float)
+
+
+@functools.lru_cache(maxsize=512)
+def _market(ticker: str, last_year: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(returns, volatility, level before day 0) of an index, or of a fund that tracks one."""
+    prof = profile(ticker)
+    seed = prof["seed"]
+    if seed and seed != ticker:
+        r, sig, _ = _market(seed, last_year)
+    else:
+        r, sig = _raw_index_returns(ticker, last_year, prof["growth"], prof.get("vol_scale", 1.0))
+    r, base = _anchor(r, prof["anchors"], last_year, prof["start_price"])
+    return r, sig, base
+
+
+# Anchors sit in 2024, so a path is always generated at least through the year after it (a shorter
+# horizon is a prefix of it: every date sees the same bytes whatever the horizon or today's date).
+_MIN_HORIZON = max(int(d[:4]) for d in (*ANCHOR_DATES, INDEX_START_DATE)) + 1
+
+
 @functools.lru_cache(maxsize=512)
 def _path(ticker: str, last_year: int) -> tuple[pd.DataFrame, np.ndarray]:
     """Full OHLCV path from 2000 through the end of ``last_year`` (internal; callers clip to today)."""
+    if last_year < _MIN_HORIZON:
+        df, r = _path(ticker, _MIN_HORIZON)
+        n = len(_calendar(last_year))
+        return df.iloc[:n], r[:n]
     prof = profile(ticker)
     days = _calendar(last_year)
     n = len(days)
     z = _rng(ticker, "bar").standard_normal((n, 4))
-    if prof["index"]:
-        r, sig = _index_returns(ticker, last_year)
-        vol_base = 3.0e8 if ticker != "SPY" else 8.0e7
+    if prof["kind"] == "index" or prof["seed"]:
+        r, sig, base = _market(ticker, last_year)
+        if prof["kind"] == "etf" or ticker == DEFAULT_BENCHMARK:
+            vol_base = 8.0e6 + 6.0e7 * _unit(ticker, "turn")
+        else:
+            vol_base = 3.0e8
     else:
-        br, bsig = _index_returns(prof["benchmark"], last_year)
+        br, bsig, _ = _market(prof["benchmark"], last_year)
         _, zz = _draws(ticker, last_year, 5)
         ereact = np.zeros(n)
         cal = earnings_calendar(ticker, last_year)
-        pos = days.get_indexer([e for _, e, _ in cal])
-        surprises = np.array([s for _, _, s in cal])
-        ok = pos >= 0
-        ereact[pos[ok]] = 0.035 * surprises[ok] + 0.02 * zz[pos[ok], 4]
+        if cal:
+            pos = days.get_indexer([e for _, e, _ in cal])
+            surprises = np.array([s for _, _, s in cal])
+            ok = pos >= 0
+            ereact[pos[ok]] = (0.035 * surprises[ok] + 0.02 * zz[pos[ok], 4]) * prof.get("jump_scale", 1.0)
         hbar = math.log(prof["idio_vol"])
         beta = prof["beta"]
         g = prof["growth"] / 252.0
         h = hbar + ar1(0.12 * zz[:, 2] - 0.022, 0.97)
         s = np.exp(h)
         drift = ar1(0.00005 * zz[:, 1], 0.994)
-        jumps = np.where(_uniform(zz[:, 3]) > 0.996, 0.06 * zz[:, 4], 0.0)
+        jumps = np.where(_uniform(zz[:, 3]) > 0.996, 0.06 * prof.get("jump_scale", 1.0) * zz[:, 4], 0.0)
         pre = drift + s * zz[:, 0] + jumps + ereact
         dev = ar1(pre, 0.9985)
         dev_prev = np.concatenate([[0.0], dev[:-1]])
         idio = g - beta * 0.0003 + pre - 0.0015 * dev_prev
         r = beta * br + idio
         sig = np.sqrt((beta * bsig) ** 2 + s * s)
-        vol_base = prof["shares0"] * (0.003 + 0.01 * _unit(ticker, "turn"))
-    close = prof["start_price"] * np.exp(np.cumsum(r))
-    prev = np.concatenate([[prof["start_price"]], close[:-1]])
+        r, base = _anchor(r, prof["anchors"], last_year, prof["start_price"])
+        if prof["kind"] == "etf":
+            vol_base = 8.0e6 + 6.0e7 * _unit(ticker, "turn")
+        else:
+            vol_base = prof["shares0"] * (0.003 + 0.01 * _unit(ticker, "turn"))
+    close = base * np.exp(np.cumsum(r))
+    prev = np.concatenate([[base], close[:-1]])
     open_ = prev * np.exp(0.25 * r + 0.25 * sig * z[:, 0])
     hi = np.maximum(open_, close) * np.exp(np.abs(z[:, 1]) * 0.45 * sig)
     lo = np.minimum(open_, close) * np.exp(-np.abs(z[:, 2]) * 0.45 * sig)
@@ -368,7 +522,7 @@ def _all_quarters(ticker: str, last_year: int) -> tuple[dict[str, Any], ...]:
         pos = full.index.searchsorted(qe, side="right") - 1
         if pos < 0:
             continue
-        price = float(closes[pos])
+        price = float(closes[pos]) * _unit_of(prof)  # in the currency of the accounts
         years = (qe - pd.Timestamp(START)).days / 365.25
         shares = prof["shares0"] * math.exp(prof["share_drift"] * years)
         pe = prof["pe"] * math.exp(0.12 * rz[0])
@@ -426,6 +580,70 @@ _FLOW_KEYS = {"revenue", "cost_of_revenue", "gross_profit", "operating_expense",
               "dividends", "buybacks"}
 
 
+# (industry keyword or sector, group label, reasons for a jump, reasons for a slide): the first match wins,
+# so a bank's news talks about loans and deposits and a drug maker's about trials and approvals.
+_NEWS_GROUPS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("Bank", "Bank", ("as net interest income beats expectations", "as credit quality improves",
+                      "after passing the regulator's stress test", "on higher trading revenue", "after an analyst upgrade"),
+     ("on rising loan-loss provisions", "as deposit costs squeeze margins", "on weaker investment-banking fees",
+      "on a report of a regulatory probe", "after an analyst downgrade")),
+    ("Insurance", "Insurance", ("as underwriting margins improve", "on strong premium growth", "after an analyst upgrade"),
+     ("on higher catastrophe losses", "as claims costs rise", "after an analyst downgrade")),
+    ("Capital Markets", "Brokerage", ("on record trading volumes", "as dealmaking picks up", "after an analyst upgrade"),
+     ("as trading volumes fade", "on weaker advisory fees", "after an analyst downgrade")),
+    ("Semiconductor", "Chip", ("on strong data-centre chip demand", "as a new chip launch beats expectations",
+                              "after an analyst upgrade", "on upbeat foundry orders"),
+     ("on export-control worries", "as a key customer cuts orders", "after an analyst downgrade",
+      "on signs of a chip inventory glut")),
+    ("Drug", "Pharma", ("on positive late-stage trial data", "after a drug approval", "on strong prescription data",
+                        "after an analyst upgrade"),
+     ("after a trial setback", "on drug-pricing worries", "as a patent expiry nears", "after an analyst downgrade")),
+    ("Oil", "Oil", ("as crude prices climb", "on a new discovery", "on higher refining margins", "after an analyst upgrade"),
+     ("as crude prices slide", "on a production outage", "on weaker refining margins", "after an analyst downgrade")),
+    ("Auto", "Auto", ("as deliveries beat expectations", "on strong order intake", "after an analyst upgrade"),
+     ("as deliveries disappoint", "on price-cut worries", "after a recall", "after an analyst downgrade")),
+    ("Technology", "Tech", ("as a product launch beats expectations", "on a new multi-year cloud contract",
+                            "after an analyst upgrade", "on strong enterprise spending data"),
+     ("as a key customer delays orders", "on slowing enterprise spending", "after an analyst downgrade",
+      "on a report of a regulatory probe")),
+    ("Healthcare", "Healthcare", ("on strong procedure volumes", "after a product approval", "after an analyst upgrade"),
+     ("on reimbursement worries", "after a product recall", "after an analyst downgrade")),
+    ("Financial Services", "Financial", ("on strong payment volumes", "as fee income grows", "after an analyst upgrade"),
+     ("as payment volumes slow", "on a report of a regulatory probe", "after an analyst downgrade")),
+    ("Consumer Cyclical", "Consumer", ("on upbeat consumer-spending data", "as same-store sales beat expectations",
+                                       "after an analyst upgrade"),
+     ("on weak consumer-spending data", "as same-store sales disappoint", "after an analyst downgrade")),
+    ("Consumer Defensive", "Consumer staples", ("as price increases stick", "on resilient volumes", "after an analyst upgrade"),
+     ("on input-cost pressure", "as volumes soften", "after an analyst downgrade")),
+    ("Industrials", "Industrial", ("on a large new order", "as the order backlog grows", "on upbeat manufacturing data",
+                                   "after an analyst upgrade"),
+     ("on supply-chain delays", "on weak manufacturing data", "after a safety incident report", "after an analyst downgrade")),
+    ("Communication Services", "Media and telecom", ("on subscriber growth", "as advertising revenue beats expectations",
+                                                     "after an analyst upgrade"),
+     ("on subscriber losses", "as advertising spending slows", "on a report of a regulatory probe",
+      "after an analyst downgrade")),
+    ("Utilities", "Utility", ("after a favourable rate-case decision", "on falling bond yields", "after an analyst upgrade"),
+     ("after an unfavourable rate-case decision", "on rising bond yields", "after an analyst downgrade")),
+    ("Basic Materials", "Materials", ("as commodity prices rise", "on strong demand from China", "after an analyst upgrade"),
+     ("as commodity prices fall", "on weak demand from China", "after an analyst downgrade")),
+    ("Real Estate", "Real estate", ("on falling bond yields", "as occupancy improves", "after an analyst upgrade"),
+     ("on rising bond yields", "as occupancy weakens", "after an analyst downgrade")),
+)
+_MARKET_REASONS = (("as markets rally", "on broad buying", "as bond yields ease", "on strong fund inflows"),
+                   ("as markets sell off", "on broad selling", "as bond yields jump", "on heavy fund outflows"))
+
+
+def _news_group(prof: dict[str, Any]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """(group label, reasons for a jump, reasons for a slide) that fit an instrument's industry."""
+    if prof["kind"] != "stock":
+        return "Market", *_MARKET_REASONS
+    for key, label, ups, downs in _NEWS_GROUPS:
+        if key in prof["industry"] or key == prof["sector"]:
+            return label, ups, downs
+    return prof["sector"], ("after an analyst upgrade", "on heavy institutional buying"), (
+        "after an analyst downgrade", "on heavy institutional selling")
+
+
 class DemoProvider(MarketDataProvider):
     vendor = "demo"
     label = LABEL
@@ -447,7 +665,12 @@ class DemoProvider(MarketDataProvider):
         p = profile(check_ticker(ticker))
         return {"name": p["name"], "sector": p["sector"], "industry": p["industry"],
                 "exchange": p["exchange"], "currency": p["currency"], "data_source": LABEL,
-                "note": f"{p['name']} is a fictional company of the {LABEL} market."}
+                "note": (f"Real identity; every price, figure and headline of {p['name']} here is {LABEL}, "
+                         "not real history." if p["known"] else
+                         f"{p['name']} is a fictional company of the {LABEL} market.")}
+
+    def missing_prices_hint(self, ticker: str, as_of: str) -> str:
+        return f"the {LABEL} market has prices from {START} on: choose a later date"
 
     # -- fundamentals ---------------------------------------------------------------------------
     def fundamentals(self, ticker: str, as_of: str) -> dict[str, Any]:
@@ -479,13 +702,14 @@ class DemoProvider(MarketDataProvider):
                                                      "ocf", "fcf", "dividends")}
         ttm_eps = ttm["net_income"] / shares
         latest = qs[-1]
-        mcap = price * shares
+        mcap = price * _unit_of(prof) * shares
         growth = (latest["revenue"] / qs[-5]["revenue"] - 1.0) if len(qs) >= 5 else None
         egrowth = (latest["net_income"] / qs[-5]["net_income"] - 1.0) if len(qs) >= 5 else None
         base.update({
+            "financial_currency": _accounts_currency(prof),
             "market_cap": round(mcap, 0),
             "shares_outstanding": round(shares, 0),
-            "pe_ratio_ttm": round(price / ttm_eps, 2) if ttm_eps > 0 else None,
+            "pe_ratio_ttm": round(price * _unit_of(prof) / ttm_eps, 2) if ttm_eps > 0 else None,
             "eps_ttm": round(ttm_eps, 2),
             "price_to_book": round(mcap / latest["equity"], 2),
             "price_to_sales_ttm": round(mcap / ttm["revenue"], 2),
@@ -562,14 +786,14 @@ class DemoProvider(MarketDataProvider):
             sd = _trailing_sd(r, i)
             if abs(ret) >= max(0.035, 2.5 * sd):
                 up = ret > 0
-                reason = _pick(
-                    ["after an analyst upgrade", "on a new multi-year contract", "as a product launch beats expectations",
-                     "on heavy institutional buying", "after upbeat industry data"] if up else
-                    ["after an analyst downgrade", "on a report of a regulatory probe", "as a key customer cuts orders",
-                     "on heavy institutional selling", "after weak industry data"], t, "why", day.date())
-                verb = "jump" if up else "slide"
+                _, ups, downs = _news_group(prof)
+                reason = _pick(ups if up else downs, t, "why", day.date())
+                if prof["kind"] == "stock":
+                    title = f"{name} ({t}) shares {'jump' if up else 'slide'} {abs(ret) * 100:.1f}% {reason}"
+                else:
+                    title = f"{name} ({t}) {'rises' if up else 'falls'} {abs(ret) * 100:.1f}% {reason}"
                 items.append(self._item(
-                    day, "16:30:00", f"{name} ({t}) shares {verb} {abs(ret) * 100:.1f}% {reason}",
+                    day, "16:30:00", title,
                     f"{t} closed at {closes[i]:.2f} {cur}, {'up' if up else 'down'} {abs(ret) * 100:.1f}% on the day, "
                     f"about {abs(ret) / sd:.1f} times its recent daily volatility.", "large_move"))
             elif _unit(t, "note", day.date()) < 0.025 and not prof["index"]:
@@ -589,9 +813,10 @@ class DemoProvider(MarketDataProvider):
                 if bpos >= 5:
                     bret = float(bdf["Close"].iloc[bpos] / bdf["Close"].iloc[bpos - 5] - 1.0)
                     tone = "gains" if bret > 0 else "losses"
+                    group = _news_group(prof)[0]
                     items.append(self._item(
-                        day, "12:00:00", f"{prof['sector']} stocks track broader market {tone}",
-                        f"The {prof['sector'].lower()} sector moved with the market; the {bench} benchmark is "
+                        day, "12:00:00", f"{group} stocks track broader market {tone}",
+                        f"{group} stocks ({prof['industry']}) moved with the market; the {bench} benchmark is "
                         f"{bret * 100:+.1f}% over five sessions.", "sector"))
         if not prof["index"]:
             for qe, edate, surprise in earnings_calendar(t, today().year):
@@ -609,7 +834,7 @@ class DemoProvider(MarketDataProvider):
                 items.append(self._item(
                     edate, "07:00:00",
                     f"{name} {beat} estimates: {qlabel} EPS {q['eps']:.2f} vs {q['eps_estimate']:.2f} expected",
-                    f"Revenue was {q['revenue'] / 1e6:,.0f} million {cur}{growth}; net margin "
+                    f"Revenue was {q['revenue'] / 1e6:,.0f} million {_accounts_currency(prof)}{growth}; net margin "
                     f"{q['net_income'] / q['revenue']:.1%}.", "earnings"))
                 guide = "raises" if surprise > 0.5 else ("cuts" if surprise < -0.5 else "reaffirms")
                 items.append(self._item(
@@ -730,7 +955,7 @@ def clear_cache() -> None:
     profile.cache_clear()
     earnings_calendar.cache_clear()
     _calendar.cache_clear()
-    _index_returns.cache_clear()
+    _market.cache_clear()
     _all_quarters.cache_clear()
 
 

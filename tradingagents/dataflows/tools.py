@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any
 
 import pandas as pd
 from langchain_core.tools import BaseTool, StructuredTool
 
 from tradingagents.dataflows.indicators import SUPPORTED_INDICATORS, WARMUP_ROWS, compute_indicator
-from tradingagents.dataflows.interface import (
+from tradingagents.dataflows.interface import get_provider
+from tradingagents.dataflows.provider import (
     DATA_UNAVAILABLE,
     NO_DATA,
     STATEMENT_FREQS,
@@ -31,7 +32,6 @@ from tradingagents.dataflows.interface import (
     MarketDataProvider,
     ProviderUnavailable,
     clip_frame,
-    get_provider,
     today,
 )
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
@@ -114,8 +114,25 @@ def _short(exc: BaseException, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 40] + " … (message cut) " + text[-20:]
 
 
+_SUBJECTS = {
+    "get_stock_data": "prices", "get_indicators": "indicators", "get_fundamentals": "fundamentals",
+    "get_balance_sheet": "balance sheet", "get_cashflow": "cash-flow statement",
+    "get_income_statement": "income statement", "get_news": "company news", "get_global_news": "global news",
+    "get_social_posts": "social posts",
+}
+
+
+def _subject(name: str, kwargs: Mapping[str, Any]) -> str:
+    """What a tool call was for, e.g. "fundamentals of NVDA" (named in its DATA_UNAVAILABLE result)."""
+    what = _SUBJECTS.get(name, name)
+    symbol = kwargs.get("symbol") or kwargs.get("ticker")
+    if isinstance(symbol, str) and symbol.strip():
+        return f"{what} of {symbol.strip().upper()[:24]}"
+    return what
+
+
 def _safe(provider: MarketDataProvider, fn: Callable[..., str]) -> Callable[..., str]:
-    """Wrap a tool body so it never raises: errors become the sentinels."""
+    """Wrap a tool body so it never raises: errors become the sentinels, naming what is missing."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> str:
@@ -124,14 +141,49 @@ def _safe(provider: MarketDataProvider, fn: Callable[..., str]) -> Callable[...,
         except ValidationError as exc:
             return f"{INVALID} {_short(exc)} {_source(provider)}"
         except DataNotFound as exc:
-            return f"{NO_DATA} {_short(exc)} {NO_INVENT} {_source(provider)}"
+            return f"{NO_DATA} {_subject(fn.__name__, kwargs)}: {_short(exc)} {NO_INVENT} {_source(provider)}"
         except ProviderUnavailable as exc:
-            return f"{DATA_UNAVAILABLE} {_short(exc)} {NO_INVENT} {_source(provider)}"
+            return (f"{DATA_UNAVAILABLE} {_subject(fn.__name__, kwargs)}: {_short(exc)} {NO_INVENT} "
+                    f"{_source(provider)}")
         except Exception as exc:  # a tool never crashes the graph
             reason = f"{type(exc).__name__}: {_short(exc, 300)}"
-            return f"{DATA_UNAVAILABLE} the data source failed ({reason}). {NO_INVENT} {_source(provider)}"
+            return (f"{DATA_UNAVAILABLE} {_subject(fn.__name__, kwargs)}: the data source failed ({reason}). "
+                    f"{NO_INVENT} {_source(provider)}")
 
     return wrapper
+
+
+def missing_data(text: object) -> str | None:
+    """For a tool result without data, what was missing and why ("fundamentals of NVDA: Yahoo Finance
+    could not be reached…"), without the do-not-invent advice; None for a result with data."""
+    body = str(text).lstrip()
+    for prefix in (DATA_UNAVAILABLE, NO_DATA):
+        if body.startswith(prefix):
+            body = body[len(prefix):].strip()
+            return body.split(" " + NO_INVENT)[0].split(" (source: ")[0].strip()
+    return None
+
+
+def missing_from(texts: Iterable[object]) -> list[str]:
+    """Every distinct ``missing_data`` line of a run's tool results, in order (for the report header)."""
+    out: list[str] = []
+    for text in texts:
+        line = missing_data(text)
+        if line and line not in out:
+            out.append(line)
+    return out
+
+
+def _session_line(end: str, last: pd.Timestamp) -> str | None:
+    """ "# Note: no session on 2024-05-11 (Saturday); using 2024-05-10" when the last row is not ``end``."""
+    from tradingagents.dataflows.session import note_for
+
+    note = note_for(end, last.date().isoformat())
+    return f"# Note: {note}." if note else None
+
+
+def _problem_lines(df: pd.DataFrame) -> list[str]:
+    return [f"# Data problem: {p}" for p in df.attrs.get("problems", [])[:5]]
 
 
 def _clean_prices(df: pd.DataFrame, start: str | None, end: str) -> pd.DataFrame:
@@ -201,6 +253,8 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
             f"# Stock data for {t} from {start} to {end} {src}",
             f"# {total} trading days; nothing after {end}."
             + (f" Showing the last {len(shown)} rows." if total > len(shown) else ""),
+            *[x for x in (_session_line(end, df.index[-1]),) if x],
+            *_problem_lines(df),
             "Date,Open,High,Low,Close,Volume",
         ]
         cols = [shown[c].to_numpy() for c in ("Open", "High", "Low", "Close", "Volume")]
@@ -239,7 +293,8 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
             series = compute_indicator(df, name)
             window = series.loc[series.index >= pd.Timestamp(window_start)]
             lines = [f"# {name} for {t} from {window_start} to {end} {src}",
-                     f"# {SUPPORTED_INDICATORS[name]}"]
+                     f"# {SUPPORTED_INDICATORS[name]}",
+                     *[x for x in (_session_line(end, df.index[-1]),) if x]]
             if len(df) < WARMUP_ROWS.get(name, 30):
                 lines.append(f"# Only {len(df)} trading days of history; values need more are n/a.")
             if window.empty:
@@ -266,6 +321,8 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
             ident = {}
         lines = [f"# Fundamentals of {t}" + (f" ({ident.get('name')})" if ident.get("name") else "")
                  + f" as of {day} {src}"]
+        if isinstance(data.get("price_date"), str) and data["price_date"] < day:
+            lines.extend(x for x in (_session_line(day, pd.Timestamp(data["price_date"])),) if x)
         for key, value in data.items():
             lines.append(f"{key}: {_fmt(value)}")
         return "\n".join(lines)

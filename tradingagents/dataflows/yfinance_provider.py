@@ -8,7 +8,7 @@
   analysis date is in the past), statements (a period is shown only once it ended and its report
   was likely out: 45 days after a quarter, 90 after a year) and ``.news`` are cached per day.
 * Up to 3 retries with exponential backoff on ``YFRateLimitError``; a connection failure raises
-  ``ProviderUnavailable("Yahoo Finance is unreachable — switch the data source to demo or CSV")``.
+  ``ProviderUnavailable(UNREACHABLE)`` ("Yahoo Finance could not be reached: check the network, or choose…").
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from tradingagents.dataflows.interface import (
+from tradingagents.dataflows.provider import (
     DataNotFound,
     MarketDataProvider,
     ProviderUnavailable,
@@ -36,11 +36,14 @@ from tradingagents.dataflows.interface import (
     check_range,
     check_statement_args,
     check_ticker,
+    clean_identity,
+    clean_value,
     clip_frame,
     today,
 )
 
-UNREACHABLE = "Yahoo Finance is unreachable — switch the data source to demo or CSV."
+UNREACHABLE = ("Yahoo Finance could not be reached: check the network, or choose the demo market "
+               "(or CSV files) as the data source.")
 RATE_LIMITED = ("Yahoo Finance keeps refusing requests (rate limited, 3 retries) — wait a few minutes, "
                 "or switch the data source to demo or CSV.")
 SNAPSHOT_NOTE = "current snapshot, not as of the analysis date"
@@ -170,7 +173,8 @@ class YFinanceProvider(MarketDataProvider):
             return _frame_from_json(hit[1])
         df = self._call(lambda: self._ticker(t).history(period="max", interval="1d", auto_adjust=False))
         if df is None or not isinstance(df, pd.DataFrame) or df.empty:
-            raise DataNotFound(f"Yahoo Finance returned no prices for {t} (unknown or delisted ticker?).")
+            raise DataNotFound(f"Yahoo Finance returned no prices for {t} (unknown or delisted ticker?): "
+                               f"{self.missing_prices_hint(t, end)}.")
         df = clip_frame(df, None, today().isoformat())
         cols = [c for c in ("Open", "High", "Low", "Close", "Volume") if c in df.columns]
         df = df[cols]
@@ -201,10 +205,19 @@ class YFinanceProvider(MarketDataProvider):
     def identity(self, ticker: str) -> dict[str, Any]:
         t = check_ticker(ticker)
         info = self._info(t)
-        return {"name": info.get("longName") or info.get("shortName") or t,
-                "sector": info.get("sector") or "Unknown", "industry": info.get("industry") or "Unknown",
-                "exchange": info.get("fullExchangeName") or info.get("exchange") or "Unknown",
-                "currency": info.get("currency") or "Unknown", "data_source": self.label}
+
+        def first(*keys: str) -> Any:
+            return next((v for v in (clean_value(info.get(k)) for k in keys) if v is not None), None)
+
+        return clean_identity({
+            "name": first("longName", "shortName") or t, "sector": first("sector"), "industry": first("industry"),
+            "exchange": first("fullExchangeName", "exchange"), "currency": first("currency"),
+            "data_source": self.label,
+        })
+
+    def missing_prices_hint(self, ticker: str, as_of: str) -> str:
+        return ("check the ticker as Yahoo Finance spells it (e.g. 7203.T for Toyota, RELIANCE.NS for Reliance) "
+                "and the date, or choose the demo market")
 
     def fundamentals(self, ticker: str, as_of: str) -> dict[str, Any]:
         t = check_ticker(ticker)
@@ -212,8 +225,8 @@ class YFinanceProvider(MarketDataProvider):
         info = self._info(t)
         out: dict[str, Any] = {"ticker": t, "as_of": day, "data_source": self.label}
         for src, dst in _INFO_FIELDS:
-            value = info.get(src)
-            if value is not None and value != "":
+            value = clean_value(info.get(src))
+            if value is not None:
                 out[dst] = value
         if len(out) <= 3:
             raise DataNotFound(f"Yahoo Finance has no fundamentals for {t}.")

@@ -1,0 +1,96 @@
+"""The provider contract in its own module: no cycle with the factory, one VENDORS, named config errors,
+placeholder identity values dropped."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tradingagents import errors
+from tradingagents.dataflows import interface, provider
+from tradingagents.dataflows.provider import (
+    VENDORS,
+    MarketDataProvider,
+    check_vendor,
+    clean_identity,
+    clean_value,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+DATAFLOWS = ROOT / "tradingagents" / "dataflows"
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return out
+
+
+def test_the_contract_imports_no_provider_and_providers_import_only_the_contract():
+    assert not {m for m in _imports(DATAFLOWS / "provider.py") if m.startswith("tradingagents.dataflows")}
+    for name in ("demo.py", "csv_provider.py", "yfinance_provider.py", "session.py"):
+        mods = _imports(DATAFLOWS / name)
+        assert "tradingagents.dataflows.interface" not in mods, name
+        assert "tradingagents.dataflows.provider" in mods, name
+    assert "tradingagents.dataflows.provider" in _imports(DATAFLOWS / "interface.py")
+
+
+def test_importing_the_contract_loads_no_concrete_provider():
+    code = ("import sys, tradingagents.dataflows.provider as p; "
+            "print(sorted(m for m in sys.modules if m.startswith('tradingagents.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=60)
+    assert out.returncode == 0, out.stderr
+    loaded = out.stdout
+    for other in ("dataflows.demo'", "dataflows.csv_provider", "dataflows.yfinance_provider", "dataflows.tools",
+                  "dataflows.interface", "tradingagents.default_config"):
+        assert other not in loaded  # so the config module may import VENDORS/check_vendor without a cycle
+    lazy = subprocess.run([sys.executable, "-c", "from tradingagents.dataflows import get_provider, NO_DATA; "
+                           "print(type(get_provider({'data_vendor': 'demo'})).__name__, NO_DATA)"],
+                          capture_output=True, text=True, cwd=str(ROOT), timeout=60)
+    assert lazy.stdout.split() == ["DemoProvider", "NO_DATA_AVAILABLE:"], lazy.stderr
+
+
+def test_one_vendors_tuple_and_the_factory_reexports_the_contract():
+    assert interface.VENDORS is provider.VENDORS is VENDORS
+    assert interface.MarketDataProvider is MarketDataProvider
+    assert VENDORS == ("demo", "yfinance", "csv")
+
+
+def test_vendor_aliases_and_a_bad_vendor_names_its_setting():
+    assert check_vendor("Yahoo") == "yfinance" and check_vendor(" DEMO ") == "demo" and check_vendor(None) == "demo"
+    assert type(interface.get_provider({"data_vendor": "yahoo"})).__name__ == "YFinanceProvider"
+    with pytest.raises(errors.ConfigError) as exc:
+        check_vendor("bloomberg", "TRADINGAGENTS_DATA_VENDOR")
+    assert "TRADINGAGENTS_DATA_VENDOR='bloomberg'" in str(exc.value)
+    assert "Accepted: demo, yfinance, csv" in str(exc.value)
+    assert errors.exit_code_for(exc.value) == errors.EXIT_BAD_INPUT
+    with pytest.raises(errors.ConfigError, match="data_vendor='bloomberg'"):
+        interface.get_provider({"data_vendor": "bloomberg"})
+
+
+@pytest.mark.parametrize("value", ["  ", "None", "none", "n/a", "N/A", "-", "null", "NaN", "", "—", float("nan")])
+def test_placeholders_are_dropped(value):
+    assert clean_value(value) is None
+    assert clean_identity({"name": "Apple Inc.", "sector": value}) == {"name": "Apple Inc."}
+
+
+def test_real_values_survive_cleaning():
+    assert clean_value("  Apple   Inc. ") == "Apple Inc."
+    assert clean_value(0) == 0 and clean_value(0.5) == 0.5 and clean_value("NASDAQ") == "NASDAQ"
+
+
+def test_the_base_identity_has_no_placeholder_values():
+    class Bare(MarketDataProvider):
+        label = "bare"
+
+    ident = Bare().identity("abc")
+    assert ident == {"name": "ABC", "data_source": "bare"}
