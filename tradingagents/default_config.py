@@ -261,9 +261,12 @@ def _coerce(key: str, raw: str, env_name: str) -> Any:
     try:
         return _parse_text(text, target)
     except (ValueError, json.JSONDecodeError) as exc:
-        raise ConfigError(
-            f"Environment variable {env_name}={_shown(raw)} is not valid for {key}: expected {_HINTS.get(target, 'text')}."
-        ) from exc
+        error = ConfigError(
+            f"The environment variable {env_name}={_shown(raw)} is not valid for {key}: "
+            f"expected {_HINTS.get(target, 'text')}."
+        )
+        error.key, error.env_var = key, env_name  # type: ignore[attr-defined]
+        raise error from exc
 
 
 _HINTS = {
@@ -307,13 +310,15 @@ def env_var(key: str) -> str:
     return ENV_PREFIX + key.upper()
 
 
-def env_overrides(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Values from ``TRADINGAGENTS_<KEY>`` variables, coerced to each default's type."""
+def env_overrides(environ: Mapping[str, str] | None = None, skip: frozenset[str] | set[str] = frozenset()
+                  ) -> dict[str, Any]:
+    """Values from ``TRADINGAGENTS_<KEY>`` variables, coerced to each default's type (``skip``: keys the
+    caller sets, whose variables are neither read nor checked)."""
     environ = os.environ if environ is None else environ
     out: dict[str, Any] = {}
     for key in _DEFAULTS:
         name = env_var(key)
-        if name in environ:
+        if name in environ and key not in skip:
             out[key] = _coerce(key, environ[name], name)
     return out
 
@@ -562,20 +567,24 @@ _LLM_KEYS = frozenset({"llm_provider", "deep_think_llm", "quick_think_llm", "bac
 def _resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None) -> Settings:
     from tradingagents.llm_clients.presets import PROVIDER_PRESETS
 
-    env = env_overrides(environ)
+    env = env_overrides(environ, skip=set(given))
     merged: dict[str, Any] = {**_DEFAULTS, **env, **given}
-    source = {k: f"The environment variable {env_var(k)}" for k in env if k not in given}
+    source = {k: f"The environment variable {env_var(k)}" for k in env}
     out: dict[str, Any] = {}
     for key, value in merged.items():
         check = _CHECKS.get(key)
         try:
             out[key] = check(value, source.get(key, key)) if check else value
-        except LLMConfigError:
-            raise
         except ConfigError as exc:
-            if key in _LLM_KEYS:  # the model settings cannot work: nothing will run
-                raise LLMConfigError(str(exc)) from None
-            raise
+            error = exc
+            if key in _LLM_KEYS and not isinstance(exc, LLMConfigError):  # the models cannot work: nothing runs
+                error = LLMConfigError(str(exc))
+            # where the value came from, so a CLI can name its flag and a page its field
+            error.key = key  # type: ignore[attr-defined]
+            error.env_var = env_var(key) if key in source else None  # type: ignore[attr-defined]
+            if error is exc:
+                raise
+            raise error from None
     derived: set[str] = set()
     home = Path(out["home"]) if out.get("home") else default_home()
     out["home"] = str(home)
