@@ -89,6 +89,8 @@ def test_settings_are_frozen_and_never_share_state():
     assert src == {"selected_analysts": ["market"]}
     with pytest.raises(TypeError):
         DEFAULT_CONFIG["llm_provider"] = "openai"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        DEFAULT_CONFIG["selected_analysts"].append("x")  # no global mutable config, nested values too
 
 
 def test_settings_read_like_a_mapping_and_attributes_and_serialise(ta_home):

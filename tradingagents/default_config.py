@@ -115,9 +115,6 @@ _NONE_TYPES: dict[str, type] = {
     "benchmark_ticker": str,
 }
 
-DEFAULT_CONFIG: Mapping[str, Any] = MappingProxyType(_DEFAULTS)
-"""Read-only view of the defaults (paths unresolved). Use ``resolve_config`` to get usable settings."""
-
 ENV_PREFIX = "TRADINGAGENTS_"
 
 ROUND_LIMITS = (1, 10)
@@ -170,7 +167,7 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, Mapping):
         return FrozenDict({k: _freeze(v) for k, v in value.items()})
     if isinstance(value, (list, tuple, set, frozenset)) and not isinstance(value, str):
-        items = sorted(value) if isinstance(value, (set, frozenset)) else value
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
         return FrozenList(_freeze(v) for v in items)
     return value
 
@@ -249,6 +246,11 @@ class Settings(Mapping[str, Any]):
         base = {k: v for k, v in self._data.items() if k not in self._derived or k in changes}
         base.update(changes)
         return _resolve(base, environ={})
+
+
+DEFAULT_CONFIG: Mapping[str, Any] = MappingProxyType({k: _freeze(v) for k, v in _DEFAULTS.items()})
+"""Read-only view of the defaults, nested values too (paths unresolved). ``resolve_config`` gives usable
+settings."""
 
 
 # ---------------------------------------------------------------------------- environment
