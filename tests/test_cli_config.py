@@ -100,3 +100,22 @@ def test_without_checkpoints_a_failure_does_not_promise_a_resume(tmp_path):
                "--quiet", "--no-checkpoint", env={"TRADINGAGENTS_LLM_MAX_RETRIES": "0"})
     assert proc.returncode == 4, proc.stderr
     assert "resume" not in proc.stderr and "--no-checkpoint" in proc.stderr and "starts over" in proc.stderr
+
+
+def test_settle_prints_why_an_entry_stays_pending(tmp_path):
+    import pandas as pd
+
+    from tests.test_data_csv_returns import write_csv
+
+    home = tmp_path / "home"
+    rows = [(d.date().isoformat(), 10 + 0.01 * i, 10.2 + 0.01 * i, 9.8 + 0.01 * i, 10 + 0.01 * i, 1000 + i)
+            for i, d in enumerate(pd.bdate_range("2023-06-01", "2024-05-31"))]
+    write_csv(home / "data", "ACME", rows)  # no SPY.csv: the benchmark cannot be priced
+    env = {"TRADINGAGENTS_DATA_VENDOR": "csv"}
+    made = run(home, "ACME", "2024-05-02", "--analysts", "market", "--quiet", env=env)
+    assert made.returncode == 0, made.stderr
+    proc = run(home, "settle", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "Nothing to settle" not in proc.stdout
+    [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("pending ")]
+    assert line.startswith("pending 2024-05-02 ACME: ") and "SPY" in line, proc.stdout
