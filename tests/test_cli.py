@@ -24,6 +24,9 @@ def test_help_documents_exit_codes(capsys):
     out = capsys.readouterr().out
     for line in ("0  ok", "2  bad input", "3  market data provider unavailable", "4  LLM failure", "5  stopped"):
         assert line in out
+    # the presets say which model they use (from the presets themselves)
+    assert "ollama             llama3.1 / llama3.1 (http://localhost:11434/v1)" in out
+    assert "vllm               the model the server serves" in out
     assert cli.main(["settle", "--help"]) == 0
 
 

@@ -50,22 +50,41 @@ EXAMPLES = """examples:
 """
 
 
+def _providers_help() -> str:
+    """The providers, each with its URL and default models (from the presets: one source)."""
+    from tradingagents.llm_clients.presets import PROVIDER_PRESETS
+
+    lines = ["providers (--provider; default models unless --quick-model/--deep-model name others):"]
+    for name, preset in PROVIDER_PRESETS.items():
+        if name == "offline":
+            models = "no model"
+        elif preset["ask_server"]:
+            models = "the model the server serves"
+        else:
+            models = f"{preset['quick_model']} / {preset['deep_model']}"
+        key = f", key in {preset['key_env']}" if preset["needs_key"] else ""
+        url = preset["base_url"] or ("--backend-url" if name != "offline" else "this machine")
+        lines.append(f"  {name:<18} {models} ({url}{key})")
+    return "\n".join(lines) + "\n"
+
+
 def _run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m tradingagents",
         description="Analyse TICKER as of DATE with the TradingAgents team and print the rating "
         "and the report path. Use 'python -m tradingagents settle' to settle past decisions.",
-        epilog=EXAMPLES + "\n" + EXIT_CODES_HELP,
+        epilog=EXAMPLES + "\n" + _providers_help() + "\n" + EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("ticker", help="ticker symbol, e.g. NVDA, BRK-B, 7203.T")
     p.add_argument("date", help="analysis date YYYY-MM-DD (today or earlier)")
     p.add_argument("--analysts", help="comma-separated subset of market,social,news,fundamentals (default: all)")
-    p.add_argument("--provider", help="LLM provider: offline (default), openai, openai_compatible, ollama, …")
+    p.add_argument("--provider", help="LLM provider: offline (default), openai, openai_compatible, ollama, … "
+                   "(see 'providers' below)")
     p.add_argument("--backend-url", help="base URL of an OpenAI-compatible server")
-    p.add_argument("--quick-model", help="quick-thinking model name")
-    p.add_argument("--deep-model", help="deep-thinking model name")
-    p.add_argument("--data", help="market data: demo (default), yfinance or csv")
+    p.add_argument("--quick-model", help="quick-thinking model name (default: the provider's, see below)")
+    p.add_argument("--deep-model", help="deep-thinking model name (default: the provider's, see below)")
+    p.add_argument("--data", help="market data: demo (default), yfinance (or yahoo) or csv")
     p.add_argument("--asset-type", default="stock", help="stock (default), etf, index, fx or crypto")
     p.add_argument("--debate-rounds", type=int, help="bull/bear debate rounds (default 1)")
     p.add_argument("--risk-rounds", type=int, help="risk discussion rounds (default 1)")
@@ -91,7 +110,7 @@ def _settle_parser() -> argparse.ArgumentParser:
     p.add_argument("--provider", help="LLM provider for the reflections (default offline)")
     p.add_argument("--backend-url")
     p.add_argument("--quick-model")
-    p.add_argument("--data", help="market data: demo (default), yfinance or csv")
+    p.add_argument("--data", help="market data: demo (default), yfinance (or yahoo) or csv")
     p.add_argument("--home")
     return p
 
