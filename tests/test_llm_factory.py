@@ -63,14 +63,16 @@ def test_config_errors_are_clear(monkeypatch):
     with pytest.raises(LLMConfigError, match="OPENAI_API_KEY") as info:
         create_llm({"llm_provider": "openai"})
     assert "sidebar" not in str(info.value) and "resume" not in str(info.value)
+    assert info.value.key_env == "OPENAI_API_KEY"  # what the app maps to its sidebar field
     with pytest.raises(LLMConfigError, match="OPENAI_API_KEY"):
         check_llm_config({"llm_provider": "openai"})  # the same check, building nothing
     with pytest.raises(LLMConfigError, match="OPENROUTER_API_KEY"):
         create_llm({"llm_provider": "openrouter"})
     with pytest.raises(LLMConfigError, match="DEEPSEEK_API_KEY"):
         create_llm({"llm_provider": "deepseek"}, "deep")
-    with pytest.raises(LLMConfigError, match="backend_url"):
+    with pytest.raises(LLMConfigError, match="backend_url") as info:
         create_llm({"llm_provider": "openai_compatible"})
+    assert info.value.key == "backend_url"
     with pytest.raises(LLMConfigError, match="kind"):
         create_llm({}, "medium")
     assert check_llm_config({"llm_provider": "ollama"}) is None  # no key needed, nothing contacted

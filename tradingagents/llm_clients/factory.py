@@ -56,6 +56,15 @@ __all__ = [
 ]
 
 
+def _config_error(message: str, *, key: str | None = None, key_env: str | None = None) -> LLMConfigError:
+    """An LLMConfigError that names the setting (``key``) or the key's variable (``key_env``), so the
+    CLI can name its flag and the app its sidebar field instead of the message's wording."""
+    error = LLMConfigError(message)
+    error.key = key  # type: ignore[attr-defined]
+    error.key_env = key_env  # type: ignore[attr-defined]
+    return error
+
+
 def provider_label(config: Mapping[str, Any] | None = None) -> str:
     """Human label of the configured provider, e.g. 'offline engine (no LLM)' or 'Ollama (local)'."""
     cfg = resolve_config(config)
@@ -77,9 +86,10 @@ def resolve_base_url(config: Mapping[str, Any] | None = None) -> str | None:
         return None
     url = cfg.get("backend_url") or PROVIDER_PRESETS[provider]["base_url"]
     if not url:
-        raise LLMConfigError(
+        raise _config_error(
             f"The provider {provider!r} needs the server's URL: set backend_url ({env_var('backend_url')}, or "
-            "--backend-url on the command line), for example http://localhost:11434/v1."
+            "--backend-url on the command line), for example http://localhost:11434/v1.",
+            key="backend_url",
         )
     return str(url).rstrip("/")
 
@@ -92,11 +102,10 @@ def _resolve_key(provider: str, api_key: str | None) -> str:
     if env_name and os.environ.get(env_name, "").strip():
         return os.environ[env_name].strip()
     if preset["needs_key"]:
-        error = LLMConfigError(
-            f"No API key for {preset['label']}: set the environment variable {env_name} (nothing was run)."
+        raise _config_error(
+            f"No API key for {preset['label']}: set the environment variable {env_name} (nothing was run).",
+            key_env=env_name,
         )
-        error.key_env = env_name  # type: ignore[attr-defined]  # lets the app say "paste it in the sidebar"
-        raise error
     return NO_KEY_PLACEHOLDER
 
 
@@ -108,9 +117,10 @@ def _model_name(cfg: Mapping[str, Any], kind: str) -> str | None:
         return name
     if PROVIDER_PRESETS[cfg["llm_provider"]]["ask_server"]:
         return None
-    raise LLMConfigError(
+    raise _config_error(
         f"No model name for the {kind} model: set {key} ({env_var(key)}, or --{kind}-model on the command "
-        "line), for example gpt-4o-mini or llama3.1."
+        "line), for example gpt-4o-mini or llama3.1.",
+        key=key,
     )
 
 
