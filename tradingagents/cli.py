@@ -34,7 +34,7 @@ EXIT_CODES_HELP = """exit codes:
   1  unexpected error (a bug: the message says where)
   2  bad input or configuration (ticker, date, analysts, options, TRADINGAGENTS_* variables,
      unknown provider, missing API key) — nothing was run
-  3  market data provider unavailable (the data source cannot serve the ticker) — nothing was run
+  3  market data provider unavailable (the data source cannot serve the ticker)
   4  LLM failure (a model call failed after retries: server error, timeout, refused connection);
      the run is checkpointed: run the same command again to resume where it failed
   5  stopped (Ctrl-C / SIGTERM); run the same command again to resume
