@@ -199,7 +199,7 @@ def create_llm(
     if provider == "offline":
         from tradingagents.llm_clients.offline import OfflineChatModel
 
-        llm = OfflineChatModel(model_name="offline", config=cfg)
+        llm = OfflineChatModel(model_name="offline")
         if callbacks:
             llm.callbacks = list(callbacks)
         return llm

@@ -42,12 +42,13 @@ class OfflineChatModel(BaseChatModel):
     """A chat model that answers every agent role deterministically from its prompt and tool data."""
 
     model_name: str = "offline"
-    engine_config: dict[str, Any] | None = None
 
     model_config = ConfigDict(protected_namespaces=(), arbitrary_types_allowed=True)
 
-    def __init__(self, model_name: str = "offline", config: dict[str, Any] | None = None, **kwargs: Any):
-        super().__init__(model_name=model_name, engine_config=dict(config) if config else None, **kwargs)
+    def __init__(self, model_name: str = "offline", config: Any = None, **kwargs: Any):
+        # ``config`` is accepted like every component's, but the engine needs none: it answers
+        # from the messages alone (so the same prompt gives the same answer under any settings)
+        super().__init__(model_name=model_name, **kwargs)
 
     @property
     def _llm_type(self) -> str:
