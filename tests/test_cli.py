@@ -24,6 +24,9 @@ def test_help_documents_exit_codes(capsys):
     out = capsys.readouterr().out
     for line in ("0  ok", "2  bad input", "3  market data provider unavailable", "4  LLM failure", "5  stopped"):
         assert line in out
+    # the presets say which model they use (from the presets themselves)
+    assert "ollama             llama3.1 / llama3.1 (http://localhost:11434/v1)" in out
+    assert "vllm               the model the server serves" in out
     assert cli.main(["settle", "--help"]) == 0
 
 
@@ -55,9 +58,13 @@ def test_bad_input_exits_2_with_a_message(capsys, ta_home, argv, needle):
     assert not (ta_home / "results").exists()
 
 
-def test_missing_key_is_an_llm_failure_with_the_variable_to_set(capsys):
-    assert cli.main(["NVDA", DATE, "--provider", "openai", "--quiet"]) == cli.EXIT_LLM_FAILURE
-    assert "OPENAI_API_KEY" in capsys.readouterr().err
+def test_missing_key_is_a_configuration_error_with_the_variable_to_set(capsys, ta_home, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert cli.main(["NVDA", DATE, "--provider", "openai", "--quiet"]) == cli.EXIT_BAD_INPUT == 2
+    err = capsys.readouterr().err
+    assert "OPENAI_API_KEY" in err
+    assert "resume" not in err and "checkpoint" not in err and "sidebar" not in err
+    assert not (ta_home / "checkpoints").exists() and not (ta_home / "results").exists()
 
 
 def test_llm_failure_exits_4_and_the_same_command_resumes(capsys, ta_home):
@@ -77,25 +84,35 @@ def test_llm_failure_exits_4_and_the_same_command_resumes(capsys, ta_home):
     assert failed_requests >= 2  # retried before giving up
 
 
-def test_classify_maps_a_duplicate_run_to_6():
-    from tradingagents.graph.trading_graph import RunAlreadyActive
+def test_exit_codes_come_from_the_error_classes_not_their_text():
+    from tradingagents.errors import (
+        DataNotFound,
+        LLMCallError,
+        LLMConfigError,
+        ProviderUnavailable,
+        RunAlreadyActive,
+        exit_code_for,
+    )
 
-    assert cli._classify(RunAlreadyActive("busy")) == cli.EXIT_BUSY == 6
+    assert not hasattr(cli, "_classify")  # no message or class-name heuristics left
+    assert exit_code_for(RunAlreadyActive("busy")) == cli.EXIT_BUSY == 6
     assert "6  the same ticker and date is already being analysed" in cli.EXIT_CODES_HELP
-
-
-def test_classify_maps_data_outages_to_3():
-    from tradingagents.dataflows.interface import ProviderUnavailable
-
-    assert cli._classify(ProviderUnavailable("Yahoo unreachable")) == cli.EXIT_DATA_UNAVAILABLE
+    assert exit_code_for(ProviderUnavailable("Yahoo unreachable")) == cli.EXIT_DATA_UNAVAILABLE
+    assert exit_code_for(LLMConfigError("no key: set OPENAI_API_KEY")) == cli.EXIT_BAD_INPUT
+    assert exit_code_for(LLMCallError("the api key was rejected")) == cli.EXIT_LLM_FAILURE
     try:
         try:
-            raise ProviderUnavailable("down")
-        except ProviderUnavailable as inner:
+            raise DataNotFound("no NVDA.csv")
+        except DataNotFound as inner:
             raise RuntimeError("node failed") from inner
     except RuntimeError as wrapped:
-        assert cli._classify(wrapped) == cli.EXIT_DATA_UNAVAILABLE
-    assert cli._classify(KeyError("bug")) == cli.EXIT_ERROR
+        assert exit_code_for(wrapped) == cli.EXIT_DATA_UNAVAILABLE
+    assert exit_code_for(KeyError("bug")) == cli.EXIT_ERROR
+
+    class RateLimitError(Exception):  # a class name that once fooled the old heuristics
+        pass
+
+    assert exit_code_for(RateLimitError("429")) == cli.EXIT_ERROR
 
 
 def test_settle_settles_what_is_due(capsys):

@@ -12,6 +12,7 @@ from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
 from tradingagents.default_config import (
     DEFAULT_CONFIG,
     ConfigError,
+    Settings,
     benchmark_for,
     public_config,
     resolve_config,
@@ -72,18 +73,112 @@ def test_bad_env_value_names_the_variable(monkeypatch):
         resolve_config()
 
 
-def test_configs_are_copies():
+def test_settings_are_frozen_and_never_share_state():
     a = resolve_config({"selected_analysts": ["market"]})
-    a["benchmark_map"][".T"] = "changed"
-    a["selected_analysts"].append("news")
-    b = resolve_config()
-    assert b["benchmark_map"][".T"] == "^N225"
+    for change in (lambda: a["benchmark_map"].__setitem__(".T", "changed"),
+                   lambda: a["selected_analysts"].append("news"),
+                   lambda: a.__setitem__("llm_provider", "openai"),
+                   lambda: setattr(a, "llm_provider", "openai"),
+                   lambda: a["benchmark_map"].update({".T": "x"})):
+        with pytest.raises(TypeError, match="read-only"):
+            change()
+    assert resolve_config()["benchmark_map"][".T"] == "^N225"
     assert DEFAULT_CONFIG["benchmark_map"][".T"] == "^N225"
     src = {"selected_analysts": ["market"]}
-    resolve_config(src)["selected_analysts"].append("x")
+    resolve_config(src)
     assert src == {"selected_analysts": ["market"]}
     with pytest.raises(TypeError):
         DEFAULT_CONFIG["llm_provider"] = "openai"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        DEFAULT_CONFIG["selected_analysts"].append("x")  # no global mutable config, nested values too
+
+
+def test_settings_read_like_a_mapping_and_attributes_and_serialise(ta_home):
+    import copy
+    import json
+    import pickle
+
+    s = resolve_config({"selected_analysts": ["market", "News"], "max_debate_rounds": "2"})
+    assert isinstance(s, Settings)
+    assert s.selected_analysts == s["selected_analysts"] == ["market", "news"]
+    assert s.max_debate_rounds == 2 and s.get("nope", 7) == 7
+    with pytest.raises(AttributeError):
+        s.no_such_setting  # noqa: B018
+    plain = json.loads(json.dumps(dict(s)))
+    assert plain["benchmark_map"][".T"] == "^N225" and plain["home"] == str(ta_home)
+    assert pickle.loads(pickle.dumps(s)) == s and copy.deepcopy(s) is s
+    editable = s.to_dict()
+    editable["selected_analysts"].append("social")  # a plain copy: the settings stay as they were
+    assert s.selected_analysts == ["market", "news"]
+
+
+def test_resolving_settings_again_is_idempotent_and_cheap(monkeypatch):
+    s = resolve_config({"holding_days": 3})
+    monkeypatch.setenv("TRADINGAGENTS_HOLDING_DAYS", "9")  # resolved once: a later change is not mixed in
+    assert resolve_config(s) is s and resolve_config(s).holding_days == 3
+    assert resolve_config(dict(s)) == s  # a plain copy resolves to the same settings
+
+
+def test_replace_validates_and_rederives_paths_and_models(tmp_path):
+    s = resolve_config({"llm_provider": "openai"})
+    assert s.quick_think_llm == "gpt-4o-mini"
+    o = s.replace(llm_provider="ollama")
+    assert (o.llm_provider, o.quick_think_llm, o.deep_think_llm) == ("ollama", "llama3.1", "llama3.1")
+    assert s.llm_provider == "openai"  # the original is untouched
+    pinned = resolve_config({"llm_provider": "openai", "quick_think_llm": "my-model"}).replace(llm_provider="ollama")
+    assert pinned.quick_think_llm == "my-model" and pinned.deep_think_llm == "llama3.1"
+    moved = s.replace(home=str(tmp_path / "h"))
+    assert moved.results_dir == str(tmp_path / "h" / "results")
+    kept = resolve_config({"results_dir": str(tmp_path / "r")}).replace(home=str(tmp_path / "h2"))
+    assert kept.results_dir == str(tmp_path / "r") and kept.memory_dir == str(tmp_path / "h2" / "memory")
+    with pytest.raises(ConfigError, match="holding_days"):
+        s.replace(holding_days=-1)
+
+
+@pytest.mark.parametrize(
+    "partial, needle",
+    [({"max_debate_rounds": 0}, "max_debate_rounds"), ({"max_risk_discuss_rounds": "many"}, "max_risk_discuss_rounds"),
+     ({"holding_days": 0}, "holding_days"), ({"holding_days": True}, "holding_days"),
+     ({"max_concurrent_llm_calls": 0}, "max_concurrent_llm_calls"), ({"llm_timeout": -1}, "llm_timeout"),
+     ({"data_vendor": "nasdaq"}, "data_vendor"), ({"selected_analysts": ["tarot"]}, "tarot"),
+     ({"selected_analysts": []}, "at least one analyst"), ({"analyst_execution": "swarm"}, "analyst_execution"),
+     ({"checkpoint_enabled": "perhaps"}, "checkpoint_enabled"), ({"benchmark_ticker": "BAD TICKER"}, "benchmark_ticker"),
+     ({"bm25_b": 2}, "bm25_b"), ({"memory_log_max_entries": 0}, "memory_log_max_entries"),
+     ({"backend_url": "localhost:11434"}, "backend_url"), ({"output_language": ""}, "output_language")],
+)
+def test_every_key_is_validated_once_naming_the_key(partial, needle):
+    with pytest.raises(ConfigError, match=needle):
+        resolve_config(partial)
+
+
+def test_unknown_provider_is_an_llm_config_error_listing_the_providers():
+    from tradingagents.errors import LLMConfigError, exit_code_for
+
+    with pytest.raises(LLMConfigError, match="'nope'.*ollama") as info:
+        resolve_config({"llm_provider": "nope"})
+    assert exit_code_for(info.value) == 2 and not info.value.resumable
+    assert resolve_config({"llm_provider": "LM-Studio"}).llm_provider == "lmstudio"
+
+
+def test_data_vendor_env_accepts_yahoo_and_names_the_variable_when_refused(monkeypatch):
+    monkeypatch.setenv("TRADINGAGENTS_DATA_VENDOR", "yahoo")
+    assert resolve_config().data_vendor == "yfinance"
+    monkeypatch.setenv("TRADINGAGENTS_DATA_VENDOR", "nasdaq")
+    with pytest.raises(ConfigError) as info:
+        resolve_config()
+    message = str(info.value)
+    assert "TRADINGAGENTS_DATA_VENDOR" in message and "'nasdaq'" in message
+    assert all(v in message for v in ("demo", "yfinance", "csv"))
+    # an explicit value beats the bad variable: the variable is not checked for what it does not set
+    assert resolve_config({"data_vendor": "demo"}).data_vendor == "demo"
+
+
+def test_preset_models_apply_unless_named(monkeypatch):
+    assert resolve_config({"llm_provider": "ollama"}).quick_think_llm == "llama3.1"
+    assert resolve_config({"llm_provider": "ollama", "quick_think_llm": ""}).quick_think_llm == "llama3.1"
+    assert resolve_config({"llm_provider": "vllm"}).quick_think_llm is None  # read from the server
+    monkeypatch.setenv("TRADINGAGENTS_QUICK_THINK_LLM", "qwen2.5")
+    assert resolve_config({"llm_provider": "ollama"}).quick_think_llm == "qwen2.5"
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from tradingagents.llm_clients import (
     LLMCallError,
     LLMConfigError,
     UsageTracker,
+    check_llm_config,
     create_llm,
     create_llms,
     provider_label,
@@ -57,20 +58,24 @@ def test_presets_and_labels():
 
 
 def test_config_errors_are_clear(monkeypatch):
-    with pytest.raises(LLMConfigError, match="Unknown LLM provider 'gemeni'.*ollama"):
+    with pytest.raises(LLMConfigError, match="'gemeni' is not an LLM provider.*ollama"):
         create_llm({"llm_provider": "gemeni"})
-    with pytest.raises(LLMConfigError, match="OPENAI_API_KEY.*sidebar"):
+    with pytest.raises(LLMConfigError, match="OPENAI_API_KEY") as info:
         create_llm({"llm_provider": "openai"})
+    assert "sidebar" not in str(info.value) and "resume" not in str(info.value)
+    assert info.value.key_env == "OPENAI_API_KEY"  # what the app maps to its sidebar field
+    with pytest.raises(LLMConfigError, match="OPENAI_API_KEY"):
+        check_llm_config({"llm_provider": "openai"})  # the same check, building nothing
     with pytest.raises(LLMConfigError, match="OPENROUTER_API_KEY"):
         create_llm({"llm_provider": "openrouter"})
     with pytest.raises(LLMConfigError, match="DEEPSEEK_API_KEY"):
         create_llm({"llm_provider": "deepseek"}, "deep")
-    with pytest.raises(LLMConfigError, match="backend_url"):
+    with pytest.raises(LLMConfigError, match="backend_url") as info:
         create_llm({"llm_provider": "openai_compatible"})
+    assert info.value.key == "backend_url"
     with pytest.raises(LLMConfigError, match="kind"):
         create_llm({}, "medium")
-    with pytest.raises(LLMConfigError, match="quick_think_llm"):
-        create_llm({"llm_provider": "ollama", "quick_think_llm": " "})
+    assert check_llm_config({"llm_provider": "ollama"}) is None  # no key needed, nothing contacted
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     assert create_llm({"llm_provider": "openai"}).model_name == "gpt-4o-mini"
 
@@ -223,9 +228,43 @@ def test_unreachable_server_fails_with_connection_message():
     with FakeOpenAIServer() as srv:
         url = srv.base_url
     llm = create_llm({"llm_provider": "openai_compatible", "backend_url": url, "llm_max_retries": 0})
-    with pytest.raises(LLMCallError, match="could not connect") as info:
+    with pytest.raises(LLMCallError, match="(?i)could not connect") as info:
         llm.invoke(PROMPT)
     assert info.value.retryable
+
+
+def _closed_port_url() -> str:
+    with FakeOpenAIServer() as srv:
+        return srv.base_url  # nothing listens there any more: the connection is refused
+
+
+def test_refused_connection_asks_whether_the_server_runs():
+    url = _closed_port_url()
+    llm = create_llm({"llm_provider": "ollama", "backend_url": url, "llm_max_retries": 0})
+    assert llm.model_name == "llama3.1"  # the Ollama preset's model, not gpt-4o-mini
+    with pytest.raises(LLMCallError) as info:
+        llm.invoke(PROMPT)
+    message = str(info.value)
+    assert message.startswith(f"Could not connect to {url} — is the server running?")
+    assert "Ollama" in message and "Traceback" not in message and "APIConnectionError" not in message
+    assert info.value.exit_code == 4
+
+
+def test_every_local_preset_names_a_model_that_exists_there(server):
+    from tradingagents.llm_clients.presets import PROVIDER_PRESETS as PRESETS
+
+    ollama = PRESETS["ollama"]
+    assert ollama["quick_model"] == ollama["deep_model"] == "llama3.1" and "llama3.1" in ollama["help"]
+    for name in ("vllm", "lmstudio"):  # they serve what they loaded: the model is read from /models
+        assert PRESETS[name]["ask_server"] and "/models" in PRESETS[name]["help"]
+        quick, deep = create_llms({"llm_provider": name, "backend_url": server.base_url})
+        assert quick.model_name == deep.model_name == server.models[0]
+        assert "**Rating**" in quick.invoke(PROMPT).content
+        assert server.requests[-1]["model"] == server.models[0]
+    named = create_llm({"llm_provider": "vllm", "backend_url": server.base_url, "quick_think_llm": "fake-deep"})
+    assert named.model_name == "fake-deep"
+    with pytest.raises(LLMCallError, match="is the server running"):
+        create_llm({"llm_provider": "lmstudio", "backend_url": _closed_port_url()})
 
 
 def test_create_llms_share_one_bound(server):
@@ -261,5 +300,6 @@ def test_urls_in_labels_and_errors_hide_credentials():
     "bad", [{"llm_timeout": "soon"}, {"llm_max_retries": "many"}, {"llm_temperature": "warm"}]
 )
 def test_bad_numeric_settings_are_config_errors(server, bad):
-    with pytest.raises(LLMConfigError, match="llm_timeout must be a number"):
+    (key,) = bad
+    with pytest.raises(LLMConfigError, match=f"{key}=.*is not valid: expected a"):
         create_llm(server.llm_config(**bad))

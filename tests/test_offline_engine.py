@@ -14,7 +14,7 @@ from tests.test_agents_nodes import ANALYSTS, DATE, TICKER, analysed_state, anal
 from tradingagents.agents.managers.portfolio_manager import PortfolioDecision
 from tradingagents.graph.propagation import Propagator
 from tradingagents.llm_clients.offline import OFFLINE_LABEL, OfflineChatModel
-from tradingagents.llm_clients.offline_common import (
+from tradingagents.llm_clients.offline.common import (
     Signal,
     score_of,
     signals_in,
@@ -178,7 +178,7 @@ def test_sentiment_and_news_reports_count_what_the_tools_returned():
 
 
 def test_a_multi_indicator_answer_is_split_by_section_and_gaps_are_named():
-    from tradingagents.llm_clients.offline_analysts import ToolResult, _missing_section, indicator_values
+    from tradingagents.llm_clients.offline.analysts import ToolResult, _missing_section, indicator_values
 
     text = ("# atr for X from 2024-01-01 to 2024-01-03 (source: test)\nNO_DATA_AVAILABLE: not enough history.\n\n"
             "# rsi for X from 2024-01-01 to 2024-01-03 (source: test)\n# RSI.\n2024-01-02: 40.10\n2024-01-03: 55.20\n")
@@ -198,3 +198,92 @@ def test_the_market_analyst_asks_for_all_indicators_in_one_call_when_the_tool_al
     assert [c["name"] for c in calls] == ["get_stock_data", "get_indicators"]
     assert calls[1]["args"]["indicator"].split(",") == [
         "close_50_sma", "close_200_sma", "macd", "macds", "rsi", "boll_ub", "boll_lb", "atr"]
+
+
+# ---------------------------------------------------------------- one package, facts from the roster and the scale
+AGENT_PROMPTS = {
+    "market": "analysts.market_analyst", "social": "analysts.social_media_analyst", "news": "analysts.news_analyst",
+    "fundamentals": "analysts.fundamentals_analyst", "bull": "researchers.bull_researcher",
+    "bear": "researchers.bear_researcher", "research_manager": "managers.research_manager", "trader": "trader.trader",
+    "aggressive": "risk_mgmt.aggressive_debator", "conservative": "risk_mgmt.conservative_debator",
+    "neutral": "risk_mgmt.neutral_debator", "portfolio_manager": "managers.portfolio_manager",
+}
+
+
+def test_every_roster_role_is_recognised_from_its_own_prompt():
+    import importlib
+
+    from tradingagents.graph.reflection import LESSONS_PROMPT, REFLECTION_PROMPT
+    from tradingagents.llm_clients.offline.engine import LESSONS, REFLECTION, detect_role
+    from tradingagents.team import ROLES, ROSTER
+
+    assert set(AGENT_PROMPTS) == set(ROLES)  # every role of the roster is covered
+    for key, module in AGENT_PROMPTS.items():
+        prompt = importlib.import_module(f"tradingagents.agents.{module}").PROMPT
+        assert detect_role(prompt) is ROLES[key], key
+    assert detect_role(REFLECTION_PROMPT) is REFLECTION and detect_role(LESSONS_PROMPT) is LESSONS
+    assert detect_role("You are a helpful assistant.") is None
+    # a later mention of another role does not win over the first
+    assert detect_role("You are the Bear Researcher, debating the Bull Researcher.") is ROLES["bear"]
+    assert [r.node for r in ROSTER if r.memory] == ["Bull Researcher", "Bear Researcher", "Research Manager",
+                                                    "Trader", "Portfolio Manager"]
+
+
+def test_the_scale_and_report_names_are_views_of_rating_and_team():
+    from tradingagents.agents.utils import rating
+    from tradingagents.llm_clients.offline import common
+    from tradingagents.team import REPORT_KEYS
+
+    assert common.TIERS is rating.RATINGS_5_TIER
+    assert set(common.BULLISH_TIERS) == rating.BULLISH and set(common.BEARISH_TIERS) == rating.BEARISH
+    for tier in rating.RATINGS_5_TIER:
+        expected = {1: "BUY", 0: "HOLD", -1: "SELL"}[rating.direction(tier)]
+        assert common.TIER_ACTION[tier] == expected
+    assert tuple(common.SOURCES) == REPORT_KEYS
+
+
+def test_each_module_of_the_package_imports_on_its_own():
+    # a fresh interpreter per module: an import cycle would fail whichever module comes first
+    for module in ("common", "analysts", "roles", "engine", "model"):
+        proc = subprocess.run([sys.executable, "-c", f"import tradingagents.llm_clients.offline.{module}"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    import tradingagents.llm_clients as package
+
+    assert not any((Path(package.__file__).parent / f"offline_{m}.py").exists()
+                   for m in ("common", "engine", "roles", "analysts"))
+
+
+def _reflect(lines: str, role: str = "Reflection Analyst") -> str:
+    return OfflineChatModel().invoke([
+        SystemMessage(f"You are the {role} of a trading team.\nInstrument: NVDA\nAnalysis date: 2024-05-10"),
+        HumanMessage(lines),
+    ]).content
+
+
+def test_reflection_follows_the_verdict_line_not_the_rounded_alpha():
+    # alpha +0.004 % shows as "+0.0%": the rule on the exact alpha (bullish, > 0) says right;
+    # recomputing from the rounded figure would say wrong
+    outcome = "Rating: Overweight\nRealised return: -0.9% over 5 trading days\nAlpha vs SPY: +0.0%\n"
+    assert "was right" in _reflect(outcome + "Verdict: right")
+    assert "was wrong" in _reflect(outcome + "Verdict: wrong")
+    assert "was wrong" in _reflect(outcome)  # no verdict: rating.was_right on the alpha as quoted
+    lessons = _reflect(outcome + "Verdict: right", "Lessons Analyst")
+    assert "Trader: The BUY on NVDA was right" in lessons
+
+
+def test_reflection_names_the_benchmark_of_the_prompt():
+    text = _reflect("Rating: Buy\nRealised return: +3.2% over 5 trading days\nAlpha vs ^N225: +1.1%\nVerdict: right")
+    assert "+1.1%" in text and "against ^N225" in text and "was right" in text
+    old = _reflect("Rating: Buy\nRealised return: +3.2% over 5 trading days\nAlpha vs benchmark: +1.1%")
+    assert "against its benchmark" in old and "was right" in old
+
+
+def test_portfolio_manager_never_says_there_is_nothing_to_learn_from_while_applying_a_lesson():
+    prompt = ("You are the Portfolio Manager of a trading team.\nInstrument: NVDA\nAnalysis date: 2024-05-10\n"
+              "<past_lessons>\n1. Trim size when RSI is overbought (similarity 1.00)\n</past_lessons>\n"
+              "<past_decisions>\n(none)\n</past_decisions>")
+    text = OfflineChatModel().invoke([SystemMessage(prompt), HumanMessage("Decide.")]).content
+    assert "Lesson applied: Trim size when RSI is overbought" in text
+    assert "no settled decision on this ticker to learn from" not in text
+    assert "No earlier decision on NVDA has settled yet; the lesson below comes from similar situations" in text

@@ -14,21 +14,29 @@ import threading
 import time
 from typing import Any
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_BAD_INPUT = 2
-EXIT_DATA_UNAVAILABLE = 3
-EXIT_LLM_FAILURE = 4
-EXIT_STOPPED = 5
-EXIT_BUSY = 6
+from tradingagents.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BUSY,
+    EXIT_DATA_UNAVAILABLE,
+    EXIT_ERROR,
+    EXIT_LLM_FAILURE,
+    EXIT_OK,
+    EXIT_STOPPED,
+    exit_code_for,
+    is_resumable,
+)
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_DATA_UNAVAILABLE", "EXIT_ERROR", "EXIT_LLM_FAILURE", "EXIT_OK",
+           "EXIT_STOPPED", "main"]
 
 EXIT_CODES_HELP = """exit codes:
   0  ok
   1  unexpected error (a bug: the message says where)
-  2  bad input (ticker, date, analysts, options or configuration) — nothing was run
-  3  market data provider unavailable
-  4  LLM failure (missing key, server error after retries); the run is checkpointed:
-     run the same command again to resume where it failed
+  2  bad input or configuration (ticker, date, analysts, options, TRADINGAGENTS_* variables,
+     unknown provider, missing API key) — nothing was run
+  3  market data provider unavailable (the data source cannot serve the ticker)
+  4  LLM failure (a model call failed after retries: server error, timeout, refused connection);
+     the run is checkpointed: run the same command again to resume where it failed
   5  stopped (Ctrl-C / SIGTERM); run the same command again to resume
   6  the same ticker and date is already being analysed (another process or the app)
 """
@@ -42,22 +50,41 @@ EXAMPLES = """examples:
 """
 
 
+def _providers_help() -> str:
+    """The providers, each with its URL and default models (from the presets: one source)."""
+    from tradingagents.llm_clients.presets import PROVIDER_PRESETS
+
+    lines = ["providers (--provider; default models unless --quick-model/--deep-model name others):"]
+    for name, preset in PROVIDER_PRESETS.items():
+        if name == "offline":
+            models = "no model"
+        elif preset["ask_server"]:
+            models = "the model the server serves"
+        else:
+            models = f"{preset['quick_model']} / {preset['deep_model']}"
+        key = f", key in {preset['key_env']}" if preset["needs_key"] else ""
+        url = preset["base_url"] or ("--backend-url" if name != "offline" else "this machine")
+        lines.append(f"  {name:<18} {models} ({url}{key})")
+    return "\n".join(lines) + "\n"
+
+
 def _run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m tradingagents",
         description="Analyse TICKER as of DATE with the TradingAgents team and print the rating "
         "and the report path. Use 'python -m tradingagents settle' to settle past decisions.",
-        epilog=EXAMPLES + "\n" + EXIT_CODES_HELP,
+        epilog=EXAMPLES + "\n" + _providers_help() + "\n" + EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("ticker", help="ticker symbol, e.g. NVDA, BRK-B, 7203.T")
     p.add_argument("date", help="analysis date YYYY-MM-DD (today or earlier)")
     p.add_argument("--analysts", help="comma-separated subset of market,social,news,fundamentals (default: all)")
-    p.add_argument("--provider", help="LLM provider: offline (default), openai, openai_compatible, ollama, …")
+    p.add_argument("--provider", help="LLM provider: offline (default), openai, openai_compatible, ollama, … "
+                   "(see 'providers' below)")
     p.add_argument("--backend-url", help="base URL of an OpenAI-compatible server")
-    p.add_argument("--quick-model", help="quick-thinking model name")
-    p.add_argument("--deep-model", help="deep-thinking model name")
-    p.add_argument("--data", help="market data: demo (default), yfinance or csv")
+    p.add_argument("--quick-model", help="quick-thinking model name (default: the provider's, see below)")
+    p.add_argument("--deep-model", help="deep-thinking model name (default: the provider's, see below)")
+    p.add_argument("--data", help="market data: demo (default), yfinance (or yahoo) or csv")
     p.add_argument("--asset-type", default="stock", help="stock (default), etf, index, fx or crypto")
     p.add_argument("--debate-rounds", type=int, help="bull/bear debate rounds (default 1)")
     p.add_argument("--risk-rounds", type=int, help="risk discussion rounds (default 1)")
@@ -83,41 +110,53 @@ def _settle_parser() -> argparse.ArgumentParser:
     p.add_argument("--provider", help="LLM provider for the reflections (default offline)")
     p.add_argument("--backend-url")
     p.add_argument("--quick-model")
-    p.add_argument("--data", help="market data: demo (default), yfinance or csv")
+    p.add_argument("--data", help="market data: demo (default), yfinance (or yahoo) or csv")
     p.add_argument("--home")
     return p
 
 
+# flag → setting (the resolver names the setting; the terminal speaks flags)
+FLAGS = {
+    "provider": ("llm_provider", "--provider"),
+    "backend_url": ("backend_url", "--backend-url"),
+    "quick_model": ("quick_think_llm", "--quick-model"),
+    "deep_model": ("deep_think_llm", "--deep-model"),
+    "data": ("data_vendor", "--data"),
+    "debate_rounds": ("max_debate_rounds", "--debate-rounds"),
+    "risk_rounds": ("max_risk_discuss_rounds", "--risk-rounds"),
+    "home": ("home", "--home"),
+    "analysts": ("selected_analysts", "--analysts"),
+}
+FLAG_OF_KEY = {key: flag for key, flag in FLAGS.values()}
+FLAG_OF_KEY.update({"analyst_execution": "--parallel/--sequential", "checkpoint_enabled": "--no-checkpoint"})
+
+
 def _config_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The partial config the flags set (validated by ``resolve_config``, which names the setting)."""
     cfg: dict[str, Any] = {}
-    pairs = {
-        "provider": "llm_provider",
-        "backend_url": "backend_url",
-        "quick_model": "quick_think_llm",
-        "deep_model": "deep_think_llm",
-        "data": "data_vendor",
-        "debate_rounds": "max_debate_rounds",
-        "risk_rounds": "max_risk_discuss_rounds",
-        "home": "home",
-    }
-    for attr, key in pairs.items():
+    for attr, (key, _flag) in FLAGS.items():
         value = getattr(args, attr, None)
         if value is not None:
             cfg[key] = value
-    if getattr(args, "analysts", None):
-        cfg["selected_analysts"] = [a.strip() for a in args.analysts.split(",") if a.strip()]
     if getattr(args, "parallel", False):
         cfg["analyst_execution"] = "parallel"
     elif getattr(args, "sequential", False):
         cfg["analyst_execution"] = "sequential"
     if getattr(args, "no_checkpoint", False):
         cfg["checkpoint_enabled"] = False
-    for key in ("max_debate_rounds", "max_risk_discuss_rounds"):
-        if key in cfg and cfg[key] < 1:
-            from tradingagents.validation import ValidationError
-
-            raise ValidationError(f"--{'debate' if 'debate' in key else 'risk'}-rounds must be 1 or more.")
     return cfg
+
+
+def _settings_from(args: argparse.Namespace, *, check_llm: bool = True):
+    """Resolved, validated settings and the LLM settings checked (key, URL): before anything runs."""
+    from tradingagents.default_config import resolve_config
+
+    settings = resolve_config(_config_from(args))
+    if check_llm:
+        from tradingagents.llm_clients.factory import check_llm_config
+
+        check_llm_config(settings)
+    return settings
 
 
 class _Progress:
@@ -164,38 +203,42 @@ def _short_args(args) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
 
 
-def _classify(exc: BaseException) -> int:
-    from tradingagents.default_config import ConfigError
-    from tradingagents.llm_clients.factory import LLMCallError, LLMConfigError
-    from tradingagents.validation import ValidationError
+_HEADLINES = {
+    EXIT_BAD_INPUT: "Bad input",
+    EXIT_DATA_UNAVAILABLE: "Market data unavailable",
+    EXIT_LLM_FAILURE: "LLM failure",
+    EXIT_STOPPED: "Stopped",
+    EXIT_BUSY: "Busy",
+}
 
-    try:
-        from tradingagents.dataflows.interface import ProviderUnavailable
-    except ImportError:  # pragma: no cover - data layer always present in a full install
-        ProviderUnavailable = ()  # type: ignore[assignment]  # noqa: N806
-    if isinstance(exc, LLMConfigError):
-        return EXIT_LLM_FAILURE if "key" in str(exc).lower() else EXIT_BAD_INPUT
-    if isinstance(exc, (ValidationError, ConfigError)):
-        return EXIT_BAD_INPUT
-    from tradingagents.graph.trading_graph import RunAlreadyActive
 
-    if isinstance(exc, RunAlreadyActive):
-        return EXIT_BUSY
-    if ProviderUnavailable and isinstance(exc, ProviderUnavailable):
-        return EXIT_DATA_UNAVAILABLE
-    if isinstance(exc, LLMCallError):
-        return EXIT_LLM_FAILURE
-    # an error raised inside a node may be wrapped; look at the chain
-    cause = exc.__cause__ or exc.__context__
-    if cause is not None and cause is not exc:
-        code = _classify(cause)
-        if code != EXIT_ERROR:
-            return code
-    name = type(exc).__name__.lower()
-    if any(w in name for w in ("ratelimit", "apiconnection", "apitimeout", "apistatus", "internalserver",
-                               "authentication", "badrequest")):
-        return EXIT_LLM_FAILURE
-    return EXIT_ERROR
+def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = True) -> int:
+    """Print what failed in the terminal's language (flags, variables) and return the exit code.
+
+    The code comes from the error's class (``errors.exit_code_for``), never from its text.
+    Only a resumable failure of a run (4, 5) says how to resume.
+    """
+    from tradingagents.errors import ConfigError
+
+    code = exit_code_for(exc)
+    headline = "Configuration error" if isinstance(exc, ConfigError) else _HEADLINES.get(code, "Error")
+    key = getattr(exc, "key", None)
+    where = getattr(exc, "env_var", None) or FLAG_OF_KEY.get(key or "")
+    if code == EXIT_BAD_INPUT and where and where not in str(exc):
+        headline += f" ({where})"
+    print(f"{headline}: {exc}", file=sys.stderr)
+    if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED) and is_resumable(exc):
+        if checkpointing:
+            print("The run is checkpointed: run the same command again to resume where it stopped.",
+                  file=sys.stderr)
+        else:
+            print("Checkpointing is off (--no-checkpoint): running the same command again starts over.",
+                  file=sys.stderr)
+    if code == EXIT_ERROR:
+        import traceback
+
+        traceback.print_exception(exc)
+    return code
 
 
 def _install_stop_handlers(stop: threading.Event):
@@ -215,70 +258,106 @@ def _install_stop_handlers(stop: threading.Event):
 
 
 def run_command(argv: list[str]) -> int:
-    from tradingagents.graph.events import RunStopped
-
     parser = _run_parser()
     args = parser.parse_args(argv)
     stop = threading.Event()
     previous = _install_stop_handlers(stop)
+    checkpointing = not args.no_checkpoint
     try:
         from tradingagents.validation import validate_date, validate_ticker
 
         ticker = validate_ticker(args.ticker)
         date = validate_date(args.date)
-        cfg = _config_from(args)
-        from tradingagents.default_config import resolve_config
+        settings = _settings_from(args)  # every setting and the LLM key checked: exit 2 before any work
+        checkpointing = bool(settings["checkpoint_enabled"])
         from tradingagents.graph.trading_graph import TradingAgentsGraph
 
-        graph = TradingAgentsGraph(cfg.get("selected_analysts"), debug=args.debug, config=resolve_config(cfg))
+        graph = TradingAgentsGraph(settings["selected_analysts"], debug=args.debug, config=settings)
         state, rating = graph.propagate(
             ticker, date, args.asset_type, on_event=_Progress(quiet=args.quiet), should_stop=stop.is_set
         )
         print(f"Rating: {rating}")
         print(f"Report: {os.path.join(graph.last_run['results_path'], 'report.md')}")
         return EXIT_OK
-    except RunStopped as exc:
-        print(f"Stopped: {exc}", file=sys.stderr)
-        return EXIT_STOPPED
     except KeyboardInterrupt:
         print("Aborted.", file=sys.stderr)
+        if checkpointing:
+            print("The run is checkpointed: run the same command again to resume from the last finished step.",
+                  file=sys.stderr)
         return EXIT_STOPPED
-    except Exception as exc:
-        code = _classify(exc)
-        what = {EXIT_BAD_INPUT: "Bad input", EXIT_DATA_UNAVAILABLE: "Market data unavailable",
-                EXIT_LLM_FAILURE: "LLM failure"}.get(code, "Error")
-        print(f"{what}: {exc}", file=sys.stderr)
-        if code == EXIT_LLM_FAILURE:
-            print("The run is checkpointed: run the same command again to resume.", file=sys.stderr)
-        if code == EXIT_ERROR:
-            import traceback
-
-            traceback.print_exc()
-        return code
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a message and an exit code
+        return _explain(exc, checkpointing=checkpointing)
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
 
 
+def settle_pending(settings, ticker: str | None = None, api_key: str | None = None):
+    """Settle what is due: ``(settled, pending)``, pending as ``[{ticker, date, reason}]``.
+
+    Uses ``tradingagents.graph.settlement.Settler`` (settling without building the agent graph);
+    until that module exists, the graph's own ``settle_pending`` (whose still-pending entries carry
+    the reason the graph recorded, or none known).
+    """
+    try:
+        from tradingagents.graph.settlement import Settler
+    except ModuleNotFoundError as exc:
+        if exc.name != "tradingagents.graph.settlement":
+            raise
+        Settler = None  # noqa: N806
+    if Settler is not None:
+        result = Settler(settings, api_key=api_key).settle(ticker=ticker)
+        return list(result.settled), list(result.pending)
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    graph = TradingAgentsGraph(config=settings, api_key=api_key)
+    settled = graph.settle_pending(ticker)
+    done = {(s["ticker"], s["date"]) for s in settled}
+    reasons = {}
+    for problem in graph.settle_problems:
+        head, _, reason = problem.partition(": ")
+        reasons[tuple(head.split(" ", 1))] = reason
+    log = graph.memory_log
+    waiting = log.get_pending_entries(ticker) if ticker else log.get_pending_entries()
+    pending = [
+        {"ticker": e["ticker"], "date": e["date"],
+         "reason": reasons.get((e["ticker"], e["date"]),
+                               "not settled: its holding window is still open or its prices are missing")}
+        for e in waiting
+        if (e["ticker"], e["date"]) not in done
+    ]
+    return settled, pending
+
+
+def _pct(value: Any) -> str:
+    try:
+        return f"{float(value):+.1%}"
+    except (TypeError, ValueError):
+        return "n/a"
+
+
 def settle_command(argv: list[str]) -> int:
     args = _settle_parser().parse_args(argv)
     try:
-        from tradingagents.default_config import resolve_config
-        from tradingagents.graph.trading_graph import TradingAgentsGraph
+        ticker = None
+        if args.ticker is not None:
+            from tradingagents.validation import validate_ticker
 
-        cfg = _config_from(args)
-        graph = TradingAgentsGraph(config=resolve_config(cfg))
-        settled = graph.settle_pending(args.ticker)
-        if not settled:
-            print("Nothing to settle: no pending decision has a closed holding window.")
+            ticker = validate_ticker(args.ticker)
+        settings = _settings_from(args)
+        settled, pending = settle_pending(settings, ticker)
         for s in settled:
-            print(f"{s['date']} {s['ticker']} {s['rating']}: return {s['raw']:+.1%}, alpha {s['alpha']:+.1%} "
-                  f"over {s['holding']}d")
+            holding = s.get("holding", s.get("holding_days"))
+            print(f"{s['date']} {s['ticker']} {s.get('rating')}: return {_pct(s.get('raw'))}, "
+                  f"alpha {_pct(s.get('alpha'))} over {holding}d")
+        for p in pending:
+            print(f"pending {p['date']} {p['ticker']}: {p.get('reason') or 'reason unknown'}")
+        if not settled and not pending:
+            scope = f" for {ticker}" if ticker else ""
+            print(f"Nothing to settle: the memory log has no pending decision{scope}.")
         return EXIT_OK
-    except Exception as exc:
-        code = _classify(exc)
-        print(f"{'Bad input' if code == EXIT_BAD_INPUT else 'Error'}: {exc}", file=sys.stderr)
-        return code
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False)
 
 
 def main(argv: list[str] | None = None) -> int:

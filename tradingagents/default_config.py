@@ -1,26 +1,46 @@
-"""The one place for configuration.
+"""The one place for configuration: defaults, environment overrides, validation, one frozen object.
 
 ``DEFAULT_CONFIG`` holds every key with its default. Paths default to ``None`` and are derived at
-call time from the home folder (``home`` key, else ``TRADINGAGENTS_HOME``, else
+resolve time from the home folder (``home`` key, else ``TRADINGAGENTS_HOME``, else
 ``~/.tradingagents``) so that a process that changes ``TRADINGAGENTS_HOME`` (every test does) never
 writes into the user's real home.
 
-``resolve_config(partial)`` is what every component calls: it returns a *new* dict made of the
-defaults, then ``TRADINGAGENTS_<KEY>`` environment overrides (coerced to the default's type), then
-the caller's keys, with paths filled in. Nothing here is ever mutated.
+``resolve_config(partial)`` is what every component calls. It merges the defaults, then the
+``TRADINGAGENTS_<KEY>`` environment variables (coerced to each default's type), then the caller's
+keys; fills in the paths and the provider's default models; validates every key once (a
+``ConfigError`` names the key, and the variable when the value came from the environment); and
+returns a ``Settings``: a read-only mapping with attribute access. Lists come back as read-only
+lists and dicts as read-only dicts (both still JSON-able), so nothing downstream can change a
+setting under another component's feet. ``settings.replace(**changes)`` gives a new, validated
+one. Resolving a ``Settings`` again returns it unchanged (cheap: every component may call it).
+
+Keys this module does not know (a component's own options) pass through unvalidated, frozen too.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-ANALYST_ORDER = ("market", "social", "news", "fundamentals")
+from tradingagents.errors import ConfigError, LLMConfigError
+from tradingagents.team import ANALYST_KEYS
+
+ANALYST_ORDER: tuple[str, ...] = ANALYST_KEYS
+"""The analyst keys in graph order (from the roster, ``tradingagents.team``)."""
+
+ANALYST_ALIASES = {"sentiment": "social", "fundamental": "fundamentals", "technical": "market"}
+
+DATA_VENDORS: tuple[str, ...] = ("demo", "yfinance", "csv")
+"""The market data sources (``data_vendor``); the one list (the data layer and the sidebar read it)."""
+
+VENDOR_ALIASES = {"yahoo": "yfinance", "yf": "yfinance", "yahoo_finance": "yfinance", "synthetic": "demo"}
+"""Other spellings accepted for ``data_vendor`` (documented in the README)."""
+
+EXECUTION_MODES: tuple[str, ...] = ("parallel", "sequential")
 
 BENCHMARK_MAP = {
     ".NS": "^NSEI",
@@ -45,12 +65,15 @@ PATH_DEFAULTS = {
     "csv_data_dir": "data",
 }
 
+MODEL_KEYS = {"quick": "quick_think_llm", "deep": "deep_think_llm"}
+
 _DEFAULTS: dict[str, Any] = {
     # where everything lives
     "home": None,
     **{k: None for k in PATH_DEFAULTS},
     # LLM
     "llm_provider": "offline",  # offline | openai | openai_compatible (or a preset name)
+    # the generic model names; a provider preset may bring its own (Ollama: llama3.1)
     "deep_think_llm": "gpt-4o",
     "quick_think_llm": "gpt-4o-mini",
     "backend_url": None,  # None: the provider's default URL
@@ -92,16 +115,230 @@ _NONE_TYPES: dict[str, type] = {
     "benchmark_ticker": str,
 }
 
-DEFAULT_CONFIG: Mapping[str, Any] = MappingProxyType(_DEFAULTS)
-"""Read-only view of the defaults (paths unresolved). Use ``resolve_config`` to get a usable dict."""
-
 ENV_PREFIX = "TRADINGAGENTS_"
-
-
-from tradingagents.errors import ConfigError  # noqa: E402  (re-exported: one error hierarchy)
 
 ROUND_LIMITS = (1, 10)
 """Debate and risk rounds allowed, inclusive: the one place that bounds them (before any cost)."""
+
+_READ_ONLY = "Settings are read-only: use settings.replace(key=value) or resolve_config({...}) for new ones."
+
+
+# ---------------------------------------------------------------------------- frozen containers
+class FrozenList(list):
+    """A list that refuses changes (equal to, and JSON-encoded like, a plain list)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any):
+        raise TypeError(_READ_ONLY)
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+    def __reduce__(self):
+        return (FrozenList, (list(self),))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo: dict) -> FrozenList:
+        return self
+
+
+class FrozenDict(dict):
+    """A dict that refuses changes (equal to, and JSON-encoded like, a plain dict)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any):
+        raise TypeError(_READ_ONLY)
+
+    __setitem__ = __delitem__ = __ior__ = update = setdefault = pop = popitem = clear = _refuse
+
+    def __reduce__(self):
+        return (FrozenDict, (dict(self),))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo: dict) -> FrozenDict:
+        return self
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, (FrozenList, FrozenDict, Settings)):
+        return value
+    if isinstance(value, Mapping):
+        return FrozenDict({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple, set, frozenset)) and not isinstance(value, str):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return FrozenList(_freeze(v) for v in items)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_thaw(v) for v in value]
+    return value
+
+
+class Settings(Mapping[str, Any]):
+    """Resolved, validated configuration: a read-only mapping with attribute access.
+
+    ``settings["data_vendor"]`` and ``settings.data_vendor`` read the same value; assignment of any
+    kind raises ``TypeError``. ``dict(settings)`` is JSON-able; ``settings.to_dict()`` is a deep
+    plain copy. ``replace(**changes)`` returns a new, validated ``Settings`` (paths and models that
+    were derived from ``home`` and ``llm_provider`` are derived again from the new values).
+    """
+
+    __slots__ = ("_data", "_derived")
+
+    def __init__(self, data: Mapping[str, Any], derived: frozenset[str] = frozenset()) -> None:
+        object.__setattr__(self, "_data", {k: _freeze(v) for k, v in data.items()})
+        object.__setattr__(self, "_derived", frozenset(derived))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(f"no setting named {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise TypeError(_READ_ONLY)
+
+    def __delattr__(self, name: str) -> None:
+        raise TypeError(_READ_ONLY)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise TypeError(_READ_ONLY)
+
+    def __delitem__(self, key: str) -> None:
+        raise TypeError(_READ_ONLY)
+
+    def __repr__(self) -> str:
+        return f"Settings({public_config(self)!r})"
+
+    def __reduce__(self):
+        return (Settings, (self.to_dict(), self._derived))
+
+    def __copy__(self) -> Settings:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Settings:
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """A deep, plain, mutable copy (lists and dicts), e.g. to edit and resolve again."""
+        return {k: _thaw(v) for k, v in self._data.items()}
+
+    def replace(self, **changes: Any) -> Settings:
+        """New settings with ``changes`` applied and validated (the environment is not read again)."""
+        base = {k: v for k, v in self._data.items() if k not in self._derived or k in changes}
+        base.update(changes)
+        return _resolve(base, environ={})
+
+
+DEFAULT_CONFIG: Mapping[str, Any] = MappingProxyType({k: _freeze(v) for k, v in _DEFAULTS.items()})
+"""Read-only view of the defaults, nested values too (paths unresolved). ``resolve_config`` gives usable
+settings."""
+
+
+# ---------------------------------------------------------------------------- environment
+def _coerce(key: str, raw: str, env_name: str) -> Any:
+    default = _DEFAULTS[key]
+    target = _NONE_TYPES.get(key) if default is None else type(default)
+    text = raw.strip()
+    if default is None and text.lower() in ("", "none", "null"):
+        return None
+    try:
+        return _parse_text(text, target)
+    except (ValueError, json.JSONDecodeError) as exc:
+        error = ConfigError(
+            f"The environment variable {env_name}={_shown(raw)} is not valid for {key}: "
+            f"expected {_HINTS.get(target, 'text')}."
+        )
+        error.key, error.env_var = key, env_name  # type: ignore[attr-defined]
+        raise error from exc
+
+
+_HINTS = {
+    bool: "true/false, 1/0, yes/no or on/off",
+    int: "a whole number",
+    float: "a number",
+    list: "a comma-separated list or a JSON array",
+    dict: "a JSON object",
+}
+
+
+def _parse_text(text: str, target: type | None) -> Any:
+    if target is bool:
+        low = text.strip().lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise ValueError("not a boolean")
+    if target is int:
+        return int(text.strip())
+    if target is float:
+        return float(text.strip())
+    if target is list:
+        if text.strip().startswith("["):
+            value = json.loads(text)
+            if not isinstance(value, list):
+                raise ValueError("not a list")
+            return value
+        return [part.strip() for part in text.split(",") if part.strip()]
+    if target is dict:
+        value = json.loads(text)
+        if not isinstance(value, dict):
+            raise ValueError("not a JSON object")
+        return value
+    return text
+
+
+def env_var(key: str) -> str:
+    """The environment variable that overrides ``key``: ``TRADINGAGENTS_<KEY>``."""
+    return ENV_PREFIX + key.upper()
+
+
+def env_overrides(environ: Mapping[str, str] | None = None, skip: frozenset[str] | set[str] = frozenset()
+                  ) -> dict[str, Any]:
+    """Values from ``TRADINGAGENTS_<KEY>`` variables, coerced to each default's type (``skip``: keys the
+    caller sets, whose variables are neither read nor checked)."""
+    environ = os.environ if environ is None else environ
+    out: dict[str, Any] = {}
+    for key in _DEFAULTS:
+        name = env_var(key)
+        if name in environ and key not in skip:
+            out[key] = _coerce(key, environ[name], name)
+    return out
+
+
+def default_home(environ: Mapping[str, str] | None = None) -> Path:
+    environ = os.environ if environ is None else environ
+    home = environ.get("TRADINGAGENTS_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".tradingagents"
+
+
+# ---------------------------------------------------------------------------- validation
+def _shown(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fail(what: str, value: object, expected: str, cls: type[ConfigError] = ConfigError) -> ConfigError:
+    return cls(f"{what}={_shown(value)} is not valid: {expected}.")
 
 
 def validate_rounds(value: object, what: str = "max_debate_rounds") -> int:
@@ -120,86 +357,267 @@ def validate_rounds(value: object, what: str = "max_debate_rounds") -> int:
     return number
 
 
-def _coerce(key: str, raw: str, env_name: str) -> Any:
-    default = _DEFAULTS[key]
-    target = _NONE_TYPES.get(key) if default is None else type(default)
-    text = raw.strip()
-    if default is None and text.lower() in ("", "none", "null"):
+def _number(kind: type, *, lo: float | None = None, hi: float | None = None, optional: bool = False,
+            lo_open: bool = False) -> Callable[[Any, str], Any]:
+    noun = "a whole number" if kind is int else "a number"
+    bounds = []
+    if lo is not None:
+        bounds.append(f"{'above' if lo_open else 'at least'} {lo:g}")
+    if hi is not None:
+        bounds.append(f"at most {hi:g}")
+    expected = noun + (" " + " and ".join(bounds) if bounds else "") + (" (or empty)" if optional else "")
+
+    def check(value: Any, what: str) -> Any:
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
+            if optional:
+                return None
+            raise _fail(what, value, f"expected {expected}")
+        if isinstance(value, bool):
+            raise _fail(what, value, f"expected {expected}")
+        try:
+            number = _parse_text(value, kind) if isinstance(value, str) else value
+            if kind is int:
+                if isinstance(number, float) and number != int(number):
+                    raise ValueError
+                number = int(number)
+            else:
+                number = float(number)
+        except (TypeError, ValueError):
+            raise _fail(what, value, f"expected {expected}") from None
+        if number != number or (lo is not None and (number <= lo if lo_open else number < lo)) or (
+            hi is not None and number > hi
+        ):
+            raise _fail(what, value, f"expected {expected}")
+        return number
+
+    return check
+
+
+def _boolean(value: Any, what: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return _parse_text(value, bool)
+        except ValueError:
+            pass
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise _fail(what, value, "expected true or false")
+
+
+def _text(*, optional: bool = False) -> Callable[[Any, str], Any]:
+    def check(value: Any, what: str) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if optional:
+                return None
+            raise ConfigError(f"{what} must not be empty.")
+        if not isinstance(value, str):
+            raise _fail(what, value, f"expected text, not {type(value).__name__}")
+        return value.strip()
+
+    return check
+
+
+def _path(value: Any, what: str) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    try:
-        if target is bool:
-            low = text.lower()
-            if low in ("1", "true", "yes", "on"):
-                return True
-            if low in ("0", "false", "no", "off"):
-                return False
-            raise ValueError("not a boolean")
-        if target is int:
-            return int(text)
-        if target is float:
-            return float(text)
-        if target is list:
-            if text.startswith("["):
-                value = json.loads(text)
-                if not isinstance(value, list):
-                    raise ValueError("not a list")
-                return value
-            return [part.strip() for part in text.split(",") if part.strip()]
-        if target is dict:
-            value = json.loads(text)
-            if not isinstance(value, dict):
-                raise ValueError("not a JSON object")
-            return value
-        return text
-    except (ValueError, json.JSONDecodeError) as exc:
-        hint = {
-            bool: "true/false, 1/0, yes/no or on/off",
-            int: "a whole number",
-            float: "a number",
-            list: "a comma-separated list or a JSON array",
-            dict: "a JSON object",
-        }.get(target, "a string")
+    if not isinstance(value, (str, os.PathLike)):
+        raise _fail(what, value, f"expected a folder or file path, not {type(value).__name__}")
+    text = os.fspath(value)
+    if "\x00" in str(text):
+        raise _fail(what, value, "a path cannot contain a NUL character")
+    return str(Path(text).expanduser())
+
+
+def _provider(value: Any, what: str) -> str:
+    from tradingagents.llm_clients.presets import PROVIDER_PRESETS, normalize_provider
+
+    if value is not None and not isinstance(value, str):
+        raise _fail(what, value, "expected a provider name", LLMConfigError)
+    name = normalize_provider(value)
+    if name not in PROVIDER_PRESETS:
+        raise LLMConfigError(f"{what}={_shown(value)} is not an LLM provider: use one of {', '.join(PROVIDER_PRESETS)}.")
+    return name
+
+
+def _backend_url(value: Any, what: str) -> str | None:
+    text = _text(optional=True)(value, what)
+    if text is None:
+        return None
+    if not text.lower().startswith(("http://", "https://")):
+        raise LLMConfigError(
+            f"{what}={_shown(value)} is not a server URL: use http://host:port/v1 or https://…, "
+            "for example http://localhost:11434/v1."
+        )
+    return text.rstrip("/")
+
+
+def _vendor(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(what, value, f"expected one of {', '.join(DATA_VENDORS)}")
+    name = value.strip().lower().replace("-", "_").replace(" ", "_")
+    name = VENDOR_ALIASES.get(name, name)
+    if name not in DATA_VENDORS:
         raise ConfigError(
-            f"Environment variable {env_name}={raw!r} is not valid: expected {hint}."
-        ) from exc
+            f"{what}={_shown(value)} is not a market data source. Accepted: {', '.join(DATA_VENDORS)} "
+            "(yahoo also means yfinance)."
+        )
+    return name
 
 
-def env_overrides(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Values from ``TRADINGAGENTS_<KEY>`` variables, coerced to each default's type."""
-    environ = os.environ if environ is None else environ
-    out: dict[str, Any] = {}
-    for key in _DEFAULTS:
-        name = ENV_PREFIX + key.upper()
-        if name in environ:
-            out[key] = _coerce(key, environ[name], name)
+def normalize_analysts(selected: Any, what: str = "selected_analysts") -> list[str]:
+    """Analyst keys in the given order, without duplicates (aliases such as "sentiment" accepted).
+
+    ``None`` means all of them. A comma-separated string is split. A ConfigError (exit 2) names
+    what was wrong and the accepted names.
+    """
+    accepted = ", ".join(ANALYST_ORDER)
+    if selected is None:
+        return list(ANALYST_ORDER)
+    if isinstance(selected, str):
+        selected = selected.replace(";", ",").split(",")
+    if not isinstance(selected, (list, tuple)):
+        raise _fail(what, selected, f"expected a list of analysts from {accepted}")
+    out: list[str] = []
+    for raw in selected:
+        if not isinstance(raw, str):
+            raise ConfigError(f"{what}: analyst names must be text, not {type(raw).__name__}; choose from {accepted}.")
+        name = raw.strip().lower()
+        if name.endswith(" analyst"):
+            name = name.removesuffix(" analyst")
+        name = ANALYST_ALIASES.get(name, name)
+        if not name:
+            continue
+        if name not in ANALYST_ORDER:
+            raise ConfigError(f"{what}: unknown analyst {_shown(raw)}; choose one or more of {accepted}.")
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise ConfigError(f"{what}: select at least one analyst from {accepted}.")
     return out
 
 
-def default_home(environ: Mapping[str, str] | None = None) -> Path:
-    environ = os.environ if environ is None else environ
-    home = environ.get("TRADINGAGENTS_HOME")
-    return Path(home).expanduser() if home else Path.home() / ".tradingagents"
+def _execution(value: Any, what: str) -> str:
+    text = str(value if value is not None else "").strip().lower()
+    if text not in EXECUTION_MODES:
+        raise _fail(what, value, f"use {' or '.join(EXECUTION_MODES)}")
+    return text
 
 
-def resolve_config(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A new, complete config: defaults < environment < ``config``; paths resolved.
+def _benchmark(value: Any, what: str) -> str | None:
+    from tradingagents.validation import validate_ticker
 
-    ``config`` may be partial and is never mutated; the result shares no mutable value with it
-    or with the defaults.
-    """
-    merged: dict[str, Any] = copy.deepcopy(_DEFAULTS)
-    merged.update(env_overrides())
-    if config:
-        unknown_ok = dict(copy.deepcopy(dict(config)))
-        merged.update(unknown_ok)
-    home = Path(merged["home"]).expanduser() if merged.get("home") else default_home()
-    merged["home"] = str(home)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        return validate_ticker(value)
+    except ValueError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
+
+
+def _benchmark_map(value: Any, what: str) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise _fail(what, value, 'expected a mapping of exchange suffix to benchmark, e.g. {".T": "^N225"}')
+    out = {}
+    for suffix, bench in value.items():
+        if not isinstance(suffix, str) or not isinstance(bench, str) or not suffix.strip() or not bench.strip():
+            raise ConfigError(f"{what}: {suffix!r} → {bench!r} is not a ticker suffix and a benchmark ticker.")
+        out[suffix.strip()] = bench.strip().upper()
+    return out
+
+
+def _rounds(value: Any, what: str) -> int:
+    return validate_rounds(value, what)
+
+
+_CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "home": _path,
+    **{k: _path for k in PATH_DEFAULTS},
+    "llm_provider": _provider,
+    "deep_think_llm": _text(optional=True),
+    "quick_think_llm": _text(optional=True),
+    "backend_url": _backend_url,
+    "llm_timeout": _number(float, lo=0, lo_open=True, hi=3600),
+    "llm_max_retries": _number(int, lo=0, hi=20),
+    "llm_temperature": _number(float, lo=0, hi=2, optional=True),
+    "max_concurrent_llm_calls": _number(int, lo=1, hi=256),
+    "data_vendor": _vendor,
+    "data_retry_backoff": _number(float, lo=0, hi=600),
+    "selected_analysts": normalize_analysts,
+    "max_debate_rounds": _rounds,
+    "max_risk_discuss_rounds": _rounds,
+    "max_recur_limit": _number(int, lo=1, hi=10_000),
+    "analyst_execution": _execution,
+    "checkpoint_enabled": _boolean,
+    "memory_enabled": _boolean,
+    "output_language": _text(),
+    "memory_log_max_entries": _number(int, lo=1, optional=True),
+    "bm25_k1": _number(float, lo=0, hi=10),
+    "bm25_b": _number(float, lo=0, hi=1),
+    "holding_days": _number(int, lo=1, hi=260),
+    "benchmark_ticker": _benchmark,
+    "benchmark_map": _benchmark_map,
+}
+assert set(_CHECKS) == set(_DEFAULTS), "every key has one check"
+
+_LLM_KEYS = frozenset({"llm_provider", "deep_think_llm", "quick_think_llm", "backend_url", "llm_timeout",
+                       "llm_max_retries", "llm_temperature", "max_concurrent_llm_calls"})
+
+
+# ---------------------------------------------------------------------------- resolution
+def _resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None) -> Settings:
+    from tradingagents.llm_clients.presets import PROVIDER_PRESETS
+
+    env = env_overrides(environ, skip=set(given))
+    merged: dict[str, Any] = {**_DEFAULTS, **env, **given}
+    source = {k: f"The environment variable {env_var(k)}" for k in env}
+    out: dict[str, Any] = {}
+    for key, value in merged.items():
+        check = _CHECKS.get(key)
+        try:
+            out[key] = check(value, source.get(key, key)) if check else value
+        except ConfigError as exc:
+            error = exc
+            if key in _LLM_KEYS and not isinstance(exc, LLMConfigError):  # the models cannot work: nothing runs
+                error = LLMConfigError(str(exc))
+            # where the value came from, so a CLI can name its flag and a page its field
+            error.key = key  # type: ignore[attr-defined]
+            error.env_var = env_var(key) if key in source else None  # type: ignore[attr-defined]
+            if error is exc:
+                raise
+            raise error from None
+    derived: set[str] = set()
+    home = Path(out["home"]) if out.get("home") else default_home()
+    out["home"] = str(home)
     for key, rel in PATH_DEFAULTS.items():
-        if not merged.get(key):
-            merged[key] = str(home / rel)
-        else:
-            merged[key] = str(Path(merged[key]).expanduser())
-    return merged
+        if not out.get(key):
+            out[key] = str(home / rel)
+            derived.add(key)
+    preset = PROVIDER_PRESETS[out["llm_provider"]]
+    for kind, key in MODEL_KEYS.items():
+        if out.get(key) and (key in env or key in given):
+            continue  # named by the caller or the environment
+        derived.add(key)
+        if preset["ask_server"]:
+            out[key] = None  # the factory reads the model the server serves
+        elif preset[f"{kind}_model"]:
+            out[key] = preset[f"{kind}_model"]
+    return Settings(out, frozenset(derived))
+
+
+def resolve_config(config: Mapping[str, Any] | None = None) -> Settings:
+    """Validated, frozen settings: defaults < environment < ``config``; paths and models derived.
+
+    ``config`` may be partial and is never mutated. A ``Settings`` is returned as it is (it was
+    resolved and validated already). Raises ``ConfigError`` (``LLMConfigError`` for the LLM keys)
+    naming the key, and the environment variable when the bad value came from one.
+    """
+    if isinstance(config, Settings):
+        return config
+    if config is not None and not isinstance(config, Mapping):
+        raise ConfigError(f"A config must be a mapping of settings, not {type(config).__name__}.")
+    return _resolve(dict(config or {}), None)
 
 
 def benchmark_for(ticker: str, config: Mapping[str, Any] | None = None) -> str:
@@ -216,9 +634,9 @@ def benchmark_for(ticker: str, config: Mapping[str, Any] | None = None) -> str:
 
 
 def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy that is safe to write to disk or show: no key, token or secret of any kind."""
+    """A plain, mutable copy that is safe to write to disk or show: no key, token or secret of any kind."""
     return {
-        k: v
+        k: _thaw(v)
         for k, v in config.items()
         if not any(word in k.lower() for word in ("key", "token", "secret", "password"))
     }

@@ -6,7 +6,7 @@ called once too), with arguments built from the tool's JSON schema: symbol/ticke
 the analysis date, ``indicator`` → one call with all indicators comma-separated when the tool says
 it accepts that, else one call per indicator; ``freq`` → quarterly.
 
-**Signals** (each → bullish / bearish / neutral; see ``offline_common`` for the scoring):
+**Signals** (each → bullish / bearish / neutral; see ``common`` for the scoring):
 
 Market: Trend (close vs close_50_sma), Long-term trend (close_50_sma vs close_200_sma), MACD
 (macd vs its signal macds), RSI (≥ 70 overbought → bearish, ≤ 30 oversold → bullish), Bollinger
@@ -35,26 +35,28 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from tradingagents.llm_clients.offline_common import (
+from tradingagents.llm_clients.offline.common import (
     FOOTER,
     Signal,
     clip,
     join_names,
+    stable_id,
     tone,
 )
+from tradingagents.team import Role
 
 NO_DATA = "NO_DATA_AVAILABLE:"
 DATA_UNAVAILABLE = "DATA_UNAVAILABLE:"
 
 MARKET_INDICATORS = ("close_50_sma", "close_200_sma", "macd", "macds", "rsi", "boll_ub", "boll_lb", "atr")
 
-# role → [(tool name, argument overrides)]; "window_days" sets start_date = date − window.
+# analyst key (the roster's) → [(tool name, argument overrides)]; "window_days" sets start_date = date − window.
 TOOL_PLANS: dict[str, list[tuple[str, dict[str, Any]]]] = {
-    "Market Analyst": [("get_stock_data", {"window_days": 91})]
+    "market": [("get_stock_data", {"window_days": 91})]
     + [("get_indicators", {"indicator": name, "look_back_days": 30}) for name in MARKET_INDICATORS],
-    "Sentiment Analyst": [("get_social_posts", {"look_back_days": 7}), ("get_news", {"window_days": 7})],
-    "News Analyst": [("get_news", {"window_days": 7}), ("get_global_news", {"look_back_days": 7, "limit": 10})],
-    "Fundamentals Analyst": [
+    "social": [("get_social_posts", {"look_back_days": 7}), ("get_news", {"window_days": 7})],
+    "news": [("get_news", {"window_days": 7}), ("get_global_news", {"look_back_days": 7, "limit": 10})],
+    "fundamentals": [
         ("get_fundamentals", {}),
         ("get_income_statement", {"freq": "quarterly"}),
         ("get_balance_sheet", {"freq": "quarterly"}),
@@ -128,12 +130,10 @@ def build_args(schema: dict[str, Any], ticker: str, date: str, overrides: dict[s
     return args
 
 
-def plan_tool_calls(role: str, tools: Sequence[dict[str, Any]], ticker: str, date: str) -> list[dict[str, Any]]:
+def plan_tool_calls(role: Role, tools: Sequence[dict[str, Any]], ticker: str, date: str) -> list[dict[str, Any]]:
     """The tool calls an analyst makes on its first turn (deterministic ids)."""
-    from tradingagents.llm_clients.offline_engine import stable_id
-
     by_name = dict(_tool_schema(t) for t in tools)
-    plan = [(name, dict(over)) for name, over in TOOL_PLANS.get(role, []) if name in by_name]
+    plan = [(name, dict(over)) for name, over in TOOL_PLANS.get(role.key, []) if name in by_name]
     planned = {name for name, _ in plan}
     plan += [(name, {}) for name in by_name if name not in planned]
     indicator_spec = (by_name.get("get_indicators", {}).get("properties") or {}).get("indicator") or {}
@@ -150,7 +150,7 @@ def plan_tool_calls(role: str, tools: Sequence[dict[str, Any]], ticker: str, dat
         args = build_args(by_name[name], ticker, date, overrides)
         payload = json.dumps(args, sort_keys=True)
         calls.append(
-            {"name": name, "args": args, "id": "call_" + stable_id(role, ticker, date, name, payload)[:20],
+            {"name": name, "args": args, "id": "call_" + stable_id(role.node, ticker, date, name, payload)[:20],
              "type": "tool_call"}
         )
     return calls
@@ -600,15 +600,15 @@ def _report(title: str, intro: list[str], signals: Sequence[Signal], results: Se
     return "\n".join(lines)
 
 
-def write_report(role: str, ticker: str, date: str, messages: Sequence[BaseMessage]) -> str:
+def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMessage]) -> str:
     """The report of an analyst role from the tool results in its scratchpad."""
     results = tool_results(messages)
-    if role == "Market Analyst":
+    if role.key == "market":
         signals, facts = market_signals(results)
         intro = facts or ["No price data could be read from the tools."]
         intro = [f"Technical reading of {ticker} from get_stock_data and get_indicators."] + intro
         return _report(f"Market analysis of {ticker}", intro, signals, results)
-    if role == "Sentiment Analyst":
+    if role.key == "social":
         posts = _items(results, "get_social_posts")
         news = _items(results, "get_news")
         signals = [s for s in (_tone_signal("Social tone", posts, "posts"),) if s]
@@ -623,7 +623,7 @@ def write_report(role: str, ticker: str, date: str, messages: Sequence[BaseMessa
             intro.append(f"The post feed reports: {tally.group(1).strip()}.")
         extra = (["### Voices", ""] + _quotes(posts)) if posts else []
         return _report(f"Sentiment analysis of {ticker}", intro, signals, results, extra)
-    if role == "News Analyst":
+    if role.key == "news":
         company = _items(results, "get_news")
         macro = _items(results, "get_global_news")
         signals = [s for s in (_tone_signal("Company news", company, "company headlines"),
@@ -635,7 +635,7 @@ def write_report(role: str, ticker: str, date: str, messages: Sequence[BaseMessa
         if macro:
             extra += ["### Macro headlines", ""] + _quotes(macro)
         return _report(f"News analysis of {ticker}", intro, signals, results, extra)
-    if role == "Fundamentals Analyst":
+    if role.key == "fundamentals":
         fundamentals = _find(results, "get_fundamentals")
         text = fundamentals.text if fundamentals and not fundamentals.missing else ""
         signals = fundamentals_signals(text)

@@ -2,46 +2,46 @@
 
 The role comes from the system prompt's "You are the <Role>" sentence; the instrument and date
 from its ``Instrument:`` / ``Analysis date:`` lines. Analysts bound to tools call them first and
-write their report once the ToolMessages are back (``offline_analysts``); every other role answers
-from the reports and debate in its prompt (``offline_roles``). A forced tool call
-(``tool_choice="any"`` or a named tool — what ``with_structured_output`` sends) is answered with
-that tool's arguments, filled from the role's structured answer.
+write their report once the ToolMessages are back (``analysts``); every other role answers
+from the reports and debate in its prompt (``roles``). The roles are the roster's
+(``tradingagents.team``) plus the reflector's two writers. A forced tool call (``tool_choice="any"``
+or a named tool — what ``with_structured_output`` sends) is answered with that tool's arguments,
+filled from the role's structured answer.
 
 Deterministic: the answer and its id depend only on the messages and tools.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
-from tradingagents.llm_clients import offline_analysts, offline_roles
-from tradingagents.llm_clients.offline_common import FOOTER, OFFLINE_LABEL, date_of, instrument_of
+from tradingagents.llm_clients.offline import analysts, roles
+from tradingagents.llm_clients.offline.common import FOOTER, OFFLINE_LABEL, date_of, instrument_of, stable_id
+from tradingagents.team import ROSTER, Role
 
 __all__ = ["OFFLINE_LABEL", "ROLES", "detect_role", "respond", "stable_id"]
 
-ANALYST_ROLES = ("Market Analyst", "Sentiment Analyst", "News Analyst", "Fundamentals Analyst")
-ROLES = (
-    *ANALYST_ROLES,
-    "Bull Researcher",
-    "Bear Researcher",
-    "Research Manager",
-    "Trader",
-    "Aggressive Risk Analyst",
-    "Conservative Risk Analyst",
-    "Neutral Risk Analyst",
-    "Portfolio Manager",
-    "Reflection Analyst",
-    "Lessons Analyst",
-)
+# The reflector's two writers are not agents of the graph (not in the roster): their prompts open
+# with "You are the Reflection Analyst" / "You are the Lessons Analyst" (graph/reflection.py).
+REFLECTION = Role(key="reflection", node="Reflection Analyst", team="Reflection")
+LESSONS = Role(key="lessons", node="Lessons Analyst", team="Reflection")
+ROLES: tuple[Role, ...] = (*ROSTER, REFLECTION, LESSONS)
+"""Every role the engine answers: the roster's agents, then the reflector's two writers."""
 
 
-def stable_id(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+def _role_pattern(role: Role) -> re.Pattern[str]:
+    # "You are the <node>", allowing one qualifying word inside the name, as the risk analysts'
+    # prompts say "You are the Aggressive Risk Analyst" for the node "Aggressive Analyst"
+    words = [re.escape(w) for w in role.node.split()]
+    return re.compile(r"You are the " + r"(?:\s+\w+)?\s+".join(words) + r"\b")
+
+
+_PATTERNS = tuple((role, _role_pattern(role)) for role in ROLES)
 
 
 def _text(message: BaseMessage) -> str:
@@ -53,13 +53,13 @@ def _text(message: BaseMessage) -> str:
     return str(content or "")
 
 
-def detect_role(text: str) -> str | None:
+def detect_role(text: str) -> Role | None:
     """The first role named as "You are the <Role>" in the text (system prompt first)."""
-    best: tuple[int, str] | None = None
-    for role in ROLES:
-        at = text.find(f"You are the {role}")
-        if at >= 0 and (best is None or at < best[0]):
-            best = (at, role)
+    best: tuple[int, Role] | None = None
+    for role, pattern in _PATTERNS:
+        match = pattern.search(text)
+        if match and (best is None or match.start() < best[0]):
+            best = (match.start(), role)
     return best[1] if best else None
 
 
@@ -118,33 +118,35 @@ def _fill_schema(parameters: dict[str, Any], answer: dict[str, Any], fallback_te
     return out
 
 
-def _text_answer(role: str | None, prompt: str, messages: Sequence[BaseMessage]) -> str:
+def _text_answer(role: Role | None, prompt: str, messages: Sequence[BaseMessage]) -> str:
     ticker, date = instrument_of(prompt), date_of(prompt)
-    if role in ANALYST_ROLES:
-        return offline_analysts.write_report(role, ticker, date, messages)
-    if role in ("Bull Researcher", "Bear Researcher"):
-        return offline_roles.debate_turn(role, prompt)
-    if role == "Research Manager":
-        return offline_roles.research_plan(prompt)
-    if role == "Trader":
-        return offline_roles.trader_plan(prompt)
-    if role in ("Aggressive Risk Analyst", "Conservative Risk Analyst", "Neutral Risk Analyst"):
-        return offline_roles.risk_turn(role, prompt)
-    if role == "Portfolio Manager":
-        return offline_roles.portfolio_text(prompt)
-    if role == "Reflection Analyst":
-        return offline_roles.reflection(prompt)
-    if role == "Lessons Analyst":
-        return offline_roles.role_lessons(prompt)
-    return (
-        f"The {OFFLINE_LABEL} has no role for this request about {ticker} as of {date}; it answers only the "
-        "agent roles of the trading graph.\n\n" + FOOTER
-    )
+    if role is None:
+        return (
+            f"The {OFFLINE_LABEL} has no role for this request about {ticker} as of {date}; it answers only the "
+            "agent roles of the trading graph.\n\n" + FOOTER
+        )
+    if role.is_analyst:
+        return analysts.write_report(role, ticker, date, messages)
+    if role.debate == "invest":
+        return roles.debate_turn(role, prompt)
+    if role.debate == "risk":
+        return roles.risk_turn(role, prompt)
+    writers = {
+        "invest": roles.research_plan,  # the judge of the investment debate
+        "risk": roles.portfolio_text,  # the judge of the risk debate
+    }
+    if role.judges in writers:
+        return writers[role.judges](prompt)
+    if role.key == "trader":
+        return roles.trader_plan(prompt)
+    if role is REFLECTION:
+        return roles.reflection(prompt)
+    return roles.role_lessons(prompt)
 
 
-def _structured_answer(role: str | None, prompt: str, messages: Sequence[BaseMessage]) -> dict[str, Any]:
-    if role == "Portfolio Manager":
-        return offline_roles.portfolio_decision(prompt)
+def _structured_answer(role: Role | None, prompt: str, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    if role is not None and role.judges == "risk":  # the Portfolio Manager's PortfolioDecision
+        return roles.portfolio_decision(prompt)
     return {}
 
 
@@ -194,8 +196,8 @@ def respond(
             response_metadata={**metadata, "finish_reason": "tool_calls"},
         )
 
-    if tools and role in ANALYST_ROLES and not _has_tool_results(messages):
-        calls = offline_analysts.plan_tool_calls(role, tools, ticker, date)
+    if tools and role is not None and role.is_analyst and not _has_tool_results(messages):
+        calls = analysts.plan_tool_calls(role, tools, ticker, date)
         if calls:
             return AIMessage(
                 content="",

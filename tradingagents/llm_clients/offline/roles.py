@@ -1,12 +1,12 @@
 """The offline engine's debaters, managers, trader and reflection writer.
 
-They read the analyst reports' signal lines (``offline_common``) and the debate turns from their
+They read the analyst reports' signal lines (``common``) and the debate turns from their
 prompts and answer with text grounded in them:
 
 - **Bull / Bear**: lead with one of their side's signals — a different one each round — answer the
   opponent's last point (the first of the opponent's signals their turn names in bold), weigh the
   tally and apply the first past lesson.
-- **Research Manager**: the documented score → tier (``offline_common``), the strongest point of
+- **Research Manager**: the documented score → tier (``common``), the strongest point of
   each side, a plan for the Trader.
 - **Trader**: the plan's tier → BUY/HOLD/SELL, the last close from the recent prices, a stop two
   ATRs away when the market report has the ATR.
@@ -18,8 +18,9 @@ prompts and answer with text grounded in them:
   settled decision on this ticker in ``past_decisions`` took the same side and lost (negative alpha
   for a bullish call, positive for a bearish one). Price target: last close ±10 % (Buy/Sell) or
   ±5 % (Overweight/Underweight); none for Hold.
-- **Reflection**: was the call right (bullish with positive alpha, bearish with negative alpha,
-  Hold within ±2 %), citing the realised return and alpha as ``+x.x%``.
+- **Reflection**: was the call right — the prompt's ``Verdict: right|wrong`` line (``rating.was_right``
+  on the exact alpha), else the same rule on the alpha as quoted — citing the realised return and
+  alpha as ``+x.x%`` against the benchmark the prompt names.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tradingagents.llm_clients.offline_common import (
+from tradingagents.agents.utils.rating import was_right
+from tradingagents.llm_clients.offline.common import (
     BEARISH_TIERS,
     BULLISH_TIERS,
     FOOTER,
     OFFLINE_LABEL,
     SCALE_TEXT,
     TIER_ACTION,
+    TIER_ALT,
     Signal,
     article,
     clip,
@@ -48,13 +51,21 @@ from tradingagents.llm_clients.offline_common import (
     tag,
     toward_hold,
 )
+from tradingagents.team import ROSTER, Role, judge, speakers
 
 _PRICE_LINE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s*(-?\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 _SETTLED_TAG_RE = re.compile(
-    r"\[(\d{4}-\d{2}-\d{2}) \| ([^|\]]+?) \| (Buy|Overweight|Hold|Underweight|Sell) \| "
+    r"\[(\d{4}-\d{2}-\d{2}) \| ([^|\]]+?) \| (" + TIER_ALT + r") \| "
     r"([+-]\d+(?:\.\d+)?%) \| ([+-]\d+(?:\.\d+)?%) \| (\d+)d\]"
 )
 _BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
+
+PLAN_TAG = judge("invest").output_key  # the Research Manager's plan, as the later prompts tag it
+
+
+def turn_prefix(role: Role) -> str:
+    """How a debate turn of ``role`` starts in the history: "Bull Analyst", "Aggressive Analyst", …"""
+    return f"{role.speaker} Analyst"
 
 
 def _first_lesson(text: str) -> str | None:
@@ -119,13 +130,14 @@ def risk_flags(signals: list[Signal], tier: str) -> list[str]:
 # bull / bear
 
 
-def debate_turn(role: str, text: str) -> str:
-    bull = role == "Bull Researcher"
+def debate_turn(role: Role, text: str) -> str:
+    bull = role.key == "bull"
     ticker = instrument_of(text)
     signals = signals_from_prompt(text)
     score = score_of(signals)
     mine_dir, their_dir = ("bullish", "bearish") if bull else ("bearish", "bullish")
-    me, opponent_name = ("Bull Analyst", "bear") if bull else ("Bear Analyst", "bull")
+    opponent = next(r for r in speakers("invest") if r != role)
+    me, opponent_name = turn_prefix(role), str(opponent.speaker).lower()
     mine = [s for s in signals if s.direction == mine_dir]
     theirs = [s for s in signals if s.direction == their_dir]
     round_no = tag(text, "debate_history").count(f"{me}:") + 1
@@ -196,7 +208,7 @@ def research_plan(text: str) -> str:
     score = score_of(signals)
     tier = score.tier
     history = tag(text, "debate_history")
-    rounds = history.count("Bull Analyst:")
+    rounds = history.count(f"{turn_prefix(speakers('invest')[0])}:")
     bulls = [s for s in signals if s.direction == "bullish"]
     bears = [s for s in signals if s.direction == "bearish"]
     bull_best = _cited(history, bulls) or (bulls[0] if bulls else None)
@@ -251,7 +263,7 @@ _SIZES = {
 def trader_plan(text: str) -> str:
     ticker = instrument_of(text)
     signals = signals_from_prompt(text)
-    plan = tag(text, "investment_plan")
+    plan = tag(text, PLAN_TAG)
     tier = recommendation_in(plan) or score_of(signals).tier
     action = TIER_ACTION[tier]
     last = _last_close(text)
@@ -285,23 +297,16 @@ def trader_plan(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # risk analysts
 
-_RISK_SPEAKERS = {
-    "Aggressive Risk Analyst": ("Aggressive Analyst", "aggressive"),
-    "Conservative Risk Analyst": ("Conservative Analyst", "conservative"),
-    "Neutral Risk Analyst": ("Neutral Analyst", "neutral"),
-}
-
-
-def risk_turn(role: str, text: str) -> str:
+def risk_turn(role: Role, text: str) -> str:
     """One risk-committee turn. The 'direction' is the trader's BUY/SELL, or for a HOLD the side
     the signals lean to (bullish when tied): the aggressive analyst presses it, the conservative
     one raises what argues against it, the neutral one proposes how to stage or trigger it."""
-    speaker, key = _RISK_SPEAKERS[role]
+    speaker, key = turn_prefix(role), role.key
     ticker = instrument_of(text)
     signals = signals_from_prompt(text)
     score = score_of(signals)
     action = proposal_in(tag(text, "trader_plan")) or "HOLD"
-    tier = recommendation_in(tag(text, "investment_plan")) or score.tier
+    tier = recommendation_in(tag(text, PLAN_TAG)) or score.tier
     round_no = tag(text, "debate_history").count(f"{speaker}:") + 1
     lean = action if action != "HOLD" else ("BUY" if score.bullish >= score.bearish else "SELL")
     with_dir = "bearish" if lean == "SELL" else "bullish"
@@ -312,7 +317,7 @@ def risk_turn(role: str, text: str) -> str:
     parts = [f"Round {round_no}."]
 
     answered: set[str] = set()
-    for other in (k for k in ("aggressive", "conservative", "neutral") if k != key):
+    for other in (r.key for r in speakers("risk") if r != role):
         cited = _cited(tag(text, f"{other}_last_argument"), signals)
         if cited is None or cited.name in answered:
             continue
@@ -401,7 +406,7 @@ def portfolio_decision(text: str) -> dict[str, Any]:
     ticker = instrument_of(text)
     signals = signals_from_prompt(text)
     score = score_of(signals)
-    plan_tier = recommendation_in(tag(text, "investment_plan")) or score.tier
+    plan_tier = recommendation_in(tag(text, PLAN_TAG)) or score.tier
     action = proposal_in(tag(text, "trader_plan")) or TIER_ACTION[plan_tier]
     tier = plan_tier
     reasons: list[str] = []
@@ -410,12 +415,12 @@ def portfolio_decision(text: str) -> dict[str, Any]:
         tier = toward_hold(tier)
         reasons.append(f"moderated from {plan_tier} to {tier} because of {join_names(flags)}")
     past = _past_same_ticker(text, ticker)
-    past_sentence = "There is no settled decision on this ticker to learn from yet."
+    lesson = _first_lesson(text)
+    past_sentence = (f"No earlier decision on {ticker} has settled yet" +
+                     ("; the lesson below comes from similar situations elsewhere." if lesson else "."))
     if past:
         p_date, p_rating, p_raw, p_alpha = past
-        lost = (p_rating in BULLISH_TIERS and p_alpha.startswith("-")) or (
-            p_rating in BEARISH_TIERS and p_alpha.startswith("+") and p_alpha not in ("+0.0%",)
-        )
+        lost = was_right(p_rating, _pct_value(p_alpha)) is False
         past_sentence = (f"The last settled call on {ticker}, {p_rating} on {p_date}, returned {p_raw} with alpha "
                          f"{p_alpha}, so it was {'wrong' if lost else 'right'}.")
         if lost and direction_of_tier(p_rating) == direction_of_tier(tier) and tier != "Hold":
@@ -442,7 +447,6 @@ def portfolio_decision(text: str) -> dict[str, Any]:
         thesis_parts.append("The risk committee's conservative voice asked for a smaller size and a tight stop; "
                             + ("the rating reflects it." if reasons else "the evidence outweighs it."))
     thesis_parts.append(past_sentence)
-    lesson = _first_lesson(text)
     if lesson:
         thesis_parts.append(f"Lesson applied: {lesson}")
     thesis_parts.append(f"Scoring: {SCALE_TEXT}")
@@ -472,10 +476,14 @@ def portfolio_text(text: str) -> str:
 # reflection
 
 _OUTCOME_RE = {
-    "rating": re.compile(r"^Rating:\s*(Buy|Overweight|Hold|Underweight|Sell)\b", re.M),
+    "rating": re.compile(r"^Rating:\s*(" + TIER_ALT + r")\b", re.M),
     "raw": re.compile(r"^Realised return:\s*([+-]\d+(?:\.\d+)?%)", re.M),
     "holding": re.compile(r"^Realised return:[^\n]*?over (\d+) trading day", re.M),
-    "alpha": re.compile(r"^Alpha vs benchmark:\s*([+-]\d+(?:\.\d+)?%)", re.M),
+    # "Alpha vs ^N225: +1.1%" (the benchmark named), or "Alpha vs benchmark: …"
+    "alpha": re.compile(r"^Alpha vs [^:\n]+:\s*([+-]\d+(?:\.\d+)?%)", re.M),
+    "benchmark": re.compile(r"^Alpha vs ([^:\n]+):", re.M),
+    # the reflector's verdict, computed by rating.was_right on the exact alpha
+    "verdict": re.compile(r"^Verdict:\s*(right|wrong)\b", re.M | re.I),
 }
 
 
@@ -494,21 +502,24 @@ def _pct_value(text: str) -> float:
         return 0.0
 
 
-def call_was_right(rating: str, alpha: float) -> bool:
-    """Bullish calls need positive alpha, bearish calls negative alpha, Hold an alpha within ±2 %."""
-    if rating in BULLISH_TIERS:
-        return alpha > 0
-    if rating in BEARISH_TIERS:
-        return alpha < 0
-    return abs(alpha) <= 0.02
+def call_was_right(outcome: dict[str, str]) -> bool:
+    """The prompt's ``Verdict:`` line (the rule applied to the exact alpha); without one,
+    ``rating.was_right`` on the alpha as quoted."""
+    if outcome.get("verdict"):
+        return outcome["verdict"].lower() == "right"
+    return bool(was_right(outcome.get("rating") or "Hold", _pct_value(outcome.get("alpha") or "")))
+
+
+def _benchmark_name(outcome: dict[str, str]) -> str:
+    name = (outcome.get("benchmark") or "").strip()
+    return name if name and name.lower() != "benchmark" else "its benchmark"
 
 
 def reflection(text: str) -> str:
     ticker, date = instrument_of(text), date_of(text)
     o = outcome_of(text)
     rating = o["rating"] or "Hold"
-    alpha = _pct_value(o["alpha"])
-    right = call_was_right(rating, alpha)
+    right = call_was_right(o)
     holding = o["holding"] or "the"
     signals = signals_from_prompt(text)
     side = "bullish" if rating in BULLISH_TIERS else "bearish" if rating in BEARISH_TIERS else None
@@ -516,7 +527,7 @@ def reflection(text: str) -> str:
     against = [s.name for s in signals if side and s.direction not in (side, "neutral")][:2]
     first = (f"The {rating} call on {ticker} of {date} was {'right' if right else 'wrong'}: over {holding} trading "
              f"days the stock returned {o['raw'] or 'an unknown amount'} with an alpha of {o['alpha'] or 'unknown'} "
-             f"against its benchmark.")
+             f"against {_benchmark_name(o)}.")
     if leaned:
         second = f"The decision leaned on {join_names(leaned)}."
     else:
@@ -536,32 +547,34 @@ def role_lessons(text: str) -> str:
     rating = o["rating"] or "Hold"
     alpha_text = o["alpha"] or "+0.0%"
     alpha = _pct_value(alpha_text)
-    right = call_was_right(rating, alpha)
+    right = call_was_right(o)
     signals = signals_from_prompt(text)
     bulls = join_names([s.name for s in signals if s.direction == "bullish"][:2]) or "the bullish readings"
     bears = join_names([s.name for s in signals if s.direction == "bearish"][:2]) or "the bearish readings"
     up = alpha > 0
     action = TIER_ACTION[rating]
-    lines = [
-        "Bull Researcher: " + (f"Bullish readings such as {bulls} paid off on {ticker} ({alpha_text} alpha); press them "
-                               "when they recur." if up else
-                               f"Bullish readings such as {bulls} did not pay off on {ticker} ({alpha_text} alpha); "
-                               "ask for confirmation before leaning on them."),
-        "Bear Researcher: " + (f"Bearish readings such as {bears} were borne out on {ticker} ({alpha_text} alpha); "
-                               "press them when they recur." if not up else
-                               f"Bearish readings such as {bears} did not play out on {ticker} ({alpha_text} alpha); "
-                               "weigh them against the trend next time."),
-        "Trader: " + (f"The {action} on {ticker} was right ({o['raw'] or 'n/a'} return, {alpha_text} alpha); keep the "
-                      "sizing." if right else
-                      f"The {action} on {ticker} was wrong ({o['raw'] or 'n/a'} return, {alpha_text} alpha); size "
-                      "smaller and use tighter stops in a similar setup."),
-        "Research Manager: " + (f"Recommending {rating} on this evidence was right ({alpha_text} alpha)."
-                                if right else
-                                f"Recommending {rating} on this evidence was wrong ({alpha_text} alpha); weigh the "
-                                "losing side's strongest point more."),
-        "Portfolio Manager: " + (f"The final {rating} on {ticker} was right ({alpha_text} alpha); similar evidence "
-                                 "deserves similar conviction." if right else
-                                 f"The final {rating} on {ticker} was wrong ({alpha_text} alpha); moderate toward "
-                                 "Hold when the evidence is this mixed."),
-    ]
+    lessons = {
+        "bull": (f"Bullish readings such as {bulls} paid off on {ticker} ({alpha_text} alpha); press them "
+                 "when they recur." if up else
+                 f"Bullish readings such as {bulls} did not pay off on {ticker} ({alpha_text} alpha); "
+                 "ask for confirmation before leaning on them."),
+        "bear": (f"Bearish readings such as {bears} were borne out on {ticker} ({alpha_text} alpha); "
+                 "press them when they recur." if not up else
+                 f"Bearish readings such as {bears} did not play out on {ticker} ({alpha_text} alpha); "
+                 "weigh them against the trend next time."),
+        "trader": (f"The {action} on {ticker} was right ({o['raw'] or 'n/a'} return, {alpha_text} alpha); keep the "
+                   "sizing." if right else
+                   f"The {action} on {ticker} was wrong ({o['raw'] or 'n/a'} return, {alpha_text} alpha); size "
+                   "smaller and use tighter stops in a similar setup."),
+        "research_manager": (f"Recommending {rating} on this evidence was right ({alpha_text} alpha)."
+                             if right else
+                             f"Recommending {rating} on this evidence was wrong ({alpha_text} alpha); weigh the "
+                             "losing side's strongest point more."),
+        "portfolio_manager": (f"The final {rating} on {ticker} was right ({alpha_text} alpha); similar evidence "
+                              "deserves similar conviction." if right else
+                              f"The final {rating} on {ticker} was wrong ({alpha_text} alpha); moderate toward "
+                              "Hold when the evidence is this mixed."),
+    }
+    # one line per role that learns (the roster's roles with a memory), named as the roster names it
+    lines = [f"{r.node}: {lessons[r.key]}" for r in ROSTER if r.memory]
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Shared pieces of the offline engine: prompt parsing, signals, tone lexicon and the scoring scale.
+"""Shared pieces of the offline engine (the scale comes from ``rating.py``, the reports from ``team.py``): prompt parsing, signals, tone lexicon and the scoring scale.
 
 **Signals.** Every offline analyst report lists its readings as lines of the form::
 
@@ -26,18 +26,25 @@ No signal at all (every tool failed) gives Hold.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-OFFLINE_LABEL = "offline engine (no LLM)"
+from tradingagents.agents.utils.rating import RATINGS_5_TIER, direction
+from tradingagents.llm_clients.presets import OFFLINE_LABEL
+from tradingagents.team import ANALYSTS
+
 FOOTER = f"_Written by the {OFFLINE_LABEL} from the data in this run; no language model was used._"
 
-TIERS = ("Buy", "Overweight", "Hold", "Underweight", "Sell")
-BULLISH_TIERS = ("Buy", "Overweight")
-BEARISH_TIERS = ("Underweight", "Sell")
-TIER_ACTION = {"Buy": "BUY", "Overweight": "BUY", "Hold": "HOLD", "Underweight": "SELL", "Sell": "SELL"}
+# The scale is rating.py's; these are views of it, not copies.
+TIERS = RATINGS_5_TIER
+BULLISH_TIERS = tuple(t for t in TIERS if direction(t) > 0)
+BEARISH_TIERS = tuple(t for t in TIERS if direction(t) < 0)
+TIER_ACTION = {t: ("BUY" if direction(t) > 0 else "SELL" if direction(t) < 0 else "HOLD") for t in TIERS}
 BUY_AT, OVERWEIGHT_AT = 0.40, 0.15  # ratio thresholds (mirrored for the bearish tiers)
+TIER_ALT = "|".join(TIERS)
+"""A regex alternation of the five tiers (for the grammar of the engine's own lines)."""
 
 _INSTRUMENT_RE = re.compile(r"^Instrument:\s*(\S+)", re.MULTILINE)
 _DATE_RE = re.compile(r"^Analysis date:\s*(\d{4}-\d{2}-\d{2})", re.MULTILINE)
@@ -45,16 +52,12 @@ _SIGNAL_RE = re.compile(
     r"^- \*\*(?P<name>[^*\n]+)\*\*: (?P<detail>[^\n]+?) → (?P<dir>bullish|bearish|neutral)(?P<rest>[^\n]*)$",
     re.MULTILINE,
 )
-_RECOMMENDATION_RE = re.compile(r"\*\*Recommendation\*\*\s*:\s*\**\s*(Buy|Overweight|Hold|Underweight|Sell)\b")
+_RECOMMENDATION_RE = re.compile(r"\*\*Recommendation\*\*\s*:\s*\**\s*(" + TIER_ALT + r")\b")
 _PROPOSAL_RE = re.compile(r"FINAL TRANSACTION PROPOSAL\s*:\s*\**\s*(BUY|HOLD|SELL)\b", re.IGNORECASE)
 _BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
 
-SOURCES = {
-    "market_report": "market report",
-    "sentiment_report": "sentiment report",
-    "news_report": "news report",
-    "fundamentals_report": "fundamentals report",
-}
+SOURCES = {r.output_key: r.output_key.replace("_", " ") for r in ANALYSTS}  # type: ignore[union-attr]
+"""Each analyst report's prompt tag → how a turn names it ("market report", …), from the roster."""
 
 # Tone lexicon for posts and headlines: word stems, matched at word starts.
 POSITIVE_WORDS = (
@@ -88,6 +91,11 @@ class Signal:
     @property
     def value(self) -> int:
         return {"bullish": 1, "bearish": -1}.get(self.direction, 0)
+
+
+def stable_id(*parts: str) -> str:
+    """A deterministic id of its parts (sha256: the same on every machine, unlike ``hash()``)."""
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
 def instrument_of(text: str) -> str:
@@ -173,8 +181,7 @@ def toward_hold(tier: str) -> str:
     return {"Buy": "Overweight", "Sell": "Underweight"}.get(tier, "Hold")
 
 
-def direction_of_tier(tier: str) -> int:
-    return 1 if tier in BULLISH_TIERS else -1 if tier in BEARISH_TIERS else 0
+direction_of_tier = direction
 
 
 SCALE_TEXT = (

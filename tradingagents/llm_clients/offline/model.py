@@ -14,9 +14,9 @@ run. It works only from the messages it is given, exactly like an LLM:
   call: ``include_raw=True`` and ``method=`` work as they do for other models) yields a schema
   instance, e.g. the Portfolio Manager's ``PortfolioDecision``.
 
-Which signals each analyst reads is documented in :mod:`~tradingagents.llm_clients.offline_analysts`,
-how signals become a 5-tier rating in :mod:`~tradingagents.llm_clients.offline_common`, and how the
-other roles use them in :mod:`~tradingagents.llm_clients.offline_roles`.
+Which signals each analyst reads is documented in :mod:`~tradingagents.llm_clients.offline.analysts`,
+how signals become a 5-tier rating in :mod:`~tradingagents.llm_clients.offline.common`, and how the
+other roles use them in :mod:`~tradingagents.llm_clients.offline.roles`.
 Same messages in → same answer out, on every machine: no clock, no randomness, no ``hash()``.
 Every report it writes says "offline engine (no LLM)".
 """
@@ -33,7 +33,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
-from tradingagents.llm_clients.offline_engine import OFFLINE_LABEL, respond
+from tradingagents.llm_clients.offline.engine import OFFLINE_LABEL, respond
 
 __all__ = ["OFFLINE_LABEL", "OfflineChatModel"]
 
@@ -42,12 +42,13 @@ class OfflineChatModel(BaseChatModel):
     """A chat model that answers every agent role deterministically from its prompt and tool data."""
 
     model_name: str = "offline"
-    engine_config: dict[str, Any] | None = None
 
     model_config = ConfigDict(protected_namespaces=(), arbitrary_types_allowed=True)
 
-    def __init__(self, model_name: str = "offline", config: dict[str, Any] | None = None, **kwargs: Any):
-        super().__init__(model_name=model_name, engine_config=dict(config) if config else None, **kwargs)
+    def __init__(self, model_name: str = "offline", config: Any = None, **kwargs: Any):
+        # ``config`` is accepted like every component's, but the engine needs none: it answers
+        # from the messages alone (so the same prompt gives the same answer under any settings)
+        super().__init__(model_name=model_name, **kwargs)
 
     @property
     def _llm_type(self) -> str:
