@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tradingagents import team
-from tradingagents.default_config import public_config, resolve_config, validate_rounds
+from tradingagents.default_config import public_config, resolve_config
 from tradingagents.graph.analyst_execution import normalize_analysts
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
 from tradingagents.validation import validate_date, validate_ticker
@@ -45,7 +45,7 @@ STATUS_OF = {"run_finished": "finished", "run_failed": "failed", "run_stopped": 
 
 def graph_order(analysts: Any) -> list[str]:
     """The selected analyst keys, checked by the engine's own normaliser, in roster order."""
-    keys = normalize_analysts(list(analysts) if analysts is not None else [])
+    keys = normalize_analysts(list(analysts) if analysts is not None else [], "Analysts")
     return [k for k in team.ANALYST_KEYS if k in keys]
 
 
@@ -299,10 +299,8 @@ class RunRegistry:
         ticker = validate_ticker(ticker)
         date = validate_date(date)
         analysts = graph_order(analysts)
-        resolved = resolve_config(public_config(dict(config or {})))
-        resolved["selected_analysts"] = list(analysts)
-        for key in ("max_debate_rounds", "max_risk_discuss_rounds"):
-            resolved[key] = validate_rounds(resolved.get(key), key.replace("_", " "))
+        # the resolver validates every key once (rounds included) and returns frozen settings
+        resolved = resolve_config({**public_config(dict(config or {})), "selected_analysts": list(analysts)})
         handle = RunHandle(
             run_id=uuid.uuid4().hex[:12],
             ticker=ticker,

@@ -18,12 +18,12 @@ import streamlit as st
 
 from studio.charts import RATING_COLORS
 from studio.runs import RunRegistry
-from tradingagents.default_config import resolve_config
+from tradingagents.default_config import DATA_VENDORS, resolve_config
 from tradingagents.llm_clients.factory import OFFLINE_LABEL, PROVIDER_PRESETS
 from tradingagents.llm_clients.factory import provider_label as engine_provider_label
 
 VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}
-VENDORS = tuple(VENDOR_LABELS)
+VENDORS = DATA_VENDORS
 KEY_API = "set_api_key"
 
 

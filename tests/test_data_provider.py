@@ -51,8 +51,13 @@ def test_importing_the_contract_loads_no_concrete_provider():
     assert out.returncode == 0, out.stderr
     loaded = out.stdout
     for other in ("dataflows.demo'", "dataflows.csv_provider", "dataflows.yfinance_provider", "dataflows.tools",
-                  "dataflows.interface", "tradingagents.default_config"):
-        assert other not in loaded  # so the config module may import VENDORS/check_vendor without a cycle
+                  "dataflows.interface"):
+        assert other not in loaded
+    # the list of data sources is a config fact: the contract reads it from the config, which loads no data layer
+    cfg_only = subprocess.run([sys.executable, "-c", "import sys, tradingagents.default_config; "
+                               "print(sorted(m for m in sys.modules if m.startswith('tradingagents.')))"],
+                              capture_output=True, text=True, cwd=str(ROOT), timeout=60)
+    assert cfg_only.returncode == 0 and "dataflows" not in cfg_only.stdout, cfg_only.stdout + cfg_only.stderr
     lazy = subprocess.run([sys.executable, "-c", "from tradingagents.dataflows import get_provider, NO_DATA; "
                            "print(type(get_provider({'data_vendor': 'demo'})).__name__, NO_DATA)"],
                           capture_output=True, text=True, cwd=str(ROOT), timeout=60)

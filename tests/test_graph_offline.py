@@ -10,6 +10,7 @@ import pytest
 from tests.graph_helpers import CallCounter
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
 from tradingagents.agents.utils.rating import RATINGS_5_TIER
+from tradingagents.errors import ConfigError
 from tradingagents.graph import checkpointer as ckpt
 from tradingagents.graph.events import TEAMS, RunEvent, RunStopped
 from tradingagents.graph.results import list_runs, load_run
@@ -150,7 +151,7 @@ def test_bad_input_is_refused_before_any_model_call(ta_home, ticker, date):
 def test_bad_asset_type_and_analysts_are_refused():
     with pytest.raises(ValidationError, match="asset type"):
         TradingAgentsGraph().propagate("NVDA", DATE, "beanie-babies")
-    with pytest.raises(ValidationError, match="Unknown analyst"):
+    with pytest.raises(ConfigError, match="unknown analyst 'tarot'"):
         TradingAgentsGraph(["market", "tarot"])
 
 

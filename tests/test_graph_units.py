@@ -8,6 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from tradingagents.agents.utils.agent_states import empty_invest_debate_state, empty_risk_debate_state
+from tradingagents.errors import ConfigError
 from tradingagents.graph.analyst_execution import (
     ANALYST_SPECS,
     analysts_for_asset,
@@ -108,7 +109,7 @@ def test_plan_keeps_the_selected_order_and_names():
 
 @pytest.mark.parametrize("bad", [[], ["astrology"], "", [None], ["market", "crystal ball"]])
 def test_plan_refuses_bad_selections_clearly(bad):
-    with pytest.raises(ValidationError, match="(?i)analyst"):
+    with pytest.raises(ConfigError, match="(?i)analyst"):
         build_analyst_execution_plan(bad)
 
 

@@ -494,7 +494,7 @@ def normalize_analysts(selected: Any, what: str = "selected_analysts") -> list[s
         if name not in out:
             out.append(name)
     if not out:
-        raise ConfigError(f"{what}: select at least one analyst from {accepted}.")
+        raise ConfigError(f"Select at least one analyst ({what}) from {accepted}.")
     return out
 
 

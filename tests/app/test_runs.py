@@ -65,7 +65,7 @@ def test_validation_starts_nothing():
         reg.start("NV/DA", "2024-05-10", ["market"])
     with pytest.raises(ValidationError, match="future"):
         reg.start("NVDA", "2999-01-01", ["market"])
-    with pytest.raises(ValidationError, match="at least one analyst"):
+    with pytest.raises(ConfigError, match="at least one analyst"):
         reg.start("NVDA", "2024-05-10", [])
     with pytest.raises(ConfigError, match="from 1 to 10"):
         reg.start("NVDA", "2024-05-10", ["market"], {"max_debate_rounds": 99})

@@ -10,8 +10,8 @@ from studio.memview import ROLES, highlight_html, shared_terms, situation_from_s
 from studio.runs import REPORT_TITLES, derive_progress, graph_order
 from tradingagents import team
 from tradingagents.agents.utils.rating import RATINGS_5_TIER, was_right
+from tradingagents.errors import ConfigError
 from tradingagents.graph.events import RunEvent
-from tradingagents.validation import ValidationError
 
 
 def ev(kind, node=None, agent=None, team=None, ts=0.0, **data):
@@ -20,9 +20,9 @@ def ev(kind, node=None, agent=None, team=None, ts=0.0, **data):
 
 def test_graph_order_uses_the_engine_normaliser_and_roster_order():
     assert graph_order(["fundamentals", "MARKET"]) == ["market", "fundamentals"]
-    with pytest.raises(ValidationError, match="at least one analyst"):
+    with pytest.raises(ConfigError, match="at least one analyst"):
         graph_order([])
-    with pytest.raises(ValidationError, match="Unknown analyst 'macro'"):
+    with pytest.raises(ConfigError, match="unknown analyst 'macro'"):
         graph_order(["macro"])
 
 

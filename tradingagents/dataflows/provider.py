@@ -27,9 +27,10 @@ from tradingagents.validation import ValidationError, validate_date, validate_ti
 NO_DATA = "NO_DATA_AVAILABLE:"
 DATA_UNAVAILABLE = "DATA_UNAVAILABLE:"
 
-VENDORS = ("demo", "yfinance", "csv")  # the one list of data sources (the UI and the CLI derive theirs)
-VENDOR_ALIASES = {"yahoo": "yfinance", "yahoo_finance": "yfinance", "yf": "yfinance", "offline": "demo",
-                  "synthetic": "demo"}
+# the one list of data sources and their aliases lives in the config (the UI and the CLI derive theirs)
+from tradingagents.default_config import DATA_VENDORS as VENDORS  # noqa: E402
+from tradingagents.default_config import VENDOR_ALIASES  # noqa: E402
+
 STATEMENT_KINDS = ("balance_sheet", "cashflow", "income_statement")
 STATEMENT_FREQS = ("quarterly", "annual")
 OHLCV_COLUMNS = ["Open", "High", "Low", "Close", "Volume"]

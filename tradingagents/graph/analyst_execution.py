@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tradingagents import team
+from tradingagents.default_config import normalize_analysts as _config_normalize_analysts
 from tradingagents.validation import ValidationError
 
 EXECUTION_MODES = ("sequential", "parallel")
@@ -42,33 +43,8 @@ class AnalystNodeSpec:
 ANALYST_SPECS: dict[str, AnalystNodeSpec] = {role.key: AnalystNodeSpec.for_role(role) for role in team.ANALYSTS}
 ANALYST_ORDER = team.ANALYST_KEYS
 
-_ALIASES = {"sentiment": "social", "fundamental": "fundamentals", "technical": "market"}
-
-def normalize_analysts(selected: Iterable[str] | str | None) -> list[str]:
-    """Analyst keys in the given order, without duplicates; a clear error for anything else."""
-    if selected is None:
-        return list(ANALYST_ORDER)
-    if isinstance(selected, str):
-        selected = [part for part in selected.replace(";", ",").split(",")]
-    out: list[str] = []
-    for raw in selected:
-        if not isinstance(raw, str):
-            raise ValidationError(
-                f"Analyst names must be text, not {type(raw).__name__}. Choose from: {', '.join(ANALYST_ORDER)}."
-            )
-        name = raw.strip().lower()
-        if not name:
-            continue
-        name = _ALIASES.get(name, name)
-        if name not in ANALYST_SPECS:
-            raise ValidationError(
-                f"Unknown analyst {raw!r}. Choose one or more of: {', '.join(ANALYST_ORDER)}."
-            )
-        if name not in out:
-            out.append(name)
-    if not out:
-        raise ValidationError(f"Select at least one analyst from: {', '.join(ANALYST_ORDER)}.")
-    return out
+# one analyst normaliser: the config's (aliases, order, a ConfigError naming what was wrong)
+normalize_analysts = _config_normalize_analysts
 
 
 def analysts_for_asset(selected: Iterable[str] | str | None, asset_type: str = "stock") -> list[str]:
