@@ -1,0 +1,141 @@
+"""Where the desk's memory lives: files under the home (the embedded default) or one PostgreSQL database.
+
+``storage_url`` (``config["storage_url"]``, else ``TRADINGAGENTS_STORAGE_URL``; empty = files)
+picks the backend. Each factory returns an object with the same interface either way::
+
+    log = open_memory_log(config)              # TradingMemoryLog | PgMemoryLog
+    mem = open_role_memory("bull_memory", config)  # FinancialSituationMemory | PgRoleMemory
+    runs = open_run_records(config)            # FileRunRecords | PgRunRecords
+    with open_checkpointer(config, "NVDA") as saver: ...   # TickerCheckpointer | PgTickerCheckpointer
+    checkpoint_step(config, "NVDA", tid); has_checkpoint(...); clear_checkpoint(...)
+
+Processes with different homes and the same URL see one desk: the same decisions, lessons, runs
+and checkpoints. ``print_log(config, json=False)`` prints the memory log from whichever storage
+(the ``log`` subcommand). Nothing here keeps state besides one connection pool per URL.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import sys
+from collections.abc import Mapping
+from typing import IO, Any
+
+from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
+
+__all__ = [
+    "ENV_VAR",
+    "StorageError",
+    "checkpoint_step",
+    "clear_checkpoint",
+    "describe",
+    "has_checkpoint",
+    "open_checkpointer",
+    "open_memory_log",
+    "open_role_memory",
+    "open_run_records",
+    "print_log",
+    "redact_url",
+    "storage_url",
+]
+
+
+def describe(config: Mapping[str, Any] | None = None) -> str:
+    """Where the desk lives, for a status line: the database (no password) or "files"."""
+    url = storage_url(config)
+    return f"PostgreSQL {redact_url(url)}" if url else "files under the home folder"
+
+
+def open_memory_log(config: Mapping[str, Any] | None = None):
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg_memory_log import PgMemoryLog
+
+        return PgMemoryLog(config, url=url)
+    from tradingagents.agents.utils.memory import TradingMemoryLog
+
+    return TradingMemoryLog(config)
+
+
+def open_role_memory(name: str, config: Mapping[str, Any] | None = None):
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg_role_memory import PgRoleMemory
+
+        return PgRoleMemory(name, config, url=url)
+    from tradingagents.agents.utils.memory import FinancialSituationMemory
+
+    return FinancialSituationMemory(name, config)
+
+
+def open_run_records(config: Mapping[str, Any] | None = None):
+    from tradingagents.storage.runs import FileRunRecords, PgRunRecords
+
+    url = storage_url(config)
+    return PgRunRecords(config, url=url) if url else FileRunRecords(config)
+
+
+def open_checkpointer(config: Mapping[str, Any] | None, ticker: str):
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg_checkpoint import get_pg_checkpointer
+
+        return get_pg_checkpointer(config, ticker, url=url)
+    from tradingagents.graph.checkpointer import get_checkpointer
+
+    return get_checkpointer(config, ticker)
+
+
+def _checkpoints(config: Mapping[str, Any] | None):
+    if storage_url(config):
+        from tradingagents.storage import pg_checkpoint as module
+    else:
+        from tradingagents.graph import checkpointer as module
+    return module
+
+
+def checkpoint_step(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> int | None:
+    return _checkpoints(config).checkpoint_step(config, ticker, thread_id)
+
+
+def has_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> bool:
+    return _checkpoints(config).has_checkpoint(config, ticker, thread_id)
+
+
+def clear_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> None:
+    _checkpoints(config).clear_checkpoint(config, ticker, thread_id)
+
+
+def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    return _checkpoints(config).list_checkpoints(config)
+
+
+def clear_all_checkpoints(config: Mapping[str, Any] | None) -> int:
+    return _checkpoints(config).clear_all_checkpoints(config)
+
+
+def _pct(x: float | None) -> str:
+    return "" if x is None else f"{x:+.1%}"
+
+
+def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file: IO[str] | None = None) -> int:
+    """Print the memory log (whichever storage): a table, or every entry as JSON. Returns 0."""
+    out = sys.stdout if file is None else file
+    log = open_memory_log(config)
+    entries = log.load_entries()
+    if json:
+        out.write(_json.dumps(entries, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    out.write(f"Memory log ({describe(config)}): {len(entries)} entries\n")
+    if entries:
+        out.write(f"{'date':<10}  {'ticker':<12}  {'rating':<11}  {'status':<8}  {'return':>7}  {'alpha':>7}  hold\n")
+    for e in entries:
+        status = "pending" if e["pending"] else "settled"
+        hold = "" if e["holding"] is None else f"{e['holding']}d"
+        out.write(
+            f"{e['date']:<10}  {e['ticker']:<12}  {e['rating']:<11}  {status:<8}  "
+            f"{_pct(e['raw']):>7}  {_pct(e['alpha']):>7}  {hold}\n"
+        )
+    for problem in getattr(log, "problems", []) or []:
+        out.write(f"note: {problem}\n")
+    return 0
