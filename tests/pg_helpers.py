@@ -1,6 +1,6 @@
 """Child processes for the PostgreSQL fault tests ("another machine": its own TRADINGAGENTS_HOME).
 
-    python tests/pg_helpers.py store PREFIX N GO_FILE    # N own decisions + lessons, then the shared ones
+    python tests/pg_helpers.py store PREFIX N GO_FILE    # the shared decisions, then N own ones + lessons
     python tests/pg_helpers.py checkpoint TICKER DATE THREAD MARKER   # dies by SIGKILL in step 2
 
 The database URL comes from TRADINGAGENTS_STORAGE_URL, as on a real desk.
@@ -36,16 +36,18 @@ def store(prefix: str, n: int, go_file: str) -> None:
 
     log = open_memory_log({})
     memory = open_role_memory("bull_memory", {})
-    deadline = time.monotonic() + 20
+    Path(f"{go_file}.{prefix}.ready").touch()
+    deadline = time.monotonic() + 30
     while not os.path.exists(go_file) and time.monotonic() < deadline:  # start both writers together
         time.sleep(0.005)
+    # both race for the same (date, ticker) keys first, then each stores its own decisions and lessons
+    shared = sum(
+        log.store_decision(shared_ticker(i), "2024-05-10", f"**Rating**: Sell\nfrom {prefix}") for i in range(SHARED)
+    )
     stored = 0
     for i in range(n):
         stored += log.store_decision(own_ticker(prefix, i), "2024-05-10", f"**Rating**: Buy\n{prefix} decision {i}")
         memory.add_situations([(f"{prefix} situation {i} rising yields", f"{prefix} lesson {i}")])
-    shared = sum(
-        log.store_decision(shared_ticker(i), "2024-05-10", f"**Rating**: Sell\nfrom {prefix}") for i in range(SHARED)
-    )
     print(f"{stored} {shared}", flush=True)
 
 

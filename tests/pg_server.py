@@ -113,17 +113,27 @@ class PgServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+_shared: dict[str, object] = {"server": None, "users": 0}
+
+
 @pytest.fixture(scope="session")
 def pg_server():
-    server = PgServer()
-    try:
-        server.start()
-    except subprocess.CalledProcessError as exc:
-        log = server.log.read_text(errors="replace")[-2000:] if server.log.exists() else ""
-        server.stop()
-        pytest.fail(f"Could not start the test PostgreSQL server: {exc.stderr!r}\n{log}")
-    yield server
-    server.stop()
+    """One server for the whole run, however many test modules alias this fixture."""
+    if _shared["server"] is None:
+        server = PgServer()
+        try:
+            server.start()
+        except subprocess.CalledProcessError as exc:
+            log = server.log.read_text(errors="replace")[-2000:] if server.log.exists() else ""
+            server.stop()
+            pytest.fail(f"Could not start the test PostgreSQL server: {exc.stderr!r}\n{log}")
+        _shared["server"] = server
+    _shared["users"] += 1
+    yield _shared["server"]
+    _shared["users"] -= 1
+    if _shared["users"] == 0:
+        _shared["server"].stop()
+        _shared["server"] = None
 
 
 @pytest.fixture

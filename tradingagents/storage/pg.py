@@ -27,6 +27,8 @@ from tradingagents.errors import ConfigError, TradingAgentsError
 
 ENV_VAR = "TRADINGAGENTS_STORAGE_URL"
 SCHEMES = ("postgresql", "postgres")
+CONNECT_TIMEOUT_S = 10
+POOL_SIZE = 8  # connections per process and URL; a batch's runs share them
 
 # Advisory lock keys: (namespace, key) pairs keep our locks apart from anyone else's.
 LOCK_NAMESPACE = 0x7A5C
@@ -75,6 +77,9 @@ CREATE TABLE IF NOT EXISTS ta_runs (
     trade_date  date NOT NULL,
     rating      text,
     saved_at    timestamptz NOT NULL,
+    saved_at_text   text NOT NULL,
+    llm_provider    text,
+    data_vendor     text,
     doc         text NOT NULL,
     report      text NOT NULL,
     PRIMARY KEY (ticker, trade_date)
@@ -170,22 +175,21 @@ class Database:
         self.url = url
         self.label = redact_url(url)
         self._psycopg = psycopg
+        try:  # one direct connection first: a wrong URL fails at once, not after the pool's retries
+            with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+                self._create_schema(conn)
+        except psycopg.Error as exc:
+            raise self.error("open", exc) from None
         self.pool = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
-            max_size=int(os.environ.get("TRADINGAGENTS_STORAGE_POOL_SIZE", "8") or 8),
-            kwargs={"connect_timeout": 10},
+            max_size=POOL_SIZE,
+            kwargs={"connect_timeout": CONNECT_TIMEOUT_S},
             check=psycopg_pool.ConnectionPool.check_connection,
             num_workers=1,
-            open=False,
+            open=True,
             name="tradingagents",
         )
-        try:
-            self.pool.open(wait=True, timeout=15)
-            self._create_schema()
-        except Exception as exc:
-            self.pool.close()
-            raise self.error("open", exc) from None
 
     def error(self, doing: str, exc: BaseException) -> StorageError:
         return StorageError(
@@ -193,8 +197,9 @@ class Database:
             f"is running and storage_url / {ENV_VAR} is right, or leave it empty to use files."
         )
 
-    def _create_schema(self) -> None:
-        with self.pool.connection() as conn, conn.transaction():
+    @staticmethod
+    def _create_schema(conn: Any) -> None:
+        with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, LOCK_SCHEMA))
             conn.execute(SCHEMA)
 

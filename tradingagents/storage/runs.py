@@ -31,6 +31,10 @@ def _safe_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _opt_text(value: Any) -> str | None:
+    return None if value is None else pg_text(str(value))
+
+
 class FileRunRecords:
     """The embedded default: ``graph.results`` (state.json and report.md per run folder)."""
 
@@ -100,18 +104,21 @@ class PgRunRecords:
         report = render_report_markdown(final_state, rating, meta_out)
         with self._db.transaction() as conn:
             conn.execute(
-                "INSERT INTO ta_runs (ticker, trade_date, rating, saved_at, doc, report) "
-                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (ticker, trade_date) DO UPDATE SET "
-                "rating = EXCLUDED.rating, saved_at = EXCLUDED.saved_at, doc = EXCLUDED.doc, report = EXCLUDED.report",
-                (ticker, date, rating, saved, json.dumps(doc, ensure_ascii=False), pg_text(report)),
+                "INSERT INTO ta_runs (ticker, trade_date, rating, saved_at, saved_at_text, llm_provider, data_vendor,"
+                " doc, report) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ticker, trade_date) DO UPDATE"
+                " SET rating = EXCLUDED.rating, saved_at = EXCLUDED.saved_at, saved_at_text = EXCLUDED.saved_at_text,"
+                " llm_provider = EXCLUDED.llm_provider, data_vendor = EXCLUDED.data_vendor, doc = EXCLUDED.doc,"
+                " report = EXCLUDED.report",
+                (ticker, date, rating, saved, doc["saved_at"], _opt_text(meta_out.get("llm_provider")),
+                 _opt_text(meta_out.get("data_vendor")), json.dumps(doc, ensure_ascii=False), pg_text(report)),
             )
         return self.locator(ticker, date)
 
     def list_runs(self) -> list[dict[str, Any]]:
         with self._db.transaction() as conn:
             rows = conn.execute(
-                "SELECT ticker, trade_date, rating, doc::json -> 'saved_at', doc::json -> 'meta' -> 'llm_provider', "
-                "doc::json -> 'meta' -> 'data_vendor' FROM ta_runs ORDER BY saved_at DESC, trade_date DESC, ticker DESC"
+                "SELECT ticker, trade_date, rating, saved_at_text, llm_provider, data_vendor FROM ta_runs "
+                "ORDER BY saved_at DESC, trade_date DESC, ticker DESC"
             ).fetchall()
         return [
             {
