@@ -2,6 +2,7 @@
 
     python tests/pg_helpers.py store PREFIX N GO_FILE    # the shared decisions, then N own ones + lessons
     python tests/pg_helpers.py checkpoint TICKER DATE THREAD MARKER   # dies by SIGKILL in step 2
+    python tests/pg_helpers.py lock TICKER THREAD        # holds the run lock until killed
 
 The database URL comes from TRADINGAGENTS_STORAGE_URL, as on a real desk.
 """
@@ -92,11 +93,21 @@ def checkpoint(ticker: str, date: str, thread: str, marker: str) -> None:
     print("not killed", flush=True)
 
 
+def hold_lock(ticker: str, thread: str) -> None:
+    from tradingagents.storage import run_lock
+
+    with run_lock({}, ticker, thread):
+        print("locked", flush=True)
+        time.sleep(60)  # until killed
+
+
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:]
     if cmd == "store":
         store(args[0], int(args[1]), args[2])
     elif cmd == "checkpoint":
         checkpoint(*args)
+    elif cmd == "lock":
+        hold_lock(*args)
     else:
         raise SystemExit(f"unknown command {cmd!r}")

@@ -232,3 +232,21 @@ def test_two_processes_with_their_own_homes_share_one_log_without_loss_or_duplic
     assert memory.count() == 100
     best = memory.get_memories("BB situation 17 rising yields", 1)[0]
     assert best["recommendation"] == "BB lesson 17" and best["similarity_score"] == 1.0
+
+
+def test_threads_sharing_one_pool_neither_lose_nor_duplicate(pg_url):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def writer(w: int) -> int:
+        log = PgMemoryLog({"storage_url": pg_url})
+        won = 0
+        for i in range(15):
+            won += log.store_decision(f"T{i:02d}", "2024-05-10", f"**Rating**: Hold\nwriter {w}")
+            log.store_decision(f"W{w}X{i:02d}", "2024-05-10", "**Rating**: Buy")
+        return won
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        wins = list(pool.map(writer, range(12)))
+    assert sum(wins) == 15
+    keys = [(e["date"], e["ticker"]) for e in PgMemoryLog({"storage_url": pg_url}).load_entries()]
+    assert len(keys) == len(set(keys)) == 15 + 12 * 15

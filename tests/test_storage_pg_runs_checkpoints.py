@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psycopg
@@ -15,7 +16,7 @@ from tests import pg_server as _pg
 from tests.pg_helpers import build_graph
 from tests.pg_server import _free_port
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
-from tradingagents.errors import CheckpointError, ConfigError
+from tradingagents.errors import CheckpointError, ConfigError, RunAlreadyActive
 from tradingagents.graph.checkpointer import TickerCheckpointer, run_signature, thread_id
 from tradingagents.graph.results import render_report_markdown
 from tradingagents.storage import (
@@ -30,6 +31,7 @@ from tradingagents.storage import (
     open_memory_log,
     open_role_memory,
     open_run_records,
+    run_lock,
     storage_url,
 )
 from tradingagents.storage.pg_checkpoint import PgTickerCheckpointer
@@ -159,3 +161,38 @@ def test_checkpoint_threads_of_two_tickers_stay_apart(pg_url, tmp_path):
     clear_checkpoint(cfg, "NVDA", tids["NVDA"])
     assert not has_checkpoint(cfg, "NVDA", tids["NVDA"]) and has_checkpoint(cfg, "AAPL", tids["AAPL"])
     assert [c["ticker"] for c in list_checkpoints(cfg)] == ["AAPL"]
+
+
+# ---------------------------------------------------------------- one run of a thread at a time
+@pytest.mark.parametrize("in_db", [False, True], ids=["files", "database"])
+def test_run_lock_refuses_a_second_run_and_frees_with_a_killed_holder(in_db, pg_url, tmp_path, ta_home):
+    cfg = {"storage_url": pg_url} if in_db else {}
+    tid = thread_id("NVDA", "2024-05-10", run_signature(["market"], 1, 1))
+    with run_lock(cfg, "NVDA", tid):
+        with pytest.raises(RunAlreadyActive, match="already running"):
+            with run_lock(cfg, "nvda", tid):
+                pass
+        with run_lock(cfg, "AAPL", tid):  # another ticker's run is independent
+            pass
+    env = {**os.environ, "TRADINGAGENTS_HOME": str(ta_home), "PYTHONPATH": str(ROOT)}
+    if in_db:
+        env[ENV_VAR] = pg_url
+    child = subprocess.Popen([sys.executable, str(ROOT / "tests" / "pg_helpers.py"), "lock", "NVDA", tid], env=env,
+                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "locked", child.stderr.read()[-2000:]
+        with pytest.raises(RunAlreadyActive):
+            with run_lock(cfg, "NVDA", tid):
+                pass
+    finally:
+        child.kill()
+        child.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while True:  # the server notices the dropped connection within moments
+        try:
+            with run_lock(cfg, "NVDA", tid):
+                break
+        except RunAlreadyActive:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)

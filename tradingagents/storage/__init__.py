@@ -8,6 +8,7 @@ picks the backend. Each factory returns an object with the same interface either
     runs = open_run_records(config)            # FileRunRecords | PgRunRecords
     with open_checkpointer(config, "NVDA") as saver: ...   # TickerCheckpointer | PgTickerCheckpointer
     checkpoint_step(config, "NVDA", tid); has_checkpoint(...); clear_checkpoint(...)
+    with run_lock(config, "NVDA", tid): ...    # one run of a thread at a time, desk-wide
 
 Processes with different homes and the same URL see one desk: the same decisions, lessons, runs
 and checkpoints. ``print_log(config, json=False)`` prints the memory log from whichever storage
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import json as _json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 from typing import IO, Any
 
 from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
@@ -36,6 +39,7 @@ __all__ = [
     "open_run_records",
     "print_log",
     "redact_url",
+    "run_lock",
     "storage_url",
 ]
 
@@ -112,6 +116,46 @@ def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 
 def clear_all_checkpoints(config: Mapping[str, Any] | None) -> int:
     return _checkpoints(config).clear_all_checkpoints(config)
+
+
+@contextmanager
+def run_lock(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> Iterator[None]:
+    """One run of a (ticker, thread) at a time: RunAlreadyActive when another holds it.
+
+    Files: an inter-process lock file under ``checkpoint_dir/locks`` (one machine). Database: a
+    session advisory lock, so two machines sharing the desk never run the same thread at once and
+    a killed process's lock goes with its connection.
+    """
+    from tradingagents.validation import safe_path_component, validate_ticker
+
+    tick = validate_ticker(ticker)
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg import pg_run_lock
+
+        with pg_run_lock(url, tick, thread_id):
+            yield
+        return
+    from filelock import FileLock
+    from filelock import Timeout as FileLockTimeout
+
+    from tradingagents.default_config import resolve_config
+    from tradingagents.errors import RunAlreadyActive
+
+    folder = Path(resolve_config(config)["checkpoint_dir"]) / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / f"{safe_path_component(tick)}.{thread_id}.lock"), timeout=0)
+    try:
+        lock.acquire()
+    except FileLockTimeout:
+        raise RunAlreadyActive(
+            f"An analysis of {tick} with these settings is already running (in this app or another "
+            "process). Wait for it to finish or stop it, then try again."
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _pct(x: float | None) -> str:

@@ -241,3 +241,40 @@ def close_databases() -> None:
 
 
 atexit.register(close_databases)
+
+
+def run_lock_key(ticker: str, thread_id: str) -> int:
+    """A signed 64-bit advisory-lock key for one run thread (stable across machines)."""
+    import hashlib
+
+    digest = hashlib.sha256(f"tradingagents-run:{ticker}:{thread_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+@contextmanager
+def pg_run_lock(url: str, ticker: str, thread_id: str) -> Iterator[None]:
+    """Hold a session advisory lock for one run thread on a connection of its own.
+
+    Yields when the lock was free; raises RunAlreadyActive when any process on any machine holds
+    it. The server releases it when the connection closes, so a killed process never leaves a
+    stale lock behind (unlike a lock file on a shared disk).
+    """
+    psycopg, _ = _import_psycopg()
+    from tradingagents.errors import RunAlreadyActive
+
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+    except psycopg.Error as exc:
+        raise StorageError(
+            f"Cannot reach the desk database {redact_url(url)} to lock the run: {scrub(exc, url)}."
+        ) from None
+    try:
+        got = conn.execute("SELECT pg_try_advisory_lock(%s)", (run_lock_key(ticker, thread_id),)).fetchone()[0]
+        if not got:
+            raise RunAlreadyActive(
+                f"An analysis of {ticker} with these settings is already running on the desk (this machine "
+                "or another one sharing the database). Wait for it to finish or stop it, then try again."
+            )
+        yield
+    finally:
+        conn.close()
