@@ -93,6 +93,9 @@ def test_cost_by_node_prices_each_node_with_its_roles_tier():
     assert out["by_node"][quick_node]["cost_usd"] == pytest.approx(0.1)
     assert out["by_node"]["(outside graph)"] == {"model": "quick-m", "cost_usd": pytest.approx(0.1)}
     assert out["cost_usd"] == pytest.approx(1.2)
+    # an analyst's tool and clear nodes add up under the agent
+    assert set(out["by_agent"]) == {deep_node, quick_node, "(outside graph)"}
+    assert out["by_agent"][quick_node] == pytest.approx(0.1)
 
 
 def test_cost_by_node_total_is_unknown_when_one_model_has_no_price():
@@ -100,11 +103,12 @@ def test_cost_by_node_total_is_unknown_when_one_model_has_no_price():
     usage = {ROLES["research_manager"].node: {"input_tokens": 5, "output_tokens": 5},
              ROLES["trader"].node: {"input_tokens": 5, "output_tokens": 5}}
     out = cost_by_node(usage, cfg, dict(DEFAULT_PRICING))
-    assert out["cost_usd"] is None
+    assert out["cost_usd"] is None and out["by_agent"][ROLES["research_manager"].node] is None
     assert out["by_node"][ROLES["trader"].node]["cost_usd"] > 0
 
 
 def test_offline_engine_runs_cost_zero():
     usage = {ROLES["trader"].node: {"input_tokens": 5000, "output_tokens": 900}}
     out = cost_by_node(usage, {"llm_provider": "offline", "quick_think_llm": "gpt-4o"})
-    assert out == {"cost_usd": 0.0, "by_node": {ROLES["trader"].node: {"model": "offline", "cost_usd": 0.0}}}
+    assert out == {"cost_usd": 0.0, "by_node": {ROLES["trader"].node: {"model": "offline", "cost_usd": 0.0}},
+                   "by_agent": {ROLES["trader"].node: 0.0}}

@@ -153,20 +153,24 @@ def cost_by_node(
     config: Mapping[str, Any],
     table: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
-    """``{"cost_usd": total or None, "by_node": {node: {"model", "cost_usd"}}}`` for a run's usage.
+    """The cost of a run's usage: ``{"cost_usd", "by_node", "by_agent"}``.
 
-    The total is None when any node used a model without a price (a partial sum would look like a
-    full bill); each priced node keeps its own figure.
+    ``by_node``: ``{node: {"model", "cost_usd"}}``; ``by_agent``: ``{agent: cost_usd}`` where an
+    analyst's agent, tool and clear nodes add up under the agent's name (nodes outside the roster
+    stay on their own). A total is None when any of its parts used a model without a price (a
+    partial sum would look like a full bill); each priced part keeps its own figure.
     """
     table = pricing_table(config) if table is None else table
     by_node: dict[str, dict[str, Any]] = {}
+    by_agent: dict[str, float | None] = {}
     total: float | None = 0.0
     for node, counts in usage_by_node.items():
         model = model_for_node(node, config)
         cost = cost_usd(model, int(counts.get("input_tokens") or 0), int(counts.get("output_tokens") or 0), table)
         by_node[node] = {"model": model, "cost_usd": cost}
-        if cost is None:
-            total = None
-        elif total is not None:
-            total += cost
-    return {"cost_usd": total, "by_node": by_node}
+        role = ROLE_BY_NODE.get(node)
+        agent = role.node if role is not None else node
+        before = by_agent.get(agent, 0.0)
+        by_agent[agent] = None if cost is None or before is None else before + cost
+        total = None if cost is None or total is None else total + cost
+    return {"cost_usd": total, "by_node": by_node, "by_agent": by_agent}
