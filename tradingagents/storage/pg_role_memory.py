@@ -25,34 +25,19 @@ from tradingagents.storage.pg import LOCK_ROLE_MEMORY, database, pg_text, storag
 from tradingagents.validation import validate_date
 
 
-def _file_memory() -> Any:
-    """The module of the file memories (its tokenizer, BM25 index and name check are reused)."""
-    try:
-        from tradingagents.agents.utils import memory as module
-    except ImportError:  # pragma: no cover - after the memory package split, if the shim goes
-        import tradingagents.memory as module
-    return module
-
-
 def _bm25_parts() -> tuple[Any, Any, Any, Any]:
-    mod = _file_memory()
-    parts = []
-    for name in ("bm25_tokenize", "_BM25Index", "_top_n", "validate_memory_name"):
-        found = getattr(mod, name, None)
-        if found is None:  # the split package may keep them in a submodule
-            import importlib
+    """The file memories' tokenizer, BM25 index, top-n selection and name check (reused, not copied).
 
-            for sub in ("bm25", "role_memory", "situations"):
-                try:
-                    found = getattr(importlib.import_module(f"{mod.__name__}.{sub}"), name, None)
-                except ImportError:
-                    continue
-                if found is not None:
-                    break
-        if found is None:
-            raise ImportError(f"the file memory module has no {name}")
-        parts.append(found)
-    return tuple(parts)  # type: ignore[return-value]
+    ``tradingagents.memory`` (the split package) when present, else the single module it came from.
+    """
+    try:
+        from tradingagents.memory import bm25_tokenize, validate_memory_name
+        from tradingagents.memory.bm25 import BM25Index, top_n
+    except ImportError:
+        from tradingagents.agents.utils import memory as module
+
+        return module.bm25_tokenize, module._BM25Index, module._top_n, module.validate_memory_name
+    return bm25_tokenize, BM25Index, top_n, validate_memory_name
 
 
 class PgRoleMemory:
@@ -177,29 +162,39 @@ class PgRoleMemory:
             self._sync()
             if not self._situations or n_matches == 0:
                 return []
-            scores = self._index.scores(tokens)
-            eligible = len(self._situations)
+            excluded = None
             if as_of is not None and self._latest_known is not None and self._latest_known > as_of:
                 future = np.fromiter(
-                    (k is not None and k > as_of for k in self._known_from), dtype=bool, count=eligible
+                    (k is not None and k > as_of for k in self._known_from), dtype=bool, count=len(self._known_from)
                 )
                 if future.any():
-                    scores = np.where(future, -np.inf, scores)
-                    eligible -= int(future.sum())
-            n = min(int(n_matches), eligible)
-            if n == 0:
+                    excluded = future
+            order, top_scores = self._top(tokens, int(n_matches), excluded)
+            if len(order) == 0:
                 return []
-            order = self._top_n(scores, n)
-            best = float(scores[order[0]])
+            best = float(top_scores[0])
             denom = best if best > 0 else 1.0
             return [
                 {
                     "matched_situation": self._situations[i],
                     "recommendation": self._recommendations[i],
-                    "similarity_score": float(scores[i]) / denom,
+                    "similarity_score": float(s) / denom,
                 }
-                for i in order.tolist()
+                for i, s in zip(order.tolist(), top_scores.tolist(), strict=True)
             ]
+
+    def _top(self, tokens: list[str], n: int, excluded: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, scores) of the n best memories, best first: the index's own ``top`` when it has one."""
+        if hasattr(self._index, "top"):
+            return self._index.top(tokens, n, excluded)
+        scores = self._index.scores(tokens)
+        if excluded is not None:
+            scores = np.where(excluded, -np.inf, scores)
+        n = min(n, len(scores) - (int(excluded.sum()) if excluded is not None else 0))
+        if n <= 0:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        order = self._top_n(scores, n)
+        return order, scores[order]
 
     def get_scores(self, current_situation: str) -> list[float]:
         """Raw BM25 score of every stored memory, in insertion order."""
