@@ -112,3 +112,12 @@ def test_offline_engine_runs_cost_zero():
     out = cost_by_node(usage, {"llm_provider": "offline", "quick_think_llm": "gpt-4o"})
     assert out == {"cost_usd": 0.0, "by_node": {ROLES["trader"].node: {"model": "offline", "cost_usd": 0.0}},
                    "by_agent": {ROLES["trader"].node: 0.0}}
+
+
+def test_validate_pricing_serves_as_a_settings_check():
+    from tradingagents.pricing import validate_pricing
+
+    assert validate_pricing(None) is None
+    assert validate_pricing({"m": [1, 2]}) == {"m": (1.0, 2.0)}
+    with pytest.raises(ConfigError, match="TRADINGAGENTS_LLM_PRICING"):
+        validate_pricing({"m": "x"}, "TRADINGAGENTS_LLM_PRICING")

@@ -81,6 +81,18 @@ def _merge(table: dict[str, tuple[float, float]], source: Any, where: str) -> No
         table[model.strip()] = _price(value, where, model)
 
 
+def validate_pricing(value: object, where: str = "llm_pricing") -> dict[str, tuple[float, float]] | None:
+    """A pricing override as ``{model: (input, output)}`` (None stays None); ConfigError otherwise.
+
+    Made to serve as the ``llm_pricing`` check of the settings; ``where`` names the key or variable.
+    """
+    if value is None:
+        return None
+    table: dict[str, tuple[float, float]] = {}
+    _merge(table, value, where)
+    return table
+
+
 def pricing_table(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> dict:
     """The prices in force: defaults < ``config["llm_pricing"]`` < ``TRADINGAGENTS_LLM_PRICING``."""
     environ = os.environ if environ is None else environ

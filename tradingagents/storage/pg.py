@@ -91,17 +91,11 @@ class StorageError(TradingAgentsError, RuntimeError):
     """The desk database cannot be reached or used (the message names it without credentials)."""
 
 
-def storage_url(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> str | None:
-    """The database URL in force, or None for the embedded files.
+def validate_storage_url(value: object, where: str = "storage_url") -> str | None:
+    """A config value as a PostgreSQL URL, or None for files (None or blank); ConfigError otherwise.
 
-    ``config["storage_url"]`` wins when the key is present and not None (``""`` forces files);
-    else ``TRADINGAGENTS_STORAGE_URL``.
+    Made to serve as the ``storage_url`` check of the settings; ``where`` names the key or variable.
     """
-    environ = os.environ if environ is None else environ
-    value = (config or {}).get("storage_url")
-    where = 'config["storage_url"]'
-    if value is None:
-        value, where = environ.get(ENV_VAR), f"environment variable {ENV_VAR}"
     if value is None:
         return None
     if not isinstance(value, str):
@@ -120,6 +114,19 @@ def storage_url(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
             "postgresql://user@host:5432/dbname, or leave it empty to keep everything in files."
         )
     return value
+
+
+def storage_url(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The database URL in force, or None for the embedded files.
+
+    ``config["storage_url"]`` wins when the key is present and not None (``""`` forces files);
+    else ``TRADINGAGENTS_STORAGE_URL``.
+    """
+    environ = os.environ if environ is None else environ
+    value = (config or {}).get("storage_url")
+    if value is not None:
+        return validate_storage_url(value, 'config["storage_url"]')
+    return validate_storage_url(environ.get(ENV_VAR), f"environment variable {ENV_VAR}")
 
 
 def redact_url(url: str | None) -> str:
