@@ -15,6 +15,7 @@ import pytest
 from tests import pg_server as _pg
 from tests.pg_helpers import build_graph
 from tests.pg_server import _free_port
+from tradingagents import storage
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
 from tradingagents.errors import CheckpointError, ConfigError, RunAlreadyActive
 from tradingagents.graph.checkpointer import TickerCheckpointer, run_signature, thread_id
@@ -115,8 +116,12 @@ def test_run_records_round_trip_overwrite_and_list_newest_first(pg_url):
 def test_file_and_database_records_hold_the_same_run(pg_url, ta_home):
     files, db = open_run_records({}), open_run_records({"storage_url": pg_url})
     meta = {"analysts": ["market", "news"], "elapsed_s": 1.5}
-    files.save_run(_state(), "Buy", meta)
-    db.save_run(_state(), "Buy", meta)
+    folder = storage.save_run({}, _state(), "Buy", meta)  # graph.results' signature, either storage
+    assert folder == ta_home / "results" / "NVDA" / "2024-05-10" and (folder / "state.json").is_file()
+    assert storage.save_run({"storage_url": pg_url}, _state(), "Buy", meta).endswith("#ta_runs/NVDA/2024-05-10")
+    assert [r["ticker"] for r in storage.list_runs({})] == [r["ticker"] for r in storage.list_runs(
+        {"storage_url": pg_url})] == ["NVDA"]
+    assert storage.load_run({}, "NVDA", "2024-05-10") == files.load_run("NVDA", "2024-05-10")
     a, b = files.load_run("NVDA", "2024-05-10"), db.load_run("NVDA", "2024-05-10")
     assert a["state"] == b["state"] and a["rating"] == b["rating"]
     assert {k: v for k, v in a["meta"].items() if k != "config"} == {k: v for k, v in b["meta"].items() if k != "config"}

@@ -6,6 +6,7 @@ picks the backend. Each factory returns an object with the same interface either
     log = open_memory_log(config)              # TradingMemoryLog | PgMemoryLog
     mem = open_role_memory("bull_memory", config)  # FinancialSituationMemory | PgRoleMemory
     runs = open_run_records(config)            # FileRunRecords | PgRunRecords
+    save_run(config, state, rating, meta); list_runs(config); load_run(config, t, d)  # graph.results' calls
     with open_checkpointer(config, "NVDA") as saver: ...   # TickerCheckpointer | PgTickerCheckpointer
     checkpoint_step(config, "NVDA", tid); has_checkpoint(...); clear_checkpoint(...)
     with run_lock(config, "NVDA", tid): ...    # one run of a thread at a time, desk-wide
@@ -30,9 +31,13 @@ __all__ = [
     "ENV_VAR",
     "StorageError",
     "checkpoint_step",
+    "clear_all_checkpoints",
     "clear_checkpoint",
     "describe",
     "has_checkpoint",
+    "list_checkpoints",
+    "list_runs",
+    "load_run",
     "open_checkpointer",
     "open_memory_log",
     "open_role_memory",
@@ -40,6 +45,7 @@ __all__ = [
     "print_log",
     "redact_url",
     "run_lock",
+    "save_run",
     "storage_url",
 ]
 
@@ -77,6 +83,22 @@ def open_run_records(config: Mapping[str, Any] | None = None):
 
     url = storage_url(config)
     return PgRunRecords(config, url=url) if url else FileRunRecords(config)
+
+
+def save_run(config: Mapping[str, Any] | None, final_state: Mapping[str, Any], rating: str | None,
+             meta: Mapping[str, Any] | None = None):
+    """``graph.results.save_run`` with the same arguments, into whichever storage (returns where)."""
+    return open_run_records(config).save_run(final_state, rating, meta)
+
+
+def list_runs(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """``graph.results.list_runs`` from whichever storage."""
+    return open_run_records(config).list_runs()
+
+
+def load_run(config: Mapping[str, Any] | None, ticker: str, date: str) -> dict[str, Any]:
+    """``graph.results.load_run`` from whichever storage (FileNotFoundError when there is none)."""
+    return open_run_records(config).load_run(ticker, date)
 
 
 def open_checkpointer(config: Mapping[str, Any] | None, ticker: str):
