@@ -63,7 +63,9 @@ class PgServer:
             )
         self.bindir = bindir
         self.as_root = os.geteuid() == 0
-        self.root = Path(tempfile.mkdtemp(prefix="ta-pg-"))
+        # as root the cluster belongs to nobody, who must be able to reach it: not under a private TMPDIR
+        base = "/tmp" if self.as_root and os.path.isdir("/tmp") else None
+        self.root = Path(tempfile.mkdtemp(prefix="ta-pg-", dir=base))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self.port = _free_port()
