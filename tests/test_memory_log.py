@@ -351,7 +351,7 @@ def test_no_temp_files_are_left_behind():
     stray.write_text("left by a killed writer")
     log.store_decision("NVDA", "2024-05-20", "x", rating="Buy")
     names = sorted(p.name for p in log.path.parent.iterdir())
-    assert names == ["trading_memory.md", "trading_memory.md.lock"]
+    assert names == ["trading_memory.md", "trading_memory.md.idx", "trading_memory.md.lock"]
 
 
 # ---------------------------------------------------------------- processes

@@ -27,8 +27,11 @@ def temp_prefix(path: Path) -> str:
     return f".{path.name}."
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Unique temp file in the same folder, flush + fsync, os.replace, fsync the folder."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Unique temp file in the same folder, flush + fsync, os.replace, fsync the folder.
+
+    ``durable=False`` (for caches that can be rebuilt) skips both fsyncs: still never half-written.
+    """
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=temp_prefix(path), suffix=".tmp")
@@ -36,13 +39,15 @@ def atomic_write(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(folder)
+    if durable:
+        fsync_dir(folder)
 
 
 

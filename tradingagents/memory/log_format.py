@@ -76,7 +76,7 @@ def pct(x: float) -> str:
 class Block:
     """One block of the log file: its verbatim text and, when it parses, the entry it holds."""
 
-    __slots__ = ("raw", "date", "ticker", "rating", "pending", "raw_ret", "alpha", "holding", "problem", "_body")
+    __slots__ = ("raw", "date", "ticker", "rating", "pending", "_returns", "_tag_pcts", "holding", "problem", "_body")
 
     def __init__(self, raw: str) -> None:
         self.raw = raw
@@ -84,8 +84,33 @@ class Block:
         self._body: tuple[str, str] | None = None
         self.date = self.ticker = self.rating = None
         self.pending = True
-        self.raw_ret = self.alpha = None
+        self._returns: tuple[float, float] | None = None
+        self._tag_pcts: tuple[str, str] | None = None  # the tag's "+3.2%", "+1.1%": exact values read lazily
         self.holding = None
+
+    @property
+    def raw_ret(self) -> float | None:
+        return self.returns()[0]
+
+    @property
+    def alpha(self) -> float | None:
+        return self.returns()[1]
+
+    def returns(self) -> tuple[float | None, float | None]:
+        """(raw, alpha): the hidden exact values when they agree with the tag, else the tag's."""
+        if self._returns is None:
+            if self._tag_pcts is None:
+                return (None, None)
+            raw_pct, alpha_pct = self._tag_pcts
+            raw_ret, alpha = float(raw_pct[:-1]) / 100, float(alpha_pct[:-1]) / 100
+            exact = _find_exact(self.raw)
+            if exact:
+                with contextlib.suppress(ValueError):
+                    ex_raw, ex_alpha = float(exact.group(1)), float(exact.group(2))
+                    if pct(ex_raw) == raw_pct and pct(ex_alpha) == alpha_pct:
+                        raw_ret, alpha = ex_raw, ex_alpha
+            self._returns = (raw_ret, alpha)
+        return self._returns
 
     @property
     def ok(self) -> bool:
@@ -126,7 +151,46 @@ class Block:
         }
 
 
+# The tag exactly as ``render_block`` writes it: one regex instead of splitting and checking fields.
+_OWN_TAG_RE = re.compile(
+    r"\[(\d{4}-\d{2}-\d{2}) \| ([A-Z0-9.^=_+\-]{1,32}) \| (Buy|Overweight|Hold|Underweight|Sell) \| "
+    r"(?:pending|([+-]\d+\.\d)% \| ([+-]\d+\.\d)% \| (\d+)d)\]\n\nDECISION:\n"
+)
+
+
 def parse_block(raw: str) -> Block:
+    m = _OWN_TAG_RE.match(raw)
+    if m is not None:
+        block = _parse_own(raw, m)
+        if block is not None:
+            return block
+    return _parse_general(raw)
+
+
+def _parse_own(raw: str, m: re.Match) -> Block | None:
+    """The fast path for a block we wrote; None sends anything unusual to the general parser."""
+    date, ticker, rating, raw_pct, alpha_pct, holding = m.groups()
+    try:
+        date = _read_date(date)
+        ticker = _read_ticker(ticker)
+    except ValueError:
+        return None
+    block = Block(raw)
+    block.date, block.ticker, block.rating = date, ticker, rating
+    has_reflection = raw.find(_REFLECTION_HEAD, m.end()) >= 0
+    if raw_pct is None:
+        if has_reflection:
+            return None
+        return block
+    if not has_reflection:
+        return None
+    block.pending = False
+    block._tag_pcts = (raw_pct + "%", alpha_pct + "%")
+    block.holding = int(holding)
+    return block
+
+
+def _parse_general(raw: str) -> Block:
     block = Block(raw)
     m = _TAG_RE.match(raw)
     if not m or not raw.startswith(_DECISION_HEAD, m.end()):
@@ -152,15 +216,10 @@ def parse_block(raw: str) -> Block:
                 raise ValueError("settled tag fields must look like +3.2% | +1.1% | 5d")
             if raw.find(_REFLECTION_HEAD, rest_start) < 0:
                 raise ValueError("a settled entry has no REFLECTION section")
-            raw_ret, alpha = float(mr.group(1)) / 100, float(ma.group(1)) / 100
-            exact = _find_exact(raw)
-            if exact:
-                with contextlib.suppress(ValueError):
-                    ex_raw, ex_alpha = float(exact.group(1)), float(exact.group(2))
-                    if pct(ex_raw) == fields[3] and pct(ex_alpha) == fields[4]:
-                        raw_ret, alpha = ex_raw, ex_alpha
             block.pending = False
-            block.raw_ret, block.alpha, block.holding = raw_ret, alpha, int(mh.group(1))
+            block._tag_pcts = (fields[3], fields[4])
+            block.holding = int(mh.group(1))
+            block.returns()
     except ValueError as exc:  # ValidationError included
         block.problem = str(exc)
     return block

@@ -13,11 +13,15 @@ Settled: the tag becomes ``[2024-05-10 | NVDA | Buy | +3.2% | +1.1% | 5d]`` and
 shows one decimal of a percent); ``load_entries`` returns the exact values (the tag's rounded
 values when the hidden line is missing or disagrees with a hand-edited tag).
 
-Every write (store, settle, rotation) rewrites the whole file under an inter-process lock
-(``<log>.lock``): unique temp file in the same folder, flush, fsync, ``os.replace``, fsync of
-the folder. A writer killed at any moment leaves either the old or the new file: no entry is
-lost or duplicated, and a call that returned is on disk. A block that does not parse (a
-hand-edit) is kept verbatim on every rewrite and described in ``problems``.
+Writes hold an inter-process lock (``<log>.lock``). A store *appends*: one fsynced ``write`` of
+the entry and its separator, then one line in the key index ``<log>.idx`` (see ``log_index``),
+so its cost does not grow with the log; the duplicate check reads only the index when the
+index's stamp matches the log. Settlement and rotation rewrite the whole file: unique temp file
+in the same folder, flush, fsync, ``os.replace``, fsync of the folder, then the index. A writer
+killed at any moment loses nothing acknowledged and duplicates nothing: a rewrite leaves the old
+or the new file; an append torn by a kill is never read (the index vouches only for what was
+finished) and is cut off by the next writer. A block that does not parse (a hand-edit) is kept
+verbatim on every rewrite and described in ``problems``.
 
 ``get_past_context(ticker, n_same=5, n_cross=3, *, as_of=None)``: pass the analysis date as
 ``as_of`` so that only entries dated before it, whose holding window had closed by then, are
@@ -40,8 +44,17 @@ from filelock import FileLock
 
 from tradingagents.agents.utils.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 from tradingagents.default_config import resolve_config
-from tradingagents.memory.files import LOCK_POLL_S, atomic_write, temp_prefix
+from tradingagents.memory.files import LOCK_POLL_S, atomic_write, fsync_dir, temp_prefix
 from tradingagents.memory.log_format import SEPARATOR, Block, parse_block, pct, render_block
+from tradingagents.memory.log_index import (
+    LogIndex,
+    Stamp,
+    index_path,
+    key_line,
+    read_index,
+    render_index,
+    stamp_line,
+)
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 __all__ = ["TradingMemoryLog"]
@@ -75,6 +88,34 @@ def _check_count(value: object, what: str) -> int:
     return int(value)
 
 
+def _sig(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+_SEP_BYTES = SEPARATOR.encode("ascii")
+
+
+def _finished_end(data: bytes, st: os.stat_result, idx: LogIndex | None) -> int | None:
+    """Where the writers' finished entries end, when the index vouches for a prefix of ``data``.
+
+    The index's stamp must name this file (same inode) at a size no larger than now, ending in a
+    separator, and, at the same size, the same mtime (else it was edited in place). Then whatever
+    follows the last separator is an unfinished append. None: the index does not vouch (missing,
+    stale, a hand edit), and the whole file is read as it is.
+    """
+    if idx is None:
+        return None
+    stamp = idx.stamp
+    if stamp.ino != st.st_ino or stamp.size > len(data):
+        return None
+    if stamp.size and data[stamp.size - len(_SEP_BYTES) : stamp.size] != _SEP_BYTES:
+        return None
+    if stamp.size == len(data):
+        return stamp.size if stamp.mtime_ns == st.st_mtime_ns else None
+    pos = data.rfind(_SEP_BYTES, stamp.size)
+    return pos + len(_SEP_BYTES) if pos >= 0 else stamp.size
+
+
 class TradingMemoryLog:
     """The markdown log of decisions and their outcomes; see the module docstring."""
 
@@ -100,7 +141,11 @@ class TradingMemoryLog:
 
     # ------------------------------------------------------------------ reading
     def _blocks(self) -> list[Block]:
-        """The parsed blocks of the file as it is now (cached by inode, size and mtime)."""
+        """The parsed blocks of the file as it is now (cached by inode, size and mtime).
+
+        When the index vouches for a prefix of the file, bytes after the last separator beyond it
+        are an append still in progress or torn by a killed writer: never acknowledged, not read.
+        """
         with self._lock:
             try:
                 fh = open(self.path, "rb")
@@ -109,11 +154,12 @@ class TradingMemoryLog:
                 return []
             with fh:
                 st = os.fstat(fh.fileno())
-                sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+                sig = _sig(st)
                 if sig == self._cache_sig:
                     return self._cache
                 data = fh.read()
-            self._set_cache(sig, self._parse(data.decode("utf-8", errors="replace")))
+            end = _finished_end(data, st, read_index(self.path))
+            self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
             return self._cache
 
     def _set_cache(self, sig: tuple | None, blocks: list[Block]) -> None:
@@ -206,17 +252,25 @@ class TradingMemoryLog:
 
     # ------------------------------------------------------------------ writing
     def _write(self, blocks: list[Block]) -> None:
+        """Rewrite the whole log (settlement, rotation, a hand-edited tail), then its index."""
         blocks = self._rotate(blocks)
         data = "".join(b.raw + SEPARATOR for b in blocks).encode("utf-8")
-        # Under the lock every temp file of ours is a leftover of a killed writer.
+        self._remove_leftovers()
+        atomic_write(self.path, data)
+        st = os.stat(self.path)
+        self._set_cache(_sig(st), blocks)
+        self._write_index(blocks, st)
+
+    def _write_index(self, blocks: list[Block], st: os.stat_result) -> None:
+        keys = [b.key for b in blocks if b.ok]
+        atomic_write(index_path(self.path), render_index(keys, Stamp.of(st)), durable=False)
+
+    def _remove_leftovers(self) -> None:
+        # Under the lock every temp file of ours (log or index) is a leftover of a killed writer.
         with contextlib.suppress(OSError):
             for leftover in self.path.parent.glob(temp_prefix(self.path) + "*.tmp"):
                 with contextlib.suppress(OSError):
                     leftover.unlink()
-        atomic_write(self.path, data)
-        with contextlib.suppress(OSError):
-            st = os.stat(self.path)
-            self._set_cache((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), blocks)
 
     def _rotate(self, blocks: list[Block]) -> list[Block]:
         if self.max_entries is None:
@@ -233,6 +287,22 @@ class TradingMemoryLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         return self._file_lock
 
+    def _append(self, payload: bytes) -> os.stat_result:
+        """One ``write`` at the end of the log, fsynced; the folder too when the file is new."""
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            new = os.fstat(fd).st_size == 0
+            written = 0
+            while written < len(payload):  # one write in practice; loop for safety
+                written += os.write(fd, payload[written:])
+            os.fsync(fd)
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if new:
+            fsync_dir(self.path.parent)
+        return st
+
     def store_decision(
         self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None
     ) -> bool:
@@ -240,17 +310,60 @@ class TradingMemoryLog:
 
         The rating is parsed from ``final_trade_decision`` (``rating.parse_rating``: an explicit
         "Rating: X" label wins, Hold when the text names no tier) unless ``rating=`` gives it.
+
+        An append: when the index matches the log exactly, the duplicate check reads only the
+        index and the entry is one fsynced write at the end of the log plus one line of index, so
+        the cost does not grow with the log. Otherwise (first use, a hand edit, a writer killed
+        mid-append) the log is read in full once, a torn final append is cut off, and the index
+        is written again.
         """
         ticker = validate_ticker(ticker)
         date = validate_date(trade_date, allow_future=True)
         decision = _check_text(final_trade_decision, "decision")
         rating = _check_rating(parse_rating(decision) if rating is None else rating)
+        block = render_block(date, ticker, rating, decision)
+        payload = (block.raw + SEPARATOR).encode("utf-8")
         with self._lock, self._locked():
-            blocks = self._blocks()
-            if any(b.ok and b.key == (date, ticker) for b in blocks):
-                return False
-            self._write([*blocks, render_block(date, ticker, rating, decision)])
+            self._remove_leftovers()
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                st = None
+            idx = read_index(self.path) if st is not None else None
+            if st is not None and idx is not None and idx.stamp == Stamp.of(st):
+                if idx.has(date, ticker):
+                    return False
+                new_st = self._append(payload)
+                with open(index_path(self.path), "ab") as fh:
+                    fh.write(key_line(date, ticker) + stamp_line(Stamp.of(new_st)))
+                if self._cache_sig == _sig(st):
+                    self._cache_sig, self._cache = _sig(new_st), [*self._cache, block]
+                return True
+            return self._store_slow(st, idx, block, payload)
+
+    def _store_slow(self, st, idx, block: Block, payload: bytes) -> bool:
+        """Read the whole log: cut a torn append, check for the key, append or rewrite, reindex."""
+        if st is not None:
+            with open(self.path, "rb") as fh:
+                data = fh.read()
+            end = _finished_end(data, os.stat(self.path), idx)
+            if end is not None and end < len(data):
+                os.truncate(self.path, end)  # a torn append: never acknowledged
+                data = data[:end]
+        else:
+            data = b""
+        blocks = self._blocks()
+        if any(b.ok and b.key == block.key for b in blocks):
+            self._write_index(blocks, os.stat(self.path))
+            return False
+        if data and not data.endswith(SEPARATOR.encode()):
+            self._write([*blocks, block])  # a hand-edited tail without separator: rewrite around it
             return True
+        new_st = self._append(payload)
+        blocks = [*blocks, block]
+        self._set_cache(_sig(new_st), blocks)
+        self._write_index(blocks, new_st)
+        return True
 
     def batch_update_with_outcomes(self, updates: Iterable[Mapping[str, Any]]) -> int:
         """Settle pending entries, all in one atomic write; returns how many were settled.
