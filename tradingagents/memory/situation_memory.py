@@ -12,6 +12,12 @@ ignored on read and cut off by the next writer; unreadable lines are skipped and
 power cut may lose the newest lessons, which the log can rebuild). Every instance picks up lines
 appended by other instances or processes before it answers.
 
+The index (see ``bm25``) is also stored as ``<name>.jsonl.bm25.npz`` (see ``index_store``) once the
+memory has ``STORE_MIN_DOCS`` pairs and again each time it has grown by a quarter, so that a new
+instance loads arrays instead of parsing and tokenising every line; the stored index names the
+jsonl bytes it covers by their digest and is ignored (the jsonl is read as before) when it does
+not match, and lines appended after it are read from the jsonl.
+
 Ties rank the older memory first, so results are deterministic.
 """
 
@@ -30,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from tradingagents.default_config import resolve_config
-from tradingagents.memory.bm25 import BM25Index, top_n
+from tradingagents.memory.bm25 import BM25Index
 from tradingagents.memory.files import FlockFile, atomic_write
+from tradingagents.memory.index_store import index_file, load_index, new_digest, save_index
 from tradingagents.memory.tokens import bm25_tokenize
 from tradingagents.team import MEMORY_NAMES
 from tradingagents.validation import validate_date
@@ -39,6 +46,7 @@ from tradingagents.validation import validate_date
 __all__ = ["ROLE_NAMES", "FinancialSituationMemory", "validate_memory_name"]
 
 ROLE_NAMES = MEMORY_NAMES  # the roster owns them
+_BULK = 64  # pairs from which indexing goes through the bulk (numpy) path
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -56,6 +64,8 @@ def validate_memory_name(name: object) -> str:
 
 class FinancialSituationMemory:
     """One role's BM25 memory of (situation, recommendation) pairs; see the module docstring."""
+
+    STORE_MIN_DOCS = 2000  # smaller memories reopen fast from the jsonl alone
 
     def __init__(self, name: str, config: Mapping[str, Any] | None = None) -> None:
         self.name = validate_memory_name(name)
@@ -87,15 +97,60 @@ class FinancialSituationMemory:
         self._offset = 0
         self._seen_size = 0
         self._line_no = 0
+        self._digest = new_digest()  # of the jsonl's first _offset bytes (the stored index checks it)
+        self._stored_docs = 0  # documents in the stored index as we last wrote or read it
         self.problems = []
 
-    def _index_pair(self, situation: str, recommendation: str, known_from: str | None = None) -> None:
-        self._index.add(bm25_tokenize(situation))
-        self._situations.append(situation)
-        self._recommendations.append(recommendation)
-        self._known_from.append(known_from)
-        if known_from is not None and (self._latest_known is None or known_from > self._latest_known):
-            self._latest_known = known_from
+    def _index_pairs(self, pairs: list[tuple[str, str, str | None]]) -> None:
+        """Index (situation, recommendation, known_from) triples; many at once go in bulk."""
+        if len(pairs) >= _BULK:
+            self._index.add_many(bm25_tokenize(s) for s, _, _ in pairs)
+        else:
+            for situation, _, _ in pairs:
+                self._index.add(bm25_tokenize(situation))
+        for situation, recommendation, known_from in pairs:
+            self._situations.append(situation)
+            self._recommendations.append(recommendation)
+            self._known_from.append(known_from)
+            if known_from is not None and (self._latest_known is None or known_from > self._latest_known):
+                self._latest_known = known_from
+
+    def _load_stored(self) -> None:
+        """Start from the stored index when it matches the file (state just reset, lock held)."""
+        loaded = load_index(self.path, self.k1, self.b)
+        if loaded is None:
+            return
+        self._index = loaded.index
+        self._situations, self._recommendations = loaded.situations, loaded.recommendations
+        self._known_from = loaded.known_from
+        self._latest_known = max((k for k in loaded.known_from if k is not None), default=None)
+        self._offset = loaded.covered
+        self._line_no = loaded.lines
+        self._digest = loaded.digest
+        self._stored_docs = loaded.index.n_docs
+        self.problems = loaded.problems
+
+    def _maybe_store(self) -> None:
+        """Store the index once it has grown by a quarter since it was last stored (flock held)."""
+        n = self._index.n_docs
+        if n < self.STORE_MIN_DOCS or n - self._stored_docs < max(self.STORE_MIN_DOCS, self._stored_docs // 4):
+            return
+        self.store_index()
+
+    def store_index(self) -> None:
+        """Write the stored index now (it is also written on its own as the memory grows)."""
+        with self._lock, self._flock:
+            self._sync()
+            target = index_file(self.path)
+            for leftover in target.parent.glob(f".{target.name}.*.tmp"):  # a killed writer's
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+            save_index(
+                self.path, self._index, self._situations, self._recommendations, self._known_from,
+                covered=self._offset, lines=self._line_no, digest_hex=self._digest.hexdigest(),
+                problems=self.problems,
+            )
+            self._stored_docs = self._index.n_docs
 
     def _sync(self) -> None:
         """Index complete lines that other writers appended since we last looked (lock held)."""
@@ -109,6 +164,7 @@ class FinancialSituationMemory:
         if file_id != self._file_id or st.st_size < self._offset:
             self._reset()
             self._file_id = file_id
+            self._load_stored()
         self._seen_size = st.st_size
         if st.st_size == self._offset:
             return
@@ -118,6 +174,8 @@ class FinancialSituationMemory:
         end = data.rfind(b"\n")
         if end < 0:
             return  # only a torn (or in-progress) final line
+        self._digest.update(memoryview(data)[: end + 1])
+        good: list[tuple[str, str, str | None]] = []
         for raw in data[: end + 1].split(b"\n")[:-1]:
             self._line_no += 1
             if not raw.strip():
@@ -133,7 +191,8 @@ class FinancialSituationMemory:
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 self.problems.append(f"{self.path.name} line {self._line_no} skipped (not a memory: {exc}).")
                 continue
-            self._index_pair(situation, recommendation, known_from)
+            good.append((situation, recommendation, known_from))
+        self._index_pairs(good)
         self._offset += end + 1
 
     # ------------------------------------------------------------------ public API
@@ -181,10 +240,11 @@ class FinancialSituationMemory:
             # Nobody else can have written while we hold the lock: index what we wrote directly.
             if self._file_id != (st.st_dev, st.st_ino):
                 self._file_id = (st.st_dev, st.st_ino)
-            for situation, advice in pairs:
-                self._index_pair(situation, advice, known_from)
+            self._index_pairs([(situation, advice, known_from) for situation, advice in pairs])
             self._line_no += len(pairs)
+            self._digest.update(payload)
             self._offset = self._seen_size = st.st_size
+            self._maybe_store()
         return len(pairs)
 
     def _repair_tail(self) -> None:
@@ -227,28 +287,28 @@ class FinancialSituationMemory:
             self._sync()
             if not self._situations or n_matches == 0:
                 return []
-            scores = self._index.scores(tokens)
-            eligible = len(self._situations)
+            excluded = None
             if as_of is not None and self._latest_known is not None and self._latest_known > as_of:
                 future = np.fromiter(
-                    (k is not None and k > as_of for k in self._known_from), dtype=bool, count=eligible
+                    (k is not None and k > as_of for k in self._known_from), dtype=bool, count=len(self._known_from)
                 )
                 if future.any():
-                    scores = np.where(future, -np.inf, scores)
-                    eligible -= int(future.sum())
-            n = min(int(n_matches), eligible)
-            if n == 0:
+                    excluded = future
+            situations = self._situations
+            order, scores = self._index.top(
+                tokens, int(n_matches), excluded, lambda i: bm25_tokenize(situations[i])
+            )
+            if len(order) == 0:
                 return []
-            order = top_n(scores, n)
-            best = float(scores[order[0]])
+            best = float(scores[0])
             denom = best if best > 0 else 1.0
             return [
                 {
                     "matched_situation": self._situations[i],
                     "recommendation": self._recommendations[i],
-                    "similarity_score": float(scores[i]) / denom,
+                    "similarity_score": float(s) / denom,
                 }
-                for i in order.tolist()
+                for i, s in zip(order.tolist(), scores.tolist(), strict=True)
             ]
 
     def get_scores(self, current_situation: str) -> list[float]:
@@ -285,6 +345,8 @@ class FinancialSituationMemory:
                 with self._flock:
                     if self.path.exists():
                         atomic_write(self.path, b"")
+                    with contextlib.suppress(FileNotFoundError):
+                        index_file(self.path).unlink()
             self._reset()
             with contextlib.suppress(FileNotFoundError):
                 st = os.stat(self.path)
