@@ -139,3 +139,13 @@ def test_an_index_left_from_a_deleted_log_is_ignored(ta_home):
     assert log.load_entries() == []
     assert TradingMemoryLog().store_decision("NVDA", "2024-05-10", "first again", rating="Buy")
     assert [e["decision"] for e in TradingMemoryLog().load_entries()] == ["first again"]
+
+
+@pytest.mark.parametrize("tag", ["[2024-02-30 | NVDA | Buy | pending]", "[1850-01-02 | NVDA | Buy | pending]",
+                                 "[2024-05-10 | NV*DA | Buy | pending]", "[2024-05-10 | NVDA | Buy | +1.0% | 5d]"])
+def test_tags_that_look_like_ours_but_are_not_valid_are_reported(tag):
+    log = TradingMemoryLog()
+    log.path.parent.mkdir(parents=True)
+    log.path.write_text(tag + "\n\nDECISION:\nhand" + SEPARATOR + _entry("AAPL", "2024-05-10", "fine"))
+    assert [e["ticker"] for e in log.load_entries()] == ["AAPL"]
+    assert len(log.problems) == 1 and "kept verbatim" in log.problems[0]

@@ -22,6 +22,7 @@ point is not reached the full scores are used.
 
 from __future__ import annotations
 
+import ctypes
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -29,7 +30,7 @@ from itertools import chain
 
 import numpy as np
 
-__all__ = ["BM25Index", "Postings", "top_n"]
+__all__ = ["BM25Index", "Postings", "release_heap", "top_n"]
 
 _TF_DTYPES = (np.uint8, np.uint16, np.uint32)
 # At most this many finalists are scored one by one from their tokens (else from the postings).
@@ -43,7 +44,7 @@ _SAMPLE = 20_000
 _DENSE_DIV = 4
 # With at most this many terms left, finalists get their weights by binary search.
 _REFINE_TERMS = 8
-_BULK_CHUNK = 50_000
+_BULK_CHUNK = 20_000
 
 
 class Postings:
@@ -144,17 +145,23 @@ class BM25Index:
     def add_many(self, token_lists: Iterable[Sequence[str]]) -> None:
         """Add many documents at once, in chunks, with numpy doing the per-posting work."""
         chunk: list[Sequence[str]] = []
+        touched: set[int] = set()
+        chunks = 0
         for tokens in token_lists:
             chunk.append(tokens)
             if len(chunk) == _BULK_CHUNK:
-                self._add_chunk(chunk)
+                touched.update(self._add_chunk(chunk))
                 chunk = []
+                chunks += 1
         if chunk:
-            self._add_chunk(chunk)
-        for p in self.postings:
-            p.trim()
+            touched.update(self._add_chunk(chunk))
+        postings = self.postings
+        for tid in touched:
+            postings[tid].trim()
+        if chunks:
+            release_heap()  # a large build leaves freed chunk buffers on the C heap
 
-    def _add_chunk(self, chunk: list[Sequence[str]]) -> None:
+    def _add_chunk(self, chunk: list[Sequence[str]]) -> list[int]:
         base, k = self.n_docs, len(chunk)
         lens = np.fromiter(map(len, chunk), dtype=np.int64, count=k)
         self._grow_docs(k)
@@ -165,7 +172,7 @@ class BM25Index:
         self._version += 1
         flat = list(chain.from_iterable(chunk))
         if not flat:
-            return
+            return []
         vocab, postings = self.vocab, self.postings
         for term in dict.fromkeys(flat):
             if term not in vocab:
@@ -179,8 +186,10 @@ class BM25Index:
         cuts = np.flatnonzero(np.diff(terms)) + 1
         starts = np.concatenate(([0], cuts))
         ends = np.concatenate((cuts, [len(keys)]))
-        for tid, s, e in zip(terms[starts].tolist(), starts.tolist(), ends.tolist(), strict=True):
+        tids_here = terms[starts].tolist()
+        for tid, s, e in zip(tids_here, starts.tolist(), ends.tolist(), strict=True):
             postings[tid].extend(doc_ids[s:e], tfs[s:e])
+        return tids_here
 
     # ------------------------------------------------------------------ scoring
     def _norms(self) -> np.ndarray:
@@ -317,18 +326,18 @@ class BM25Index:
                     ids.append(terms[i][1].ids[: terms[i][1].n])
                     w.append(wi)
             if ids:
-                if len(ids) > 1:
-                    ids, w = np.concatenate(ids), np.concatenate(w)
-                else:
-                    ids, w = ids[0], w[0]
                 # float32 sums; np.add.at is fastest with native-width indices
-                np.add.at(partial, ids.astype(np.intp), w)
+                if len(ids) > 1:
+                    ids, w = np.concatenate(ids, dtype=np.intp), np.concatenate(w)
+                else:
+                    ids, w = ids[0].astype(np.intp), w[0]
+                np.add.at(partial, ids, w)
             rest = rest_after[j]
             if rest == 0.0 and excluded is None:  # every term taken: plain top n of the sums
                 theta = float(np.partition(partial, total - n)[total - n])
                 if theta <= 0:
                     return None
-                finalists = np.flatnonzero(partial * hi >= theta * lo)
+                finalists = np.flatnonzero(partial >= np.float32(theta * lo / hi))
             else:
                 # theta: the n-th best P among the documents of the rarest terms taken (any n
                 # documents give a valid lower bound; these are the likeliest winners)
@@ -406,6 +415,17 @@ class BM25Index:
                 tf = p.tfs[pos[hit]]
                 out[hit] += c * tf / (norm[docs[hit]] + tf)
         return out
+
+
+def release_heap() -> None:
+    """Hand memory freed on the C heap back to the system (glibc only; elsewhere a no-op).
+
+    A bulk build frees many mid-sized numpy buffers that the allocator would otherwise keep.
+    """
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def top_n(scores: np.ndarray, n: int) -> np.ndarray:

@@ -170,8 +170,10 @@ def parse_block(raw: str) -> Block:
 def _parse_own(raw: str, m: re.Match) -> Block | None:
     """The fast path for a block we wrote; None sends anything unusual to the general parser."""
     date, ticker, rating, raw_pct, alpha_pct, holding = m.groups()
-    try:
-        date = _read_date(date)
+    try:  # the regex checked the shapes; a real calendar date (from 1900) and a valid ticker remain
+        if date < "1900":
+            return None
+        _dt.date.fromisoformat(date)
         ticker = _read_ticker(ticker)
     except ValueError:
         return None

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from tradingagents.default_config import resolve_config
-from tradingagents.memory.bm25 import BM25Index
+from tradingagents.memory.bm25 import BM25Index, release_heap
 from tradingagents.memory.files import FlockFile, atomic_write
 from tradingagents.memory.index_store import index_file, load_index, new_digest, save_index
 from tradingagents.memory.tokens import bm25_tokenize
@@ -135,22 +135,26 @@ class FinancialSituationMemory:
         n = self._index.n_docs
         if n < self.STORE_MIN_DOCS or n - self._stored_docs < max(self.STORE_MIN_DOCS, self._stored_docs // 4):
             return
-        self.store_index()
+        self._store()
 
     def store_index(self) -> None:
         """Write the stored index now (it is also written on its own as the memory grows)."""
         with self._lock, self._flock:
             self._sync()
-            target = index_file(self.path)
-            for leftover in target.parent.glob(f".{target.name}.*.tmp"):  # a killed writer's
-                with contextlib.suppress(OSError):
-                    leftover.unlink()
-            save_index(
-                self.path, self._index, self._situations, self._recommendations, self._known_from,
-                covered=self._offset, lines=self._line_no, digest_hex=self._digest.hexdigest(),
-                problems=self.problems,
-            )
-            self._stored_docs = self._index.n_docs
+            self._store()
+
+    def _store(self) -> None:  # both locks held
+        target = index_file(self.path)
+        for leftover in target.parent.glob(f".{target.name}.*.tmp"):  # a killed writer's
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        save_index(
+            self.path, self._index, self._situations, self._recommendations, self._known_from,
+            covered=self._offset, lines=self._line_no, digest_hex=self._digest.hexdigest(),
+            problems=self.problems,
+        )
+        self._stored_docs = self._index.n_docs
+        release_heap()
 
     def _sync(self) -> None:
         """Index complete lines that other writers appended since we last looked (lock held)."""
@@ -221,10 +225,10 @@ class FinancialSituationMemory:
         if not pairs:
             return 0
         extra = {"known_from": known_from} if known_from else {}
-        payload = "".join(
-            json.dumps({"situation": s, "recommendation": r, **extra}, ensure_ascii=False) + "\n"
-            for s, r in pairs
-        ).encode("utf-8")
+        payload = bytearray()  # grown in place: no list of a million lines to free afterwards
+        for s, r in pairs:
+            payload += json.dumps({"situation": s, "recommendation": r, **extra}, ensure_ascii=False).encode()
+            payload += b"\n"
         with self._lock, self._flock:
             self._sync()
             if self._seen_size > self._offset:

@@ -166,13 +166,14 @@ class TradingMemoryLog:
         seen: set[tuple[str, str]] = set()
         problems = []
         for i, block in enumerate(blocks):
-            if block.ok and block.key in seen:
+            if block.problem is None:
+                key = (block.date, block.ticker)
+                if key not in seen:
+                    seen.add(key)
+                    continue
                 block.problem = f"duplicate entry for {block.ticker} on {block.date}"
-            if block.ok:
-                seen.add(block.key)
-            else:
-                first = block.raw.split("\n", 1)[0][:80]
-                problems.append(f"Block {i + 1} ({first!r}) kept verbatim but not read: {block.problem}.")
+            first = block.raw.split("\n", 1)[0][:80]
+            problems.append(f"Block {i + 1} ({first!r}) kept verbatim but not read: {block.problem}.")
         self._cache_sig, self._cache, self.problems = sig, blocks, problems
 
     @staticmethod
