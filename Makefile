@@ -45,6 +45,7 @@ test: $(VENV)/.dev chromium postgresql lint
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.dev chromium
+	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
 	$(BIN)/python -m bench
 
 clean:
