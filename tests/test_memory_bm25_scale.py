@@ -33,9 +33,11 @@ def always_prune(monkeypatch):
     monkeypatch.setattr(bm25, "_PRUNE_MIN_DOCS", 0)
 
 
+@pytest.mark.parametrize("eager", [0, 10**9])  # weights per query's terms, or all at once
 @pytest.mark.parametrize("dense_div", [4, 10**9])  # with and without dense weight arrays
-def test_pruned_top_n_is_the_full_sort_bit_for_bit(always_prune, monkeypatch, dense_div):
+def test_pruned_top_n_is_the_full_sort_bit_for_bit(always_prune, monkeypatch, dense_div, eager):
     monkeypatch.setattr(bm25, "_DENSE_DIV", dense_div)
+    monkeypatch.setattr(bm25, "_EAGER_POSTINGS", eager)
     rng = random.Random(5)
     docs = _zipf_corpus(rng, 3000)
     tokens = [bm25_tokenize(d) for d in docs]
@@ -43,6 +45,10 @@ def test_pruned_top_n_is_the_full_sort_bit_for_bit(always_prune, monkeypatch, de
     index.add_many(tokens)
     words = [f"w{i}" for i in range(400)] + ["unseen"]
     for k in range(60):
+        if k == 30:  # a change invalidates every cached weight
+            index.add(["w1", "w2", "w2"])
+            tokens.append(["w1", "w2", "w2"])
+            docs.append("w1 w2 w2")
         q = [rng.choice(words[: 5 + 8 * k]) for _ in range(rng.randint(1, 30))]  # repeats included
         scores = index.scores(q)
         excluded = np.array([rng.random() < 0.3 for _ in docs]) if k % 3 == 0 else None
