@@ -188,3 +188,25 @@ def test_clear_removes_the_stored_index(store_small):
     mem.store_index()
     mem.clear()
     assert not index_file(mem.path).exists() and len(FinancialSituationMemory("wipe")) == 0
+
+
+def test_a_large_memory_read_from_its_jsonl_alone_stores_its_index_on_open(store_small, monkeypatch):
+    mem = FinancialSituationMemory("legacy")
+    monkeypatch.setattr(situation_memory.FinancialSituationMemory, "STORE_MIN_DOCS", 10**9)
+    _fill(mem, random.Random(6), 40)  # as an older version wrote it: no stored index
+    assert not index_file(mem.path).exists()
+    monkeypatch.setattr(situation_memory.FinancialSituationMemory, "STORE_MIN_DOCS", 10)
+    FinancialSituationMemory("legacy")
+    assert index_file(mem.path).exists()
+    tokenised = _tokenised(monkeypatch)
+    assert FinancialSituationMemory("legacy").items() == mem.items() and tokenised == []
+
+
+def test_a_failing_index_store_does_not_fail_the_add(store_small, monkeypatch, caplog):
+    def refuse(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(situation_memory, "save_index", refuse)
+    mem = FinancialSituationMemory("full_disk")
+    assert mem.add_situations([(f"lesson {i}", "r") for i in range(30)]) == 30
+    assert len(FinancialSituationMemory("full_disk")) == 30 and "could not store the index" in caplog.text
