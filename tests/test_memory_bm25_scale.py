@@ -210,3 +210,21 @@ def test_a_failing_index_store_does_not_fail_the_add(store_small, monkeypatch, c
     mem = FinancialSituationMemory("full_disk")
     assert mem.add_situations([(f"lesson {i}", "r") for i in range(30)]) == 30
     assert len(FinancialSituationMemory("full_disk")) == 30 and "could not store the index" in caplog.text
+
+
+def test_weights_of_an_old_version_are_let_go(monkeypatch):
+    # Cached weights are views of one block per pass: a stale view left on a rarely queried term
+    # would keep its whole block alive, and add/query cycles would grow memory without bound.
+    monkeypatch.setattr(bm25, "_EAGER_POSTINGS", 0)
+    index = BM25Index(1.5, 0.75)
+    index.add_many([[f"w{i % 50}", f"w{i % 7}", "common"] for i in range(5000)])
+    index.top(["w1", "w2", "common"], 3)
+    first = [index.postings[index.vocab[t]] for t in ("w1", "w2")]
+    assert all(p.w is not None for p in first)
+    for _ in range(5):
+        index.add(["w3", "common"])
+        index.top(["w3", "w4", "common"], 3)
+        assert all(p.w is None for p in first)
+    held = [p for p in index.postings if p.w is not None]
+    assert {index_term for index_term, tid in index.vocab.items() if index.postings[tid] in held} <= {
+        "w3", "w4", "common"}

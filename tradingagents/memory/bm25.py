@@ -120,6 +120,8 @@ class BM25Index:
         self.n_postings = 0
         self._norm: np.ndarray | None = None  # k1*(1-b+b*dl/avgdl), valid for n_docs
         self._version = 0  # bumped by every add: cached weights are for one version
+        self._cached: list[Postings] = []  # postings holding weights of _cached_version
+        self._cached_version = 0
 
     # ------------------------------------------------------------------ building
     def _grow_docs(self, k: int) -> None:
@@ -240,10 +242,15 @@ class BM25Index:
         usually new to the cache, and one numpy pass each would cost more than the query).
         """
         version = self._version
+        if self._cached_version != version:  # stale weights pin their whole block: let them go
+            for p in self._cached:
+                p.w = None
+            self._cached, self._cached_version = [], version
         cold = [p for _, p, _, _ in terms if p.w_version != version]
         if cold and self.n_postings <= _EAGER_POSTINGS:
             cold = [p for p in self.postings if p.w_version != version]  # small: all terms at once
         if cold:
+            self._cached.extend(cold)
             norm = self._norms()
             n1, k1p1 = self.n_docs + 1, self.k1 + 1.0
             lens = [p.n for p in cold]
