@@ -11,7 +11,7 @@ import streamlit as st
 from studio import theme, ui
 from studio.debates import ANSWERS_CAPTION, Turn, rebuttals, replay_step, turns_from_events, turns_from_saved
 from tradingagents import team
-from tradingagents.graph.results import list_runs, load_run
+from tradingagents.storage import list_runs, load_run
 
 ui.require_router()
 
