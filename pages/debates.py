@@ -15,8 +15,7 @@ from tradingagents.storage import list_runs, load_run
 
 ui.require_router()
 
-SPEEDS = {"0.5×": 4.0, "1×": 2.0, "2×": 1.0, "4×": 0.5}
-"""Replay speed → seconds per turn."""
+SPEEDS = {"0.5×": 4.0, "1×": 2.0, "2×": 1.0, "4×": 0.5}  # replay speed → seconds per turn
 PANE_HEIGHT = 560
 SECTION_TITLES = {d: f"{team.DEBATE_TITLES[d]} — {' · '.join(r.speaker for r in team.speakers(d))}"
                   for d in team.DEBATES}
@@ -27,7 +26,7 @@ def main() -> None:
     registry = ui.get_registry()
     st.html(theme.battle_css())
 
-    head, present_col = st.columns([4, 1.3], vertical_alignment="bottom")
+    head, present_col = st.columns([3, 1.4], vertical_alignment="bottom")
     head.title("Debates")
     presentation = present_col.toggle("Presentation", key="debate_present",
                                       help="Full screen for an audience: hides the sidebar and the app's chrome.")
@@ -111,18 +110,19 @@ def replay(turns: list[Turn], key: str) -> None:
         s[f"{key}_tick"] = time.monotonic()
 
     playing = s[f"{key}_playing"]
-    c = st.columns([1.25, 1, 1, 1, 1, 1.6], vertical_alignment="bottom")
-    c[0].button("Pause" if playing else "Play", key="rp_play", type="primary", on_click=play_pause,
-                icon=":material/pause:" if playing else ":material/play_arrow:")
-    c[1].button("Start", key="rp_start", on_click=act, args=("start",), icon=":material/first_page:",
-                disabled=s[key] <= 1)
-    c[2].button("Back", key="rp_back", on_click=act, args=("back",), icon=":material/chevron_left:",
-                disabled=s[key] <= 1)
-    c[3].button("Next", key="rp_next", on_click=act, args=("next",), icon=":material/chevron_right:",
-                disabled=s[key] >= total)
-    c[4].button("End", key="rp_end", on_click=act, args=("end",), icon=":material/last_page:",
-                disabled=s[key] >= total)
-    speed = c[5].select_slider("Speed", list(SPEEDS), value=s.get("rp_speed", "1×"), key="rp_speed")
+    with st.container(horizontal=True, vertical_alignment="bottom", key="ta-replay-controls"):
+        # a wrapping row: on a narrow screen the buttons move to a second line instead of shrinking to "N…"
+        st.button("Pause" if playing else "Play", key="rp_play", type="primary", on_click=play_pause,
+                  icon=":material/pause:" if playing else ":material/play_arrow:")
+        st.button("Start", key="rp_start", on_click=act, args=("start",), icon=":material/first_page:",
+                  disabled=s[key] <= 1)
+        st.button("Back", key="rp_back", on_click=act, args=("back",), icon=":material/chevron_left:",
+                  disabled=s[key] <= 1)
+        st.button("Next", key="rp_next", on_click=act, args=("next",), icon=":material/chevron_right:",
+                  disabled=s[key] >= total)
+        st.button("End", key="rp_end", on_click=act, args=("end",), icon=":material/last_page:",
+                  disabled=s[key] >= total)
+        speed = st.select_slider("Speed", list(SPEEDS), value=s.get("rp_speed", "1×"), key="rp_speed", width=180)
     interval = SPEEDS[speed]
 
     @st.fragment(run_every=interval if playing else None)
@@ -166,7 +166,8 @@ def render_turns(visible: list[Turn], turns: list[Turn], *, replay: bool) -> Non
             continue
         indexed = [(i, t) for i, t in enumerate(visible) if t.debate == debate]
         st.subheader(SECTION_TITLES[debate])
-        pane, verdict_col = st.columns([3, 2])
+        with st.container(key=f"ta-arena-{debate}"):
+            pane, verdict_col = st.columns([3, 2])
         with pane, st.container(height=PANE_HEIGHT, autoscroll=True, border=True, key=f"ta-battle-{debate}"):
             last_round = None
             for i, turn in indexed:

@@ -62,6 +62,15 @@ def battle_css() -> str:
         '[class*="st-key-ta-verdict-"]{border-top:4px solid #C79A18;border-radius:8px}'
         "@media (max-width:900px){.ta-round{font-size:.7rem}"
         '[data-testid="stChatMessage"] p{font-size:.92rem}}'
+        # narrow screens: the verdict stacks above its debate (short, scrollable), the pane takes the width
+        "@media (max-width:1100px){"
+        '[class*="st-key-ta-arena-"] [data-testid="stHorizontalBlock"]'
+        ':has(> [data-testid="stColumn"] [class*="st-key-ta-battle-"]){flex-wrap:wrap}'
+        '[class*="st-key-ta-arena-"] [data-testid="stColumn"]:has([class*="st-key-ta-battle-"]),'
+        '[class*="st-key-ta-arena-"] [data-testid="stColumn"]:has([class*="st-key-ta-verdict-"])'
+        "{flex:1 1 100% !important;width:100% !important;min-width:100% !important}"
+        '[class*="st-key-ta-arena-"] [data-testid="stColumn"]:has([class*="st-key-ta-verdict-"]){order:-1}'
+        '[class*="st-key-ta-verdict-"]{max-height:240px !important;height:auto !important}}'
         "</style>"
     )
 

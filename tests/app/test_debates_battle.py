@@ -136,3 +136,25 @@ def test_replay_step_stays_in_range():
     assert [replay_step(3, 5, a) for a in ("start", "back", "next", "tick", "end", "other")] == [1, 2, 4, 4, 5, 3]
     assert replay_step(5, 5, "next") == 5 and replay_step(1, 5, "back") == 1 and replay_step(9, 5, "x") == 5
     assert replay_step(1, 0, "next") == 0
+
+
+def test_theme_follows_the_browser_and_offers_light_and_dark():
+    import tomllib
+
+    from streamlit import config as st_config
+
+    from tests.app.apptest_utils import ROOT
+
+    doc = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    themes = doc["theme"]
+    assert "base" not in themes  # a base pins one theme; without it Streamlit starts on the system's
+    for name in ("light", "dark"):
+        assert {"primaryColor", "backgroundColor", "textColor"} <= set(themes[name])
+        for option in themes[name]:
+            assert f"theme.{name}.{option}" in st_config.get_config_options(), option  # real Streamlit options
+    assert themes["light"]["backgroundColor"] != themes["dark"]["backgroundColor"]
+    # the menu with its theme choice is shown ("minimal" hides it when nothing else is in it)
+    assert doc["client"]["toolbarMode"] == "viewer"
+    layout = theme.plotly_layout("light")
+    assert layout["template"] == "plotly_white" and layout["font"]["color"] == "#1C2230"
+    assert theme.plotly_layout("dark")["template"] == "plotly_dark"
