@@ -47,7 +47,7 @@ from tradingagents.graph.events import EventCallback, RunEvent, describe_error, 
 from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.results import REPORT_FILE, STATE_FILE, public_meta, save_run
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, GraphSetup
-from tradingagents.graph.signal_processing import SignalProcessor
+from tradingagents.graph.signal_processing import SignalProcessor, state_rating
 from tradingagents.validation import (
     InvalidDateError,
     ValidationError,
@@ -428,7 +428,7 @@ class TradingAgentsGraph:
                 close()  # one connection per run; never leak it
         final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
         turns = list(final_state.pop("debate_turns", None) or [])
-        rating = self.signal_processor.process_signal(final_state.get("final_trade_decision"))
+        rating = final_state["final_rating"] = state_rating(final_state)  # the structured rating wins
 
         # (4) save, then log the decision as pending
         meta = {
@@ -594,7 +594,7 @@ class TradingAgentsGraph:
             raise RuntimeError("Nothing to reflect on: call propagate() first.")
         state = self.curr_state
         ticker = state.get("company_of_interest") or ""
-        rating = self.process_signal(state.get("final_trade_decision", ""))
+        rating = state_rating(state)
         lessons = self.reflector.role_lessons(
             ticker=ticker, date=state.get("trade_date"), rating=rating,
             decision=state.get("final_trade_decision", ""), raw=outcome["raw"], alpha=outcome["alpha"],

@@ -224,6 +224,10 @@ def create_llm(
     if callbacks:
         kwargs["callbacks"] = list(callbacks)
     from tradingagents.llm_clients.openai_chat import BoundedChatOpenAI  # imports langchain-openai
+    from tradingagents.llm_clients.text import valid_unicode_http_client
+
+    # answers are made valid Unicode before the SDK parses them (structured output included)
+    kwargs["http_client"] = valid_unicode_http_client()
 
     llm = BoundedChatOpenAI(**kwargs)
     llm._limiter = limiter if limiter is not None else make_limiter(cfg)
