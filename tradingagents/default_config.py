@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -633,10 +634,65 @@ def benchmark_for(ticker: str, config: Mapping[str, Any] | None = None) -> str:
     return DEFAULT_BENCHMARK
 
 
+_SECRET_WORDS = ("key", "token", "secret", "password")
+# query parameters whose value is a credential (an Azure ``sig``, a ``?api_key=``, an ``access_token``)
+_SECRET_QUERY_WORDS = ("key", "token", "secret", "pass", "pwd", "sig", "auth", "credential", "session")
+REDACTED = "***"
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the credentials of every URL in it masked: ``user:pass@`` and secret query values.
+
+    ``http://u:p@host:8000/v1?api_key=s&x=1`` → ``http://***@host:8000/v1?api_key=***&x=1``; text
+    without a URL comes back unchanged.
+    """
+    if "://" not in text:
+        return text
+    return _URL_RE.sub(lambda m: _redact_one(m.group(0)), text)
+
+
+def _redact_one(url: str) -> str:
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return REDACTED
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = REDACTED + "@" + netloc.rpartition("@")[2]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode(
+            [(k, REDACTED if any(w in k.lower() for w in _SECRET_QUERY_WORDS) else v) for k, v in pairs],
+            safe="*",
+        )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]+")
+
+
+def _public_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, Mapping):
+        return {k: _public_value(v) for k, v in value.items()
+                if not (isinstance(k, str) and any(w in k.lower() for w in _SECRET_WORDS))}
+    if isinstance(value, (list, tuple)):
+        return [_public_value(v) for v in value]
+    return value
+
+
 def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A plain, mutable copy that is safe to write to disk or show: no key, token or secret of any kind."""
+    """A plain, mutable copy that is safe to write to disk or show: no key, token or secret of any kind.
+
+    Keys naming a secret are left out (at any depth), and every URL has its credentials masked
+    (``backend_url``/``storage_url`` like ``http://user:pass@host/v1`` → ``http://***@host/v1``).
+    """
     return {
-        k: _thaw(v)
+        k: _public_value(_thaw(v))
         for k, v in config.items()
-        if not any(word in k.lower() for word in ("key", "token", "secret", "password"))
+        if not any(word in k.lower() for word in _SECRET_WORDS)
     }
