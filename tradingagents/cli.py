@@ -176,6 +176,8 @@ class _Progress:
         if event.kind == "run_started":
             how = "resuming" if d.get("resumed") else "starting"
             line = f"{how} {d.get('ticker')} {d.get('date')}: {', '.join(d.get('analysts', []))} ({d.get('analyst_execution')})"
+            for warning in d.get("warnings") or []:
+                line += f"\n  warning: {warning}"
         elif event.kind == "node_started" and not (event.node or "").startswith(("tools_", "Msg Clear")):
             line = f"… {event.agent} ({event.team})"
         elif event.kind == "node_finished" and not (event.node or "").startswith(("tools_", "Msg Clear")):

@@ -107,6 +107,7 @@ class _RunReporter:
         self.resumed = False
         self.terminal_sent = False
         self.debate_turns: list[dict[str, Any]] = []  # this run's turns (a resume starts with the saved ones)
+        self.warnings: list[str] = []  # what the run worked around (a damaged checkpoint moved aside)
 
     def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
         if self.on_event is None:
@@ -414,6 +415,7 @@ class TradingAgentsGraph:
         graph_builder = self.build_graph(trade_date, analysts)
         if cfg.get("checkpoint_enabled"):
             saver = ckpt.get_checkpointer(cfg, ticker)
+            reporter.warnings.extend(saver.warnings)  # shown by run_started and saved in the meta
         else:
             from langgraph.checkpoint.memory import InMemorySaver
 
@@ -445,6 +447,7 @@ class TradingAgentsGraph:
             "usage": dict(tracker.totals()),
             "node_times_ms": reporter.node_times_ms(),
             "debate_turns": turns,
+            "warnings": list(reporter.warnings),
             "config": self.config,  # saved as public_config(...) only
         }
         saved_meta = public_meta(cfg, meta)
@@ -496,7 +499,7 @@ class TradingAgentsGraph:
 
         reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
                       analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
-                      plan=team.plan(analysts), settings=dict(settings))
+                      plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
         if should_stop is not None and should_stop():
             raise RunStopped(f"Stopped before the run of {ticker} on {trade_date} started.")
 
