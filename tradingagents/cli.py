@@ -31,7 +31,7 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_DATA_UNAVAILABLE", "EXIT_ERROR",
 
 EXIT_CODES_HELP = """exit codes:
   0  ok
-  1  unexpected error (a bug: the message says where)
+  1  unexpected error (a bug: the message says where), or a disk that is full or refuses writes
   2  bad input or configuration (ticker, date, analysts, options, TRADINGAGENTS_* variables,
      unknown provider, missing API key) — nothing was run
   3  market data provider unavailable (the data source cannot serve the ticker)
@@ -149,9 +149,10 @@ def _config_from(args: argparse.Namespace) -> dict[str, Any]:
 
 def _settings_from(args: argparse.Namespace, *, check_llm: bool = True):
     """Resolved, validated settings and the LLM settings checked (key, URL): before anything runs."""
-    from tradingagents.default_config import resolve_config
+    from tradingagents.default_config import check_home, resolve_config
 
     settings = resolve_config(_config_from(args))
+    check_home(settings)  # a home that cannot be written: exit 2 naming the folder, before any work
     if check_llm:
         from tradingagents.llm_clients.factory import check_llm_config
 
@@ -228,6 +229,13 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
     where = getattr(exc, "env_var", None) or FLAG_OF_KEY.get(key or "")
     if code == EXIT_BAD_INPUT and where and where not in str(exc):
         headline += f" ({where})"
+    disk = _disk_problem(exc)
+    if disk is not None:
+        print(disk, file=sys.stderr)
+        if resumes and checkpointing:
+            print("The run is checkpointed: once there is room, run the same command again to resume.",
+                  file=sys.stderr)
+        return code
     print(f"{headline}: {exc}", file=sys.stderr)
     if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED) and is_resumable(exc):
         if checkpointing:
@@ -241,6 +249,30 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
 
         traceback.print_exception(exc)
     return code
+
+
+_DISK_ERRNOS = {"ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO"}
+
+
+def _disk_problem(exc: BaseException) -> str | None:
+    """A plain message for a write that the disk refused (full, read-only, no permission), or None."""
+    import errno
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and errno.errorcode.get(current.errno or -1) in _DISK_ERRNOS:
+            where = f" writing {current.filename}" if current.filename else ""
+            full = current.errno in (errno.ENOSPC, errno.EDQUOT)
+            what = "The disk is full" if full else f"A file could not be written ({current.strerror})"
+            todo = ("free some space on that disk" if full else "check the folder's permissions")
+            return f"{what}{where}. {todo[0].upper() + todo[1:]}, or use another home folder (--home)."
+        if "database or disk is full" in str(current):
+            return ("The disk is full (the checkpoint database could not grow). Free some space, or use "
+                    "another home folder (--home).")
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _install_stop_handlers(stop: threading.Event):

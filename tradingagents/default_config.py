@@ -696,3 +696,46 @@ def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
         for k, v in config.items()
         if not any(word in k.lower() for word in _SECRET_WORDS)
     }
+
+
+# folders the engine writes into (each is checked by ``check_home``)
+WRITABLE_DIRS = ("home", "memory_dir", "results_dir", "checkpoint_dir", "data_cache_dir")
+
+
+def check_home(config: Mapping[str, Any] | None = None) -> None:
+    """Raise ``ConfigError`` (naming the folder and what to do) unless every folder the engine
+    writes can be created and written: a home on ``/proc/self``, a read-only disk or a full one is
+    reported before any work, never as a traceback in the middle of a run.
+
+    The error's ``key`` names the setting ("home", "results_dir", …) so a front end can name its
+    own flag or field. Creates the folders (they would be created by the run anyway).
+    """
+    import errno as _errno
+    import tempfile
+
+    cfg = resolve_config(config)
+    for key in WRITABLE_DIRS:
+        if not cfg.get(key):
+            continue
+        folder = Path(cfg[key])
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=".write-check.", dir=folder)
+            try:
+                os.write(fd, b"ok")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+                os.unlink(probe)
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            if exc.errno in (_errno.ENOSPC, _errno.EDQUOT):
+                todo = "Free some space on that disk, or use a home folder on another disk"
+            else:
+                todo = "Use a folder you can write to"
+            error = ConfigError(
+                f"The {key.replace('_', ' ')} folder {folder} cannot be written ({reason}). {todo}: "
+                "set --home / TRADINGAGENTS_HOME (or the app's home setting) to a writable folder."
+            )
+            error.key = key  # type: ignore[attr-defined]
+            raise error from exc
