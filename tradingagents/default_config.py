@@ -708,7 +708,8 @@ def check_home(config: Mapping[str, Any] | None = None) -> None:
     reported before any work, never as a traceback in the middle of a run.
 
     The error's ``key`` names the setting ("home", "results_dir", …) so a front end can name its
-    own flag or field. Creates the folders (they would be created by the run anyway).
+    own flag or field. Nothing is left behind: a missing folder is judged by its nearest existing
+    parent (a probe file is written there and removed).
     """
     import errno as _errno
     import tempfile
@@ -718,9 +719,13 @@ def check_home(config: Mapping[str, Any] | None = None) -> None:
         if not cfg.get(key):
             continue
         folder = Path(cfg[key])
+        existing = folder
+        while not existing.exists() and existing.parent != existing:
+            existing = existing.parent
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, probe = tempfile.mkstemp(prefix=".write-check.", dir=folder)
+            if not existing.is_dir():
+                raise NotADirectoryError(_errno.ENOTDIR, "it is a file, not a folder", str(existing))
+            fd, probe = tempfile.mkstemp(prefix=".write-check.", dir=existing)
             try:
                 os.write(fd, b"ok")
                 os.fsync(fd)
@@ -733,9 +738,11 @@ def check_home(config: Mapping[str, Any] | None = None) -> None:
                 todo = "Free some space on that disk, or use a home folder on another disk"
             else:
                 todo = "Use a folder you can write to"
+            where = "" if existing == folder else f" ({existing} {reason.lower()})"
             error = ConfigError(
-                f"The {key.replace('_', ' ')} folder {folder} cannot be written ({reason}). {todo}: "
-                "set --home / TRADINGAGENTS_HOME (or the app's home setting) to a writable folder."
+                f"The {key.replace('_', ' ')} folder {folder} cannot be written"
+                + (where or f" ({reason})") + f". {todo}: set --home / TRADINGAGENTS_HOME (or the app's "
+                "home setting) to a writable folder."
             )
             error.key = key  # type: ignore[attr-defined]
             raise error from exc
