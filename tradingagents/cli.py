@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import threading
@@ -160,6 +161,33 @@ def _settings_from(args: argparse.Namespace, *, check_llm: bool = True):
     return settings
 
 
+# what a terminal would act on rather than show: CSI (colours, cursor moves, screen clears), OSC
+# (window titles, hyperlinks, clipboard writes), other ESC sequences, C1 controls (incl. 8-bit CSI)
+# and C0 controls except newline and tab (a carriage return rewrites the line, BEL rings)
+_TERMINAL_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI … final byte
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC … BEL or ST (or unterminated)
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC strings
+    r"|\x1b[ -/]*[0-~]?"  # any other escape (and a lone ESC)
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+    r"|[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]"
+)
+
+
+def terminal_safe(text: object) -> str:
+    """``text`` with every terminal control sequence removed (``\\n`` and ``\\t`` are kept).
+
+    Everything the CLI prints that came from a model, a server or a file goes through this: an
+    answer cannot recolour, clear or retitle the terminal, write the clipboard or forge a line.
+    """
+    return _TERMINAL_CONTROL.sub("", str(text))
+
+
+def _print(*parts: object, **kwargs: Any) -> None:
+    """``print`` with every part made ``terminal_safe``."""
+    print(*(terminal_safe(p) for p in parts), **kwargs)
+
+
 class _Progress:
     """A terse live display of the run events on stderr."""
 
@@ -196,7 +224,7 @@ class _Progress:
         elif event.kind == "run_stopped":
             line = "stopped" + (" (resumable)" if d.get("resumable") else "")
         if line:
-            print(f"[{t:6.1f}s] {line}", file=self.stream or sys.stderr, flush=True)
+            _print(f"[{t:6.1f}s] {line}", file=self.stream or sys.stderr, flush=True)
 
 
 def _short_args(args) -> str:
@@ -231,12 +259,12 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
         headline += f" ({where})"
     disk = _disk_problem(exc)
     if disk is not None:
-        print(disk, file=sys.stderr)
+        _print(disk, file=sys.stderr)
         if resumes and checkpointing:
             print("The run is checkpointed: once there is room, run the same command again to resume.",
                   file=sys.stderr)
         return code
-    print(f"{headline}: {exc}", file=sys.stderr)
+    _print(f"{headline}: {exc}", file=sys.stderr)
     if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED) and is_resumable(exc):
         if checkpointing:
             print("The run is checkpointed: run the same command again to resume where it stopped.",
@@ -247,7 +275,7 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
     if code == EXIT_ERROR:
         import traceback
 
-        traceback.print_exception(exc)
+        _print("".join(traceback.format_exception(exc)), end="", file=sys.stderr)
     return code
 
 
@@ -310,8 +338,8 @@ def run_command(argv: list[str]) -> int:
         state, rating = graph.propagate(
             ticker, date, args.asset_type, on_event=_Progress(quiet=args.quiet), should_stop=stop.is_set
         )
-        print(f"Rating: {rating}")
-        print(f"Report: {os.path.join(graph.last_run['results_path'], 'report.md')}")
+        _print(f"Rating: {rating}")
+        _print(f"Report: {os.path.join(graph.last_run['results_path'], 'report.md')}")
         return EXIT_OK
     except KeyboardInterrupt:
         print("Aborted.", file=sys.stderr)
@@ -382,10 +410,10 @@ def settle_command(argv: list[str]) -> int:
         settled, pending = settle_pending(settings, ticker)
         for s in settled:
             holding = s.get("holding", s.get("holding_days"))
-            print(f"{s['date']} {s['ticker']} {s.get('rating')}: return {_pct(s.get('raw'))}, "
+            _print(f"{s['date']} {s['ticker']} {s.get('rating')}: return {_pct(s.get('raw'))}, "
                   f"alpha {_pct(s.get('alpha'))} over {holding}d")
         for p in pending:
-            print(f"pending {p['date']} {p['ticker']}: {p.get('reason') or 'reason unknown'}")
+            _print(f"pending {p['date']} {p['ticker']}: {p.get('reason') or 'reason unknown'}")
         if not settled and not pending:
             scope = f" for {ticker}" if ticker else ""
             print(f"Nothing to settle: the memory log has no pending decision{scope}.")
