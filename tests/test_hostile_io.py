@@ -100,6 +100,8 @@ def test_dates_before_1970_are_refused_up_front(date, capsys, ta_home):
     with pytest.raises(InvalidDateError, match="1970-01-01"):
         validate_date(date)
     assert validate_date("1970-01-01") == "1970-01-01"
+    # a data range (or a date already stored) may reach further back: price history does
+    assert validate_date("1950-06-01", allow_future=True) == "1950-06-01"
     assert cli.main(["NVDA", date]) == cli.EXIT_BAD_INPUT
     assert "1970-01-01" in capsys.readouterr().err
 

@@ -13,13 +13,15 @@ _TICKER_RE = re.compile(r"^[A-Z0-9.^=_+\-]+$")
 _TYPED_RE = re.compile(r"[A-Za-z0-9.^=_+\-]")  # what may be typed (before upper-casing)
 # the earliest analysis date: market data, holding windows and settlement all assume the epoch on
 DATE_FLOOR = _dt.date(1970, 1, 1)
+# the earliest date of a data range or a stored date (price history can go back further)
+HISTORY_FLOOR = _dt.date(1900, 1, 1)
 # a results folder / database name never starts with "."; a leading dot is written as "%2E"
 # ("%" is not in the ticker alphabet, so no other ticker's name can collide with it)
 _LEADING_DOT = "%2E"
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-__all__ = ["DATE_FLOOR", "InvalidDateError", "InvalidTickerError", "ValidationError", "safe_path_component",
+__all__ = ["DATE_FLOOR", "HISTORY_FLOOR", "InvalidDateError", "InvalidTickerError", "ValidationError", "safe_path_component",
            "ticker_from_path_component", "validate_date", "validate_ticker"]
 
 
@@ -65,8 +67,14 @@ def validate_ticker(ticker: object) -> str:
     return text
 
 
-def validate_date(value: object, *, allow_future: bool = False, today: _dt.date | None = None) -> str:
-    """Return the date as ``YYYY-MM-DD``; a real date, not in the future unless allowed."""
+def validate_date(
+    value: object, *, allow_future: bool = False, today: _dt.date | None = None, earliest: _dt.date | None = None
+) -> str:
+    """Return the date as ``YYYY-MM-DD``; a real date, not in the future unless allowed.
+
+    ``earliest`` defaults to ``DATE_FLOOR`` (1970-01-01) for an analysis date and to
+    ``HISTORY_FLOOR`` (1900-01-01) with ``allow_future`` (data ranges, dates already stored).
+    """
     accepted = "Use an ISO date YYYY-MM-DD, for example 2024-05-10."
     if isinstance(value, _dt.datetime):
         day = value.date()
@@ -88,10 +96,12 @@ def validate_date(value: object, *, allow_future: bool = False, today: _dt.date 
             f"The date {day.isoformat()} is in the future (today is {today.isoformat()}); "
             "an analysis can only use data up to today. Pick today or an earlier date."
         )
-    if day < DATE_FLOOR:
+    floor = earliest or (HISTORY_FLOOR if allow_future else DATE_FLOOR)
+    if day < floor:
+        why = " (market data and settlement start there)" if floor == DATE_FLOOR else ""
         raise InvalidDateError(
-            f"The date {day.isoformat()} is before {DATE_FLOOR.isoformat()}, the earliest date accepted "
-            "(market data and settlement start there). Pick a later date."
+            f"The date {day.isoformat()} is before {floor.isoformat()}, the earliest date accepted{why}. "
+            "Pick a later date."
         )
     return day.isoformat()
 
