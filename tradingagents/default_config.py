@@ -712,18 +712,16 @@ def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
     (``backend_url`` like ``http://user:pass@host/v1`` → ``http://***@host/v1``; ``storage_url``
     keeps its user name, never its password or query).
     """
-    raw = {k: _thaw(v) for k, v in config.items()}
-    if raw.get("storage_url"):  # the database's password never reaches a file
-        from tradingagents.storage.pg import redact_url as redact_database_url
-
-        raw["storage_url"] = redact_database_url(raw["storage_url"])
-    return {
-        k: _public_value(v)
-        for k, v in raw.items()
+    out = {
+        k: _public_value(_thaw(v))
         for k, v in config.items()
         if not any(word in k.lower() for word in _SECRET_WORDS)
     }
+    if config.get("storage_url"):  # the database's password and query never reach a file (user kept)
+        from tradingagents.storage.pg import redact_url as redact_database_url
 
+        out["storage_url"] = redact_database_url(str(config["storage_url"]))
+    return out
 
 # folders the engine writes into (each is checked by ``check_home``)
 WRITABLE_DIRS = ("home", "memory_dir", "results_dir", "checkpoint_dir", "data_cache_dir")
