@@ -41,6 +41,7 @@ from tradingagents.validation import safe_path_component
 DB_SUFFIX = ".sqlite"
 BUSY_TIMEOUT_S = 30.0
 CORRUPT_MARK = ".corrupt-"
+COMPACT_MIN_BYTES = 1 << 20  # free space that makes clearing a thread VACUUM the database
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +297,11 @@ def compact(conn: sqlite3.Connection) -> bool:
     clear (its rows are already deleted; only the space waits).
     """
     try:
-        conn.execute("VACUUM")
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+        if free * size >= COMPACT_MIN_BYTES or (pages and free / pages > 0.5):
+            conn.execute("VACUUM")  # only when there is space worth giving back
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return True
     except sqlite3.OperationalError as exc:
