@@ -11,7 +11,7 @@ import streamlit as st
 
 from studio import charts, ui
 from studio.memview import EXAMPLE_SITUATIONS, ROLES, display_terms, shared_terms, situation_html
-from tradingagents.agents.utils.memory import FinancialSituationMemory
+from tradingagents.storage import open_role_memory, storage_url
 
 ui.require_router()
 
@@ -21,12 +21,14 @@ config = ui.current_config()
 
 
 @st.cache_resource(max_entries=32, show_spinner="Opening the memory…")
-def _open(role: str, memory_dir: str, k1: float, b: float) -> FinancialSituationMemory:
-    return FinancialSituationMemory(role, {"memory_dir": memory_dir, "bm25_k1": k1, "bm25_b": b})
+def _open(role: str, where: tuple, _config):
+    """One open memory per (role, storage, BM25 parameters); ``_config`` is not part of the key."""
+    return open_role_memory(role, _config)  # files, or the desk's database
 
 
-def memory(role: str) -> FinancialSituationMemory:
-    return _open(role, str(config["memory_dir"]), float(config["bm25_k1"]), float(config["bm25_b"]))
+def memory(role: str):
+    where = (str(config["memory_dir"]), storage_url(config), float(config["bm25_k1"]), float(config["bm25_b"]))
+    return _open(role, where, config)
 
 
 def set_query(text: str) -> None:

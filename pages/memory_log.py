@@ -12,8 +12,8 @@ from pathlib import Path
 import streamlit as st
 
 from studio import charts, ui
-from tradingagents.agents.utils.memory import TradingMemoryLog
 from tradingagents.agents.utils.rating import HOLD_BAND, RATINGS_5_TIER, direction
+from tradingagents.storage import open_memory_log, storage_url
 
 ui.require_router()
 
@@ -29,14 +29,27 @@ def file_signature(path: Path) -> tuple[int, int, int] | None:
     return (st_.st_size, st_.st_mtime_ns, st_.st_ino)
 
 
-@st.cache_data(max_entries=4, show_spinner="Reading the memory log…")
-def load_log(path: str, signature: tuple[int, int, int] | None):
-    """(frame, texts by (date, ticker), problems) of the log at ``path`` as of ``signature``."""
-    log = TradingMemoryLog({"memory_log_path": path})
+def read_log(config):
+    """(frame, texts by (date, ticker), problems) of the log as it is now."""
+    log = open_memory_log(config)  # files, or the desk's database
     entries = log.load_entries()
     texts = {(str(e.get("date")), str(e.get("ticker"))): (e.get("decision") or "", e.get("reflection") or "")
              for e in entries}
     return charts.log_frame(entries), texts, list(log.problems)
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading the memory log…")
+def _cached_log(path: str, signature: tuple[int, int, int] | None, _config):
+    return read_log(_config)
+
+
+def load_log(config):
+    """The log file is parsed once per version (its size, mtime and inode); a database log is read
+    on every rerun (it has no cheap version to key a cache by)."""
+    if storage_url(config):
+        return read_log(config)
+    path = Path(config["memory_log_path"])
+    return _cached_log(str(path), file_signature(path), config)
 
 
 def show_problems(problems: list[str], path: Path) -> None:
@@ -168,7 +181,7 @@ def main() -> None:
     settle_section(config)
 
     path = Path(config["memory_log_path"])
-    df, texts, problems = load_log(str(path), file_signature(path))
+    df, texts, problems = load_log(config)
     show_problems(problems, path)
     if not len(df):
         st.info("The memory log is empty. Each analysis you run on the **Run** page adds its decision here as "
