@@ -23,12 +23,16 @@ if TYPE_CHECKING:  # pandas and plotly are imported lazily: the first render sta
 
 
 def _go():
+    # plotly peeks at sys.modules for pandas: while the app's warm-up thread is still importing it,
+    # plotly would see a half-initialised module. A real import waits for the other thread to finish.
+    import pandas  # noqa: F401
     import plotly.graph_objects as go
 
     return go
 
 
 def _subplots(**kwargs):
+    _go()
     from plotly.subplots import make_subplots
 
     return make_subplots(**kwargs)

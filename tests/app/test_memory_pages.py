@@ -117,7 +117,7 @@ def test_memory_log_rereads_the_file_after_a_write_and_not_otherwise(ta_home, mo
     monkeypatch.setattr(TradingMemoryLog, "load_entries", lambda self: calls.append(1) or real(self))
     at.run()
     assert calls == [] and at.metric[0].value == "10"  # unchanged file: parsed result reused
-    TradingMemoryLog(resolve_config()).store_decision("TSLA", "2024-07-01", "Buy", "New one.")
+    TradingMemoryLog(resolve_config()).store_decision("TSLA", "2024-07-01", "New one.", rating="Buy")
     at.run()
     assert calls == [1] and at.metric[0].value == "11"
     assert path.exists()
