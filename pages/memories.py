@@ -37,13 +37,15 @@ def set_query(text: str) -> None:
 
 st.title("Memories")
 st.html(ui.badges_html(config))
+st.html("<style>.ta-situation :is(h1,h2,h3,h4,h5,h6){font-size:1rem;margin:.4rem 0 .2rem}"
+        ".ta-situation p,.ta-advice p{margin:.2rem 0}</style>")  # a stored report's headings stay small
 st.caption("Each role keeps lessons from settled decisions as (situation → advice) pairs and reads its best "
            "BM25 matches before it speaks. Scores are divided by the query's best score.")
 
 counts = {role: memory(role).count() for role in ROLES}
-cols = st.columns(len(ROLES))
-for col, (role, label) in zip(cols, ROLES.items(), strict=True):
-    col.metric(label, f"{counts[role]:,}")
+row = st.container(horizontal=True, wrap=True)  # wraps onto new lines on a narrow window
+for role, label in ROLES.items():
+    row.metric(label, f"{counts[role]:,}", width=150)
 
 role = st.selectbox("Role", list(ROLES), format_func=lambda r: f"{ROLES[r]} ({counts[r]:,})", key="mem_role")
 mem = memory(role)

@@ -12,6 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from studio import charts, ui
+from studio.memview import situation_html
 from tradingagents.agents.utils.rating import HOLD_BAND, RATINGS_5_TIER, direction
 from tradingagents.storage import open_memory_log, storage_url
 
@@ -70,8 +71,7 @@ def show_problems(problems: list[str], path: Path) -> None:
 
 
 def settle_section(config) -> None:
-    top_a, top_b = st.columns([1, 3])
-    if top_a.button("Settle now", type="primary", key="settle_now", icon=":material/balance:",
+    if st.button("Settle now", type="primary", key="settle_now", icon=":material/balance:",
                     help="Settle every pending decision whose holding window has closed."):
         with st.spinner("Settling pending decisions against the market…"):
             try:
@@ -87,7 +87,7 @@ def settle_section(config) -> None:
     if not result:
         return
     kind, payload = result
-    with top_b:
+    with st.container():
         if kind == "error":
             st.error(f"Settling failed: {payload} Check the data source in the sidebar and try again.")
             return
@@ -110,11 +110,14 @@ def settle_section(config) -> None:
 
 
 def filtered(df):
-    f1, f2, f3 = st.columns([2, 2, 3])
-    tickers = f1.multiselect("Ticker", sorted(df["ticker"].unique()), key="log_tickers")
-    present = set(df["rating"])
-    ratings = f2.multiselect("Rating", [r for r in charts.RATING_COLORS if r in present], key="log_ratings")
-    status = f3.segmented_control("Status", ["all", "pending", "settled"], default="all", key="log_status")
+    row = st.container(horizontal=True, wrap=True)  # wraps onto new lines on a narrow window
+    with row:
+        tickers = st.multiselect("Ticker", sorted(df["ticker"].unique()), key="log_tickers", width=280)
+        present = set(df["rating"])
+        ratings = st.multiselect("Rating", [r for r in charts.RATING_COLORS if r in present], key="log_ratings",
+                                 width=280)
+        status = st.segmented_control("Status", ["all", "pending", "settled"], default="all", key="log_status",
+                                      width="content")
     view = df
     if tickers:
         view = view[view["ticker"].isin(tickers)]
@@ -127,18 +130,18 @@ def filtered(df):
 
 def paginate(n_rows: int, filters: tuple) -> tuple[int, int]:
     """(first row, last row + 1) of the current page; back to page 1 when the filters change."""
-    c1, c2, c3 = st.columns([1, 1, 2])
-    size = c1.selectbox("Per page", PAGE_SIZES, index=1, key="log_page_size")
+    row = st.container(horizontal=True, wrap=True, vertical_alignment="bottom")
+    size = row.selectbox("Per page", PAGE_SIZES, index=1, key="log_page_size", width=120)
     n_pages = max(1, -(-n_rows // size))
     if st.session_state.get("log_filters") != (filters, size):
         st.session_state["log_filters"] = (filters, size)
         st.session_state["log_page"] = 1
     if st.session_state.get("log_page", 1) > n_pages:
         st.session_state["log_page"] = n_pages
-    page = int(c2.number_input("Page", min_value=1, max_value=n_pages, step=1, key="log_page"))
+    page = int(row.number_input("Page", min_value=1, max_value=n_pages, step=1, key="log_page", width=160))
     first = (page - 1) * size
     last = min(first + size, n_rows)
-    c3.caption(f"Page {page} of {n_pages} · decisions {first + 1 if n_rows else 0}–{last} of {n_rows:,}")
+    row.caption(f"Page {page} of {n_pages} · decisions {first + 1 if n_rows else 0}–{last} of {n_rows:,}")
     return first, last
 
 
@@ -191,12 +194,12 @@ def main() -> None:
         return
 
     view, filters = filtered(df)
-    m = st.columns(4)
+    m = st.container(horizontal=True, wrap=True)
     settled = charts.settled_rows(view)
-    m[0].metric("Decisions", f"{len(view):,}")
-    m[1].metric("Pending", f"{int((view['status'] == 'pending').sum()):,}")
-    m[2].metric("Settled", f"{len(settled):,}")
-    m[3].metric("Average alpha", f"{settled['alpha'].mean():+.2%}" if len(settled) else charts.DASH)
+    m.metric("Decisions", f"{len(view):,}", width=140)
+    m.metric("Pending", f"{int((view['status'] == 'pending').sum()):,}", width=140)
+    m.metric("Settled", f"{len(settled):,}", width=140)
+    m.metric("Average alpha", f"{settled['alpha'].mean():+.2%}" if len(settled) else charts.DASH, width=140)
     if len(view) != len(df):
         st.caption(f"{len(view):,} of the {len(df):,} decisions in the log match the filters.")
 
@@ -214,11 +217,10 @@ def main() -> None:
         decision, reflection = texts.get((row.date, row.ticker), ("", ""))
         tag = f"alpha {row.alpha:+.1%}" if row.status == "settled" and row.alpha == row.alpha else "pending"
         with st.expander(f"{row.date} · {row.ticker} · {row.rating} · {tag}"):
-            st.markdown("**Decision**")
-            st.markdown(decision or "_none_")
+            # model text: Markdown rendered safely, "$120 and $130" stays prices (st.markdown would typeset math)
+            st.html(f"<b>Decision</b>{situation_html(decision or '_none_')}")
             if reflection:
-                st.markdown("**Reflection**")
-                st.markdown(reflection)
+                st.html(f"<b>Reflection</b>{situation_html(reflection)}")
 
     if path.exists():
         st.download_button("Download the raw log (Markdown)", lambda: path.read_bytes(),

@@ -245,13 +245,13 @@ def log_table(df: pd.DataFrame) -> pd.DataFrame:
     bench = bench_returns(df)
     return pd.DataFrame({
         "date": df["date"], "ticker": df["ticker"], "rating": df["rating"], "status": df["status"],
+        "alpha": [fmt_pct(v) for v in df["alpha"]],
+        "raw return": [fmt_pct(v) for v in df["raw"]],
+        "benchmark return": [fmt_pct(v) for v in bench],
+        "benchmark": [fmt_text(v) for v in df["benchmark"]],
         "entry": [fmt_price(v) for v in df["entry_price"]],
         "exit": [fmt_price(v) for v in df["exit_price"]],
         "exit date": [fmt_text(v) for v in df["end_date"]],
-        "raw return": [fmt_pct(v) for v in df["raw"]],
-        "benchmark": [fmt_text(v) for v in df["benchmark"]],
-        "benchmark return": [fmt_pct(v) for v in bench],
-        "alpha": [fmt_pct(v) for v in df["alpha"]],
         "holding days": [fmt_text(v) for v in df["holding"]],
     })
 

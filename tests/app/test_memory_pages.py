@@ -150,6 +150,15 @@ def test_a_damaged_separator_is_reported_not_silently_merged(ta_home):
     assert len(entries) == 2 or log.problems, (entries, log.problems)
 
 
+def test_memory_log_renders_model_text_safely(ta_home):
+    hostile = "**Rating**: Buy\n\n<script>alert(1)</script> [x](javascript:alert(1)) between $120 and $130"
+    write_log([pending_block("2024-05-10", "NVDA", "Buy", hostile)])
+    at = new_app("memory_log")
+    shown = "\n".join(str(h.value) for h in at.html)
+    assert "<strong>Rating</strong>: Buy" in shown and "between $120 and $130" in shown
+    assert "<script>" not in shown and "javascript:" not in shown
+
+
 def test_memory_log_charts_are_per_ticker_and_equity_with_a_plain_hit_rate(ta_home):
     write_log([settled_block("2024-05-10", "NVDA", "Buy", 0.05, 0.02),
                settled_block("2024-05-17", "AAPL", "Sell", -0.03, -0.01),
