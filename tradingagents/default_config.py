@@ -438,7 +438,7 @@ def _path(value: Any, what: str) -> str | None:
 
 
 def _provider(value: Any, what: str) -> str:
-    from tradingagents.llm_clients.presets import PROVIDER_PRESETS, normalize_provider
+    from tradingagents.llm_presets import PROVIDER_PRESETS, normalize_provider
 
     if value is not None and not isinstance(value, str):
         raise _fail(what, value, "expected a provider name", LLMConfigError)
@@ -539,7 +539,7 @@ def _rounds(value: Any, what: str) -> int:
 
 
 def _storage_url(value: Any, what: str) -> str | None:
-    from tradingagents.storage.pg import validate_storage_url
+    from tradingagents.urls import validate_storage_url
 
     return validate_storage_url(value, what)
 
@@ -588,7 +588,7 @@ _LLM_KEYS = frozenset({"llm_provider", "deep_think_llm", "quick_think_llm", "bac
 
 # ---------------------------------------------------------------------------- resolution
 def _resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None) -> Settings:
-    from tradingagents.llm_clients.presets import PROVIDER_PRESETS
+    from tradingagents.llm_presets import PROVIDER_PRESETS
 
     env = env_overrides(environ, skip=set(given))
     merged: dict[str, Any] = {**_DEFAULTS, **env, **given}
@@ -718,10 +718,11 @@ def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
         if not any(word in k.lower() for word in _SECRET_WORDS)
     }
     if config.get("storage_url"):  # the database's password and query never reach a file (user kept)
-        from tradingagents.storage.pg import redact_url as redact_database_url
+        from tradingagents.urls import redact_url as redact_database_url
 
         out["storage_url"] = redact_database_url(str(config["storage_url"]))
     return out
+
 
 # folders the engine writes into (each is checked by ``check_home``)
 WRITABLE_DIRS = ("home", "memory_dir", "results_dir", "checkpoint_dir", "data_cache_dir")

@@ -23,8 +23,8 @@ from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
 from tradingagents.errors import LLMCallError
-from tradingagents.llm_clients.presets import PROVIDER_PRESETS, public_url
 from tradingagents.llm_clients.text import clean_message, clean_result, valid_text
+from tradingagents.llm_presets import PROVIDER_PRESETS, public_url
 
 NO_KEY_PLACEHOLDER = "not-needed"
 
