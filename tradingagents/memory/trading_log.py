@@ -42,7 +42,6 @@ from typing import Any
 import numpy as np
 from filelock import FileLock
 
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 from tradingagents.default_config import resolve_config
 from tradingagents.memory.files import LOCK_POLL_S, atomic_write, fsync_dir, temp_prefix
 from tradingagents.memory.log_format import SEPARATOR, Block, parse_block, pct, render_block
@@ -55,6 +54,7 @@ from tradingagents.memory.log_index import (
     render_index,
     stamp_line,
 )
+from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 __all__ = ["TradingMemoryLog"]
