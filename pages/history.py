@@ -92,12 +92,12 @@ def export_buttons(config, ticker: str, date: str, *, key: str) -> None:
         data = load_run(config, ticker, date)
         return data.get("state") or {}, data.get("rating"), data.get("meta") or {}
 
-    c1, c2, c3, _ = st.columns([1, 1, 1, 1.5])
-    c1.download_button("Markdown", lambda: export.report_markdown(*loaded()), file_name=f"{ticker}_{date}_report.md",
+    row = st.container(horizontal=True, key=f"{key}_exports")
+    row.download_button("Markdown", lambda: export.report_markdown(*loaded()), file_name=f"{ticker}_{date}_report.md",
                        mime="text/markdown", key=f"{key}_md_{ticker}_{date}", icon=":material/download:")
-    c2.download_button("HTML", lambda: export.report_html(*loaded()), file_name=f"{ticker}_{date}_report.html",
+    row.download_button("HTML", lambda: export.report_html(*loaded()), file_name=f"{ticker}_{date}_report.html",
                        mime="text/html", key=f"{key}_html_{ticker}_{date}", icon=":material/download:")
-    c3.download_button("PDF", lambda: export.report_pdf(*loaded()), file_name=f"{ticker}_{date}_report.pdf",
+    row.download_button("PDF", lambda: export.report_pdf(*loaded()), file_name=f"{ticker}_{date}_report.pdf",
                        mime="application/pdf", key=f"{key}_pdf_{ticker}_{date}", icon=":material/picture_as_pdf:",
                        type="primary")
 
