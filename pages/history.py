@@ -83,23 +83,31 @@ def main() -> None:
     labels = [f"{r.ticker} · {r.date} · {r.rating or '—'}" for r in shown]
     pick = st.selectbox("Run", range(len(shown)), format_func=lambda i: labels[i], key="hist_export")
     row = picked[0] if len(picked) == 1 else shown[pick]
-    export_buttons(config, row.ticker, row.date, key="hist")
+    export_buttons(config, row.ticker, row.date, row.saved_at, key="hist")
 
 
-def export_buttons(config, ticker: str, date: str, *, key: str) -> None:
-    """Markdown, HTML and PDF of one saved run (each built when its button is clicked)."""
-    def loaded():
-        data = load_run(config, ticker, date)
-        return data.get("state") or {}, data.get("rating"), data.get("meta") or {}
+@st.cache_data(show_spinner=False, max_entries=64)
+def _exports(storage_key: str, ticker: str, date: str, saved_at: str) -> tuple[str, str, bytes]:
+    """Markdown, HTML and PDF of one saved run, built once per save (a PDF takes about half a second)."""
+    data = load_run(ui.current_config(), ticker, date)
+    args = (data.get("state") or {}, data.get("rating"), data.get("meta") or {})
+    return export.report_markdown(*args), export.report_html(*args), export.report_pdf(*args)
 
+
+def export_buttons(config, ticker: str, date: str, saved_at: str, *, key: str) -> None:
+    """Markdown, HTML and PDF of one saved run, side by side (wrapping on a narrow screen)."""
+    try:
+        md, page, pdf = _exports(str(config.get("results_dir")), ticker, date, saved_at)
+    except Exception as exc:  # noqa: BLE001 - a damaged run is reported, not raised
+        st.error(f"Could not export the saved run {ticker} {date}: {exc}")
+        return
     row = st.container(horizontal=True, key=f"{key}_exports")
-    row.download_button("Markdown", lambda: export.report_markdown(*loaded()), file_name=f"{ticker}_{date}_report.md",
-                       mime="text/markdown", key=f"{key}_md_{ticker}_{date}", icon=":material/download:")
-    row.download_button("HTML", lambda: export.report_html(*loaded()), file_name=f"{ticker}_{date}_report.html",
-                       mime="text/html", key=f"{key}_html_{ticker}_{date}", icon=":material/download:")
-    row.download_button("PDF", lambda: export.report_pdf(*loaded()), file_name=f"{ticker}_{date}_report.pdf",
-                       mime="application/pdf", key=f"{key}_pdf_{ticker}_{date}", icon=":material/picture_as_pdf:",
-                       type="primary")
+    row.download_button("Markdown", md, file_name=f"{ticker}_{date}_report.md", mime="text/markdown",
+                        key=f"{key}_md", icon=":material/download:", on_click="ignore")
+    row.download_button("HTML", page, file_name=f"{ticker}_{date}_report.html", mime="text/html",
+                        key=f"{key}_html", icon=":material/download:", on_click="ignore")
+    row.download_button("PDF", pdf, file_name=f"{ticker}_{date}_report.pdf", mime="application/pdf",
+                        key=f"{key}_pdf", icon=":material/picture_as_pdf:", type="primary", on_click="ignore")
 
 
 def _is_date(text: str) -> bool:
