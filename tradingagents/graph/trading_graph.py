@@ -107,6 +107,8 @@ class _RunReporter:
         self.resumed = False
         self.terminal_sent = False
         self.debate_turns: list[dict[str, Any]] = []  # this run's turns (a resume starts with the saved ones)
+        self.token_buffer: dict[str, list[str]] = {}  # node → model text not yet sent as a token event
+        self.token_sent: dict[str, float] = {}
 
     def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
         if self.on_event is None:
@@ -133,6 +135,7 @@ class _RunReporter:
         if name not in team.ROLE_BY_NODE:
             return
         if "result" in chunk or "error" in chunk:
+            self.flush_tokens(name)
             started = self.task_started.pop(task_id, (name, time.time()))[1]
             end = time.time()
             duration = end - started
@@ -179,6 +182,36 @@ class _RunReporter:
                     name, args = self.tool_args.pop(getattr(msg, "tool_call_id", None), (None, None))
                     self.emit("tool_call", node, tool=getattr(msg, "name", None) or name, args=args or {},
                               result_chars=len(content), result_preview=content[:300])
+
+    # ---------------------------------------------------------------- live model text
+    TOKEN_INTERVAL_S = 0.25  # at most ~4 token events a second per node: the UI is not flooded
+
+    def on_message(self, chunk: Any) -> None:
+        """A ("messages" mode) model-output chunk: buffer its text, emit a ``token`` event now and then."""
+        try:
+            message, metadata = chunk
+        except (TypeError, ValueError):
+            return
+        node = (metadata or {}).get("langgraph_node")
+        role = team.ROLE_BY_NODE.get(node)
+        if role is None or node != role.node or getattr(message, "type", "") not in ("ai", "AIMessageChunk"):
+            return
+        content = getattr(message, "content", "")
+        if isinstance(content, list):  # content blocks
+            content = "".join(b.get("text", "") if isinstance(b, Mapping) else str(b) for b in content)
+        if not isinstance(content, str) or not content:
+            return
+        pending = self.token_buffer.setdefault(node, [])
+        pending.append(content)
+        now = time.time()
+        if now - self.token_sent.get(node, 0.0) >= self.TOKEN_INTERVAL_S:
+            self.flush_tokens(node, now)
+
+    def flush_tokens(self, node: str, now: float | None = None) -> None:
+        pending = self.token_buffer.pop(node, None)
+        if pending:
+            self.token_sent[node] = time.time() if now is None else now
+            self.emit("token", node, text_delta="".join(pending))
 
     def usage_tick(self) -> None:
         if self.tracker is None:
@@ -405,10 +438,15 @@ class TradingAgentsGraph:
     def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at):
         cfg = self.config
         # (1) settle what is due for this ticker (a data outage here must not block the analysis)
+        reporter.emit("settle_started", None, ticker=ticker)
+        settled = pending = 0
         try:
-            self.settle_problems = self.settler.settle_validated(ticker).problems
+            outcome = self.settler.settle_validated(ticker)
+            self.settle_problems = outcome.problems
+            settled, pending = len(outcome.settled), len(outcome.pending)
         except Exception as exc:
             log.warning("settling %s failed before the run: %s", ticker, exc)
+        reporter.emit("settle_finished", None, ticker=ticker, settled=settled, pending=pending)
 
         # (3) the graph and its checkpointer
         graph_builder = self.build_graph(trade_date, analysts)
@@ -503,17 +541,29 @@ class TradingAgentsGraph:
         # "checkpoints" marks the end of a superstep, once its checkpoint is saved: the only safe
         # place to stop. Stopping on a task's update would cut off parallel siblings still running
         # and lose the finished ones' writes, so they would run again on resume.
-        stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints"],
+        # LangGraph hands back the previous step's checkpoint and the next step's task starts together,
+        # before any task of the next step runs: a stop is also honoured at a task start while no task
+        # is open (a step boundary), so no new agent starts once Stop was pressed.
+        # "messages" streams the model's text as it is written (token events, throttled).
+        stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints", "messages"],
                               durability="sync")
+        stopped = f"Stopped during the run of {ticker} on {trade_date}; it can be resumed."
         try:
             for mode, chunk in stream:
+                if mode == "messages":
+                    reporter.on_message(chunk)
+                    continue
                 if mode == "tasks":
+                    starting = "result" not in chunk and "error" not in chunk
+                    if (starting and not reporter.task_started and should_stop is not None
+                            and should_stop()):
+                        raise RunStopped(stopped)
                     reporter.on_task(chunk)
                 elif mode == "updates":
                     reporter.on_update(chunk)
                 reporter.usage_tick()
                 if mode == "checkpoints" and should_stop is not None and should_stop():
-                    raise RunStopped(f"Stopped during the run of {ticker} on {trade_date}; it can be resumed.")
+                    raise RunStopped(stopped)
         finally:
             stream.close()
         reporter.usage_tick()
