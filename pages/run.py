@@ -233,7 +233,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         llm = meta.get("llm_label") or meta.get("llm_provider")
         source = f" · LLM: {llm} · data: {meta.get('data_label') or meta.get('data_vendor', '')}" if llm else ""
         st.caption(f"Portfolio manager's rating · {ticker} · {date}{source}")
-    with st.container(border=True, height=360):
+    with st.container(border=True, height=360, key=f"decision_{key}"):
         st.markdown(state.get("final_trade_decision") or "_No decision text._")
     prices = None
     try:
