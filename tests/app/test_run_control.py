@@ -143,3 +143,15 @@ def test_live_text_settle_step_and_incremental_progress(ta_home):
     assert market and market[:60] in final.reports["market_report"]
     # the newest report is the last one that landed
     assert final.newest_report == "final_trade_decision" and list(final.reports)[-1] == "final_trade_decision"
+
+
+def test_eta_comes_from_past_runs_with_the_same_configuration(ta_home):
+    reg = RunRegistry()
+    first = reg.wait(reg.start("NVDA", "2024-05-10", ["market"]))
+    assert first.status == "finished" and first.expected_s is None  # nothing to learn from yet
+    second = reg.wait(reg.start("AAPL", "2024-05-10", ["market"]))
+    assert second.expected_s == pytest.approx(first.meta["elapsed_s"])
+    other = reg.wait(reg.start("MSFT", "2024-05-10", ["news"]))  # other analysts: not comparable
+    assert other.expected_s is None
+    rounds = reg.wait(reg.start("AMD", "2024-05-10", ["market"], {"max_debate_rounds": 3}))
+    assert rounds.expected_s is None
