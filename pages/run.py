@@ -129,7 +129,7 @@ def render_progress(handle: RunHandle, *, live: bool) -> None:
     p = handle.progress()
     if live and handle.stopping:
         label = "Stopping after the current step…"
-    elif live and p.settle and p.settle["status"] == "running" and not p.agents:
+    elif live and p.settle and p.settle["status"] == "running":
         label = "Settling past decisions of this ticker before the analysis…"
     elif live and p.current:
         label = f"{p.current} is working…"

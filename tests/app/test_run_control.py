@@ -134,7 +134,8 @@ def test_live_text_settle_step_and_incremental_progress(ta_home):
     assert [(a.agent, a.status, a.runs) for a in final.agents] == [(a.agent, a.status, a.runs) for a in whole.agents]
     assert final.reports == whole.reports and final.counters == whole.counters
     kinds = [e.kind for e in handle.events]
-    assert kinds.index("settle_started") < kinds.index("settle_finished") < kinds.index("run_started")
+    assert kinds[0] == "run_started"  # the settling of past decisions is the run's first step
+    assert kinds.index("settle_started") < kinds.index("settle_finished") < kinds.index("node_started")
     assert final.settle["status"] == "done" and final.settle["settled"] == 0
     tokens = [e for e in handle.events if e.kind == "token"]
     assert tokens and all(e.data["text_delta"] for e in tokens)

@@ -30,7 +30,8 @@ Kinds (``EventKind``) and their ``data``:
 - token:          {role, text_delta}   model text of the node's current call as it is written
                   (LangGraph's "messages" stream; buffered, at most ~4 events a second per node,
                   flushed before the node's node_finished); a new node_started begins a new text
-- settle_started: {ticker}   the pre-run settling of this ticker's past decisions begins
+- settle_started: {ticker}   the pre-run settling of this ticker's past decisions begins (right after
+                  run_started, before the initial state reads the log)
 - settle_finished: {ticker, settled: int, pending: int}   it ended (a data outage counts as 0/0)
 - run_finished:   {rating, elapsed_s, record}
 - run_failed:     {error: a plain sentence (never a class name), error_type: the class name,

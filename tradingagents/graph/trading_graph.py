@@ -432,17 +432,7 @@ class TradingAgentsGraph:
 
     def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at):
         cfg = self.config
-        # (1) settle what is due for this ticker (a data outage here must not block the analysis)
-        reporter.emit("settle_started", None, ticker=ticker)
-        settled = pending = 0
-        try:
-            outcome = self.settler.settle_validated(ticker)
-            self.settle_problems = outcome.problems
-            settled, pending = len(outcome.settled), len(outcome.pending)
-        except Exception as exc:
-            log.warning("settling %s failed before the run: %s", ticker, exc)
-        reporter.emit("settle_finished", None, ticker=ticker, settled=settled, pending=pending)
-
+        # (1) settling what is due for this ticker: in _execute, right after run_started (its own step)
         # (3) the graph and its checkpointer
         graph_builder = self.build_graph(trade_date, analysts)
         if cfg.get("checkpoint_enabled"):
@@ -499,6 +489,19 @@ class TradingAgentsGraph:
         }
         return final_state, rating, record
 
+    def _settle_before_run(self, ticker: str, reporter: _RunReporter) -> None:
+        """(1) Settle what is due for this ticker, as its own step (settle_started/settle_finished), before
+        the initial state reads the log; a data outage here must not block the analysis."""
+        reporter.emit("settle_started", None, ticker=ticker)
+        settled = pending = 0
+        try:
+            outcome = self.settler.settle_validated(ticker)
+            self.settle_problems = outcome.problems
+            settled, pending = len(outcome.settled), len(outcome.pending)
+        except Exception as exc:
+            log.warning("settling %s failed before the run: %s", ticker, exc)
+        reporter.emit("settle_finished", None, ticker=ticker, settled=settled, pending=pending)
+
     def _execute(self, graph_builder, saver, ticker, trade_date, asset_type, analysts, tid, reporter,
                  should_stop, settings):
         """Run (or resume) the graph on ``saver``; returns the final snapshot."""
@@ -512,6 +515,10 @@ class TradingAgentsGraph:
         # "unfinished" is: any task left in the saved step
         pending_tasks = bool(snapshot.next) or bool(snapshot.tasks)
         resumed = reporter.resumed = bool(snapshot.values) and pending_tasks
+        reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
+                      analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
+                      plan=team.plan(analysts), settings=dict(settings))
+        self._settle_before_run(ticker, reporter)
         if snapshot.values:
             # resuming, or a finished run whose saving step did not complete: keep its state
             inputs = None
@@ -530,9 +537,6 @@ class TradingAgentsGraph:
                 for key in analysts:
                     inputs[f"{key}_messages"] = [HumanMessage(content=seed)]
 
-        reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
-                      analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
-                      plan=team.plan(analysts), settings=dict(settings))
         if should_stop is not None and should_stop():
             raise RunStopped(f"Stopped before the run of {ticker} on {trade_date} started.")
 
