@@ -336,10 +336,13 @@ for k, v in (("form_ticker", "NVDA"), ("form_date", last_business_day()), ("form
              ("form_debate", 1), ("form_risk", 1),
              ("form_parallel", config.get("analyst_execution") == "parallel")):
     st.session_state.setdefault(k, v)
+# everything shown above the form goes into this one slot, so the form keeps its place on the page
+# (no stale copy of it while the page reruns after the onboarding or a notice goes away)
+notices = st.container()
 prefill = st.session_state.pop("_prefill_form", None)
 if prefill:
     apply_prefill(prefill)
-    st.info("The form is prefilled from the link: change what you like, then start the analysis.",
+    notices.info("The form is prefilled from the link: change what you like, then start the analysis.",
             icon=":material/edit_note:")
 
 past = list_runs(config)
@@ -351,7 +354,7 @@ if st.session_state.pop("_start_example", False):
     start_run("NVDA", last_business_day(), list(team.ANALYST_KEYS), example)
 first_visit = not past and not registry.list() and not offers and not st.session_state.get("onboard_dismissed")
 if first_visit:
-    with st.container(border=True, key="onboarding"):
+    with notices, st.container(border=True, key="onboarding"):
         st.markdown("#### Meet the team")
         st.markdown("A team of agents analyses one stock as of one day, the way a trading firm would: analysts "
                     "write reports, two researchers debate them, a trader proposes, a risk committee argues, "
@@ -372,7 +375,7 @@ if first_visit:
 
 # runs checkpointed before a server restart
 for o in offers[:5]:
-    with st.container(border=True):
+    with notices, st.container(border=True):
         st.markdown(f"**{o['ticker']} as of {o['date']}** was interrupted (the server restarted) and is checkpointed "
                     f"at step {o['step']}. Resume continues it with the settings on screen now.")
         if st.button("Resume", key=f"adopt_{o['thread_id']}", icon=":material/play_circle:"):

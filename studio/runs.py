@@ -234,11 +234,6 @@ class RunHandle:
         with self._lock:
             return list(self._events)
 
-    def events_since(self, index: int) -> list[RunEvent]:
-        """The events from ``index`` on (a poller keeps its own index: no copy of the whole list)."""
-        with self._lock:
-            return self._events[index:]
-
     @property
     def stopping(self) -> bool:
         """Stop was asked and the run has not ended yet."""
