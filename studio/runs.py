@@ -119,15 +119,15 @@ def forget_run_settings(handle: RunHandle) -> None:
 
 def expected_duration(config: Mapping[str, Any], limit: int = 30) -> float | None:
     """The median ``elapsed_s`` of the newest saved runs with the same configuration, or None."""
-    from tradingagents.graph.results import list_runs
+    from tradingagents import storage
 
     want = {k: config.get(k) for k in SAME_RUN_KEYS}
     want_analysts = sorted(config.get("selected_analysts") or [])
     times: list[float] = []
-    for r in list_runs(config)[: limit * 3]:
+    for r in storage.list_runs(config)[: limit * 3]:
         try:
-            meta = json.loads((Path(r["path"]) / "state.json").read_text(encoding="utf-8")).get("meta") or {}
-        except (OSError, ValueError, AttributeError):
+            meta = storage.load_run(config, r["ticker"], r["date"]).get("meta") or {}
+        except (OSError, ValueError, AttributeError, KeyError):
             continue
         same = all(meta.get(k) == v for k, v in want.items() if k in meta)
         if same and sorted(meta.get("analysts") or []) == want_analysts and meta.get("elapsed_s"):
@@ -547,7 +547,9 @@ class RunRegistry:
         cfg = resolve_config(config)
         held = {h.thread_id for h in self.list()}
         out = []
-        for cp in ckpt.list_checkpoints(cfg):
+        from tradingagents import storage
+
+        for cp in storage.list_checkpoints(cfg):
             if cp["thread_id"] in held:
                 continue
             try:
