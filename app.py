@@ -4,7 +4,9 @@ import streamlit as st
 
 from studio import theme, ui
 
-st.set_page_config(page_title="TradingAgents Studio", page_icon=":material/insights:", layout="wide")
+# an emoji favicon: Streamlit draws it locally, while a ":material/…:" page icon is fetched from a font CDN
+# (the page must load nothing from outside this machine; the navigation icons use the bundled font)
+st.set_page_config(page_title="TradingAgents Studio", page_icon="📈", layout="wide")
 
 PAGES = [
     st.Page("pages/run.py", title="Run", icon=":material/rocket_launch:", url_path="run", default=True),
