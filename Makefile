@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test lint bench chromium clean
+.PHONY: run test lint bench chromium postgresql clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,13 +30,22 @@ chromium:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
 	fi
 
+# Debian's PostgreSQL for the desk-storage tests: they make a throwaway cluster (initdb) on 127.0.0.1.
+postgresql:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then \
+	  echo "Installing Debian's postgresql for the storage tests…"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; \
+	fi
+
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 
-test: $(VENV)/.dev chromium lint
+test: $(VENV)/.dev chromium postgresql lint
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.dev chromium
+	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
 	$(BIN)/python -m bench
 
 clean:

@@ -7,7 +7,7 @@ import streamlit as st
 from studio import ui
 from studio.debates import Turn, turns_from_events, turns_from_saved
 from tradingagents import team
-from tradingagents.graph.results import list_runs, load_run
+from tradingagents.storage import list_runs, load_run
 
 ui.require_router()
 

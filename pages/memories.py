@@ -6,7 +6,7 @@ import streamlit as st
 
 from studio import charts, ui
 from studio.memview import ROLES, highlight_html, shared_terms, situation_from_state
-from tradingagents.agents.utils.memory import FinancialSituationMemory
+from tradingagents.storage import open_role_memory
 
 ui.require_router()
 
@@ -19,8 +19,8 @@ st.caption("Each role keeps lessons from settled decisions as (situation → adv
            "BM25 matches before it speaks. Scores are divided by the query's best score.")
 
 
-def memory(role: str) -> FinancialSituationMemory:
-    return FinancialSituationMemory(role, config)
+def memory(role: str):
+    return open_role_memory(role, config)  # files, or the desk's database
 
 
 counts = {role: len(memory(role)) for role in ROLES}
@@ -34,7 +34,7 @@ mem = memory(role)
 if "mem_query" not in st.session_state:
     prefill = ""
     try:
-        from tradingagents.graph.results import list_runs, load_run
+        from tradingagents.storage import list_runs, load_run
 
         runs = list_runs(config)
         if runs:

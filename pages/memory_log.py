@@ -7,8 +7,8 @@ from pathlib import Path
 import streamlit as st
 
 from studio import charts, ui
-from tradingagents.agents.utils.memory import TradingMemoryLog
 from tradingagents.agents.utils.rating import HOLD_BAND, RATINGS_5_TIER, direction
+from tradingagents.storage import open_memory_log
 
 ui.require_router()
 
@@ -58,7 +58,7 @@ def main() -> None:
                     st.dataframe([{"ticker": p.get("ticker"), "date": p.get("date"), "why": p.get("reason")}
                                   for p in pending], hide_index=True, width="stretch", key="pending_table")
 
-    log = TradingMemoryLog(config)
+    log = open_memory_log(config)  # files, or the desk's database
     entries = log.load_entries()
     if not entries:
         st.info("The memory log is empty. Each analysis you run on the **Run** page adds its decision here as "

@@ -12,7 +12,7 @@ from studio.runs import ANALYST_LABELS, REPORT_TITLES, RunHandle
 from tradingagents import team
 from tradingagents.default_config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, ValidationError
-from tradingagents.graph.results import list_runs, load_run
+from tradingagents.storage import list_runs, load_run
 
 ui.require_router()
 

@@ -44,7 +44,7 @@ def _writer(log_path: str, start: int, fd: int) -> None:
     log = TradingMemoryLog({"memory_log_path": log_path})
     for i in range(start, len(PLAN)):
         t, d = PLAN[i]
-        if log.store_decision(t, d, RATINGS[i % 5], _decision(i)):
+        if log.store_decision(t, d, _decision(i), rating=RATINGS[i % 5]):
             out.write(f"S {i}\n")  # acknowledged: the call returned
         if i % 4 == 3:
             batch = [INDEX[(e["ticker"], e["date"])] for e in log.get_pending_entries()[:6]]
@@ -130,7 +130,7 @@ def test_memory_log_survives_sigkill_at_random_moments(tmp_path):
     # after all that, a normal writer works and cleans up any temp file a kill left behind
     log = TradingMemoryLog({"memory_log_path": log_path})
     t, d = PLAN[start]
-    assert log.store_decision(t, d, "Hold", _decision(start))
+    assert log.store_decision(t, d, _decision(start), rating="Hold")
     leftovers = [p.name for p in Path(log_path).parent.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
 
@@ -220,8 +220,8 @@ def test_hostile_model_text_reads_back_identical_and_forges_nothing(ta_home, dec
     folder = tempfile.mkdtemp(dir=ta_home)
     cfg = {"memory_log_path": os.path.join(folder, "log.md")}
     log = TradingMemoryLog(cfg)
-    assert log.store_decision("NVDA", "2024-05-10", "Buy", decision)
-    assert log.store_decision("AAPL", "2024-05-10", "Sell", reflection)
+    assert log.store_decision("NVDA", "2024-05-10", decision, rating="Buy")
+    assert log.store_decision("AAPL", "2024-05-10", reflection, rating="Sell")
     assert log.batch_update_with_outcomes(
         [{"ticker": "NVDA", "date": "2024-05-10", "raw": raw, "alpha": alpha, "holding": 5, "reflection": reflection}]
     ) == 1

@@ -24,7 +24,7 @@ def _settle(ticker, date, raw=0.032, alpha=0.011, holding=5, reflection="It work
 def test_pending_and_settled_entries_have_the_exact_format(ta_home):
     log = TradingMemoryLog()
     assert log.path == ta_home / "memory" / "trading_memory.md"
-    assert log.store_decision("NVDA", "2024-05-10", "Buy", "Go long NVDA.") is True
+    assert log.store_decision("NVDA", "2024-05-10", "Go long NVDA.", rating="Buy") is True
     assert log.path.read_text() == "[2024-05-10 | NVDA | Buy | pending]\n\nDECISION:\nGo long NVDA." + SEPARATOR
     assert SEPARATOR == "\n\n<!-- ENTRY_END -->\n\n"
     assert log.batch_update_with_outcomes([_settle("NVDA", "2024-05-10", 0.0321, 0.0114)]) == 1
@@ -44,7 +44,7 @@ def test_pending_and_settled_entries_have_the_exact_format(ta_home):
 
 def test_negative_outcomes_render_with_sign():
     log = TradingMemoryLog()
-    log.store_decision("AAPL", "2024-05-10", "Sell", "Sell it.")
+    log.store_decision("AAPL", "2024-05-10", "Sell it.", rating="Sell")
     log.batch_update_with_outcomes([_settle("AAPL", "2024-05-10", -0.0456, -0.002, 10)])
     assert log.path.read_text().startswith("[2024-05-10 | AAPL | Sell | -4.6% | -0.2% | 10d]\n\nDECISION:\n")
 
@@ -58,10 +58,10 @@ def test_missing_file_reads_as_empty(tmp_path):
 # ---------------------------------------------------------------- identity and validation
 def test_store_is_idempotent_per_date_and_ticker_case_insensitively():
     log = TradingMemoryLog()
-    assert log.store_decision("nvda", "2024-05-10", "overweight", "first")
-    assert not log.store_decision("NVDA", "2024-05-10", "Sell", "second")
-    assert not log.store_decision(" Nvda ", "2024-05-10", "Buy", "third")
-    assert log.store_decision("NVDA", "2024-05-13", "Buy", "next day")
+    assert log.store_decision("nvda", "2024-05-10", "first", rating="overweight")
+    assert not log.store_decision("NVDA", "2024-05-10", "second", rating="Sell")
+    assert not log.store_decision(" Nvda ", "2024-05-10", "third", rating="Buy")
+    assert log.store_decision("NVDA", "2024-05-13", "next day", rating="Buy")
     entries = log.load_entries()
     assert [(e["ticker"], e["date"], e["rating"], e["decision"]) for e in entries] == [
         ("NVDA", "2024-05-10", "Overweight", "first"),
@@ -69,39 +69,68 @@ def test_store_is_idempotent_per_date_and_ticker_case_insensitively():
     ]
     # once settled it is never stored again as pending
     log.batch_update_with_outcomes([_settle("nvda", "2024-05-10")])
-    assert not log.store_decision("NVDA", "2024-05-10", "Hold", "again")
+    assert not log.store_decision("NVDA", "2024-05-10", "again", rating="Hold")
     assert [e["pending"] for e in log.load_entries()] == [False, True]
 
 
 @pytest.mark.parametrize(
     "args, match",
     [
-        (("NV DA", "2024-05-10", "Buy", "x"), "ticker"),
-        (("NVDA", "2024-13-01", "Buy", "x"), "date"),
-        (("NVDA", "10/05/2024", "Buy", "x"), "YYYY-MM-DD"),
-        (("NVDA", "2024-05-10", "Moon", "x"), "Buy, Overweight, Hold, Underweight, Sell"),
-        (("NVDA", "2024-05-10", "Buy", None), "decision must be text"),
+        (("NV DA", "2024-05-10", "x", "Buy"), "ticker"),
+        (("NVDA", "2024-13-01", "x", "Buy"), "date"),
+        (("NVDA", "10/05/2024", "x", "Buy"), "YYYY-MM-DD"),
+        (("NVDA", "2024-05-10", "x", "Moon"), "Buy, Overweight, Hold, Underweight, Sell"),
+        (("NVDA", "2024-05-10", None, "Buy"), "decision must be text"),
+        (("NVDA", "2024-05-10", None, None), "decision must be text"),
     ],
 )
 def test_bad_input_is_refused_with_a_clear_message_and_nothing_written(args, match):
     log = TradingMemoryLog()
+    ticker, date, decision, rating = args
     with pytest.raises(ValidationError, match=match):
-        log.store_decision(*args)
+        log.store_decision(ticker, date, decision, rating=rating)
     assert not log.path.exists()
 
 
 def test_rating_synonyms_are_normalised():
     log = TradingMemoryLog()
-    log.store_decision("MSFT", "2024-05-10", "strong sell", "x")
+    log.store_decision("MSFT", "2024-05-10", "x", rating="strong sell")
     assert log.load_entries()[0]["rating"] == "Sell"
+
+
+# ---------------------------------------------------------------- the seed's call: the log parses the rating
+def test_store_decision_parses_the_rating_from_the_decision_as_the_seed_documents():
+    log = TradingMemoryLog()
+    text = "We considered a buy earlier, but the risks dominate.\n\n**Rating**: Underweight\n\nTrim to half."
+    assert log.store_decision("NVDA", "2024-05-10", text) is True
+    assert log.store_decision("AAPL", "2024-05-10", "FINAL TRANSACTION PROPOSAL: **SELL**") is True
+    assert log.store_decision("MSFT", "2024-05-10", "No tier named anywhere.") is True
+    got = {e["ticker"]: (e["rating"], e["decision"]) for e in log.load_entries()}
+    assert got == {
+        "NVDA": ("Underweight", text),
+        "AAPL": ("Sell", "FINAL TRANSACTION PROPOSAL: **SELL**"),
+        "MSFT": ("Hold", "No tier named anywhere."),
+    }
+    assert log.path.read_text().startswith("[2024-05-10 | NVDA | Underweight | pending]\n\nDECISION:\n")
+
+
+def test_rating_keyword_overrides_the_parsed_rating_and_is_validated():
+    log = TradingMemoryLog()
+    assert log.store_decision("NVDA", "2024-05-10", "Rating: Buy", rating="sell")
+    assert log.load_entries()[0]["rating"] == "Sell"
+    with pytest.raises(ValidationError, match="Unknown rating"):
+        log.store_decision("AAPL", "2024-05-10", "Rating: Buy", rating="Moon")
+    with pytest.raises(TypeError):
+        log.store_decision("AAPL", "2024-05-10", "Buy", "Rating: Buy")  # the old 4-argument form
+    assert len(log) == 1
 
 
 # ---------------------------------------------------------------- pending and settlement
 def test_pending_entries_filter_by_ticker():
     log = TradingMemoryLog()
-    log.store_decision("NVDA", "2024-05-10", "Buy", "a")
-    log.store_decision("AAPL", "2024-05-10", "Hold", "b")
-    log.store_decision("NVDA", "2024-05-13", "Sell", "c")
+    log.store_decision("NVDA", "2024-05-10", "a", rating="Buy")
+    log.store_decision("AAPL", "2024-05-10", "b", rating="Hold")
+    log.store_decision("NVDA", "2024-05-13", "c", rating="Sell")
     log.batch_update_with_outcomes([_settle("NVDA", "2024-05-10")])
     assert [e["decision"] for e in log.get_pending_entries()] == ["b", "c"]
     assert [e["decision"] for e in log.get_pending_entries("nvda")] == ["c"]
@@ -112,7 +141,7 @@ def test_pending_entries_filter_by_ticker():
 def test_batch_settles_many_in_one_write_and_counts_only_real_settlements():
     log = TradingMemoryLog()
     for i in range(5):
-        log.store_decision("NVDA", f"2024-05-1{i}", "Buy", f"d{i}")
+        log.store_decision("NVDA", f"2024-05-1{i}", f"d{i}", rating="Buy")
     inode_before = os.stat(log.path).st_ino
     n = log.batch_update_with_outcomes(
         [
@@ -147,8 +176,8 @@ def test_batch_settles_many_in_one_write_and_counts_only_real_settlements():
 )
 def test_one_bad_update_settles_nothing(bad):
     log = TradingMemoryLog()
-    log.store_decision("NVDA", "2024-05-10", "Buy", "x")
-    log.store_decision("NVDA", "2024-05-13", "Buy", "y")
+    log.store_decision("NVDA", "2024-05-10", "x", rating="Buy")
+    log.store_decision("NVDA", "2024-05-13", "y", rating="Buy")
     with pytest.raises(ValueError):
         log.batch_update_with_outcomes([_settle("NVDA", "2024-05-13"), bad])
     assert all(e["pending"] for e in log.load_entries())
@@ -156,11 +185,11 @@ def test_one_bad_update_settles_nothing(bad):
 
 # ---------------------------------------------------------------- past context
 def _history(log):
-    log.store_decision("NVDA", "2024-01-02", "Buy", "NVDA decision one")
-    log.store_decision("AAPL", "2024-01-03", "Sell", "AAPL decision")
-    log.store_decision("NVDA", "2024-02-01", "Hold", "NVDA decision two")
-    log.store_decision("MSFT", "2024-02-05", "Overweight", "MSFT decision")
-    log.store_decision("NVDA", "2024-03-01", "Sell", "NVDA pending one")
+    log.store_decision("NVDA", "2024-01-02", "NVDA decision one", rating="Buy")
+    log.store_decision("AAPL", "2024-01-03", "AAPL decision", rating="Sell")
+    log.store_decision("NVDA", "2024-02-01", "NVDA decision two", rating="Hold")
+    log.store_decision("MSFT", "2024-02-05", "MSFT decision", rating="Overweight")
+    log.store_decision("NVDA", "2024-03-01", "NVDA pending one", rating="Sell")
     log.batch_update_with_outcomes(
         [
             _settle("NVDA", "2024-01-02", 0.05, 0.02, reflection="NVDA lesson one."),
@@ -205,18 +234,44 @@ def test_past_context_as_of_never_shows_what_was_unknown_then():
 
 
 # ---------------------------------------------------------------- rotation
-def test_rotation_drops_the_oldest_settled_entries_and_never_a_pending_one():
+def test_rotation_caps_settled_entries_only_and_never_drops_a_pending_one():
     log = TradingMemoryLog({"memory_log_max_entries": 3})
     for day in ("2024-01-02", "2024-01-03", "2024-01-04"):
-        log.store_decision("NVDA", day, "Buy", day)
+        log.store_decision("NVDA", day, day, rating="Buy")
     log.batch_update_with_outcomes([_settle("NVDA", "2024-01-03")])
-    log.store_decision("NVDA", "2024-01-05", "Buy", "2024-01-05")
-    assert [e["date"] for e in log.load_entries()] == ["2024-01-02", "2024-01-04", "2024-01-05"]
-    # all pending: the limit is exceeded rather than dropping a pending decision
-    log.store_decision("NVDA", "2024-01-08", "Buy", "x")
-    assert len(log.load_entries()) == 4
-    log.batch_update_with_outcomes([_settle("NVDA", "2024-01-04"), _settle("NVDA", "2024-01-02")])
-    assert [e["date"] for e in log.load_entries()] == ["2024-01-04", "2024-01-05", "2024-01-08"]
+    log.store_decision("NVDA", "2024-01-05", "2024-01-05", rating="Buy")
+    # one settled entry: far under the cap, however many are pending
+    assert [e["date"] for e in log.load_entries()] == ["2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05"]
+    log.store_decision("NVDA", "2024-01-08", "x", rating="Buy")
+    log.batch_update_with_outcomes([_settle("NVDA", d) for d in ("2024-01-04", "2024-01-02", "2024-01-05")])
+    # four settled, cap three: the oldest settled (01-02) goes; the pending 01-08 stays
+    entries = log.load_entries()
+    assert [e["date"] for e in entries] == ["2024-01-03", "2024-01-04", "2024-01-05", "2024-01-08"]
+    assert [e["pending"] for e in entries] == [False, False, False, True]
+
+
+def test_settling_never_deletes_the_lesson_it_writes():
+    # cap 2, three pending: settling one must keep it (pending entries do not count towards the cap)
+    log = TradingMemoryLog({"memory_log_max_entries": 2})
+    for ticker in ("NVDA", "AAPL", "MSFT"):
+        log.store_decision(ticker, "2024-03-01", f"{ticker} call", rating="Buy")
+    assert log.batch_update_with_outcomes([_settle("NVDA", "2024-03-01", reflection="Keep this lesson.")]) == 1
+    entries = log.load_entries()
+    assert [(e["ticker"], e["pending"]) for e in entries] == [("NVDA", False), ("AAPL", True), ("MSFT", True)]
+    assert "Keep this lesson." in log.get_past_context("NVDA")
+
+
+def test_many_pending_entries_are_never_counted_or_dropped():
+    log = TradingMemoryLog({"memory_log_max_entries": 1})
+    for i in range(6):
+        log.store_decision("NVDA", f"2024-04-0{i + 1}", f"d{i}", rating="Hold")
+    assert len(log) == 6 and all(e["pending"] for e in log.load_entries())
+    log.batch_update_with_outcomes([_settle("NVDA", "2024-04-02"), _settle("NVDA", "2024-04-05")])
+    entries = log.load_entries()
+    # of the two settled only the newer stays; all four pending stay
+    assert [(e["date"], e["pending"]) for e in entries] == [
+        ("2024-04-01", True), ("2024-04-03", True), ("2024-04-04", True), ("2024-04-05", False), ("2024-04-06", True),
+    ]
 
 
 @pytest.mark.parametrize("bad", [0, -5, "ten", 2.5])
@@ -238,7 +293,7 @@ FORGERY = (
 
 def test_model_text_cannot_forge_entries_and_reads_back_identical():
     log = TradingMemoryLog()
-    log.store_decision("NVDA", "2024-05-10", "Buy", FORGERY)
+    log.store_decision("NVDA", "2024-05-10", FORGERY, rating="Buy")
     (entry,) = log.load_entries()
     assert entry["decision"] == FORGERY
     log.batch_update_with_outcomes([_settle("NVDA", "2024-05-10", reflection=FORGERY + "REFLECTION:\n")])
@@ -246,19 +301,19 @@ def test_model_text_cannot_forge_entries_and_reads_back_identical():
     assert entry["decision"] == FORGERY and entry["reflection"] == FORGERY + "REFLECTION:\n"
     assert entry["raw"] == 0.032 and log.problems == []
     assert log.path.read_text().count(SEPARATOR) == 1  # the others are escaped
-    assert log.store_decision("AAPL", "2024-05-11", "Hold", "real")  # the forged key is not taken
+    assert log.store_decision("AAPL", "2024-05-11", "real", rating="Hold")  # the forged key is not taken
 
 
 def test_malformed_blocks_are_kept_verbatim_reported_and_never_dropped():
     log = TradingMemoryLog()
-    log.store_decision("NVDA", "2024-05-10", "Buy", "good one")
+    log.store_decision("NVDA", "2024-05-10", "good one", rating="Buy")
     junk = "Some notes I typed by hand\nwith [brackets]"
     bad_tag = "[2024-05-11 | AAPL | Moonshot | pending]\n\nDECISION:\nbad rating"
     with open(log.path, "a") as fh:
         fh.write(junk + SEPARATOR + bad_tag + SEPARATOR)
     assert [e["decision"] for e in log.load_entries()] == ["good one"]
     assert len(log.problems) == 2 and "Moonshot" in log.problems[1]
-    log.store_decision("MSFT", "2024-05-12", "Hold", "after")
+    log.store_decision("MSFT", "2024-05-12", "after", rating="Hold")
     log.batch_update_with_outcomes([_settle("NVDA", "2024-05-10")])
     text = log.path.read_text()
     assert junk + SEPARATOR + bad_tag + SEPARATOR in text
@@ -282,7 +337,7 @@ def test_hand_edited_tail_without_separator_and_duplicates_are_handled():
     assert [(e["ticker"], e["decision"]) for e in entries] == [("NVDA", "hand"), ("AAPL", "no sep")]
     assert entries[1]["raw"] == 0.01 and entries[1]["alpha"] == -0.005
     assert len(log.problems) == 1 and "duplicate" in log.problems[0]
-    log.store_decision("TSLA", "2024-05-10", "Buy", "new")
+    log.store_decision("TSLA", "2024-05-10", "new", rating="Buy")
     text = log.path.read_text()
     assert "DECISION:\ndup" in text and text.endswith("DECISION:\nnew" + SEPARATOR)
     assert text.count(SEPARATOR) == 4
@@ -291,12 +346,12 @@ def test_hand_edited_tail_without_separator_and_duplicates_are_handled():
 def test_no_temp_files_are_left_behind():
     log = TradingMemoryLog()
     for i in range(5):
-        log.store_decision("NVDA", f"2024-05-1{i}", "Buy", "x")
+        log.store_decision("NVDA", f"2024-05-1{i}", "x", rating="Buy")
     stray = log.path.parent / f".{log.path.name}.dead.tmp"
     stray.write_text("left by a killed writer")
-    log.store_decision("NVDA", "2024-05-20", "Buy", "x")
+    log.store_decision("NVDA", "2024-05-20", "x", rating="Buy")
     names = sorted(p.name for p in log.path.parent.iterdir())
-    assert names == ["trading_memory.md", "trading_memory.md.lock"]
+    assert names == ["trading_memory.md", "trading_memory.md.idx", "trading_memory.md.lock"]
 
 
 # ---------------------------------------------------------------- processes
@@ -342,7 +397,7 @@ def test_threads_sharing_one_log_lose_nothing():
     def worker(k):
         try:
             for i in range(15):
-                assert log.store_decision(f"T{k}", f"2024-0{1 + i % 9}-{10 + i}", "Hold", f"{k}-{i}")
+                assert log.store_decision(f"T{k}", f"2024-0{1 + i % 9}-{10 + i}", f"{k}-{i}", rating="Hold")
         except BaseException as exc:  # pragma: no cover
             errors.append(exc)
 

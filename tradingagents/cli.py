@@ -360,11 +360,32 @@ def settle_command(argv: list[str]) -> int:
         return _explain(exc, resumes=False)
 
 
+def log_command(argv: list[str]) -> int:
+    """``python -m tradingagents log [--json]``: the memory log from whichever storage (files or the desk)."""
+    p = argparse.ArgumentParser(prog="python -m tradingagents log",
+                                description="Print the memory log: files under the home, or the desk's "
+                                "database when TRADINGAGENTS_STORAGE_URL / storage_url is set.",
+                                epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", action="store_true", help="every entry as JSON")
+    p.add_argument("--home")
+    args = p.parse_args(argv)
+    try:
+        from tradingagents.default_config import resolve_config
+        from tradingagents.storage import print_log
+
+        settings = resolve_config({"home": args.home} if args.home else {})
+        return print_log(settings, json=args.json)
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] == "settle":
             return settle_command(argv[1:])
+        if argv and argv[0] == "log":
+            return log_command(argv[1:])
         if argv and argv[0] == "backtest":
             from tradingagents.backtest.cli import main as backtest_main
 

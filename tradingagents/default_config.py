@@ -103,6 +103,10 @@ _DEFAULTS: dict[str, Any] = {
     "holding_days": 5,
     "benchmark_ticker": None,
     "benchmark_map": dict(BENCHMARK_MAP),
+    # the desk: None keeps everything in files under the home; a postgresql:// URL shares one database
+    "storage_url": None,
+    # cost: {model: [$ per 1M input tokens, $ per 1M output tokens]} over tradingagents.pricing's defaults
+    "llm_pricing": None,
 }
 
 # Types of keys whose default is None (so the environment can be coerced).
@@ -113,6 +117,8 @@ _NONE_TYPES: dict[str, type] = {
     "llm_temperature": float,
     "memory_log_max_entries": int,
     "benchmark_ticker": str,
+    "storage_url": str,
+    "llm_pricing": dict,
 }
 
 ENV_PREFIX = "TRADINGAGENTS_"
@@ -531,6 +537,18 @@ def _rounds(value: Any, what: str) -> int:
     return validate_rounds(value, what)
 
 
+def _storage_url(value: Any, what: str) -> str | None:
+    from tradingagents.storage.pg import validate_storage_url
+
+    return validate_storage_url(value, what)
+
+
+def _pricing(value: Any, what: str) -> Any:
+    from tradingagents.pricing import validate_pricing
+
+    return validate_pricing(value, what)
+
+
 _CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "home": _path,
     **{k: _path for k in PATH_DEFAULTS},
@@ -558,6 +576,8 @@ _CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "holding_days": _number(int, lo=1, hi=260),
     "benchmark_ticker": _benchmark,
     "benchmark_map": _benchmark_map,
+    "storage_url": _storage_url,
+    "llm_pricing": _pricing,
 }
 assert set(_CHECKS) == set(_DEFAULTS), "every key has one check"
 
@@ -635,8 +655,13 @@ def benchmark_for(ticker: str, config: Mapping[str, Any] | None = None) -> str:
 
 def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """A plain, mutable copy that is safe to write to disk or show: no key, token or secret of any kind."""
-    return {
+    out = {
         k: _thaw(v)
         for k, v in config.items()
         if not any(word in k.lower() for word in ("key", "token", "secret", "password"))
     }
+    if out.get("storage_url"):  # the database's password never reaches a file
+        from tradingagents.storage.pg import redact_url
+
+        out["storage_url"] = redact_url(out["storage_url"])
+    return out

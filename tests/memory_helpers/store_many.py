@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     start = dt.date(2020, 1, 1)
     for i in range(count):
         day = (start + dt.timedelta(days=i)).isoformat()
-        stored += log.store_decision(f"W{worker}", day, "Hold", f"worker {worker} decision {i}\n[{day} | X | Buy | pending]")
+        stored += log.store_decision(f"W{worker}", day, f"worker {worker} decision {i}\n[{day} | X | Buy | pending]", rating="Hold")
     print(f"stored {stored}", flush=True)
     return 0
 

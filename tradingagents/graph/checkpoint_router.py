@@ -1,9 +1,10 @@
 """One checkpointer for a compiled graph that serves every ticker: each run is routed to its own saver.
 
 A compiled LangGraph graph holds one checkpointer. Checkpoints live in one SQLite database per
-ticker (``checkpointer.py``), so compiling with the ticker's saver would force a compile per run.
-``CheckpointRouter`` is compiled in instead, once; each run opens its saver through
-``checkpointer.get_checkpointer`` (or a fresh ``InMemorySaver`` when checkpoints are off) and
+ticker (``graph/checkpointer.py``; or the desk's PostgreSQL database), so compiling with the
+ticker's saver would force a compile per run. ``CheckpointRouter`` is compiled in instead, once;
+each run opens its saver through ``storage.open_checkpointer`` (SQLite: ``checkpointer.get_checkpointer``;
+a fresh ``InMemorySaver`` when checkpoints are off) and
 registers it under a route token that travels in the run config's ``configurable``::
 
     router = CheckpointRouter(config)
@@ -30,7 +31,6 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from tradingagents.errors import CheckpointError
-from tradingagents.graph import checkpointer as ckpt
 
 ROUTE_KEY = "ta_checkpoint_route"
 
@@ -53,7 +53,9 @@ class CheckpointRouter(BaseCheckpointSaver):
     def route(self, ticker: str) -> Iterator[dict[str, str]]:
         """Open the ticker's saver for one run; yields the ``configurable`` entries that select it."""
         if self.persistent:
-            saver: BaseCheckpointSaver = ckpt.get_checkpointer(self.config, ticker)
+            from tradingagents import storage
+
+            saver: BaseCheckpointSaver = storage.open_checkpointer(self.config, ticker)
         else:
             from langgraph.checkpoint.memory import InMemorySaver
 
@@ -106,7 +108,7 @@ class CheckpointRouter(BaseCheckpointSaver):
         raise CheckpointError("Delete a thread through checkpointer.clear_checkpoint(config, ticker, thread_id).")
 
     def get_next_version(self, current, channel=None) -> str:
-        # the same scheme as SqliteSaver and InMemorySaver: "<counter:032>.<random:016>"
+        # the same scheme as SqliteSaver, PostgresSaver and InMemorySaver: "<counter:032>.<random:016>"
         if current is None:
             current_v = 0
         elif isinstance(current, int):

@@ -66,7 +66,7 @@ class Settler:
     ) -> None:
         """``llm``, ``memory_log`` and ``memories`` default to new ones built from ``config`` (the
         graph passes its own, so the lessons land in the very objects its agents read)."""
-        from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
+        from tradingagents import storage
 
         self.config = resolve_config(config)
         if llm is None:
@@ -74,9 +74,9 @@ class Settler:
 
             llm = create_llm(self.config, "quick", api_key=api_key)
         self.llm = llm
-        self.memory_log = memory_log if memory_log is not None else TradingMemoryLog(self.config)
+        self.memory_log = memory_log if memory_log is not None else storage.open_memory_log(self.config)
         if memories is None:
-            memories = {name: FinancialSituationMemory(name, self.config) for name in team.MEMORY_NAMES}
+            memories = {name: storage.open_role_memory(name, self.config) for name in team.MEMORY_NAMES}
         self.memories = dict(memories)
         self._reflector = None
         self._provider = None
@@ -164,7 +164,7 @@ class Settler:
         return settled, lessons
 
     def _reports_for(self, ticker: str, date: str) -> dict[str, Any] | None:
-        from tradingagents.graph.results import load_run
+        from tradingagents.storage import load_run
 
         try:
             state = load_run(self.config, ticker, date)["state"]

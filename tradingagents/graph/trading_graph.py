@@ -26,14 +26,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-from filelock import Timeout as FileLockTimeout
-
-from tradingagents import team
-from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
+from tradingagents import pricing, storage, team
 from tradingagents.default_config import resolve_config
 from tradingagents.errors import RunAlreadyActive, RunStopped, exit_code_for, is_resumable
 from tradingagents.graph import checkpointer as ckpt
@@ -46,13 +41,12 @@ from tradingagents.graph.checkpoint_router import CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, RunEvent, describe_error, empty_record, make_event
 from tradingagents.graph.propagation import Propagator
-from tradingagents.graph.results import REPORT_FILE, STATE_FILE, public_meta, save_run
+from tradingagents.graph.results import REPORT_FILE, STATE_FILE, public_meta
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, CompiledGraphCache, GraphSetup
 from tradingagents.graph.signal_processing import SignalProcessor
 from tradingagents.validation import (
     InvalidDateError,
     ValidationError,
-    safe_path_component,
     validate_date,
     validate_ticker,
 )
@@ -230,9 +224,10 @@ class TradingAgentsGraph:
         self.quick_thinking_llm, self.deep_thinking_llm = create_llms(self.config, api_key=api_key)
 
         # the five role memories, as attributes named by the roster (graph.trader_memory, …)
+        # (files under the home, or the desk's PostgreSQL database when storage_url is set)
         for name in team.MEMORY_NAMES:
-            setattr(self, name, FinancialSituationMemory(name, self.config))
-        self.memory_log = TradingMemoryLog(self.config)
+            setattr(self, name, storage.open_role_memory(name, self.config))
+        self.memory_log = storage.open_memory_log(self.config)
 
         self.conditional_logic = ConditionalLogic(
             self.config["max_debate_rounds"], self.config["max_risk_discuss_rounds"]
@@ -253,7 +248,7 @@ class TradingAgentsGraph:
 
     # ------------------------------------------------------------------ helpers
     @property
-    def memories(self) -> dict[str, FinancialSituationMemory]:
+    def memories(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in team.MEMORY_NAMES}
 
     @property
@@ -279,7 +274,7 @@ class TradingAgentsGraph:
         if not self.config.get("checkpoint_enabled"):
             return False
         tid = self.thread_id(ticker, trade_date, asset_type)
-        return ckpt.has_checkpoint(self.config, ticker, tid)  # the path is made safe where it is built
+        return storage.has_checkpoint(self.config, ticker, tid)  # the path is made safe where it is built
 
     def build_graph(self, trade_date: str | None, analysts: list[str]):
         """The uncompiled StateGraph (tools read data up to ``trade_date`` only).
@@ -405,20 +400,19 @@ class TradingAgentsGraph:
         if not self.config.get("checkpoint_enabled"):
             yield
             return
-        folder = Path(self.config["checkpoint_dir"]) / "locks"
-        folder.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(folder / f"{safe_path_component(ticker)}.{tid}.lock"), timeout=0)
         try:
-            lock.acquire()
-        except FileLockTimeout:
+            lock = storage.run_lock(self.config, ticker, tid)  # a lock file, or a desk-wide database lock
+            lock.__enter__()
+        except RunAlreadyActive:
             raise RunAlreadyActive(
                 f"An analysis of {ticker} on {trade_date} with these settings is already running "
-                "(in this app or another process). Wait for it to finish or stop it, then try again."
+                "(in this app, another process or another machine of the desk). Wait for it to finish or "
+                "stop it, then try again."
             ) from None
         try:
             yield
         finally:
-            lock.release()
+            lock.__exit__(None, None, None)
 
     def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at):
         cfg = self.config
@@ -451,19 +445,20 @@ class TradingAgentsGraph:
             "thread_id": tid,
             "resumed": reporter.resumed,
             "elapsed_s": round(time.time() - started_at, 3),
-            "usage": dict(tracker.totals()),
+            # tokens, and what they cost at the pricing table's list prices (None: a model without a price)
+            "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
             "node_times_ms": reporter.node_times_ms(),
             "debate_turns": turns,
             "config": self.config,  # saved as public_config(...) only
         }
         saved_meta = public_meta(cfg, meta)
-        folder = save_run(cfg, final_state, rating, saved_meta)
+        folder = storage.save_run(cfg, final_state, rating, saved_meta)
         self.memory_log.store_decision(  # MERGE: store_decision
             ticker, trade_date, rating, final_state.get("final_trade_decision", "")
         )
         # (5) success clears the checkpoint
         if cfg.get("checkpoint_enabled"):
-            ckpt.clear_checkpoint(cfg, ticker, tid)
+            storage.clear_checkpoint(cfg, ticker, tid)
         record = {
             "results_path": str(folder),
             "report_path": str(folder / REPORT_FILE),

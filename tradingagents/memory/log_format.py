@@ -1,0 +1,243 @@
+"""The memory log's text format: entry grammar, escaping of model text, tag rendering and parsing.
+
+An entry (a *block*) is a tag line, ``DECISION:`` and the decision text; a settled one adds
+``REFLECTION:``, the reflection and a hidden line with the exact returns. Blocks are followed by
+``SEPARATOR``. In model text every line starting with ``\\``, ``[``, ``<``, ``DECISION:`` or
+``REFLECTION:`` gets one extra leading backslash (removed on reading), so no text can forge a
+separator, a tag or a section header.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import functools
+import re
+from typing import Any
+
+from tradingagents.agents.utils.rating import normalize_rating
+from tradingagents.validation import validate_date, validate_ticker
+
+__all__ = ["SEPARATOR", "Block", "escape_text", "parse_block", "pct", "render_block", "unescape_text"]
+
+SEPARATOR = "\n\n<!-- ENTRY_END -->\n\n"
+_DECISION_HEAD = "\n\nDECISION:\n"
+_REFLECTION_HEAD = "\n\nREFLECTION:\n"
+_TAG_RE = re.compile(r"\[([^\[\]\n]*)\]")
+_PCT_RE = re.compile(r"^([+-]?\d+(?:\.\d+)?)%$")
+_HOLD_RE = re.compile(r"^(\d+)d$")
+_EXACT_RE = re.compile(r"\n\n<!-- exact raw=(\S+) alpha=(\S+) -->\Z")
+_EXACT_HEAD = "\n\n<!-- exact raw="
+_DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+
+
+def _find_exact(text: str) -> re.Match | None:
+    """The hidden exact-values line at the very end of ``text`` (rfind first: no regex scan)."""
+    pos = text.rfind(_EXACT_HEAD)
+    return _EXACT_RE.match(text, pos) if pos >= 0 else None
+
+
+def _read_date(text: str) -> str:
+    if _DATE_SHAPE.match(text):  # fast path for the 10,000-entry log; validate_date explains failures
+        with contextlib.suppress(ValueError):
+            if _dt.date.fromisoformat(text).year >= 1900:
+                return text
+    return validate_date(text, allow_future=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_ticker(text: str) -> str:  # pure: cached because tickers repeat through a log
+    return validate_ticker(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _read_rating(text: str) -> str:
+    rating = normalize_rating(text)
+    if rating is None:
+        raise ValueError(f"unknown rating {text!r}")
+    return rating
+_ESCAPE_RE = re.compile(r"^(?=\\|\[|<|DECISION:|REFLECTION:)", re.MULTILINE)
+_UNESCAPE_RE = re.compile(r"^\\", re.MULTILINE)
+
+
+def escape_text(text: str) -> str:
+    """Prefix a backslash to every line that could read as structure (reversible)."""
+    return _ESCAPE_RE.sub("\\\\", text)
+
+
+def unescape_text(text: str) -> str:
+    return _UNESCAPE_RE.sub("", text) if "\\" in text else text
+
+
+def pct(x: float) -> str:
+    return f"{x:+.1%}"
+
+
+class Block:
+    """One block of the log file: its verbatim text and, when it parses, the entry it holds."""
+
+    __slots__ = ("raw", "date", "ticker", "rating", "pending", "_returns", "_tag_pcts", "holding", "problem", "_body")
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        self.problem: str | None = None
+        self._body: tuple[str, str] | None = None
+        self.date = self.ticker = self.rating = None
+        self.pending = True
+        self._returns: tuple[float, float] | None = None
+        self._tag_pcts: tuple[str, str] | None = None  # the tag's "+3.2%", "+1.1%": exact values read lazily
+        self.holding = None
+
+    @property
+    def raw_ret(self) -> float | None:
+        return self.returns()[0]
+
+    @property
+    def alpha(self) -> float | None:
+        return self.returns()[1]
+
+    def returns(self) -> tuple[float | None, float | None]:
+        """(raw, alpha): the hidden exact values when they agree with the tag, else the tag's."""
+        if self._returns is None:
+            if self._tag_pcts is None:
+                return (None, None)
+            raw_pct, alpha_pct = self._tag_pcts
+            raw_ret, alpha = float(raw_pct[:-1]) / 100, float(alpha_pct[:-1]) / 100
+            exact = _find_exact(self.raw)
+            if exact:
+                with contextlib.suppress(ValueError):
+                    ex_raw, ex_alpha = float(exact.group(1)), float(exact.group(2))
+                    if pct(ex_raw) == raw_pct and pct(ex_alpha) == alpha_pct:
+                        raw_ret, alpha = ex_raw, ex_alpha
+            self._returns = (raw_ret, alpha)
+        return self._returns
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.date, self.ticker)
+
+    def body(self) -> tuple[str, str]:
+        """(decision, reflection), unescaped; parsed on first use."""
+        if self._body is None:
+            raw = self.raw
+            start = raw.index(_DECISION_HEAD) + len(_DECISION_HEAD)
+            if self.pending:
+                self._body = (unescape_text(raw[start:]), "")
+            else:
+                cut = raw.index(_REFLECTION_HEAD, start)
+                refl = raw[cut + len(_REFLECTION_HEAD) :]
+                m = _find_exact(refl)
+                if m:
+                    refl = refl[: m.start()]
+                self._body = (unescape_text(raw[start:cut]), unescape_text(refl))
+        return self._body
+
+    def to_entry(self) -> dict[str, Any]:
+        decision, reflection = self.body()
+        return {
+            "date": self.date,
+            "ticker": self.ticker,
+            "rating": self.rating,
+            "pending": self.pending,
+            "raw": self.raw_ret,
+            "alpha": self.alpha,
+            "holding": self.holding,
+            "decision": decision,
+            "reflection": reflection,
+        }
+
+
+# The tag exactly as ``render_block`` writes it: one regex instead of splitting and checking fields.
+_OWN_TAG_RE = re.compile(
+    r"\[(\d{4}-\d{2}-\d{2}) \| ([A-Z0-9.^=_+\-]{1,32}) \| (Buy|Overweight|Hold|Underweight|Sell) \| "
+    r"(?:pending|([+-]\d+\.\d)% \| ([+-]\d+\.\d)% \| (\d+)d)\]\n\nDECISION:\n"
+)
+
+
+def parse_block(raw: str) -> Block:
+    m = _OWN_TAG_RE.match(raw)
+    if m is not None:
+        block = _parse_own(raw, m)
+        if block is not None:
+            return block
+    return _parse_general(raw)
+
+
+def _parse_own(raw: str, m: re.Match) -> Block | None:
+    """The fast path for a block we wrote; None sends anything unusual to the general parser."""
+    date, ticker, rating, raw_pct, alpha_pct, holding = m.groups()
+    try:  # the regex checked the shapes; a real calendar date (from 1900) and a valid ticker remain
+        if date < "1900":
+            return None
+        _dt.date.fromisoformat(date)
+        ticker = _read_ticker(ticker)
+    except ValueError:
+        return None
+    block = Block(raw)
+    block.date, block.ticker, block.rating = date, ticker, rating
+    has_reflection = raw.find(_REFLECTION_HEAD, m.end()) >= 0
+    if raw_pct is None:
+        if has_reflection:
+            return None
+        return block
+    if not has_reflection:
+        return None
+    block.pending = False
+    block._tag_pcts = (raw_pct + "%", alpha_pct + "%")
+    block.holding = int(holding)
+    return block
+
+
+def _parse_general(raw: str) -> Block:
+    block = Block(raw)
+    m = _TAG_RE.match(raw)
+    if not m or not raw.startswith(_DECISION_HEAD, m.end()):
+        block.problem = "does not start with a [date | ticker | rating | …] tag, a blank line and DECISION:"
+        return block
+    fields = [f.strip() for f in m.group(1).split("|")]
+    try:
+        if len(fields) not in (4, 6):
+            raise ValueError(f"the tag has {len(fields)} fields; expected 4 (pending) or 6 (settled)")
+        block.date = _read_date(fields[0])
+        block.ticker = _read_ticker(fields[1])
+        block.rating = _read_rating(fields[2])
+        rest_start = m.end() + len(_DECISION_HEAD)
+        if len(fields) == 4:
+            if fields[3].lower() != "pending":
+                raise ValueError(f"the 4th tag field is {fields[3]!r}; expected 'pending'")
+            if raw.find(_REFLECTION_HEAD, rest_start) >= 0:
+                raise ValueError("a pending entry has a REFLECTION section")
+            block.pending = True
+        else:
+            mr, ma, mh = _PCT_RE.match(fields[3]), _PCT_RE.match(fields[4]), _HOLD_RE.match(fields[5])
+            if not (mr and ma and mh):
+                raise ValueError("settled tag fields must look like +3.2% | +1.1% | 5d")
+            if raw.find(_REFLECTION_HEAD, rest_start) < 0:
+                raise ValueError("a settled entry has no REFLECTION section")
+            block.pending = False
+            block._tag_pcts = (fields[3], fields[4])
+            block.holding = int(mh.group(1))
+            block.returns()
+    except ValueError as exc:  # ValidationError included
+        block.problem = str(exc)
+    return block
+
+
+def render_block(date, ticker, rating, decision, *, raw=None, alpha=None, holding=None, reflection=None) -> Block:
+    if raw is None:
+        text = f"[{date} | {ticker} | {rating} | pending]{_DECISION_HEAD}{escape_text(decision)}"
+    else:
+        text = (
+            f"[{date} | {ticker} | {rating} | {pct(raw)} | {pct(alpha)} | {holding}d]"
+            f"{_DECISION_HEAD}{escape_text(decision)}"
+            f"{_REFLECTION_HEAD}{escape_text(reflection)}"
+            f"\n\n<!-- exact raw={raw!r} alpha={alpha!r} -->"
+        )
+    block = parse_block(text)
+    assert block.ok, block.problem  # our own rendering always parses
+    return block
+

@@ -1,0 +1,361 @@
+"""``FinancialSituationMemory(name, config=None)``: one role's lessons, ranked by BM25.
+
+(situation, recommendation) pairs ranked by BM25 against a new situation (see ``bm25``), ``k1``/``b``
+from ``config["bm25_k1"]``/``config["bm25_b"]``.
+
+Persistence: ``<memory_dir>/<name>.jsonl`` (``memory_dir`` from the resolved config, i.e. under
+the home by default), one JSON object per line, appended under an inter-process ``flock`` on
+``<name>.jsonl.lock`` with a single ``write`` per ``add_situations`` call (so a call's pairs
+are all there or none are). A torn final line (a writer killed mid-write, never acknowledged) is
+ignored on read and cut off by the next writer; unreadable lines are skipped and listed in
+``problems``. Appends are not fsynced (a killed process loses nothing that was acknowledged; a
+power cut may lose the newest lessons, which the log can rebuild). Every instance picks up lines
+appended by other instances or processes before it answers.
+
+The index (see ``bm25``) is also stored as ``<name>.jsonl.bm25.npz`` (see ``index_store``) once the
+memory has ``STORE_MIN_DOCS`` pairs and again each time it has grown by a quarter, so that a new
+instance loads arrays instead of parsing and tokenising every line; the stored index names the
+jsonl bytes it covers by their digest and is ignored (the jsonl is read as before) when it does
+not match, and lines appended after it are read from the jsonl.
+
+Ties rank the older memory first, so results are deterministic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tradingagents.default_config import resolve_config
+from tradingagents.memory.bm25 import BM25Index, release_heap
+from tradingagents.memory.files import FlockFile, atomic_write
+from tradingagents.memory.index_store import index_file, load_index, new_digest, save_index
+from tradingagents.memory.tokens import bm25_tokenize
+from tradingagents.team import MEMORY_NAMES
+from tradingagents.validation import validate_date
+
+__all__ = ["ROLE_NAMES", "FinancialSituationMemory", "validate_memory_name"]
+
+ROLE_NAMES = MEMORY_NAMES  # the roster owns them
+_BULK = 64  # pairs from which indexing goes through the bulk (numpy) path
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def validate_memory_name(name: object) -> str:
+    """A role name is used as a file name: 1–64 letters, digits, ``_`` or ``-``."""
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ValueError(
+            f"Invalid memory name {name!r}: use 1–64 characters made of letters, digits, '_' and '-' "
+            f"(for example {', '.join(ROLE_NAMES)})."
+        )
+    return name
+
+
+
+class FinancialSituationMemory:
+    """One role's BM25 memory of (situation, recommendation) pairs; see the module docstring."""
+
+    STORE_MIN_DOCS = 2000  # smaller memories reopen fast from the jsonl alone
+
+    def __init__(self, name: str, config: Mapping[str, Any] | None = None) -> None:
+        self.name = validate_memory_name(name)
+        cfg = resolve_config(config)
+        k1, b = cfg.get("bm25_k1", 1.5), cfg.get("bm25_b", 0.75)
+        for key, value in (("bm25_k1", k1), ("bm25_b", b)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"config[{key!r}] must be a number, not {value!r}.")
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ValueError(f"BM25 needs bm25_k1 >= 0 and 0 <= bm25_b <= 1; got k1={k1!r}, b={b!r}.")
+        self.k1, self.b = float(k1), float(b)
+        self.path = Path(cfg["memory_dir"]) / f"{self.name}.jsonl"
+        self.problems: list[str] = []
+        self._lock = threading.RLock()
+        self._flock = FlockFile(Path(str(self.path) + ".lock"))
+        self._reset()
+        with self._lock:
+            self._sync()
+
+    # ------------------------------------------------------------------ internal state
+    def _reset(self) -> None:
+        self._index = BM25Index(self.k1, self.b)
+        self._situations: list[str] = []
+        self._recommendations: list[str] = []
+        # the date from which each memory was knowable (None: always); see get_memories(as_of=)
+        self._known_from: list[str | None] = []
+        self._latest_known: str | None = None  # max of _known_from: most queries skip the mask
+        self._file_id: tuple[int, int] | None = None
+        self._offset = 0
+        self._seen_size = 0
+        self._line_no = 0
+        self._digest = new_digest()  # of the jsonl's first _offset bytes (the stored index checks it)
+        self._stored_docs = 0  # documents in the stored index as we last wrote or read it
+        self.problems = []
+
+    def _index_pairs(self, pairs: list[tuple[str, str, str | None]]) -> None:
+        """Index (situation, recommendation, known_from) triples; many at once go in bulk."""
+        if len(pairs) >= _BULK:
+            self._index.add_many(bm25_tokenize(s) for s, _, _ in pairs)
+        else:
+            for situation, _, _ in pairs:
+                self._index.add(bm25_tokenize(situation))
+        for situation, recommendation, known_from in pairs:
+            self._situations.append(situation)
+            self._recommendations.append(recommendation)
+            self._known_from.append(known_from)
+            if known_from is not None and (self._latest_known is None or known_from > self._latest_known):
+                self._latest_known = known_from
+
+    def _load_stored(self) -> None:
+        """Start from the stored index when it matches the file (state just reset, lock held)."""
+        loaded = load_index(self.path, self.k1, self.b)
+        if loaded is None:
+            return
+        self._index = loaded.index
+        self._situations, self._recommendations = loaded.situations, loaded.recommendations
+        self._known_from = loaded.known_from
+        self._latest_known = max((k for k in loaded.known_from if k is not None), default=None)
+        self._offset = loaded.covered
+        self._line_no = loaded.lines
+        self._digest = loaded.digest
+        self._stored_docs = loaded.index.n_docs
+        self.problems = loaded.problems
+
+    def _maybe_store(self) -> None:
+        """Store the index once it has grown by a quarter since it was last stored (flock held)."""
+        n = self._index.n_docs
+        if n < self.STORE_MIN_DOCS or n - self._stored_docs < max(self.STORE_MIN_DOCS, self._stored_docs // 4):
+            return
+        self._store()
+
+    def store_index(self) -> None:
+        """Write the stored index now (it is also written on its own as the memory grows)."""
+        with self._lock, self._flock:
+            self._sync()
+            self._store()
+
+    def _store(self) -> None:  # both locks held
+        target = index_file(self.path)
+        for leftover in target.parent.glob(f".{target.name}.*.tmp"):  # a killed writer's
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        save_index(
+            self.path, self._index, self._situations, self._recommendations, self._known_from,
+            covered=self._offset, lines=self._line_no, digest_hex=self._digest.hexdigest(),
+            problems=self.problems,
+        )
+        self._stored_docs = self._index.n_docs
+        release_heap()
+
+    def _sync(self) -> None:
+        """Index complete lines that other writers appended since we last looked (lock held)."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            if self._file_id is not None or self._situations:
+                self._reset()
+            return
+        file_id = (st.st_dev, st.st_ino)
+        if file_id != self._file_id or st.st_size < self._offset:
+            self._reset()
+            self._file_id = file_id
+            self._load_stored()
+        self._seen_size = st.st_size
+        if st.st_size == self._offset:
+            return
+        with open(self.path, "rb") as fh:
+            fh.seek(self._offset)
+            data = fh.read()
+        end = data.rfind(b"\n")
+        if end < 0:
+            return  # only a torn (or in-progress) final line
+        self._digest.update(memoryview(data)[: end + 1])
+        good: list[tuple[str, str, str | None]] = []
+        for raw in data[: end + 1].split(b"\n")[:-1]:
+            self._line_no += 1
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw.decode("utf-8"))
+                situation, recommendation = rec["situation"], rec["recommendation"]
+                if not isinstance(situation, str) or not isinstance(recommendation, str):
+                    raise TypeError("situation and recommendation must be strings")
+                known_from = rec.get("known_from")
+                if known_from is not None:
+                    known_from = validate_date(known_from, allow_future=True)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                self.problems.append(f"{self.path.name} line {self._line_no} skipped (not a memory: {exc}).")
+                continue
+            good.append((situation, recommendation, known_from))
+        self._index_pairs(good)
+        self._offset += end + 1
+
+    # ------------------------------------------------------------------ public API
+    def add_situations(
+        self, situations_and_advice: Iterable[tuple[str, str]], *, known_from: str | None = None
+    ) -> int:
+        """Add ``(situation, recommendation)`` pairs; returns how many were added.
+
+        ``known_from`` (YYYY-MM-DD) is the first date on which these lessons were knowable (for a
+        lesson from a settled decision: the day its holding window closed). A query with
+        ``as_of`` before that date never sees them, so a back-dated analysis cannot learn from
+        the future. Everything is checked before anything is written, so a bad pair adds nothing.
+        """
+        if known_from is not None:
+            known_from = validate_date(known_from, allow_future=True)
+        if isinstance(situations_and_advice, (str, bytes)) or not isinstance(situations_and_advice, Iterable):
+            raise TypeError("add_situations expects a list of (situation, recommendation) pairs.")
+        pairs: list[tuple[str, str]] = []
+        for i, pair in enumerate(situations_and_advice):
+            if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"Item {i} must be a (situation, recommendation) pair, not {pair!r:.80}.")
+            situation, advice = pair
+            if not isinstance(situation, str) or not isinstance(advice, str):
+                raise TypeError(f"Item {i}: situation and recommendation must both be text.")
+            pairs.append((situation, advice))
+        if not pairs:
+            return 0
+        extra = {"known_from": known_from} if known_from else {}
+        payload = bytearray()  # grown in place: no list of a million lines to free afterwards
+        for s, r in pairs:
+            payload += json.dumps({"situation": s, "recommendation": r, **extra}, ensure_ascii=False).encode()
+            payload += b"\n"
+        with self._lock, self._flock:
+            self._sync()
+            if self._seen_size > self._offset:
+                self._repair_tail()
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                written = 0
+                while written < len(payload):  # one write in practice; loop for safety
+                    written += os.write(fd, payload[written:])
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
+            # Nobody else can have written while we hold the lock: index what we wrote directly.
+            if self._file_id != (st.st_dev, st.st_ino):
+                self._file_id = (st.st_dev, st.st_ino)
+            self._index_pairs([(situation, advice, known_from) for situation, advice in pairs])
+            self._line_no += len(pairs)
+            self._digest.update(payload)
+            self._offset = self._seen_size = st.st_size
+            self._maybe_store()
+        return len(pairs)
+
+    def _repair_tail(self) -> None:
+        """A final line without newline is left by a killed writer: complete it if whole, else cut it."""
+        with open(self.path, "rb") as fh:
+            fh.seek(self._offset)
+            tail = fh.read()
+        try:
+            rec = json.loads(tail.decode("utf-8"))
+            whole = isinstance(rec, dict) and "situation" in rec and "recommendation" in rec
+        except ValueError:
+            whole = False
+        if whole:
+            with open(self.path, "ab") as fh:
+                fh.write(b"\n")
+            self._sync()
+        else:
+            os.truncate(self.path, self._offset)
+            self._seen_size = self._offset
+
+    def get_memories(
+        self, current_situation: str, n_matches: int = 1, *, as_of: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Top ``n_matches`` memories: ``matched_situation``, ``recommendation``, ``similarity_score``.
+
+        Scores are divided by the best score of this query (by 1 when no score is positive). An
+        empty memory gives ``[]``; ``n_matches`` is capped at the number stored; 0 gives ``[]``.
+        With ``as_of`` (YYYY-MM-DD), memories knowable only after that date are left out.
+        """
+        if not isinstance(current_situation, str):
+            raise TypeError(f"The situation must be text, not {type(current_situation).__name__}.")
+        if isinstance(n_matches, bool) or not isinstance(n_matches, (int, np.integer)):
+            raise TypeError(f"n_matches must be a whole number, not {n_matches!r}.")
+        if n_matches < 0:
+            raise ValueError(f"n_matches must be 0 or more, not {n_matches}; use 0 for no matches.")
+        if as_of is not None:
+            as_of = validate_date(as_of, allow_future=True)
+        tokens = bm25_tokenize(current_situation)
+        with self._lock:
+            self._sync()
+            if not self._situations or n_matches == 0:
+                return []
+            excluded = None
+            if as_of is not None and self._latest_known is not None and self._latest_known > as_of:
+                future = np.fromiter(
+                    (k is not None and k > as_of for k in self._known_from), dtype=bool, count=len(self._known_from)
+                )
+                if future.any():
+                    excluded = future
+            situations = self._situations
+            order, scores = self._index.top(
+                tokens, int(n_matches), excluded, lambda i: bm25_tokenize(situations[i])
+            )
+            if len(order) == 0:
+                return []
+            best = float(scores[0])
+            denom = best if best > 0 else 1.0
+            return [
+                {
+                    "matched_situation": self._situations[i],
+                    "recommendation": self._recommendations[i],
+                    "similarity_score": float(s) / denom,
+                }
+                for i, s in zip(order.tolist(), scores.tolist(), strict=True)
+            ]
+
+    def get_scores(self, current_situation: str) -> list[float]:
+        """Raw BM25 score of every stored memory, in insertion order (for inspection and tests)."""
+        tokens = bm25_tokenize(current_situation)
+        with self._lock:
+            self._sync()
+            return self._index.scores(tokens).tolist()
+
+    @staticmethod
+    def matched_terms(query: str, situation: str) -> list[str]:
+        """Query tokens (unique, in query order) that also occur in ``situation``."""
+        present = set(bm25_tokenize(situation))
+        return list(dict.fromkeys(t for t in bm25_tokenize(query) if t in present))
+
+    def items(self) -> list[tuple[str, str]]:
+        """Every stored ``(situation, recommendation)``, oldest first."""
+        with self._lock:
+            self._sync()
+            return list(zip(self._situations, self._recommendations, strict=True))
+
+    def count(self) -> int:
+        with self._lock:
+            self._sync()
+            return len(self._situations)
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def clear(self) -> None:
+        """Forget everything, on disk too."""
+        with self._lock:
+            if self.path.parent.exists():
+                with self._flock:
+                    if self.path.exists():
+                        atomic_write(self.path, b"")
+                    with contextlib.suppress(FileNotFoundError):
+                        index_file(self.path).unlink()
+            self._reset()
+            with contextlib.suppress(FileNotFoundError):
+                st = os.stat(self.path)
+                self._file_id = (st.st_dev, st.st_ino)
+
+    def __repr__(self) -> str:
+        return f"FinancialSituationMemory({self.name!r}, {len(self._situations)} memories, path={str(self.path)!r})"
+

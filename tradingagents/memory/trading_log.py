@@ -1,0 +1,411 @@
+"""``TradingMemoryLog(config)``: the markdown log of decisions and their outcomes.
+
+The file is ``config["memory_log_path"]``; its grammar is in ``log_format``. Pending::
+
+    [2024-05-10 | NVDA | Buy | pending]
+
+    DECISION:
+    <decision text>
+
+Settled: the tag becomes ``[2024-05-10 | NVDA | Buy | +3.2% | +1.1% | 5d]`` and
+``\\n\\nREFLECTION:\\n<reflection>`` is appended, followed by one hidden line
+``<!-- exact raw=<float> alpha=<float> -->`` that keeps the exact raw return and alpha (the tag
+shows one decimal of a percent); ``load_entries`` returns the exact values (the tag's rounded
+values when the hidden line is missing or disagrees with a hand-edited tag).
+
+Writes hold an inter-process lock (``<log>.lock``). A store *appends*: one fsynced ``write`` of
+the entry and its separator, then one line in the key index ``<log>.idx`` (see ``log_index``),
+so its cost does not grow with the log; the duplicate check reads only the index when the
+index's stamp matches the log. Settlement and rotation rewrite the whole file: unique temp file
+in the same folder, flush, fsync, ``os.replace``, fsync of the folder, then the index. A writer
+killed at any moment loses nothing acknowledged and duplicates nothing: a rewrite leaves the old
+or the new file; an append torn by a kill is never read (the index vouches only for what was
+finished) and is cut off by the next writer. A block that does not parse (a hand-edit) is kept
+verbatim on every rewrite and described in ``problems``.
+
+``get_past_context(ticker, n_same=5, n_cross=3, *, as_of=None)``: pass the analysis date as
+``as_of`` so that only entries dated before it, whose holding window had closed by then, are
+used (no look-ahead). Rotation (``memory_log_max_entries``) drops the oldest settled entries by
+date, never a pending one and never an unreadable block.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from filelock import FileLock
+
+from tradingagents.agents.utils.rating import RATINGS_5_TIER, normalize_rating, parse_rating
+from tradingagents.default_config import resolve_config
+from tradingagents.memory.files import LOCK_POLL_S, atomic_write, fsync_dir, temp_prefix
+from tradingagents.memory.log_format import SEPARATOR, Block, parse_block, pct, render_block
+from tradingagents.memory.log_index import (
+    LogIndex,
+    Stamp,
+    index_path,
+    key_line,
+    read_index,
+    render_index,
+    stamp_line,
+)
+from tradingagents.validation import ValidationError, validate_date, validate_ticker
+
+__all__ = ["TradingMemoryLog"]
+
+
+def _check_text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"The {what} must be text, not {type(value).__name__}.")
+    return value
+
+
+def _check_rating(rating: object) -> str:
+    tier = normalize_rating(rating) if isinstance(rating, str) else None
+    if tier is None:
+        raise ValidationError(f"Unknown rating {rating!r}. Use one of: {', '.join(RATINGS_5_TIER)}.")
+    return tier
+
+
+def _check_return(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise ValidationError(f"The {what} must be a number (0.032 for +3.2%), not {value!r}.")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValidationError(f"The {what} must be a finite number, not {value!r}.")
+    return value
+
+
+def _check_count(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{what} must be a whole number, 0 or more; got {value!r}.")
+    return int(value)
+
+
+def _sig(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+_SEP_BYTES = SEPARATOR.encode("ascii")
+
+
+def _finished_end(data: bytes, st: os.stat_result, idx: LogIndex | None) -> int | None:
+    """Where the writers' finished entries end, when the index vouches for a prefix of ``data``.
+
+    The index's stamp must name this file (same inode) at a size no larger than now, ending in a
+    separator, and, at the same size, the same mtime (else it was edited in place). Then whatever
+    follows the last separator is an unfinished append. None: the index does not vouch (missing,
+    stale, a hand edit), and the whole file is read as it is.
+    """
+    if idx is None:
+        return None
+    stamp = idx.stamp
+    if stamp.ino != st.st_ino or stamp.size > len(data):
+        return None
+    if stamp.size and data[stamp.size - len(_SEP_BYTES) : stamp.size] != _SEP_BYTES:
+        return None
+    if stamp.size == len(data):
+        return stamp.size if stamp.mtime_ns == st.st_mtime_ns else None
+    pos = data.rfind(_SEP_BYTES, stamp.size)
+    return pos + len(_SEP_BYTES) if pos >= 0 else stamp.size
+
+
+class TradingMemoryLog:
+    """The markdown log of decisions and their outcomes; see the module docstring."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        cfg = resolve_config(config)
+        self.path = Path(cfg["memory_log_path"])
+        max_entries = cfg.get("memory_log_max_entries")
+        if max_entries is not None and (
+            isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1
+        ):
+            raise ValueError(
+                f"memory_log_max_entries must be a whole number of at least 1, or None for no limit; "
+                f"got {max_entries!r}."
+            )
+        self.max_entries: int | None = max_entries
+        self.problems: list[str] = []
+        self._lock = threading.RLock()
+        self._file_lock = FileLock(str(self.path) + ".lock", poll_interval=LOCK_POLL_S)
+        self._cache_sig: tuple | None = None
+        self._cache: list[Block] = []
+        self._views_for: list[Block] | None = None
+        self._settled_desc: list[Block] = []
+
+    # ------------------------------------------------------------------ reading
+    def _blocks(self) -> list[Block]:
+        """The parsed blocks of the file as it is now (cached by inode, size and mtime).
+
+        When the index vouches for a prefix of the file, bytes after the last separator beyond it
+        are an append still in progress or torn by a killed writer: never acknowledged, not read.
+        """
+        with self._lock:
+            try:
+                fh = open(self.path, "rb")
+            except FileNotFoundError:
+                self._cache_sig, self._cache, self.problems = None, [], []
+                return []
+            with fh:
+                st = os.fstat(fh.fileno())
+                sig = _sig(st)
+                if sig == self._cache_sig:
+                    return self._cache
+                data = fh.read()
+            end = _finished_end(data, st, read_index(self.path))
+            self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
+            return self._cache
+
+    def _set_cache(self, sig: tuple | None, blocks: list[Block]) -> None:
+        seen: set[tuple[str, str]] = set()
+        problems = []
+        for i, block in enumerate(blocks):
+            if block.problem is None:
+                key = (block.date, block.ticker)
+                if key not in seen:
+                    seen.add(key)
+                    continue
+                block.problem = f"duplicate entry for {block.ticker} on {block.date}"
+            first = block.raw.split("\n", 1)[0][:80]
+            problems.append(f"Block {i + 1} ({first!r}) kept verbatim but not read: {block.problem}.")
+        self._cache_sig, self._cache, self.problems = sig, blocks, problems
+
+    @staticmethod
+    def _parse(text: str) -> list[Block]:
+        pieces = text.split(SEPARATOR)
+        tail = pieces.pop()  # "" when the file ends with a separator, as it always does when we write it
+        if tail.strip():
+            pieces.append(tail)
+        return [parse_block(p) for p in pieces if p.strip()]
+
+    def _settled_newest_first(self) -> list[Block]:
+        """Settled entries by date, newest first (file order breaks ties); cached per file version."""
+        with self._lock:
+            blocks = self._blocks()
+            if self._views_for is not blocks:
+                settled = [(b.date, i) for i, b in enumerate(blocks) if b.ok and not b.pending]
+                settled.sort(reverse=True)
+                self._settled_desc = [blocks[i] for _, i in settled]
+                self._views_for = blocks
+            return self._settled_desc
+
+    def load_entries(self) -> list[dict[str, Any]]:
+        """Every readable entry in file order (oldest first)."""
+        return [b.to_entry() for b in self._blocks() if b.ok]
+
+    def get_pending_entries(self, ticker: str | None = None) -> list[dict[str, Any]]:
+        want = validate_ticker(ticker) if ticker is not None else None
+        return [
+            b.to_entry() for b in self._blocks() if b.ok and b.pending and (want is None or b.ticker == want)
+        ]
+
+    def get_past_context(self, ticker: str, n_same: int = 5, n_cross: int = 3, *, as_of: str | None = None) -> str:
+        """The newest settled entries for ``ticker`` in full, then the newest lessons from others.
+
+        With ``as_of`` (the analysis date) only entries dated before it whose holding window had
+        closed by then (weekdays counted, holidays ignored) are used, so nothing from after the
+        analysis date leaks in. Empty string when there is nothing to tell.
+        """
+        want = validate_ticker(ticker)
+        n_same = _check_count(n_same, "n_same")
+        n_cross = _check_count(n_cross, "n_cross")
+        cutoff = validate_date(as_of, allow_future=True) if as_of is not None else None
+        same: list[Block] = []
+        cross: list[Block] = []
+        for b in self._settled_newest_first():
+            if len(same) >= n_same and len(cross) >= n_cross:
+                break
+            if cutoff is not None and (
+                b.date >= cutoff or str(np.busday_offset(b.date, b.holding, roll="forward")) > cutoff
+            ):
+                continue
+            if b.ticker == want:
+                if len(same) < n_same:
+                    same.append(b)
+            elif len(cross) < n_cross:
+                cross.append(b)
+        parts: list[str] = []
+        if same:
+            lines = [f"Past decisions on {want} and what followed (newest first):"]
+            for b in same:
+                decision, reflection = b.body()
+                lines.append(
+                    f"[{b.date} | {b.ticker} | {b.rating} | return {pct(b.raw_ret)} | "
+                    f"alpha {pct(b.alpha)} | {b.holding}d]\nDECISION:\n{decision.strip()}\n"
+                    f"REFLECTION:\n{reflection.strip()}"
+                )
+            parts.append("\n\n".join(lines))
+        if cross:
+            lines = ["Lessons from other instruments (newest first):"]
+            for b in cross:
+                lines.append(
+                    f"- [{b.date} | {b.ticker} | {b.rating} | return {pct(b.raw_ret)} | "
+                    f"alpha {pct(b.alpha)} | {b.holding}d] {' '.join(b.body()[1].split())}"
+                )
+            parts.append("\n".join(lines))
+        return "\n\n".join(parts)
+
+    # ------------------------------------------------------------------ writing
+    def _write(self, blocks: list[Block]) -> None:
+        """Rewrite the whole log (settlement, rotation, a hand-edited tail), then its index."""
+        blocks = self._rotate(blocks)
+        data = "".join(b.raw + SEPARATOR for b in blocks).encode("utf-8")
+        self._remove_leftovers()
+        atomic_write(self.path, data)
+        st = os.stat(self.path)
+        self._set_cache(_sig(st), blocks)
+        self._write_index(blocks, st)
+
+    def _write_index(self, blocks: list[Block], st: os.stat_result) -> None:
+        keys = [b.key for b in blocks if b.ok]
+        atomic_write(index_path(self.path), render_index(keys, Stamp.of(st)), durable=False)
+
+    def _remove_leftovers(self) -> None:
+        # Under the lock every temp file of ours (log or index) is a leftover of a killed writer.
+        with contextlib.suppress(OSError):
+            for leftover in self.path.parent.glob(temp_prefix(self.path) + "*.tmp"):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+
+    def _rotate(self, blocks: list[Block]) -> list[Block]:
+        if self.max_entries is None:
+            return blocks
+        # Only settled entries count: a pending decision is never counted and never dropped.
+        settled = sorted((b.date, i) for i, b in enumerate(blocks) if b.ok and not b.pending)
+        excess = len(settled) - self.max_entries
+        if excess <= 0:
+            return blocks
+        drop = {i for _, i in settled[:excess]}
+        return [b for i, b in enumerate(blocks) if i not in drop]
+
+    def _locked(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return self._file_lock
+
+    def _append(self, payload: bytes) -> os.stat_result:
+        """One ``write`` at the end of the log, fsynced; the folder too when the file is new."""
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            new = os.fstat(fd).st_size == 0
+            written = 0
+            while written < len(payload):  # one write in practice; loop for safety
+                written += os.write(fd, payload[written:])
+            os.fsync(fd)
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if new:
+            fsync_dir(self.path.parent)
+        return st
+
+    def store_decision(
+        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None
+    ) -> bool:
+        """Store a pending decision; False (and nothing written) if (date, ticker) is already in the log.
+
+        The rating is parsed from ``final_trade_decision`` (``rating.parse_rating``: an explicit
+        "Rating: X" label wins, Hold when the text names no tier) unless ``rating=`` gives it.
+
+        An append: when the index matches the log exactly, the duplicate check reads only the
+        index and the entry is one fsynced write at the end of the log plus one line of index, so
+        the cost does not grow with the log. Otherwise (first use, a hand edit, a writer killed
+        mid-append) the log is read in full once, a torn final append is cut off, and the index
+        is written again.
+        """
+        ticker = validate_ticker(ticker)
+        date = validate_date(trade_date, allow_future=True)
+        decision = _check_text(final_trade_decision, "decision")
+        rating = _check_rating(parse_rating(decision) if rating is None else rating)
+        block = render_block(date, ticker, rating, decision)
+        payload = (block.raw + SEPARATOR).encode("utf-8")
+        with self._lock, self._locked():
+            self._remove_leftovers()
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                st = None
+            idx = read_index(self.path) if st is not None else None
+            if st is not None and idx is not None and idx.stamp == Stamp.of(st):
+                if idx.has(date, ticker):
+                    return False
+                new_st = self._append(payload)
+                with open(index_path(self.path), "ab") as fh:
+                    fh.write(key_line(date, ticker) + stamp_line(Stamp.of(new_st)))
+                if self._cache_sig == _sig(st):
+                    self._cache_sig, self._cache = _sig(new_st), [*self._cache, block]
+                return True
+            return self._store_slow(st, idx, block, payload)
+
+    def _store_slow(self, st, idx, block: Block, payload: bytes) -> bool:
+        """Read the whole log: cut a torn append, check for the key, append or rewrite, reindex."""
+        if st is not None:
+            with open(self.path, "rb") as fh:
+                data = fh.read()
+            end = _finished_end(data, os.stat(self.path), idx)
+            if end is not None and end < len(data):
+                os.truncate(self.path, end)  # a torn append: never acknowledged
+                data = data[:end]
+        else:
+            data = b""
+        blocks = self._blocks()
+        if any(b.ok and b.key == block.key for b in blocks):
+            self._write_index(blocks, os.stat(self.path))
+            return False
+        if data and not data.endswith(SEPARATOR.encode()):
+            self._write([*blocks, block])  # a hand-edited tail without separator: rewrite around it
+            return True
+        new_st = self._append(payload)
+        blocks = [*blocks, block]
+        self._set_cache(_sig(new_st), blocks)
+        self._write_index(blocks, new_st)
+        return True
+
+    def batch_update_with_outcomes(self, updates: Iterable[Mapping[str, Any]]) -> int:
+        """Settle pending entries, all in one atomic write; returns how many were settled.
+
+        Each update: ``{ticker, date, raw, alpha, holding, reflection}`` (raw and alpha as fractions,
+        0.032 = +3.2%). Updates that match no pending entry are ignored; all are checked first.
+        """
+        wanted: dict[tuple[str, str], tuple[float, float, int, str]] = {}
+        for i, upd in enumerate(updates):
+            if not isinstance(upd, Mapping):
+                raise ValidationError(f"Update {i} must be a dict with ticker, date, raw, alpha, holding, reflection.")
+            missing = [k for k in ("ticker", "date", "raw", "alpha", "holding", "reflection") if k not in upd]
+            if missing:
+                raise ValidationError(f"Update {i} lacks {', '.join(missing)}.")
+            key = (validate_date(upd["date"], allow_future=True), validate_ticker(upd["ticker"]))
+            values = (
+                _check_return(upd["raw"], "raw return"),
+                _check_return(upd["alpha"], "alpha"),
+                _check_count(upd["holding"], "holding"),
+                _check_text(upd["reflection"], "reflection"),
+            )
+            wanted.setdefault(key, values)
+        if not wanted:
+            return 0
+        with self._lock, self._locked():
+            blocks = list(self._blocks())
+            settled = 0
+            for i, b in enumerate(blocks):
+                if b.ok and b.pending and b.key in wanted:
+                    raw, alpha, holding, reflection = wanted.pop(b.key)
+                    blocks[i] = render_block(
+                        b.date, b.ticker, b.rating, b.body()[0],
+                        raw=raw, alpha=alpha, holding=holding, reflection=reflection,
+                    )
+                    settled += 1
+            if settled:
+                self._write(blocks)
+            return settled
+
+    def __len__(self) -> int:
+        return sum(b.ok for b in self._blocks())
+
+    def __repr__(self) -> str:
+        return f"TradingMemoryLog(path={str(self.path)!r})"

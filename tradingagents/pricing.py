@@ -1,0 +1,188 @@
+"""What model calls cost: a pricing table and the cost of a run's token counts.
+
+``pricing_table(config)`` is the table in force: ``DEFAULT_PRICING``, then ``config["llm_pricing"]``,
+then the ``TRADINGAGENTS_LLM_PRICING`` environment variable (a JSON object), each mapping a model
+name to ``[usd_per_1M_input_tokens, usd_per_1M_output_tokens]``; later sources win per model.
+
+``cost_usd(model, input_tokens, output_tokens, table)`` prices one count: ``None`` when the model
+is not in the table (the UI says "unknown price", never $0), ``0.0`` for the offline engine.
+``cost_by_node(usage_by_node, config, table)`` prices a ``UsageTracker.by_node()`` dict: each node
+is priced with the model of its role's tier (``deep_think_llm`` or ``quick_think_llm``, from the
+roster); nodes outside the roster (reflection, "(outside graph)") think with the quick model.
+
+Model names match exactly, else without an ``openai/`` routing prefix (OpenRouter) or a dated
+snapshot suffix (``gpt-4o-2024-08-06`` is priced as ``gpt-4o``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from tradingagents.errors import ConfigError
+from tradingagents.team import ROLE_BY_NODE
+
+ENV_VAR = "TRADINGAGENTS_LLM_PRICING"
+OFFLINE_PROVIDER = "offline"
+OFFLINE_MODEL = "offline"
+
+# USD per 1M tokens (input, output): OpenAI's published list prices (standard tier, no cached-input
+# or batch discount) as of 2025-08. Prices change: override any of them with config["llm_pricing"]
+# or TRADINGAGENTS_LLM_PRICING rather than trusting this table for a bill.
+PRICING_AS_OF = "2025-08"
+DEFAULT_PRICING: Mapping[str, tuple[float, float]] = {
+    "gpt-5": (1.25, 10.00),
+    "gpt-5-mini": (0.25, 2.00),
+    "gpt-5-nano": (0.05, 0.40),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4o-mini": (0.15, 0.60),
+    "o3": (2.00, 8.00),
+    "o3-mini": (1.10, 4.40),
+    "o4-mini": (1.10, 4.40),
+    "o1": (15.00, 60.00),
+    "gpt-4-turbo": (10.00, 30.00),
+    "gpt-3.5-turbo": (0.50, 1.50),
+}
+
+_DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def _price(value: Any, where: str, model: str) -> tuple[float, float]:
+    if isinstance(value, Mapping):
+        value = (value.get("input"), value.get("output"))
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise ConfigError(
+            f"{where}: the price of {model!r} must be [usd_per_1M_input_tokens, usd_per_1M_output_tokens], "
+            f"for example [2.5, 10], not {value!r:.60}."
+        )
+    out = []
+    for part in value:
+        if isinstance(part, bool) or not isinstance(part, (int, float)) or not math.isfinite(part) or part < 0:
+            raise ConfigError(f"{where}: the price of {model!r} must be two numbers of 0 or more, not {value!r:.60}.")
+        out.append(float(part))
+    return out[0], out[1]
+
+
+def _merge(table: dict[str, tuple[float, float]], source: Any, where: str) -> None:
+    if source is None:
+        return
+    if not isinstance(source, Mapping):
+        raise ConfigError(f"{where} must be a JSON object of model → [input, output] USD per 1M tokens.")
+    for model, value in source.items():
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError(f"{where}: model names must be non-empty text, not {model!r}.")
+        table[model.strip()] = _price(value, where, model)
+
+
+def validate_pricing(value: object, where: str = "llm_pricing") -> dict[str, tuple[float, float]] | None:
+    """A pricing override as ``{model: (input, output)}`` (None stays None); ConfigError otherwise.
+
+    Made to serve as the ``llm_pricing`` check of the settings; ``where`` names the key or variable.
+    """
+    if value is None:
+        return None
+    table: dict[str, tuple[float, float]] = {}
+    _merge(table, value, where)
+    return table
+
+
+def pricing_table(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> dict:
+    """The prices in force: defaults < ``config["llm_pricing"]`` < ``TRADINGAGENTS_LLM_PRICING``."""
+    environ = os.environ if environ is None else environ
+    table = dict(DEFAULT_PRICING)
+    _merge(table, (config or {}).get("llm_pricing"), 'config["llm_pricing"]')
+    raw = environ.get(ENV_VAR)
+    if raw is not None and raw.strip():
+        try:
+            parsed = json.loads(raw)
+        except ValueError as exc:
+            raise ConfigError(
+                f"Environment variable {ENV_VAR} is not valid JSON ({exc.msg} at position {exc.pos}): "
+                'use an object like {"gpt-4o": [2.5, 10]} (USD per 1M input and output tokens).'
+            ) from None
+        _merge(table, parsed, f"Environment variable {ENV_VAR}")
+    return table
+
+
+def price_of(model: str | None, table: Mapping[str, tuple[float, float]]) -> tuple[float, float] | None:
+    """The (input, output) price of a model, or None when the table does not know it."""
+    if not model:
+        return None
+    name = str(model).strip()
+    for candidate in (name, name.removeprefix("openai/")):
+        if candidate in table:
+            return table[candidate]
+        undated = _DATED.sub("", candidate)
+        if undated in table:
+            return table[undated]
+    return None
+
+
+def _tokens(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} must be a whole number of tokens, 0 or more; got {value!r}.")
+    return value
+
+
+def cost_usd(
+    model: str | None,
+    input_tokens: int,
+    output_tokens: int,
+    table: Mapping[str, tuple[float, float]] | None = None,
+) -> float | None:
+    """USD cost of a token count: None for a model without a price, 0.0 for the offline engine.
+
+    No tokens cost nothing whatever the model (a tool node has a model only by its role).
+    """
+    inp = _tokens(input_tokens, "input_tokens")
+    out = _tokens(output_tokens, "output_tokens")
+    if model == OFFLINE_MODEL or inp == out == 0:
+        return 0.0
+    price = price_of(model, DEFAULT_PRICING if table is None else table)
+    if price is None:
+        return None
+    return (inp * price[0] + out * price[1]) / 1_000_000
+
+
+def model_for_node(node: str, config: Mapping[str, Any]) -> str:
+    """The model a graph node thinks with: its role's tier; the quick model outside the roster."""
+    if str(config.get("llm_provider") or "").strip().lower() == OFFLINE_PROVIDER:
+        return OFFLINE_MODEL
+    role = ROLE_BY_NODE.get(node)
+    key = "deep_think_llm" if role is not None and role.model == "deep" else "quick_think_llm"
+    return str(config.get(key) or "")
+
+
+def cost_by_node(
+    usage_by_node: Mapping[str, Mapping[str, Any]],
+    config: Mapping[str, Any],
+    table: Mapping[str, tuple[float, float]] | None = None,
+) -> dict[str, Any]:
+    """The cost of a run's usage: ``{"cost_usd", "by_node", "by_agent"}``.
+
+    ``by_node``: ``{node: {"model", "cost_usd"}}``; ``by_agent``: ``{agent: cost_usd}`` where an
+    analyst's agent, tool and clear nodes add up under the agent's name (nodes outside the roster
+    stay on their own). A total is None when any of its parts used a model without a price (a
+    partial sum would look like a full bill); each priced part keeps its own figure.
+    """
+    table = pricing_table(config) if table is None else table
+    by_node: dict[str, dict[str, Any]] = {}
+    by_agent: dict[str, float | None] = {}
+    total: float | None = 0.0
+    for node, counts in usage_by_node.items():
+        model = model_for_node(node, config)
+        cost = cost_usd(model, int(counts.get("input_tokens") or 0), int(counts.get("output_tokens") or 0), table)
+        by_node[node] = {"model": model, "cost_usd": cost}
+        role = ROLE_BY_NODE.get(node)
+        agent = role.node if role is not None else node
+        before = by_agent.get(agent, 0.0)
+        by_agent[agent] = None if cost is None or before is None else before + cost
+        total = None if cost is None or total is None else total + cost
+    return {"cost_usd": total, "by_node": by_node, "by_agent": by_agent}

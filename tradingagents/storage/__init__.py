@@ -1,0 +1,207 @@
+"""Where the desk's memory lives: files under the home (the embedded default) or one PostgreSQL database.
+
+``storage_url`` (``config["storage_url"]``, else ``TRADINGAGENTS_STORAGE_URL``; empty = files)
+picks the backend. Each factory returns an object with the same interface either way::
+
+    log = open_memory_log(config)              # TradingMemoryLog | PgMemoryLog
+    mem = open_role_memory("bull_memory", config)  # FinancialSituationMemory | PgRoleMemory
+    runs = open_run_records(config)            # FileRunRecords | PgRunRecords
+    save_run(config, state, rating, meta); list_runs(config); load_run(config, t, d)  # graph.results' calls
+    with open_checkpointer(config, "NVDA") as saver: ...   # TickerCheckpointer | PgTickerCheckpointer
+    checkpoint_step(config, "NVDA", tid); has_checkpoint(...); clear_checkpoint(...)
+    with run_lock(config, "NVDA", tid): ...    # one run of a thread at a time, desk-wide
+
+Processes with different homes and the same URL see one desk: the same decisions, lessons, runs
+and checkpoints. ``print_log(config, json=False)`` prints the memory log from whichever storage
+(the ``log`` subcommand). Nothing here keeps state besides one connection pool per URL.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
+
+__all__ = [
+    "ENV_VAR",
+    "StorageError",
+    "checkpoint_step",
+    "clear_all_checkpoints",
+    "clear_checkpoint",
+    "describe",
+    "has_checkpoint",
+    "list_checkpoints",
+    "list_runs",
+    "load_run",
+    "open_checkpointer",
+    "open_memory_log",
+    "open_role_memory",
+    "open_run_records",
+    "print_log",
+    "redact_url",
+    "run_lock",
+    "save_run",
+    "storage_url",
+]
+
+
+def describe(config: Mapping[str, Any] | None = None) -> str:
+    """Where the desk lives, for a status line: the database (no password) or "files"."""
+    url = storage_url(config)
+    return f"PostgreSQL {redact_url(url)}" if url else "files under the home folder"
+
+
+def open_memory_log(config: Mapping[str, Any] | None = None):
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg_memory_log import PgMemoryLog
+
+        return PgMemoryLog(config, url=url)
+    from tradingagents.agents.utils.memory import TradingMemoryLog
+
+    return TradingMemoryLog(config)
+
+
+def open_role_memory(name: str, config: Mapping[str, Any] | None = None):
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg_role_memory import PgRoleMemory
+
+        return PgRoleMemory(name, config, url=url)
+    from tradingagents.agents.utils.memory import FinancialSituationMemory
+
+    return FinancialSituationMemory(name, config)
+
+
+def open_run_records(config: Mapping[str, Any] | None = None):
+    from tradingagents.storage.runs import FileRunRecords, PgRunRecords
+
+    url = storage_url(config)
+    return PgRunRecords(config, url=url) if url else FileRunRecords(config)
+
+
+def save_run(config: Mapping[str, Any] | None, final_state: Mapping[str, Any], rating: str | None,
+             meta: Mapping[str, Any] | None = None):
+    """``graph.results.save_run`` with the same arguments, into whichever storage (returns where)."""
+    return open_run_records(config).save_run(final_state, rating, meta)
+
+
+def list_runs(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """``graph.results.list_runs`` from whichever storage."""
+    return open_run_records(config).list_runs()
+
+
+def load_run(config: Mapping[str, Any] | None, ticker: str, date: str) -> dict[str, Any]:
+    """``graph.results.load_run`` from whichever storage (FileNotFoundError when there is none)."""
+    return open_run_records(config).load_run(ticker, date)
+
+
+def open_checkpointer(config: Mapping[str, Any] | None, ticker: str):
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg_checkpoint import get_pg_checkpointer
+
+        return get_pg_checkpointer(config, ticker, url=url)
+    from tradingagents.graph.checkpointer import get_checkpointer
+
+    return get_checkpointer(config, ticker)
+
+
+def _checkpoints(config: Mapping[str, Any] | None):
+    if storage_url(config):
+        from tradingagents.storage import pg_checkpoint as module
+    else:
+        from tradingagents.graph import checkpointer as module
+    return module
+
+
+def checkpoint_step(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> int | None:
+    return _checkpoints(config).checkpoint_step(config, ticker, thread_id)
+
+
+def has_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> bool:
+    return _checkpoints(config).has_checkpoint(config, ticker, thread_id)
+
+
+def clear_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> None:
+    _checkpoints(config).clear_checkpoint(config, ticker, thread_id)
+
+
+def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    return _checkpoints(config).list_checkpoints(config)
+
+
+def clear_all_checkpoints(config: Mapping[str, Any] | None) -> int:
+    return _checkpoints(config).clear_all_checkpoints(config)
+
+
+@contextmanager
+def run_lock(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> Iterator[None]:
+    """One run of a (ticker, thread) at a time: RunAlreadyActive when another holds it.
+
+    Files: an inter-process lock file under ``checkpoint_dir/locks`` (one machine). Database: a
+    session advisory lock, so two machines sharing the desk never run the same thread at once and
+    a killed process's lock goes with its connection.
+    """
+    from tradingagents.validation import safe_path_component, validate_ticker
+
+    tick = validate_ticker(ticker)
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg import pg_run_lock
+
+        with pg_run_lock(url, tick, thread_id):
+            yield
+        return
+    from filelock import FileLock
+    from filelock import Timeout as FileLockTimeout
+
+    from tradingagents.default_config import resolve_config
+    from tradingagents.errors import RunAlreadyActive
+
+    folder = Path(resolve_config(config)["checkpoint_dir"]) / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / f"{safe_path_component(tick)}.{thread_id}.lock"), timeout=0)
+    try:
+        lock.acquire()
+    except FileLockTimeout:
+        raise RunAlreadyActive(
+            f"An analysis of {tick} with these settings is already running (in this app or another "
+            "process). Wait for it to finish or stop it, then try again."
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _pct(x: float | None) -> str:
+    return "" if x is None else f"{x:+.1%}"
+
+
+def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file: IO[str] | None = None) -> int:
+    """Print the memory log (whichever storage): a table, or every entry as JSON. Returns 0."""
+    out = sys.stdout if file is None else file
+    log = open_memory_log(config)
+    entries = log.load_entries()
+    if json:
+        out.write(_json.dumps(entries, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    out.write(f"Memory log ({describe(config)}): {len(entries)} entries\n")
+    if entries:
+        out.write(f"{'date':<10}  {'ticker':<12}  {'rating':<11}  {'status':<8}  {'return':>7}  {'alpha':>7}  hold\n")
+    for e in entries:
+        status = "pending" if e["pending"] else "settled"
+        hold = "" if e["holding"] is None else f"{e['holding']}d"
+        out.write(
+            f"{e['date']:<10}  {e['ticker']:<12}  {e['rating']:<11}  {status:<8}  "
+            f"{_pct(e['raw']):>7}  {_pct(e['alpha']):>7}  {hold}\n"
+        )
+    for problem in getattr(log, "problems", []) or []:
+        out.write(f"note: {problem}\n")
+    return 0

@@ -1,0 +1,287 @@
+"""PostgreSQL plumbing shared by the desk storage: the URL, a connection pool per URL, the schema.
+
+* ``storage_url(config)``: ``config["storage_url"]``, else ``TRADINGAGENTS_STORAGE_URL``; ``""``
+  or None means files. Only ``postgresql://`` / ``postgres://`` URLs are accepted.
+* ``redact_url(url)``: the URL without its password (and query), for messages, reprs and saved
+  records. A URL's credentials are never logged, saved or put in an exception message.
+* ``database(url)``: the process's pool for the URL (one per process and URL, reopened in a forked
+  child), with the schema created once, idempotently, under an advisory lock so that two machines
+  starting together never race on ``CREATE``. ``with db.transaction() as conn:`` is one
+  transaction (commit on success, rollback on error).
+
+Text that PostgreSQL cannot hold (the NUL character) is stored as U+FFFD; everything else
+round-trips exactly.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from tradingagents.errors import ConfigError, TradingAgentsError
+
+ENV_VAR = "TRADINGAGENTS_STORAGE_URL"
+SCHEMES = ("postgresql", "postgres")
+CONNECT_TIMEOUT_S = 10
+POOL_SIZE = 8  # connections per process and URL; a batch's runs share them
+
+# Advisory lock keys: (namespace, key) pairs keep our locks apart from anyone else's.
+LOCK_NAMESPACE = 0x7A5C
+LOCK_SCHEMA = 1
+LOCK_LOG_WRITE = 2
+LOCK_CHECKPOINT_SETUP = 3
+LOCK_ROLE_MEMORY = 0x7A5D  # second key: hashtext(role name)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS ta_memory_log (
+    id          bigserial PRIMARY KEY,
+    trade_date  date NOT NULL,
+    ticker      text NOT NULL,
+    rating      text NOT NULL,
+    decision    text NOT NULL,
+    pending     boolean NOT NULL DEFAULT true,
+    raw_return  double precision,
+    alpha       double precision,
+    holding     integer,
+    reflection  text NOT NULL DEFAULT '',
+    stored_at   timestamptz NOT NULL DEFAULT now(),
+    settled_at  timestamptz,
+    CONSTRAINT ta_memory_log_one_per_day UNIQUE (trade_date, ticker),
+    CONSTRAINT ta_memory_log_settled_has_outcome
+        CHECK (pending OR (raw_return IS NOT NULL AND alpha IS NOT NULL AND holding IS NOT NULL))
+);
+CREATE INDEX IF NOT EXISTS ta_memory_log_settled_by_date
+    ON ta_memory_log (trade_date DESC, id DESC) WHERE NOT pending;
+
+CREATE TABLE IF NOT EXISTS ta_role_memory (
+    id              bigserial PRIMARY KEY,
+    name            text NOT NULL,
+    situation       text NOT NULL,
+    recommendation  text NOT NULL,
+    known_from      date,
+    added_at        timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS ta_role_memory_by_name ON ta_role_memory (name, id);
+CREATE TABLE IF NOT EXISTS ta_role_memory_generation (
+    name        text PRIMARY KEY,
+    generation  bigint NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS ta_runs (
+    ticker      text NOT NULL,
+    trade_date  date NOT NULL,
+    rating      text,
+    saved_at    timestamptz NOT NULL,
+    saved_at_text   text NOT NULL,
+    llm_provider    text,
+    data_vendor     text,
+    doc         text NOT NULL,
+    report      text NOT NULL,
+    PRIMARY KEY (ticker, trade_date)
+);
+"""
+
+
+class StorageError(TradingAgentsError, RuntimeError):
+    """The desk database cannot be reached or used (the message names it without credentials)."""
+
+
+def validate_storage_url(value: object, where: str = "storage_url") -> str | None:
+    """A config value as a PostgreSQL URL, or None for files (None or blank); ConfigError otherwise.
+
+    Made to serve as the ``storage_url`` check of the settings; ``where`` names the key or variable.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be text like postgresql://user@host/db, not {type(value).__name__}.")
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018  (raises on a bad port)
+    except ValueError:
+        raise ConfigError(f"{where} is not a valid URL; use postgresql://user@host:5432/dbname.") from None
+    if parts.scheme not in SCHEMES or not parts.path.strip("/"):
+        raise ConfigError(
+            f"{where} = {redact_url(value)!r} is not a PostgreSQL URL with a database name; use "
+            "postgresql://user@host:5432/dbname, or leave it empty to keep everything in files."
+        )
+    return value
+
+
+def storage_url(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The database URL in force, or None for the embedded files.
+
+    ``config["storage_url"]`` wins when the key is present and not None (``""`` forces files);
+    else ``TRADINGAGENTS_STORAGE_URL``.
+    """
+    environ = os.environ if environ is None else environ
+    value = (config or {}).get("storage_url")
+    if value is not None:
+        return validate_storage_url(value, 'config["storage_url"]')
+    return validate_storage_url(environ.get(ENV_VAR), f"environment variable {ENV_VAR}")
+
+
+def redact_url(url: str | None) -> str:
+    """``postgresql://user@host:port/db``: no password, no query string (it may carry one)."""
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "<unparseable database URL>"
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, "", ""))
+
+
+def scrub(message: object, url: str) -> str:
+    """An error message with the URL's password (if any) taken out."""
+    text = str(message)
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    if password:
+        text = text.replace(password, "***")
+    return text.replace(url, redact_url(url))
+
+
+def pg_text(value: str) -> str:
+    """Text as PostgreSQL can store it (it has no NUL character)."""
+    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
+def _import_psycopg():
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError as exc:  # pragma: no cover - pinned in requirements.txt
+        raise StorageError(
+            f"storage_url needs the PostgreSQL driver ({exc.name}); install the pinned requirements: "
+            "pip install -r requirements.txt."
+        ) from exc
+    return psycopg, psycopg_pool
+
+
+class Database:
+    """A connection pool on one URL with the desk schema in place; see the module docstring."""
+
+    def __init__(self, url: str) -> None:
+        psycopg, psycopg_pool = _import_psycopg()
+        self.url = url
+        self.label = redact_url(url)
+        self._psycopg = psycopg
+        try:  # one direct connection first: a wrong URL fails at once, not after the pool's retries
+            with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+                self._create_schema(conn)
+        except psycopg.Error as exc:
+            raise self.error("open", exc) from None
+        self.pool = psycopg_pool.ConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_SIZE,
+            kwargs={"connect_timeout": CONNECT_TIMEOUT_S},
+            check=psycopg_pool.ConnectionPool.check_connection,
+            num_workers=1,
+            open=True,
+            name="tradingagents",
+        )
+
+    def error(self, doing: str, exc: BaseException) -> StorageError:
+        return StorageError(
+            f"Cannot {doing} the desk database {self.label}: {scrub(exc, self.url)}. Check that the server "
+            f"is running and storage_url / {ENV_VAR} is right, or leave it empty to use files."
+        )
+
+    @staticmethod
+    def _create_schema(conn: Any) -> None:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, LOCK_SCHEMA))
+            conn.execute(SCHEMA)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """One transaction on a pooled connection; database errors become StorageError."""
+        psycopg = self._psycopg
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:  # PoolTimeout included
+            raise self.error("use", exc) from None
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+_DBS: dict[tuple[int, str], Database] = {}
+_DBS_LOCK = threading.Lock()
+
+
+def database(url: str) -> Database:
+    """The process's ``Database`` for a URL (created on first use)."""
+    key = (os.getpid(), url)
+    with _DBS_LOCK:
+        db = _DBS.get(key)
+        if db is None:
+            db = _DBS[key] = Database(url)
+        return db
+
+
+def close_databases() -> None:
+    """Close every pool this process opened (tests call it between databases; also at exit)."""
+    with _DBS_LOCK:
+        mine = [k for k in _DBS if k[0] == os.getpid()]
+        dbs = [_DBS.pop(k) for k in mine]
+    for db in dbs:
+        db.close()
+
+
+atexit.register(close_databases)
+
+
+def run_lock_key(ticker: str, thread_id: str) -> int:
+    """A signed 64-bit advisory-lock key for one run thread (stable across machines)."""
+    import hashlib
+
+    digest = hashlib.sha256(f"tradingagents-run:{ticker}:{thread_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+@contextmanager
+def pg_run_lock(url: str, ticker: str, thread_id: str) -> Iterator[None]:
+    """Hold a session advisory lock for one run thread on a connection of its own.
+
+    Yields when the lock was free; raises RunAlreadyActive when any process on any machine holds
+    it. The server releases it when the connection closes, so a killed process never leaves a
+    stale lock behind (unlike a lock file on a shared disk).
+    """
+    psycopg, _ = _import_psycopg()
+    from tradingagents.errors import RunAlreadyActive
+
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+    except psycopg.Error as exc:
+        raise StorageError(
+            f"Cannot reach the desk database {redact_url(url)} to lock the run: {scrub(exc, url)}."
+        ) from None
+    try:
+        got = conn.execute("SELECT pg_try_advisory_lock(%s)", (run_lock_key(ticker, thread_id),)).fetchone()[0]
+        if not got:
+            raise RunAlreadyActive(
+                f"An analysis of {ticker} with these settings is already running on the desk (this machine "
+                "or another one sharing the database). Wait for it to finish or stop it, then try again."
+            )
+        yield
+    finally:
+        conn.close()

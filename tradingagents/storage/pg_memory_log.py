@@ -1,0 +1,280 @@
+"""The memory log of decisions in PostgreSQL, behind the file log's interface (``TradingMemoryLog``).
+
+One row per (date, ticker) in ``ta_memory_log``; the unique constraint and ``INSERT … ON CONFLICT
+DO NOTHING`` make ``store_decision`` idempotent however many processes on however many machines
+store at once: no entry is lost or duplicated. Every value travels as a query parameter and the
+decision and reflection are columns of their own, so model text can never forge an entry, a tag
+or a section. ``batch_update_with_outcomes`` settles in one transaction (all or nothing), as does
+rotation: ``memory_log_max_entries`` caps the settled entries, dropping the oldest by date (then
+by insertion order); pending entries are neither counted nor dropped.
+
+Reading matches the file log exactly: ``load_entries`` in insertion order, the same dict keys and
+values, and ``get_past_context`` renders the same text with the same point-in-time rule (with
+``as_of``, only entries dated before it whose holding window had closed by then, weekdays counted).
+Rows that do not validate (a hand-edit in the database) are skipped and described in ``problems``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from tradingagents.agents.utils.rating import RATINGS_5_TIER, normalize_rating, parse_rating
+from tradingagents.default_config import resolve_config
+from tradingagents.errors import ValidationError
+from tradingagents.storage.pg import LOCK_LOG_WRITE, LOCK_NAMESPACE, database, pg_text, storage_url
+from tradingagents.validation import validate_date, validate_ticker
+
+_COLUMNS = "id, trade_date, ticker, rating, pending, raw_return, alpha, holding, decision, reflection"
+
+
+def _pct(x: float) -> str:
+    return f"{x:+.1%}"
+
+
+def _check_text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"The {what} must be text, not {type(value).__name__}.")
+    return value
+
+
+def _check_rating(rating: object) -> str:
+    tier = normalize_rating(rating) if isinstance(rating, str) else None
+    if tier is None:
+        raise ValidationError(f"Unknown rating {rating!r}. Use one of: {', '.join(RATINGS_5_TIER)}.")
+    return tier
+
+
+def _check_return(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise ValidationError(f"The {what} must be a number (0.032 for +3.2%), not {value!r}.")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValidationError(f"The {what} must be a finite number, not {value!r}.")
+    return value
+
+
+def _check_count(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{what} must be a whole number, 0 or more; got {value!r}.")
+    return int(value)
+
+
+def _entry(row: tuple) -> dict[str, Any]:
+    """A row as the file log's entry dict; ValueError when the row does not validate."""
+    _id, date, ticker, rating, pending, raw, alpha, holding, decision, reflection = row
+    tier = normalize_rating(rating) if isinstance(rating, str) else None
+    if tier is None:
+        raise ValueError(f"unknown rating {rating!r}")
+    entry = {
+        "date": validate_date(str(date), allow_future=True),
+        "ticker": validate_ticker(ticker),
+        "rating": tier,
+        "pending": bool(pending),
+        "raw": None,
+        "alpha": None,
+        "holding": None,
+        "decision": decision,
+        "reflection": "",
+    }
+    if not pending:
+        if holding is None or holding < 0 or not all(isinstance(v, float) and math.isfinite(v) for v in (raw, alpha)):
+            raise ValueError("a settled entry needs a finite return, alpha and holding days")
+        entry.update(raw=raw, alpha=alpha, holding=int(holding), reflection=reflection)
+    return entry
+
+
+class PgMemoryLog:
+    """The decision log in the desk database; the same methods and results as ``TradingMemoryLog``."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None, *, url: str | None = None) -> None:
+        cfg = resolve_config(config)
+        self.url = url or storage_url(cfg)
+        if not self.url:
+            raise ValueError("PgMemoryLog needs storage_url (or TRADINGAGENTS_STORAGE_URL) set.")
+        max_entries = cfg.get("memory_log_max_entries")
+        if max_entries is not None and (
+            isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1
+        ):
+            raise ValueError(
+                f"memory_log_max_entries must be a whole number of at least 1, or None for no limit; "
+                f"got {max_entries!r}."
+            )
+        self.max_entries: int | None = max_entries
+        self.problems: list[str] = []
+        self._db = database(self.url)
+
+    # ------------------------------------------------------------------ reading
+    def _read(self, where: str = "", params: tuple = ()) -> list[dict[str, Any]]:
+        with self._db.transaction() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM ta_memory_log {where} ORDER BY id", params).fetchall()
+        out, problems = [], []
+        for row in rows:
+            try:
+                out.append(_entry(row))
+            except ValueError as exc:  # ValidationError included
+                problems.append(f"Row {row[0]} ({row[1]} {row[2]!r}) not read: {exc}.")
+        if not where:
+            self.problems = problems
+        return out
+
+    def load_entries(self) -> list[dict[str, Any]]:
+        """Every readable entry in insertion order (oldest first)."""
+        return self._read()
+
+    def get_pending_entries(self, ticker: str | None = None) -> list[dict[str, Any]]:
+        if ticker is None:
+            return self._read("WHERE pending")
+        return self._read("WHERE pending AND ticker = %s", (validate_ticker(ticker),))
+
+    def get_past_context(self, ticker: str, n_same: int = 5, n_cross: int = 3, *, as_of: str | None = None) -> str:
+        """The newest settled entries for ``ticker`` in full, then the newest lessons from others.
+
+        Same text and same point-in-time rule as ``TradingMemoryLog.get_past_context``.
+        """
+        want = validate_ticker(ticker)
+        n_same = _check_count(n_same, "n_same")
+        n_cross = _check_count(n_cross, "n_cross")
+        cutoff = validate_date(as_of, allow_future=True) if as_of is not None else None
+        if n_same == 0 and n_cross == 0:
+            return ""
+        same: list[dict[str, Any]] = []
+        cross: list[dict[str, Any]] = []
+        where = "WHERE NOT pending" + (" AND trade_date < %s" if cutoff else "")
+        with self._db.transaction() as conn:
+            # newest first; insertion order breaks ties (the file log's file order), bodies read last
+            with conn.cursor(name="ta_past_context") as cur:
+                cur.itersize = 256
+                cur.execute(
+                    "SELECT id, trade_date, ticker, rating, pending, raw_return, alpha, holding, '', '' "
+                    f"FROM ta_memory_log {where} ORDER BY trade_date DESC, id DESC",
+                    (cutoff,) if cutoff else (),
+                )
+                for row in cur:
+                    if len(same) >= n_same and len(cross) >= n_cross:
+                        break
+                    try:
+                        entry = _entry(row)
+                    except ValueError:
+                        continue
+                    if cutoff is not None and (
+                        entry["date"] >= cutoff
+                        or str(np.busday_offset(entry["date"], entry["holding"], roll="forward")) > cutoff
+                    ):
+                        continue
+                    entry["id"] = row[0]
+                    if entry["ticker"] == want:
+                        if len(same) < n_same:
+                            same.append(entry)
+                    elif len(cross) < n_cross:
+                        cross.append(entry)
+            chosen = [e["id"] for e in same + cross]
+            if not chosen:
+                return ""
+            bodies = {
+                i: (d, r)
+                for i, d, r in conn.execute(
+                    "SELECT id, decision, reflection FROM ta_memory_log WHERE id = ANY(%s)", (chosen,)
+                ).fetchall()
+            }
+        parts: list[str] = []
+        if same:
+            lines = [f"Past decisions on {want} and what followed (newest first):"]
+            for e in same:
+                decision, reflection = bodies[e["id"]]
+                lines.append(
+                    f"[{e['date']} | {e['ticker']} | {e['rating']} | return {_pct(e['raw'])} | "
+                    f"alpha {_pct(e['alpha'])} | {e['holding']}d]\nDECISION:\n{decision.strip()}\n"
+                    f"REFLECTION:\n{reflection.strip()}"
+                )
+            parts.append("\n\n".join(lines))
+        if cross:
+            lines = ["Lessons from other instruments (newest first):"]
+            for e in cross:
+                lines.append(
+                    f"- [{e['date']} | {e['ticker']} | {e['rating']} | return {_pct(e['raw'])} | "
+                    f"alpha {_pct(e['alpha'])} | {e['holding']}d] {' '.join(bodies[e['id']][1].split())}"
+                )
+            parts.append("\n".join(lines))
+        return "\n\n".join(parts)
+
+    # ------------------------------------------------------------------ writing
+    def _rotate(self, conn: Any) -> None:
+        if self.max_entries is None:
+            return
+        conn.execute(
+            "DELETE FROM ta_memory_log WHERE id IN ("
+            " SELECT id FROM ta_memory_log WHERE NOT pending ORDER BY trade_date, id"
+            " LIMIT greatest((SELECT count(*) FROM ta_memory_log WHERE NOT pending) - %s, 0))",
+            (self.max_entries,),
+        )
+
+    def _write_lock(self, conn: Any) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, LOCK_LOG_WRITE))
+
+    def store_decision(
+        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None
+    ) -> bool:
+        """Store a pending decision; False (nothing written) if (date, ticker) is already logged.
+
+        The rating is parsed from the decision text unless given.
+        """
+        ticker = validate_ticker(ticker)
+        date = validate_date(trade_date, allow_future=True)
+        decision = _check_text(final_trade_decision, "decision")
+        rating = _check_rating(parse_rating(decision) if rating is None else rating)
+        with self._db.transaction() as conn:
+            inserted = conn.execute(
+                "INSERT INTO ta_memory_log (trade_date, ticker, rating, decision) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (trade_date, ticker) DO NOTHING RETURNING id",
+                (date, ticker, rating, pg_text(decision)),
+            ).fetchone()
+        return inserted is not None
+
+    def batch_update_with_outcomes(self, updates: Iterable[Mapping[str, Any]]) -> int:
+        """Settle pending entries in one transaction; returns how many were settled.
+
+        Each update: ``{ticker, date, raw, alpha, holding, reflection}`` (fractions: 0.032 = +3.2%).
+        Updates that match no pending entry are ignored; all are checked before anything is written.
+        """
+        wanted: dict[tuple[str, str], tuple[float, float, int, str]] = {}
+        for i, upd in enumerate(updates):
+            if not isinstance(upd, Mapping):
+                raise ValidationError(f"Update {i} must be a dict with ticker, date, raw, alpha, holding, reflection.")
+            missing = [k for k in ("ticker", "date", "raw", "alpha", "holding", "reflection") if k not in upd]
+            if missing:
+                raise ValidationError(f"Update {i} lacks {', '.join(missing)}.")
+            key = (validate_date(upd["date"], allow_future=True), validate_ticker(upd["ticker"]))
+            values = (
+                _check_return(upd["raw"], "raw return"),
+                _check_return(upd["alpha"], "alpha"),
+                _check_count(upd["holding"], "holding"),
+                _check_text(upd["reflection"], "reflection"),
+            )
+            wanted.setdefault(key, values)
+        if not wanted:
+            return 0
+        settled = 0
+        with self._db.transaction() as conn:
+            self._write_lock(conn)
+            for (date, ticker), (raw, alpha, holding, reflection) in wanted.items():
+                row = conn.execute(
+                    "UPDATE ta_memory_log SET pending = false, raw_return = %s, alpha = %s, holding = %s, "
+                    "reflection = %s, settled_at = now() "
+                    "WHERE trade_date = %s AND ticker = %s AND pending RETURNING id",
+                    (raw, alpha, holding, pg_text(reflection), date, ticker),
+                ).fetchone()
+                settled += row is not None
+            if settled:
+                self._rotate(conn)
+        return settled
+
+    def __len__(self) -> int:
+        with self._db.transaction() as conn:
+            return int(conn.execute("SELECT count(*) FROM ta_memory_log").fetchone()[0])
+
+    def __repr__(self) -> str:
+        return f"PgMemoryLog(url={self._db.label!r})"

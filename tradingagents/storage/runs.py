@@ -1,0 +1,156 @@
+"""Saved runs behind one interface: files (``results/<TICKER>/<date>/``) or the desk database.
+
+``open_run_records(config)`` (in ``tradingagents.storage``) returns one of these; both have
+``save_run(final_state, rating, meta=None)`` (returns where it went), ``list_runs()`` (newest
+first, the same dict keys as ``graph.results.list_runs``), ``load_run(ticker, date)`` (``{"state",
+"rating", "meta"}``, FileNotFoundError when there is none) and ``load_report(ticker, date)`` (the
+markdown report).
+
+In PostgreSQL a run is one row of ``ta_runs`` keyed by (ticker, date), upserted like the file
+version overwrites its folder: ``doc`` holds exactly what ``state.json`` holds (JSON text: a NUL in
+model text survives, escaped) and ``report`` what ``report.md`` holds. The config saved with a run
+never carries the database URL's password.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from tradingagents.default_config import public_config, resolve_config
+from tradingagents.storage.pg import database, pg_text, redact_url, storage_url
+from tradingagents.validation import validate_date, validate_ticker
+
+
+def _safe_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(cfg)
+    if out.get("storage_url"):
+        out["storage_url"] = redact_url(out["storage_url"])
+    return out
+
+
+def _opt_text(value: Any) -> str | None:
+    return None if value is None else pg_text(str(value))
+
+
+class FileRunRecords:
+    """The embedded default: ``graph.results`` (state.json and report.md per run folder)."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        self.config = _safe_config(resolve_config(config))
+
+    def save_run(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None):
+        from tradingagents.graph.results import save_run
+
+        meta = dict(meta or {})
+        if isinstance(meta.get("config"), Mapping):
+            meta["config"] = _safe_config(meta["config"])
+        return save_run(self.config, final_state, rating, meta)
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        from tradingagents.graph.results import list_runs
+
+        return list_runs(self.config)
+
+    def load_run(self, ticker: str, date: str) -> dict[str, Any]:
+        from tradingagents.graph.results import load_run
+
+        return load_run(self.config, ticker, date)
+
+    def load_report(self, ticker: str, date: str) -> str:
+        from tradingagents.graph.results import REPORT_FILE, run_dir
+
+        path = run_dir(self.config, ticker, date) / REPORT_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"No saved report for {validate_ticker(ticker)} on {date} (looked for {path}).")
+        return path.read_text(encoding="utf-8")
+
+
+class PgRunRecords:
+    """Run records in the desk database; see the module docstring."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None, *, url: str | None = None) -> None:
+        self.config = resolve_config(config)
+        self.url = url or storage_url(self.config)
+        if not self.url:
+            raise ValueError("PgRunRecords needs storage_url (or TRADINGAGENTS_STORAGE_URL) set.")
+        self._db = database(self.url)
+
+    def locator(self, ticker: str, date: str) -> str:
+        """Where a run lives, for messages and listings (no credentials)."""
+        return f"{self._db.label}#ta_runs/{ticker}/{date}"
+
+    def save_run(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> str:
+        from tradingagents.graph.results import render_report_markdown, to_jsonable
+
+        cfg = self.config
+        ticker = validate_ticker(final_state.get("company_of_interest") or (meta or {}).get("ticker"))
+        date = validate_date(final_state.get("trade_date") or (meta or {}).get("date"), allow_future=True)
+        meta_out = dict(to_jsonable(dict(meta or {})))
+        meta_out.setdefault("llm_provider", cfg.get("llm_provider"))
+        meta_out.setdefault("data_vendor", cfg.get("data_vendor"))
+        meta_out["config"] = to_jsonable(public_config(_safe_config(meta_out.get("config") or cfg)))
+        saved = _dt.datetime.now(_dt.UTC)
+        doc = {
+            "ticker": ticker,
+            "date": date,
+            "rating": rating,
+            "saved_at": saved.isoformat(timespec="microseconds"),
+            "meta": meta_out,
+            "state": to_jsonable(dict(final_state)),
+        }
+        report = render_report_markdown(final_state, rating, meta_out)
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO ta_runs (ticker, trade_date, rating, saved_at, saved_at_text, llm_provider, data_vendor,"
+                " doc, report) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ticker, trade_date) DO UPDATE"
+                " SET rating = EXCLUDED.rating, saved_at = EXCLUDED.saved_at, saved_at_text = EXCLUDED.saved_at_text,"
+                " llm_provider = EXCLUDED.llm_provider, data_vendor = EXCLUDED.data_vendor, doc = EXCLUDED.doc,"
+                " report = EXCLUDED.report",
+                (ticker, date, rating, saved, doc["saved_at"], _opt_text(meta_out.get("llm_provider")),
+                 _opt_text(meta_out.get("data_vendor")), json.dumps(doc, ensure_ascii=False), pg_text(report)),
+            )
+        return self.locator(ticker, date)
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT ticker, trade_date, rating, saved_at_text, llm_provider, data_vendor FROM ta_runs "
+                "ORDER BY saved_at DESC, trade_date DESC, ticker DESC"
+            ).fetchall()
+        return [
+            {
+                "ticker": ticker,
+                "date": day.isoformat(),
+                "rating": rating,
+                "path": self.locator(ticker, day.isoformat()),
+                "saved_at": saved_at or "",
+                "llm_provider": provider,
+                "data_vendor": vendor,
+            }
+            for ticker, day, rating, saved_at, provider, vendor in rows
+        ]
+
+    def _row(self, column: str, ticker: str, date: str) -> str:
+        tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                f"SELECT {column} FROM ta_runs WHERE ticker = %s AND trade_date = %s", (tick, day)
+            ).fetchone()
+        if row is None:
+            raise FileNotFoundError(
+                f"No saved run for {tick} on {day} (looked in {self._db.label}). Run the analysis first."
+            )
+        return row[0]
+
+    def load_run(self, ticker: str, date: str) -> dict[str, Any]:
+        doc = json.loads(self._row("doc", ticker, date))
+        return {"state": doc.get("state") or {}, "rating": doc.get("rating"), "meta": doc.get("meta") or {}}
+
+    def load_report(self, ticker: str, date: str) -> str:
+        return self._row("report", ticker, date)
+
+    def __repr__(self) -> str:
+        return f"PgRunRecords(url={self._db.label!r})"
