@@ -453,8 +453,8 @@ class TradingAgentsGraph:
         }
         saved_meta = public_meta(cfg, meta)
         folder = storage.save_run(cfg, final_state, rating, saved_meta)
-        self.memory_log.store_decision(  # MERGE: store_decision
-            ticker, trade_date, rating, final_state.get("final_trade_decision", "")
+        self.memory_log.store_decision(
+            ticker, trade_date, final_state.get("final_trade_decision", ""), rating=rating
         )
         # (5) success clears the checkpoint
         if cfg.get("checkpoint_enabled"):
