@@ -7,7 +7,6 @@ stdout, and an exit code that says what failed.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
@@ -277,7 +276,8 @@ def run_command(argv: list[str]) -> int:
             ticker, date, args.asset_type, on_event=_Progress(quiet=args.quiet), should_stop=stop.is_set
         )
         print(f"Rating: {rating}")
-        print(f"Report: {os.path.join(graph.last_run['results_path'], 'report.md')}")
+        record = graph.last_run["record"]  # what the engine saved, as its terminal event carries it
+        print(f"Report: {record['report_path'] or record['results_path']}")
         return EXIT_OK
     except KeyboardInterrupt:
         print("Aborted.", file=sys.stderr)

@@ -571,12 +571,8 @@ class Backtest:
 
 
 def _store_decision(memory_log, ticker: str, date: str, rating: str, decision: str) -> None:
-    """``store_decision`` (idempotent per date and ticker) with either signature of the log:
-    ``(ticker, date, decision, *, rating=)`` (the documents' call) or ``(ticker, date, rating, decision)``."""
-    try:
-        memory_log.store_decision(ticker, date, decision, rating=rating)
-    except TypeError:
-        memory_log.store_decision(ticker, date, rating, decision)
+    """``store_decision`` (idempotent per date and ticker) with the step's saved rating."""
+    memory_log.store_decision(ticker, date, decision, rating=rating)
 
 
 def _safe_callback(cb: ProgressCallback | None) -> ProgressCallback:

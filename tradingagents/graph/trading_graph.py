@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from tradingagents import pricing, storage, team
@@ -459,10 +460,12 @@ class TradingAgentsGraph:
         # (5) success clears the checkpoint
         if cfg.get("checkpoint_enabled"):
             storage.clear_checkpoint(cfg, ticker, tid)
+        # a folder under the home; in the desk's database a "postgresql://…#ta_runs/T/D" locator (no files)
+        on_disk = isinstance(folder, Path)
         record = {
             "results_path": str(folder),
-            "report_path": str(folder / REPORT_FILE),
-            "state_path": str(folder / STATE_FILE),
+            "report_path": str(folder / REPORT_FILE) if on_disk else None,
+            "state_path": str(folder / STATE_FILE) if on_disk else None,
             "meta": saved_meta,
         }
         return final_state, rating, record
