@@ -72,6 +72,10 @@ class CheckpointRouter(BaseCheckpointSaver):
             if callable(close):
                 close()  # one connection per run; never leak it
 
+    def saver_for(self, route: Mapping[str, Any]) -> BaseCheckpointSaver:
+        """The saver a ``route(...)`` block opened (e.g. to read its ``warnings``)."""
+        return self._saver({"configurable": dict(route)})
+
     def active_routes(self) -> int:
         with self._lock:
             return len(self._routes)
