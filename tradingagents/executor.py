@@ -17,7 +17,8 @@ this same interface.
 
 ``RayExecutor``: each task is one Ray task (``max_retries`` retries when its worker process dies;
 a task's own exception is handed back, not retried). ``ray_address`` None starts a local Ray on
-127.0.0.1 (``num_cpus`` = the bound, no dashboard, no usage reporting, nothing on the network);
+this machine (``num_cpus`` = the bound, no dashboard, no usage reporting; Ray binds the machine's
+own address, not the loopback, but nothing leaves the machine);
 an address joins a cluster. Ray is imported only when asked for. A task's work must be safe to
 run twice: the batch's and the backtest's are (results are saved atomically and reused, a run
 resumes from its checkpoint in the shared storage), so a killed worker's task resumes on another.
@@ -192,7 +193,7 @@ def ensure_ray(address: str | None, num_cpus: int):
             if address:
                 ray.init(address=address, **kwargs)
             else:
-                ray.init(num_cpus=max(1, int(num_cpus)), _node_ip_address="127.0.0.1", **kwargs)
+                ray.init(num_cpus=max(1, int(num_cpus)), **kwargs)
     return ray
 
 
