@@ -141,3 +141,11 @@ def test_cli_batch_prints_one_line_per_ticker_and_exits_with_the_worst_code(tmp_
     assert main(["batch", "NVDA", DATE, "--home", home, "--executor", "quantum"]) == 2
     assert main(["batch", "--help"]) == 0
     assert "worst ticker" in capsys.readouterr().out
+
+
+def test_the_tickers_running_at_once_share_one_bound_of_model_calls(tmp_path):
+    with FakeOpenAIServer(latency_s=0.05) as server:
+        cfg = server.llm_config(home=str(tmp_path), max_concurrent_llm_calls=3)
+        outcomes = batch.run_batch("NVDA,AAPL,MSFT,AMZN", DATE, cfg)
+        assert all(o.ok for o in outcomes), [o.error for o in outcomes]
+        assert server.max_in_flight == 3  # never more in all; and the bound is really used

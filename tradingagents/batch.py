@@ -3,9 +3,10 @@
 ``run_batch(tickers, date, config, max_cost_usd=None, on_update=None, should_stop=None)`` runs one
 ``TradingAgentsGraph.propagate`` per ticker on the executor of the config (``tradingagents.executor``:
 threads by default, ``ray`` for Ray tasks). The tickers running at once share one
-``max_concurrent_llm_calls`` bound: each graph gets an equal share of it (at least 1), as in the
-backtest. A ticker that fails does not stop the others; its status says why and its checkpoint is
-kept.
+``max_concurrent_llm_calls`` bound: on threads every graph's models hold slots of one shared
+semaphore (so a graph may use the whole bound when the others wait); on Ray (other processes) each
+graph gets an equal share of it (at least 1), as in the backtest. A ticker that fails does not
+stop the others; its status says why and its checkpoint is kept.
 
 Resume is running the same batch again: a ticker whose saved run (same graph signature and
 models) exists is reused without a model call; a checkpointed one continues where it stopped.
@@ -145,7 +146,7 @@ def _reuse(graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, A
 
 
 def run_ticker(task: Mapping[str, Any], emit: Callable[[dict[str, Any]], None] | None = None,
-               stop: Callable[[], bool] | None = None, guard=None) -> dict[str, Any]:
+               stop: Callable[[], bool] | None = None, guard=None, limiter=None) -> dict[str, Any]:
     """One ticker of a batch (the executor's task): a TickerOutcome as a dict; never raises for the run.
 
     ``task``: ``{"ticker", "date", "config", "api_key"?}`` (plain data, so a Ray worker can run it).
@@ -164,6 +165,10 @@ def run_ticker(task: Mapping[str, Any], emit: Callable[[dict[str, Any]], None] |
     try:
         cfg = resolve_config(task["config"])
         graph = TradingAgentsGraph(config=cfg, api_key=task.get("api_key"))
+        if limiter is not None:  # the batch's one bound instead of this graph's own
+            for llm in (graph.quick_thinking_llm, graph.deep_thinking_llm):
+                if getattr(llm, "_limiter", None) is not None:
+                    llm._limiter = limiter
         graph.budget_guard = (lambda spent, mean: guard(ticker, spent, mean)) if guard is not None else None
         saved = _reuse(graph, cfg, ticker, date)
         if saved is not None:
@@ -244,8 +249,7 @@ def run_batch(
     cfg = resolve_config(config)
     executor = get_executor(cfg, len(names))
     bound = int(cfg["max_concurrent_llm_calls"])
-    share = max(1, bound // executor.max_workers)
-    run_cfg = _plain({**dict(cfg), "max_concurrent_llm_calls": share})
+    run_cfg = _plain(cfg)
     outcomes = {t: TickerOutcome(t, date) for t in names}
     lock = threading.Lock()
 
@@ -271,17 +275,21 @@ def run_batch(
     stop = should_stop or (lambda: False)
 
     if executor.name == "ray":
+        share = max(1, bound // executor.max_workers)
+        for task in tasks:
+            task["config"] = {**run_cfg, "max_concurrent_llm_calls": share}
         if max_cost_usd is not None:  # other processes: an equal share of the batch's budget each
             per = max_cost_usd / len(names)
             own = run_cfg.get("max_cost_usd")
             for task in tasks:
-                task["config"] = {**run_cfg, "max_cost_usd": min(per, own) if own else per}
+                task["config"] = {**task["config"], "max_cost_usd": min(per, own) if own else per}
         results = executor.run(run_ticker, tasks, on_done=lambda r: update(_result_doc(r)))
     else:
         budget = _BatchBudget(max_cost_usd) if max_cost_usd is not None else None
+        shared = threading.BoundedSemaphore(bound)
 
         def fn(task):
-            return run_ticker(task, emit=update, stop=stop, guard=budget)
+            return run_ticker(task, emit=update, stop=stop, guard=budget, limiter=shared)
 
         results = executor.run(fn, tasks)
     for r in results:
