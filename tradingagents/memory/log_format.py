@@ -15,7 +15,7 @@ import functools
 import re
 from typing import Any
 
-from tradingagents.agents.utils.rating import normalize_rating
+from tradingagents.rating import normalize_rating
 from tradingagents.validation import validate_date, validate_ticker
 
 __all__ = ["SEPARATOR", "Block", "escape_text", "parse_block", "pct", "render_block", "unescape_text"]
