@@ -149,3 +149,21 @@ def test_the_tickers_running_at_once_share_one_bound_of_model_calls(tmp_path):
         outcomes = batch.run_batch("NVDA,AAPL,MSFT,AMZN", DATE, cfg)
         assert all(o.ok for o in outcomes), [o.error for o in outcomes]
         assert server.max_in_flight == 3  # never more in all; and the bound is really used
+
+
+def test_executor_comes_from_the_config_the_environment_or_the_flag(monkeypatch):
+    from tradingagents.default_config import resolve_config
+    from tradingagents.errors import ConfigError
+    from tradingagents.executor import RayExecutor, ThreadExecutor, get_executor
+
+    assert resolve_config({})["executor"] == "threads"
+    assert isinstance(get_executor(resolve_config({}), 4), ThreadExecutor)
+    monkeypatch.setenv("TRADINGAGENTS_EXECUTOR", "Ray")
+    monkeypatch.setenv("TRADINGAGENTS_RAY_ADDRESS", "ray://head:10001")
+    cfg = resolve_config({})
+    ex = get_executor(cfg, 4)  # built, not connected: Ray starts only when a batch runs
+    assert isinstance(ex, RayExecutor) and ex.address == "ray://head:10001"
+    monkeypatch.setenv("TRADINGAGENTS_EXECUTOR", "spark")
+    with pytest.raises(ConfigError, match="TRADINGAGENTS_EXECUTOR"):
+        resolve_config({})
+    assert resolve_config({"executor": "thread"})["executor"] == "threads"
