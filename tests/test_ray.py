@@ -39,6 +39,20 @@ def test_executor_setting_chooses_ray_and_keeps_its_interface(ray_session):
     assert isinstance(results[1].error, ValueError) and "two" in str(results[1].error)  # our error, unwrapped
 
 
+def test_a_task_function_that_cannot_leave_the_process_runs_on_threads(ray_session, caplog):
+    import threading
+
+    lock = threading.Lock()
+
+    def fn(x):  # a closure over a lock: not picklable
+        with lock:
+            return x + 1
+
+    results = RayExecutor(2).run(fn, [1, 2])
+    assert [r.value for r in results] == [2, 3]
+    assert "on threads" in caplog.text
+
+
 def _square_or_fail(x):
     if x == 2:
         raise ValueError("two is refused")

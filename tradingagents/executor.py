@@ -19,13 +19,15 @@ this same interface.
 a task's own exception is handed back, not retried). ``ray_address`` None starts a local Ray on
 this machine (``num_cpus`` = the bound, no dashboard, no usage reporting; Ray binds the machine's
 own address, not the loopback, but nothing leaves the machine);
-an address joins a cluster. Ray is imported only when asked for. A task's work must be safe to
+an address joins a cluster. Ray is imported only when asked for. A task function that cannot be
+pickled (a closure over locks, as the backtest's is today) runs on threads instead, with a warning. A task's work must be safe to
 run twice: the batch's and the backtest's are (results are saved atomically and reused, a run
 resumes from its checkpoint in the shared storage), so a killed worker's task resumes on another.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -33,6 +35,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from tradingagents.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -139,6 +143,12 @@ class RayExecutor(Executor):
         if not items:
             return results
         ray = ensure_ray(self.address, self.max_workers)
+        try:
+            ray.cloudpickle.dumps(fn)
+        except Exception as exc:  # e.g. a bound method of an object holding locks: it cannot leave this process
+            log.warning("executor ray: the task function cannot be sent to Ray workers (%s); running these "
+                        "%d tasks on threads in this process instead", exc, len(items))
+            return ThreadExecutor(self.max_workers).run(fn, items, on_done)
         remote = ray.remote(_call).options(max_retries=self.max_retries, retry_exceptions=False, num_cpus=1)
         pending: dict[Any, TaskResult] = {}
         queue = list(results)
