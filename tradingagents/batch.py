@@ -25,7 +25,9 @@ is the batch's exit code (``BATCH_EXIT_ORDER``: the worst first).
 
 Saved watchlists: ``list_watchlists(config)``, ``save_watchlist(name, tickers, config)``,
 ``delete_watchlist(name, config)``: one JSON file ``<home>/watchlists.json`` written atomically
-(a temporary file then a rename, under a file lock), validated when read.
+(a temporary file then a rename, under a file lock), validated when read; with ``storage_url``
+the desk database's ``ta_watchlists`` table instead (one row a list, so every machine of the desk
+sees the same watchlists).
 """
 
 from __future__ import annotations
@@ -273,6 +275,7 @@ def run_batch(
             task["api_key"] = api_key
         tasks.append(task)
     stop = should_stop or (lambda: False)
+    _prepare_desk(cfg, names[0])
 
     if executor.name == "ray":
         share = max(1, bound // executor.max_workers)
@@ -295,6 +298,21 @@ def run_batch(
     for r in results:
         update(_result_doc(r))
     return [outcomes[t] for t in names]
+
+
+def _prepare_desk(cfg: Mapping[str, Any], ticker: str) -> None:
+    """With ``storage_url``: make the checkpoint tables once, here, before the runs start together.
+
+    (Several first-time setups at once on an empty database can deadlock inside PostgreSQL.)
+    """
+    from tradingagents import storage
+
+    if not cfg.get("checkpoint_enabled") or not storage.storage_url(cfg):
+        return
+    saver = storage.open_checkpointer(cfg, ticker)
+    close = getattr(saver, "close", None)
+    if callable(close):
+        close()
 
 
 def _result_doc(result) -> dict[str, Any]:
@@ -323,8 +341,43 @@ def _valid_name(name: object) -> str:
     return text
 
 
+_PG_SCHEMA = """CREATE TABLE IF NOT EXISTS ta_watchlists (
+    name text PRIMARY KEY, tickers jsonb NOT NULL, saved_at timestamptz NOT NULL DEFAULT now())"""
+_PG_LOCK_WATCHLISTS = 16  # advisory lock (in the storage namespace) around creating the table
+
+
+def _desk(config: Mapping[str, Any] | None):
+    """The desk database when ``storage_url`` is set (its table made on first use), else None."""
+    from tradingagents.storage.pg import LOCK_NAMESPACE, database, storage_url
+
+    url = storage_url(resolve_config(config))
+    if not url:
+        return None
+    db = database(url)
+    if not getattr(db, "_ta_watchlists", False):
+        with db.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, _PG_LOCK_WATCHLISTS))
+            conn.execute(_PG_SCHEMA)
+        db._ta_watchlists = True
+    return db
+
+
+def _checked(rows: Iterable[tuple[Any, Any]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for name, tickers in rows:
+        try:
+            out[_valid_name(name)] = parse_tickers(tickers)
+        except (ValidationError, TypeError):
+            continue  # a hand-edited entry that does not validate is left out
+    return out
+
+
 def list_watchlists(config: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
     """The saved watchlists, name → tickers (entries that do not validate are left out)."""
+    db = _desk(config)
+    if db is not None:
+        with db.transaction() as conn:
+            return _checked(conn.execute("SELECT name, tickers FROM ta_watchlists ORDER BY name").fetchall())
     path = _watchlists_path(config)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -332,15 +385,9 @@ def list_watchlists(config: Mapping[str, Any] | None = None) -> dict[str, list[s
         return {}
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path} is not a readable watchlist file ({exc}); fix or remove it.") from None
-    out: dict[str, list[str]] = {}
-    if not isinstance(doc, Mapping):
-        return out
-    for name, tickers in (doc.get("watchlists") or {}).items():
-        try:
-            out[_valid_name(name)] = parse_tickers(tickers)
-        except (ValidationError, TypeError):
-            continue
-    return out
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("watchlists") or {}, Mapping):
+        return {}
+    return _checked((doc.get("watchlists") or {}).items())
 
 
 def _write_watchlists(config: Mapping[str, Any] | None, lists: Mapping[str, list[str]]) -> None:
@@ -369,6 +416,12 @@ def _lock(config: Mapping[str, Any] | None):
 def save_watchlist(name: str, tickers: str | Iterable[str], config: Mapping[str, Any] | None = None) -> list[str]:
     """Save (or replace) a named watchlist; returns its validated tickers."""
     name, names = _valid_name(name), parse_tickers(tickers)
+    db = _desk(config)
+    if db is not None:
+        with db.transaction() as conn:
+            conn.execute("INSERT INTO ta_watchlists (name, tickers) VALUES (%s, %s::jsonb) ON CONFLICT (name) "
+                         "DO UPDATE SET tickers = EXCLUDED.tickers, saved_at = now()", (name, json.dumps(names)))
+        return names
     with _lock(config):
         lists = list_watchlists(config)
         lists[name] = names
@@ -378,6 +431,10 @@ def save_watchlist(name: str, tickers: str | Iterable[str], config: Mapping[str,
 
 def delete_watchlist(name: str, config: Mapping[str, Any] | None = None) -> bool:
     name = _valid_name(name)
+    db = _desk(config)
+    if db is not None:
+        with db.transaction() as conn:
+            return conn.execute("DELETE FROM ta_watchlists WHERE name = %s", (name,)).rowcount > 0
     with _lock(config):
         lists = list_watchlists(config)
         if name not in lists:
