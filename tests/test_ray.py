@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 import ray  # noqa: E402  (in requirements.txt: a missing ray fails here, never skips)
 
+import tests.pg_server as _pg
 from tests.graph_helpers import comparable
 from tradingagents import batch
 from tradingagents.executor import RayExecutor, get_executor
 from tradingagents.storage import load_run
 
+pg_server, pg_url = _pg.pg_server, _pg.pg_url  # the real server's fixtures
 DATE = "2024-05-10"
 TICKERS = ["NVDA", "AAPL", "MSFT", "0700.HK"]
 
@@ -92,9 +94,18 @@ def _killing_task(task):
     return run_ticker(task, emit=emit)
 
 
-def test_a_worker_killed_mid_batch_is_retried_and_the_batch_completes(ray_session, tmp_path, monkeypatch):
+@pytest.fixture(params=["files", "postgresql"])
+def shared_storage(request) -> dict:
+    """Where results and checkpoints live: files under the home, or the desk's database."""
+    if request.param == "files":
+        return {}
+    return {"storage_url": request.getfixturevalue("pg_url")}
+
+
+def test_a_worker_killed_mid_batch_is_retried_and_the_batch_completes(ray_session, tmp_path, monkeypatch,
+                                                                       shared_storage):
     reference = batch.run_batch(TICKERS, DATE, {"home": str(tmp_path / "ref")})
-    cfg = {"home": str(tmp_path), "max_concurrent_llm_calls": 2, "executor": "ray"}
+    cfg = {"home": str(tmp_path), "max_concurrent_llm_calls": 2, "executor": "ray", **shared_storage}
     monkeypatch.setattr(batch, "run_ticker", _killing_task)
     outcomes = batch.run_batch(TICKERS, DATE, cfg)
     assert (tmp_path / "killed-AAPL").exists()  # the worker really died
