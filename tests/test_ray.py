@@ -55,6 +55,21 @@ def test_a_task_function_that_cannot_leave_the_process_runs_on_threads(ray_sessi
     assert "on threads" in caplog.text
 
 
+def test_stopping_a_ray_batch_starts_no_further_ticker(ray_session, tmp_path):
+    stopped = {"now": False}
+
+    def on_update(o):
+        if o.status == "done":
+            stopped["now"] = True  # stop as soon as the first ticker is finished
+
+    cfg = {"home": str(tmp_path), "max_concurrent_llm_calls": 1, "executor": "ray"}
+    outcomes = batch.run_batch(TICKERS, DATE, cfg, on_update=on_update, should_stop=lambda: stopped["now"])
+    assert outcomes[0].status == "done" and {o.status for o in outcomes[1:]} == {"stopped"}
+    assert batch.exit_code(outcomes) == 5
+    again = batch.run_batch(TICKERS, DATE, cfg)  # running again finishes it, the first reused
+    assert [o.status for o in again] == ["reused", "done", "done", "done"]
+
+
 def _square_or_fail(x):
     if x == 2:
         raise ValueError("two is refused")

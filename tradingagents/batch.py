@@ -286,7 +286,7 @@ def run_batch(
             own = run_cfg.get("max_cost_usd")
             for task in tasks:
                 task["config"] = {**task["config"], "max_cost_usd": min(per, own) if own else per}
-        results = executor.run(run_ticker, tasks, on_done=lambda r: update(_result_doc(r)))
+        results = executor.run(run_ticker, tasks, on_done=lambda r: update(_result_doc(r)), should_stop=stop)
     else:
         budget = _BatchBudget(max_cost_usd) if max_cost_usd is not None else None
         shared = threading.BoundedSemaphore(bound)
@@ -321,7 +321,8 @@ def _result_doc(result) -> dict[str, Any]:
         return dict(result.value)
     task = result.task
     exc = result.error or RuntimeError("the task returned nothing")
-    return TickerOutcome(task["ticker"], task["date"], status="failed", error=str(exc) or type(exc).__name__,
+    status = "stopped" if isinstance(exc, RunStopped) else "failed"
+    return TickerOutcome(task["ticker"], task["date"], status=status, error=str(exc) or type(exc).__name__,
                          exit_code=exit_code_for(exc), resumable=True).to_dict()
 
 

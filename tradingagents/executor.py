@@ -137,7 +137,11 @@ class RayExecutor(Executor):
         self.address = address
         self.max_retries = int(max_retries)
 
-    def run(self, fn, tasks, on_done=None):
+    def run(self, fn, tasks, on_done=None, should_stop=None):
+        """As ``Executor.run``; ``should_stop()`` true: no further task is started (their error is
+        RunStopped), the ones running finish (a Ray task cannot be told to stop between two steps)."""
+        from tradingagents.errors import RunStopped
+
         items: Sequence = list(tasks)
         results: list[TaskResult] = [TaskResult(i, t) for i, t in enumerate(items)]
         if not items:
@@ -153,6 +157,14 @@ class RayExecutor(Executor):
         pending: dict[Any, TaskResult] = {}
         queue = list(results)
         while queue or pending:
+            if queue and should_stop is not None and should_stop():
+                for result in queue:
+                    result.error = RunStopped("Stopped before this task started; run the same thing again to run it.")
+                    if on_done is not None:
+                        on_done(result)
+                queue = []
+                if not pending:
+                    break
             while queue and len(pending) < self.max_workers:  # the bound, whatever the cluster's size
                 result = queue.pop(0)
                 pending[remote.remote(fn, result.task)] = result
