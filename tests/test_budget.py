@@ -82,3 +82,22 @@ def test_max_cost_must_be_a_positive_number():
         resolve_config({"max_cost_usd": "lots"})
     assert resolve_config({"max_cost_usd": "0.5"})["max_cost_usd"] == 0.5
     assert resolve_config({})["max_cost_usd"] is None
+
+
+def test_cli_max_cost_exits_5_and_says_how_to_continue(tmp_path, monkeypatch, capsys):
+    import json
+
+    from tradingagents.cli import main
+
+    monkeypatch.setenv("TRADINGAGENTS_LLM_PRICING", json.dumps(PRICES))
+    with FakeOpenAIServer() as server:
+        args = ["NVDA", DATE, "--provider", "openai_compatible", "--backend-url", server.base_url,
+                "--quick-model", "fake-quick", "--deep-model", "fake-deep", "--home", str(tmp_path), "-q",
+                "--sequential"]
+        assert main([*args, "--max-cost", "0.01"]) == 5
+        err = capsys.readouterr().err
+        assert "Budget reached for NVDA" in err and "--max-cost" in err
+        assert main([*args, "--max-cost", "1000"]) == 0
+        assert "Rating:" in capsys.readouterr().out
+        assert main([*args, "--max-cost", "-2"]) == 2
+        assert "--max-cost" in capsys.readouterr().err

@@ -258,6 +258,8 @@ def run_batch(
     def update(doc: Mapping[str, Any]) -> None:
         with lock:
             outcome = TickerOutcome(**doc)
+            if outcomes.get(outcome.ticker) == outcome:
+                return  # nothing new (the final results repeat the last update)
             outcomes[outcome.ticker] = outcome
         if on_update is not None:
             try:
