@@ -103,6 +103,8 @@ class _RunReporter:
         self.resumed = False
         self.terminal_sent = False
         self.debate_turns: list[dict[str, Any]] = []  # this run's turns (a resume starts with the saved ones)
+        self.token_buffer: dict[str, list[str]] = {}  # node → model text not yet sent as a token event
+        self.token_sent: dict[str, float] = {}
         self.warnings: list[str] = []  # what the run worked around (a damaged checkpoint moved aside)
 
     def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
@@ -130,6 +132,7 @@ class _RunReporter:
         if name not in team.ROLE_BY_NODE:
             return
         if "result" in chunk or "error" in chunk:
+            self.flush_tokens(name)
             started = self.task_started.pop(task_id, (name, time.time()))[1]
             end = time.time()
             duration = end - started
@@ -176,6 +179,36 @@ class _RunReporter:
                     name, args = self.tool_args.pop(getattr(msg, "tool_call_id", None), (None, None))
                     self.emit("tool_call", node, tool=getattr(msg, "name", None) or name, args=args or {},
                               result_chars=len(content), result_preview=content[:300])
+
+    # ---------------------------------------------------------------- live model text
+    TOKEN_INTERVAL_S = 0.25  # at most ~4 token events a second per node: the UI is not flooded
+
+    def on_message(self, chunk: Any) -> None:
+        """A ("messages" mode) model-output chunk: buffer its text, emit a ``token`` event now and then."""
+        try:
+            message, metadata = chunk
+        except (TypeError, ValueError):
+            return
+        node = (metadata or {}).get("langgraph_node")
+        role = team.ROLE_BY_NODE.get(node)
+        if role is None or node != role.node or getattr(message, "type", "") not in ("ai", "AIMessageChunk"):
+            return
+        content = getattr(message, "content", "")
+        if isinstance(content, list):  # content blocks
+            content = "".join(b.get("text", "") if isinstance(b, Mapping) else str(b) for b in content)
+        if not isinstance(content, str) or not content:
+            return
+        pending = self.token_buffer.setdefault(node, [])
+        pending.append(content)
+        now = time.time()
+        if now - self.token_sent.get(node, 0.0) >= self.TOKEN_INTERVAL_S:
+            self.flush_tokens(node, now)
+
+    def flush_tokens(self, node: str, now: float | None = None) -> None:
+        pending = self.token_buffer.pop(node, None)
+        if pending:
+            self.token_sent[node] = time.time() if now is None else now
+            self.emit("token", node, text_delta="".join(pending))
 
     def usage_tick(self) -> None:
         if self.tracker is None:
@@ -446,12 +479,7 @@ class TradingAgentsGraph:
 
     def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at):
         cfg = self.config
-        # (1) settle what is due for this ticker (a data outage here must not block the analysis)
-        try:
-            self.settle_problems = self.settler.settle_validated(ticker).problems
-        except Exception as exc:
-            log.warning("settling %s failed before the run: %s", ticker, exc)
-
+        # (1) settling what is due for this ticker: in _execute, right after run_started (its own step)
         # (3) the graph and its checkpointer
         graph_builder = self.build_graph(trade_date, analysts)
         if cfg.get("checkpoint_enabled"):
@@ -511,6 +539,19 @@ class TradingAgentsGraph:
         }
         return final_state, rating, record
 
+    def _settle_before_run(self, ticker: str, reporter: _RunReporter) -> None:
+        """(1) Settle what is due for this ticker, as its own step (settle_started/settle_finished), before
+        the initial state reads the log; a data outage here must not block the analysis."""
+        reporter.emit("settle_started", None, ticker=ticker)
+        settled = pending = 0
+        try:
+            outcome = self.settler.settle_validated(ticker)
+            self.settle_problems = outcome.problems
+            settled, pending = len(outcome.settled), len(outcome.pending)
+        except Exception as exc:
+            log.warning("settling %s failed before the run: %s", ticker, exc)
+        reporter.emit("settle_finished", None, ticker=ticker, settled=settled, pending=pending)
+
     def _execute(self, graph_builder, saver, ticker, trade_date, asset_type, analysts, tid, reporter,
                  should_stop, settings):
         """Run (or resume) the graph on ``saver``; returns the final snapshot."""
@@ -524,6 +565,10 @@ class TradingAgentsGraph:
         # "unfinished" is: any task left in the saved step
         pending_tasks = bool(snapshot.next) or bool(snapshot.tasks)
         resumed = reporter.resumed = bool(snapshot.values) and pending_tasks
+        reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
+                      analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
+                      plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
+        self._settle_before_run(ticker, reporter)
         if snapshot.values:
             # resuming, or a finished run whose saving step did not complete: keep its state
             inputs = None
@@ -542,27 +587,36 @@ class TradingAgentsGraph:
                 for key in analysts:
                     inputs[f"{key}_messages"] = [HumanMessage(content=seed)]
 
-        reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
-                      analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
-                      plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
         if should_stop is not None and should_stop():
             raise RunStopped(f"Stopped before the run of {ticker} on {trade_date} started.")
 
         # "checkpoints" marks the end of a superstep, once its checkpoint is saved: the only safe
         # place to stop. Stopping on a task's update would cut off parallel siblings still running
         # and lose the finished ones' writes, so they would run again on resume.
-        stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints"],
+        # LangGraph hands back the previous step's checkpoint and the next step's task starts together,
+        # before any task of the next step runs: a stop is also honoured at a task start while no task
+        # is open (a step boundary), so no new agent starts once Stop was pressed.
+        # "messages" streams the model's text as it is written (token events, throttled).
+        stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints", "messages"],
                               durability="sync")
         budget = _Budget(self.config.get("max_cost_usd"), self.budget_guard, reporter.cost, ticker, trade_date)
+        stopped = f"Stopped during the run of {ticker} on {trade_date}; it can be resumed."
         try:
             for mode, chunk in stream:
+                if mode == "messages":
+                    reporter.on_message(chunk)
+                    continue
                 if mode == "tasks":
+                    starting = "result" not in chunk and "error" not in chunk
+                    if (starting and not reporter.task_started and should_stop is not None
+                            and should_stop()):
+                        raise RunStopped(stopped)
                     reporter.on_task(chunk)
                 elif mode == "updates":
                     reporter.on_update(chunk)
                 reporter.usage_tick()
                 if mode == "checkpoints" and should_stop is not None and should_stop():
-                    raise RunStopped(f"Stopped during the run of {ticker} on {trade_date}; it can be resumed.")
+                    raise RunStopped(stopped)
                 if mode == "checkpoints" and chunk.get("next"):
                     budget.after_step()  # BudgetExceeded here stops at this saved checkpoint
         finally:
