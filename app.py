@@ -15,6 +15,7 @@ PAGES = [
     st.Page("pages/memories.py", title="Memories", icon=":material/psychology:", url_path="memories"),
     st.Page("pages/history.py", title="History", icon=":material/history:", url_path="history"),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("pages/watchlist.py", title="Watchlist", icon=":material/view_module:", url_path="watchlist"),
     st.Page("pages/backtest.py", title="Backtest", icon=":material/query_stats:", url_path="backtest"),
 ]
 

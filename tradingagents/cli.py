@@ -37,7 +37,8 @@ EXIT_CODES_HELP = """exit codes:
   3  market data provider unavailable (the data source cannot serve the ticker)
   4  LLM failure (a model call failed after retries: server error, timeout, refused connection);
      the run is checkpointed: run the same command again to resume where it failed
-  5  stopped (Ctrl-C / SIGTERM); run the same command again to resume
+  5  stopped (Ctrl-C / SIGTERM) or the cost budget reached (--max-cost); run the same command
+     again (with a larger --max-cost) to resume
   6  the same ticker and date is already being analysed (another process or the app)
 """
 
@@ -47,6 +48,8 @@ EXAMPLES = """examples:
   python -m tradingagents 7203.T 2024-05-10 --provider openai --quick-model gpt-4o-mini
   python -m tradingagents settle            settle every pending decision that is due
   python -m tradingagents settle --ticker NVDA
+  python -m tradingagents NVDA 2024-05-10 --provider openai --max-cost 0.50
+  python -m tradingagents batch NVDA,AAPL,MSFT,0700.HK 2024-05-10 [--executor ray] [--max-cost 2]
 """
 
 
@@ -92,6 +95,8 @@ def _run_parser() -> argparse.ArgumentParser:
     mode.add_argument("--parallel", action="store_true", help="run the analysts as parallel branches")
     mode.add_argument("--sequential", action="store_true", help="run the analysts one after another")
     p.add_argument("--no-checkpoint", action="store_true", help="do not checkpoint (no resume after a failure)")
+    p.add_argument("--max-cost", help="USD budget of the run: stop at a checkpoint (exit 5) before a step "
+                   "would exceed it (prices: llm_pricing / TRADINGAGENTS_LLM_PRICING)")
     p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
     p.add_argument("--debug", action="store_true", help="print every node's state update")
@@ -126,6 +131,8 @@ FLAGS = {
     "risk_rounds": ("max_risk_discuss_rounds", "--risk-rounds"),
     "home": ("home", "--home"),
     "analysts": ("selected_analysts", "--analysts"),
+    "max_cost": ("max_cost_usd", "--max-cost"),
+    "executor": ("executor", "--executor"),
 }
 FLAG_OF_KEY = {key: flag for key, flag in FLAGS.values()}
 FLAG_OF_KEY.update({"analyst_execution": "--parallel/--sequential", "checkpoint_enabled": "--no-checkpoint"})
@@ -448,6 +455,10 @@ def main(argv: list[str] | None = None) -> int:
             return settle_command(argv[1:])
         if argv and argv[0] == "log":
             return log_command(argv[1:])
+        if argv and argv[0] == "batch":
+            from tradingagents.batch import main as batch_main
+
+            return batch_main(argv[1:])
         if argv and argv[0] == "backtest":
             from tradingagents.backtest.cli import main as backtest_main
 

@@ -108,6 +108,11 @@ _DEFAULTS: dict[str, Any] = {
     "storage_url": None,
     # cost: {model: [$ per 1M input tokens, $ per 1M output tokens]} over tradingagents.pricing's defaults
     "llm_pricing": None,
+    # where batches and backtests run their (ticker, date) tasks: threads (default) | ray
+    "executor": "threads",
+    "ray_address": None,  # None: a local Ray on 127.0.0.1; "ray://host:10001" or "host:6379" a cluster
+    # stop a run (and a batch, in total) at a checkpoint before its next step would cost more (USD)
+    "max_cost_usd": None,
 }
 
 # Types of keys whose default is None (so the environment can be coerced).
@@ -120,6 +125,8 @@ _NONE_TYPES: dict[str, type] = {
     "benchmark_ticker": str,
     "storage_url": str,
     "llm_pricing": dict,
+    "ray_address": str,
+    "max_cost_usd": float,
 }
 
 ENV_PREFIX = "TRADINGAGENTS_"
@@ -544,6 +551,21 @@ def _storage_url(value: Any, what: str) -> str | None:
     return validate_storage_url(value, what)
 
 
+def _executor(value: Any, what: str) -> str:
+    from tradingagents.executor import normalize_executor
+
+    return normalize_executor(value, what)
+
+
+def _ray_address(value: Any, what: str) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    text = str(value).strip()
+    if len(text) > 300 or any(c.isspace() for c in text):
+        raise _fail(what, value, 'use "auto", "host:6379" or "ray://host:10001"')
+    return text
+
+
 def _pricing(value: Any, what: str) -> Any:
     from tradingagents.pricing import validate_pricing
 
@@ -579,6 +601,9 @@ _CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "benchmark_map": _benchmark_map,
     "storage_url": _storage_url,
     "llm_pricing": _pricing,
+    "executor": _executor,
+    "ray_address": _ray_address,
+    "max_cost_usd": _number(float, lo=0, lo_open=True, optional=True),
 }
 assert set(_CHECKS) == set(_DEFAULTS), "every key has one check"
 

@@ -9,15 +9,25 @@ and returns one ``TaskResult`` per task in the order given (``value`` or ``error
 task never hides the others' results). ``on_done(result)`` is called as each task ends, in the
 caller's process (for progress). ``fn`` and the tasks should be picklable (a module-level function
 and plain data) so a process- or cluster-based executor can run them too: a Ray variant goes behind
-this same interface (``executor: ray`` in the config; not built yet, and asked for it gives a
-clear ConfigError).
+this same interface.
 
-``get_executor(config, n_tasks)``: ``ThreadExecutor`` bounded by ``max_concurrent_llm_calls``
-(never more workers than tasks).
+``get_executor(config, n_tasks)``: the ``executor`` setting (env ``TRADINGAGENTS_EXECUTOR``):
+``threads`` (default, ``ThreadExecutor``) or ``ray`` (``RayExecutor``), bounded by
+``max_concurrent_llm_calls`` (never more workers than tasks).
+
+``RayExecutor``: each task is one Ray task (``max_retries`` retries when its worker process dies;
+a task's own exception is handed back, not retried). ``ray_address`` None starts a local Ray on
+this machine (``num_cpus`` = the bound, no dashboard, no usage reporting; Ray binds the machine's
+own address, not the loopback, but nothing leaves the machine);
+an address joins a cluster. Ray is imported only when asked for. A task function that cannot be
+pickled (a closure over locks, as the backtest's is today) runs on threads instead, with a warning. A task's work must be safe to
+run twice: the batch's and the backtest's are (results are saved atomically and reused, a run
+resumes from its checkpoint in the shared storage), so a killed worker's task resumes on another.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -26,10 +36,22 @@ from typing import Any, Generic, TypeVar
 
 from tradingagents.errors import ConfigError
 
+log = logging.getLogger(__name__)
+
 T = TypeVar("T")
 R = TypeVar("R")
 
-EXECUTORS = ("thread",)
+EXECUTORS = ("threads", "ray")
+_ALIASES = {"thread": "threads", "threads": "threads", "ray": "ray"}
+RAY_MAX_RETRIES = 3
+
+
+def normalize_executor(value: object, what: str = "executor") -> str:
+    """``threads`` or ``ray`` (``thread`` accepted); ConfigError naming ``what`` otherwise."""
+    text = str(value if value is not None else "threads").strip().lower() or "threads"
+    if text not in _ALIASES:
+        raise ConfigError(f"{what}: unknown executor {value!r:.40}; use one of: {', '.join(EXECUTORS)}.")
+    return _ALIASES[text]
 
 
 @dataclass
@@ -104,12 +126,103 @@ class ThreadExecutor(Executor):
         return results
 
 
+class RayExecutor(Executor):
+    """Tasks as Ray tasks, at most ``max_workers`` at once, each retried if its worker dies."""
+
+    name = "ray"
+
+    def __init__(self, max_workers: int = 1, address: str | None = None,
+                 max_retries: int = RAY_MAX_RETRIES) -> None:
+        super().__init__(max_workers)
+        self.address = address
+        self.max_retries = int(max_retries)
+
+    def run(self, fn, tasks, on_done=None, should_stop=None):
+        """As ``Executor.run``; ``should_stop()`` true: no further task is started (their error is
+        RunStopped), the ones running finish (a Ray task cannot be told to stop between two steps)."""
+        from tradingagents.errors import RunStopped
+
+        items: Sequence = list(tasks)
+        results: list[TaskResult] = [TaskResult(i, t) for i, t in enumerate(items)]
+        if not items:
+            return results
+        ray = ensure_ray(self.address, self.max_workers)
+        try:
+            ray.cloudpickle.dumps(fn)
+        except Exception as exc:  # e.g. a bound method of an object holding locks: it cannot leave this process
+            log.warning("executor ray: the task function cannot be sent to Ray workers (%s); running these "
+                        "%d tasks on threads in this process instead", exc, len(items))
+            return ThreadExecutor(self.max_workers).run(fn, items, on_done)
+        remote = ray.remote(_call).options(max_retries=self.max_retries, retry_exceptions=False, num_cpus=1)
+        pending: dict[Any, TaskResult] = {}
+        queue = list(results)
+        while queue or pending:
+            if queue and should_stop is not None and should_stop():
+                for result in queue:
+                    result.error = RunStopped("Stopped before this task started; run the same thing again to run it.")
+                    if on_done is not None:
+                        on_done(result)
+                queue = []
+                if not pending:
+                    break
+            while queue and len(pending) < self.max_workers:  # the bound, whatever the cluster's size
+                result = queue.pop(0)
+                pending[remote.remote(fn, result.task)] = result
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                result = pending.pop(ref)
+                try:
+                    result.value = ray.get(ref)
+                except BaseException as exc:  # noqa: BLE001 - handed back in the result
+                    if isinstance(exc, KeyboardInterrupt):
+                        for other in pending:
+                            ray.cancel(other)
+                        raise
+                    result.error = _unwrap(exc)
+                if on_done is not None:
+                    on_done(result)
+        return results
+
+
+def _call(fn, task):  # module level: what a Ray worker runs
+    return fn(task)
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The task's own exception from Ray's wrapper (so exit codes and messages stay ours)."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, BaseException):
+        return cause
+    return exc
+
+
+_ray_lock = threading.Lock()
+
+
+def ensure_ray(address: str | None, num_cpus: int):
+    """Ray, connected: the running session, else ``ray.init`` (local on 127.0.0.1 or ``address``)."""
+    try:
+        import ray
+    except ImportError:  # pragma: no cover - ray is in requirements.txt
+        raise ConfigError("executor ray needs the ray package: pip install -r requirements.txt.") from None
+    with _ray_lock:
+        if not ray.is_initialized():
+            import os
+
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                      "configure_logging": False}
+            if address:
+                ray.init(address=address, **kwargs)
+            else:
+                ray.init(num_cpus=max(1, int(num_cpus)), **kwargs)
+    return ray
+
+
 def get_executor(config: Mapping[str, Any] | None = None, n_tasks: int | None = None) -> Executor:
-    """The executor the config asks for (``executor``, default thread), bounded by max_concurrent_llm_calls."""
+    """The executor the config asks for (``executor``, default threads), bounded by max_concurrent_llm_calls."""
     cfg = dict(config or {})
-    kind = str(cfg.get("executor") or "thread").strip().lower()
-    if kind not in EXECUTORS:
-        raise ConfigError(f"Unknown executor {cfg.get('executor')!r}; available: {', '.join(EXECUTORS)}.")
+    kind = normalize_executor(cfg.get("executor"))
     try:
         bound = int(cfg.get("max_concurrent_llm_calls") or 1)
     except (TypeError, ValueError):
@@ -119,4 +232,6 @@ def get_executor(config: Mapping[str, Any] | None = None, n_tasks: int | None = 
     bound = max(1, bound)
     if n_tasks is not None:
         bound = max(1, min(bound, int(n_tasks)))
+    if kind == "ray":
+        return RayExecutor(bound, address=cfg.get("ray_address"))
     return ThreadExecutor(bound)

@@ -17,6 +17,7 @@ PAGES = {
     "history": "pages/history.py",
     "compare": "pages/compare.py",
     "backtest": "pages/backtest.py",
+    "watchlist": "pages/watchlist.py",
 }
 
 

@@ -91,7 +91,8 @@ def instrument_context_for(provider, ticker: str) -> str:
 class _RunReporter:
     """Turns LangGraph stream chunks into RunEvents (one per run; used only by the running thread)."""
 
-    def __init__(self, on_event: EventCallback | None, debug: bool, tracker):
+    def __init__(self, on_event: EventCallback | None, debug: bool, tracker, cost=None):
+        self.cost = cost  # () -> running USD cost of this call's usage (None: a model without a price)
         self.on_event = on_event
         self.debug = debug
         self.tracker = tracker
@@ -216,7 +217,8 @@ class _RunReporter:
         totals = dict(self.tracker.totals())
         if totals != self.last_usage:
             self.last_usage = totals
-            self.emit("llm_usage", None, **totals)
+            cost = self.cost() if self.cost is not None else None
+            self.emit("llm_usage", None, **totals, cost_usd=cost)
 
     def _print_update(self, node: str, update: Mapping[str, Any]) -> None:
         shown = {}
@@ -227,6 +229,46 @@ class _RunReporter:
                 shown[key] = value
         print(f"==== {node} ====\n{pprint.pformat(shown, width=110, sort_dicts=False)}", file=sys.stdout,
               flush=True)
+
+
+class _Budget:
+    """``max_cost_usd`` checked after each superstep: stop when the next step would exceed it.
+
+    The next step's cost is guessed as the mean cost per step of this call so far; the run stops
+    at the checkpoint just saved (BudgetExceeded: exit 5, resumable), so running again with a
+    larger budget continues there. The budget counts what this call spends (a resumed run's
+    earlier spending is in its earlier call). A model without a price cannot be budgeted: the
+    check is skipped and said once in the log.
+    """
+
+    def __init__(self, limit, guard, cost, ticker: str, trade_date: str):
+        self.limit = float(limit) if limit is not None else None
+        self.guard, self.cost, self.ticker, self.date = guard, cost, ticker, trade_date
+        self.steps = 0
+        self.warned = False
+
+    def after_step(self) -> None:
+        if self.limit is None and self.guard is None:
+            return
+        self.steps += 1
+        spent = self.cost() if self.cost is not None else None
+        if spent is None:
+            if not self.warned:
+                self.warned = True
+                log.warning("max_cost_usd is set but a model of this run has no price; the budget is not enforced "
+                            "(add its price to llm_pricing)")
+            return
+        mean = spent / self.steps
+        if self.limit is not None and spent + mean > self.limit:
+            from tradingagents.errors import BudgetExceeded
+
+            raise BudgetExceeded(
+                f"Budget reached for {self.ticker} on {self.date}: spent ${spent:.4f} of the ${self.limit:.4f} "
+                f"budget (max_cost_usd) and the next step would cost about ${mean:.4f}. The run is saved at a "
+                "checkpoint: run it again with a larger budget (--max-cost) to continue where it stopped."
+            )
+        if self.guard is not None:
+            self.guard(spent, mean)
 
 
 _DEBATE_STATE_KEY = {"invest": "investment_debate_state", "risk": "risk_debate_state"}
@@ -275,6 +317,8 @@ class TradingAgentsGraph:
         # are routed per run to the ticker's database, tools read the run's date from its config
         self.checkpoint_router = CheckpointRouter(self.config)
         self.compiled_graphs = CompiledGraphCache()
+        # a batch's shared budget: guard(run_spent_usd, mean_step_usd) raises BudgetExceeded (batch.py)
+        self.budget_guard: Callable[[float, float], None] | None = None
 
         self.curr_state: dict[str, Any] | None = None
         self.last_run: dict[str, Any] = {}
@@ -361,7 +405,9 @@ class TradingAgentsGraph:
 
         started_at = time.time()
         tracker = UsageTracker()
-        reporter = _RunReporter(on_event, self.debug, tracker)
+        table = pricing.pricing_table(self.config)
+        reporter = _RunReporter(on_event, self.debug, tracker,
+                                cost=lambda: pricing.cost_by_node(tracker.by_node(), self.config, table)["cost_usd"])
         checkpoints = bool(self.config.get("checkpoint_enabled"))
         try:
             ticker = validate_ticker(ticker)
@@ -564,6 +610,7 @@ class TradingAgentsGraph:
         # "messages" streams the model's text as it is written (token events, throttled).
         stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints", "messages"],
                               durability="sync")
+        budget = _Budget(self.config.get("max_cost_usd"), self.budget_guard, reporter.cost, ticker, trade_date)
         stopped = f"Stopped during the run of {ticker} on {trade_date}; it can be resumed."
         try:
             for mode, chunk in stream:
@@ -581,6 +628,8 @@ class TradingAgentsGraph:
                 reporter.usage_tick()
                 if mode == "checkpoints" and should_stop is not None and should_stop():
                     raise RunStopped(stopped)
+                if mode == "checkpoints" and chunk.get("next"):
+                    budget.after_step()  # BudgetExceeded here stops at this saved checkpoint
         finally:
             stream.close()
         reporter.usage_tick()

@@ -1,0 +1,121 @@
+"""Watchlist page: many tickers on a date at once, live tiles (status, rating, cost) that open each run."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import streamlit as st
+
+from studio import ui
+from studio import watchlist_view as view
+from tradingagents import batch
+from tradingagents.errors import TradingAgentsError
+from tradingagents.pricing import estimate_batch_cost
+
+if callable(getattr(ui, "require_router", None)):
+    ui.require_router()
+
+POLL_S = 1.0
+config = ui.current_config()
+
+
+@st.cache_resource(show_spinner=False)
+def get_batches() -> view.BatchRegistry:
+    """One registry per server process: a batch survives page switches and refreshes."""
+    return view.BatchRegistry()
+
+
+registry = get_batches()
+
+st.title("Watchlist")
+st.caption("Run the team on every ticker of a watchlist on one date, at most "
+           f"{config['max_concurrent_llm_calls']} model calls at once in all. A ticker that fails does not stop "
+           "the others; running the same watchlist again reuses finished tickers and resumes the others.")
+
+try:
+    saved = batch.list_watchlists(config)
+except TradingAgentsError as exc:
+    saved = {}
+    st.warning(str(exc))
+
+for k, v in {"wl_tickers": "NVDA, AAPL, MSFT, 0700.HK", "wl_date": dt.date(2024, 5, 10), "wl_budget": 0.0,
+             "wl_name": ""}.items():
+    st.session_state.setdefault(k, v)
+
+if saved:
+    pick_col, load_col, del_col = st.columns([4, 1, 1])
+    pick = pick_col.selectbox("Saved watchlists", sorted(saved), key="wl_pick")
+    if load_col.button("Load", key="wl_load"):
+        st.session_state["wl_tickers"] = ", ".join(saved[pick])
+        st.session_state["wl_name"] = pick
+        st.rerun()
+    if del_col.button("Delete", key="wl_delete"):
+        batch.delete_watchlist(pick, config)
+        st.rerun()
+
+st.text_area("Tickers", key="wl_tickers", height=70, help="Separated by commas, spaces or new lines.")
+c1, c2, c3 = st.columns([2, 2, 3])
+c1.date_input("Date", key="wl_date", max_value=dt.date.today(), min_value=dt.date(1990, 1, 1))
+c2.number_input("Budget (USD, 0 = none)", key="wl_budget", min_value=0.0, step=0.5,
+                help="The batch stops each run at a checkpoint before it would go over; run again with a "
+                "larger budget to continue.")
+name_col, save_col = c3.columns([3, 1])
+name_col.text_input("Save as", key="wl_name", placeholder="morning")
+
+tickers: list[str] = []
+try:
+    tickers = batch.parse_tickers(st.session_state["wl_tickers"])
+except TradingAgentsError as exc:
+    st.error(str(exc), icon=":material/error:")
+
+if save_col.button("Save", key="wl_save", disabled=not tickers):
+    try:
+        batch.save_watchlist(st.session_state["wl_name"], tickers, config)
+        st.toast(f"Saved watchlist {st.session_state['wl_name'].strip()}.")
+        st.rerun()
+    except TradingAgentsError as exc:
+        st.error(str(exc), icon=":material/error:")
+
+if tickers:
+    est = estimate_batch_cost(config, len(tickers))
+    shown = "price unknown" if est["cost_usd"] is None else f"${est['cost_usd']:.4f}"
+    st.caption(f"{len(tickers)} tickers · estimated cost {shown} (from {est['source']}"
+               + (f", {est['runs']} saved" if est["runs"] else "") + ")")
+
+handle = registry.get(st.session_state.get("wl_id")) or registry.latest()
+if st.button("Run watchlist", key="wl_start", type="primary", disabled=not tickers or bool(handle and handle.running)):
+    budget = float(st.session_state["wl_budget"]) or None
+    new = registry.start(tickers, st.session_state["wl_date"].isoformat(), config, max_cost_usd=budget,
+                         api_key=ui.api_key())
+    st.session_state["wl_id"] = new.id
+    handle = new
+
+
+@st.fragment(run_every=POLL_S)
+def live(batch_id: str) -> None:
+    h = registry.get(batch_id)
+    if h is None:
+        return
+    s = h.summary()
+    head, stop_col = st.columns([5, 1])
+    cost = "price unknown" if s["cost_usd"] is None else f"${s['cost_usd']:.4f}"
+    head.markdown(f"#### {h.date} · {s['done']}/{s['total']} finished · {cost}")
+    if h.running and stop_col.button("Stop", key="wl_stop", icon=":material/stop_circle:",
+                                     help="Each run stops at its next checkpoint; run again to resume."):
+        registry.stop(h.id)
+        st.toast("Stopping after the current steps…")
+    st.html(view.tiles_html(h.snapshot()))
+    st.html(f'<span class="ta-wl-state" data-id="{h.id}" data-status="{h.status}" data-done="{s["done"]}" '
+            f'data-total="{s["total"]}"></span>')
+    if h.error:
+        st.error(h.error, icon=":material/error:")
+    for o in h.snapshot():
+        if o.error and o.status in ("failed", "budget", "stopped"):
+            st.caption(f"**{o.ticker}**: {o.error}")
+    if not h.running:
+        st.caption("Finished." if s["exit_code"] == 0 else
+                   "Some tickers did not finish: run the watchlist again to continue them.")
+
+
+if handle is not None:
+    live(handle.id)

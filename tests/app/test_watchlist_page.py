@@ -1,0 +1,64 @@
+"""The Watchlist page under AppTest: saved watchlists, estimate, a live batch whose tiles open the runs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from studio import watchlist_view as view
+from tests.app.apptest_utils import texts
+from tradingagents import batch
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = "pages/watchlist.py"
+
+
+def _page() -> AppTest:
+    if PAGE in (ROOT / "app.py").read_text(encoding="utf-8"):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+        at.run()
+        at.switch_page(PAGE)
+    else:  # until the lead lists it in app.py: the page inside the router, with the shared sidebar
+        at = AppTest.from_string(
+            "import runpy\nfrom studio import ui\nui.sidebar_settings()\nwith ui.routed():\n"
+            f"    runpy.run_path({str(ROOT / PAGE)!r}, run_name='__main__')\n", default_timeout=30)
+    return at.run()
+
+
+def _state(at: AppTest) -> dict[str, str]:
+    for el in at.html:
+        value = str(el.value)
+        if "ta-wl-state" in value:
+            return {k: value.split(f'data-{k}="')[1].split('"')[0] for k in ("status", "done", "total")}
+    return {}
+
+
+def test_watchlist_page_runs_a_batch_with_tiles_that_open_the_runs(ta_home):
+    at = _page()
+    assert not at.exception
+    assert "estimated cost $0.0000" in texts(at)  # the offline engine costs nothing
+    at.text_area(key="wl_tickers").input("NVDA, AAPL").run()
+    at.text_input(key="wl_name").input("pair").run()
+    at.button(key="wl_save").click().run()
+    assert batch.list_watchlists() == {"pair": ["NVDA", "AAPL"]}
+    at.button(key="wl_start").click().run()
+    deadline = time.monotonic() + 60
+    while _state(at).get("status") != "finished":
+        assert time.monotonic() < deadline, texts(at)[:1500]
+        time.sleep(0.3)
+        at.run()
+    assert not at.exception
+    tiles = "".join(str(el.value) for el in at.html)
+    assert tiles.count('data-status="done"') == 2
+    assert 'href="/run?ticker=NVDA&amp;date=2024-05-10"' in tiles
+
+
+def test_tiles_show_status_rating_and_cost_and_escape_text():
+    ok = batch.TickerOutcome("NVDA", "2024-05-10", status="done", rating="Buy", cost_usd=0.0123)
+    bad = batch.TickerOutcome("X<b>", "2024-05-10", status="failed", cost_usd=None, error='"quoted" <oops>')
+    html = view.tiles_html([ok, bad])
+    assert "Buy" in html and "$0.0123" in html and "/run?ticker=NVDA&amp;date=2024-05-10" in html
+    assert "X&lt;b&gt;" in html and "&lt;oops&gt;" in html and "price unknown" in html
+    assert html.count("<a ") == 1  # only a finished run opens

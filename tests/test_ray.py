@@ -1,0 +1,130 @@
+"""Batches on a real local Ray: the same results as on threads; a worker killed mid-run → the batch completes.
+
+One Ray session for the module (local to this machine, two CPUs, no dashboard), shut down at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+import ray  # noqa: E402  (in requirements.txt: a missing ray fails here, never skips)
+
+import tests.pg_server as _pg
+from tests.graph_helpers import comparable
+from tradingagents import batch
+from tradingagents.executor import RayExecutor, get_executor
+from tradingagents.storage import load_run
+
+pg_server, pg_url = _pg.pg_server, _pg.pg_url  # the real server's fixtures
+DATE = "2024-05-10"
+TICKERS = ["NVDA", "AAPL", "MSFT", "0700.HK"]
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    from tradingagents.executor import ensure_ray
+
+    ensure_ray(None, 2)
+    yield ray
+    ray.shutdown()
+
+
+def test_executor_setting_chooses_ray_and_keeps_its_interface(ray_session):
+    ex = get_executor({"executor": "ray", "max_concurrent_llm_calls": 3}, n_tasks=10)
+    assert isinstance(ex, RayExecutor) and ex.max_workers == 3
+    assert len(ray.nodes()) == 1  # a local Ray: this machine only
+    results = ex.run(_square_or_fail, [1, 2, 3, 4])
+    assert [r.value for r in results] == [1, None, 9, 16]
+    assert isinstance(results[1].error, ValueError) and "two" in str(results[1].error)  # our error, unwrapped
+
+
+def test_a_task_function_that_cannot_leave_the_process_runs_on_threads(ray_session, caplog):
+    import threading
+
+    lock = threading.Lock()
+
+    def fn(x):  # a closure over a lock: not picklable
+        with lock:
+            return x + 1
+
+    results = RayExecutor(2).run(fn, [1, 2])
+    assert [r.value for r in results] == [2, 3]
+    assert "on threads" in caplog.text
+
+
+def test_stopping_a_ray_batch_starts_no_further_ticker(ray_session, tmp_path):
+    stopped = {"now": False}
+
+    def on_update(o):
+        if o.status == "done":
+            stopped["now"] = True  # stop as soon as the first ticker is finished
+
+    cfg = {"home": str(tmp_path), "max_concurrent_llm_calls": 1, "executor": "ray"}
+    outcomes = batch.run_batch(TICKERS, DATE, cfg, on_update=on_update, should_stop=lambda: stopped["now"])
+    assert outcomes[0].status == "done" and {o.status for o in outcomes[1:]} == {"stopped"}
+    assert batch.exit_code(outcomes) == 5
+    again = batch.run_batch(TICKERS, DATE, cfg)  # running again finishes it, the first reused
+    assert [o.status for o in again] == ["reused", "done", "done", "done"]
+
+
+def _square_or_fail(x):
+    if x == 2:
+        raise ValueError("two is refused")
+    return x * x
+
+
+def test_batch_on_ray_gives_the_same_results_as_on_threads(ray_session, tmp_path):
+    threads = batch.run_batch(TICKERS, DATE, {"home": str(tmp_path / "t"), "max_concurrent_llm_calls": 2})
+    seen = []
+    on_ray = batch.run_batch(TICKERS, DATE, {"home": str(tmp_path / "r"), "max_concurrent_llm_calls": 2,
+                                             "executor": "ray"}, on_update=seen.append)
+    assert [o.status for o in on_ray] == ["done"] * 4
+    assert [(o.ticker, o.rating) for o in on_ray] == [(o.ticker, o.rating) for o in threads]
+    assert {o.ticker for o in seen if o.status == "done"} == set(TICKERS)
+    for t in TICKERS:  # the same saved reports and decisions (the offline engine is deterministic)
+        a = load_run({"home": str(tmp_path / "t")}, t, DATE)
+        b = load_run({"home": str(tmp_path / "r")}, t, DATE)
+        assert comparable(a["state"]) == comparable(b["state"]) and a["rating"] == b["rating"]
+
+
+def _killing_task(task):
+    """Kill this Ray worker's own process mid-run on the first attempt (a marker file says which)."""
+    from tradingagents.batch import run_ticker
+
+    marker = Path(task["config"]["home"]) / f"killed-{task['ticker']}"
+    if task["ticker"] != "AAPL" or marker.exists():
+        return run_ticker(task)
+    seen = {"usage": 0}
+
+    def emit(doc):
+        if doc["status"] == "running" and doc.get("cost_usd") is not None:
+            seen["usage"] += 1
+            if seen["usage"] == 4:  # a few model calls in, the checkpoint has some finished steps
+                marker.write_text(str(os.getpid()))
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    return run_ticker(task, emit=emit)
+
+
+@pytest.fixture(params=["files", "postgresql"])
+def shared_storage(request) -> dict:
+    """Where results and checkpoints live: files under the home, or the desk's database."""
+    if request.param == "files":
+        return {}
+    return {"storage_url": request.getfixturevalue("pg_url")}
+
+
+def test_a_worker_killed_mid_batch_is_retried_and_the_batch_completes(ray_session, tmp_path, monkeypatch,
+                                                                       shared_storage):
+    reference = batch.run_batch(TICKERS, DATE, {"home": str(tmp_path / "ref")})
+    cfg = {"home": str(tmp_path), "max_concurrent_llm_calls": 2, "executor": "ray", **shared_storage}
+    monkeypatch.setattr(batch, "run_ticker", _killing_task)
+    outcomes = batch.run_batch(TICKERS, DATE, cfg)
+    assert (tmp_path / "killed-AAPL").exists()  # the worker really died
+    assert [o.status for o in outcomes] == ["done"] * 4, [o.error for o in outcomes]
+    aapl = next(o for o in outcomes if o.ticker == "AAPL")
+    assert aapl.resumed is True  # the retry continued from the dead worker's checkpoint
+    assert [o.rating for o in outcomes] == [o.rating for o in reference]

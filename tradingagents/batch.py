@@ -1,0 +1,550 @@
+"""A watchlist batch: many tickers on one date, concurrently, under one model-call bound.
+
+``run_batch(tickers, date, config, max_cost_usd=None, on_update=None, should_stop=None)`` runs one
+``TradingAgentsGraph.propagate`` per ticker on the executor of the config (``tradingagents.executor``:
+threads by default, ``ray`` for Ray tasks). The tickers running at once share one
+``max_concurrent_llm_calls`` bound: on threads every graph's models hold slots of one shared
+semaphore (so a graph may use the whole bound when the others wait); on Ray (other processes) each
+graph gets an equal share of it (at least 1), as in the backtest. A ticker that fails does not
+stop the others; its status says why and its checkpoint is kept.
+
+Resume is running the same batch again: a ticker whose saved run (same graph signature and
+models) exists is reused without a model call; a checkpointed one continues where it stopped.
+With Ray, results and checkpoints live in the shared storage (files under the home on one machine,
+the desk's database with ``storage_url``), so a task retried on another worker continues the run.
+
+Budgets: ``max_cost_usd`` in the config is each run's budget; ``run_batch(max_cost_usd=X)`` is the
+batch's. With threads the batch's budget is checked after every step of every run against what the
+whole batch has spent so far plus that run's mean step cost; with Ray (other processes) each
+ticker still to run gets an equal share of what is left. A ticker stopped by a budget has status
+``budget`` (resumable, exit 5).
+
+Each ticker's outcome is a ``TickerOutcome`` (plain data, JSON-able); ``on_update(outcome)`` is
+called whenever one changes (status, running cost), in the caller's process. ``exit_code(outcomes)``
+is the batch's exit code (``BATCH_EXIT_ORDER``: the worst first).
+
+Saved watchlists: ``list_watchlists(config)``, ``save_watchlist(name, tickers, config)``,
+``delete_watchlist(name, config)``: one JSON file ``<home>/watchlists.json`` written atomically
+(a temporary file then a rename, under a file lock), validated when read; with ``storage_url``
+the desk database's ``ta_watchlists`` table instead (one row a list, so every machine of the desk
+sees the same watchlists).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tradingagents.default_config import _thaw, resolve_config
+from tradingagents.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BUSY,
+    EXIT_DATA_UNAVAILABLE,
+    EXIT_ERROR,
+    EXIT_LLM_FAILURE,
+    EXIT_OK,
+    EXIT_STOPPED,
+    BudgetExceeded,
+    ConfigError,
+    RunStopped,
+    ValidationError,
+    exit_code_for,
+    is_resumable,
+)
+from tradingagents.validation import validate_date, validate_ticker
+
+__all__ = ["BATCH_EXIT_ORDER", "TickerOutcome", "delete_watchlist", "exit_code", "list_watchlists",
+           "parse_tickers", "run_batch", "save_watchlist"]
+
+MAX_TICKERS = 200
+# the batch's exit code is the first of these that any ticker has (the worst first): a bug, bad
+# input, the data source, a model failure, busy elsewhere, stopped or over budget; 0 when all ok
+BATCH_EXIT_ORDER = (EXIT_ERROR, EXIT_BAD_INPUT, EXIT_DATA_UNAVAILABLE, EXIT_LLM_FAILURE, EXIT_BUSY, EXIT_STOPPED)
+STATUSES = ("queued", "running", "done", "reused", "failed", "stopped", "budget")
+
+
+@dataclass
+class TickerOutcome:
+    ticker: str
+    date: str
+    status: str = "queued"
+    rating: str | None = None
+    cost_usd: float | None = 0.0
+    error: str | None = None
+    exit_code: int = EXIT_OK
+    resumable: bool = False
+    resumed: bool = False
+    elapsed_s: float = 0.0
+    results_path: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("done", "reused")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_tickers(value: str | Iterable[str]) -> list[str]:
+    """Tickers from "NVDA, AAPL msft" or a list: validated, upper-cased, duplicates dropped, order kept."""
+    parts = re.split(r"[\s,;]+", value) if isinstance(value, str) else list(value)
+    out: list[str] = []
+    for part in parts:
+        if not isinstance(part, str):
+            raise ValidationError(f"Tickers must be text, not {type(part).__name__}.")
+        if not part.strip():
+            continue
+        ticker = validate_ticker(part)
+        if ticker not in out:
+            out.append(ticker)
+    if not out:
+        raise ValidationError("Give at least one ticker, for example NVDA,AAPL,MSFT.")
+    if len(out) > MAX_TICKERS:
+        raise ValidationError(f"A batch takes at most {MAX_TICKERS} tickers, not {len(out)}: split the list.")
+    return out
+
+
+def exit_code(outcomes: Iterable[TickerOutcome]) -> int:
+    codes = {o.exit_code for o in outcomes if not o.ok}
+    for code in BATCH_EXIT_ORDER:
+        if code in codes:
+            return code
+    return EXIT_ERROR if codes else EXIT_OK
+
+
+# ---------------------------------------------------------------------------- one ticker (a task)
+def _plain(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings as plain, picklable data (a Ray task resolves them again)."""
+    return {k: _thaw(v) for k, v in config.items()}
+
+
+def _reuse(graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, Any] | None:
+    """The saved run of this ticker and date made by the same graph and models, if there is one."""
+    from tradingagents import storage
+
+    try:
+        saved = storage.load_run(cfg, ticker, date)
+    except (FileNotFoundError, ValueError, OSError):
+        return None
+    meta = saved.get("meta") or {}
+    same = (meta.get("thread_id") == graph.thread_id(ticker, date)
+            and all(meta.get(k) == cfg.get(k) for k in ("llm_provider", "quick_think_llm", "deep_think_llm",
+                                                          "data_vendor")))
+    if not same or saved.get("rating") is None:
+        return None
+    # the decision is in the log if the run got that far; storing it again is a no-op
+    graph.memory_log.store_decision(ticker, date, (saved.get("state") or {}).get("final_trade_decision", ""),
+                                    rating=saved["rating"])
+    return saved
+
+
+def run_ticker(task: Mapping[str, Any], emit: Callable[[dict[str, Any]], None] | None = None,
+               stop: Callable[[], bool] | None = None, guard=None, limiter=None) -> dict[str, Any]:
+    """One ticker of a batch (the executor's task): a TickerOutcome as a dict; never raises for the run.
+
+    ``task``: ``{"ticker", "date", "config", "api_key"?}`` (plain data, so a Ray worker can run it).
+    """
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    ticker, date = task["ticker"], task["date"]
+    out = TickerOutcome(ticker, date, status="running")
+    started = time.time()
+
+    def send() -> None:
+        if emit is not None:
+            emit(out.to_dict())
+
+    send()
+    try:
+        cfg = resolve_config(task["config"])
+        graph = TradingAgentsGraph(config=cfg, api_key=task.get("api_key"))
+        if limiter is not None:  # the batch's one bound instead of this graph's own
+            for llm in (graph.quick_thinking_llm, graph.deep_thinking_llm):
+                if getattr(llm, "_limiter", None) is not None:
+                    llm._limiter = limiter
+        graph.budget_guard = (lambda spent, mean: guard(ticker, spent, mean)) if guard is not None else None
+        saved = _reuse(graph, cfg, ticker, date)
+        if saved is not None:
+            usage = (saved.get("meta") or {}).get("usage") or {}
+            out.status, out.rating, out.cost_usd = "reused", saved["rating"], 0.0
+            out.usage = {k: usage.get(k) for k in ("llm_calls", "input_tokens", "output_tokens", "cost_usd")}
+            out.results_path = (saved.get("meta") or {}).get("results_path")
+        else:
+            def on_event(event) -> None:
+                if event.kind == "llm_usage":
+                    out.cost_usd = event.data.get("cost_usd")
+                    send()
+
+            if guard is not None:
+                guard(ticker, 0.0, 0.0)  # nothing left in the batch's budget: do not start
+            _state, rating = graph.propagate(ticker, date, on_event=on_event if emit else None, should_stop=stop)
+            meta = graph.last_run["record"]["meta"]
+            usage = meta.get("usage") or {}
+            out.status, out.rating, out.resumed = "done", rating, bool(graph.last_run.get("resumed"))
+            out.cost_usd = usage.get("cost_usd")
+            out.usage = {k: usage.get(k) for k in ("llm_calls", "input_tokens", "output_tokens", "cost_usd")}
+            out.results_path = graph.last_run.get("results_path")
+    except Exception as exc:
+        out.status = ("budget" if isinstance(exc, BudgetExceeded) else
+                      "stopped" if isinstance(exc, RunStopped) else "failed")
+        out.error = str(exc) or type(exc).__name__
+        out.exit_code = exit_code_for(exc)
+        out.resumable = is_resumable(exc)
+    out.elapsed_s = round(time.time() - started, 3)
+    send()
+    return out.to_dict()
+
+
+class _BatchBudget:
+    """The batch's budget shared by its runs in this process (threads)."""
+
+    def __init__(self, limit: float | None):
+        self.limit = limit
+        self.spent: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def total(self) -> float:
+        with self.lock:
+            return sum(self.spent.values())
+
+    def __call__(self, ticker: str, run_spent: float, mean_step: float) -> None:
+        if self.limit is None:
+            return
+        with self.lock:
+            self.spent[ticker] = run_spent
+            total = sum(self.spent.values())
+        if total + mean_step > self.limit or (mean_step == 0 and total >= self.limit):
+            raise BudgetExceeded(
+                f"The batch's budget is reached: spent ${total:.4f} of ${self.limit:.4f} and {ticker}'s next "
+                f"step would cost about ${mean_step:.4f}. {ticker} is saved at a checkpoint: run the batch "
+                "again with a larger budget (--max-cost) to continue; finished tickers are reused."
+            )
+
+
+# ---------------------------------------------------------------------------- the batch
+def run_batch(
+    tickers: str | Iterable[str],
+    date: str,
+    config: Mapping[str, Any] | None = None,
+    *,
+    max_cost_usd: float | None = None,
+    api_key: str | None = None,
+    on_update: Callable[[TickerOutcome], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[TickerOutcome]:
+    """Run every ticker on ``date``; returns one TickerOutcome per ticker, in the order given."""
+    from tradingagents.executor import get_executor
+
+    names = parse_tickers(tickers)
+    date = validate_date(date)
+    if max_cost_usd is not None:
+        max_cost_usd = resolve_config({"max_cost_usd": max_cost_usd})["max_cost_usd"]
+    cfg = resolve_config(config)
+    executor = get_executor(cfg, len(names))
+    bound = int(cfg["max_concurrent_llm_calls"])
+    run_cfg = _plain(cfg)
+    outcomes = {t: TickerOutcome(t, date) for t in names}
+    lock = threading.Lock()
+
+    def update(doc: Mapping[str, Any]) -> None:
+        with lock:
+            outcome = TickerOutcome(**doc)
+            if outcomes.get(outcome.ticker) == outcome:
+                return  # nothing new (the final results repeat the last update)
+            outcomes[outcome.ticker] = outcome
+        if on_update is not None:
+            try:
+                on_update(outcome)
+            except Exception:  # a broken display must not break the batch
+                pass
+
+    if on_update is not None:
+        for outcome in outcomes.values():
+            on_update(outcome)
+    tasks = []
+    for t in names:
+        task: dict[str, Any] = {"ticker": t, "date": date, "config": run_cfg}
+        if api_key:
+            task["api_key"] = api_key
+        tasks.append(task)
+    stop = should_stop or (lambda: False)
+    _prepare_desk(cfg, names[0])
+
+    if executor.name == "ray":
+        share = max(1, bound // executor.max_workers)
+        for task in tasks:
+            task["config"] = {**run_cfg, "max_concurrent_llm_calls": share}
+        if max_cost_usd is not None:  # other processes: an equal share of the batch's budget each
+            per = max_cost_usd / len(names)
+            own = run_cfg.get("max_cost_usd")
+            for task in tasks:
+                task["config"] = {**task["config"], "max_cost_usd": min(per, own) if own else per}
+        results = executor.run(run_ticker, tasks, on_done=lambda r: update(_result_doc(r)), should_stop=stop)
+    else:
+        budget = _BatchBudget(max_cost_usd) if max_cost_usd is not None else None
+        shared = threading.BoundedSemaphore(bound)
+
+        def fn(task):
+            return run_ticker(task, emit=update, stop=stop, guard=budget, limiter=shared)
+
+        results = executor.run(fn, tasks)
+    for r in results:
+        update(_result_doc(r))
+    return [outcomes[t] for t in names]
+
+
+def _prepare_desk(cfg: Mapping[str, Any], ticker: str) -> None:
+    """With ``storage_url``: make the checkpoint tables once, here, before the runs start together.
+
+    (Several first-time setups at once on an empty database can deadlock inside PostgreSQL.)
+    """
+    from tradingagents import storage
+
+    if not cfg.get("checkpoint_enabled") or not storage.storage_url(cfg):
+        return
+    saver = storage.open_checkpointer(cfg, ticker)
+    close = getattr(saver, "close", None)
+    if callable(close):
+        close()
+
+
+def _result_doc(result) -> dict[str, Any]:
+    """A task's outcome; a task that could not run at all (its worker died for good) is a failure."""
+    if result.error is None and isinstance(result.value, Mapping):
+        return dict(result.value)
+    task = result.task
+    exc = result.error or RuntimeError("the task returned nothing")
+    status = "stopped" if isinstance(exc, RunStopped) else "failed"
+    return TickerOutcome(task["ticker"], task["date"], status=status, error=str(exc) or type(exc).__name__,
+                         exit_code=exit_code_for(exc), resumable=True).to_dict()
+
+
+# ---------------------------------------------------------------------------- saved watchlists
+WATCHLISTS_FILE = "watchlists.json"
+_NAME = re.compile(r"^[\w .\-]{1,60}$")
+
+
+def _watchlists_path(config: Mapping[str, Any] | None) -> Path:
+    return Path(resolve_config(config)["home"]) / WATCHLISTS_FILE
+
+
+def _valid_name(name: object) -> str:
+    text = str(name or "").strip()
+    if not _NAME.match(text):
+        raise ValidationError("A watchlist name is 1 to 60 letters, digits, spaces, dots, dashes or underscores.")
+    return text
+
+
+_PG_SCHEMA = """CREATE TABLE IF NOT EXISTS ta_watchlists (
+    name text PRIMARY KEY, tickers jsonb NOT NULL, saved_at timestamptz NOT NULL DEFAULT now())"""
+_PG_LOCK_WATCHLISTS = 16  # advisory lock (in the storage namespace) around creating the table
+
+
+def _desk(config: Mapping[str, Any] | None):
+    """The desk database when ``storage_url`` is set (its table made on first use), else None."""
+    from tradingagents.storage.pg import LOCK_NAMESPACE, database, storage_url
+
+    url = storage_url(resolve_config(config))
+    if not url:
+        return None
+    db = database(url)
+    if not getattr(db, "_ta_watchlists", False):
+        with db.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, _PG_LOCK_WATCHLISTS))
+            conn.execute(_PG_SCHEMA)
+        db._ta_watchlists = True
+    return db
+
+
+def _checked(rows: Iterable[tuple[Any, Any]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for name, tickers in rows:
+        try:
+            out[_valid_name(name)] = parse_tickers(tickers)
+        except (ValidationError, TypeError):
+            continue  # a hand-edited entry that does not validate is left out
+    return out
+
+
+def list_watchlists(config: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
+    """The saved watchlists, name → tickers (entries that do not validate are left out)."""
+    db = _desk(config)
+    if db is not None:
+        with db.transaction() as conn:
+            return _checked(conn.execute("SELECT name, tickers FROM ta_watchlists ORDER BY name").fetchall())
+    path = _watchlists_path(config)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} is not a readable watchlist file ({exc}); fix or remove it.") from None
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("watchlists") or {}, Mapping):
+        return {}
+    return _checked((doc.get("watchlists") or {}).items())
+
+
+def _write_watchlists(config: Mapping[str, Any] | None, lists: Mapping[str, list[str]]) -> None:
+    path = _watchlists_path(config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".watchlists.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"version": 1, "watchlists": dict(sorted(lists.items()))}, fh, indent=1)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _lock(config: Mapping[str, Any] | None):
+    from filelock import FileLock
+
+    path = _watchlists_path(config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(path) + ".lock", timeout=10)
+
+
+def save_watchlist(name: str, tickers: str | Iterable[str], config: Mapping[str, Any] | None = None) -> list[str]:
+    """Save (or replace) a named watchlist; returns its validated tickers."""
+    name, names = _valid_name(name), parse_tickers(tickers)
+    db = _desk(config)
+    if db is not None:
+        with db.transaction() as conn:
+            conn.execute("INSERT INTO ta_watchlists (name, tickers) VALUES (%s, %s::jsonb) ON CONFLICT (name) "
+                         "DO UPDATE SET tickers = EXCLUDED.tickers, saved_at = now()", (name, json.dumps(names)))
+        return names
+    with _lock(config):
+        lists = list_watchlists(config)
+        lists[name] = names
+        _write_watchlists(config, lists)
+    return names
+
+
+def delete_watchlist(name: str, config: Mapping[str, Any] | None = None) -> bool:
+    name = _valid_name(name)
+    db = _desk(config)
+    if db is not None:
+        with db.transaction() as conn:
+            return conn.execute("DELETE FROM ta_watchlists WHERE name = %s", (name,)).rowcount > 0
+    with _lock(config):
+        lists = list_watchlists(config)
+        if name not in lists:
+            return False
+        del lists[name]
+        _write_watchlists(config, lists)
+    return True
+
+
+# ---------------------------------------------------------------------------- command line
+BATCH_EXIT_HELP = """exit codes (the worst ticker's, in this order):
+  1  a ticker hit an unexpected error (a bug)
+  2  bad input or configuration (then nothing ran), or a ticker the data source rejects
+  3  the market data provider could not serve a ticker
+  4  a model call failed after retries for a ticker (it is checkpointed)
+  6  a ticker is already being analysed elsewhere
+  5  stopped (Ctrl-C / SIGTERM) or the budget (--max-cost) reached: run the same command again
+     (with a larger --max-cost) to continue; finished tickers are reused, checkpointed ones resume
+  0  every ticker finished
+"""
+
+
+def _parser():
+    import argparse
+
+    p = argparse.ArgumentParser(
+        prog="python -m tradingagents batch",
+        description="Analyse a watchlist on one date: every ticker concurrently (at most "
+        "max_concurrent_llm_calls model calls at once in all), one line per ticker.",
+        epilog="examples:\n  python -m tradingagents batch NVDA,AAPL,MSFT,0700.HK 2024-05-10\n"
+        "  python -m tradingagents batch @morning 2024-05-10 --executor ray --max-cost 2\n\n" + BATCH_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("tickers", help="comma-separated tickers, or @NAME for a saved watchlist")
+    p.add_argument("date", help="analysis date YYYY-MM-DD")
+    p.add_argument("--executor", help="threads (default) or ray (each ticker a Ray task; ray_address / "
+                   "TRADINGAGENTS_RAY_ADDRESS for a cluster)")
+    p.add_argument("--max-cost", help="USD budget of the whole batch (and of each run)")
+    p.add_argument("--concurrency", type=int, help="max_concurrent_llm_calls shared by the batch")
+    for flag in ("--analysts", "--provider", "--backend-url", "--quick-model", "--deep-model", "--data",
+                 "--home"):
+        p.add_argument(flag)
+    p.add_argument("--debate-rounds", type=int)
+    p.add_argument("--risk-rounds", type=int)
+    p.add_argument("--json", action="store_true", help="the outcomes as JSON on stdout")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    return p
+
+
+def _cost(value: float | None) -> str:
+    return "price unknown" if value is None else f"${value:.4f}"
+
+
+def main(argv: list[str]) -> int:
+    import sys
+
+    from tradingagents import cli
+
+    args = _parser().parse_args(argv)
+    stop = threading.Event()
+    previous = cli._install_stop_handlers(stop)
+    try:
+        settings = cli._settings_from(args)
+        if args.concurrency is not None:
+            settings = resolve_config({**dict(settings), "max_concurrent_llm_calls": args.concurrency})
+        if args.tickers.startswith("@"):
+            lists = list_watchlists(settings)
+            name = args.tickers[1:].strip()
+            if name not in lists:
+                known = ", ".join(sorted(lists)) or "none saved yet"
+                raise ValidationError(f"No watchlist named {name!r} (saved: {known}).")
+            tickers = lists[name]
+        else:
+            tickers = parse_tickers(args.tickers)
+        date = validate_date(args.date)
+        from tradingagents.pricing import estimate_batch_cost
+
+        estimate = estimate_batch_cost(settings, len(tickers))
+        if not args.quiet:
+            print(f"{len(tickers)} tickers on {date}, executor {settings['executor']}, at most "
+                  f"{settings['max_concurrent_llm_calls']} model calls at once; estimated cost "
+                  f"{_cost(estimate['cost_usd'])} ({estimate['source']})", file=sys.stderr, flush=True)
+
+        def progress(o: TickerOutcome) -> None:
+            if not args.quiet and o.status not in ("queued", "running"):
+                extra = f" {o.rating}" if o.rating else ""
+                print(f"  {o.ticker:<10} {o.status}{extra} {_cost(o.cost_usd)}"
+                      + (f" — {o.error}" if o.error else ""), file=sys.stderr, flush=True)
+
+        outcomes = run_batch(tickers, date, settings, max_cost_usd=settings.get("max_cost_usd"),
+                             on_update=progress, should_stop=stop.is_set)
+    except Exception as exc:  # noqa: BLE001 - nothing ran: a message and an exit code
+        return cli._explain(exc, resumes=False)
+    finally:
+        import signal
+
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+    if args.json:
+        print(json.dumps([o.to_dict() for o in outcomes], indent=1))
+    else:
+        for o in outcomes:
+            print(f"{o.ticker:<10} {o.status:<8} {o.rating or '-':<12} {_cost(o.cost_usd)}")
+        known = [o.cost_usd for o in outcomes if o.cost_usd is not None]
+        print(f"total {_cost(sum(known)) if len(known) == len(outcomes) else 'price unknown'}")
+    code = exit_code(outcomes)
+    if code == EXIT_STOPPED:
+        print("Run the same command again (with a larger --max-cost if the budget stopped it) to continue.",
+              file=sys.stderr)
+    return code
