@@ -45,7 +45,15 @@ from filelock import FileLock
 from tradingagents.agents.utils.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 from tradingagents.default_config import resolve_config
 from tradingagents.memory.files import LOCK_POLL_S, atomic_write, fsync_dir, temp_prefix
-from tradingagents.memory.log_format import SEPARATOR, Block, parse_block, pct, render_block
+from tradingagents.memory.log_format import (
+    SEPARATOR,
+    Block,
+    check_provenance,
+    check_settle_meta,
+    parse_block,
+    pct,
+    render_block,
+)
 from tradingagents.memory.log_index import (
     LogIndex,
     Stamp,
@@ -305,7 +313,8 @@ class TradingMemoryLog:
         return st
 
     def store_decision(
-        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None
+        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
     ) -> bool:
         """Store a pending decision; False (and nothing written) if (date, ticker) is already in the log.
 
@@ -317,12 +326,15 @@ class TradingMemoryLog:
         the cost does not grow with the log. Otherwise (first use, a hand edit, a writer killed
         mid-append) the log is read in full once, a torn final append is cut off, and the index
         is written again.
+
+        ``provenance`` (``{data_vendor, llm_provider, models: {quick, deep}}``) is kept in the entry's
+        hidden meta line; ``load_entries`` returns it, and settlement prices the entry from that source.
         """
         ticker = validate_ticker(ticker)
         date = validate_date(trade_date, allow_future=True)
         decision = _check_text(final_trade_decision, "decision")
         rating = _check_rating(parse_rating(decision) if rating is None else rating)
-        block = render_block(date, ticker, rating, decision)
+        block = render_block(date, ticker, rating, decision, meta=check_provenance(provenance))
         payload = (block.raw + SEPARATOR).encode("utf-8")
         with self._lock, self._locked():
             self._remove_leftovers()
@@ -366,13 +378,45 @@ class TradingMemoryLog:
         self._write_index(blocks, new_st)
         return True
 
+    def update_pending(
+        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
+    ) -> tuple[str, str | None]:
+        """Store a decision, or replace the pending one of the same (date, ticker): one truth per day.
+
+        Returns ``(what, previous_rating)``: ``("stored", None)`` for a new entry, ``("updated", "Hold")``
+        when a pending entry was replaced (its rating was Hold), ``("settled", "Hold")`` when the entry
+        is settled already (it is kept as it is: its outcome was measured on that decision).
+        """
+        ticker = validate_ticker(ticker)
+        date = validate_date(trade_date, allow_future=True)
+        decision = _check_text(final_trade_decision, "decision")
+        rating = _check_rating(parse_rating(decision) if rating is None else rating)
+        meta = check_provenance(provenance)
+        with self._lock, self._locked():
+            blocks = list(self._blocks())
+            for i, b in enumerate(blocks):
+                if b.ok and b.key == (date, ticker):
+                    if not b.pending:
+                        return "settled", b.rating
+                    if b.rating == rating and b.body()[0] == decision and b.meta == (meta or {}):
+                        return "updated", b.rating
+                    blocks[i] = render_block(date, ticker, rating, decision, meta=meta)
+                    self._write(blocks)
+                    return "updated", b.rating
+        self.store_decision(ticker, date, decision, rating=rating, provenance=meta)
+        return "stored", None
+
     def batch_update_with_outcomes(self, updates: Iterable[Mapping[str, Any]]) -> int:
         """Settle pending entries, all in one atomic write; returns how many were settled.
 
         Each update: ``{ticker, date, raw, alpha, holding, reflection}`` (raw and alpha as fractions,
         0.032 = +3.2%). Updates that match no pending entry are ignored; all are checked first.
+        Optional keys ``entry_price``, ``exit_price``, ``bench_raw``, ``benchmark``, ``end_date`` are
+        kept in the entry's hidden meta line with its provenance.
         """
         wanted: dict[tuple[str, str], tuple[float, float, int, str]] = {}
+        extras: dict[tuple[str, str], dict[str, Any]] = {}
         for i, upd in enumerate(updates):
             if not isinstance(upd, Mapping):
                 raise ValidationError(f"Update {i} must be a dict with ticker, date, raw, alpha, holding, reflection.")
@@ -387,6 +431,7 @@ class TradingMemoryLog:
                 _check_text(upd["reflection"], "reflection"),
             )
             wanted.setdefault(key, values)
+            extras.setdefault(key, check_settle_meta(upd))
         if not wanted:
             return 0
         with self._lock, self._locked():
@@ -398,6 +443,7 @@ class TradingMemoryLog:
                     blocks[i] = render_block(
                         b.date, b.ticker, b.rating, b.body()[0],
                         raw=raw, alpha=alpha, holding=holding, reflection=reflection,
+                        meta={**b.meta, **extras.get(b.key, {})},
                     )
                     settled += 1
             if settled:
