@@ -3,7 +3,7 @@
 - ``price_history`` / ``price_figure``: candlestick with moving averages, volume and the decision marked;
   prices come from the configured provider up to the analysis date, never after.
 - ``timeline_figure``: per-agent Gantt-like timeline from node_started/node_finished intervals.
-- ``log_frame``, ``rating_stats`` and the three memory-log figures.
+- ``log_frame``, ``log_table``, ``rating_stats``, ``equity_curve`` and the memory-log figures.
 """
 
 from __future__ import annotations
@@ -23,12 +23,16 @@ if TYPE_CHECKING:  # pandas and plotly are imported lazily: the first render sta
 
 
 def _go():
+    # plotly peeks at sys.modules for pandas: while the app's warm-up thread is still importing it,
+    # plotly would see a half-initialised module. A real import waits for the other thread to finish.
+    import pandas  # noqa: F401
     import plotly.graph_objects as go
 
     return go
 
 
 def _subplots(**kwargs):
+    _go()
     from plotly.subplots import make_subplots
 
     return make_subplots(**kwargs)
@@ -180,96 +184,194 @@ def timeline_html(intervals: list[dict[str, Any]], *, now: float | None = None,
 # ---------------------------------------------------------------------------------------------
 # memory log analytics
 # ---------------------------------------------------------------------------------------------
-LOG_COLUMNS = ["date", "ticker", "rating", "status", "raw", "alpha", "holding"]
+LOG_COLUMNS = ["date", "ticker", "rating", "status", "raw", "alpha", "holding",
+               "entry_price", "exit_price", "bench_raw", "benchmark", "end_date"]
+_NUMERIC = ("raw", "alpha", "entry_price", "exit_price", "bench_raw")
+DASH = "—"
+"""What a value that does not exist (yet) shows as: never "None" or "nan"."""
+MAX_TICKER_LINES = 12
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None or (isinstance(value, float) and value != value) else str(value)
 
 
 def log_frame(entries: list[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per log entry: date, ticker, rating, status (pending/settled), raw, alpha, holding."""
+    """One row per log entry: date, ticker, rating, status (pending/settled), raw, alpha, holding,
+    and, when the log carries them, entry/exit price, the benchmark's return, benchmark and end date."""
     import pandas as pd
 
-    rows = []
-    for e in entries:
-        rows.append({
-            "date": str(e.get("date", "")),
-            "ticker": str(e.get("ticker", "")),
-            "rating": str(e.get("rating", "")),
-            "status": "pending" if e.get("pending") else "settled",
-            "raw": e.get("raw"),
-            "alpha": e.get("alpha"),
-            "holding": e.get("holding"),
-        })
+    rows = [
+        (str(e.get("date", "")), str(e.get("ticker", "")), str(e.get("rating", "")),
+         "pending" if e.get("pending") else "settled", e.get("raw"), e.get("alpha"), e.get("holding"),
+         e.get("entry_price"), e.get("exit_price"), e.get("bench_raw"),
+         _text_or_none(e.get("benchmark")), _text_or_none(e.get("end_date")))
+        for e in entries
+    ]
     df = pd.DataFrame(rows, columns=LOG_COLUMNS)
-    for col in ("raw", "alpha"):
+    for col in _NUMERIC:
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
     df["holding"] = pd.to_numeric(df["holding"], errors="coerce").astype("Int64")
     return df.sort_values(["date", "ticker"], kind="stable").reset_index(drop=True)
 
 
+def settled_rows(df: pd.DataFrame) -> pd.DataFrame:
+    return df[(df["status"] == "settled") & df["alpha"].notna()]
+
+
+def fmt_pct(value: Any) -> str:
+    return DASH if value is None or value != value else f"{float(value):+.2%}"
+
+
+def fmt_price(value: Any) -> str:
+    return DASH if value is None or value != value else f"{float(value):,.2f}"
+
+
+def fmt_text(value: Any) -> str:
+    text = _text_or_none(value)
+    return DASH if text is None or text in ("", "<NA>") else text
+
+
+def bench_returns(df: pd.DataFrame) -> pd.Series:
+    """The benchmark's return over each decision's window: the logged one, else raw − alpha (alpha is
+    defined as raw minus the benchmark's return, so this is the same number)."""
+    return df["bench_raw"].where(df["bench_raw"].notna(), df["raw"] - df["alpha"])
+
+
+def log_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``df`` as display text: percentages and prices formatted, "—" where a value is absent."""
+    import pandas as pd
+
+    bench = bench_returns(df)
+    return pd.DataFrame({
+        "date": df["date"], "ticker": df["ticker"], "rating": df["rating"], "status": df["status"],
+        "alpha": [fmt_pct(v) for v in df["alpha"]],
+        "raw return": [fmt_pct(v) for v in df["raw"]],
+        "benchmark return": [fmt_pct(v) for v in bench],
+        "benchmark": [fmt_text(v) for v in df["benchmark"]],
+        "entry": [fmt_price(v) for v in df["entry_price"]],
+        "exit": [fmt_price(v) for v in df["exit_price"]],
+        "exit date": [fmt_text(v) for v in df["end_date"]],
+        "holding days": [fmt_text(v) for v in df["holding"]],
+    })
+
+
 def rating_stats(df: pd.DataFrame) -> pd.DataFrame:
-    """Per rating (settled entries only): count, hit rate and average alpha, in tier order.
+    """Per rating (settled entries only): count, hits, hit rate and average alpha, in tier order.
 
     A hit is ``rating.was_right(rating, alpha)`` on the log's exact alpha: the rule reflections use.
     """
     import pandas as pd
 
-    settled = df[(df["status"] == "settled") & df["alpha"].notna()]
+    settled = settled_rows(df)
     rows = []
     for rating in RATINGS:
         part = settled[settled["rating"] == rating]
         if not len(part):
             continue
         hits = sum(bool(was_right(rating, float(a))) for a in part["alpha"])
-        rows.append({"rating": rating, "count": len(part), "hit_rate": hits / len(part),
+        rows.append({"rating": rating, "count": len(part), "hits": hits, "hit_rate": hits / len(part),
                      "avg_alpha": float(part["alpha"].mean())})
-    return pd.DataFrame(rows, columns=["rating", "count", "hit_rate", "avg_alpha"])
+    return pd.DataFrame(rows, columns=["rating", "count", "hits", "hit_rate", "avg_alpha"])
 
 
-def alpha_figure(df: pd.DataFrame) -> go.Figure:
-    go = _go()
-    settled = df[(df["status"] == "settled") & df["alpha"].notna()]
-    labels = [f"{d} {t}" for d, t in zip(settled["date"], settled["ticker"], strict=False)]
-    fig = go.Figure(go.Bar(
-        x=labels, y=settled["alpha"] * 100,
-        marker_color=[RATING_COLORS.get(r, "#8A93A6") for r in settled["rating"]],
-        text=[f"{r} {a:+.1%}" for r, a in zip(settled["rating"], settled["alpha"], strict=False)],
-        textposition="outside", textangle=0, cliponaxis=False,
-        hovertemplate="%{x}<br>alpha %{y:.2f}%<extra></extra>",
-    ))
-    fig.update_traces(width=min(0.6, 0.15 * max(len(labels), 1)))
-    fig.update_layout(**_LAYOUT, title="Alpha per decision", yaxis_title="alpha (%)", height=340,
-                      xaxis=dict(type="category"))
-    return fig
+def cumulative_alpha_by_ticker(df: pd.DataFrame) -> pd.DataFrame:
+    """Per ticker, in date order: the running sum of that ticker's own alphas (never across tickers)."""
+    settled = settled_rows(df).sort_values(["ticker", "date"], kind="stable")
+    out = settled[["date", "ticker", "alpha"]].copy()
+    out["cum_alpha"] = settled.groupby("ticker", sort=False)["alpha"].cumsum()
+    return out.reset_index(drop=True)
 
 
-def cumulative_alpha_figure(df: pd.DataFrame) -> go.Figure:
+def cumulative_alpha_figure(df: pd.DataFrame, max_tickers: int = MAX_TICKER_LINES) -> go.Figure:
+    """One line per ticker (the ``max_tickers`` with the most settled decisions)."""
     import pandas as pd
 
     go = _go()
-    settled = df[(df["status"] == "settled") & df["alpha"].notna()].sort_values("date", kind="stable")
-    cum = settled["alpha"].cumsum() * 100
-    fig = go.Figure(go.Scatter(x=pd.to_datetime(settled["date"]), y=cum, mode="lines+markers",
-                               line=dict(color="#2E9BFF", width=2), fill="tozeroy",
-                               hovertemplate="%{x|%Y-%m-%d}<br>cumulative %{y:.2f}%<extra></extra>"))
-    fig.update_layout(**_LAYOUT, title="Cumulative alpha over time", yaxis_title="cumulative alpha (%)",
-                      height=340, xaxis=dict(type="date", tickformat="%Y-%m-%d"))
+    cum = cumulative_alpha_by_ticker(df)
+    top = cum["ticker"].value_counts(sort=True).index[:max_tickers]
+    fig = go.Figure()
+    for ticker in sorted(top):
+        part = cum[cum["ticker"] == ticker]
+        fig.add_trace(go.Scatter(
+            x=pd.to_datetime(part["date"]), y=part["cum_alpha"] * 100, mode="lines+markers", name=ticker,
+            marker=dict(size=5), hovertemplate=f"{ticker} %{{x|%Y-%m-%d}}<br>cumulative alpha %{{y:+.2f}}%"
+                                               "<extra></extra>"))
+    fig.update_layout(**_LAYOUT, title="Cumulative alpha per ticker", yaxis_title="cumulative alpha (%)",
+                      height=360, xaxis=dict(type="date", tickformat="%Y-%m-%d"),
+                      yaxis=dict(ticksuffix="%", zeroline=True), legend=dict(orientation="h", y=-0.2, x=0))
     return fig
 
 
-def rating_stats_figure(stats: pd.DataFrame) -> go.Figure:
+def equity_curve(df: pd.DataFrame) -> pd.DataFrame:
+    """Growth of 1 from following the settled decisions, against holding the benchmark instead.
+
+    Decisions in date order (ticker breaks ties); each takes the position ``rating.direction`` (+1 long,
+    −1 short, 0 flat for Hold) on its ticker over its holding window, so its return is direction × raw
+    return, floored at −100 %; the returns are compounded one after another (overlapping windows are
+    not netted). The benchmark line compounds the benchmark's return over the same windows.
+    """
+    import numpy as np
+
+    from tradingagents.agents.utils.rating import direction
+
+    settled = settled_rows(df)
+    settled = settled[settled["raw"].notna()].sort_values(["date", "ticker"], kind="stable")
+    pos = np.array([direction(r) for r in settled["rating"]], dtype="float64")
+    strat = np.maximum(1.0 + pos * settled["raw"].to_numpy(), 0.0)
+    bench = np.maximum(1.0 + bench_returns(settled).to_numpy(), 0.0)
+    out = settled[["date", "ticker", "rating"]].copy()
+    out["when"] = [e if isinstance(e, str) and e else d for d, e in zip(settled["date"], settled["end_date"],
+                                                                            strict=True)]
+    with np.errstate(divide="ignore"):
+        out["strategy"] = np.exp(np.cumsum(np.log(strat))) if len(strat) else []
+        out["benchmark"] = np.exp(np.cumsum(np.log(bench))) if len(bench) else []
+    return out.reset_index(drop=True)
+
+
+EQUITY_CAPTION = (
+    "Growth of 1 from following the settled decisions in date order: each decision goes long (Buy, "
+    "Overweight), short (Underweight, Sell) or stays flat (Hold) on its ticker over its holding window, "
+    "and the windows' returns are compounded one after another (overlapping windows are not netted). "
+    "The benchmark line compounds each decision's benchmark return over the same window (where the log "
+    "has no benchmark return it is the raw return minus the alpha). No costs."
+)
+
+
+def equity_figure(curve: pd.DataFrame) -> go.Figure:
+    import pandas as pd
+
     go = _go()
-    fig = _subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Bar(x=stats["rating"], y=stats["hit_rate"] * 100, name="hit rate (%)",
-                         marker_color=[RATING_COLORS.get(r, "#8A93A6") for r in stats["rating"]],
-                         text=[f"{h:.0%} of {n}" for h, n in zip(stats["hit_rate"], stats["count"], strict=False)]),
-                  secondary_y=False)
-    fig.add_trace(go.Scatter(x=stats["rating"], y=stats["avg_alpha"] * 100, name="average alpha (%)",
-                             mode="markers+lines", marker=dict(size=12, color="#E6E9EF")),
-                  secondary_y=True)
-    fig.update_traces(width=min(0.6, 0.15 * max(len(stats), 1)), selector=dict(type="bar"))
-    fig.update_layout(**_LAYOUT, title="Hit rate and average alpha by rating", height=340,
-                      legend=dict(orientation="h", y=1.1, x=0))
-    fig.update_yaxes(title_text="hit rate (%)", range=[0, 105], secondary_y=False)
-    fig.update_yaxes(title_text="average alpha (%)", secondary_y=True)
+    x = pd.to_datetime(curve["when"])
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x, y=curve["strategy"], name="following the decisions", mode="lines",
+                             line=dict(color="#2E9BFF", width=2),
+                             hovertemplate="%{x|%Y-%m-%d}<br>%{y:.3f}<extra>decisions</extra>"))
+    fig.add_trace(go.Scatter(x=x, y=curve["benchmark"], name="benchmark", mode="lines",
+                             line=dict(color="#8A93A6", width=2, dash="dot"),
+                             hovertemplate="%{x|%Y-%m-%d}<br>%{y:.3f}<extra>benchmark</extra>"))
+    fig.update_layout(**_LAYOUT, title="Equity: following the decisions vs the benchmark", height=360,
+                      yaxis_title="growth of 1", xaxis=dict(type="date", tickformat="%Y-%m-%d"),
+                      legend=dict(orientation="h", y=-0.2, x=0))
+    return fig
+
+
+def hit_rate_figure(stats: pd.DataFrame) -> go.Figure:
+    """One bar per rating (tier order): the hit rate, labelled with hits and count. Nothing else."""
+    go = _go()
+    fig = go.Figure(go.Bar(
+        x=list(stats["rating"]), y=stats["hit_rate"] * 100,
+        marker_color=[RATING_COLORS.get(r, "#8A93A6") for r in stats["rating"]],
+        text=[f"{h:.0%} · {k} of {n}" for h, k, n in zip(stats["hit_rate"], stats["hits"], stats["count"],
+                                                          strict=True)],
+        textposition="outside", cliponaxis=False,
+        hovertemplate="%{x}: %{text}<extra></extra>",
+    ))
+    fig.update_traces(width=min(0.6, 0.15 * max(len(stats), 1)))
+    fig.update_layout(**_LAYOUT, title="Hit rate by rating", height=340, showlegend=False,
+                      xaxis=dict(type="category", categoryorder="array", categoryarray=list(RATINGS)),
+                      yaxis=dict(title="hit rate", range=[0, 110], tickvals=[0, 25, 50, 75, 100],
+                                 ticksuffix="%"))
     return fig
 
 

@@ -1,4 +1,5 @@
-"""Helpers for showing memory matches: the query terms a stored situation shares, highlighted safely."""
+"""Helpers for showing memory matches: the query terms a stored situation shares (without numbers and
+stop-words), and situations rendered from Markdown safely with those terms highlighted."""
 
 from __future__ import annotations
 
@@ -51,6 +52,72 @@ def highlight_html(text: str, terms: Iterable[str]) -> str:
         pos = m.end()
     out.append(html.escape(text[pos:]))
     return "".join(out).replace("\n", "<br>")
+
+
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he her
+here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only
+or other our ours out over own same she should so some such than that the their theirs them then there these
+they this those through to too under until up very was we were what when where which while who whom why will
+with would you your yours also per via vs
+""".split())
+"""English function words: shared by almost every situation, so they explain no match."""
+
+
+def display_terms(terms: Iterable[str]) -> list[str]:
+    """The matched terms worth showing: no stop-words, nothing with a digit, no lone Latin letter."""
+    out = []
+    for t in terms:
+        t = str(t).lower()
+        if not t or t in STOP_WORDS or any(ch.isdigit() for ch in t) or (t.isascii() and len(t) < 2):
+            continue
+        out.append(t)
+    return list(dict.fromkeys(out))
+
+
+EXAMPLE_SITUATIONS = (
+    "Institutional selling increases in tech while rates continue rising",
+    "Earnings beat with raised guidance; the stock gaps up on heavy volume",
+    "Regulatory probe announced; sentiment turns negative and volatility spikes",
+    "Central bank signals rate cuts; growth stocks rally while the dollar weakens",
+)
+"""Short situations a first-time visitor can click to see what a role remembers."""
+
+_SAFE_URL = re.compile(r"^(https?:|mailto:)", re.IGNORECASE)
+_ATTR_URL = re.compile(r'\s(href|src)="([^"]*)"')
+_IMG = re.compile(r"<img\b[^>]*>")
+_ALT = re.compile(r'\salt="([^"]*)"')
+_TAG_SPLIT = re.compile(r"(<[^>]*>)")
+
+
+def _clean_url(m: re.Match) -> str:
+    url = html.unescape(m.group(2)).strip()
+    return f' {m.group(1)}="{m.group(2)}"' if _SAFE_URL.match(url) else ""
+
+
+def situation_html(text: str, terms: Iterable[str] = ()) -> str:
+    """``text`` (Markdown) as safe HTML with ``terms`` wrapped in <mark>.
+
+    Raw HTML in the text is shown as text, not run: ``&`` and ``<`` are escaped before Markdown sees
+    them. Only http(s) and mailto links survive; images become their alt text (nothing is fetched).
+    Terms are highlighted in text only, never inside a tag or an entity.
+    """
+    import markdown as _md
+
+    safe = (text or "").replace("&", "&amp;").replace("<", "&lt;")
+    body = _md.markdown(safe, extensions=["tables", "sane_lists"])
+    body = _IMG.sub(lambda m: (alt.group(1) if (alt := _ALT.search(m.group(0))) else ""), body)
+    body = _ATTR_URL.sub(_clean_url, body)
+    wanted = sorted({t.lower() for t in terms if t}, key=len, reverse=True)
+    if not wanted:
+        return body
+    alts = [re.escape(t) if not t.isascii() else rf"(?<![&#])\b{re.escape(t)}\b" for t in wanted]
+    regex = re.compile("|".join(alts), re.IGNORECASE)
+    parts = _TAG_SPLIT.split(body)
+    for i in range(0, len(parts), 2):  # even pieces are text between tags
+        parts[i] = regex.sub(lambda m: f"<mark>{m.group(0)}</mark>", parts[i])
+    return "".join(parts)
 
 
 def situation_from_state(state: Mapping[str, Any] | None, limit: int = 2000) -> str:

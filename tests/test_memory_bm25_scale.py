@@ -33,9 +33,11 @@ def always_prune(monkeypatch):
     monkeypatch.setattr(bm25, "_PRUNE_MIN_DOCS", 0)
 
 
+@pytest.mark.parametrize("eager", [0, 10**9])  # weights per query's terms, or all at once
 @pytest.mark.parametrize("dense_div", [4, 10**9])  # with and without dense weight arrays
-def test_pruned_top_n_is_the_full_sort_bit_for_bit(always_prune, monkeypatch, dense_div):
+def test_pruned_top_n_is_the_full_sort_bit_for_bit(always_prune, monkeypatch, dense_div, eager):
     monkeypatch.setattr(bm25, "_DENSE_DIV", dense_div)
+    monkeypatch.setattr(bm25, "_EAGER_POSTINGS", eager)
     rng = random.Random(5)
     docs = _zipf_corpus(rng, 3000)
     tokens = [bm25_tokenize(d) for d in docs]
@@ -43,6 +45,10 @@ def test_pruned_top_n_is_the_full_sort_bit_for_bit(always_prune, monkeypatch, de
     index.add_many(tokens)
     words = [f"w{i}" for i in range(400)] + ["unseen"]
     for k in range(60):
+        if k == 30:  # a change invalidates every cached weight
+            index.add(["w1", "w2", "w2"])
+            tokens.append(["w1", "w2", "w2"])
+            docs.append("w1 w2 w2")
         q = [rng.choice(words[: 5 + 8 * k]) for _ in range(rng.randint(1, 30))]  # repeats included
         scores = index.scores(q)
         excluded = np.array([rng.random() < 0.3 for _ in docs]) if k % 3 == 0 else None
@@ -182,3 +188,43 @@ def test_clear_removes_the_stored_index(store_small):
     mem.store_index()
     mem.clear()
     assert not index_file(mem.path).exists() and len(FinancialSituationMemory("wipe")) == 0
+
+
+def test_a_large_memory_read_from_its_jsonl_alone_stores_its_index_on_open(store_small, monkeypatch):
+    mem = FinancialSituationMemory("legacy")
+    monkeypatch.setattr(situation_memory.FinancialSituationMemory, "STORE_MIN_DOCS", 10**9)
+    _fill(mem, random.Random(6), 40)  # as an older version wrote it: no stored index
+    assert not index_file(mem.path).exists()
+    monkeypatch.setattr(situation_memory.FinancialSituationMemory, "STORE_MIN_DOCS", 10)
+    FinancialSituationMemory("legacy")
+    assert index_file(mem.path).exists()
+    tokenised = _tokenised(monkeypatch)
+    assert FinancialSituationMemory("legacy").items() == mem.items() and tokenised == []
+
+
+def test_a_failing_index_store_does_not_fail_the_add(store_small, monkeypatch, caplog):
+    def refuse(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(situation_memory, "save_index", refuse)
+    mem = FinancialSituationMemory("full_disk")
+    assert mem.add_situations([(f"lesson {i}", "r") for i in range(30)]) == 30
+    assert len(FinancialSituationMemory("full_disk")) == 30 and "could not store the index" in caplog.text
+
+
+def test_weights_of_an_old_version_are_let_go(monkeypatch):
+    # Cached weights are views of one block per pass: a stale view left on a rarely queried term
+    # would keep its whole block alive, and add/query cycles would grow memory without bound.
+    monkeypatch.setattr(bm25, "_EAGER_POSTINGS", 0)
+    index = BM25Index(1.5, 0.75)
+    index.add_many([[f"w{i % 50}", f"w{i % 7}", "common"] for i in range(5000)])
+    index.top(["w1", "w2", "common"], 3)
+    first = [index.postings[index.vocab[t]] for t in ("w1", "w2")]
+    assert all(p.w is not None for p in first)
+    for _ in range(5):
+        index.add(["w3", "common"])
+        index.top(["w3", "w4", "common"], 3)
+        assert all(p.w is None for p in first)
+    held = [p for p in index.postings if p.w is not None]
+    assert {index_term for index_term, tid in index.vocab.items() if index.postings[tid] in held} <= {
+        "w3", "w4", "common"}

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = ("tokens", "bm25", "files", "log_format", "situation_memory", "trading_log")
+MODULES = ("tokens", "bm25", "files", "index_store", "log_format", "log_index", "situation_memory", "trading_log")
 
 
 def _fresh(code: str) -> dict:

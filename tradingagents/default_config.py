@@ -437,7 +437,7 @@ def _path(value: Any, what: str) -> str | None:
 
 
 def _provider(value: Any, what: str) -> str:
-    from tradingagents.llm_clients.presets import PROVIDER_PRESETS, normalize_provider
+    from tradingagents.llm_presets import PROVIDER_PRESETS, normalize_provider
 
     if value is not None and not isinstance(value, str):
         raise _fail(what, value, "expected a provider name", LLMConfigError)
@@ -538,7 +538,7 @@ def _rounds(value: Any, what: str) -> int:
 
 
 def _storage_url(value: Any, what: str) -> str | None:
-    from tradingagents.storage.pg import validate_storage_url
+    from tradingagents.urls import validate_storage_url
 
     return validate_storage_url(value, what)
 
@@ -587,7 +587,7 @@ _LLM_KEYS = frozenset({"llm_provider", "deep_think_llm", "quick_think_llm", "bac
 
 # ---------------------------------------------------------------------------- resolution
 def _resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None) -> Settings:
-    from tradingagents.llm_clients.presets import PROVIDER_PRESETS
+    from tradingagents.llm_presets import PROVIDER_PRESETS
 
     env = env_overrides(environ, skip=set(given))
     merged: dict[str, Any] = {**_DEFAULTS, **env, **given}
@@ -661,7 +661,7 @@ def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
         if not any(word in k.lower() for word in ("key", "token", "secret", "password"))
     }
     if out.get("storage_url"):  # the database's password never reaches a file
-        from tradingagents.storage.pg import redact_url
+        from tradingagents.urls import redact_url
 
         out["storage_url"] = redact_url(out["storage_url"])
     return out

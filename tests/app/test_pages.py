@@ -158,6 +158,8 @@ def test_memories_query_add_and_clear():
     at.text_area(key="add_situation").input("Earnings beat with raised guidance")
     at.text_area(key="add_advice").input("Add on pullbacks.")
     form_button(at, "Add to memory").click().run()
+    assert len(FinancialSituationMemory("bull_memory", cfg)) == 2  # adding asks first, too
+    form_button(at, "Yes, add it").click().run()
     assert len(FinancialSituationMemory("bull_memory", cfg)) == 3
     # clear asks first; only the confirmation clears
     form_button(at, "Clear this role's memory").click().run()

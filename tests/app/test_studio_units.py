@@ -6,7 +6,14 @@ import pytest
 
 from studio import charts, export
 from studio.debates import turns_from_events, turns_from_saved
-from studio.memview import ROLES, highlight_html, shared_terms, situation_from_state
+from studio.memview import (
+    ROLES,
+    display_terms,
+    highlight_html,
+    shared_terms,
+    situation_from_state,
+    situation_html,
+)
 from studio.runs import REPORT_TITLES, derive_progress, graph_order
 from tradingagents import team
 from tradingagents.agents.utils.rating import RATINGS_5_TIER, was_right
@@ -169,9 +176,53 @@ def test_log_frame_and_rating_stats():
     assert stats.loc["Buy", "hit_rate"] == 1.0 and stats.loc["Buy", "count"] == 1
     assert stats.loc["Sell", "hit_rate"] == 0.0  # sold but alpha was positive
     assert stats.loc["Hold", "hit_rate"] == 1.0  # |alpha| within the band
-    cum = charts.cumulative_alpha_figure(df).data[0].y
-    assert list(cum) == pytest.approx([3.0, 4.0, 3.0])
-    assert len(charts.alpha_figure(df).data[0].x) == 3
+    assert stats.loc["Buy", "hits"] == 1 and stats.loc["Sell", "hits"] == 0
+
+
+def test_cumulative_alpha_is_per_ticker_never_across_tickers():
+    df = charts.log_frame(ENTRIES)
+    cum = charts.cumulative_alpha_by_ticker(df)
+    by = {t: list(part["cum_alpha"]) for t, part in cum.groupby("ticker")}
+    assert by["NVDA"] == pytest.approx([0.03, 0.04]) and by["AAPL"] == pytest.approx([-0.01])
+    fig = charts.cumulative_alpha_figure(df)
+    assert {t.name: list(t.y) for t in fig.data} == {"AAPL": pytest.approx([-1.0]),
+                                                    "NVDA": pytest.approx([3.0, 4.0])}
+    many = [dict(ENTRIES[0], ticker=f"T{i:02d}") for i in range(20)]
+    assert len(charts.cumulative_alpha_figure(charts.log_frame(many), max_tickers=5).data) == 5
+
+
+def test_equity_curve_follows_direction_and_compounds_against_the_benchmark():
+    e = [dict(ENTRIES[0], date="2024-01-02", rating="Buy", raw=0.10, alpha=0.04),        # long: +10 %
+         dict(ENTRIES[0], date="2024-01-09", rating="Sell", raw=-0.05, alpha=-0.02,       # short: +5 %
+              bench_raw=-0.03, end_date="2024-01-16"),
+         dict(ENTRIES[0], date="2024-01-16", rating="Hold", raw=0.02, alpha=0.01),        # flat: 0 %
+         dict(ENTRIES[0], date="2024-01-23", rating="Buy", pending=True, raw=None, alpha=None)]
+    curve = charts.equity_curve(charts.log_frame(e))
+    assert list(curve["strategy"]) == pytest.approx([1.10, 1.10 * 1.05, 1.10 * 1.05])
+    # benchmark: raw − alpha where the log has no benchmark return, the logged one otherwise
+    assert list(curve["benchmark"]) == pytest.approx([1.06, 1.06 * 0.97, 1.06 * 0.97 * 1.01])
+    assert list(curve["when"]) == ["2024-01-02", "2024-01-16", "2024-01-16"]
+    wiped = charts.equity_curve(charts.log_frame([dict(ENTRIES[0], rating="Sell", raw=1.5, alpha=1.0)]))
+    assert list(wiped["strategy"]) == [0.0]  # a short losing more than everything is floored at 0
+
+
+def test_hit_rate_chart_is_bars_only_with_counts_and_round_ticks():
+    fig = charts.hit_rate_figure(charts.rating_stats(charts.log_frame(ENTRIES)))
+    assert [t.type for t in fig.data] == ["bar"]  # no average-alpha line across categorical ratings
+    assert list(fig.data[0].x) == ["Buy", "Hold", "Sell"]
+    assert list(fig.data[0].text) == ["100% · 1 of 1", "100% · 1 of 1", "0% · 0 of 1"]
+    assert list(fig.layout.yaxis.tickvals) == [0, 25, 50, 75, 100]
+
+
+def test_log_table_shows_prices_and_dashes_for_what_does_not_exist():
+    rich = dict(ENTRIES[0], entry_price=101.5, exit_price=106.575, bench_raw=0.02, benchmark="SPY",
+                end_date="2024-01-09")
+    table = charts.log_table(charts.log_frame([rich, ENTRIES[3]])).set_index("date")
+    row = table.loc["2024-01-02"]
+    assert (row["entry"], row["exit"], row["exit date"]) == ("101.50", "106.58", "2024-01-09")
+    assert (row["benchmark"], row["benchmark return"], row["alpha"]) == ("SPY", "+2.00%", "+3.00%")
+    assert set(table.loc["2024-04-01", ["entry", "exit", "raw return", "alpha", "benchmark"]]) == {"—"}
+    assert "None" not in table.to_string()
 
 
 def test_html_export_is_self_contained_and_escapes_model_text():
@@ -248,3 +299,16 @@ def test_llm_badge_names_the_server_and_models_without_credentials():
     assert "OpenAI-compatible server at http://127.0.0.1:9/v1" in out and "q-model / d-model" in out
     assert "pw" not in out and "data: csv" in out
     assert "offline engine (no LLM)" in badges_html(resolve_config())
+
+
+def test_display_terms_drop_numbers_stop_words_and_lone_letters():
+    assert display_terms(["the", "rsi", "70", "q3", "a", "利", "selling", "RSI"]) == ["rsi", "利", "selling"]
+
+
+def test_situation_html_renders_markdown_and_runs_nothing():
+    out = situation_html("# Up\n\n**tech** <img src=x onerror=alert(1)> [a](javascript:alert(1)) "
+                         "[b](https://ok.example) ![pic](http://x/y.png) &amp", ["tech", "amp", "x"])
+    assert "<h1>Up</h1>" in out and "<strong><mark>tech</mark></strong>" in out
+    assert "<img" not in out and "javascript:" not in out and "&lt;img src=" in out  # raw HTML is text
+    assert '<a href="https://ok.example">b</a>' in out and "pic" in out
+    assert "&<mark>amp</mark>;" not in out  # never inside an entity

@@ -1,9 +1,10 @@
 """Import the memory module without running ``tradingagents/agents/__init__.py``.
 
 That package initialiser imports every agent (langgraph, langchain: seconds of start-up on a busy
-CI machine). The helpers only exercise ``agents/utils/memory.py`` (and ``rating.py`` which it
-uses), so they register the two parent packages as bare packages pointing at their real folders;
-the modules themselves are the real ones.
+CI machine). The helpers only exercise the memories (``agents/utils/memory.py``, which re-exports
+the ``tradingagents.memory`` package, and ``rating.py`` which it uses), so they register the two
+parent packages as bare packages pointing at their real folders; the modules themselves are the
+real ones.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from tradingagents.default_config import MODEL_KEYS, env_var, resolve_config
 from tradingagents.errors import LLMCallError, LLMConfigError
-from tradingagents.llm_clients.presets import (
+from tradingagents.llm_presets import (
     OFFLINE_LABEL,
     PROVIDER_PRESETS,
     normalize_provider,

@@ -23,7 +23,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
 from tradingagents.errors import LLMCallError
-from tradingagents.llm_clients.presets import PROVIDER_PRESETS, public_url
+from tradingagents.llm_presets import PROVIDER_PRESETS, public_url
 
 NO_KEY_PLACEHOLDER = "not-needed"
 

@@ -40,6 +40,8 @@ _FINALISTS_SEARCH_MAX = 4096
 _PRUNE_MIN_DOCS = 50_000
 # Postings of the rarest taken terms whose documents give the pruning threshold.
 _SAMPLE = 20_000
+# Up to this many postings in all, the first query after a change weighs every term in one pass.
+_EAGER_POSTINGS = 1_000_000
 # A term in at least 1/this of the documents caches its weights as one dense array.
 _DENSE_DIV = 4
 # With at most this many terms left, finalists get their weights by binary search.
@@ -115,8 +117,11 @@ class BM25Index:
         self.doc_len = np.empty(64, dtype=np.int32)
         self.n_docs = 0
         self.total_len = 0
+        self.n_postings = 0
         self._norm: np.ndarray | None = None  # k1*(1-b+b*dl/avgdl), valid for n_docs
         self._version = 0  # bumped by every add: cached weights are for one version
+        self._cached: list[Postings] = []  # postings holding weights of _cached_version
+        self._cached_version = 0
 
     # ------------------------------------------------------------------ building
     def _grow_docs(self, k: int) -> None:
@@ -132,12 +137,14 @@ class BM25Index:
         self.doc_len[doc_id] = len(tokens)
         self.total_len += len(tokens)
         vocab, postings = self.vocab, self.postings
-        for term, tf in Counter(tokens).items():
+        counts = Counter(tokens)
+        for term, tf in counts.items():
             tid = vocab.get(term)
             if tid is None:
                 tid = vocab[term] = len(postings)
                 postings.append(Postings())
             postings[tid].append(doc_id, tf)
+        self.n_postings += len(counts)
         self.n_docs += 1
         self._norm = None
         self._version += 1
@@ -181,6 +188,7 @@ class BM25Index:
         tids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
         docs = np.repeat(np.arange(k, dtype=np.int64), lens)
         keys, tfs = np.unique(tids * k + docs, return_counts=True)  # sorted by term, then doc
+        self.n_postings += len(keys)
         terms = keys // k
         doc_ids = (keys - terms * k + base).astype(np.int32)
         cuts = np.flatnonzero(np.diff(terms)) + 1
@@ -234,8 +242,15 @@ class BM25Index:
         usually new to the cache, and one numpy pass each would cost more than the query).
         """
         version = self._version
+        if self._cached_version != version:  # stale weights pin their whole block: let them go
+            for p in self._cached:
+                p.w = None
+            self._cached, self._cached_version = [], version
         cold = [p for _, p, _, _ in terms if p.w_version != version]
+        if cold and self.n_postings <= _EAGER_POSTINGS:
+            cold = [p for p in self.postings if p.w_version != version]  # small: all terms at once
         if cold:
+            self._cached.extend(cold)
             norm = self._norms()
             n1, k1p1 = self.n_docs + 1, self.k1 + 1.0
             lens = [p.n for p in cold]

@@ -156,6 +156,7 @@ def load_index(jsonl: Path, k1: float, b: float) -> Loaded | None:
     index.doc_len = doc_len.astype(np.int32)
     index.n_docs = n
     index.total_len = int(doc_len.sum())
+    index.n_postings = len(ids)
     try:
         text = blob.tobytes().decode()
     except UnicodeDecodeError:

@@ -20,7 +20,7 @@ import math
 import re
 from typing import Any
 
-from tradingagents.agents.utils.rating import normalize_rating
+from tradingagents.rating import normalize_rating
 from tradingagents.validation import validate_date, validate_ticker
 
 __all__ = ["META_KEYS", "SEPARATOR", "Block", "check_provenance", "check_settle_meta", "escape_text", "parse_block", "pct", "render_block", "render_meta",

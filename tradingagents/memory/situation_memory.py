@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
 import re
@@ -45,6 +46,7 @@ from tradingagents.validation import validate_date
 
 __all__ = ["ROLE_NAMES", "FinancialSituationMemory", "validate_memory_name"]
 
+_log = logging.getLogger(__name__)
 ROLE_NAMES = MEMORY_NAMES  # the roster owns them
 _BULK = 64  # pairs from which indexing goes through the bulk (numpy) path
 
@@ -84,6 +86,8 @@ class FinancialSituationMemory:
         self._reset()
         with self._lock:
             self._sync()
+            if self._needs_store() and self.path.exists():
+                self.store_index()  # a large memory read from its jsonl alone: next time, the arrays
 
     # ------------------------------------------------------------------ internal state
     def _reset(self) -> None:
@@ -132,10 +136,12 @@ class FinancialSituationMemory:
 
     def _maybe_store(self) -> None:
         """Store the index once it has grown by a quarter since it was last stored (flock held)."""
+        if self._needs_store():
+            self._store()
+
+    def _needs_store(self) -> bool:
         n = self._index.n_docs
-        if n < self.STORE_MIN_DOCS or n - self._stored_docs < max(self.STORE_MIN_DOCS, self._stored_docs // 4):
-            return
-        self._store()
+        return n >= self.STORE_MIN_DOCS and n - self._stored_docs >= max(self.STORE_MIN_DOCS, self._stored_docs // 4)
 
     def store_index(self) -> None:
         """Write the stored index now (it is also written on its own as the memory grows)."""
@@ -148,13 +154,18 @@ class FinancialSituationMemory:
         for leftover in target.parent.glob(f".{target.name}.*.tmp"):  # a killed writer's
             with contextlib.suppress(OSError):
                 leftover.unlink()
-        save_index(
-            self.path, self._index, self._situations, self._recommendations, self._known_from,
-            covered=self._offset, lines=self._line_no, digest_hex=self._digest.hexdigest(),
-            problems=self.problems,
-        )
+        try:
+            save_index(
+                self.path, self._index, self._situations, self._recommendations, self._known_from,
+                covered=self._offset, lines=self._line_no, digest_hex=self._digest.hexdigest(),
+                problems=self.problems,
+            )
+        except OSError as exc:  # a cache: a full disk or read-only folder must not fail the caller
+            _log.warning("could not store the index of %s (it is rebuilt from the file): %s", self.path, exc)
+            return
+        finally:
+            release_heap()
         self._stored_docs = self._index.n_docs
-        release_heap()
 
     def _sync(self) -> None:
         """Index complete lines that other writers appended since we last looked (lock held)."""

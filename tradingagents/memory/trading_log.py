@@ -42,7 +42,6 @@ from typing import Any
 import numpy as np
 from filelock import FileLock
 
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 from tradingagents.default_config import resolve_config
 from tradingagents.memory.files import LOCK_POLL_S, atomic_write, fsync_dir, temp_prefix
 from tradingagents.memory.log_format import (
@@ -63,6 +62,7 @@ from tradingagents.memory.log_index import (
     render_index,
     stamp_line,
 )
+from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 __all__ = ["TradingMemoryLog"]
@@ -272,7 +272,9 @@ class TradingMemoryLog:
 
     def _write_index(self, blocks: list[Block], st: os.stat_result) -> None:
         keys = [b.key for b in blocks if b.ok]
-        atomic_write(index_path(self.path), render_index(keys, Stamp.of(st)), durable=False)
+        # a cache: if it cannot be written, the stale one is noticed by its stamp and not used
+        with contextlib.suppress(OSError):
+            atomic_write(index_path(self.path), render_index(keys, Stamp.of(st)), durable=False)
 
     def _remove_leftovers(self) -> None:
         # Under the lock every temp file of ours (log or index) is a leftover of a killed writer.
@@ -347,7 +349,7 @@ class TradingMemoryLog:
                 if idx.has(date, ticker):
                     return False
                 new_st = self._append(payload)
-                with open(index_path(self.path), "ab") as fh:
+                with contextlib.suppress(OSError), open(index_path(self.path), "ab") as fh:
                     fh.write(key_line(date, ticker) + stamp_line(Stamp.of(new_st)))
                 if self._cache_sig == _sig(st):
                     self._cache_sig, self._cache = _sig(new_st), [*self._cache, block]

@@ -21,12 +21,12 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from tradingagents.errors import ConfigError, TradingAgentsError
+from tradingagents.errors import ConfigError, TradingAgentsError  # noqa: F401
+from tradingagents.urls import SCHEMES, redact_url, validate_storage_url  # noqa: F401  (re-exported)
 
 ENV_VAR = "TRADINGAGENTS_STORAGE_URL"
-SCHEMES = ("postgresql", "postgres")
 CONNECT_TIMEOUT_S = 10
 POOL_SIZE = 8  # connections per process and URL; a batch's runs share them
 
@@ -91,31 +91,6 @@ class StorageError(TradingAgentsError, RuntimeError):
     """The desk database cannot be reached or used (the message names it without credentials)."""
 
 
-def validate_storage_url(value: object, where: str = "storage_url") -> str | None:
-    """A config value as a PostgreSQL URL, or None for files (None or blank); ConfigError otherwise.
-
-    Made to serve as the ``storage_url`` check of the settings; ``where`` names the key or variable.
-    """
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ConfigError(f"{where} must be text like postgresql://user@host/db, not {type(value).__name__}.")
-    value = value.strip()
-    if not value:
-        return None
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018  (raises on a bad port)
-    except ValueError:
-        raise ConfigError(f"{where} is not a valid URL; use postgresql://user@host:5432/dbname.") from None
-    if parts.scheme not in SCHEMES or not parts.path.strip("/"):
-        raise ConfigError(
-            f"{where} = {redact_url(value)!r} is not a PostgreSQL URL with a database name; use "
-            "postgresql://user@host:5432/dbname, or leave it empty to keep everything in files."
-        )
-    return value
-
-
 def storage_url(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> str | None:
     """The database URL in force, or None for the embedded files.
 
@@ -127,22 +102,6 @@ def storage_url(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
     if value is not None:
         return validate_storage_url(value, 'config["storage_url"]')
     return validate_storage_url(environ.get(ENV_VAR), f"environment variable {ENV_VAR}")
-
-
-def redact_url(url: str | None) -> str:
-    """``postgresql://user@host:port/db``: no password, no query string (it may carry one)."""
-    if not url:
-        return ""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "<unparseable database URL>"
-    user = f"{parts.username}@" if parts.username else ""
-    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, "", ""))
 
 
 def scrub(message: object, url: str) -> str:

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 from tradingagents.default_config import resolve_config
 from tradingagents.errors import ValidationError
 from tradingagents.memory.log_format import META_KEYS, check_provenance, check_settle_meta
+from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 from tradingagents.storage.pg import LOCK_LOG_WRITE, LOCK_NAMESPACE, database, pg_text, storage_url
 from tradingagents.validation import validate_date, validate_ticker
 

@@ -31,8 +31,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, direction
-from tradingagents.llm_clients.presets import OFFLINE_LABEL
+from tradingagents.llm_presets import OFFLINE_LABEL
+from tradingagents.rating import RATINGS_5_TIER, direction
 from tradingagents.team import ANALYSTS
 
 FOOTER = f"_Written by the {OFFLINE_LABEL} from the data in this run; no language model was used._"

@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tradingagents.agents.utils.rating import was_right
 from tradingagents.llm_clients.offline.common import (
     BEARISH_TIERS,
     BULLISH_TIERS,
@@ -51,6 +50,7 @@ from tradingagents.llm_clients.offline.common import (
     tag,
     toward_hold,
 )
+from tradingagents.rating import was_right
 from tradingagents.team import ROSTER, Role, judge, speakers
 
 _PRICE_LINE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s*(-?\d+(?:\.\d+)?)\s*$", re.MULTILINE)

@@ -1,0 +1,140 @@
+"""Memory log and Memories pages at size, timed through Streamlit's AppTest (same process, no browser).
+
+A temporary home gets a 20,000-entry memory log (three in four settled, 40 tickers, decisions and
+reflections of ~600 characters) and a bull memory of 50,000 situations (~60 words each, from a
+5,000-word vocabulary). Figures are script-run times of the page (what a rerun costs the server),
+not browser paint:
+
+- pages_memory_log_first_s: the first run of the Memory log page (the log parsed, frame built).
+- pages_memory_log_rerun_s: the median of ``RERUNS`` reruns with nothing changed (the parsed log
+  reused from the cache); ``pages_memory_log_next_page_s`` the median of moving to the next page,
+  ``pages_memory_log_filter_s`` of changing the ticker filter.
+- pages_memories_first_s: the first run of the Memories page with a query (the 50,000 situations
+  opened and indexed); pages_memories_rerun_s the median of reruns with a new query each time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+GOALS: dict[str, tuple[str, float]] = {
+    "pages_memory_log_rerun_s": ("<=", 2.0),
+    "pages_memory_log_next_page_s": ("<=", 2.0),
+    "pages_memory_log_filter_s": ("<=", 2.0),
+    "pages_memories_rerun_s": ("<=", 2.0),
+}
+
+LOG_ENTRIES = 20_000
+SITUATIONS = 50_000
+RERUNS = 5
+RATINGS = ("Buy", "Overweight", "Hold", "Underweight", "Sell")
+
+
+def _words(rng: random.Random, vocab: list[str], n: int) -> str:
+    return " ".join(rng.choice(vocab) for _ in range(n))
+
+
+def _write_log(path: Path, rng: random.Random, vocab: list[str]) -> None:
+    from tradingagents.agents.utils.memory import SEPARATOR
+
+    tickers = [f"T{i:02d}" for i in range(40)]
+    start = dt.date(2000, 1, 3)
+    parts = []
+    for i in range(LOG_ENTRIES):
+        date = (start + dt.timedelta(days=i // len(tickers))).isoformat()
+        ticker, rating = tickers[i % len(tickers)], RATINGS[i % 5]
+        decision = f"**Rating**: {rating}\n\n{_words(rng, vocab, 90)}"
+        if i % 4 == 3:
+            parts.append(f"[{date} | {ticker} | {rating} | pending]\n\nDECISION:\n{decision}")
+        else:
+            raw, alpha = rng.gauss(0, 0.04), rng.gauss(0, 0.02)
+            parts.append(f"[{date} | {ticker} | {rating} | {raw:+.1%} | {alpha:+.1%} | 5d]\n\nDECISION:\n"
+                         f"{decision}\n\nREFLECTION:\n{_words(rng, vocab, 90)}\n\n"
+                         f"<!-- exact raw={raw!r} alpha={alpha!r} -->")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(p + SEPARATOR for p in parts), encoding="utf-8")
+
+
+def _write_memory(path: Path, rng: random.Random, vocab: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for _ in range(SITUATIONS):
+            fh.write(json.dumps({"situation": _words(rng, vocab, 60), "recommendation": _words(rng, vocab, 15)})
+                     + "\n")
+
+
+def _timed(at) -> float:
+    t0 = time.perf_counter()
+    at.run()
+    took = time.perf_counter() - t0
+    if at.exception:
+        raise RuntimeError(f"the page failed: {[e.value for e in at.exception]}")
+    return took
+
+
+def run() -> dict:
+    from tests.app.apptest_utils import new_app
+    from tradingagents.default_config import resolve_config
+
+    old_home = os.environ.get("TRADINGAGENTS_HOME")
+    with tempfile.TemporaryDirectory(prefix="ta_bench_pages_") as home:
+        os.environ["TRADINGAGENTS_HOME"] = home
+        try:
+            rng = random.Random(7)
+            vocab = [f"w{i}" for i in range(5_000)] + ["rates", "selling", "tech", "earnings", "guidance"]
+            cfg = resolve_config()
+            _write_log(Path(cfg["memory_log_path"]), rng, vocab)
+            _write_memory(Path(cfg["memory_dir"]) / "bull_memory.jsonl", rng, vocab)
+            out: dict = {}
+
+            at = new_app("run", timeout=300)
+            t0 = time.perf_counter()
+            at.switch_page("pages/memory_log.py").run()
+            out["pages_memory_log_first_s"] = time.perf_counter() - t0
+            if at.exception:
+                raise RuntimeError(f"the page failed: {[e.value for e in at.exception]}")
+            if at.metric[0].value != f"{LOG_ENTRIES:,}":
+                raise RuntimeError(f"the Memory log page counted {at.metric[0].value} decisions")
+            out["pages_memory_log_rerun_s"] = statistics.median(_timed(at) for _ in range(RERUNS))
+            nxt = []
+            for page in range(2, 2 + RERUNS):
+                at.number_input(key="log_page").set_value(page)
+                nxt.append(_timed(at))
+            out["pages_memory_log_next_page_s"] = statistics.median(nxt)
+            flt = []
+            for i in range(RERUNS):
+                at.multiselect(key="log_tickers").set_value([f"T{i:02d}"])
+                flt.append(_timed(at))
+            out["pages_memory_log_filter_s"] = statistics.median(flt)
+            out["pages_memory_log_expanders"] = sum(" · " in str(e.label) for e in at.expander)
+
+            at.switch_page("pages/memories.py")
+            at.session_state["mem_query"] = "rates selling tech w17 w99"
+            out["pages_memories_first_s"] = _timed(at)
+            reruns = []
+            for i in range(RERUNS):
+                at.text_area(key="mem_query").input(f"earnings guidance w{i * 37} w{i * 91} w{i * 7}")
+                reruns.append(_timed(at))
+            out["pages_memories_rerun_s"] = statistics.median(reruns)
+            matches = sum(str(m.value).startswith("**#") for m in at.markdown)
+            if matches != 3 or at.metric[0].value != f"{SITUATIONS:,}":
+                raise RuntimeError(f"the Memories page showed {matches} matches and {at.metric[0].value} lessons")
+            out["pages_memories_situations"] = SITUATIONS
+            out["pages_memory_log_entries"] = LOG_ENTRIES
+            return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
+        finally:
+            if old_home is None:
+                os.environ.pop("TRADINGAGENTS_HOME", None)
+            else:
+                os.environ["TRADINGAGENTS_HOME"] = old_home
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))

@@ -1,0 +1,256 @@
+"""AppTest of the Memory log and Memories pages: pagination, problems shown, charts' data, safe situations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.app.apptest_utils import form_button, new_app, texts
+from tradingagents.agents.utils.memory import SEPARATOR, FinancialSituationMemory, TradingMemoryLog
+from tradingagents.default_config import resolve_config
+
+TICKERS = ("NVDA", "AAPL", "MSFT")
+
+
+def settled_block(date, ticker, rating="Buy", raw=0.02, alpha=0.01, decision="Go long."):
+    return (f"[{date} | {ticker} | {rating} | {raw * 100:+.1f}% | {alpha * 100:+.1f}% | 5d]\n\nDECISION:\n"
+            f"{decision}\n\nREFLECTION:\nA lesson.\n\n<!-- exact raw={raw!r} alpha={alpha!r} -->")
+
+
+def pending_block(date, ticker, rating="Hold", decision="Wait."):
+    return f"[{date} | {ticker} | {rating} | pending]\n\nDECISION:\n{decision}"
+
+
+def write_log(blocks: list[str]) -> Path:
+    path = Path(resolve_config()["memory_log_path"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(b + SEPARATOR for b in blocks), encoding="utf-8")
+    return path
+
+
+def day(i: int) -> str:
+    import datetime as dt
+
+    return (dt.date(2020, 1, 1) + dt.timedelta(days=i)).isoformat()
+
+
+def many_blocks(n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        ticker = TICKERS[i % 3]
+        if i % 4 == 3:
+            out.append(pending_block(day(i), ticker))
+        else:
+            out.append(settled_block(day(i), ticker, ("Buy", "Sell", "Hold")[i % 3], 0.01 * (i % 5 - 2),
+                                     0.005 * (i % 7 - 3)))
+    return out
+
+
+def expanders(at) -> list[str]:
+    return [str(e.label) for e in at.expander if " · " in str(e.label)]
+
+
+def log_table(at):
+    return next(d.value for d in at.dataframe if "benchmark return" in d.value.columns)
+
+
+def caption_with(at, part: str) -> str:
+    return next(str(c.value) for c in at.caption if part in str(c.value))
+
+
+# ------------------------------------------------------------------------------------------ memory log
+def test_memory_log_paginates_newest_first_and_pages_through(ta_home):
+    write_log(many_blocks(120))
+    at = new_app("memory_log")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.metric[0].value == "120"
+    assert len(expanders(at)) == 50 and len(log_table(at)) == 50
+    assert "Page 1 of 3 · decisions 1–50 of 120" in caption_with(at, "Page ")
+    assert expanders(at)[0].startswith(day(119)) and expanders(at)[49].startswith(day(70))
+    at.number_input(key="log_page").set_value(3).run()
+    assert len(expanders(at)) == 20 and expanders(at)[-1].startswith(day(0))
+    assert "Page 3 of 3 · decisions 101–120 of 120" in caption_with(at, "Page ")
+    at.selectbox(key="log_page_size").set_value(25).run()  # a new page size starts at page 1
+    assert len(expanders(at)) == 25 and "Page 1 of 5" in caption_with(at, "Page ")
+    at.selectbox(key="log_page_size").set_value(100).run()
+    assert len(expanders(at)) == 100 and list(log_table(at)["date"])[:2] == [day(119), day(118)]
+
+
+def test_memory_log_filters_apply_before_pagination_and_counts_follow(ta_home):
+    write_log(many_blocks(120))
+    at = new_app("memory_log")
+    at.number_input(key="log_page").set_value(2).run()
+    at.multiselect(key="log_tickers").set_value(["AAPL"]).run()  # 40 AAPL decisions: back to page 1
+    assert at.metric[0].value == "40"
+    assert "40 of the 120 decisions" in caption_with(at, "match the filters")
+    assert "Page 1 of 1 · decisions 1–40 of 40" in caption_with(at, "Page ")
+    assert len(expanders(at)) == 40 and all(" · AAPL · " in e for e in expanders(at))
+    at.segmented_control(key="log_status").set_value("pending").run()
+    pending = [i for i in range(120) if TICKERS[i % 3] == "AAPL" and i % 4 == 3]
+    assert at.metric[0].value == str(len(pending)) and at.metric[2].value == "0"
+    assert [e.split(" · ")[0] for e in expanders(at)] == [day(i) for i in reversed(pending)]
+    at.segmented_control(key="log_status").set_value("settled").run()
+    table = log_table(at)
+    assert set(table["status"]) == {"settled"} and set(table["ticker"]) == {"AAPL"}
+
+
+def test_memory_log_shows_dashes_never_none_and_the_benchmark_return(ta_home):
+    write_log([settled_block("2024-05-10", "NVDA", "Buy", 0.05, 0.02), pending_block("2024-06-10", "NVDA")])
+    at = new_app("memory_log")
+    table = log_table(at).set_index("date")
+    assert "None" not in table.to_string() and "nan" not in table.to_string().lower()
+    assert table.loc["2024-06-10", "alpha"] == "—" and table.loc["2024-06-10", "entry"] == "—"
+    # without a logged benchmark return it is raw − alpha, the definition of alpha
+    assert table.loc["2024-05-10", "benchmark return"] == "+3.00%"
+    assert table.loc["2024-05-10", "raw return"] == "+5.00%" and table.loc["2024-05-10", "alpha"] == "+2.00%"
+    assert "alpha = raw return − benchmark return" in texts(at)
+
+
+def test_memory_log_rereads_the_file_after_a_write_and_not_otherwise(ta_home, monkeypatch):
+    path = write_log(many_blocks(10))
+    at = new_app("memory_log")
+    assert at.metric[0].value == "10"
+    calls = []
+    real = TradingMemoryLog.load_entries
+    monkeypatch.setattr(TradingMemoryLog, "load_entries", lambda self: calls.append(1) or real(self))
+    at.run()
+    assert calls == [] and at.metric[0].value == "10"  # unchanged file: parsed result reused
+    TradingMemoryLog(resolve_config()).store_decision("TSLA", "2024-07-01", "New one.", rating="Buy")
+    at.run()
+    assert calls == [1] and at.metric[0].value == "11"
+    assert path.exists()
+
+
+def test_memory_log_shows_its_problems_with_what_to_do(ta_home):
+    good = settled_block("2024-05-10", "NVDA")
+    half = "[2024-05-11 | AAPL | Buy | pend"  # a half-written entry
+    bad = "[2024-05-12 | MSFT | Buy | +1.0% | +0.5% | 5d]\n\nDECISION:\nno reflection section"
+    write_log([good, half, bad])
+    log = TradingMemoryLog(resolve_config())
+    log.load_entries()
+    assert len(log.problems) == 2
+    at = new_app("memory_log")
+    warning = next(w.value for w in at.warning if "could not be read" in w.value)
+    assert warning.startswith("2 block(s)") and "nothing was deleted" in warning and "To fix" in warning
+    listed = [str(t.value) for t in at.text]
+    assert any("AAPL" in t for t in listed) and any("MSFT" in t for t in listed)
+    assert at.metric[0].value == "1"
+
+
+@pytest.mark.xfail(strict=True, reason="engine: a damaged separator merges two entries without a problem "
+                                       "(TradingMemoryLog must report it; see the report to the lead)")
+def test_a_damaged_separator_is_reported_not_silently_merged(ta_home):
+    path = write_log([pending_block("2024-05-10", "NVDA"), pending_block("2024-05-13", "AAPL")])
+    text = path.read_text()
+    path.write_text(text.replace("ENTRY_END", "ENTRY_ENX", 1))  # one changed byte in the first separator
+    log = TradingMemoryLog(resolve_config())
+    entries = log.load_entries()
+    assert len(entries) == 2 or log.problems, (entries, log.problems)
+
+
+def test_memory_log_renders_model_text_safely(ta_home):
+    hostile = "**Rating**: Buy\n\n<script>alert(1)</script> [x](javascript:alert(1)) between $120 and $130"
+    write_log([pending_block("2024-05-10", "NVDA", "Buy", hostile)])
+    at = new_app("memory_log")
+    shown = "\n".join(str(h.value) for h in at.html)
+    assert "<strong>Rating</strong>: Buy" in shown and "between $120 and $130" in shown
+    assert "<script>" not in shown and "javascript:" not in shown
+
+
+def test_memory_log_charts_are_per_ticker_and_equity_with_a_plain_hit_rate(ta_home):
+    write_log([settled_block("2024-05-10", "NVDA", "Buy", 0.05, 0.02),
+               settled_block("2024-05-17", "AAPL", "Sell", -0.03, -0.01),
+               settled_block("2024-05-24", "NVDA", "Buy", 0.01, -0.005)])
+    at = new_app("memory_log")
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.label for t in at.tabs] == ["Cumulative alpha per ticker", "Equity vs benchmark",
+                                          "Hit rate by rating"]
+    shown = texts(at)
+    assert "never added together" in shown and "Growth of 1 from following the settled decisions" in shown
+
+
+# ------------------------------------------------------------------------------------------ memories
+SEED = [
+    ("In 2024 the RSI hit 70 while **institutional selling** rose in tech", "Lower gross exposure."),
+    ("Rates fell and the dollar weakened", "Add duration."),
+]
+
+
+def test_memories_query_starts_empty_and_examples_fill_it(ta_home):
+    FinancialSituationMemory("bull_memory", resolve_config()).add_situations(SEED)
+    at = new_app("memories")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text_area(key="mem_query").value == ""
+    assert any("click an example" in i.value for i in at.info)
+    at.button(key="mem_example_0").click().run()
+    assert at.text_area(key="mem_query").value.startswith("Institutional selling")
+    assert "**#1** · score **1.00**" in texts(at)
+
+
+def test_memories_show_words_not_numbers_and_render_situations_safely(ta_home):
+    cfg = resolve_config()
+    hostile = ("## Heading\n\n**institutional** selling <script>alert(1)</script> "
+               "[click](javascript:alert(1)) at $120 and $130")
+    FinancialSituationMemory("bull_memory", cfg).add_situations([*SEED, (hostile, "Be careful.")])
+    at = new_app("memories")
+    at.text_area(key="mem_query").input("In 2024 the RSI at 70 and institutional selling").run()
+    line = next(m.value for m in at.markdown if str(m.value).startswith("**#1**"))
+    assert "`rsi`" in line and "`institutional`" in line and "`selling`" in line
+    for noise in ("`2024`", "`70`", "`the`", "`in`", "`and`"):
+        assert noise not in line, line
+    html_out = "\n".join(str(h.value) for h in at.html)
+    assert "<strong><mark>institutional</mark> <mark>selling</mark></strong>" in html_out
+    assert "<h2>Heading</h2>" in html_out and "<script>" not in html_out and "javascript:" not in html_out
+    assert "$120 and $130" in html_out  # prices stay prices (no math rendering)
+
+
+def test_memories_zero_score_is_not_a_match(ta_home):
+    FinancialSituationMemory("bull_memory", resolve_config()).add_situations(SEED)
+    at = new_app("memories")
+    at.text_area(key="mem_query").input("zebra quokka").run()
+    assert any("No memory matches these terms" in i.value for i in at.info)
+    assert not any(str(m.value).startswith("**#") for m in at.markdown)
+
+
+def test_memories_add_and_clear_confirm_and_counts_refresh(ta_home):
+    cfg = resolve_config()
+    FinancialSituationMemory("trader_memory", cfg).add_situations(SEED)
+    at = new_app("memories")
+    at.selectbox(key="mem_role").set_value("trader_memory").run()
+    label = at.selectbox(key="mem_role").format_func("trader_memory")
+    assert label.endswith("(2)")
+    at.text_area(key="add_situation").input("Earnings beat with raised guidance")
+    at.text_area(key="add_advice").input("Add on pullbacks.")
+    form_button(at, "Add to memory").click().run()
+    assert len(FinancialSituationMemory("trader_memory", cfg)) == 2  # nothing added before the confirmation
+    form_button(at, "Yes, add it").click().run()
+    assert len(FinancialSituationMemory("trader_memory", cfg)) == 3
+    assert at.selectbox(key="mem_role").value == "trader_memory"
+    assert at.selectbox(key="mem_role").format_func("trader_memory").endswith("(3)")
+    assert any("Added to the" in s.value for s in at.success)
+    # another writer adds one: the next rerun counts it
+    FinancialSituationMemory("trader_memory", cfg).add_situations([("x y", "z")])
+    at.run()
+    assert at.selectbox(key="mem_role").format_func("trader_memory").endswith("(4)")
+    form_button(at, "Clear this role's memory").click().run()
+    form_button(at, "Cancel").click().run()
+    assert len(FinancialSituationMemory("trader_memory", cfg)) == 4
+    form_button(at, "Clear this role's memory").click().run()
+    form_button(at, "Yes, clear it").click().run()
+    assert len(FinancialSituationMemory("trader_memory", cfg)) == 0
+    assert at.selectbox(key="mem_role").format_func("trader_memory").endswith("(0)")
+    assert any("now empty" in s.value for s in at.success)
+
+
+def test_memories_show_skipped_lines_with_what_to_do(ta_home):
+    cfg = resolve_config()
+    path = Path(cfg["memory_dir"]) / "bull_memory.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    good = json.dumps({"situation": "rates rising", "recommendation": "trim"})
+    path.write_text(f"{good}\nnot json at all\n{json.dumps({'situation': 1})}\n", encoding="utf-8")
+    at = new_app("memories")
+    warning = next(w.value for w in at.warning if "could not be read" in w.value)
+    assert warning.startswith("2 line(s)") and "To fix" in warning
+    assert at.metric[0].value == "1"

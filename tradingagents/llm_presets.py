@@ -1,0 +1,108 @@
+"""The LLM providers the engine knows: one record each (URL, key variable, label, default models).
+
+This module imports nothing from the package, so the settings resolver, the factory, the offline
+engine and the app's sidebar all read the same facts without an import cycle.
+
+A preset's default models are used when the caller named none (neither in the config nor in
+``TRADINGAGENTS_QUICK_THINK_LLM`` / ``TRADINGAGENTS_DEEP_THINK_LLM``); ``None`` keeps the generic
+defaults of ``default_config``. ``ask_server`` presets (vLLM serves the model it was started with,
+LM Studio the one that is loaded) resolve to no model name, and the factory reads the first model
+of the server's ``/models`` list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+OFFLINE_LABEL = "offline engine (no LLM)"
+"""How the offline engine is named wherever it shows (one wording everywhere)."""
+
+
+def _preset(**fields: Any) -> Mapping[str, Any]:
+    return MappingProxyType({"ask_server": False, **fields})
+
+
+_PRESETS: dict[str, Mapping[str, Any]] = {
+    "offline": _preset(
+        base_url=None, key_env=None, label=OFFLINE_LABEL, needs_key=False, local=True,
+        quick_model=None, deep_model=None,
+        help="A deterministic engine that writes every report from the tool data: no model, no key, no network.",
+    ),
+    "openai": _preset(
+        base_url="https://api.openai.com/v1", key_env="OPENAI_API_KEY", label="OpenAI", needs_key=True,
+        local=False, quick_model="gpt-4o-mini", deep_model="gpt-4o",
+        help="api.openai.com with OPENAI_API_KEY; models gpt-4o-mini (quick) and gpt-4o (deep) by default.",
+    ),
+    "openai_compatible": _preset(
+        base_url=None, key_env="OPENAI_COMPATIBLE_API_KEY", label="OpenAI-compatible server", needs_key=False,
+        local=False, quick_model="gpt-4o-mini", deep_model="gpt-4o",
+        help="Any server speaking the OpenAI API at backend_url; name the models it serves "
+        "(gpt-4o-mini and gpt-4o by default). A key, if the server needs one, in OPENAI_COMPATIBLE_API_KEY.",
+    ),
+    "ollama": _preset(
+        base_url="http://localhost:11434/v1", key_env=None, label="Ollama (local)", needs_key=False,
+        local=True, quick_model="llama3.1", deep_model="llama3.1",
+        help="Ollama on this machine; model llama3.1 by default (quick and deep): run `ollama pull llama3.1` "
+        "first, or name another model you have pulled.",
+    ),
+    "vllm": _preset(
+        base_url="http://localhost:8000/v1", key_env=None, label="vLLM (local)", needs_key=False,
+        local=True, quick_model=None, deep_model=None, ask_server=True,
+        help="vLLM on this machine; by default the model the server was started with (read from its "
+        "/models list).",
+    ),
+    "lmstudio": _preset(
+        base_url="http://localhost:1234/v1", key_env=None, label="LM Studio (local)", needs_key=False,
+        local=True, quick_model=None, deep_model=None, ask_server=True,
+        help="LM Studio's local server; by default the model loaded in LM Studio (read from its /models list).",
+    ),
+    "openrouter": _preset(
+        base_url="https://openrouter.ai/api/v1", key_env="OPENROUTER_API_KEY", label="OpenRouter", needs_key=True,
+        local=False, quick_model="openai/gpt-4o-mini", deep_model="openai/gpt-4o",
+        help="openrouter.ai with OPENROUTER_API_KEY; openai/gpt-4o-mini (quick) and openai/gpt-4o (deep) by default.",
+    ),
+    "deepseek": _preset(
+        base_url="https://api.deepseek.com/v1", key_env="DEEPSEEK_API_KEY", label="DeepSeek", needs_key=True,
+        local=False, quick_model="deepseek-chat", deep_model="deepseek-chat",
+        help="api.deepseek.com with DEEPSEEK_API_KEY; deepseek-chat by default (quick and deep).",
+    ),
+}
+PROVIDER_PRESETS: Mapping[str, Mapping[str, Any]] = MappingProxyType(_PRESETS)
+"""name → {base_url, key_env, label, needs_key, local, quick_model, deep_model, ask_server, help}; read-only."""
+
+_ALIASES = {
+    "openai_compat": "openai_compatible",
+    "compatible": "openai_compatible",
+    "lm_studio": "lmstudio",
+    "none": "offline",
+    "": "offline",
+}
+
+
+def normalize_provider(name: object) -> str:
+    """A provider name as the presets spell it ("LM-Studio" → "lmstudio"); not checked here."""
+    text = str(name if name is not None else "offline").strip().lower().replace("-", "_").replace(" ", "_")
+    return _ALIASES.get(text, text)
+
+
+def preset_model(provider: str, kind: str) -> str | None:
+    """The preset's own model for ``kind`` ("quick" or "deep"), or None (generic default / ask the server)."""
+    preset = PROVIDER_PRESETS.get(normalize_provider(provider))
+    return None if preset is None else preset[f"{kind}_model"]
+
+
+def public_url(url: object) -> str:
+    """A URL fit for a label or an error message: no user:password part, no query string."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    text = str(url or "")
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return "<invalid URL>"
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", "")) if parts.scheme else text.split("?")[0]

@@ -1,0 +1,54 @@
+"""Database URLs as settings: the one check of ``storage_url`` and the one redaction of its password.
+
+Below the config (which checks ``storage_url`` with it) and the storage (which connects with it), so
+neither imports the other in a circle. Imports nothing of the package but its errors.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+from tradingagents.errors import ConfigError
+
+SCHEMES = ("postgresql", "postgres")
+
+
+def redact_url(url: str | None) -> str:
+    """``postgresql://user@host:port/db``: no password, no query string (it may carry one)."""
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "<unparseable database URL>"
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, "", ""))
+
+
+def validate_storage_url(value: object, where: str = "storage_url") -> str | None:
+    """A config value as a PostgreSQL URL, or None for files (None or blank); ConfigError otherwise.
+
+    Made to serve as the ``storage_url`` check of the settings; ``where`` names the key or variable.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be text like postgresql://user@host/db, not {type(value).__name__}.")
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018  (raises on a bad port)
+    except ValueError:
+        raise ConfigError(f"{where} is not a valid URL; use postgresql://user@host:5432/dbname.") from None
+    if parts.scheme not in SCHEMES or not parts.path.strip("/"):
+        raise ConfigError(
+            f"{where} = {redact_url(value)!r} is not a PostgreSQL URL with a database name; use "
+            "postgresql://user@host:5432/dbname, or leave it empty to keep everything in files."
+        )
+    return value
