@@ -39,6 +39,8 @@ _META_TAIL = " -->"
 # what the hidden meta line may hold (anything else in it is ignored on reading)
 META_KEYS = ("data_vendor", "llm_provider", "models", "entry_price", "exit_price", "bench_raw", "benchmark",
              "end_date")
+# lessons derived at settlement and not yet written to every role memory (cleared once they are)
+_LESSON_KEYS = ("lessons_due", "lessons_known_from")
 _DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 
 
@@ -186,7 +188,7 @@ def _split_meta(raw: str) -> tuple[str, dict]:
         return raw, {}
     if not isinstance(meta, dict):
         return raw, {}
-    return raw[:pos], {k: meta[k] for k in META_KEYS if k in meta}
+    return raw[:pos], {k: meta[k] for k in (*META_KEYS, *_LESSON_KEYS) if k in meta}
 
 
 def parse_block(raw: str) -> Block:
@@ -300,12 +302,22 @@ def check_settle_meta(update: Any) -> dict:
         out["benchmark"] = bench
     if update.get("end_date") is not None:
         out["end_date"] = validate_date(update["end_date"], allow_future=True)
+    due = update.get("lessons_due")
+    if due:
+        if not isinstance(due, dict) or not all(
+            isinstance(k, str) and isinstance(v, list | tuple) and len(v) == 2 and all(isinstance(x, str) for x in v)
+            for k, v in due.items()
+        ):
+            raise ValueError("lessons_due must map a role memory's name to a [situation, lesson] pair")
+        out["lessons_due"] = {k: [v[0], v[1]] for k, v in due.items()}
+        if update.get("lessons_known_from") is not None:
+            out["lessons_known_from"] = validate_date(update["lessons_known_from"], allow_future=True)
     return out
 
 
 def render_meta(meta: dict | None) -> str:
     """The hidden meta line (with its leading blank line), or "" when there is nothing to keep."""
-    kept = {k: meta[k] for k in META_KEYS if meta and meta.get(k) is not None}
+    kept = {k: meta[k] for k in (*META_KEYS, *_LESSON_KEYS) if meta and meta.get(k) is not None}
     if not kept:
         return ""
     # ensure_ascii: no model or vendor text can break the line; "-->" cannot survive json escaping of ">"

@@ -452,6 +452,34 @@ class TradingMemoryLog:
                 self._write(blocks)
             return settled
 
+    def lessons_due(self) -> list[dict[str, Any]]:
+        """Settled entries whose lessons are not yet in every role memory (a failure between the
+        two writes): ``{ticker, date, lessons: {name: (situation, lesson)}, known_from}``."""
+        return [
+            {"ticker": b.ticker, "date": b.date, "known_from": b.meta.get("lessons_known_from"),
+             "lessons": {k: (v[0], v[1]) for k, v in b.meta["lessons_due"].items()}}
+            for b in self._blocks() if b.ok and not b.pending and b.meta.get("lessons_due")
+        ]
+
+    def clear_lessons_due(self, keys: Iterable[tuple[str, str]]) -> int:
+        """Forget the lessons kept for ``(ticker, date)`` entries once they are written; how many."""
+        wanted = {(validate_date(d, allow_future=True), validate_ticker(t)) for t, d in keys}
+        if not wanted:
+            return 0
+        with self._lock, self._locked():
+            blocks = list(self._blocks())
+            done = 0
+            for i, b in enumerate(blocks):
+                if b.ok and not b.pending and b.key in wanted and b.meta.get("lessons_due"):
+                    decision, reflection = b.body()
+                    meta = {k: v for k, v in b.meta.items() if k not in ("lessons_due", "lessons_known_from")}
+                    blocks[i] = render_block(b.date, b.ticker, b.rating, decision, raw=b.raw_ret, alpha=b.alpha,
+                                             holding=b.holding, reflection=reflection, meta=meta)
+                    done += 1
+            if done:
+                self._write(blocks)
+            return done
+
     def __len__(self) -> int:
         return sum(b.ok for b in self._blocks())
 

@@ -319,6 +319,29 @@ class PgMemoryLog:
                 self._rotate(conn)
         return settled
 
+    def lessons_due(self) -> list[dict[str, Any]]:
+        """As ``TradingMemoryLog.lessons_due``."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT ticker, trade_date, meta FROM ta_memory_log WHERE NOT pending AND meta ? 'lessons_due' "
+                "ORDER BY id"
+            ).fetchall()
+        return [{"ticker": t, "date": str(d), "known_from": m.get("lessons_known_from"),
+                 "lessons": {k: (v[0], v[1]) for k, v in m["lessons_due"].items()}} for t, d, m in rows]
+
+    def clear_lessons_due(self, keys: Iterable[tuple[str, str]]) -> int:
+        """As ``TradingMemoryLog.clear_lessons_due``."""
+        done = 0
+        with self._db.transaction() as conn:
+            for t, d in keys:
+                row = conn.execute(
+                    "UPDATE ta_memory_log SET meta = meta - 'lessons_due' - 'lessons_known_from' "
+                    "WHERE trade_date = %s AND ticker = %s AND NOT pending AND meta ? 'lessons_due' RETURNING id",
+                    (validate_date(d, allow_future=True), validate_ticker(t)),
+                ).fetchone()
+                done += row is not None
+        return done
+
     def __len__(self) -> int:
         with self._db.transaction() as conn:
             return int(conn.execute("SELECT count(*) FROM ta_memory_log").fetchone()[0])
