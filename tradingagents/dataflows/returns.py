@@ -162,8 +162,12 @@ def returns_or_reason(
         return None, f"the close of {t} on {start_day.date().isoformat()} is not a positive price"
     raw = end_close / start_close - 1.0
     from tradingagents.dataflows.session import window_gap
+    from tradingagents.errors import DataUnavailable
 
-    gap = window_gap(provider, bench, start_day.date().isoformat(), end_day.date().isoformat())
+    try:
+        gap = window_gap(provider, bench, start_day.date().isoformat(), end_day.date().isoformat())
+    except DataUnavailable as exc:  # the benchmark's own data is missing: name it as the benchmark's
+        return None, f"benchmark {bench} has no prices for {start_day.date()}..{end_day.date()}: {exc}"
     if gap is not None:  # the alpha must cover the same days as the return
         return None, f"benchmark {bench}: {gap}"
     bcloses = _closes(provider, bench, (start_day - pd.Timedelta(days=_LOOK_BEFORE)).date().isoformat(),
