@@ -277,6 +277,13 @@ def run_command(argv: list[str]) -> int:
         )
         print(f"Rating: {rating}")
         record = graph.last_run["record"]  # what the engine saved, as its terminal event carries it
+        meta = record.get("meta") or {}
+        if meta.get("session_note"):
+            print(f"Session: {meta['session_note']}")
+        for line in meta.get("missing_data") or []:
+            print(f"Missing data: {line}")
+        if meta.get("log_note"):
+            print(f"Memory log: {meta['log_note']}")
         print(f"Report: {record['report_path'] or record['results_path']}")
         return EXIT_OK
     except KeyboardInterrupt:
