@@ -261,3 +261,98 @@ def test_two_runs_creating_a_new_database_at_once_both_succeed(tmp_path):
         for t in threads:
             t.join(30)
         assert errors == [], f"iteration {i}: {errors!r}"
+
+
+# ------------------------------------------------------------------ damaged databases, space
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"this is not sqlite at all" * 100)
+
+
+def _truncated(path: Path) -> None:
+    config = resolve_config({})
+    _run_to_end(config, "NVDA", "2024-05-10", {})  # a real database with rows …
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2 + 100])  # … cut in the middle of a page
+    for suffix in ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+def _foreign_schema(path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, blob TEXT)")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("damage", [_garbage, _truncated, _foreign_schema])
+def test_a_damaged_database_is_moved_aside_and_a_fresh_run_starts(damage, caplog):
+    config = resolve_config({})
+    path = checkpoint_path(config, "NVDA")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    damage(path)
+    tid = thread_id("NVDA", "2024-05-10", run_signature(["market"], 1, 1))
+    assert not has_checkpoint(config, "NVDA", tid)  # asking never raises on it
+    with caplog.at_level("WARNING"), get_checkpointer(config, "NVDA") as saver:
+        assert saver.warnings and "moved aside" in saver.warnings[0] and str(path.parent) in saver.warnings[0]
+        counts: dict[str, int] = {}
+        _graph(counts).compile(checkpointer=saver).invoke(
+            {"company_of_interest": "NVDA", "trade_date": "2024-05-10", "trail": []}, _cfg(tid), durability="sync"
+        )
+    assert counts == {"n1": 1, "n2": 1, "n3": 1}
+    assert has_checkpoint(config, "NVDA", tid)
+    aside = [p for p in path.parent.iterdir() if p.name.startswith("NVDA.sqlite.corrupt-")]
+    assert [p.name for p in aside if not p.name.endswith(("-wal", "-shm"))] and "moved it aside" in caplog.text
+    assert {d["ticker"] for d in list_checkpoints(config)} == {"NVDA"}  # the copy is not listed
+    with get_checkpointer(config, "NVDA") as again:
+        assert again.warnings == []  # the fresh database is healthy
+
+
+def test_a_damaged_database_does_not_block_the_ticker_in_a_full_run():
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    config = resolve_config({})
+    path = checkpoint_path(config, "NVDA")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _garbage(path)
+    events = []
+    _, rating = TradingAgentsGraph(["market"]).propagate("NVDA", "2024-05-10", on_event=events.append)
+    started = next(e for e in events if e.kind == "run_started")
+    assert started.data["warnings"] and "moved aside" in started.data["warnings"][0]
+    finished = next(e for e in events if e.kind == "run_finished")
+    assert finished.data["record"]["meta"]["warnings"] == started.data["warnings"]
+
+
+def test_a_cleared_checkpoint_gives_its_space_back():
+    config = resolve_config({})
+    big = "x" * 1_000_000  # a 1 MB answer, checkpointed at every step
+
+    class B(TypedDict, total=False):
+        trail: Annotated[list[str], add]
+
+    graph = StateGraph(B)
+    names = [f"n{i}" for i in range(8)]
+    for name in names:
+        graph.add_node(name, lambda state, name=name: {"trail": [big + name]})
+    graph.add_edge(START, names[0])
+    for a, b in zip(names, names[1:], strict=False):
+        graph.add_edge(a, b)
+    graph.add_edge(names[-1], END)
+    tid = "f" * 16
+    with get_checkpointer(config, "NVDA") as saver:
+        graph.compile(checkpointer=saver).invoke({"trail": []}, _cfg(tid), durability="sync")
+    path = checkpoint_path(config, "NVDA")
+
+    def size() -> int:
+        return sum(Path(str(path) + s).stat().st_size for s in ("", "-wal") if Path(str(path) + s).exists())
+
+    assert size() > 20_000_000  # the run's checkpoints really were big
+    clear_checkpoint(config, "NVDA", tid)
+    assert size() < 200_000
+    assert not has_checkpoint(config, "NVDA", tid)

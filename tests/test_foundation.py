@@ -233,7 +233,7 @@ def test_dates():
 
 def test_safe_path_component_never_escapes():
     assert safe_path_component("brk-b") == "BRK-B"
-    assert safe_path_component(".X") == "_.X"
+    assert safe_path_component(".X") == "%2EX" != safe_path_component("_.X") == "_.X"  # one-to-one
     for bad in ("..", "../x", "/abs", "a\\b"):
         with pytest.raises(InvalidTickerError):
             safe_path_component(bad)

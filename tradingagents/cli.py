@@ -7,6 +7,7 @@ stdout, and an exit code that says what failed.
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 import threading
@@ -30,7 +31,7 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_DATA_UNAVAILABLE", "EXIT_ERROR",
 
 EXIT_CODES_HELP = """exit codes:
   0  ok
-  1  unexpected error (a bug: the message says where)
+  1  unexpected error (a bug: the message says where), or a disk that is full or refuses writes
   2  bad input or configuration (ticker, date, analysts, options, TRADINGAGENTS_* variables,
      unknown provider, missing API key) — nothing was run
   3  market data provider unavailable (the data source cannot serve the ticker)
@@ -148,14 +149,42 @@ def _config_from(args: argparse.Namespace) -> dict[str, Any]:
 
 def _settings_from(args: argparse.Namespace, *, check_llm: bool = True):
     """Resolved, validated settings and the LLM settings checked (key, URL): before anything runs."""
-    from tradingagents.default_config import resolve_config
+    from tradingagents.default_config import check_home, resolve_config
 
     settings = resolve_config(_config_from(args))
+    check_home(settings)  # a home that cannot be written: exit 2 naming the folder, before any work
     if check_llm:
         from tradingagents.llm_clients.factory import check_llm_config
 
         check_llm_config(settings)
     return settings
+
+
+# what a terminal would act on rather than show: CSI (colours, cursor moves, screen clears), OSC
+# (window titles, hyperlinks, clipboard writes), other ESC sequences, C1 controls (incl. 8-bit CSI)
+# and C0 controls except newline and tab (a carriage return rewrites the line, BEL rings)
+_TERMINAL_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI … final byte
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC … BEL or ST (or unterminated)
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC strings
+    r"|\x1b[ -/]*[0-~]?"  # any other escape (and a lone ESC)
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+    r"|[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]"
+)
+
+
+def terminal_safe(text: object) -> str:
+    """``text`` with every terminal control sequence removed (``\\n`` and ``\\t`` are kept).
+
+    Everything the CLI prints that came from a model, a server or a file goes through this: an
+    answer cannot recolour, clear or retitle the terminal, write the clipboard or forge a line.
+    """
+    return _TERMINAL_CONTROL.sub("", str(text))
+
+
+def _print(*parts: object, **kwargs: Any) -> None:
+    """``print`` with every part made ``terminal_safe``."""
+    print(*(terminal_safe(p) for p in parts), **kwargs)
 
 
 class _Progress:
@@ -175,6 +204,8 @@ class _Progress:
         if event.kind == "run_started":
             how = "resuming" if d.get("resumed") else "starting"
             line = f"{how} {d.get('ticker')} {d.get('date')}: {', '.join(d.get('analysts', []))} ({d.get('analyst_execution')})"
+            for warning in d.get("warnings") or []:
+                line += f"\n  warning: {warning}"
         elif event.kind == "node_started" and not (event.node or "").startswith(("tools_", "Msg Clear")):
             line = f"… {event.agent} ({event.team})"
         elif event.kind == "node_finished" and not (event.node or "").startswith(("tools_", "Msg Clear")):
@@ -192,7 +223,7 @@ class _Progress:
         elif event.kind == "run_stopped":
             line = "stopped" + (" (resumable)" if d.get("resumable") else "")
         if line:
-            print(f"[{t:6.1f}s] {line}", file=self.stream or sys.stderr, flush=True)
+            _print(f"[{t:6.1f}s] {line}", file=self.stream or sys.stderr, flush=True)
 
 
 def _short_args(args) -> str:
@@ -225,7 +256,14 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
     where = getattr(exc, "env_var", None) or FLAG_OF_KEY.get(key or "")
     if code == EXIT_BAD_INPUT and where and where not in str(exc):
         headline += f" ({where})"
-    print(f"{headline}: {exc}", file=sys.stderr)
+    disk = _disk_problem(exc)
+    if disk is not None:
+        _print(disk, file=sys.stderr)
+        if resumes and checkpointing:
+            print("The run is checkpointed: once there is room, run the same command again to resume.",
+                  file=sys.stderr)
+        return code
+    _print(f"{headline}: {exc}", file=sys.stderr)
     if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED) and is_resumable(exc):
         if checkpointing:
             print("The run is checkpointed: run the same command again to resume where it stopped.",
@@ -236,8 +274,32 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
     if code == EXIT_ERROR:
         import traceback
 
-        traceback.print_exception(exc)
+        _print("".join(traceback.format_exception(exc)), end="", file=sys.stderr)
     return code
+
+
+_DISK_ERRNOS = {"ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO"}
+
+
+def _disk_problem(exc: BaseException) -> str | None:
+    """A plain message for a write that the disk refused (full, read-only, no permission), or None."""
+    import errno
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and errno.errorcode.get(current.errno or -1) in _DISK_ERRNOS:
+            where = f" writing {current.filename}" if current.filename else ""
+            full = current.errno in (errno.ENOSPC, errno.EDQUOT)
+            what = "The disk is full" if full else f"A file could not be written ({current.strerror})"
+            todo = ("free some space on that disk" if full else "check the folder's permissions")
+            return f"{what}{where}. {todo[0].upper() + todo[1:]}, or use another home folder (--home)."
+        if "database or disk is full" in str(current):
+            return ("The disk is full (the checkpoint database could not grow). Free some space, or use "
+                    "another home folder (--home).")
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _install_stop_handlers(stop: threading.Event):
@@ -275,16 +337,16 @@ def run_command(argv: list[str]) -> int:
         state, rating = graph.propagate(
             ticker, date, args.asset_type, on_event=_Progress(quiet=args.quiet), should_stop=stop.is_set
         )
-        print(f"Rating: {rating}")
+        _print(f"Rating: {rating}")
         record = graph.last_run["record"]  # what the engine saved, as its terminal event carries it
         meta = record.get("meta") or {}
         if meta.get("session_note"):
-            print(f"Session: {meta['session_note']}")
+            _print(f"Session: {meta['session_note']}")
         for line in meta.get("missing_data") or []:
-            print(f"Missing data: {line}")
+            _print(f"Missing data: {line}")
         if meta.get("log_note"):
-            print(f"Memory log: {meta['log_note']}")
-        print(f"Report: {record['report_path'] or record['results_path']}")
+            _print(f"Memory log: {meta['log_note']}")
+        _print(f"Report: {record['report_path'] or record['results_path']}")
         return EXIT_OK
     except KeyboardInterrupt:
         print("Aborted.", file=sys.stderr)
@@ -355,10 +417,10 @@ def settle_command(argv: list[str]) -> int:
         settled, pending = settle_pending(settings, ticker)
         for s in settled:
             holding = s.get("holding", s.get("holding_days"))
-            print(f"{s['date']} {s['ticker']} {s.get('rating')}: return {_pct(s.get('raw'))}, "
+            _print(f"{s['date']} {s['ticker']} {s.get('rating')}: return {_pct(s.get('raw'))}, "
                   f"alpha {_pct(s.get('alpha'))} over {holding}d")
         for p in pending:
-            print(f"pending {p['date']} {p['ticker']}: {p.get('reason') or 'reason unknown'}")
+            _print(f"pending {p['date']} {p['ticker']}: {p.get('reason') or 'reason unknown'}")
         if not settled and not pending:
             scope = f" for {ticker}" if ticker else ""
             print(f"Nothing to settle: the memory log has no pending decision{scope}.")

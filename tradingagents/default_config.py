@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -653,15 +654,121 @@ def benchmark_for(ticker: str, config: Mapping[str, Any] | None = None) -> str:
     return DEFAULT_BENCHMARK
 
 
-def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A plain, mutable copy that is safe to write to disk or show: no key, token or secret of any kind."""
-    out = {
-        k: _thaw(v)
-        for k, v in config.items()
-        if not any(word in k.lower() for word in ("key", "token", "secret", "password"))
-    }
-    if out.get("storage_url"):  # the database's password never reaches a file
-        from tradingagents.urls import redact_url
+_SECRET_WORDS = ("key", "token", "secret", "password")
+# query parameters whose value is a credential (an Azure ``sig``, a ``?api_key=``, an ``access_token``)
+_SECRET_QUERY_WORDS = ("key", "token", "secret", "pass", "pwd", "sig", "auth", "credential", "session")
+REDACTED = "***"
 
-        out["storage_url"] = redact_url(out["storage_url"])
+
+def redact_url(text: str) -> str:
+    """``text`` with the credentials of every URL in it masked: ``user:pass@`` and secret query values.
+
+    ``http://u:p@host:8000/v1?api_key=s&x=1`` → ``http://***@host:8000/v1?api_key=***&x=1``; text
+    without a URL comes back unchanged.
+    """
+    if "://" not in text:
+        return text
+    return _URL_RE.sub(lambda m: _redact_one(m.group(0)), text)
+
+
+def _redact_one(url: str) -> str:
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return REDACTED
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = REDACTED + "@" + netloc.rpartition("@")[2]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode(
+            [(k, REDACTED if any(w in k.lower() for w in _SECRET_QUERY_WORDS) else v) for k, v in pairs],
+            safe="*",
+        )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]+")
+
+
+def _public_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, Mapping):
+        return {k: _public_value(v) for k, v in value.items()
+                if not (isinstance(k, str) and any(w in k.lower() for w in _SECRET_WORDS))}
+    if isinstance(value, (list, tuple)):
+        return [_public_value(v) for v in value]
+    return value
+
+
+def public_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain, mutable copy that is safe to write to disk or show: no key, token or secret of any kind.
+
+    Keys naming a secret are left out (at any depth), and every URL has its credentials masked
+    (``backend_url`` like ``http://user:pass@host/v1`` → ``http://***@host/v1``; ``storage_url``
+    keeps its user name, never its password or query).
+    """
+    out = {
+        k: _public_value(_thaw(v))
+        for k, v in config.items()
+        if not any(word in k.lower() for word in _SECRET_WORDS)
+    }
+    if config.get("storage_url"):  # the database's password and query never reach a file (user kept)
+        from tradingagents.urls import redact_url as redact_database_url
+
+        out["storage_url"] = redact_database_url(str(config["storage_url"]))
     return out
+
+
+# folders the engine writes into (each is checked by ``check_home``)
+WRITABLE_DIRS = ("home", "memory_dir", "results_dir", "checkpoint_dir", "data_cache_dir")
+
+
+def check_home(config: Mapping[str, Any] | None = None) -> None:
+    """Raise ``ConfigError`` (naming the folder and what to do) unless every folder the engine
+    writes can be created and written: a home on ``/proc/self``, a read-only disk or a full one is
+    reported before any work, never as a traceback in the middle of a run.
+
+    The error's ``key`` names the setting ("home", "results_dir", …) so a front end can name its
+    own flag or field. Nothing is left behind: a missing folder is judged by its nearest existing
+    parent (a probe file is written there and removed).
+    """
+    import errno as _errno
+    import tempfile
+
+    cfg = resolve_config(config)
+    for key in WRITABLE_DIRS:
+        if not cfg.get(key):
+            continue
+        folder = Path(cfg[key])
+        existing = folder
+        while not existing.exists() and existing.parent != existing:
+            existing = existing.parent
+        try:
+            if not existing.is_dir():
+                raise NotADirectoryError(_errno.ENOTDIR, "it is a file, not a folder", str(existing))
+            fd, probe = tempfile.mkstemp(prefix=".write-check.", dir=existing)
+            try:
+                os.write(fd, b"ok")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+                os.unlink(probe)
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            if exc.errno in (_errno.ENOSPC, _errno.EDQUOT):
+                todo = "Free some space on that disk, or use a home folder on another disk"
+            else:
+                todo = "Use a folder you can write to"
+            where = "" if existing == folder else f" ({existing} {reason.lower()})"
+            error = ConfigError(
+                f"The {key.replace('_', ' ')} folder {folder} cannot be written"
+                + (where or f" ({reason})") + f". {todo}: set --home / TRADINGAGENTS_HOME (or the app's "
+                "home setting) to a writable folder."
+            )
+            error.key = key  # type: ignore[attr-defined]
+            raise error from exc

@@ -40,6 +40,7 @@ class Propagator:
             "trader_investment_plan": "",
             "risk_debate_state": empty_risk_debate_state(),
             "final_trade_decision": "",
+            "final_rating": "",
             "debate_turns": [],
         }
 

@@ -38,11 +38,14 @@ def atomic_write_text(path: Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and not exc.filename:
+            # a failed write (a full disk) names no file: say which one it was
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
 
 

@@ -18,3 +18,15 @@ class SignalProcessor:
 
 def process_signal(full_signal: str | None, default: str = "Hold") -> str:
     return SignalProcessor().process_signal(full_signal, default=default)
+
+
+def state_rating(state, default: str = "Hold") -> str:
+    """The rating of a final state: its ``final_rating`` (the Portfolio Manager's structured answer).
+
+    Only a state without one (saved before the key existed, or built by hand) falls back to
+    parsing ``final_trade_decision``; the text is never parsed over a structured rating.
+    """
+    rating = (state or {}).get("final_rating")
+    if isinstance(rating, str) and rating in RATINGS_5_TIER:
+        return rating
+    return process_signal((state or {}).get("final_trade_decision"), default=default)

@@ -43,7 +43,7 @@ from tradingagents.graph.events import EventCallback, RunEvent, describe_error, 
 from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.results import REPORT_FILE, STATE_FILE, public_meta
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, GraphSetup
-from tradingagents.graph.signal_processing import SignalProcessor
+from tradingagents.graph.signal_processing import SignalProcessor, state_rating
 from tradingagents.validation import (
     InvalidDateError,
     ValidationError,
@@ -104,6 +104,7 @@ class _RunReporter:
         self.debate_turns: list[dict[str, Any]] = []  # this run's turns (a resume starts with the saved ones)
         self.deferred: list[tuple[str, dict[str, Any]]] = []  # events to send right after run_started
         self.tool_texts: list[str] = []  # every tool result of this segment (for the missing-data lines)
+        self.warnings: list[str] = []  # what the run worked around (a damaged checkpoint moved aside)
 
     def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
         if self.on_event is None:
@@ -518,6 +519,8 @@ class TradingAgentsGraph:
         graph_builder = self.build_graph(trade_date, analysts)
         if cfg.get("checkpoint_enabled"):
             saver = storage.open_checkpointer(cfg, ticker)
+            # shown by run_started and saved in the meta (a damaged database moved aside)
+            reporter.warnings.extend(getattr(saver, "warnings", None) or [])
         else:
             from langgraph.checkpoint.memory import InMemorySaver
 
@@ -539,7 +542,7 @@ class TradingAgentsGraph:
         status, previous = self._log_status(ticker, trade_date)
         final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
         turns = list(final_state.pop("debate_turns", None) or [])
-        rating = self.signal_processor.process_signal(final_state.get("final_trade_decision"))
+        rating = final_state["final_rating"] = state_rating(final_state)  # the structured rating wins
         if status == "pending" and previous != rating:
             log_note = f"updated the pending decision of {trade_date}: {previous} → {rating}"
         elif status == "pending":
@@ -569,6 +572,7 @@ class TradingAgentsGraph:
             "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
             "node_times_ms": reporter.node_times_ms(),
             "debate_turns": turns,
+            "warnings": list(reporter.warnings),
             "config": self.config,  # saved as public_config(...) only
         }
         saved_meta = public_meta(cfg, meta)
@@ -626,7 +630,7 @@ class TradingAgentsGraph:
 
         reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
                       analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
-                      plan=team.plan(analysts), settings=dict(settings))
+                      plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
         for kind, data in reporter.deferred:
             reporter.emit(kind, None, **data)
         reporter.deferred.clear()
@@ -727,7 +731,7 @@ class TradingAgentsGraph:
             raise RuntimeError("Nothing to reflect on: call propagate() first.")
         state = self.curr_state
         ticker = state.get("company_of_interest") or ""
-        rating = self.process_signal(state.get("final_trade_decision", ""))
+        rating = state_rating(state)
         lessons = self.reflector.role_lessons(
             ticker=ticker, date=state.get("trade_date"), rating=rating,
             decision=state.get("final_trade_decision", ""), raw=outcome["raw"], alpha=outcome["alpha"],

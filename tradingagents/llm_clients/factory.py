@@ -175,6 +175,18 @@ def served_model(base_url: str, api_key: str, timeout: float, label: str) -> str
     return str(models[0])
 
 
+def _split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``(url without user:password@, (user, password) or None)``."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    auth = (unquote(parts.username or ""), unquote(parts.password or ""))
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), auth
+
+
 def create_llm(
     config: Mapping[str, Any] | None = None,
     kind: Kind = "quick",
@@ -209,6 +221,9 @@ def create_llm(
     model_name = model or _model_name(cfg, kind)
     if model_name is None:
         model_name = served_model(base_url, key, cfg["llm_timeout"], PROVIDER_PRESETS[provider]["label"])
+    # user:password in the URL becomes HTTP basic auth of the client, so the URL the SDK (and httpx's
+    # request log) sees carries no credentials
+    base_url, auth = _split_userinfo(base_url)
     kwargs: dict[str, Any] = {
         "model": model_name,
         "api_key": key,
@@ -224,6 +239,10 @@ def create_llm(
     if callbacks:
         kwargs["callbacks"] = list(callbacks)
     from tradingagents.llm_clients.openai_chat import BoundedChatOpenAI  # imports langchain-openai
+    from tradingagents.llm_clients.text import valid_unicode_http_client
+
+    # answers are made valid Unicode before the SDK parses them (structured output included)
+    kwargs["http_client"] = valid_unicode_http_client(auth=auth)
 
     llm = BoundedChatOpenAI(**kwargs)
     llm._limiter = limiter if limiter is not None else make_limiter(cfg)

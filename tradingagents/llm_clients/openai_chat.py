@@ -23,6 +23,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
 from tradingagents.errors import LLMCallError
+from tradingagents.llm_clients.text import clean_message, clean_result, valid_text
 from tradingagents.llm_presets import PROVIDER_PRESETS, public_url
 
 NO_KEY_PLACEHOLDER = "not-needed"
@@ -169,6 +170,7 @@ class BoundedChatOpenAI(ChatOpenAI):
                     if translated is None or translated is exc:
                         raise
                     raise translated from exc
+            clean_result(result)  # valid Unicode on receipt: no lone surrogate goes any further
             problem = _message_problem(result, kwargs.get("tools"))
             if problem is None:
                 return result
@@ -177,7 +179,11 @@ class BoundedChatOpenAI(ChatOpenAI):
     def _stream(self, messages, stop=None, run_manager=None, **kwargs):
         with _slot(self._limiter):
             try:
-                yield from super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs)
+                for chunk in super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs):
+                    clean_message(getattr(chunk, "message", None))
+                    if isinstance(getattr(chunk, "text", None), str):
+                        chunk.text = valid_text(chunk.text)
+                    yield chunk
             except Exception as exc:  # noqa: BLE001
                 translated = self._translate(exc)
                 if translated is None or translated is exc:

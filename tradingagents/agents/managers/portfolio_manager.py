@@ -67,15 +67,25 @@ def render_decision(decision: PortfolioDecision) -> str:
     return "\n\n".join(parts)
 
 
-def render_text_decision(text: str) -> str:
-    """The plain-text fallback: the rating from ``parse_rating``, then the model's text."""
-    rating = parse_rating(text) or "Hold"
+def text_rating(text: str) -> str:
+    """The rating of a plain-text answer (the fallback when the server has no structured output)."""
+    return parse_rating(text) or "Hold"
+
+
+def render_text_decision(text: str, rating: str | None = None) -> str:
+    """The plain-text fallback: the rating (``text_rating`` unless given), then the model's text."""
+    rating = rating or text_rating(text)
     body = text.strip() or "The model gave no explanation."
     return f"**Rating**: {rating}\n\n### Executive Summary\n\n{body}"
 
 
 def create_portfolio_manager(llm, memory, config=None):
-    """Node "Portfolio Manager": writes ``final_trade_decision`` and the risk debate's ``judge_decision``."""
+    """Node "Portfolio Manager": writes ``final_trade_decision``, ``final_rating`` and ``judge_decision``.
+
+    ``final_rating`` is THE rating of the run: the structured answer's field (or, for a plain-text
+    answer, the rating parsed once from that text); the markdown is rendered from it, so nothing
+    downstream needs to parse the text again ("Last month's rating: Sell" in a summary never wins).
+    """
     cfg = agent_config(config)
 
     def portfolio_manager_node(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -97,11 +107,14 @@ def create_portfolio_manager(llm, memory, config=None):
         messages = [SystemMessage(content=system), HumanMessage(content=human)]
         decision, raw = invoke_structured(llm, PortfolioDecision, messages)
         if isinstance(decision, PortfolioDecision):
+            rating = str(decision.rating)
             markdown = render_decision(decision)
         else:
-            markdown = render_text_decision(message_text(raw))
+            text = message_text(raw)
+            rating = text_rating(text)
+            markdown = render_text_decision(text, rating)
         new_debate = dict(debate)
         new_debate["judge_decision"] = markdown
-        return {"final_trade_decision": markdown, "risk_debate_state": new_debate}
+        return {"final_trade_decision": markdown, "final_rating": rating, "risk_debate_state": new_debate}
 
     return portfolio_manager_node

@@ -56,6 +56,8 @@ class AgentState(MessagesState):
     trader_investment_plan: str
     risk_debate_state: RiskDebateState
     final_trade_decision: str
+    # the Portfolio Manager's rating as it answered it (structured), never re-parsed from the text
+    final_rating: str
     # one record per debate turn, appended by the debaters: {debate, role, speaker, round, turn, text}
     debate_turns: Annotated[list, operator.add]
 

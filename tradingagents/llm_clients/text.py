@@ -1,0 +1,153 @@
+"""Model text made valid Unicode on receipt: lone surrogates (``\\ud800``) become U+FFFD.
+
+A JSON answer may carry ``"\\ud800"``, which Python decodes to a lone surrogate: a ``str`` that
+cannot be encoded to UTF-8, so the first file write, SQLite insert or terminal print of it raises
+``UnicodeEncodeError`` — one node after the answer arrived, and again on every resume. The chat
+model cleans every answer (content, tool-call arguments, structured output, streamed chunks)
+before anything else sees it, so nothing downstream can meet such a string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import httpx
+
+REPLACEMENT = "\ufffd"
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (a valid pair is kept as its character)."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        # through UTF-16 with surrogatepass, a valid pair recombines and a lone half becomes U+FFFD
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def valid_data(value: Any) -> Any:
+    """``value`` (str, list, tuple, dict, or other) with every string in it made valid."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {valid_data(k): valid_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [valid_data(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(valid_data(v) for v in value)
+    return value
+
+
+def clean_message(message: Any) -> Any:
+    """Clean an AI message (or chunk) in place: content, tool calls, tool-call chunks, extra kwargs."""
+    for attr in ("content", "tool_calls", "invalid_tool_calls", "tool_call_chunks", "additional_kwargs"):
+        value = getattr(message, attr, None)
+        if value is not None and _has_bad(value):
+            try:
+                setattr(message, attr, valid_data(value))
+            except (AttributeError, TypeError, ValueError):
+                pass
+    return message
+
+
+def _has_bad(value: Any) -> bool:
+    """Whether any string in ``value`` cannot be encoded to UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return False
+        except UnicodeEncodeError:
+            return True
+    if isinstance(value, dict):
+        return any(_has_bad(k) or _has_bad(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_bad(v) for v in value)
+    return False
+
+
+def clean_result(result: Any) -> Any:
+    """Clean every generation of a ChatResult (message and text) in place; returns it."""
+    for gen in getattr(result, "generations", None) or []:
+        message = getattr(gen, "message", None)
+        if message is not None:
+            clean_message(message)
+        text = getattr(gen, "text", None)
+        if isinstance(text, str) and _has_bad(text):
+            try:
+                gen.text = valid_text(text)
+            except (AttributeError, TypeError, ValueError):
+                pass
+    return result
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def valid_json_body(body: bytes) -> bytes | None:
+    """A JSON body re-encoded without lone surrogates, or None when it has none (or is not JSON).
+
+    The OpenAI SDK parses a structured answer (``response_format``) itself, with pydantic, which
+    refuses the whole answer on one ``"\\ud800"`` escape — in the body, or inside the answer's
+    own JSON text; cleaning both before the SDK reads them keeps the structured answer (cleaned)
+    instead of losing it to the plain-text fallback.
+    """
+    if not _SURROGATE_ESCAPE.search(body):
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    fixed = _valid_embedded(data)
+    if fixed == data and not _has_bad(data):
+        return None  # only valid pairs
+    return json.dumps(fixed).encode("ascii")
+
+
+def _valid_embedded(value: Any) -> Any:
+    """``valid_data``, and a string that is itself JSON with a lone-surrogate escape is re-encoded."""
+    if isinstance(value, str):
+        text = valid_text(value)
+        if text[:1] in "{[" and _SURROGATE_ESCAPE.search(text.encode("utf-8")):
+            try:
+                inner = json.loads(text)
+            except ValueError:
+                return text
+            if _has_bad(inner):
+                return json.dumps(valid_data(inner), ensure_ascii=False)
+        return text
+    if isinstance(value, dict):
+        return {k: _valid_embedded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_valid_embedded(v) for v in value]
+    return value
+
+
+class ValidUnicodeTransport(httpx.BaseTransport):
+    """An httpx transport that hands on JSON responses with every lone surrogate replaced."""
+
+    def __init__(self, inner: httpx.BaseTransport | None = None) -> None:
+        self.inner = inner or httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if "json" not in response.headers.get("content-type", ""):
+            return response  # SSE streams are cleaned per chunk by the chat model
+        body = response.read()
+        fixed = valid_json_body(body)
+        if fixed is None:
+            return response
+        headers = [(k, v) for k, v in response.headers.multi_items()
+                   if k.lower() not in ("content-length", "content-encoding", "transfer-encoding")]
+        return httpx.Response(response.status_code, headers=headers, content=fixed, request=request,
+                              extensions=response.extensions)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def valid_unicode_http_client(**kwargs: Any) -> httpx.Client:
+    """An ``httpx.Client`` for the OpenAI SDK whose JSON answers never carry a lone surrogate."""
+    return httpx.Client(transport=ValidUnicodeTransport(), follow_redirects=True, **kwargs)
