@@ -98,7 +98,8 @@ def test_old_entries_without_provenance_still_load_and_settle(ta_home):
     [settled] = result.settled
     [entry] = TradingMemoryLog(None).load_entries()
     assert not entry["pending"]
-    assert entry["entry_price"] == pytest.approx(settled["entry_price"]) and entry["entry_price"] > 0
+    assert entry["raw"] == pytest.approx(settled["raw"]) and entry["entry_price"] > 0
+    assert entry["raw"] == pytest.approx(entry["exit_price"] / entry["entry_price"] - 1)
     assert entry["exit_price"] > 0 and entry["benchmark"] == "SPY" and entry["end_date"] > DATE
     assert entry["bench_raw"] == pytest.approx(entry["raw"] - entry["alpha"])
 
@@ -154,7 +155,7 @@ def test_one_bad_entry_is_skipped_and_reported_while_the_rest_settle(ta_home, tm
     # the inf row is no price: the window runs one session longer (05-14 skipped), never a crash
     assert [s["ticker"] for s in result.settled] == ["GOOD", "BAD"]
     bad = result.settled[1]
-    assert bad["raw"] == pytest.approx(0.0) and bad["end_date"] == "2024-05-20"
+    assert bad["raw"] == pytest.approx(0.0)
     reasons = {p["ticker"]: p["reason"] for p in result.pending}
     assert set(reasons) == {"OLD", "NOSPY", "CRASH"}
     assert "1970" in reasons["OLD"] and "bad entry" in reasons["OLD"]
@@ -163,6 +164,7 @@ def test_one_bad_entry_is_skipped_and_reported_while_the_rest_settle(ta_home, tm
     assert sorted(p.split(" ")[0] for p in result.problems) == ["CRASH", "NOSPY", "OLD"]
     entries = {e["ticker"]: e for e in TradingMemoryLog(resolve_config(cfg)).load_entries()}
     assert not entries["GOOD"]["pending"] and entries["OLD"]["pending"] and entries["CRASH"]["pending"]
+    assert entries["BAD"]["end_date"] == "2024-05-20" and entries["BAD"]["exit_price"] == 50.0
 
 
 def test_an_open_window_and_a_missing_benchmark_are_told_apart(ta_home, tmp_path):

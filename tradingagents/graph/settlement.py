@@ -32,8 +32,9 @@ from tradingagents.errors import TradingAgentsError
 
 log = logging.getLogger(__name__)
 
-SETTLED_KEYS = ("ticker", "date", "rating", "raw", "alpha", "holding", "benchmark", "reflection",
-                "entry_price", "exit_price", "bench_raw", "end_date")
+SETTLED_KEYS = ("ticker", "date", "rating", "raw", "alpha", "holding", "benchmark", "reflection")
+# kept in the log per settled entry (load_entries keys), not in SettleResult.settled
+PRICE_KEYS = ("entry_price", "exit_price", "bench_raw", "end_date")
 MIN_DATE = "1970-01-01"  # an entry dated before it is damaged (no source has prices that old)
 
 
@@ -162,9 +163,9 @@ class Settler:
             if isinstance(settled, str):
                 result.pending.append({"ticker": entry["ticker"], "date": entry["date"], "reason": settled})
                 continue
-            result.settled.append(settled)
+            result.settled.append({k: settled[k] for k in SETTLED_KEYS})
             update = {k: settled[k] for k in ("ticker", "date", "raw", "alpha", "holding", "reflection",
-                                              "entry_price", "exit_price", "bench_raw", "benchmark", "end_date")}
+                                              "benchmark", *PRICE_KEYS)}
             if lessons is not None:
                 pairs, known_from = lessons
                 update["lessons_due"] = {k: [v[0], v[1]] for k, v in pairs.items() if v and v[0] and v[1]}
