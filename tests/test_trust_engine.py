@@ -254,7 +254,7 @@ def test_a_reanalysis_updates_the_pending_entry_and_the_report_agrees(fake_opena
     assert entry["pending"] and entry["rating"] == "Sell" and "Sell" in entry["decision"]
     note = f"updated the pending decision of {day}: Hold → Sell"
     [done] = [e for e in events if e.kind == "run_finished"]
-    assert done.data["record"]["meta"]["log_note"] == note
+    assert done.data["record"]["meta"]["log_note"] == note == done.data["log_note"]
     doc, report = _saved(ta_home, "NVDA", day)
     assert doc["rating"] == "Sell" and f"- Memory log: {note}" in report
 

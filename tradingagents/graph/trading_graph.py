@@ -1,14 +1,17 @@
 """TradingAgentsGraph: propagate a ticker on a date through the team, settle, resume, events.
 
 ``propagate(ticker, date)`` (DESIGN §2): validate the input once, before any model call (everything
-below receives validated values); (1) settle this ticker's pending log entries whose holding window
-has closed (``settlement.Settler``, sharing this graph's model, log and memories); (2) build the
+below receives validated values); (0) no decision without data: ``session.check_prices`` must pass
+(else ``DataUnavailable``, CLI exit 3: nothing settled, logged, saved or charged); (1) settle this
+ticker's pending log entries whose holding window has closed (``settlement.Settler``, sharing this graph's model, log and memories); (2) build the
 initial state with ``past_context`` from the log ("" when ``memory_enabled`` is off) and
 ``instrument_context`` from the data provider; (3) run the graph
 with a per-ticker SQLite checkpoint (durability "sync") — a run that failed, was stopped or was
 killed resumes at the node that did not finish, finished nodes are not run again; (4) save the
-final state (results/<TICKER>/<date>/state.json + report.md) and store the decision as pending in
-the memory log; (5) clear the checkpoint; return ``(final_state, rating)``.
+final state (results/<TICKER>/<date>/state.json + report.md, whose header names the session note,
+the missing data and what happened to the log entry) and store the decision as pending in the
+memory log with its provenance — a re-analysis replaces a pending entry of the same day, a settled
+one is kept; (5) clear the checkpoint; return ``(final_state, rating)``.
 
 Progress is reported through ``on_event(RunEvent)`` (the contract is in ``events.py``), translated
 from LangGraph's own stream (``stream_mode=["tasks", "updates", "checkpoints"]``) in the thread that
@@ -411,7 +414,9 @@ class TradingAgentsGraph:
             "results_path": record["results_path"],
             "record": record,
         }
-        reporter.terminal("run_finished", rating=rating, elapsed_s=round(elapsed, 3), record=record)
+        reporter.terminal("run_finished", rating=rating, elapsed_s=round(elapsed, 3), record=record,
+                          log_note=meta.get("log_note"), missing_data=list(meta.get("missing_data") or []),
+                          session_note=meta.get("session_note"))
         with self._lock:
             self.curr_state = final_state
         return final_state, rating
