@@ -340,3 +340,17 @@ def test_usage_is_the_models_answered_calls_over_a_failure_and_resume(fake_opena
     answered = len(fake_openai.chat_requests) - 2  # every request but the two that got a 500
     doc, _ = _saved(ta_home, "NVDA", DATE)
     assert doc["meta"]["resumed"] is True and doc["meta"]["usage"]["llm_calls"] == answered
+
+
+def test_a_damaged_separator_is_a_problem_kept_verbatim(ta_home):
+    log = TradingMemoryLog(None)
+    log.store_decision("NVDA", DATE, "Buy.", rating="Buy")
+    log.store_decision("AAPL", "2024-05-13", "Sell.", rating="Sell")
+    text = log.path.read_text()
+    log.path.write_text(text.replace("ENTRY_END", "ENTRY_ENX", 1))
+    log = TradingMemoryLog(None)
+    assert log.load_entries() == []
+    [problem] = log.problems
+    assert "damaged separator" in problem and "2024-05-13 | AAPL" in problem
+    log.store_decision("MSFT", DATE, "Hold.", rating="Hold")  # a later write keeps the damaged block as it is
+    assert "ENTRY_ENX" in log.path.read_text() and [e["ticker"] for e in log.load_entries()] == ["MSFT"]

@@ -191,14 +191,24 @@ def _split_meta(raw: str) -> tuple[str, dict]:
     return raw[:pos], {k: meta[k] for k in (*META_KEYS, *_LESSON_KEYS) if k in meta}
 
 
+# an unescaped tag line inside a block: two entries merged by a damaged separator (we escape every
+# such line of model text, so only damage produces one)
+_INNER_TAG_RE = re.compile(r"\n\[\d{4}-\d{2}-\d{2} \|[^\n]*\]\n")
+
+
 def parse_block(raw: str) -> Block:
     core, meta = _split_meta(raw)
     m = _OWN_TAG_RE.match(core)
+    block = None
     if m is not None:
         block = _parse_own(raw, m, core, meta)
-        if block is not None:
-            return block
-    return _parse_general(raw, core, meta)
+    if block is None:
+        block = _parse_general(raw, core, meta)
+    if block.problem is None and _INNER_TAG_RE.search(core, 1):
+        inner = _INNER_TAG_RE.search(core, 1).group(0).strip()
+        block.problem = (f"another entry's tag {inner[:60]!r} inside it: a damaged separator merged two entries "
+                         "(restore the line <!-- ENTRY_END --> before that tag)")
+    return block
 
 
 def _parse_own(raw: str, m: re.Match, core: str, meta: dict) -> Block | None:
