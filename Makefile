@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test lint bench chromium postgresql clean
+.PHONY: run test lint bench chromium fonts postgresql clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,7 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
 	touch $(VENV)/.runtime $@
 
 run: $(VENV)/.runtime
+	@$(MAKE) --no-print-directory fonts || echo "note: the PDF report needs $(FONT_PKGS) for CJK text; the app runs without them"
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
 # Debian's Chromium for the browser tests (never a downloaded browser build).
@@ -28,6 +29,16 @@ chromium:
 	  echo "Installing Debian's chromium for the browser tests…"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+# Debian's fonts for the PDF report: DejaVu Sans, and WenQuanYi Micro Hei for Chinese, Japanese and
+# Korean text (without them the PDF falls back to Helvetica and cannot draw CJK characters).
+FONT_PKGS := fonts-dejavu-core fonts-wqy-microhei
+fonts:
+	@if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || [ ! -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; then \
+	  echo "Installing Debian's fonts for the PDF report ($(FONT_PKGS))…"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(FONT_PKGS) >/dev/null; \
 	fi
 
 # Debian's PostgreSQL for the desk-storage tests: they make a throwaway cluster (initdb) on 127.0.0.1.
@@ -41,7 +52,7 @@ postgresql:
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 
-test: $(VENV)/.dev chromium postgresql lint
+test: $(VENV)/.dev chromium fonts postgresql lint
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.dev chromium

@@ -2,20 +2,25 @@
 
 import streamlit as st
 
-from studio import ui
+from studio import theme, ui
 
-st.set_page_config(page_title="TradingAgents Studio", page_icon=":material/insights:", layout="wide")
+# an emoji favicon: Streamlit draws it locally, while a ":material/…:" page icon is fetched from a font CDN
+# (the page must load nothing from outside this machine; the navigation icons use the bundled font)
+st.set_page_config(page_title="TradingAgents Studio", page_icon="📈", layout="wide")
 
 PAGES = [
     st.Page("pages/run.py", title="Run", icon=":material/rocket_launch:", url_path="run", default=True),
     st.Page("pages/debates.py", title="Debates", icon=":material/forum:", url_path="debates"),
     st.Page("pages/memory_log.py", title="Memory log", icon=":material/menu_book:", url_path="memory_log"),
     st.Page("pages/memories.py", title="Memories", icon=":material/psychology:", url_path="memories"),
+    st.Page("pages/history.py", title="History", icon=":material/history:", url_path="history"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
     st.Page("pages/backtest.py", title="Backtest", icon=":material/query_stats:", url_path="backtest"),
 ]
 
 page = st.navigation(PAGES)
 ui.inject_css()
+st.html(theme.base_css())
 ui.sidebar_settings()
 with ui.routed():
     page.run()

@@ -5,6 +5,10 @@
 Starts `streamlit run app.py` with a temporary home (offline engine, synthetic demo data), runs four
 monthly analyses of NVDA in headless Debian Chromium, and captures each page; ``run_live.png``
 is a run in progress through a local fake OpenAI-compatible server that answers in 0.6 s.
+
+The demo script's screenshots (``demo-<step>-<width>-<light|dark>.png``: first visit, example run,
+battle view, replay, comparison, History with the PDF download, Memory log) are written by the
+browser test that walks it: ``.venv/bin/python -m pytest tests/browser/test_demo_script.py``.
 """
 
 from __future__ import annotations

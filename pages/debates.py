@@ -1,26 +1,41 @@
-"""Debates page: bull/bear and risk debates as chat bubbles, with each judge's verdict; replay mode."""
+"""Debates page: a battle view — bull and bear face each other, the three risk voices apart, round
+dividers, each judge's verdict pinned beside its debate, replay with play/pause and speed."""
 
 from __future__ import annotations
 
+import html
+import time
+
 import streamlit as st
 
-from studio import ui
-from studio.debates import Turn, turns_from_events, turns_from_saved
+from studio import theme, ui
+from studio.debates import ANSWERS_CAPTION, Turn, rebuttals, replay_step, turns_from_events, turns_from_saved
 from tradingagents import team
 from tradingagents.storage import list_runs, load_run
 
 ui.require_router()
 
+SPEEDS = {"0.5×": 4.0, "1×": 2.0, "2×": 1.0, "4×": 0.5}  # replay speed → seconds per turn
+PANE_HEIGHT = 560
+SECTION_TITLES = {d: f"{team.DEBATE_TITLES[d]} — {' · '.join(r.speaker for r in team.speakers(d))}"
+                  for d in team.DEBATES}
+
 
 def main() -> None:
     config = ui.current_config()
     registry = ui.get_registry()
+    st.html(theme.battle_css())
 
-    st.title("Debates")
-    st.html(ui.badges_html(config))
+    head, present_col = st.columns([3, 1.4], vertical_alignment="bottom")
+    head.title("Debates")
+    presentation = present_col.toggle("Presentation", key="debate_present",
+                                      help="Full screen for an audience: hides the sidebar and the app's chrome.")
+    if presentation:
+        st.html(theme.presentation_css())
+    else:
+        st.html(ui.badges_html(config))
 
     past = list_runs(config)
-
     sources: list[tuple[str, str]] = []  # (label, id)
     current = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))
     if current is not None:
@@ -34,7 +49,15 @@ def main() -> None:
         st.page_link("pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
         return
 
+    # a link such as /debates?ticker=NVDA&date=2024-05-10 (History, Backtest) opens that saved run
+    wanted = f"saved:{st.query_params.get('ticker', '')}|{st.query_params.get('date', '')}"
+    ids = [s[1] for s in sources]
+    if wanted in ids and st.session_state.get("_debate_link") != wanted:
+        st.session_state["_debate_link"] = wanted
+        st.session_state["debate_source"] = ids.index(wanted)
     labels = [s[0] for s in sources]
+    if st.session_state.get("debate_source", 0) >= len(sources):
+        st.session_state["debate_source"] = 0
     choice = st.selectbox("Run", range(len(sources)), format_func=lambda i: labels[i], key="debate_source")
     source_id = sources[choice][1]
     turns: list[Turn]
@@ -61,28 +84,60 @@ def main() -> None:
         return
 
     mode = st.segmented_control("Mode", ["Full debate", "Replay"], default="Full debate", key="debate_mode")
-    visible = turns
     if mode == "Replay":
-        key = f"replay_{source_id}"
-        st.session_state.setdefault(key, 1)
-        b1, b2, b3, b4, info = st.columns([1, 1, 1, 1, 3])
-        if b1.button("Start", key="rp_start", icon=":material/first_page:"):
-            st.session_state[key] = 1
-        if b2.button("Back", key="rp_back", icon=":material/chevron_left:"):
-            st.session_state[key] = max(1, st.session_state[key] - 1)
-        if b3.button("Next", key="rp_next", type="primary", icon=":material/chevron_right:"):
-            st.session_state[key] = min(len(turns), st.session_state[key] + 1)
-        if b4.button("End", key="rp_end", icon=":material/last_page:"):
-            st.session_state[key] = len(turns)
-        step = st.session_state[key]
-        info.progress(step / len(turns), text=f"Turn {step} of {len(turns)}")
-        visible = turns[:step]
-
-    render_turns(visible, turns, replay=mode == "Replay")
+        replay(turns, f"replay_{source_id}")
+    else:
+        render_turns(turns, turns, replay=False)
 
 
-SECTION_TITLES = {d: f"{team.DEBATE_TITLES[d]} — {' · '.join(r.speaker for r in team.speakers(d))}"
-                  for d in team.DEBATES}
+def replay(turns: list[Turn], key: str) -> None:
+    """Controls (full reruns) and the replayed view (a fragment that ticks while playing)."""
+    s = st.session_state
+    s.setdefault(key, 1)
+    s.setdefault(f"{key}_playing", False)
+    total = len(turns)
+
+    def act(action: str) -> None:
+        s[key] = replay_step(s[key], total, action)
+        if action in ("start", "back", "next", "end"):
+            s[f"{key}_playing"] = False
+
+    def play_pause() -> None:
+        playing = not s[f"{key}_playing"]
+        if playing and s[key] >= total:
+            s[key] = 1  # Play at the end starts over
+        s[f"{key}_playing"] = playing
+        s[f"{key}_tick"] = time.monotonic()
+
+    playing = s[f"{key}_playing"]
+    with st.container(horizontal=True, vertical_alignment="bottom", key="ta-replay-controls"):
+        # a wrapping row: on a narrow screen the buttons move to a second line instead of shrinking to "N…"
+        st.button("Pause" if playing else "Play", key="rp_play", type="primary", on_click=play_pause,
+                  icon=":material/pause:" if playing else ":material/play_arrow:")
+        st.button("Start", key="rp_start", on_click=act, args=("start",), icon=":material/first_page:",
+                  disabled=s[key] <= 1)
+        st.button("Back", key="rp_back", on_click=act, args=("back",), icon=":material/chevron_left:",
+                  disabled=s[key] <= 1)
+        st.button("Next", key="rp_next", on_click=act, args=("next",), icon=":material/chevron_right:",
+                  disabled=s[key] >= total)
+        st.button("End", key="rp_end", on_click=act, args=("end",), icon=":material/last_page:",
+                  disabled=s[key] >= total)
+        speed = st.select_slider("Speed", list(SPEEDS), value=s.get("rp_speed", "1×"), key="rp_speed", width=180)
+    interval = SPEEDS[speed]
+
+    @st.fragment(run_every=interval if playing else None)
+    def view() -> None:
+        if s.get(f"{key}_playing") and time.monotonic() - s.get(f"{key}_tick", 0.0) >= interval * 0.9:
+            s[key] = replay_step(s[key], total, "tick")
+            s[f"{key}_tick"] = time.monotonic()
+            if s[key] >= total:
+                s[f"{key}_playing"] = False
+                st.rerun()  # the whole page: the timer stops and Next/End turn grey
+        step = s[key]
+        st.progress(step / total, text=f"Turn {step} of {total}" + (" · playing" if s[f"{key}_playing"] else ""))
+        render_turns(turns[:step], turns, replay=True)
+
+    view()
 
 
 @st.fragment(run_every=1.0)
@@ -97,25 +152,66 @@ def live_debate(run_id: str) -> None:
     render_turns(turns, turns, replay=False)
 
 
-def render_turns(visible: list[Turn], turns: list[Turn], *, replay: bool) -> None:
-    shown_section = None
-    for i, turn in enumerate(visible):
-        if turn.debate != shown_section:
-            st.subheader(SECTION_TITLES[turn.debate])
-            shown_section = turn.debate
-        if turn.kind in ("turn", "history"):
-            with st.chat_message(turn.speaker, avatar=turn.avatar):
-                when = f"round {turn.round}" if turn.kind == "turn" else "every round (saved before per-turn records)"
-                st.markdown(f"**{turn.speaker}** · {when}")
-                st.markdown(turn.text)
-        else:
-            title = {"verdict": "verdict", "proposal": "proposal"}[turn.kind]
-            with st.container(border=True):
-                st.markdown(f"{turn.avatar} **{turn.speaker} — {title}**")
-                st.markdown(turn.text)
-        if replay and i == len(visible) - 1 and len(visible) < len(turns):
-            st.caption(f"Next: {turns[len(visible)].speaker}")
+def _who(role: str) -> str:
+    return f'<span class="ta-who-{role}">{html.escape(team.ROLES[role].node)}</span>'
 
+
+def render_turns(visible: list[Turn], turns: list[Turn], *, replay: bool) -> None:
+    """Each debate as a battle: its turns in a scroll pane that follows the newest, its verdict beside."""
+    answers = rebuttals(turns)
+    st.caption(ANSWERS_CAPTION)
+    shown = {t.debate for t in visible}
+    for debate in team.DEBATES:
+        if debate not in shown:
+            continue
+        indexed = [(i, t) for i, t in enumerate(visible) if t.debate == debate]
+        st.subheader(SECTION_TITLES[debate])
+        with st.container(key=f"ta-arena-{debate}"):
+            pane, verdict_col = st.columns([3, 2])
+        with pane, st.container(height=PANE_HEIGHT, autoscroll=True, border=True, key=f"ta-battle-{debate}"):
+            last_round = None
+            for i, turn in indexed:
+                if turn.kind not in ("turn", "history"):
+                    continue
+                rnd = turn.round if turn.kind == "turn" else None
+                if rnd != last_round or i == indexed[0][0]:
+                    label = f"Round {rnd}" if rnd is not None else "Every round (saved before per-turn records)"
+                    st.html(f'<div class="ta-round" data-round="{rnd or ""}">{html.escape(label)}</div>')
+                    last_round = rnd
+                _bubble(i, turn, answers.get(i))
+        with verdict_col:
+            _verdict_card(debate, [t for _, t in indexed if t.kind in ("verdict", "proposal")], replay=replay)
+    if replay and len(visible) < len(turns):
+        st.caption(f"Next: {turns[len(visible)].speaker}")
+
+
+def _bubble(i: int, turn: Turn, answer: tuple[str, str] | None) -> None:
+    side = theme.side(turn.role)
+    weights = {"left": [7, 1], "right": [1, 7], "center": [1, 6, 1]}[side]
+    cols = st.columns(weights)
+    slot = {"left": 0, "right": 1, "center": 1}[side]
+    with cols[slot], st.container(key=f"{theme.turn_key(turn.role, i)}-{side}-"):
+        with st.chat_message(turn.speaker, avatar=turn.avatar):
+            when = f"round {turn.round}" if turn.round is not None else "every round"
+            st.html(f'<div class="ta-turn-head" data-role="{turn.role}" data-side="{side}">'
+                    f"{_who(turn.role)} · {html.escape(when)}</div>")
+            if answer is not None:
+                opp, sentence = answer
+                st.html(f'<div class="ta-answers" data-answers="{opp}">answers {_who(opp)}: '
+                        f"“{html.escape(sentence[:240])}”</div>")
+            st.markdown(turn.text)
+
+
+def _verdict_card(debate: str, cards: list[Turn], *, replay: bool) -> None:
+    judge = team.judge(debate)
+    with st.container(height=PANE_HEIGHT, border=True, key=f"ta-verdict-{debate}"):
+        if not any(c.kind == "verdict" for c in cards):
+            st.markdown(f"{judge.node} — verdict pending")
+            st.caption("The judge speaks after the last turn." if replay else "Not recorded for this run.")
+        for card in cards:
+            title = {"verdict": "verdict", "proposal": "proposal"}[card.kind]
+            st.markdown(f"**{card.speaker} — {title}**")
+            st.markdown(card.text)
 
 
 main()

@@ -1,9 +1,21 @@
-"""Run page: start an analysis, watch it live, stop/resume it, read the result, reopen past runs."""
+"""Run page: start an analysis, watch it live, stop/resume it, read the result, reopen past runs.
+
+URL parameters (shareable links):
+
+- ``?run=<id>``: the run of this server with that id (watch it; only the browser that started it
+  may stop or resume it); a refresh restores its settings into the sidebar.
+- ``?ticker=NVDA&date=2024-05-10``: the saved run of that ticker and date under ``<home>/results``;
+  with ``&backtest=<id>&variant=<name>`` the one under ``<home>/backtests/<id>/<name>/results``.
+- ``?prefill=<URL-encoded JSON>``: prefill the form and sidebar with {ticker, date, analysts,
+  debate_rounds, risk_rounds, provider, vendor} ("run again with changes").
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import html
+import re
+from pathlib import Path
 
 import streamlit as st
 
@@ -16,10 +28,14 @@ from tradingagents.storage import list_runs, load_run
 
 ui.require_router()
 
-POLL_S = 0.5
+POLL_S = 0.5  # the live board; the reports below it refresh less often
+REPORTS_POLL_S = 2.0
+LIVE_TEXT_CHARS = 4000
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,80}$")
 
 config = ui.current_config()
 registry = ui.get_registry()
+me = ui.browser_id()
 
 
 def last_business_day(today: dt.date | None = None) -> dt.date:
@@ -34,6 +50,13 @@ def _clock(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%H:%M:%S") if ts else ""
 
 
+def error_text(exc: BaseException) -> str:
+    """What the page says for a refused start or resume: the sidebar's words, never a class name."""
+    if isinstance(exc, ConfigError) and (getattr(exc, "key", None) or getattr(exc, "key_env", None)):
+        return ui.config_error_text(exc, config)
+    return str(exc)
+
+
 def finishes_attr(progress) -> str:
     """Every node-finish time of the run, so a page (and the app bench) can tell what it shows."""
     return ",".join(f"{iv['end']:.3f}" for iv in progress.intervals if iv.get("end") is not None)
@@ -41,6 +64,15 @@ def finishes_attr(progress) -> str:
 
 def agent_board_html(progress) -> str:
     rows = []
+    settle = progress.settle
+    if settle:
+        if settle["status"] == "running":
+            rows.append('<div class="ta-agent running" data-step="settle" data-status="running">'
+                        '<span><i class="dot"></i>Settling past decisions</span><span class="t">…</span></div>')
+        else:
+            what = f"{settle['settled']} settled · {settle['pending']} pending"
+            rows.append(f'<div class="ta-agent done" data-step="settle" data-status="done">'
+                        f'<span><i class="dot"></i>Settled past decisions</span><span class="t">{what}</span></div>')
     for team_name, agents in progress.teams.items():
         rows.append(f'<div class="ta-team">{html.escape(team_name)}</div>')
         for a in agents:
@@ -60,9 +92,49 @@ def agent_board_html(progress) -> str:
     return f'<div class="ta-board" data-finishes="{finishes_attr(progress)}">' + "".join(rows) + "</div>"
 
 
+def flow_html() -> str:
+    """The team as a compact flow, from the roster's plan: teams in order, then the memory log."""
+    boxes = []
+    for group in team.plan(list(team.ANALYST_KEYS)):
+        agents = group["agents"]
+        joiner = " ⇄ " if group["team"] == "Research Team" and len(agents) > 2 else " · "
+        if group["team"] == "Research Team" and len(agents) > 2:
+            names = joiner.join(a.removesuffix(" Researcher") for a in agents[:-1]) + f" → {agents[-1]}"
+        else:
+            names = joiner.join(a.removesuffix(" Analyst") if group["team"] == "Analyst Team" else a
+                                for a in agents)
+        boxes.append(f'<div class="ta-flow-box"><b>{html.escape(group["team"])}</b>'
+                     f'<span>{html.escape(names)}</span></div>')
+    boxes.append('<div class="ta-flow-box"><b>Memory log</b><span>each decision is settled later '
+                 'against the market and becomes a lesson</span></div>')
+    return '<div class="ta-flow">' + '<div class="ta-flow-arrow">→</div>'.join(boxes) + "</div>"
+
+
+def render_reports(p) -> None:
+    if not p.reports:
+        st.caption("Reports appear here as each agent finishes.")
+        return
+    newest = p.newest_report
+    if newest:
+        st.markdown(f"**Latest: {REPORT_TITLES.get(newest, newest)}**")
+        with st.container(border=True, height=320):
+            st.markdown(p.reports[newest])
+    for key, text in reversed(list(p.reports.items())):
+        if key != newest:
+            with st.expander(REPORT_TITLES.get(key, key), expanded=False):
+                st.markdown(text)
+
+
 def render_progress(handle: RunHandle, *, live: bool) -> None:
     p = handle.progress()
-    label = f"{p.current} is working…" if (live and p.current) else f"{p.fraction:.0%} of agents done"
+    if live and handle.stopping:
+        label = "Stopping after the current step…"
+    elif live and p.settle and p.settle["status"] == "running":
+        label = "Settling past decisions of this ticker before the analysis…"
+    elif live and p.current:
+        label = f"{p.current} is working…"
+    else:
+        label = f"{p.fraction:.0%} of agents done"
     st.progress(p.fraction, text=label)
     c = st.columns(5)
     c[0].metric("Elapsed", f"{p.elapsed_s:.1f}s")
@@ -70,19 +142,27 @@ def render_progress(handle: RunHandle, *, live: bool) -> None:
     c[2].metric("Tool calls", p.counters["tool_calls"])
     c[3].metric("Tokens in", f"{p.counters['input_tokens']:,}")
     c[4].metric("Tokens out", f"{p.counters['output_tokens']:,}")
+    if live and handle.expected_s:
+        left_s = max(0.0, handle.expected_s - p.elapsed_s)
+        st.caption(f"About {left_s:.0f}s left: past runs with these settings took {handle.expected_s:.0f}s "
+                   "(median).")
     left, right = st.columns([2, 3])
     with left:
         if not p.agents:
             st.caption("Starting: the board appears with the engine's plan of agents.")
         st.html(agent_board_html(p))
     with right:
-        t_reports, t_tools, t_time = st.tabs(["Reports so far", "Tool calls", "Timeline"])
-        with t_reports:
-            if not p.reports:
-                st.caption("Reports appear here as each agent finishes.")
-            for key, text in p.reports.items():
-                with st.expander(REPORT_TITLES.get(key, key), expanded=False):
-                    st.markdown(text)
+        if live:
+            if p.current:
+                st.markdown(f"**{p.current}** — live text")
+                with st.container(border=True, height=240):
+                    text = p.live_text[-LIVE_TEXT_CHARS:]
+                    st.markdown(text or "_waiting for the model's first words…_")
+            t_tools, t_time = st.tabs(["Tool calls", "Timeline"])
+        else:
+            t_reports, t_tools, t_time = st.tabs(["Reports", "Tool calls", "Timeline"])
+            with t_reports:
+                render_reports(p)
         with t_tools:
             if not p.tool_calls:
                 st.caption("No tool call yet.")
@@ -99,18 +179,43 @@ def render_progress(handle: RunHandle, *, live: bool) -> None:
                                 key="timeline_final")
 
 
+def changes_note(handle: RunHandle) -> None:
+    if handle.config_changes:
+        diff = "; ".join(f"{label}: {a or '—'} → {b or '—'}" for label, a, b in handle.config_changes)
+        st.info(f"Resumed with the settings on screen now, which differ from the run's original: {diff}.",
+                icon=":material/tune:")
+
+
 @st.fragment(run_every=POLL_S)
 def live_run(run_id: str) -> None:
     handle = registry.get(run_id)
     if handle is None or handle.done:
         st.rerun()
         return
-    head, stop_col = st.columns([5, 1])
-    head.markdown(f"#### Running **{handle.ticker}** as of {handle.date}")
-    if stop_col.button("Stop", key="stop_run", icon=":material/stop_circle:", help="Stops before the next agent step; resume later."):
-        registry.stop(run_id)
-        st.toast("Stopping after the current step…")
+    mine = handle.can_control(me)
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.markdown(f"#### Running **{handle.ticker}** as of {handle.date}")
+        if mine and not handle.stopping and st.button(
+                "Stop", key="stop_run", icon=":material/stop_circle:",
+                help="Stops before the next agent step; resume later."):
+            registry.stop(run_id, owner=me)
+    if handle.stopping:
+        st.warning("Stopping after the current step… No new agent starts; the checkpoint is kept.",
+                   icon=":material/hourglass_top:")
+    if not mine:
+        st.caption("This run was started in another browser: you can watch it; only that browser can stop "
+                   "or resume it.")
+    changes_note(handle)
     render_progress(handle, live=True)
+
+
+@st.fragment(run_every=REPORTS_POLL_S)
+def live_reports(run_id: str) -> None:
+    handle = registry.get(run_id)
+    if handle is None or handle.done:
+        return
+    st.markdown("##### Reports so far")
+    render_reports(handle.progress())
 
 
 @st.cache_data(ttl=600, show_spinner=False)
@@ -122,17 +227,14 @@ def _prices(vendor: str, home: str, ticker: str, date: str):
 def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None:
     ticker = state.get("company_of_interest") or meta.get("ticker", "")
     date = state.get("trade_date") or meta.get("date", "")
-    top_l, top_r = st.columns([1, 3])
-    with top_l:
-        st.caption("Portfolio manager's rating")
+    # the badge row above the decision: nothing overlaps at 800 px
+    with st.container(horizontal=True, vertical_alignment="center"):
         st.html(ui.rating_badge_html(rating))
-        st.caption(f"{ticker} · {date}")
-        if meta.get("llm_label") or meta.get("llm_provider"):
-            st.caption(f"LLM: {meta.get('llm_label') or meta.get('llm_provider')} · "
-                       f"data: {meta.get('data_label') or meta.get('data_vendor', '')}")
-    with top_r:
-        with st.container(border=True, height=360):
-            st.markdown(state.get("final_trade_decision") or "_No decision text._")
+        llm = meta.get("llm_label") or meta.get("llm_provider")
+        source = f" · LLM: {llm} · data: {meta.get('data_label') or meta.get('data_vendor', '')}" if llm else ""
+        st.caption(f"Portfolio manager's rating · {ticker} · {date}{source}")
+    with st.container(border=True, height=360, key=f"decision_{key}"):
+        st.markdown(state.get("final_trade_decision") or "_No decision text._")
     prices = None
     try:
         prices = _prices(meta.get("data_vendor") or config["data_vendor"], config["home"], ticker, date)
@@ -152,11 +254,78 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
     md = export.report_markdown(state, rating, meta)
     closes = [float(x) for x in prices["Close"].tail(60)] if prices is not None and len(prices) else None
     page = export.report_html(state, rating, meta, closes=closes)
-    d1, d2, _ = st.columns([1, 1, 3])
-    d1.download_button("Markdown report", md, file_name=f"{ticker}_{date}_report.md",
-                       mime="text/markdown", key=f"dl_md_{key}", icon=":material/download:")
-    d2.download_button("HTML report", page, file_name=f"{ticker}_{date}_report.html",
-                       mime="text/html", key=f"dl_html_{key}", icon=":material/download:")
+    with st.container(horizontal=True):
+        st.download_button("Markdown report", md, file_name=f"{ticker}_{date}_report.md",
+                           mime="text/markdown", key=f"dl_md_{key}", icon=":material/download:")
+        st.download_button("HTML report", page, file_name=f"{ticker}_{date}_report.html",
+                           mime="text/html", key=f"dl_html_{key}", icon=":material/download:")
+
+
+def start_run(ticker, date, analysts, run_config) -> bool:
+    """Start a run of this browser; False (with the message on screen) when it was refused."""
+    norm = (str(ticker or "")).strip().upper()
+    day = date.isoformat() if isinstance(date, dt.date) else str(date)
+    busy = [h for h in registry.list() if h.status == "running" and h.ticker == norm and h.date == day]
+    try:
+        if busy:
+            raise ValidationError(f"An analysis of {norm} on {day} is already running; wait for it or stop it. "
+                                  "Another date of the same ticker can run at the same time.")
+        run_id = registry.start(ticker, date, analysts, run_config, api_key=ui.api_key(), owner=me)
+    except (ValidationError, ConfigError) as exc:
+        st.error(error_text(exc), icon=":material/error:")
+        return False
+    show_run(run_id)
+    ui.mark_settings_of_run(run_id)
+    st.rerun()
+    return True
+
+
+def show_run(run_id: str) -> None:
+    st.session_state["run_id"] = run_id
+    st.session_state.pop("saved_run", None)
+    st.query_params.clear()
+    st.query_params["run"] = run_id
+
+
+def form_config() -> dict:
+    s = st.session_state
+    return {**config, "max_debate_rounds": int(s["form_debate"]), "max_risk_discuss_rounds": int(s["form_risk"]),
+            "analyst_execution": "parallel" if s["form_parallel"] else "sequential"}
+
+
+def apply_prefill(data: dict) -> None:
+    """?prefill= values into the form's fields (before the form is drawn); bad values are ignored."""
+    s = st.session_state
+    if isinstance(data.get("ticker"), str):
+        s["form_ticker"] = data["ticker"]
+    try:
+        s["form_date"] = dt.date.fromisoformat(str(data["date"]))
+    except (KeyError, ValueError):
+        pass
+    analysts = [a for a in data.get("analysts") or [] if a in team.ANALYST_KEYS]
+    if analysts:
+        s["form_analysts"] = analysts
+    for field, name in (("form_debate", "debate_rounds"), ("form_risk", "risk_rounds")):
+        value = data.get(name)
+        if isinstance(value, int) and ROUND_LIMITS[0] <= value <= ROUND_LIMITS[1]:
+            s[field] = value
+
+
+def saved_run_from_url() -> tuple[str, str, dict] | None:
+    """``?ticker=&date=`` (and ``&backtest=&variant=``): (ticker, date, config whose results_dir holds it)."""
+    q = st.query_params
+    ticker, date = q.get("ticker"), q.get("date")
+    if not ticker or not date:
+        return None
+    cfg = dict(config)
+    backtest, variant = q.get("backtest"), q.get("variant")
+    if backtest or variant:
+        if not (backtest and variant and SAFE_NAME.match(backtest) and SAFE_NAME.match(variant)):
+            st.error("The link names a backtest run with a bad id or variant: use letters, digits, '.', '_' "
+                     "or '-' for both &backtest= and &variant=.")
+            return None
+        cfg["results_dir"] = str(Path(config["home"]) / "backtests" / backtest / variant / "results")
+    return ticker, date, cfg
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,6 +336,57 @@ for k, v in (("form_ticker", "NVDA"), ("form_date", last_business_day()), ("form
              ("form_debate", 1), ("form_risk", 1),
              ("form_parallel", config.get("analyst_execution") == "parallel")):
     st.session_state.setdefault(k, v)
+# everything shown above the form goes into this one slot, so the form keeps its place on the page
+# (no stale copy of it while the page reruns after the onboarding or a notice goes away)
+notices = st.container()
+prefill = st.session_state.pop("_prefill_form", None)
+if prefill:
+    apply_prefill(prefill)
+    notices.info("The form is prefilled from the link: change what you like, then start the analysis.",
+            icon=":material/edit_note:")
+
+past = list_runs(config)
+offers = registry.checkpointed_runs(config)
+
+# onboarding: the first visit (no run anywhere yet), until dismissed
+if st.session_state.pop("_start_example", False):
+    example = {**config, "max_debate_rounds": 1, "max_risk_discuss_rounds": 1, "analyst_execution": "sequential"}
+    start_run("NVDA", last_business_day(), list(team.ANALYST_KEYS), example)
+first_visit = not past and not registry.list() and not offers and not st.session_state.get("onboard_dismissed")
+if first_visit:
+    with notices, st.container(border=True, key="onboarding"):
+        st.markdown("#### Meet the team")
+        st.markdown("A team of agents analyses one stock as of one day, the way a trading firm would: analysts "
+                    "write reports, two researchers debate them, a trader proposes, a risk committee argues, "
+                    "and the portfolio manager decides. Every decision is logged, settled later against the "
+                    "market, and remembered as a lesson.")
+        st.html(flow_html())
+        with st.container(horizontal=True):
+            if st.button("Run an example", type="primary", key="run_example", icon=":material/play_arrow:",
+                         help="NVDA on the last trading day, with the offline engine and synthetic demo data: "
+                              "no key, no network, about ten seconds."):
+                ui.queue_settings({"set_provider": "offline", "set_vendor": "demo"})
+                st.session_state["_start_example"] = True
+                st.session_state["form_ticker"] = "NVDA"
+                st.rerun()
+            if st.button("Dismiss", key="onboard_dismiss"):
+                st.session_state["onboard_dismissed"] = True
+                st.rerun()
+
+# runs checkpointed before a server restart
+for o in offers[:5]:
+    with notices, st.container(border=True):
+        st.markdown(f"**{o['ticker']} as of {o['date']}** was interrupted (the server restarted) and is checkpointed "
+                    f"at step {o['step']}. Resume continues it with the settings on screen now.")
+        if st.button("Resume", key=f"adopt_{o['thread_id']}", icon=":material/play_circle:"):
+            try:
+                new_id = registry.adopt(o, config=config, api_key=ui.api_key(), owner=me)
+            except (ValidationError, ConfigError) as exc:
+                st.error(error_text(exc), icon=":material/error:")
+            else:
+                show_run(new_id)
+                ui.mark_settings_of_run(new_id)
+                st.rerun()
 
 with st.form("run_form", border=True):
     c1, c2, c3, c4 = st.columns([1.2, 1.2, 1, 1])
@@ -183,31 +403,15 @@ with st.form("run_form", border=True):
 
 if submitted:
     s = st.session_state
-    busy = [h for h in registry.list() if h.status == "running"
-            and h.ticker == (s["form_ticker"] or "").strip().upper()]
-    try:
-        if busy:
-            raise ValidationError(f"An analysis of {busy[0].ticker} is already running; wait for it or stop it.")
-        run_config = {**config, "max_debate_rounds": int(s["form_debate"]),
-                      "max_risk_discuss_rounds": int(s["form_risk"]),
-                      "analyst_execution": "parallel" if s["form_parallel"] else "sequential"}
-        run_id = registry.start(s["form_ticker"], s["form_date"], s["form_analysts"], run_config,
-                                api_key=ui.api_key())
-    except (ValidationError, ConfigError) as exc:
-        st.error(str(exc), icon=":material/error:")
-    else:
-        st.session_state["run_id"] = run_id
-        st.session_state.pop("saved_run", None)
-        st.query_params.clear()
-        st.query_params["run"] = run_id
-        st.rerun()
+    start_run(s["form_ticker"], s["form_date"], s["form_analysts"], form_config())
 
 # which run to show: the URL wins (refresh), then the session
-run_id = st.query_params.get("run") or st.session_state.get("run_id")
+run_id = st.query_params.get("run") or (None if st.query_params.get("ticker") else st.session_state.get("run_id"))
 handle = registry.get(run_id)
 if run_id and handle is None:
     st.warning("That run is no longer in this server's memory (the server restarted). "
-               "Its saved result, if it finished, is under **Past runs** below.")
+               "Its saved result, if it finished, is under **Past runs** below; if it was checkpointed, "
+               "Resume is offered above.")
     st.query_params.pop("run", None)
     st.session_state.pop("run_id", None)
 elif handle is not None:
@@ -217,26 +421,42 @@ elif handle is not None:
 
 if handle is not None:
     st.divider()
+    mine = handle.can_control(me)
     if handle.status == "running":
         live_run(handle.run_id)
+        live_reports(handle.run_id)
     else:
         st.markdown(f"#### {handle.ticker} as of {handle.date} — {handle.status}")
         st.html(f'<span class="ta-run-state" data-run="{handle.run_id}" data-status="{handle.status}" '
                 f'data-created="{handle.created_at:.3f}" data-finished="{handle.finished_at or 0:.3f}" '
                 f'data-finishes="{finishes_attr(handle.progress())}"></span>')
+        changes_note(handle)
         if handle.status != "finished":
             kept = " Its checkpoint is kept: Resume continues where it stopped." if handle.resumable else ""
-            if handle.status == "failed":
+            if handle.status == "failed" and (handle.error_key or handle.error_key_env):
+                named = ConfigError(handle.error or "")
+                named.key, named.key_env = handle.error_key, handle.error_key_env  # type: ignore[attr-defined]
+                st.error(ui.config_error_text(named, handle.config), icon=":material/settings:")
+            elif handle.status == "failed":
                 st.error(f"The run failed: {handle.error}{kept}")
             elif handle.status == "crashed":
                 st.error(f"The run crashed: {handle.error} Please report it with the server log; "
                          "Run again tries once more.")
             else:
                 st.warning(f"The run was stopped.{kept}")
-            again = "Resume" if handle.resumable else "Run again"
-            if st.button(again, type="primary", key="resume_run", icon=":material/play_circle:"):
-                registry.resume(handle.run_id)
-                st.rerun()
+            if not mine:
+                st.caption("This run was started in another browser: only that browser can resume it.")
+            else:
+                again = "Resume" if handle.resumable else "Run again"
+                hint = ("Continues from the checkpoint with the settings on screen now."
+                        if handle.resumable else "Starts it again with the settings on screen now.")
+                if st.button(again, type="primary", key="resume_run", icon=":material/play_circle:", help=hint):
+                    try:
+                        registry.resume(handle.run_id, owner=me, config=config, api_key=ui.api_key())
+                    except (ValidationError, ConfigError) as exc:
+                        st.error(error_text(exc), icon=":material/error:")
+                    else:
+                        st.rerun()
             with st.expander("Progress when it ended", expanded=False):
                 render_progress(handle, live=False)
         else:
@@ -244,10 +464,25 @@ if handle is not None:
             if st.toggle("Show run details: agents, tool calls, timeline", key=f"details_{handle.run_id}"):
                 render_progress(handle, live=False)
 
+# a saved run named by the URL (?ticker=&date=, optionally &backtest=&variant=)
+linked = saved_run_from_url()
+if linked:
+    l_ticker, l_date, l_cfg = linked
+    try:
+        data = load_run(l_cfg, l_ticker, l_date)
+    except (OSError, ValueError) as exc:  # a missing or damaged file is reported, not raised
+        st.error(f"Could not open the saved run {l_ticker} {l_date}: {exc}")
+    else:
+        where = (f" (backtest {st.query_params.get('backtest')}, variant {st.query_params.get('variant')})"
+                 if st.query_params.get("backtest") else "")
+        st.divider()
+        st.markdown(f"#### Saved run: {l_ticker.upper()} as of {l_date}{where}")
+        render_result(data.get("state") or {}, data.get("rating"), data.get("meta") or {},
+                      key=f"linked_{l_ticker}_{l_date}")
+
 # ---------------------------------------------------------------------------------------------
 st.divider()
 st.subheader("Past runs")
-past = list_runs(config)
 if not past:
     st.info("No saved run yet in this home folder. Start an analysis above: its full report is saved "
             "under results/ and can be reopened here.")
@@ -258,7 +493,7 @@ else:
         width="stretch", hide_index=True,
     )
     labels = [f"{r['ticker']} · {r['date']} · {r.get('rating') or ''}" for r in past]
-    col_a, col_b = st.columns([3, 1])
+    col_a, col_b = st.columns([3, 1], vertical_alignment="bottom")
     pick = col_a.selectbox("Reopen a saved run", range(len(past)), format_func=lambda i: labels[i],
                            key="reopen_pick")
     if col_b.button("Open saved run", key="reopen_btn", icon=":material/folder_open:"):
@@ -273,4 +508,3 @@ else:
             st.markdown(f"#### Saved run: {saved[0]} as of {saved[1]}")
             render_result(data.get("state") or {}, data.get("rating"), data.get("meta") or {},
                           key=f"saved_{saved[0]}_{saved[1]}")
-

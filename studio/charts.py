@@ -41,8 +41,8 @@ def _subplots(**kwargs):
 RATING_COLORS = dict(zip(RATINGS, ("#1DB954", "#7BD389", "#F2C94C", "#F2994A", "#EB5757"), strict=True))
 """One colour per tier of the scale, most bullish (green) to most bearish (red)."""
 TEAM_COLORS = dict(zip(team.TEAMS, ("#2E9BFF", "#9B51E0", "#F2C94C", "#F2994A", "#1DB954"), strict=True))
+# no template of our own: st.plotly_chart's default theme="streamlit" follows the page's light or dark theme
 _LAYOUT = dict(
-    template="plotly_dark",
     paper_bgcolor="rgba(0,0,0,0)",
     plot_bgcolor="rgba(0,0,0,0)",
     margin=dict(l=10, r=10, t=40, b=10),

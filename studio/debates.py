@@ -9,6 +9,7 @@ one bubble per speaker. Speakers, judges and output keys come from the roster.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -110,3 +111,74 @@ def turns_from_saved(state: Mapping[str, Any] | None, meta: Mapping[str, Any] | 
             if proposal:
                 out.append(Turn(debate, "proposal", TRADER.key, proposal))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# which of the opponent's points a turn answers (a deterministic word-overlap match)
+# ---------------------------------------------------------------------------------------------
+ANSWERS_CAPTION = (
+    "“Answers” shows the sentence of the previous opponent turn that shares the most words with this "
+    "turn (a deterministic word-overlap match, ignoring numbers and common words; the model does not "
+    "label its rebuttals)."
+)
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+STOPWORDS = frozenset(
+    "the and but for are was were this that these those with from into onto than then their there they them "
+    "its it's our ours you your his her has have had not nor all any can could would should will shall may "
+    "might must been being also only very more most less such each which what when where who whom why how "
+    "over under about above below again once here just one two per via yet still because while whereas "
+    "round point main this is my me we us i am on in of to at as by or an be do so if no".split()
+)
+
+
+def terms(text: str) -> set[str]:
+    """The content words of ``text``: letters only (no numbers), lower case, without stop-words."""
+    return {w.lower() for w in _WORD.findall(text)} - STOPWORDS
+
+
+def sentences(text: str) -> list[str]:
+    out = []
+    for part in _SENTENCE.split(text or ""):
+        clean = re.sub(r"\*\*|__|`|^[#>\s]+", "", part).strip()
+        if len(terms(clean)) >= 2:
+            out.append(clean)
+    return out
+
+
+def answered_point(text: str, opponent_text: str) -> tuple[str, int] | None:
+    """The opponent's sentence sharing the most terms with ``text`` and how many (ties: the earliest)."""
+    mine = terms(text)
+    best: tuple[str, int] | None = None
+    for sentence in sentences(opponent_text):
+        shared = len(mine & terms(sentence))
+        if shared >= 2 and (best is None or shared > best[1]):
+            best = (sentence, shared)
+    return best
+
+
+def rebuttals(turns: list[Turn]) -> dict[int, tuple[str, str]]:
+    """For each debate turn (by index): (opponent role, the opponent sentence it answers).
+
+    The opponent is the latest earlier turn of the same debate by another speaker.
+    """
+    out: dict[int, tuple[str, str]] = {}
+    for i, turn in enumerate(turns):
+        if turn.kind not in ("turn", "history"):
+            continue
+        for prev in reversed(turns[:i]):
+            if prev.debate == turn.debate and prev.kind in ("turn", "history") and prev.role != turn.role:
+                match = answered_point(turn.text, prev.text)
+                if match is not None:
+                    out[i] = (prev.role, match[0])
+                break
+    return out
+
+
+def replay_step(step: int, total: int, action: str) -> int:
+    """The replay position after ``action`` (start, back, next, end, tick), always in 1..total."""
+    if total <= 0:
+        return 0
+    step = min(max(step, 1), total)
+    return {"start": 1, "back": max(1, step - 1), "next": min(total, step + 1), "tick": min(total, step + 1),
+            "end": total}.get(action, step)

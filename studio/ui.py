@@ -7,9 +7,12 @@ only: it is passed to the engine as ``api_key=`` and never put into a config, a 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import html
+import json
 import runpy
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,18 @@ from tradingagents.llm_clients.factory import provider_label as engine_provider_
 VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}
 VENDORS = DATA_VENDORS
 KEY_API = "set_api_key"
+LANGUAGES = ("English", "Chinese", "Japanese", "Korean", "Spanish", "French", "German", "Portuguese", "Italian",
+             "Hindi", "Arabic", "Russian")
+"""Output languages offered for the model providers (config ``output_language``)."""
+FIELD_OF = {
+    "llm_provider": "LLM provider",
+    "quick_think_llm": "Quick model",
+    "deep_think_llm": "Deep model",
+    "backend_url": "Base URL",
+    "data_vendor": "Data source",
+    "output_language": "Output language",
+}
+"""The sidebar field of each setting, for messages about it."""
 
 
 ENTRYPOINT = Path(__file__).resolve().parents[1] / "app.py"
@@ -115,10 +130,11 @@ def _init_defaults() -> None:
     base = resolve_config()
     defaults = {
         "set_provider": base["llm_provider"] if base["llm_provider"] in provider_options() else "offline",
-        "set_quick": base["quick_think_llm"],
-        "set_deep": base["deep_think_llm"],
+        "set_quick": "",  # blank: the provider's own default model (Ollama: llama3.1)
+        "set_deep": "",
         "set_base_url": base.get("backend_url") or "",
         "set_vendor": base["data_vendor"] if base["data_vendor"] in VENDORS else "demo",
+        "set_language": base.get("output_language") or "English",
         KEY_API: "",
     }
     for k, v in defaults.items():
@@ -127,17 +143,122 @@ def _init_defaults() -> None:
 
 
 def current_config() -> dict[str, Any]:
-    """The resolved config of the sidebar settings (never containing the API key)."""
+    """The resolved config of the sidebar settings (never containing the API key).
+
+    A model name is sent only when the user typed one: a blank field means the provider preset's
+    default (Ollama: llama3.1; vLLM and LM Studio: the model the server serves).
+    """
     _init_defaults()
     s = st.session_state
-    partial = {
+    partial: dict[str, Any] = {
         "llm_provider": s["set_provider"],
-        "quick_think_llm": (s["set_quick"] or "").strip() or resolve_config()["quick_think_llm"],
-        "deep_think_llm": (s["set_deep"] or "").strip() or resolve_config()["deep_think_llm"],
         "backend_url": (s["set_base_url"] or "").strip() or None,
         "data_vendor": s["set_vendor"],
+        "output_language": s.get("set_language") or "English",
     }
+    for key, field in (("quick_think_llm", "set_quick"), ("deep_think_llm", "set_deep")):
+        typed = (s.get(field) or "").strip()
+        if typed:
+            partial[key] = typed
     return resolve_config(partial)
+
+
+def sidebar_values(config: Any) -> dict[str, Any]:
+    """The sidebar fields that show ``config`` (a run's settings): model fields blank where they are the
+    preset's default, so the run's provider keeps its defaults."""
+    provider = config.get("llm_provider") if config.get("llm_provider") in PROVIDER_PRESETS else "offline"
+    preset = PROVIDER_PRESETS[provider]
+    values: dict[str, Any] = {"set_provider": provider,
+                              "set_base_url": config.get("backend_url") or "",
+                              "set_vendor": config.get("data_vendor") if config.get("data_vendor") in VENDORS
+                              else "demo",
+                              "set_language": config.get("output_language") or "English"}
+    for kind, field in (("quick", "set_quick"), ("deep", "set_deep")):
+        name = config.get(f"{kind}_think_llm") or ""
+        values[field] = "" if (not name or name == preset.get(f"{kind}_model")) else str(name)
+    return values
+
+
+def queue_settings(values: dict[str, Any]) -> None:
+    """Set sidebar fields on the next rerun (a widget's value cannot change once it is drawn)."""
+    st.session_state["_pending_settings"] = dict(values)
+
+
+def mark_settings_of_run(run_id: str) -> None:
+    """The sidebar already shows this run's settings (it was started from them): no restore."""
+    st.session_state["_settings_of_run"] = run_id
+
+
+def parse_prefill(raw: str | None) -> dict[str, Any] | None:
+    """``?prefill=`` (URL-encoded JSON of ticker, date, analysts, rounds, provider, vendor) or None."""
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _restore_settings() -> None:
+    """Before the sidebar is drawn: queued values, then the settings of the run in the URL (a browser
+    refresh starts a new session whose sidebar would otherwise show the defaults), then ``?prefill=``."""
+    s = st.session_state
+    values: dict[str, Any] = dict(s.pop("_pending_settings", None) or {})
+    run_id = st.query_params.get("run")
+    if run_id and s.get("_settings_of_run") != run_id:
+        handle = get_registry().get(run_id)
+        if handle is not None:
+            values = {**sidebar_values(handle.config), **values}
+            s["_settings_of_run"] = run_id
+    raw = st.query_params.get("prefill")
+    if raw and s.get("_prefill_done") != raw:
+        s["_prefill_done"] = raw
+        data = parse_prefill(raw) or {}
+        if data.get("provider") in PROVIDER_PRESETS:
+            values.setdefault("set_provider", data["provider"])
+            values.setdefault("set_quick", "")
+            values.setdefault("set_deep", "")
+        if data.get("vendor") in VENDORS:
+            values.setdefault("set_vendor", data["vendor"])
+        s["_prefill_form"] = data
+    for k, v in values.items():
+        s[k] = v
+
+
+def browser_id() -> str:
+    """An opaque, stable id of this browser (the runs it starts are its own), never shown.
+
+    It is a hash of Streamlit's XSRF cookie (the same across refreshes and tabs of one browser);
+    without it (tests, XSRF off) an id kept in this session.
+    """
+    cookie = None
+    with contextlib.suppress(Exception):
+        cookie = st.context.cookies.get("_streamlit_xsrf")
+    if isinstance(cookie, str) and cookie:
+        return hashlib.sha256(("ta-owner:" + cookie).encode()).hexdigest()[:24]
+    if "_browser_id" not in st.session_state:
+        st.session_state["_browser_id"] = uuid.uuid4().hex
+    return st.session_state["_browser_id"]
+
+
+def config_error_text(exc: BaseException, config: Any = None) -> str:
+    """A configuration error in the sidebar's words (``key``/``key_env`` name the field), never a class."""
+    key, key_env = getattr(exc, "key", None), getattr(exc, "key_env", None)
+    provider = (config or {}).get("llm_provider") if config is not None else None
+    label = provider_label(provider) if provider else "this provider"
+    if key_env:
+        return (f"No API key for {label}: type it in the sidebar's **API key** field (or set {key_env} "
+                "before starting the app). Nothing was run.")
+    if key == "backend_url":
+        return (f"{label} needs the server's address: fill in the sidebar's **Base URL** field, for example "
+                "http://localhost:11434/v1. Nothing was run.")
+    if key in ("quick_think_llm", "deep_think_llm"):
+        return (f"No model name for {label}: fill in the sidebar's **{FIELD_OF[key]}** field, for example "
+                "gpt-4o-mini or llama3.1. Nothing was run.")
+    if key in FIELD_OF:
+        return f"{exc} Change the sidebar's **{FIELD_OF[key]}** setting."
+    return str(exc)
 
 
 def api_key() -> str | None:
@@ -186,6 +307,18 @@ CSS = """
 .ta-situation{background:#161B26;border-radius:6px;padding:8px 10px;margin:6px 0}
 .ta-situation mark{background:#F2C94C;color:#0E1117;border-radius:3px;padding:0 2px}
 .ta-team{font-weight:700;margin-top:6px;font-size:.8rem;text-transform:uppercase;color:#8A93A6}
+.ta-flow{display:flex;flex-wrap:wrap;align-items:stretch;gap:4px;margin:6px 0 10px}
+.ta-flow-box{display:flex;flex-direction:column;gap:2px;padding:6px 10px;border-radius:8px;background:#161B26;
+ border:1px solid #46526a;font-size:.8rem;max-width:15rem}
+.ta-flow-box b{font-size:.78rem;text-transform:uppercase;color:#56CCF2}
+.ta-flow-arrow{align-self:center;color:#8A93A6;font-size:1.1rem}
+.ta-rating{white-space:nowrap;max-width:100%}
+@media (max-width: 900px){
+ .ta-rating{font-size:1.2rem;padding:.25rem 1rem}
+ .ta-flow-box{max-width:100%}
+ [data-testid="stBaseButton-secondary"] p,[data-testid="stBaseButton-primary"] p,
+ [data-testid="stDownloadButton"] p{white-space:nowrap}
+}
 </style>
 """
 
@@ -204,18 +337,33 @@ def rating_badge_html(rating: str | None) -> str:
 def sidebar_settings() -> dict[str, Any]:
     """Render the settings that apply to every page; return the resolved config."""
     _init_defaults()
+    _restore_settings()
     with st.sidebar:
         st.markdown("### :material/tune: Settings")
         providers = provider_options()
         st.selectbox("LLM provider", providers, key="set_provider", format_func=provider_label)
-        offline = st.session_state["set_provider"] == "offline"
+        provider = st.session_state["set_provider"]
+        offline = provider == "offline"
+        preset = PROVIDER_PRESETS.get(provider) or {}
+        if preset.get("help"):
+            st.caption(str(preset["help"]))
         c1, c2 = st.columns(2)
-        c1.text_input("Quick model", key="set_quick", disabled=offline)
-        c2.text_input("Deep model", key="set_deep", disabled=offline)
+        c1.text_input("Quick model", key="set_quick", disabled=offline,
+                      placeholder=str(preset.get("quick_model") or "server's model"),
+                      help="Blank: the provider's default model.")
+        c2.text_input("Deep model", key="set_deep", disabled=offline,
+                      placeholder=str(preset.get("deep_model") or "server's model"),
+                      help="Blank: the provider's default model.")
         st.text_input("Base URL", key="set_base_url", disabled=offline,
                       placeholder="provider default", help="For OpenAI-compatible servers (Ollama, vLLM, …).")
         st.text_input("API key", key=KEY_API, type="password", disabled=offline,
                       help="Kept in this browser session only; never written to disk.")
+        if st.session_state.get("set_language") not in LANGUAGES:
+            st.session_state["set_language"] = "English"
+        st.selectbox("Output language", LANGUAGES, key="set_language", disabled=offline,
+                     help="The language the model providers write their reports in.")
+        if offline:
+            st.caption("The offline engine always writes English; the output language applies to model providers.")
         st.selectbox("Data source", VENDORS, key="set_vendor", format_func=lambda v: VENDOR_LABELS.get(v, v))
         config = current_config()
         st.caption(f"Home folder: `{config['home']}`")

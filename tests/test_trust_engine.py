@@ -254,7 +254,7 @@ def test_a_reanalysis_updates_the_pending_entry_and_the_report_agrees(fake_opena
     assert entry["pending"] and entry["rating"] == "Sell" and "Sell" in entry["decision"]
     note = f"updated the pending decision of {day}: Hold → Sell"
     [done] = [e for e in events if e.kind == "run_finished"]
-    assert done.data["record"]["meta"]["log_note"] == note == done.data["log_note"]
+    assert done.data["record"]["meta"]["log_note"] == note
     doc, report = _saved(ta_home, "NVDA", day)
     assert doc["rating"] == "Sell" and f"- Memory log: {note}" in report
 
@@ -276,11 +276,13 @@ def test_a_reanalysis_after_settlement_keeps_the_settled_entry_and_says_so(fake_
 # ---------------------------------------------------------------- 11.5 counters across segments
 def test_usage_accumulates_over_stop_and_resume(fake_openai, ta_home):  # noqa: F811
     cfg = fake_openai.llm_config()
-    stops = {"n": 0}
+    stops = {"done": False}
 
-    def stop_after_some():
-        stops["n"] += 1
-        return stops["n"] == 4
+    def stop_after_some():  # once, after a few answered calls
+        if not stops["done"] and len(fake_openai.chat_requests) >= 3:
+            stops["done"] = True
+            return True
+        return False
 
     graph = TradingAgentsGraph(["market"], config=cfg)
     from tradingagents.errors import RunStopped

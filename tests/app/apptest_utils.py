@@ -14,6 +14,9 @@ PAGES = {
     "debates": "pages/debates.py",
     "memory_log": "pages/memory_log.py",
     "memories": "pages/memories.py",
+    "history": "pages/history.py",
+    "compare": "pages/compare.py",
+    "backtest": "pages/backtest.py",
 }
 
 

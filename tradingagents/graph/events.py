@@ -27,6 +27,12 @@ Kinds (``EventKind``) and their ``data``:
                    text: that turn's own response only (no history, no "Bull:" label)}
 - judge_decision: {role, debate, text}
 - llm_usage:      {llm_calls, tool_calls, input_tokens, output_tokens}   running totals
+- token:          {role, text_delta}   model text of the node's current call as it is written
+                  (LangGraph's "messages" stream; buffered, at most ~4 events a second per node,
+                  flushed before the node's node_finished); a new node_started begins a new text
+- settle_started: {ticker}   the pre-run settling of this ticker's past decisions begins (right after
+                  run_started, before the initial state reads the log)
+- settle_finished: {ticker, settled: int, pending: int}   it ended (a data outage counts as 0/0)
 - run_finished:   {rating, elapsed_s, record}
 - run_failed:     {error: a plain sentence (never a class name), error_type: the class name,
                    exit_code: errors.exit_code_for(exc), resumable: bool, record}
@@ -67,6 +73,9 @@ EventKind = Literal[
     "debate_turn",
     "judge_decision",
     "llm_usage",
+    "token",
+    "settle_started",
+    "settle_finished",
     "run_finished",
     "run_failed",
     "run_stopped",

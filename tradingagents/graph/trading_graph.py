@@ -105,8 +105,9 @@ class _RunReporter:
         self.resumed = False
         self.terminal_sent = False
         self.debate_turns: list[dict[str, Any]] = []  # this run's turns (a resume starts with the saved ones)
-        self.deferred: list[tuple[str, dict[str, Any]]] = []  # events to send right after run_started
         self.tool_texts: list[str] = []  # every tool result of this segment (for the missing-data lines)
+        self.token_buffer: dict[str, list[str]] = {}  # node → model text not yet sent as a token event
+        self.token_sent: dict[str, float] = {}
         self.warnings: list[str] = []  # what the run worked around (a damaged checkpoint moved aside)
 
     def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
@@ -134,6 +135,7 @@ class _RunReporter:
         if name not in team.ROLE_BY_NODE:
             return
         if "result" in chunk or "error" in chunk:
+            self.flush_tokens(name)
             started = self.task_started.pop(task_id, (name, time.time()))[1]
             end = time.time()
             duration = end - started
@@ -181,6 +183,36 @@ class _RunReporter:
                     name, args = self.tool_args.pop(getattr(msg, "tool_call_id", None), (None, None))
                     self.emit("tool_call", node, tool=getattr(msg, "name", None) or name, args=args or {},
                               result_chars=len(content), result_preview=content[:300])
+
+    # ---------------------------------------------------------------- live model text
+    TOKEN_INTERVAL_S = 0.25  # at most ~4 token events a second per node: the UI is not flooded
+
+    def on_message(self, chunk: Any) -> None:
+        """A ("messages" mode) model-output chunk: buffer its text, emit a ``token`` event now and then."""
+        try:
+            message, metadata = chunk
+        except (TypeError, ValueError):
+            return
+        node = (metadata or {}).get("langgraph_node")
+        role = team.ROLE_BY_NODE.get(node)
+        if role is None or node != role.node or getattr(message, "type", "") not in ("ai", "AIMessageChunk"):
+            return
+        content = getattr(message, "content", "")
+        if isinstance(content, list):  # content blocks
+            content = "".join(b.get("text", "") if isinstance(b, Mapping) else str(b) for b in content)
+        if not isinstance(content, str) or not content:
+            return
+        pending = self.token_buffer.setdefault(node, [])
+        pending.append(content)
+        now = time.time()
+        if now - self.token_sent.get(node, 0.0) >= self.TOKEN_INTERVAL_S:
+            self.flush_tokens(node, now)
+
+    def flush_tokens(self, node: str, now: float | None = None) -> None:
+        pending = self.token_buffer.pop(node, None)
+        if pending:
+            self.token_sent[node] = time.time() if now is None else now
+            self.emit("token", node, text_delta="".join(pending))
 
     def usage_tick(self) -> None:
         if self.tracker is None:
@@ -414,9 +446,7 @@ class TradingAgentsGraph:
             "results_path": record["results_path"],
             "record": record,
         }
-        reporter.terminal("run_finished", rating=rating, elapsed_s=round(elapsed, 3), record=record,
-                          log_note=meta.get("log_note"), missing_data=list(meta.get("missing_data") or []),
-                          session_note=meta.get("session_note"))
+        reporter.terminal("run_finished", rating=rating, elapsed_s=round(elapsed, 3), record=record)
         with self._lock:
             self.curr_state = final_state
         return final_state, rating
@@ -470,26 +500,6 @@ class TradingAgentsGraph:
         session = check_prices(self._provider(), ticker, trade_date)
         return session, note_for(trade_date, session)
 
-    def _settle_before_run(self, ticker: str, reporter: _RunReporter) -> None:
-        """(1) settle what is due for this ticker; its problems go into the run's events (a data
-        outage here must not block the analysis, nor be swallowed). The settle events follow
-        run_started (the first event of every run), so they are kept until it is sent."""
-        reporter.deferred.append(("settle_started", {"ticker": ticker}))
-        try:
-            result = self.settler.settle_validated(ticker)
-        except Exception as exc:
-            log.warning("settling %s failed before the run: %s", ticker, exc)
-            self.settle_problems = [f"{ticker}: settling failed: {describe_error(exc)}"]
-            reporter.deferred.append(("settle_finished", dict(
-                ticker=ticker, settled=[], pending=[], problems=list(self.settle_problems),
-                error=describe_error(exc))))
-            return
-        self.settle_problems = result.problems
-        reporter.deferred.append(("settle_finished", dict(
-            ticker=ticker, pending=list(result.pending), problems=result.problems, error=None,
-            settled=[{k: s.get(k) for k in ("ticker", "date", "rating", "raw", "alpha", "benchmark")}
-                     for s in result.settled])))
-
     def _log_status(self, ticker: str, trade_date: str) -> tuple[str, str | None]:
         """("none" | "pending" | "settled", rating) of the log's entry for this ticker and date."""
         for entry in self.memory_log.get_pending_entries(ticker):
@@ -516,8 +526,7 @@ class TradingAgentsGraph:
         cfg = self.config
         # (0) no decision without data: nothing is settled, logged, saved or charged otherwise
         _session, session_note = self._check_data(ticker, trade_date)
-        # (1) settle what is due for this ticker
-        self._settle_before_run(ticker, reporter)
+        # (1) settling what is due for this ticker: in _execute, right after run_started (its own step)
         sidecar = _UsageSidecar(cfg, ticker, tid)
 
         # (3) the graph and its checkpointer
@@ -598,6 +607,25 @@ class TradingAgentsGraph:
         }
         return final_state, rating, record
 
+    def _settle_before_run(self, ticker: str, reporter: _RunReporter) -> None:
+        """(1) Settle what is due for this ticker, as its own step (settle_started/settle_finished), before
+        the initial state reads the log; a data outage here must not block the analysis, nor be
+        swallowed: settle_finished also carries ``problems`` ("TICKER DATE: reason" per entry left
+        pending) and ``error`` (why settling failed as a whole, else None)."""
+        reporter.emit("settle_started", None, ticker=ticker)
+        settled = pending = 0
+        error = None
+        try:
+            outcome = self.settler.settle_validated(ticker)
+            self.settle_problems = outcome.problems
+            settled, pending = len(outcome.settled), len(outcome.pending)
+        except Exception as exc:
+            log.warning("settling %s failed before the run: %s", ticker, exc)
+            error = describe_error(exc)
+            self.settle_problems = [f"{ticker}: settling failed: {error}"]
+        reporter.emit("settle_finished", None, ticker=ticker, settled=settled, pending=pending,
+                      problems=list(self.settle_problems), error=error)
+
     def _execute(self, graph_builder, saver, ticker, trade_date, asset_type, analysts, tid, reporter,
                  should_stop, settings, session_note=None, sidecar=None):
         """Run (or resume) the graph on ``saver``; returns the final snapshot."""
@@ -613,6 +641,10 @@ class TradingAgentsGraph:
         resumed = reporter.resumed = bool(snapshot.values) and pending_tasks
         if sidecar is not None:
             sidecar.load(reporter, resume=bool(snapshot.values))
+        reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
+                      analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
+                      plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
+        self._settle_before_run(ticker, reporter)
         if snapshot.values:
             # resuming, or a finished run whose saving step did not complete: keep its state
             inputs = None
@@ -633,29 +665,35 @@ class TradingAgentsGraph:
                 for key in analysts:
                     inputs[f"{key}_messages"] = [HumanMessage(content=seed)]
 
-        reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
-                      analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
-                      plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
-        for kind, data in reporter.deferred:
-            reporter.emit(kind, None, **data)
-        reporter.deferred.clear()
         if should_stop is not None and should_stop():
             raise RunStopped(f"Stopped before the run of {ticker} on {trade_date} started.")
 
         # "checkpoints" marks the end of a superstep, once its checkpoint is saved: the only safe
         # place to stop. Stopping on a task's update would cut off parallel siblings still running
         # and lose the finished ones' writes, so they would run again on resume.
-        stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints"],
+        # LangGraph hands back the previous step's checkpoint and the next step's task starts together,
+        # before any task of the next step runs: a stop is also honoured at a task start while no task
+        # is open (a step boundary), so no new agent starts once Stop was pressed.
+        # "messages" streams the model's text as it is written (token events, throttled).
+        stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints", "messages"],
                               durability="sync")
+        stopped = f"Stopped during the run of {ticker} on {trade_date}; it can be resumed."
         try:
             for mode, chunk in stream:
+                if mode == "messages":
+                    reporter.on_message(chunk)
+                    continue
                 if mode == "tasks":
+                    starting = "result" not in chunk and "error" not in chunk
+                    if (starting and not reporter.task_started and should_stop is not None
+                            and should_stop()):
+                        raise RunStopped(stopped)
                     reporter.on_task(chunk)
                 elif mode == "updates":
                     reporter.on_update(chunk)
                 reporter.usage_tick()
                 if mode == "checkpoints" and should_stop is not None and should_stop():
-                    raise RunStopped(f"Stopped during the run of {ticker} on {trade_date}; it can be resumed.")
+                    raise RunStopped(stopped)
         finally:
             stream.close()
         reporter.usage_tick()

@@ -1,0 +1,120 @@
+"""Compare page: two saved runs side by side — the rating ladder, each report, the configuration
+difference, usage — and "run again with changes" (the Run page opens with a run's settings)."""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from studio import compare, ui
+from studio.charts import RATING_COLORS
+from tradingagents.storage import list_runs, load_run
+
+ui.require_router()
+
+LADDER_CSS = """<style>
+.ta-ladder{display:grid;grid-template-columns:minmax(9rem,1.2fr) 1fr 1fr;gap:.35rem .8rem;align-items:center}
+.ta-ladder .h{font-weight:700;opacity:.75;font-size:.85rem}
+.ta-ladder .pill{display:inline-block;padding:.2rem .9rem;border-radius:999px;font-weight:800;color:#0E1117}
+.ta-ladder .none{opacity:.6}
+@media (max-width:700px){.ta-ladder{grid-template-columns:1fr 1fr 1fr;font-size:.85rem}}
+</style>"""
+
+
+def _pill(rating: str | None) -> str:
+    if not rating:
+        return '<span class="none">—</span>'
+    color = RATING_COLORS.get(rating, "#8A93A6")
+    return (f'<span class="pill" data-rating="{html.escape(rating)}" style="background:{color}">'
+            f"{html.escape(rating)}</span>")
+
+
+def ladder_html(label_a: str, label_b: str, ladder_a, ladder_b) -> str:
+    cells = [f'<div class="h">Who rates</div><div class="h">{html.escape(label_a)}</div>'
+             f'<div class="h">{html.escape(label_b)}</div>']
+    for (role, ra), (_, rb) in zip(ladder_a, ladder_b, strict=True):
+        cells.append(f'<div data-role="{html.escape(role)}">{html.escape(role)}</div>'
+                     f"<div>{_pill(ra)}</div><div>{_pill(rb)}</div>")
+    return LADDER_CSS + '<div class="ta-ladder" data-testid="ta-ladder">' + "".join(cells) + "</div>"
+
+
+def main() -> None:
+    config = ui.current_config()
+    st.title("Compare runs")
+    st.html(ui.badges_html(config))
+    runs = list_runs(config)
+    if len(runs) < 2:
+        st.info("Comparing needs two saved runs. Run two analyses on the **Run** page (another date, other "
+                "analysts or more debate rounds), then pick them here or on the **History** page.")
+        st.page_link("pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
+        return
+    ids = [f"{r['ticker']}|{r['date']}" for r in runs]
+    labels = {i: f"{r['ticker']} · {r['date']} · {r.get('rating') or '—'} · {compare.provider_label(r.get('llm_provider'))}"
+              for i, r in zip(ids, runs, strict=True)}
+    for side, default in (("a", 1 if len(ids) > 1 else 0), ("b", 0)):
+        wanted = st.query_params.get(side)
+        if wanted in ids and st.session_state.get(f"_cmp_link_{side}") != wanted:
+            st.session_state[f"_cmp_link_{side}"] = wanted
+            st.session_state[f"cmp_{side}"] = wanted
+        if st.session_state.get(f"cmp_{side}") not in ids:
+            st.session_state[f"cmp_{side}"] = ids[default]
+    ca, cb = st.columns(2)
+    a_id = ca.selectbox("Run A", ids, format_func=labels.get, key="cmp_a")
+    b_id = cb.selectbox("Run B", ids, format_func=labels.get, key="cmp_b")
+    loaded = {}
+    for side, rid in (("A", a_id), ("B", b_id)):
+        ticker, date = rid.split("|", 1)
+        try:
+            loaded[side] = (ticker, date, load_run(config, ticker, date))
+        except Exception as exc:  # noqa: BLE001 - a damaged file is reported, not raised
+            st.error(f"Could not open the saved run {ticker} {date}: {exc}")
+            return
+    (ta, da, run_a), (tb, db, run_b) = loaded["A"], loaded["B"]
+    label_a, label_b = f"A · {ta} {da}", f"B · {tb} {db}"
+    if a_id == b_id:
+        st.caption("Both sides show the same run: pick another for Run B.")
+
+    st.subheader("Rating ladder")
+    st.caption("Research manager → trader → portfolio manager: how each stage rated the idea. The portfolio "
+               "manager's rating is the saved one; the others are read from their saved plans.")
+    st.html(ladder_html(label_a, label_b, compare.rating_ladder(run_a["state"], run_a["rating"]),
+                        compare.rating_ladder(run_b["state"], run_b["rating"])))
+
+    st.subheader("Configuration difference")
+    diff = compare.config_diff(run_a["meta"], run_b["meta"])
+    if diff:
+        st.dataframe([{"Setting": k, label_a: va, label_b: vb} for k, va, vb in diff], hide_index=True,
+                     width="stretch")
+    else:
+        st.caption("Both runs used the same settings.")
+
+    st.subheader("Usage")
+    st.dataframe([{"": k, label_a: va, label_b: vb} for k, va, vb in compare.usage_rows(run_a["meta"], run_b["meta"])],
+                 hide_index=True, width="stretch")
+
+    st.subheader("Run again with changes")
+    r1, r2 = st.columns(2)
+    r1.link_button(f"Run {ta} {da} again…", compare.prefill_link(run_a["meta"], ta, da), icon=":material/replay:")
+    r2.link_button(f"Run {tb} {db} again…", compare.prefill_link(run_b["meta"], tb, db), icon=":material/replay:")
+    st.caption("Opens the Run page with that run's ticker, date, analysts, rounds, provider and data source "
+               "filled in, to change before starting.")
+
+    st.subheader("Reports")
+    sections = [(t, k) for t, k in compare.report_sections(run_a["state"])
+                if (run_a["state"].get(k) or run_b["state"].get(k))]
+    if not sections:
+        st.caption("Neither run saved a report.")
+        return
+    tabs = st.tabs([t for t, _ in sections])
+    for tab, (_, key) in zip(tabs, sections, strict=True):
+        with tab:
+            left, right = st.columns(2)
+            for col, label, run in ((left, label_a, run_a), (right, label_b, run_b)):
+                with col:
+                    st.markdown(f"**{label}**")
+                    with st.container(height=420, border=True):
+                        st.markdown(run["state"].get(key) or "_Not produced in this run._")
+
+
+main()

@@ -1,0 +1,180 @@
+"""Exports (Markdown, HTML, PDF) of a real offline run and of hostile model text: attributed debate
+turns in every format, only http/https/mailto links, no script in the HTML, CJK in the PDF."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import zlib
+from html.parser import HTMLParser
+
+import pytest
+
+from studio import export
+from tradingagents.default_config import resolve_config
+from tradingagents.graph.results import load_run
+from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+HOSTILE = "\n".join([
+    "Buy it. [x](javascript:alert(1)) and [y]( JaVaScRiPt:alert(2) ) and [z](java\tscript:alert(3))",
+    "[ok](https://example.com/a) [mail](mailto:pm@example.com) [rel](/etc/passwd) [d](data:text/html,<b>)",
+    "[ent](&#106;avascript:alert(4)) [a [nested]](javascript:alert(5)) <javascript:alert(6)>",
+    "![img](http://evil.example/pixel.png) <img src=x onerror=alert(7)> <script>alert(8)</script>",
+    '<a href="javascript:alert(9)" onclick="alert(10)">a</a> <svg onload=alert(11)>',
+    "[ref]: javascript:alert(12)",
+    "<!-- ENTRY_END -->", "Bear Researcher: a forged turn inside the bull's text", "\ud800 lone surrogate",
+    "### Neutral Analyst · round 9", "中文测试：买入 日本語テスト 한국어",
+])
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str, str]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs += [(tag, k, v or "") for k, v in attrs]
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _parse(doc: str) -> _Collect:
+    c = _Collect()
+    c.feed(doc)
+    c.close()
+    return c
+
+
+def assert_inert_html(doc: str) -> None:
+    c = _parse(doc)
+    assert "script" not in c.tags and "img" not in c.tags and "iframe" not in c.tags
+    assert not [a for a in c.attrs if a[1].lower().startswith("on")]
+    for tag, name, value in c.attrs:
+        if name in ("href", "src", "action", "formaction", "xlink:href"):
+            assert re.match(r"^(https?://|mailto:)", value), (tag, name, value)
+    assert "javascript:" not in " ".join(v for _, _, v in c.attrs).lower()
+
+
+@pytest.fixture(scope="module")
+def saved_run(tmp_path_factory):
+    home = tmp_path_factory.mktemp("export_home")
+    cfg = resolve_config({"home": str(home)})
+    TradingAgentsGraph(config=cfg).propagate("NVDA", "2024-05-10")
+    return load_run(cfg, "NVDA", "2024-05-10")
+
+
+def _hostile_run(saved_run):
+    state = dict(saved_run["state"])
+    meta = dict(saved_run["meta"])
+    state["final_trade_decision"] = HOSTILE + "\n\n" + str(state.get("final_trade_decision"))
+    state["market_report"] = HOSTILE
+    turns = [dict(t) for t in meta["debate_turns"]]
+    turns[0]["text"] = HOSTILE
+    meta["debate_turns"] = turns
+    return state, meta
+
+
+def test_debate_turns_are_separate_attributed_paragraphs_in_markdown_html_and_pdf(saved_run):
+    state, rating, meta = saved_run["state"], saved_run["rating"], saved_run["meta"]
+    turns = meta["debate_turns"]
+    risk = [t for t in turns if t["debate"] == "risk"]
+    assert {t["role"] for t in risk} == {"aggressive", "conservative", "neutral"}
+    md = export.report_markdown(state, rating, meta)
+    for t in turns:
+        name = {"bull": "Bull Researcher", "bear": "Bear Researcher", "aggressive": "Aggressive Analyst",
+                "conservative": "Conservative Analyst", "neutral": "Neutral Analyst"}[t["role"]]
+        assert f"**{name}** · round {t['round']}\n\n> {t['text'].splitlines()[0]}" in md
+    risk_section = md[md.index("## Risk debate"):]
+    assert risk_section.count("\n> ") >= len(risk)  # each turn quoted under its own heading
+    doc = export.report_html(state, rating, meta)
+    c = _parse(doc)
+    assert c.tags.count("blockquote") >= len(turns)
+    assert "<strong>Aggressive Analyst</strong> · round 1" in doc
+    assert "<strong>Conservative Analyst</strong> · round 1" in doc
+    pdf = export.report_pdf(state, rating, meta)
+    assert pdf.startswith(b"%PDF-") and len(pdf) > 5_000
+
+
+def test_hostile_text_leaves_no_live_link_or_script_in_any_export(saved_run):
+    state, meta = _hostile_run(saved_run)
+    md = export.report_markdown(state, "Buy", meta)
+    assert "javascript:alert(1)" not in md.replace("\\(", "").replace("](", "")
+    assert "[x](javascript" not in md and "](javascript" not in md.lower() and "](java\tscript" not in md
+    unescaped = re.compile(r"(?<!\\)<(script|img|a |svg|!--)")
+    assert not unescaped.search(md), unescaped.search(md)
+    assert "\\<script>" in md  # shown literally, not dropped
+    assert "[ok](https://example.com/a)" in md and "[mail](mailto:pm@example.com)" in md
+    assert "\ud800" not in md and "\ufffd lone surrogate" in md
+    md.encode("utf-8")  # valid UTF-8
+    # the forged turn stays inside the first bull turn, quoted
+    assert "> Bear Researcher: a forged turn inside the bull's text" in md
+    doc = export.report_html(state, "Buy", meta)
+    doc.encode("utf-8")
+    assert_inert_html(doc)
+    hrefs = [v for _, k, v in _parse(doc).attrs if k == "href"]
+    assert "https://example.com/a" in hrefs and "mailto:pm@example.com" in hrefs
+    assert "evil.example" not in " ".join(hrefs)
+    assert "<!-- ENTRY_END -->" not in doc  # the text shows, escaped, as text
+    pdf = export.report_pdf(state, "Buy", meta)
+    assert b"/JavaScript" not in pdf and b"/URI" not in pdf and b"/Launch" not in pdf
+
+
+@pytest.mark.parametrize("payload", [
+    "<script>alert(1)</script>", "<scr<script>ipt>alert(1)</script>", "\"><svg/onload=alert(1)>",
+    "[a](javascript:alert(1))", "[a](vbscript:msgbox)", "[a](  javascript&#58;alert(1))", "<<script>>",
+    "```\n<script>x</script>\n```", "`<img src=x onerror=alert(1)>`", "| a | <b onmouseover=x>b</b> |\n|---|---|\n| 1 | 2 |",
+    "\ud800\udfff\ud800", "[a](https://ok.example/\"onmouseover=\"alert(1))",
+])
+def test_markdown_to_html_is_inert_for_each_hostile_payload(payload):
+    assert_inert_html(export.markdown_to_safe_html(payload))
+    assert_inert_html(export.report_html({"final_trade_decision": payload, "market_report": payload}, "Sell", {}))
+
+
+def test_one_megabyte_of_model_text_exports_quickly_and_inert():
+    big = ("Word [x](javascript:alert(1)) <script>y</script> 价格 " * 20_000)[:1_000_000]
+    t = time.monotonic()
+    doc = export.report_html({"final_trade_decision": big}, "Hold", {})
+    md = export.report_markdown({"final_trade_decision": big}, "Hold", {})
+    assert time.monotonic() - t < 60  # ~10 s alone, Python-Markdown's own pace on 1 MB
+    assert_inert_html(doc)
+    assert "](javascript" not in md and not re.search(r"(?<!\\)<script", md)
+
+
+def test_safe_url_allows_only_http_https_and_mailto():
+    assert export.safe_url("https://a.example/x?y=1") == "https://a.example/x?y=1"
+    assert export.safe_url("mailto:a@b.example") == "mailto:a@b.example"
+    for bad in ("javascript:alert(1)", " JAVASCRIPT:x", "java\nscript:x", "&#106;avascript:x", "data:text/html,x",
+                "file:///etc/passwd", "/relative", "//host/x", "http:no-host", "vbscript:x", ""):
+        assert export.safe_url(bad) is None, bad
+
+
+def _pdf_font_names(pdf: bytes) -> set[str]:
+    return {m.decode() for m in re.findall(rb"/BaseFont\s*/([A-Za-z0-9+\-]+)", pdf)}
+
+
+def test_pdf_draws_cjk_text_with_an_embedded_cjk_font(caplog):
+    assert export.cjk_font_available(), "install fonts-dejavu-core and fonts-wqy-microhei (make fonts)"
+    state = {"company_of_interest": "600519.SS", "trade_date": "2024-05-10",
+             "final_trade_decision": "结论：买入。日本語テスト。한국어 요약。Rating: Buy"}
+    with caplog.at_level(logging.WARNING, logger="fpdf"):
+        pdf = export.report_pdf(state, "Buy", {})
+    assert not [r for r in caplog.records if "missing the following glyphs" in r.getMessage()]
+    fonts = _pdf_font_names(pdf)
+    assert any("WenQuanYi" in f for f in fonts), fonts
+    # the CJK font's subset maps our characters: its ToUnicode CMap names 买 (U+4E70) and 한 (U+D55C)
+    streams = re.findall(rb"stream\r?\n(.*?)\r?\nendstream", pdf, re.S)
+    cmaps = pdf + b"".join(zlib.decompress(s) for s in streams if _inflates(s))
+    assert re.search(rb"> <4E70>", cmaps) and re.search(rb"> <D55C>", cmaps)
+
+
+def _inflates(data: bytes) -> bool:
+    try:
+        zlib.decompress(data)
+    except zlib.error:
+        return False
+    return True

@@ -1,0 +1,240 @@
+"""The Run page (AppTest, real engine): errors in the sidebar's words, refresh, stop, owners, several
+dates at once, resume after a restart, onboarding, output language, links to saved runs and prefill."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import socket
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from studio.ui import KEY_API, get_registry
+from tests.app.apptest_utils import APP, form_button, new_app, run_until, start_offline_run, texts
+from tests.fake_openai import FakeOpenAIServer
+from tradingagents import team
+from tradingagents.default_config import resolve_config
+
+
+@pytest.fixture(autouse=True)
+def _fresh_server_memory():
+    """Each test starts like a fresh server: no run in the registry."""
+    get_registry.clear()
+    yield
+
+
+def _rating_shown(at) -> bool:
+    return any('data-rating="' in h.value for h in at.html)
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _use_server(at, url: str, provider: str = "openai_compatible"):
+    at.selectbox(key="set_provider").set_value(provider).run()
+    at.text_input(key="set_base_url").input(url)
+    return at.run()
+
+
+def _opened(run_id: str | None = None, **params) -> AppTest:
+    """Another browser (a new session) opening the Run page with these URL parameters."""
+    at = AppTest.from_file(APP, default_timeout=30)
+    if run_id:
+        at.query_params["run"] = run_id
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def test_a_missing_key_speaks_the_sidebars_language_and_offers_no_resume(ta_home):
+    at = new_app("run")
+    at.selectbox(key="set_provider").set_value("openai").run()
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
+    errors = " ".join(e.value for e in at.error)
+    assert "sidebar's **API key** field" in errors and "OPENAI_API_KEY" in errors
+    assert "Error" not in errors.replace("error", "") and "Traceback" not in errors  # no class name
+    assert "resum" not in errors.lower()
+    assert not [b for b in at.button if "Resume" in str(b.label)]
+    assert get_registry().list() == [] and "run" not in at.query_params
+
+
+def test_a_refused_ollama_connection_is_a_sentence_without_tracebacks(ta_home, caplog, capfd):
+    caplog.set_level(logging.INFO)
+    at = new_app("run")
+    _use_server(at, f"http://127.0.0.1:{_closed_port()}/v1", provider="ollama")
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
+    run_until(at, lambda a: any("The run failed" in e.value for e in a.error), timeout=90)
+    shown = " ".join(e.value for e in at.error)
+    assert "is the server running?" in shown and "llama3.1" in shown
+    assert "LLMCallError" not in texts(at) and "Traceback" not in texts(at)
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "Traceback" not in caplog.text
+
+
+def test_ollama_blank_models_mean_the_presets_default_and_its_help_is_shown(ta_home):
+    at = new_app("run")
+    at.selectbox(key="set_provider").set_value("ollama").run()
+    from tradingagents.llm_clients.presets import PROVIDER_PRESETS
+
+    assert at.text_input(key="set_quick").value == "" and at.text_input(key="set_deep").value == ""
+    assert PROVIDER_PRESETS["ollama"]["help"] in [c.value for c in at.sidebar.caption]
+    assert "llama3.1" in "\n".join(h.value for h in at.sidebar.html)  # the badge names the preset's model
+    at.text_input(key="set_quick").input("qwen2.5").run()
+    html_ = "\n".join(h.value for h in at.sidebar.html)
+    assert "qwen2.5 / llama3.1" in html_
+
+
+def test_output_language_reaches_the_run_and_the_offline_engine_says_it_stays_english(ta_home):
+    at = new_app("run")
+    assert any("offline engine always writes English" in c.value for c in at.sidebar.caption)
+    assert at.selectbox(key="set_language").disabled
+    with FakeOpenAIServer() as server:
+        _use_server(at, server.base_url)
+        at.selectbox(key="set_language").set_value("Japanese").run()
+        start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
+        handle = get_registry().get(at.query_params["run"])
+        assert handle.config["output_language"] == "Japanese"
+        assert handle.wait(120)
+
+
+def test_refresh_restores_the_runs_settings_and_stop_answers_at_once(ta_home):
+    with FakeOpenAIServer(latency_s=0.3) as server:
+        at = new_app("run")
+        _use_server(at, server.base_url)
+        at.text_input(key="set_quick").input("fake-quick").run()
+        start_offline_run(at, "AMD", dt.date(2024, 5, 10), analysts=["market"])
+        run_id = at.query_params["run"]
+        handle = get_registry().get(run_id)
+        # a refresh: a new session with the run in the URL shows the run's settings, not the defaults
+        again = _opened(run_id)
+        assert again.selectbox(key="set_provider").value == "openai_compatible"
+        assert again.text_input(key="set_base_url").value == server.base_url
+        assert again.text_input(key="set_quick").value == "fake-quick"
+        assert again.text_input(key="set_deep").value == ""  # the preset's default, as the run uses
+        sidebar = "\n".join(h.value for h in again.sidebar.html)
+        assert "offline engine" not in sidebar and "fake-quick" in sidebar
+        # the refreshed session is another browser here (no cookie): it may watch, not stop
+        assert not [b for b in again.button if b.label == "Stop"]
+        assert "started in another browser" in texts(again)
+        # the owner stops: the page says so in the same rerun
+        run_until(at, lambda a: any(b.label == "Stop" for b in a.button), timeout=30)
+        form_button(at, "Stop").click().run()
+        assert any("Stopping after the current step" in w.value for w in at.warning) or handle.done, texts(at)
+        assert handle.wait(120) and handle.status == "stopped"
+        started = [e.node for e in handle.events if e.kind == "node_started"]
+        assert "Portfolio Manager" not in started
+        at.run()
+        assert form_button(at, "Resume")
+        # the watcher cannot resume it
+        again.run()
+        assert not [b for b in again.button if "Resume" in str(b.label)]
+
+
+def test_two_dates_of_one_ticker_run_at_once_but_not_the_same_date(ta_home):
+    with FakeOpenAIServer(latency_s=0.2) as server:
+        at = new_app("run")
+        _use_server(at, server.base_url)
+        start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
+        first = get_registry().get(at.query_params["run"])
+        start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
+        assert any("already running" in e.value for e in at.error)
+        start_offline_run(at, "NVDA", dt.date(2024, 6, 10), analysts=["market"])
+        assert not at.error, [e.value for e in at.error]
+        second = get_registry().get(at.query_params["run"])
+        assert second is not first and second.date == "2024-06-10"
+        assert first.status == "running" or first.done
+        assert first.wait(120) and second.wait(120)
+        assert (first.status, second.status) == ("finished", "finished"), (first.error, second.error)
+
+
+def test_after_a_restart_the_page_offers_resume_for_a_checkpointed_run(ta_home):
+    with FakeOpenAIServer(latency_s=0.2) as server:
+        at = new_app("run")
+        _use_server(at, server.base_url)
+        start_offline_run(at, "TSLA", dt.date(2024, 5, 10), analysts=["market"])
+        handle = get_registry().get(at.query_params["run"])
+        # stop once a step is checkpointed (the market analyst has finished)
+        run_until(at, lambda a: any(e.kind == "node_finished" for e in handle.events), timeout=60)
+        form_button(at, "Stop").click().run()
+        assert handle.wait(120) and handle.status == "stopped"
+        get_registry.clear()  # the server restarts: its memory of runs is gone
+        fresh = new_app("run")
+        _use_server(fresh, server.base_url)
+        assert "TSLA as of 2024-05-10" in texts(fresh) and "was interrupted" in texts(fresh)
+        form_button(fresh, "Resume").click().run()
+        resumed = get_registry().get(fresh.query_params["run"])
+        assert resumed is not None and resumed.wait(120) and resumed.status == "finished", resumed.error
+        assert [e.data["resumed"] for e in resumed.events if e.kind == "run_started"] == [True]
+
+
+def test_first_visit_shows_the_team_and_runs_an_example_then_gets_out_of_the_way(ta_home):
+    at = new_app("run")
+    flow = next(h.value for h in at.html if 'class="ta-flow"' in h.value)
+    positions = [flow.index(g["team"]) for g in team.plan(list(team.ANALYST_KEYS))]
+    assert positions == sorted(positions) and flow.index("Memory log") > positions[-1]
+    assert "Bull ⇄ Bear" in flow and "Portfolio Manager" in flow
+    # the example runs offline on demo data, whatever the sidebar said
+    at.selectbox(key="set_provider").set_value("openai").run()
+    form_button(at, "Run an example").click().run()
+    handle = get_registry().get(at.query_params["run"])
+    assert handle.ticker == "NVDA" and handle.config["llm_provider"] == "offline"
+    assert handle.config["data_vendor"] == "demo"
+    assert at.selectbox(key="set_provider").value == "offline"  # the sidebar says what runs
+    run_until(at, _rating_shown, timeout=90)
+    assert not any('class="ta-flow"' in h.value for h in at.html)  # a run exists: no onboarding
+    # a returning user with runs on disk never sees it; a new user may dismiss it
+    assert not any('class="ta-flow"' in h.value for h in new_app("run").html)
+
+
+def test_onboarding_can_be_dismissed(ta_home):
+    at = new_app("run")
+    form_button(at, "Dismiss").click().run()
+    assert not any('class="ta-flow"' in h.value for h in at.html)
+
+
+def test_links_open_a_saved_run_a_backtest_variant_and_prefill_the_form(ta_home):
+    from studio.runs import RunRegistry
+
+    reg = RunRegistry()
+    assert reg.wait(reg.start("NVDA", "2024-05-10", ["market"])).status == "finished"
+    at = _opened(ticker="NVDA", date="2024-05-10")
+    assert "Saved run: NVDA as of 2024-05-10" in texts(at) and _rating_shown(at)
+    # a backtest variant's results folder
+    cfg = {"results_dir": str(ta_home / "backtests" / "bt1" / "no_memory" / "results")}
+    assert reg.wait(reg.start("AAPL", "2024-05-10", ["news"], cfg)).status == "finished"
+    at = _opened(ticker="AAPL", date="2024-05-10", backtest="bt1", variant="no_memory")
+    assert "Saved run: AAPL as of 2024-05-10 (backtest bt1, variant no_memory)" in texts(at)
+    # a path in the link is refused
+    bad = _opened(ticker="AAPL", date="2024-05-10", backtest="../etc", variant="no_memory")
+    assert any("bad id or variant" in e.value for e in bad.error) and not _rating_shown(bad)
+    # prefill: form and sidebar
+    data = {"ticker": "MSFT", "date": "2024-04-02", "analysts": ["news", "market"], "debate_rounds": 2,
+            "risk_rounds": 3, "provider": "ollama", "vendor": "demo"}
+    at = _opened(prefill=json.dumps(data))  # the browser decodes ?prefill=<urlencoded json> to this
+    assert at.text_input(key="form_ticker").value == "MSFT"
+    assert at.date_input(key="form_date").value == dt.date(2024, 4, 2)
+    assert at.multiselect(key="form_analysts").value == ["news", "market"]
+    assert (at.number_input(key="form_debate").value, at.number_input(key="form_risk").value) == (2, 3)
+    assert at.selectbox(key="set_provider").value == "ollama"
+    assert any("prefilled from the link" in i.value for i in at.info)
+    at.run()  # applied once: a rerun does not overwrite what the user changes afterwards
+    assert not any("prefilled from the link" in i.value for i in at.info)
+    assert resolve_config()["llm_provider"] == "offline"  # nothing global changed
+
+
+def test_api_key_field_is_never_restored_from_a_run(ta_home):
+    with FakeOpenAIServer() as server:
+        at = new_app("run")
+        _use_server(at, server.base_url)
+        at.text_input(key=KEY_API).input("sk-secret-123456").run()
+        start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
+        again = _opened(at.query_params["run"])
+        assert again.text_input(key=KEY_API).value == ""
+        get_registry().get(at.query_params["run"]).wait(120)

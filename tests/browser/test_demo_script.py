@@ -1,0 +1,136 @@
+"""The stakeholder demo script in headless Chromium, at 1440 and 800 px, in the browser's light and dark
+preference: first visit, an example run, the battle view's replay, a comparison of two runs, a PDF
+download and the Memory log after settling. Screenshots of each step go to docs/screenshots/.
+
+Asserts stable things only (headings, roles, data attributes, the rating): other pages' wording may change.
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import quote
+
+import pytest
+
+from tests.browser.harness import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    fill_run_form,
+    start_run,
+    streamlit_server,
+    wait_rating,
+)
+
+pytestmark = pytest.mark.browser
+
+SHOTS = ROOT / "docs" / "screenshots"
+TICKER = "NVDA"
+FIRST, SECOND = "2024-05-10", "2024-06-10"
+BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(14, 17, 23)"}  # .streamlit/config.toml
+COMBOS = [(1440, "dark"), (1440, "light"), (800, "dark"), (800, "light")]
+
+
+def _shot(page, step: str, width: int, scheme: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    time.sleep(0.4)  # let charts and fonts settle
+    page.screenshot(path=str(SHOTS / f"demo-{step}-{width}-{scheme}.png"))
+
+
+def _open(page, url: str, path: str, heading: str) -> None:
+    page.goto(url + path)
+    page.get_by_role("heading", name=heading).first.wait_for()
+
+
+def _no_sideways_scroll(page, width: int) -> None:
+    overflow = page.evaluate("() => document.documentElement.scrollWidth")
+    assert overflow <= width + 1, f"page is {overflow}px wide at a {width}px window"
+
+
+def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    started = time.monotonic()
+    with streamlit_server(ta_home, log_path=ARTIFACTS / "demo-streamlit.log") as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            ratings: list[str] = []
+            for n, (width, scheme) in enumerate(COMBOS):
+                context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=scheme,
+                                              accept_downloads=True)
+                page = context.new_page()
+                page.set_default_timeout(30_000)
+
+                # 1. first visit: the app follows the browser's light/dark preference
+                _open(page, url, "/", "Run an analysis")
+                page.get_by_role("button", name="Start analysis").wait_for()
+                bg = page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]'))"
+                                   ".backgroundColor")
+                assert bg == BACKGROUND[scheme], (scheme, bg)
+                _shot(page, "1-first-visit", width, scheme)
+
+                # 2. the example run(s): two offline analyses a month apart (once; later passes reuse them)
+                if n == 0:
+                    for date in (FIRST, SECOND):
+                        fill_run_form(page, TICKER, date)
+                        start_run(page)
+                        ratings.append(wait_rating(page, TICKER, date))
+                    assert all(r in {"Buy", "Overweight", "Hold", "Underweight", "Sell"} for r in ratings)
+                    _shot(page, "2-example-run", width, scheme)
+
+                # 3. battle view: sides, verdict pinned beside the pane, replay plays and follows the newest
+                _open(page, url, f"/debates?ticker={TICKER}&date={SECOND}", "Debates")
+                page.locator('.ta-turn-head[data-side="left"][data-role="bull"]').first.wait_for()
+                page.locator('.ta-turn-head[data-side="right"][data-role="bear"]').first.wait_for()
+                page.locator('.ta-turn-head[data-side="center"][data-role="neutral"]').first.wait_for()
+                page.locator(".ta-answers").first.wait_for()
+                _shot(page, "3-battle", width, scheme)
+                page.locator('[data-testid="stButtonGroup"]').get_by_text("Replay", exact=True).click()
+                page.get_by_text("Turn 1 of").wait_for()
+                page.get_by_role("button", name="Play").click()
+                page.get_by_text("Turn 3 of").first.wait_for(timeout=15_000)
+                newest = page.locator('[data-testid="stChatMessage"]').last
+                pane = page.locator('[class*="st-key-ta-battle-"]').last
+                nb, pb = newest.bounding_box(), pane.bounding_box()
+                assert nb and pb and nb["y"] < pb["y"] + pb["height"] and nb["y"] + nb["height"] > pb["y"], \
+                    "the newest turn is scrolled into the battle pane"
+                _shot(page, "4-replay", width, scheme)
+                page.get_by_role("button", name="End").click()
+                page.get_by_text("Portfolio Manager — verdict", exact=True).wait_for()
+                assert page.get_by_role("button", name="Next").is_disabled()
+                verdict = page.locator('[class*="st-key-ta-verdict-"]').first
+                assert verdict.is_visible()
+                _no_sideways_scroll(page, width)
+
+                # 4. compare the two runs: the ladder ends with each run's saved rating
+                ab = f"?a={quote(TICKER + '|' + FIRST)}&b={quote(TICKER + '|' + SECOND)}"
+                _open(page, url, "/compare" + ab, "Compare runs")
+                ladder = page.locator('[data-testid="ta-ladder"]')
+                ladder.wait_for()
+                pills = ladder.locator("[data-rating]")
+                shown = [pills.nth(i).get_attribute("data-rating") for i in range(pills.count())]
+                assert shown[-2:] == ratings, (shown, ratings)
+                _shot(page, "5-compare", width, scheme)
+                _no_sideways_scroll(page, width)
+
+                # 5. History and a PDF download
+                _open(page, url, "/history", "History")
+                page.get_by_role("button", name="PDF").wait_for()
+                with page.expect_download() as dl:
+                    page.get_by_role("button", name="PDF").click()
+                pdf = tmp_path / f"report-{n}.pdf"
+                dl.value.save_as(pdf)
+                assert pdf.read_bytes().startswith(b"%PDF-") and pdf.stat().st_size > 5_000
+                _shot(page, "6-history-pdf", width, scheme)
+                _no_sideways_scroll(page, width)
+
+                # 6. the Memory log after settling: the first decision has its alpha
+                _open(page, url, "/memory_log", "Memory log")
+                page.get_by_text("alpha").first.wait_for()
+                page.get_by_text(FIRST).first.wait_for(state="attached")  # the settled entry (or its row)
+                _shot(page, "7-memory-log", width, scheme)
+                context.close()
+        finally:
+            browser.close()
+    assert time.monotonic() - started < 180
