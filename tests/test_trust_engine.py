@@ -356,3 +356,16 @@ def test_a_damaged_separator_is_a_problem_kept_verbatim(ta_home):
     assert "damaged separator" in problem and "2024-05-13 | AAPL" in problem
     log.store_decision("MSFT", DATE, "Hold.", rating="Hold")  # a later write keeps the damaged block as it is
     assert "ENTRY_ENX" in log.path.read_text() and [e["ticker"] for e in log.load_entries()] == ["MSFT"]
+
+
+def test_no_text_says_nothing_to_learn_from_next_to_a_lesson_applied(ta_home):
+    situation = ("NVDA price trend momentum RSI MACD moving average volume volatility support resistance "
+                 "news sentiment fundamentals revenue margin valuation")
+    for name in team.MEMORY_NAMES:
+        FinancialSituationMemory(name, None).add_situations(
+            [(situation, "Size down when momentum fades.")], known_from="2024-01-02")
+    state, _ = TradingAgentsGraph().propagate("NVDA", DATE)
+    decision = state["final_trade_decision"]
+    assert "Lesson applied: Size down when momentum fades." in decision
+    assert "to learn from yet" not in decision and "no settled decision" not in decision.lower()
+    assert "No earlier decision on NVDA has settled yet; the lesson below comes from similar situations" in decision
