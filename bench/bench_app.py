@@ -5,6 +5,12 @@
   ``app_first_render_cold_s`` is the first of them (also the server's first session) and
   ``app_first_render_max_s`` the slowest. Most of it is Chromium parsing Streamlit's own ~2.6 MB
   front-end bundle on two cores; the app's script run is about 0.25 s.
+- app_first_render_vs_hello: that median over the median of five such loads of a hello-world
+  Streamlit app (one ``st.title``, one ``st.button``) started the same way in the same bench run:
+  how far above Streamlit's own floor the app's first page is.
+- app_second_load_vs_no_warmup: the loads after a fresh server's first (loads 2–5, over the ~6 s
+  in which studio/ui.py's background warm-up of the engine runs), their median, over the same on a
+  server started with the warm-up turned off (``TRADINGAGENTS_STUDIO_WARM_UP=0``).
 - app_offline_run_s:  from the click on "Start analysis" to the rating badge on screen, for an analysis
   in a running app (the second of the session); ``app_offline_run_cold_s`` is the very first click on a
   fresh server, which also pays for loading the engine if the background warm-up has not finished.
@@ -16,6 +22,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import tempfile
 import time
@@ -23,6 +30,8 @@ from pathlib import Path
 
 GOALS: dict[str, tuple[str, float]] = {
     "app_first_render_s": ("<=", 2.0),
+    "app_first_render_vs_hello": ("<=", 1.2),
+    "app_second_load_vs_no_warmup": ("<=", 1.1),  # 10 % for a shared machine's noise
     "app_offline_run_s": ("<=", 5.0),
     "app_progress_lag_s": ("<=", 1.0),
 }
@@ -61,18 +70,68 @@ def _one_run(page, date: str) -> dict:
     }
 
 
-def _first_render(browser, url: str) -> float:
-    """Seconds from navigating a fresh browser context to the Run form on screen."""
+def _first_render(browser, url: str, button: str = "Start analysis") -> float:
+    """Seconds from navigating a fresh browser context to the Run form (``button``) on screen."""
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     try:
         page = context.new_page()
         page.goto("about:blank")
         t0 = time.perf_counter()
         page.goto(url + "/")
-        page.get_by_role("button", name="Start analysis").wait_for(state="visible", timeout=30_000)
+        page.get_by_role("button", name=button).wait_for(state="visible", timeout=30_000)
         return time.perf_counter() - t0
     finally:
         context.close()
+
+
+HELLO_APP = """import streamlit as st
+
+st.title("Hello")
+st.button("Say hello")
+"""
+
+
+@contextlib.contextmanager
+def _hello_server(folder: Path):
+    """``streamlit run`` of a hello-world app with the same flags as the harness gives the app."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.browser.harness import _healthy, free_port
+
+    script = folder / "hello.py"
+    script.write_text(HELLO_APP)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+           "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]
+    with open(folder / "hello.log", "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=folder, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not _healthy(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the hello-world app did not start: {(folder / 'hello.log').read_text()[-800:]}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(10)
+
+
+def _floor_and_warm_up(browser, home: Path) -> dict:
+    """Hello-world first renders, and the second load of a fresh app server with the warm-up off."""
+    from tests.browser.harness import streamlit_server
+
+    with _hello_server(home) as url:
+        hello = [_first_render(browser, url, "Say hello") for _ in range(FIRST_RENDER_LOADS)]
+    with streamlit_server(home / "nowarm", extra_env={"TRADINGAGENTS_STUDIO_WARM_UP": "0"}) as url:
+        nowarm = [_first_render(browser, url) for _ in range(FIRST_RENDER_LOADS)]
+    return {"hello": hello, "nowarm": nowarm}
 
 
 def _r(x):
@@ -88,6 +147,8 @@ def run() -> dict:
             # first render as new users see it: each load in a fresh browser context (empty cache), the
             # browser itself already started; the first load is also the server's first session
             renders = [_first_render(page.context.browser, url) for _ in range(FIRST_RENDER_LOADS)]
+            # Streamlit's floor and the no-warm-up server, measured with the same browser in this run
+            floor = _floor_and_warm_up(page.context.browser, home)
             page.goto(url + "/")
             page.get_by_role("button", name="Start analysis").wait_for(state="visible")
             # the very first click of a fresh server (the engine may still be loading in the background)
@@ -105,8 +166,15 @@ def run() -> dict:
                 page.goto(url + "/")
                 page.get_by_role("button", name="Start analysis").wait_for(state="visible")
                 paced = _one_run(page, COLD_DATE)
+    hello_s = statistics.median(floor["hello"])
     return {
         "app_first_render_s": _r(statistics.median(renders)),
+        "app_hello_first_render_s": _r(hello_s),
+        "app_first_render_vs_hello": _r(statistics.median(renders) / hello_s),
+        "app_second_load_s": _r(statistics.median(renders[1:])),
+        "app_second_load_no_warmup_s": _r(statistics.median(floor["nowarm"][1:])),
+        "app_second_load_vs_no_warmup": _r(statistics.median(renders[1:]) / statistics.median(floor["nowarm"][1:])),
+        "app_first_render_no_warmup_s": _r(statistics.median(floor["nowarm"])),
         "app_first_render_cold_s": _r(renders[0]),
         "app_first_render_max_s": _r(max(renders)),
         "app_offline_run_s": _r(warm["run_s"]),

@@ -106,22 +106,46 @@ WARM_MODULES = (
 )
 
 
-def _warm() -> None:
-    """Import the engine, its data layer and plotly in the background so the first click does not pay."""
-    import importlib
+WARM_UP_DELAY_S = 3.0  # after the first session's script run: let the browser load that page first
+WARM_UP_ENV = "TRADINGAGENTS_STUDIO_WARM_UP"  # "0" turns it off (the bench compares both)
 
+
+def _lower_this_threads_priority() -> None:
+    """Best effort: nice this thread (Linux threads are tasks), so page loads get the CPU first."""
+    import os
+
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError, PermissionError):
+        pass
+
+
+def _warm(delay_s: float = WARM_UP_DELAY_S) -> None:
+    """Import the engine, its data layer and plotly in the background so the first click does not pay.
+
+    It waits ``delay_s`` first (the first page is still being sent and rendered then), runs at a lower
+    CPU priority and pauses between modules, so a page load that overlaps it is not slowed.
+    """
+    import importlib
+    import time
+
+    _lower_this_threads_priority()
+    time.sleep(delay_s)
     for name in WARM_MODULES:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a failed warm-up only means the first run imports it itself
             pass
+        time.sleep(0.02)  # give the server's threads the interpreter between modules
 
 
 @st.cache_resource(show_spinner=False)
 def warm_up() -> bool:
     """Once per server process (cached), after the first page is on screen (call it last in app.py)."""
-    import threading
+    import os
 
+    if os.environ.get(WARM_UP_ENV, "1").strip() == "0":
+        return False
     threading.Thread(target=_warm, name="ta-warm-up", daemon=True).start()
     return True
 

@@ -1,7 +1,8 @@
 """LangChain tools for the analysts, bound to one run's provider and analysis date.
 
 ``make_tools(config, as_of=trade_date)`` builds every tool as a closure over the provider of that
-config (no global state). Each tool:
+config. ``shared_tools(config)`` is the same set built once per provider for many runs: each call
+reads its run's analysis date from the RunnableConfig (``configurable["as_of"]``). Each tool:
 
 * clamps to the analysis date ``as_of`` (and to today): whatever range the model asks for, nothing
   dated after it comes back;
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any
 
@@ -37,6 +40,7 @@ from tradingagents.dataflows.provider import (
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 INVALID = "INVALID_ARGUMENT:"
+AS_OF_KEY = "as_of"  # the run config's configurable entry that carries the analysis date (per_run tools)
 ANALYST_TOOL_NAMES: dict[str, list[str]] = {
     "market": ["get_stock_data", "get_indicators"],
     "social": ["get_social_posts", "get_news"],
@@ -219,15 +223,37 @@ def _validation_handler(provider: MarketDataProvider) -> Callable[[Exception], s
 # ----------------------------------------------------------------------------------------------
 # the tools
 # ----------------------------------------------------------------------------------------------
+def run_as_of() -> str:
+    """The analysis date of the run calling a tool: ``configurable[AS_OF_KEY]`` of its RunnableConfig.
+
+    LangChain puts the calling run's config in a context variable while a tool runs (and LangGraph
+    hands every node the run config), so tools shared by many runs read each run's own date here.
+    No date → ValidationError (a shared tool never guesses a cut-off).
+    """
+    from langchain_core.runnables.config import ensure_config
+
+    value = (ensure_config().get("configurable") or {}).get(AS_OF_KEY)
+    if not value:
+        raise ValidationError(
+            f"No analysis date for this tool call: run it with configurable[{AS_OF_KEY!r}] = 'YYYY-MM-DD' "
+            "(TradingAgentsGraph does), or build the tools with make_tools(config, as_of=date).")
+    return validate_date(value)
+
+
 def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = None,
-               provider: MarketDataProvider | None = None) -> dict[str, BaseTool]:
+               provider: MarketDataProvider | None = None, per_run: bool = False) -> dict[str, BaseTool]:
     """Every analyst tool by name, bound to the provider of ``config`` and clamped to ``as_of``.
 
-    ``provider`` overrides the config's provider (tests inject failing ones).
+    ``provider`` overrides the config's provider (tests inject failing ones). ``per_run=True`` builds
+    tools for many runs: each call clamps to its run's date (``run_as_of()``) instead of ``as_of``.
     """
     provider = provider if provider is not None else get_provider(config)
+    if per_run and as_of is not None:
+        raise ValueError("make_tools: give either as_of (one date) or per_run=True (each run's date), not both")
     if as_of is not None:
         as_of = validate_date(as_of)
+    fixed = as_of
+    cut: Callable[[], str | None] = run_as_of if per_run else (lambda: fixed)
     src = _source(provider)
 
     def get_stock_data(
@@ -238,7 +264,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
         """Daily OHLCV prices of a ticker between two dates, as a CSV table (Date,Open,High,Low,Close,Volume)."""
         t = validate_ticker(symbol)
         start = validate_date(start_date, allow_future=True)
-        end = _clamp(end_date, as_of, "end_date")
+        end = _clamp(end_date, cut(), "end_date")
         if start > end:
             return _no_data(provider, f"No prices for {t}: the range starts {start}, after the analysis date {end}.")
         df = _clean_prices(provider.ohlcv(t, start, end), start, end)
@@ -271,7 +297,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
     ) -> str:
         """A technical indicator of a ticker for each trading day of the look-back window, one `YYYY-MM-DD: value` line per day."""
         t = validate_ticker(symbol)
-        end = _clamp(curr_date, as_of, "curr_date")
+        end = _clamp(curr_date, cut(), "curr_date")
         look = _int_arg(look_back_days, "look_back_days", 1, 365, 30)
         names = [part.strip().lower() for part in str(indicator).split(",") if part.strip()]
         if not names:
@@ -310,7 +336,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
     ) -> str:
         """Company fundamentals as of a date: valuation (market cap, P/E, P/B), margins, growth, leverage, dividends."""
         t = validate_ticker(ticker)
-        day = _clamp(curr_date, as_of, "curr_date")
+        day = _clamp(curr_date, cut(), "curr_date")
         data = provider.fundamentals(t, day)
         if not data:
             return _no_data(provider, f"No fundamentals for {t} as of {day}.")
@@ -329,7 +355,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
 
     def _statement(kind: str, ticker: str, freq: str, curr_date: str | None) -> str:
         t = validate_ticker(ticker)
-        day = _clamp(curr_date if curr_date else (as_of or today().isoformat()), as_of, "curr_date")
+        day = _clamp(curr_date if curr_date else (cut() or today().isoformat()), cut(), "curr_date")
         f = (freq or "quarterly").strip().lower() if isinstance(freq, str) else "quarterly"
         f = {"q": "quarterly", "quarter": "quarterly", "a": "annual", "yearly": "annual", "annually": "annual"}.get(f, f)
         if f not in STATEMENT_FREQS:
@@ -390,7 +416,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
         """Company news published between two dates, newest first (title, time, source, summary)."""
         t = validate_ticker(ticker)
         start = validate_date(start_date, allow_future=True)
-        end = _clamp(end_date, as_of, "end_date")
+        end = _clamp(end_date, cut(), "end_date")
         if start > end:
             return _no_data(provider, f"No news for {t}: the range starts {start}, after the analysis date {end}.")
         items = [it for it in provider.news(t, start, end) if start <= str(it.get("published", ""))[:10] <= end]
@@ -406,7 +432,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
         limit: Annotated[int | str | None, "Maximum number of items (1-50)"] = 10,
     ) -> str:
         """Macro-economic and market-wide news of the days up to the date, newest first."""
-        end = _clamp(curr_date, as_of, "curr_date")
+        end = _clamp(curr_date, cut(), "curr_date")
         look = _int_arg(look_back_days, "look_back_days", 1, 90, 7)
         lim = _int_arg(limit, "limit", 1, 50, 10)
         start = (pd.Timestamp(end) - pd.Timedelta(days=look - 1)).date().isoformat()
@@ -424,7 +450,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
     ) -> str:
         """Recent social-media posts about a ticker (retail sentiment), newest first, with a tone tally."""
         t = validate_ticker(ticker)
-        end = _clamp(curr_date, as_of, "curr_date")
+        end = _clamp(curr_date, cut(), "curr_date")
         look = _int_arg(look_back_days, "look_back_days", 1, 30, 7)
         start = (pd.Timestamp(end) - pd.Timedelta(days=look - 1)).date().isoformat()
         posts = [p for p in provider.social(t, end, look) if start <= str(p.get("published", ""))[:10] <= end]
@@ -455,6 +481,33 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
         tool.handle_validation_error = _validation_handler(provider)
         tool.handle_tool_error = True
         tools[fn.__name__] = tool
+    return tools
+
+
+_SHARED: OrderedDict[int, tuple[MarketDataProvider, dict[str, BaseTool]]] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+SHARED_TOOLS_MAX = 8
+
+
+def shared_tools(config: Mapping[str, Any] | None = None) -> dict[str, BaseTool]:
+    """``make_tools(config, per_run=True)``, built once per provider (building the schemas is the cost).
+
+    Each call clamps to the calling run's ``configurable[AS_OF_KEY]``. At most ``SHARED_TOOLS_MAX``
+    providers' tool sets are kept (least recently used dropped).
+    """
+    provider = get_provider(config)
+    key = id(provider)
+    with _SHARED_LOCK:
+        hit = _SHARED.get(key)
+        if hit is not None and hit[0] is provider:
+            _SHARED.move_to_end(key)
+            return hit[1]
+    tools = make_tools(config, provider=provider, per_run=True)
+    with _SHARED_LOCK:
+        _SHARED[key] = (provider, tools)  # the provider is kept alive with it, so its id stays unique
+        _SHARED.move_to_end(key)
+        while len(_SHARED) > SHARED_TOOLS_MAX:
+            _SHARED.popitem(last=False)
     return tools
 
 

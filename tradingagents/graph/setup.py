@@ -14,7 +14,9 @@ per-node figures read the same.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from typing import Annotated, Any
 
 from langgraph.graph import END, START, StateGraph
@@ -75,6 +77,36 @@ def _scratchpad_node(node: Callable[[Mapping[str, Any]], dict], messages_key: st
 
     wrapped.__name__ = getattr(node, "__name__", "node")
     return wrapped
+
+
+class CompiledGraphCache:
+    """Compiled graphs by shape (analysts, execution mode, …), so a graph is compiled once and reused.
+
+    A compiled graph holds no run state (the state lives in the checkpointer, the analysis date in the
+    run config), so runs of any ticker and date share it. Bounded: the ``maxsize`` most recently used
+    shapes are kept.
+    """
+
+    def __init__(self, maxsize: int = 8):
+        self.maxsize = maxsize
+        self._graphs: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.compiles = 0  # how many graphs were compiled (tests and benches read it)
+
+    def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        with self._lock:  # held while compiling: two first runs of one shape compile it once
+            graph = self._graphs.get(key)
+            if graph is None:
+                graph = build()
+                self.compiles += 1
+                self._graphs[key] = graph
+                while len(self._graphs) > self.maxsize:
+                    self._graphs.popitem(last=False)
+            self._graphs.move_to_end(key)
+            return graph
+
+    def __len__(self) -> int:
+        return len(self._graphs)
 
 
 class GraphSetup:

@@ -41,11 +41,12 @@ from tradingagents.graph.analyst_execution import (
     normalize_analysts,
     normalize_execution_mode,
 )
+from tradingagents.graph.checkpoint_router import CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, RunEvent, describe_error, empty_record, make_event
 from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.results import REPORT_FILE, STATE_FILE, public_meta
-from tradingagents.graph.setup import SCRATCHPAD_KEYS, GraphSetup
+from tradingagents.graph.setup import SCRATCHPAD_KEYS, CompiledGraphCache, GraphSetup
 from tradingagents.graph.signal_processing import SignalProcessor, state_rating
 from tradingagents.validation import (
     InvalidDateError,
@@ -331,6 +332,10 @@ class TradingAgentsGraph:
         self.signal_processor = SignalProcessor()
         self._settler = None
         self._lock = threading.Lock()
+        # compiled once per graph shape and reused by every run (any ticker, any date): checkpoints
+        # are routed per run to the ticker's database, tools read the run's date from its config
+        self.checkpoint_router = CheckpointRouter(self.config)
+        self.compiled_graphs = CompiledGraphCache()
 
         self.curr_state: dict[str, Any] | None = None
         self.last_run: dict[str, Any] = {}
@@ -367,12 +372,19 @@ class TradingAgentsGraph:
         tid = self.thread_id(ticker, trade_date, asset_type)
         return storage.has_checkpoint(self.config, ticker, tid)  # the path is made safe where it is built
 
-    def build_graph(self, trade_date: str, analysts: list[str]):
-        """The uncompiled StateGraph for one analysis date (tools read data up to that date only)."""
+    def build_graph(self, trade_date: str | None, analysts: list[str]):
+        """The uncompiled StateGraph (tools read data up to ``trade_date`` only).
+
+        ``trade_date=None``: the provider's shared tools, which read each run's date from the run
+        config (``configurable["as_of"]``), so one compiled graph serves every date.
+        """
         from tradingagents.dataflows import tools as data_tools
 
-        # one set of tools for the run (building tool schemas is the costly part), split per analyst
-        all_tools = data_tools.make_tools(self.config, as_of=trade_date)
+        # one set of tools (building tool schemas is the costly part), split per analyst
+        if trade_date is None:
+            all_tools = data_tools.shared_tools(self.config)
+        else:
+            all_tools = data_tools.make_tools(self.config, as_of=trade_date)
 
         def tools_for(key: str) -> list:
             return [all_tools[name] for name in data_tools.ANALYST_TOOL_NAMES[key]]
@@ -384,6 +396,12 @@ class TradingAgentsGraph:
             self.config, tools_for,
         )
         return setup.setup_graph(analysts, self.analyst_execution)
+
+    def compiled_graph(self, analysts: list[str]):
+        """The compiled graph of this shape, compiled on first use and then reused."""
+        key = (tuple(analysts), self.analyst_execution, bool(self.config.get("memory_enabled", True)))
+        return self.compiled_graphs.get(
+            key, lambda: self.build_graph(None, analysts).compile(checkpointer=self.checkpoint_router))
 
     # ------------------------------------------------------------------ propagate
     def propagate(
@@ -529,27 +547,19 @@ class TradingAgentsGraph:
         # (1) settling what is due for this ticker: in _execute, right after run_started (its own step)
         sidecar = _UsageSidecar(cfg, ticker, tid)
 
-        # (3) the graph and its checkpointer
-        graph_builder = self.build_graph(trade_date, analysts)
-        if cfg.get("checkpoint_enabled"):
-            saver = storage.open_checkpointer(cfg, ticker)
-            # shown by run_started and saved in the meta (a damaged database moved aside)
-            reporter.warnings.extend(getattr(saver, "warnings", None) or [])
-        else:
-            from langgraph.checkpoint.memory import InMemorySaver
-
-            saver = InMemorySaver()
+        # (3) the graph (compiled once per shape) and this run's checkpointer (the ticker's database,
+        # or a fresh in-memory one; closed when the run ends)
+        graph = self.compiled_graph(analysts)
         settings = self.settings()
-        try:
-            snapshot = self._execute(graph_builder, saver, ticker, trade_date, asset_type, analysts, tid,
-                                     reporter, should_stop, settings, session_note, sidecar)
-        except BaseException:
-            sidecar.save(reporter, started_at)  # the counters of this segment are added on resume
-            raise
-        finally:
-            close = getattr(saver, "close", None)
-            if callable(close):
-                close()  # one connection per run; never leak it
+        with self.checkpoint_router.route(ticker) as route:
+            # shown by run_started and saved in the meta (a damaged database moved aside)
+            reporter.warnings.extend(getattr(self.checkpoint_router.saver_for(route), "warnings", None) or [])
+            try:
+                snapshot = self._execute(graph, route, ticker, trade_date, asset_type, analysts, tid,
+                                         reporter, should_stop, settings, session_note, sidecar)
+            except BaseException:
+                sidecar.save(reporter, started_at)  # the counters of this segment are added on resume
+                raise
         from tradingagents.dataflows.tools import missing_from
 
         missing = missing_from(reporter.tool_texts)
@@ -626,12 +636,14 @@ class TradingAgentsGraph:
         reporter.emit("settle_finished", None, ticker=ticker, settled=settled, pending=pending,
                       problems=list(self.settle_problems), error=error)
 
-    def _execute(self, graph_builder, saver, ticker, trade_date, asset_type, analysts, tid, reporter,
+    def _execute(self, graph, route, ticker, trade_date, asset_type, analysts, tid, reporter,
                  should_stop, settings, session_note=None, sidecar=None):
-        """Run (or resume) the graph on ``saver``; returns the final snapshot."""
-        graph = graph_builder.compile(checkpointer=saver)
+        """Run (or resume) the compiled graph on this run's checkpoint ``route``; the final snapshot."""
+        from tradingagents.dataflows.tools import AS_OF_KEY
+
         callbacks = [reporter.tracker, *self.user_callbacks]
-        args = self.propagator.get_graph_args(callbacks=callbacks, thread_id=tid)
+        args = self.propagator.get_graph_args(callbacks=callbacks, thread_id=tid, **{AS_OF_KEY: trade_date},
+                                              **route)
         run_config = args["config"]
 
         snapshot = graph.get_state(run_config)
