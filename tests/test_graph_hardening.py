@@ -28,9 +28,9 @@ def test_data_faults_complete_the_run_and_the_report_says_what_was_missing(monke
     def news_down(self, *args, **kwargs):
         raise RuntimeError("news feed down")
 
-    def stale_prices(self, ticker, start, end):
+    def stale_prices(self, ticker, start, end):  # prices up to the date, but not the tool's whole window
         df = real_ohlcv(self, ticker, start, end)
-        return df[df.index < "2024-02-01"] if ticker == "NVDA" else df
+        return df[df.index >= "2024-05-06"] if ticker == "NVDA" else df
 
     def no_identity(self, ticker):
         raise ConnectionError("reference data down")
@@ -42,19 +42,28 @@ def test_data_faults_complete_the_run_and_the_report_says_what_was_missing(monke
     assert state["final_trade_decision"].startswith(f"**Rating**: {rating}")
     assert "identity unavailable" in state["instrument_context"]
     assert "Missing data" in state["news_report"] and "get_news" in state["news_report"]
-    assert "stale" in state["market_report"] and "NO_DATA_AVAILABLE" in state["market_report"]
     report = (ta_home / "results" / "NVDA" / DATE / "report.md").read_text()
     assert "Missing data" in report and "get_news" in report
 
 
-def test_empty_price_tables_complete_the_run(monkeypatch):
+def test_empty_or_stale_price_tables_stop_before_any_model_call(monkeypatch, ta_home):
+    """No decision without data (issue 11.1): prices that are missing or stop weeks before the
+    date refuse the run (exit 3) before any model call; nothing is saved or logged."""
     import pandas as pd
 
-    monkeypatch.setattr(DemoProvider, "ohlcv", lambda self, t, s, e: pd.DataFrame(
-        columns=["Open", "High", "Low", "Close", "Volume"], index=pd.DatetimeIndex([], name="Date")))
-    state, _ = TradingAgentsGraph(["market", "news"]).propagate("AAPL", DATE)
-    assert "No price data" in state["market_report"] or "NO_DATA" in state["market_report"]
-    assert state["final_trade_decision"].startswith("**Rating**:")
+    from tradingagents.errors import DataUnavailable, exit_code_for
+
+    real_ohlcv = DemoProvider.ohlcv
+    for fake in (lambda self, t, s, e: pd.DataFrame(
+                     columns=["Open", "High", "Low", "Close", "Volume"], index=pd.DatetimeIndex([], name="Date")),
+                 lambda self, t, s, e: (lambda df: df[df.index < "2024-02-01"])(real_ohlcv(self, t, s, e))):
+        monkeypatch.setattr(DemoProvider, "ohlcv", fake)
+        counter = CallCounter()
+        with pytest.raises(DataUnavailable) as err:
+            TradingAgentsGraph(["market", "news"], callbacks=[counter]).propagate("AAPL", DATE)
+        assert exit_code_for(err.value) == 3 and "AAPL" in str(err.value)
+        assert sum(counter.calls.values()) == 0
+        assert not list(ta_home.rglob("state.json")) and not (ta_home / "memory" / "trading_memory.md").exists()
 
 
 # ------------------------------------------------------------------ hostile input

@@ -145,7 +145,8 @@ def test_tokens_from_llm_output_when_messages_have_no_usage():
     assert tokens_from_result(LLMResult(generations=[])) == (0, 0)
 
 
-def test_failed_call_counts_the_call_not_tokens(server):
+def test_a_failed_call_is_not_an_answered_call(server):
+    """llm_calls counts the model's answered calls (issue 11.5): one that fails for good is not one."""
     from tests.fake_openai import Fault
     from tradingagents.llm_clients import LLMCallError
 
@@ -154,7 +155,10 @@ def test_failed_call_counts_the_call_not_tokens(server):
     server.inject(Fault.status(500))
     with pytest.raises(LLMCallError):
         llm.invoke("x")
-    assert tracker.totals() == {"llm_calls": 1, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0}
+    assert tracker.totals() == {"llm_calls": 0, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0}
+    assert len(server.chat_requests) == 1  # it was sent, and failed
+    llm.invoke("y")
+    assert tracker.totals()["llm_calls"] == 1
     tracker.reset()
     assert tracker.totals()["llm_calls"] == 0 and tracker.by_node() == {}
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tradingagents.agents.utils.memory import SEPARATOR, TradingMemoryLog
+from tradingagents.memory.log_format import META_KEYS
 from tradingagents.validation import ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +40,8 @@ def test_pending_and_settled_entries_have_the_exact_format(ta_home):
     assert entry == {
         "date": "2024-05-10", "ticker": "NVDA", "rating": "Buy", "pending": False, "raw": 0.0321,
         "alpha": 0.0114, "holding": 5, "decision": "Go long NVDA.", "reflection": "It worked. Alpha was positive.",
+        # an entry stored without provenance (an old one) reads with the new keys as None
+        **dict.fromkeys(META_KEYS),
     }
 
 

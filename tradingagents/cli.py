@@ -346,6 +346,13 @@ def run_command(argv: list[str]) -> int:
         )
         _print(f"Rating: {rating}")
         record = graph.last_run["record"]  # what the engine saved, as its terminal event carries it
+        meta = record.get("meta") or {}
+        if meta.get("session_note"):
+            _print(f"Session: {meta['session_note']}")
+        for line in meta.get("missing_data") or []:
+            _print(f"Missing data: {line}")
+        if meta.get("log_note"):
+            _print(f"Memory log: {meta['log_note']}")
         _print(f"Report: {record['report_path'] or record['results_path']}")
         return EXIT_OK
     except KeyboardInterrupt:

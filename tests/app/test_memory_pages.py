@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.app.apptest_utils import form_button, new_app, texts
 from tradingagents.agents.utils.memory import SEPARATOR, FinancialSituationMemory, TradingMemoryLog
 from tradingagents.default_config import resolve_config
@@ -139,8 +137,6 @@ def test_memory_log_shows_its_problems_with_what_to_do(ta_home):
     assert at.metric[0].value == "1"
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a damaged separator merges two entries without a problem "
-                                       "(TradingMemoryLog must report it; see the report to the lead)")
 def test_a_damaged_separator_is_reported_not_silently_merged(ta_home):
     path = write_log([pending_block("2024-05-10", "NVDA"), pending_block("2024-05-13", "AAPL")])
     text = path.read_text()

@@ -78,7 +78,8 @@ def _closes(provider: MarketDataProvider, ticker: str, start: str, end: str) -> 
     df = clip_frame(df, start, end)
     if df.empty or "Close" not in df.columns:
         return pd.Series(dtype=float)
-    s = df["Close"].astype(float).dropna()
+    s = pd.to_numeric(df["Close"], errors="coerce").astype(float)
+    s = s[s.map(math.isfinite) & (s > 0)]  # an inf, NaN or non-positive close is no price
     return s[~s.index.duplicated(keep="last")]
 
 
@@ -160,6 +161,15 @@ def returns_or_reason(
     if start_close <= 0:
         return None, f"the close of {t} on {start_day.date().isoformat()} is not a positive price"
     raw = end_close / start_close - 1.0
+    from tradingagents.dataflows.session import window_gap
+    from tradingagents.errors import DataUnavailable
+
+    try:
+        gap = window_gap(provider, bench, start_day.date().isoformat(), end_day.date().isoformat())
+    except DataUnavailable as exc:  # the benchmark's own data is missing: name it as the benchmark's
+        return None, f"benchmark {bench} has no prices for {start_day.date()}..{end_day.date()}: {exc}"
+    if gap is not None:  # the alpha must cover the same days as the return
+        return None, f"benchmark {bench}: {gap}"
     bcloses = _closes(provider, bench, (start_day - pd.Timedelta(days=_LOOK_BEFORE)).date().isoformat(),
                       end_day.date().isoformat())
     b0 = _on_or_before(bcloses, start_day)

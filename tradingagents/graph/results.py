@@ -113,6 +113,12 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
         facts.append(f"- Model: {meta.get('llm_label') or meta.get('llm_provider')}")
     if meta.get("data_label") or meta.get("data_vendor"):
         facts.append(f"- Data: {meta.get('data_label') or meta.get('data_vendor')}")
+    if meta.get("session_note"):
+        facts.append(f"- Session: {meta['session_note']}")
+    for line in meta.get("missing_data") or []:
+        facts.append(f"- Missing data: {line}")
+    if meta.get("log_note"):
+        facts.append(f"- Memory log: {meta['log_note']}")
     if meta.get("analysts"):
         facts.append(f"- Analysts: {', '.join(meta['analysts'])} ({meta.get('analyst_execution', 'sequential')})")
     if meta.get("elapsed_s") is not None:

@@ -11,8 +11,11 @@ page and the ``settle`` CLI can settle without building it::
 For each pending entry whose holding window has closed: the raw return and the alpha against the
 ticker's benchmark (``default_config.benchmark_for``), one quick-model reflection naming that
 benchmark, and (when ``memory_enabled``) one lesson per role memory, knowable from the day the
-window closed. All settled entries are written to the log in one atomic batch, then the lessons.
-An entry that cannot be priced stays pending with the real reason; the others still settle.
+window closed. All settled entries are written to the log in one atomic batch that also keeps
+their lessons; the lessons then go to the role memories, and the log forgets them only once all
+are written (a failure in between is retried by the next settle, each lesson written once).
+Each entry is priced from the data source it was decided on (its provenance). An entry that
+cannot be priced, or is damaged, stays pending with the real reason; the others still settle.
 ``TradingAgentsGraph.settle_pending`` delegates here with its own model, log and memories.
 """
 
@@ -30,6 +33,17 @@ from tradingagents.errors import TradingAgentsError
 log = logging.getLogger(__name__)
 
 SETTLED_KEYS = ("ticker", "date", "rating", "raw", "alpha", "holding", "benchmark", "reflection")
+# kept in the log per settled entry (load_entries keys), not in SettleResult.settled
+PRICE_KEYS = ("entry_price", "exit_price", "bench_raw", "end_date")
+MIN_DATE = "1970-01-01"  # an entry dated before it is damaged (no source has prices that old)
+
+
+def _reason(exc: BaseException) -> str:
+    """A plain reason for an entry left pending (our errors' own message; a short wrap otherwise)."""
+    message = " ".join(str(exc).split())[:300]
+    if isinstance(exc, TradingAgentsError) and message:
+        return message
+    return f"a bad entry or bad data ({type(exc).__name__}: {message or 'no detail'})"
 
 
 @dataclass
@@ -80,6 +94,7 @@ class Settler:
         self.memories = dict(memories)
         self._reflector = None
         self._provider = None
+        self._providers: dict[str, Any] = {}
 
     @property
     def memory_enabled(self) -> bool:
@@ -95,11 +110,24 @@ class Settler:
 
     @property
     def provider(self):
+        """The provider of this settler's own config (entries without provenance settle from it)."""
         if self._provider is None:
             from tradingagents.dataflows.interface import get_provider
 
             self._provider = get_provider(self.config)
         return self._provider
+
+    def provider_for(self, entry: Mapping[str, Any]):
+        """The data source the entry was decided on (its provenance), with this config otherwise;
+        an entry without provenance (an old one) settles from this config's source."""
+        vendor = entry.get("data_vendor")
+        if not vendor or vendor == self.config.get("data_vendor"):
+            return self.provider
+        if vendor not in self._providers:
+            from tradingagents.dataflows.interface import get_provider
+
+            self._providers[vendor] = get_provider({**dict(self.config), "data_vendor": vendor})
+        return self._providers[vendor]
 
     # ------------------------------------------------------------------ settle
     def settle(self, ticker: str | None = None) -> SettleResult:
@@ -112,39 +140,86 @@ class Settler:
         return self.settle_validated(validate_ticker(ticker) if ticker is not None else None)
 
     def settle_validated(self, ticker: str | None = None) -> SettleResult:
-        """``settle`` for a ticker that is already validated (propagate's own call)."""
-        entries = self.memory_log.get_pending_entries(ticker) if ticker else self.memory_log.get_pending_entries()
+        """``settle`` for a ticker that is already validated (propagate's own call).
+
+        Every entry is priced on its own: one that cannot be (its source is unreachable, its window
+        is open, it is damaged) stays pending with its reason and the others still settle. The
+        settled entries are written in one atomic batch *with* their lessons kept in the log; the
+        lessons then go to the role memories and are forgotten by the log only once all are written,
+        so a failure in between (a full disk) is retried by the next settle, each lesson once.
+        """
         result = SettleResult()
+        self.write_lessons_due()  # a previous settle that failed after marking its entries
+        entries = self.memory_log.get_pending_entries(ticker) if ticker else self.memory_log.get_pending_entries()
         if not entries:
             return result
-        lessons_all: list[tuple[dict[str, tuple[str, str]], str]] = []
+        updates = []
         for entry in entries:
             try:
                 settled, lessons = self._settle_one(entry)
-            except TradingAgentsError as exc:  # a data or model failure: this entry stays pending
-                result.pending.append({"ticker": entry["ticker"], "date": entry["date"], "reason": str(exc)})
+            except Exception as exc:  # a data or model failure, or a bad entry: this one stays pending
+                result.pending.append({"ticker": entry["ticker"], "date": entry["date"], "reason": _reason(exc)})
                 continue
             if isinstance(settled, str):
                 result.pending.append({"ticker": entry["ticker"], "date": entry["date"], "reason": settled})
                 continue
-            result.settled.append(settled)
+            result.settled.append({k: settled[k] for k in SETTLED_KEYS})
+            update = {k: settled[k] for k in ("ticker", "date", "raw", "alpha", "holding", "reflection",
+                                              "benchmark", *PRICE_KEYS)}
             if lessons is not None:
-                lessons_all.append(lessons)
-        if result.settled:
-            self.memory_log.batch_update_with_outcomes(
-                [{k: s[k] for k in ("ticker", "date", "raw", "alpha", "holding", "reflection")} for s in result.settled]
-            )
-            for lessons, known_from in lessons_all:
-                self.remember(lessons, known_from)
+                pairs, known_from = lessons
+                update["lessons_due"] = {k: [v[0], v[1]] for k, v in pairs.items() if v and v[0] and v[1]}
+                update["lessons_known_from"] = known_from
+            updates.append(update)
+        if updates:
+            self.memory_log.batch_update_with_outcomes(updates)
+            self.write_lessons_due()
         return result
+
+    def write_lessons_due(self) -> int:
+        """Write the lessons the log still keeps (each once: a pair already in a memory is skipped),
+        then let the log forget them. Returns how many lessons were written."""
+        due_of = getattr(self.memory_log, "lessons_due", None)
+        if not callable(due_of):
+            return 0
+        due = due_of()
+        if not due:
+            return 0
+        written = 0
+        if self.memory_enabled:
+            present: dict[str, set] = {}
+            for item in due:
+                fresh = {}
+                for name, pair in item["lessons"].items():
+                    memory = self.memories.get(name)
+                    if memory is None:
+                        continue
+                    if name not in present:
+                        present[name] = set(map(tuple, memory.items()))
+                    if tuple(pair) not in present[name]:
+                        fresh[name] = pair
+                for name, pair in fresh.items():  # an OSError here leaves the log's copy for the retry
+                    written += self.remember({name: pair}, item["known_from"])
+                    present[name].add(tuple(pair))
+        self.memory_log.clear_lessons_due([(item["ticker"], item["date"]) for item in due])
+        return written
 
     def _settle_one(self, entry: Mapping[str, Any]):
         """(settled dict, (lessons, known_from) or None), or (reason, None) when it stays pending."""
         from tradingagents.dataflows.returns import returns_or_reason
 
+        if str(entry["date"]) < MIN_DATE:
+            return f"a bad entry: dated {entry['date']}, before {MIN_DATE}; it cannot be priced", None
         holding_days = int(self.config["holding_days"])
-        outcome, reason = returns_or_reason(self.provider, entry["ticker"], entry["date"],
-                                            holding_days=holding_days, config=self.config)
+        vendor = entry.get("data_vendor")
+        try:
+            provider = self.provider_for(entry)
+            outcome, reason = returns_or_reason(provider, entry["ticker"], entry["date"],
+                                                holding_days=holding_days, config=self.config)
+        except TradingAgentsError as exc:
+            if vendor:
+                return f"its data source ({vendor}, the one it was decided on) cannot serve now: {_reason(exc)}", None
+            raise
         if outcome is None:
             return reason, None
         raw, alpha = float(outcome["raw"]), float(outcome["alpha"])
@@ -160,7 +235,9 @@ class Settler:
             known_from = outcome.get("end_date") or window_end(entry["date"], holding)
             lessons = (self.reflector.role_lessons(**kwargs), known_from)
         settled = {"ticker": entry["ticker"], "date": entry["date"], "rating": entry.get("rating"), "raw": raw,
-                   "alpha": alpha, "holding": holding, "benchmark": benchmark, "reflection": reflection}
+                   "alpha": alpha, "holding": holding, "benchmark": benchmark, "reflection": reflection,
+                   "entry_price": outcome.get("start_close"), "exit_price": outcome.get("end_close"),
+                   "bench_raw": outcome.get("benchmark_raw"), "end_date": outcome.get("end_date")}
         return settled, lessons
 
     def _reports_for(self, ticker: str, date: str) -> dict[str, Any] | None:

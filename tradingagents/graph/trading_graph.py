@@ -1,14 +1,17 @@
 """TradingAgentsGraph: propagate a ticker on a date through the team, settle, resume, events.
 
 ``propagate(ticker, date)`` (DESIGN §2): validate the input once, before any model call (everything
-below receives validated values); (1) settle this ticker's pending log entries whose holding window
-has closed (``settlement.Settler``, sharing this graph's model, log and memories); (2) build the
+below receives validated values); (0) no decision without data: ``session.check_prices`` must pass
+(else ``DataUnavailable``, CLI exit 3: nothing settled, logged, saved or charged); (1) settle this
+ticker's pending log entries whose holding window has closed (``settlement.Settler``, sharing this graph's model, log and memories); (2) build the
 initial state with ``past_context`` from the log ("" when ``memory_enabled`` is off) and
 ``instrument_context`` from the data provider; (3) run the graph
 with a per-ticker SQLite checkpoint (durability "sync") — a run that failed, was stopped or was
 killed resumes at the node that did not finish, finished nodes are not run again; (4) save the
-final state (results/<TICKER>/<date>/state.json + report.md) and store the decision as pending in
-the memory log; (5) clear the checkpoint; return ``(final_state, rating)``.
+final state (results/<TICKER>/<date>/state.json + report.md, whose header names the session note,
+the missing data and what happened to the log entry) and store the decision as pending in the
+memory log with its provenance — a re-analysis replaces a pending entry of the same day, a settled
+one is kept; (5) clear the checkpoint; return ``(final_state, rating)``.
 
 Progress is reported through ``on_event(RunEvent)`` (the contract is in ``events.py``), translated
 from LangGraph's own stream (``stream_mode=["tasks", "updates", "checkpoints"]``) in the thread that
@@ -104,6 +107,7 @@ class _RunReporter:
         self.resumed = False
         self.terminal_sent = False
         self.debate_turns: list[dict[str, Any]] = []  # this run's turns (a resume starts with the saved ones)
+        self.tool_texts: list[str] = []  # every tool result of this segment (for the missing-data lines)
         self.token_buffer: dict[str, list[str]] = {}  # node → model text not yet sent as a token event
         self.token_sent: dict[str, float] = {}
         self.warnings: list[str] = []  # what the run worked around (a damaged checkpoint moved aside)
@@ -177,6 +181,7 @@ class _RunReporter:
                         self.tool_args[call.get("id")] = (call.get("name"), call.get("args"))
                 elif msg_type == "tool":
                     content = msg.content if isinstance(msg.content, str) else str(msg.content)
+                    self.tool_texts.append(content)
                     name, args = self.tool_args.pop(getattr(msg, "tool_call_id", None), (None, None))
                     self.emit("tool_call", node, tool=getattr(msg, "name", None) or name, args=args or {},
                               result_chars=len(content), result_preview=content[:300])
@@ -269,6 +274,62 @@ class _Budget:
             )
         if self.guard is not None:
             self.guard(spent, mean)
+
+
+class _UsageSidecar:
+    """The counters of a run's earlier segments (failed or stopped), keyed by its checkpoint thread:
+    added on resume, so usage, elapsed time and node times are the whole run's; cleared on success."""
+
+    def __init__(self, cfg: Mapping[str, Any], ticker: str, tid: str) -> None:
+        import hashlib
+
+        self.enabled = bool(cfg.get("checkpoint_enabled"))
+        name = hashlib.sha256(f"{ticker}\x1f{tid}".encode()).hexdigest()[:32]
+        self.path = Path(cfg["checkpoint_dir"]) / "segments" / f"{name}.json"
+        self.elapsed_before = 0.0
+
+    def load(self, reporter: _RunReporter, *, resume: bool) -> None:
+        import json
+
+        if not self.enabled:
+            return
+        if not resume:
+            self.clear()  # a fresh run: counters of an abandoned one do not belong to it
+            return
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+            by_node = {str(k): {str(c): int(v) for c, v in counts.items()} for k, counts in doc["by_node"].items()}
+            node_times = {str(k): float(v) for k, v in doc["node_times"].items()}
+            elapsed = float(doc["elapsed_s"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return  # no sidecar (or a damaged one): this segment's counters only
+        tracker = reporter.tracker
+        for node, counts in by_node.items():
+            tracker._add(node, **counts)
+        for node, secs in node_times.items():
+            reporter.node_times[node] = reporter.node_times.get(node, 0.0) + secs
+        self.elapsed_before = max(elapsed, 0.0)
+        reporter.last_usage = None  # the first usage tick shows the accumulated totals
+
+    def save(self, reporter: _RunReporter, started_at: float) -> None:
+        import json
+
+        from tradingagents.memory.files import atomic_write
+
+        if not self.enabled:
+            return
+        doc = {"by_node": reporter.tracker.by_node(), "node_times": dict(reporter.node_times),
+               "elapsed_s": self.elapsed_before + (time.time() - started_at)}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps(doc).encode("utf-8"))
+        except OSError as exc:  # counters are worth less than the run's own error
+            log.warning("could not keep the run's counters for its resume: %s", exc)
+
+    def clear(self) -> None:
+        if self.enabled:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
 
 
 _DEBATE_STATE_KEY = {"invest": "investment_debate_state", "risk": "risk_debate_state"}
@@ -495,9 +556,43 @@ class TradingAgentsGraph:
         finally:
             lock.__exit__(None, None, None)
 
+    def _check_data(self, ticker: str, trade_date: str) -> tuple[str, str | None]:
+        """No decision without data: the source serves the ticker's prices up to the date (else
+        ``DataUnavailable``, CLI exit 3, before any model call). Returns (session, note)."""
+        from tradingagents.dataflows.session import check_prices, note_for
+
+        session = check_prices(self._provider(), ticker, trade_date)
+        return session, note_for(trade_date, session)
+
+    def _log_status(self, ticker: str, trade_date: str) -> tuple[str, str | None]:
+        """("none" | "pending" | "settled", rating) of the log's entry for this ticker and date."""
+        for entry in self.memory_log.get_pending_entries(ticker):
+            if entry["date"] == trade_date:
+                return "pending", entry["rating"]
+        for entry in self.memory_log.load_entries():
+            if entry["ticker"] == ticker and entry["date"] == trade_date:
+                return ("pending" if entry["pending"] else "settled"), entry["rating"]
+        return "none", None
+
+    def _store_in_log(self, ticker: str, trade_date: str, decision: str, rating: str) -> None:
+        provenance = {
+            "data_vendor": self.config.get("data_vendor"),
+            "llm_provider": self.config.get("llm_provider"),
+            "models": {"quick": self.config.get("quick_think_llm"), "deep": self.config.get("deep_think_llm")},
+        }
+        update = getattr(self.memory_log, "update_pending", None)
+        if callable(update):
+            update(ticker, trade_date, decision, rating=rating, provenance=provenance)
+        else:  # a log without update_pending (a stand-in in a test)
+            self.memory_log.store_decision(ticker, trade_date, decision, rating=rating)
+
     def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at):
         cfg = self.config
+        # (0) no decision without data: nothing is settled, logged, saved or charged otherwise
+        _session, session_note = self._check_data(ticker, trade_date)
         # (1) settling what is due for this ticker: in _execute, right after run_started (its own step)
+        sidecar = _UsageSidecar(cfg, ticker, tid)
+
         # (3) the graph (compiled once per shape) and this run's checkpointer (the ticker's database,
         # or a fresh in-memory one; closed when the run ends)
         graph = self.compiled_graph(analysts)
@@ -505,11 +600,28 @@ class TradingAgentsGraph:
         with self.checkpoint_router.route(ticker) as route:
             # shown by run_started and saved in the meta (a damaged database moved aside)
             reporter.warnings.extend(getattr(self.checkpoint_router.saver_for(route), "warnings", None) or [])
-            snapshot = self._execute(graph, route, ticker, trade_date, asset_type, analysts, tid,
-                                     reporter, should_stop, settings)
+            try:
+                snapshot = self._execute(graph, route, ticker, trade_date, asset_type, analysts, tid,
+                                         reporter, should_stop, settings, session_note, sidecar)
+            except BaseException:
+                sidecar.save(reporter, started_at)  # the counters of this segment are added on resume
+                raise
+        from tradingagents.dataflows.tools import missing_from
+
+        missing = missing_from(reporter.tool_texts)
+        status, previous = self._log_status(ticker, trade_date)
         final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
         turns = list(final_state.pop("debate_turns", None) or [])
         rating = final_state["final_rating"] = state_rating(final_state)  # the structured rating wins
+        if status == "pending" and previous != rating:
+            log_note = f"updated the pending decision of {trade_date}: {previous} → {rating}"
+        elif status == "pending":
+            log_note = f"updated the pending decision of {trade_date} (still {rating})"
+        elif status == "settled":
+            log_note = (f"the memory log keeps the settled decision of {trade_date} ({previous}); this "
+                        f"{rating} re-analysis is saved as a new run and is not logged")
+        else:
+            log_note = None
 
         # (4) save, then log the decision as pending
         meta = {
@@ -522,7 +634,10 @@ class TradingAgentsGraph:
             "instrument_context": final_state.get("instrument_context"),
             "thread_id": tid,
             "resumed": reporter.resumed,
-            "elapsed_s": round(time.time() - started_at, 3),
+            "session_note": session_note,
+            "missing_data": missing,
+            "log_note": log_note,
+            "elapsed_s": round(time.time() - started_at + sidecar.elapsed_before, 3),
             # tokens, and what they cost at the pricing table's list prices (None: a model without a price)
             "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
             "node_times_ms": reporter.node_times_ms(),
@@ -532,12 +647,12 @@ class TradingAgentsGraph:
         }
         saved_meta = public_meta(cfg, meta)
         folder = storage.save_run(cfg, final_state, rating, saved_meta)
-        self.memory_log.store_decision(
-            ticker, trade_date, final_state.get("final_trade_decision", ""), rating=rating
-        )
-        # (5) success clears the checkpoint
+        if status != "settled":  # a settled entry stays as it was measured (the report says so)
+            self._store_in_log(ticker, trade_date, final_state.get("final_trade_decision", ""), rating)
+        # (5) success clears the checkpoint (and the counters of earlier segments)
         if cfg.get("checkpoint_enabled"):
             storage.clear_checkpoint(cfg, ticker, tid)
+        sidecar.clear()
         # a folder under the home; in the desk's database a "postgresql://…#ta_runs/T/D" locator (no files)
         on_disk = isinstance(folder, Path)
         record = {
@@ -550,19 +665,25 @@ class TradingAgentsGraph:
 
     def _settle_before_run(self, ticker: str, reporter: _RunReporter) -> None:
         """(1) Settle what is due for this ticker, as its own step (settle_started/settle_finished), before
-        the initial state reads the log; a data outage here must not block the analysis."""
+        the initial state reads the log; a data outage here must not block the analysis, nor be
+        swallowed: settle_finished also carries ``problems`` ("TICKER DATE: reason" per entry left
+        pending) and ``error`` (why settling failed as a whole, else None)."""
         reporter.emit("settle_started", None, ticker=ticker)
         settled = pending = 0
+        error = None
         try:
             outcome = self.settler.settle_validated(ticker)
             self.settle_problems = outcome.problems
             settled, pending = len(outcome.settled), len(outcome.pending)
         except Exception as exc:
             log.warning("settling %s failed before the run: %s", ticker, exc)
-        reporter.emit("settle_finished", None, ticker=ticker, settled=settled, pending=pending)
+            error = describe_error(exc)
+            self.settle_problems = [f"{ticker}: settling failed: {error}"]
+        reporter.emit("settle_finished", None, ticker=ticker, settled=settled, pending=pending,
+                      problems=list(self.settle_problems), error=error)
 
     def _execute(self, graph, route, ticker, trade_date, asset_type, analysts, tid, reporter,
-                 should_stop, settings):
+                 should_stop, settings, session_note=None, sidecar=None):
         """Run (or resume) the compiled graph on this run's checkpoint ``route``; the final snapshot."""
         from tradingagents.dataflows.tools import AS_OF_KEY
 
@@ -576,6 +697,8 @@ class TradingAgentsGraph:
         # "unfinished" is: any task left in the saved step
         pending_tasks = bool(snapshot.next) or bool(snapshot.tasks)
         resumed = reporter.resumed = bool(snapshot.values) and pending_tasks
+        if sidecar is not None:
+            sidecar.load(reporter, resume=bool(snapshot.values))
         reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
                       analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
                       plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
@@ -587,6 +710,8 @@ class TradingAgentsGraph:
         else:
             # (2) the initial state
             context = instrument_context_for(self._provider(), ticker)
+            if session_note:
+                context += f"; {session_note}"
             past = self.past_context(ticker, trade_date)
             inputs = self.propagator.create_initial_state(
                 ticker, trade_date, asset_type, past_context=past, instrument_context=context

@@ -141,8 +141,11 @@ class UsageTracker(BaseCallbackHandler):
 
     def on_llm_error(self, error, *, run_id, parent_run_id=None, tags=None, **kwargs):
         with self._lock:
-            self._llm_runs.pop(run_id, None)
+            node = self._llm_runs.pop(run_id, None)
             self._seen_ends.add(run_id)
+        if node is not None:  # never answered: llm_calls counts the model's answered calls
+            self._add(node, llm_calls=-1)
+            self._changed()
 
     def on_tool_start(self, serialized, input_str, *, run_id, parent_run_id=None, tags=None, metadata=None, inputs=None, **kwargs):
         node = _node_of(metadata)

@@ -2,7 +2,10 @@
 
 An entry (a *block*) is a tag line, ``DECISION:`` and the decision text; a settled one adds
 ``REFLECTION:``, the reflection and a hidden line with the exact returns. Blocks are followed by
-``SEPARATOR``. In model text every line starting with ``\\``, ``[``, ``<``, ``DECISION:`` or
+``SEPARATOR``. A block may end with one hidden line ``<!-- meta {json} -->`` (after everything else):
+the decision's provenance (``data_vendor``, ``llm_provider``, ``models``) and, once settled, the
+prices it was settled on (``entry_price``, ``exit_price``, ``bench_raw``, ``benchmark``,
+``end_date``); a block without it (an old entry) reads with those keys None. In model text every line starting with ``\\``, ``[``, ``<``, ``DECISION:`` or
 ``REFLECTION:`` gets one extra leading backslash (removed on reading), so no text can forge a
 separator, a tag or a section header.
 """
@@ -12,13 +15,16 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import functools
+import json
+import math
 import re
 from typing import Any
 
 from tradingagents.rating import normalize_rating
 from tradingagents.validation import validate_date, validate_ticker
 
-__all__ = ["SEPARATOR", "Block", "escape_text", "parse_block", "pct", "render_block", "unescape_text"]
+__all__ = ["META_KEYS", "SEPARATOR", "Block", "check_provenance", "check_settle_meta", "escape_text", "parse_block", "pct", "render_block", "render_meta",
+           "unescape_text"]
 
 SEPARATOR = "\n\n<!-- ENTRY_END -->\n\n"
 _DECISION_HEAD = "\n\nDECISION:\n"
@@ -28,6 +34,13 @@ _PCT_RE = re.compile(r"^([+-]?\d+(?:\.\d+)?)%$")
 _HOLD_RE = re.compile(r"^(\d+)d$")
 _EXACT_RE = re.compile(r"\n\n<!-- exact raw=(\S+) alpha=(\S+) -->\Z")
 _EXACT_HEAD = "\n\n<!-- exact raw="
+_META_HEAD = "\n\n<!-- meta "
+_META_TAIL = " -->"
+# what the hidden meta line may hold (anything else in it is ignored on reading)
+META_KEYS = ("data_vendor", "llm_provider", "models", "entry_price", "exit_price", "bench_raw", "benchmark",
+             "end_date")
+# lessons derived at settlement and not yet written to every role memory (cleared once they are)
+_LESSON_KEYS = ("lessons_due", "lessons_known_from")
 _DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 
 
@@ -76,10 +89,13 @@ def pct(x: float) -> str:
 class Block:
     """One block of the log file: its verbatim text and, when it parses, the entry it holds."""
 
-    __slots__ = ("raw", "date", "ticker", "rating", "pending", "_returns", "_tag_pcts", "holding", "problem", "_body")
+    __slots__ = ("raw", "core", "meta", "date", "ticker", "rating", "pending", "_returns", "_tag_pcts", "holding",
+                 "problem", "_body")
 
-    def __init__(self, raw: str) -> None:
+    def __init__(self, raw: str, core: str | None = None, meta: dict | None = None) -> None:
         self.raw = raw
+        self.core = raw if core is None else core  # the block without its hidden meta line
+        self.meta = meta or {}
         self.problem: str | None = None
         self._body: tuple[str, str] | None = None
         self.date = self.ticker = self.rating = None
@@ -103,7 +119,7 @@ class Block:
                 return (None, None)
             raw_pct, alpha_pct = self._tag_pcts
             raw_ret, alpha = float(raw_pct[:-1]) / 100, float(alpha_pct[:-1]) / 100
-            exact = _find_exact(self.raw)
+            exact = _find_exact(self.core)
             if exact:
                 with contextlib.suppress(ValueError):
                     ex_raw, ex_alpha = float(exact.group(1)), float(exact.group(2))
@@ -123,7 +139,7 @@ class Block:
     def body(self) -> tuple[str, str]:
         """(decision, reflection), unescaped; parsed on first use."""
         if self._body is None:
-            raw = self.raw
+            raw = self.core
             start = raw.index(_DECISION_HEAD) + len(_DECISION_HEAD)
             if self.pending:
                 self._body = (unescape_text(raw[start:]), "")
@@ -148,6 +164,7 @@ class Block:
             "holding": self.holding,
             "decision": decision,
             "reflection": reflection,
+            **{k: self.meta.get(k) for k in META_KEYS},
         }
 
 
@@ -158,16 +175,43 @@ _OWN_TAG_RE = re.compile(
 )
 
 
+def _split_meta(raw: str) -> tuple[str, dict]:
+    """(the block without its hidden meta line, the meta dict); ({} when absent or unreadable)."""
+    if not raw.endswith(_META_TAIL):
+        return raw, {}
+    pos = raw.rfind(_META_HEAD)
+    if pos < 0:
+        return raw, {}
+    try:
+        meta = json.loads(raw[pos + len(_META_HEAD) : -len(_META_TAIL)])
+    except ValueError:
+        return raw, {}
+    if not isinstance(meta, dict):
+        return raw, {}
+    return raw[:pos], {k: meta[k] for k in (*META_KEYS, *_LESSON_KEYS) if k in meta}
+
+
+# an unescaped tag line inside a block: two entries merged by a damaged separator (we escape every
+# such line of model text, so only damage produces one)
+_INNER_TAG_RE = re.compile(r"\n\[\d{4}-\d{2}-\d{2} \|[^\n]*\]\n")
+
+
 def parse_block(raw: str) -> Block:
-    m = _OWN_TAG_RE.match(raw)
+    core, meta = _split_meta(raw)
+    m = _OWN_TAG_RE.match(core)
+    block = None
     if m is not None:
-        block = _parse_own(raw, m)
-        if block is not None:
-            return block
-    return _parse_general(raw)
+        block = _parse_own(raw, m, core, meta)
+    if block is None:
+        block = _parse_general(raw, core, meta)
+    if block.problem is None and _INNER_TAG_RE.search(core, 1):
+        inner = _INNER_TAG_RE.search(core, 1).group(0).strip()
+        block.problem = (f"another entry's tag {inner[:60]!r} inside it: a damaged separator merged two entries "
+                         "(restore the line <!-- ENTRY_END --> before that tag)")
+    return block
 
 
-def _parse_own(raw: str, m: re.Match) -> Block | None:
+def _parse_own(raw: str, m: re.Match, core: str, meta: dict) -> Block | None:
     """The fast path for a block we wrote; None sends anything unusual to the general parser."""
     date, ticker, rating, raw_pct, alpha_pct, holding = m.groups()
     try:  # the regex checked the shapes; a real calendar date (from 1900) and a valid ticker remain
@@ -177,9 +221,9 @@ def _parse_own(raw: str, m: re.Match) -> Block | None:
         ticker = _read_ticker(ticker)
     except ValueError:
         return None
-    block = Block(raw)
+    block = Block(raw, core, meta)
     block.date, block.ticker, block.rating = date, ticker, rating
-    has_reflection = raw.find(_REFLECTION_HEAD, m.end()) >= 0
+    has_reflection = core.find(_REFLECTION_HEAD, m.end()) >= 0
     if raw_pct is None:
         if has_reflection:
             return None
@@ -192,8 +236,9 @@ def _parse_own(raw: str, m: re.Match) -> Block | None:
     return block
 
 
-def _parse_general(raw: str) -> Block:
-    block = Block(raw)
+def _parse_general(raw: str, core: str | None = None, meta: dict | None = None) -> Block:
+    block = Block(raw, core, meta)
+    raw = block.core
     m = _TAG_RE.match(raw)
     if not m or not raw.startswith(_DECISION_HEAD, m.end()):
         block.problem = "does not start with a [date | ticker | rating | …] tag, a blank line and DECISION:"
@@ -227,7 +272,71 @@ def _parse_general(raw: str) -> Block:
     return block
 
 
-def render_block(date, ticker, rating, decision, *, raw=None, alpha=None, holding=None, reflection=None) -> Block:
+def _short_text(value: object, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 200:
+        raise ValueError(f"the {what} must be text of at most 200 characters, not {value!r:.60}")
+    return value.strip() or None
+
+
+def check_provenance(provenance: Any) -> dict | None:
+    """``{data_vendor, llm_provider, models: {quick, deep}}`` validated (None: nothing given)."""
+    if provenance is None:
+        return None
+    if not isinstance(provenance, dict):
+        raise ValueError(f"provenance must be a dict with data_vendor, llm_provider, models; not {provenance!r:.60}")
+    out: dict[str, Any] = {}
+    for key in ("data_vendor", "llm_provider"):
+        out[key] = _short_text(provenance.get(key), key)
+    models = provenance.get("models")
+    if models is not None:
+        if not isinstance(models, dict):
+            raise ValueError(f"models must be a dict {{quick, deep}}, not {models!r:.60}")
+        out["models"] = {k: _short_text(models.get(k), f"{k} model") for k in ("quick", "deep")}
+    return {k: v for k, v in out.items() if v is not None} or None
+
+
+def check_settle_meta(update: Any) -> dict:
+    """The optional settlement prices of an update (finite numbers, a benchmark symbol, an ISO date)."""
+    out: dict[str, Any] = {}
+    for key in ("entry_price", "exit_price", "bench_raw"):
+        value = update.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(float(value)):
+            raise ValueError(f"{key} must be a finite number, not {value!r:.60}")
+        out[key] = float(value)
+    bench = _short_text(update.get("benchmark"), "benchmark")
+    if bench:
+        out["benchmark"] = bench
+    if update.get("end_date") is not None:
+        out["end_date"] = validate_date(update["end_date"], allow_future=True)
+    due = update.get("lessons_due")
+    if due:
+        if not isinstance(due, dict) or not all(
+            isinstance(k, str) and isinstance(v, list | tuple) and len(v) == 2 and all(isinstance(x, str) for x in v)
+            for k, v in due.items()
+        ):
+            raise ValueError("lessons_due must map a role memory's name to a [situation, lesson] pair")
+        out["lessons_due"] = {k: [v[0], v[1]] for k, v in due.items()}
+        if update.get("lessons_known_from") is not None:
+            out["lessons_known_from"] = validate_date(update["lessons_known_from"], allow_future=True)
+    return out
+
+
+def render_meta(meta: dict | None) -> str:
+    """The hidden meta line (with its leading blank line), or "" when there is nothing to keep."""
+    kept = {k: meta[k] for k in (*META_KEYS, *_LESSON_KEYS) if meta and meta.get(k) is not None}
+    if not kept:
+        return ""
+    # ensure_ascii: no model or vendor text can break the line; "-->" cannot survive json escaping of ">"
+    body = json.dumps(kept, ensure_ascii=True, sort_keys=True, allow_nan=False).replace(">", "\\u003e")
+    return f"{_META_HEAD}{body}{_META_TAIL}"
+
+
+def render_block(date, ticker, rating, decision, *, raw=None, alpha=None, holding=None, reflection=None,
+                 meta=None) -> Block:
     if raw is None:
         text = f"[{date} | {ticker} | {rating} | pending]{_DECISION_HEAD}{escape_text(decision)}"
     else:
@@ -237,7 +346,7 @@ def render_block(date, ticker, rating, decision, *, raw=None, alpha=None, holdin
             f"{_REFLECTION_HEAD}{escape_text(reflection)}"
             f"\n\n<!-- exact raw={raw!r} alpha={alpha!r} -->"
         )
-    block = parse_block(text)
+    block = parse_block(text + render_meta(meta))
     assert block.ok, block.problem  # our own rendering always parses
     return block
 

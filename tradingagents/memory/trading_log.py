@@ -44,7 +44,15 @@ from filelock import FileLock
 
 from tradingagents.default_config import resolve_config
 from tradingagents.memory.files import LOCK_POLL_S, atomic_write, fsync_dir, temp_prefix
-from tradingagents.memory.log_format import SEPARATOR, Block, parse_block, pct, render_block
+from tradingagents.memory.log_format import (
+    SEPARATOR,
+    Block,
+    check_provenance,
+    check_settle_meta,
+    parse_block,
+    pct,
+    render_block,
+)
 from tradingagents.memory.log_index import (
     LogIndex,
     Stamp,
@@ -307,7 +315,8 @@ class TradingMemoryLog:
         return st
 
     def store_decision(
-        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None
+        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
     ) -> bool:
         """Store a pending decision; False (and nothing written) if (date, ticker) is already in the log.
 
@@ -319,12 +328,15 @@ class TradingMemoryLog:
         the cost does not grow with the log. Otherwise (first use, a hand edit, a writer killed
         mid-append) the log is read in full once, a torn final append is cut off, and the index
         is written again.
+
+        ``provenance`` (``{data_vendor, llm_provider, models: {quick, deep}}``) is kept in the entry's
+        hidden meta line; ``load_entries`` returns it, and settlement prices the entry from that source.
         """
         ticker = validate_ticker(ticker)
         date = validate_date(trade_date, allow_future=True)
         decision = _check_text(final_trade_decision, "decision")
         rating = _check_rating(parse_rating(decision) if rating is None else rating)
-        block = render_block(date, ticker, rating, decision)
+        block = render_block(date, ticker, rating, decision, meta=check_provenance(provenance))
         payload = (block.raw + SEPARATOR).encode("utf-8")
         with self._lock, self._locked():
             self._remove_leftovers()
@@ -368,13 +380,45 @@ class TradingMemoryLog:
         self._write_index(blocks, new_st)
         return True
 
+    def update_pending(
+        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
+    ) -> tuple[str, str | None]:
+        """Store a decision, or replace the pending one of the same (date, ticker): one truth per day.
+
+        Returns ``(what, previous_rating)``: ``("stored", None)`` for a new entry, ``("updated", "Hold")``
+        when a pending entry was replaced (its rating was Hold), ``("settled", "Hold")`` when the entry
+        is settled already (it is kept as it is: its outcome was measured on that decision).
+        """
+        ticker = validate_ticker(ticker)
+        date = validate_date(trade_date, allow_future=True)
+        decision = _check_text(final_trade_decision, "decision")
+        rating = _check_rating(parse_rating(decision) if rating is None else rating)
+        meta = check_provenance(provenance)
+        with self._lock, self._locked():
+            blocks = list(self._blocks())
+            for i, b in enumerate(blocks):
+                if b.ok and b.key == (date, ticker):
+                    if not b.pending:
+                        return "settled", b.rating
+                    if b.rating == rating and b.body()[0] == decision and b.meta == (meta or {}):
+                        return "updated", b.rating
+                    blocks[i] = render_block(date, ticker, rating, decision, meta=meta)
+                    self._write(blocks)
+                    return "updated", b.rating
+        self.store_decision(ticker, date, decision, rating=rating, provenance=meta)
+        return "stored", None
+
     def batch_update_with_outcomes(self, updates: Iterable[Mapping[str, Any]]) -> int:
         """Settle pending entries, all in one atomic write; returns how many were settled.
 
         Each update: ``{ticker, date, raw, alpha, holding, reflection}`` (raw and alpha as fractions,
         0.032 = +3.2%). Updates that match no pending entry are ignored; all are checked first.
+        Optional keys ``entry_price``, ``exit_price``, ``bench_raw``, ``benchmark``, ``end_date`` are
+        kept in the entry's hidden meta line with its provenance.
         """
         wanted: dict[tuple[str, str], tuple[float, float, int, str]] = {}
+        extras: dict[tuple[str, str], dict[str, Any]] = {}
         for i, upd in enumerate(updates):
             if not isinstance(upd, Mapping):
                 raise ValidationError(f"Update {i} must be a dict with ticker, date, raw, alpha, holding, reflection.")
@@ -389,6 +433,7 @@ class TradingMemoryLog:
                 _check_text(upd["reflection"], "reflection"),
             )
             wanted.setdefault(key, values)
+            extras.setdefault(key, check_settle_meta(upd))
         if not wanted:
             return 0
         with self._lock, self._locked():
@@ -400,11 +445,40 @@ class TradingMemoryLog:
                     blocks[i] = render_block(
                         b.date, b.ticker, b.rating, b.body()[0],
                         raw=raw, alpha=alpha, holding=holding, reflection=reflection,
+                        meta={**b.meta, **extras.get(b.key, {})},
                     )
                     settled += 1
             if settled:
                 self._write(blocks)
             return settled
+
+    def lessons_due(self) -> list[dict[str, Any]]:
+        """Settled entries whose lessons are not yet in every role memory (a failure between the
+        two writes): ``{ticker, date, lessons: {name: (situation, lesson)}, known_from}``."""
+        return [
+            {"ticker": b.ticker, "date": b.date, "known_from": b.meta.get("lessons_known_from"),
+             "lessons": {k: (v[0], v[1]) for k, v in b.meta["lessons_due"].items()}}
+            for b in self._blocks() if b.ok and not b.pending and b.meta.get("lessons_due")
+        ]
+
+    def clear_lessons_due(self, keys: Iterable[tuple[str, str]]) -> int:
+        """Forget the lessons kept for ``(ticker, date)`` entries once they are written; how many."""
+        wanted = {(validate_date(d, allow_future=True), validate_ticker(t)) for t, d in keys}
+        if not wanted:
+            return 0
+        with self._lock, self._locked():
+            blocks = list(self._blocks())
+            done = 0
+            for i, b in enumerate(blocks):
+                if b.ok and not b.pending and b.key in wanted and b.meta.get("lessons_due"):
+                    decision, reflection = b.body()
+                    meta = {k: v for k, v in b.meta.items() if k not in ("lessons_due", "lessons_known_from")}
+                    blocks[i] = render_block(b.date, b.ticker, b.rating, decision, raw=b.raw_ret, alpha=b.alpha,
+                                             holding=b.holding, reflection=reflection, meta=meta)
+                    done += 1
+            if done:
+                self._write(blocks)
+            return done
 
     def __len__(self) -> int:
         return sum(b.ok for b in self._blocks())

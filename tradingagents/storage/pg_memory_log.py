@@ -16,6 +16,7 @@ Rows that do not validate (a hand-edit in the database) are skipped and describe
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -24,11 +25,15 @@ import numpy as np
 
 from tradingagents.default_config import resolve_config
 from tradingagents.errors import ValidationError
+from tradingagents.memory.log_format import META_KEYS, check_provenance, check_settle_meta
 from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 from tradingagents.storage.pg import LOCK_LOG_WRITE, LOCK_NAMESPACE, database, pg_text, storage_url
 from tradingagents.validation import validate_date, validate_ticker
 
-_COLUMNS = "id, trade_date, ticker, rating, pending, raw_return, alpha, holding, decision, reflection"
+_COLUMNS = "id, trade_date, ticker, rating, pending, raw_return, alpha, holding, decision, reflection, meta"
+# the decision's provenance and its settlement prices (the file log's hidden meta line), added to
+# databases created before it existed
+_META_COLUMN = "ALTER TABLE ta_memory_log ADD COLUMN IF NOT EXISTS meta jsonb NOT NULL DEFAULT '{}'::jsonb"
 
 
 def _pct(x: float) -> str:
@@ -65,7 +70,8 @@ def _check_count(value: object, what: str) -> int:
 
 def _entry(row: tuple) -> dict[str, Any]:
     """A row as the file log's entry dict; ValueError when the row does not validate."""
-    _id, date, ticker, rating, pending, raw, alpha, holding, decision, reflection = row
+    _id, date, ticker, rating, pending, raw, alpha, holding, decision, reflection, *rest = row
+    meta = rest[0] if rest and isinstance(rest[0], dict) else {}
     tier = normalize_rating(rating) if isinstance(rating, str) else None
     if tier is None:
         raise ValueError(f"unknown rating {rating!r}")
@@ -79,6 +85,7 @@ def _entry(row: tuple) -> dict[str, Any]:
         "holding": None,
         "decision": decision,
         "reflection": "",
+        **{k: meta.get(k) for k in META_KEYS},
     }
     if not pending:
         if holding is None or holding < 0 or not all(isinstance(v, float) and math.isfinite(v) for v in (raw, alpha)):
@@ -106,6 +113,9 @@ class PgMemoryLog:
         self.max_entries: int | None = max_entries
         self.problems: list[str] = []
         self._db = database(self.url)
+        with self._db.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, LOCK_LOG_WRITE))
+            conn.execute(_META_COLUMN)
 
     # ------------------------------------------------------------------ reading
     def _read(self, where: str = "", params: tuple = ()) -> list[dict[str, Any]]:
@@ -149,7 +159,7 @@ class PgMemoryLog:
             with conn.cursor(name="ta_past_context") as cur:
                 cur.itersize = 256
                 cur.execute(
-                    "SELECT id, trade_date, ticker, rating, pending, raw_return, alpha, holding, '', '' "
+                    "SELECT id, trade_date, ticker, rating, pending, raw_return, alpha, holding, '', '', NULL "
                     f"FROM ta_memory_log {where} ORDER BY trade_date DESC, id DESC",
                     (cutoff,) if cutoff else (),
                 )
@@ -216,23 +226,57 @@ class PgMemoryLog:
         conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, LOCK_LOG_WRITE))
 
     def store_decision(
-        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None
+        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
     ) -> bool:
         """Store a pending decision; False (nothing written) if (date, ticker) is already logged.
 
-        The rating is parsed from the decision text unless given.
+        The rating is parsed from the decision text unless given; ``provenance`` as in the file log.
         """
         ticker = validate_ticker(ticker)
         date = validate_date(trade_date, allow_future=True)
         decision = _check_text(final_trade_decision, "decision")
         rating = _check_rating(parse_rating(decision) if rating is None else rating)
+        meta = check_provenance(None if provenance is None else dict(provenance)) or {}
         with self._db.transaction() as conn:
             inserted = conn.execute(
-                "INSERT INTO ta_memory_log (trade_date, ticker, rating, decision) VALUES (%s, %s, %s, %s) "
-                "ON CONFLICT (trade_date, ticker) DO NOTHING RETURNING id",
-                (date, ticker, rating, pg_text(decision)),
+                "INSERT INTO ta_memory_log (trade_date, ticker, rating, decision, meta) "
+                "VALUES (%s, %s, %s, %s, %s::jsonb) ON CONFLICT (trade_date, ticker) DO NOTHING RETURNING id",
+                (date, ticker, rating, pg_text(decision), json.dumps(meta)),
             ).fetchone()
         return inserted is not None
+
+    def update_pending(
+        self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
+    ) -> tuple[str, str | None]:
+        """As ``TradingMemoryLog.update_pending``: ("stored"|"updated"|"settled", previous rating)."""
+        ticker = validate_ticker(ticker)
+        date = validate_date(trade_date, allow_future=True)
+        decision = _check_text(final_trade_decision, "decision")
+        rating = _check_rating(parse_rating(decision) if rating is None else rating)
+        meta = check_provenance(None if provenance is None else dict(provenance)) or {}
+        with self._db.transaction() as conn:
+            self._write_lock(conn)
+            row = conn.execute(
+                "SELECT rating, pending FROM ta_memory_log WHERE trade_date = %s AND ticker = %s FOR UPDATE",
+                (date, ticker),
+            ).fetchone()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO ta_memory_log (trade_date, ticker, rating, decision, meta) "
+                    "VALUES (%s, %s, %s, %s, %s::jsonb)",
+                    (date, ticker, rating, pg_text(decision), json.dumps(meta)),
+                )
+                return "stored", None
+            if not row[1]:
+                return "settled", row[0]
+            conn.execute(
+                "UPDATE ta_memory_log SET rating = %s, decision = %s, meta = %s::jsonb, stored_at = now() "
+                "WHERE trade_date = %s AND ticker = %s AND pending",
+                (rating, pg_text(decision), json.dumps(meta), date, ticker),
+            )
+            return "updated", row[0]
 
     def batch_update_with_outcomes(self, updates: Iterable[Mapping[str, Any]]) -> int:
         """Settle pending entries in one transaction; returns how many were settled.
@@ -241,6 +285,7 @@ class PgMemoryLog:
         Updates that match no pending entry are ignored; all are checked before anything is written.
         """
         wanted: dict[tuple[str, str], tuple[float, float, int, str]] = {}
+        extras: dict[tuple[str, str], dict[str, Any]] = {}
         for i, upd in enumerate(updates):
             if not isinstance(upd, Mapping):
                 raise ValidationError(f"Update {i} must be a dict with ticker, date, raw, alpha, holding, reflection.")
@@ -255,6 +300,7 @@ class PgMemoryLog:
                 _check_text(upd["reflection"], "reflection"),
             )
             wanted.setdefault(key, values)
+            extras.setdefault(key, check_settle_meta(upd))
         if not wanted:
             return 0
         settled = 0
@@ -263,14 +309,38 @@ class PgMemoryLog:
             for (date, ticker), (raw, alpha, holding, reflection) in wanted.items():
                 row = conn.execute(
                     "UPDATE ta_memory_log SET pending = false, raw_return = %s, alpha = %s, holding = %s, "
-                    "reflection = %s, settled_at = now() "
+                    "reflection = %s, settled_at = now(), meta = meta || %s::jsonb "
                     "WHERE trade_date = %s AND ticker = %s AND pending RETURNING id",
-                    (raw, alpha, holding, pg_text(reflection), date, ticker),
+                    (raw, alpha, holding, pg_text(reflection), json.dumps(extras.get((date, ticker), {})),
+                     date, ticker),
                 ).fetchone()
                 settled += row is not None
             if settled:
                 self._rotate(conn)
         return settled
+
+    def lessons_due(self) -> list[dict[str, Any]]:
+        """As ``TradingMemoryLog.lessons_due``."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT ticker, trade_date, meta FROM ta_memory_log WHERE NOT pending AND meta ? 'lessons_due' "
+                "ORDER BY id"
+            ).fetchall()
+        return [{"ticker": t, "date": str(d), "known_from": m.get("lessons_known_from"),
+                 "lessons": {k: (v[0], v[1]) for k, v in m["lessons_due"].items()}} for t, d, m in rows]
+
+    def clear_lessons_due(self, keys: Iterable[tuple[str, str]]) -> int:
+        """As ``TradingMemoryLog.clear_lessons_due``."""
+        done = 0
+        with self._db.transaction() as conn:
+            for t, d in keys:
+                row = conn.execute(
+                    "UPDATE ta_memory_log SET meta = meta - 'lessons_due' - 'lessons_known_from' "
+                    "WHERE trade_date = %s AND ticker = %s AND NOT pending AND meta ? 'lessons_due' RETURNING id",
+                    (validate_date(d, allow_future=True), validate_ticker(t)),
+                ).fetchone()
+                done += row is not None
+        return done
 
     def __len__(self) -> int:
         with self._db.transaction() as conn:

@@ -97,13 +97,16 @@ def recall(memory: Any, state: Mapping[str, Any], situation: str | None = None, 
     """Top matches from a role memory for this state ([] without a memory or a situation).
 
     ``situation`` defaults to the state's reports. Only lessons knowable on the state's analysis
-    date are recalled, so a back-dated analysis never learns from what happened after it.
+    date are recalled, so a back-dated analysis never learns from what happened after it; a
+    zero-score match (no term in common) is dropped.
     """
     situation = situation_from_reports(state) if situation is None else situation
     if memory is None or not situation.strip():
         return []
     as_of = state.get("trade_date") or None
-    return list(memory.get_memories(situation, n_matches=n_matches, as_of=as_of) or [])
+    matches = memory.get_memories(situation, n_matches=n_matches, as_of=as_of) or []
+    # a match sharing no term with the situation (score 0) is no match: never shown to an agent
+    return [m for m in matches if not isinstance(m.get("similarity_score"), int | float) or m["similarity_score"] > 0]
 
 
 def format_memories(memories: Sequence[Mapping[str, Any]]) -> str:
