@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -217,6 +219,7 @@ def test_weights_of_an_old_version_are_let_go(monkeypatch):
     # would keep its whole block alive, and add/query cycles would grow memory without bound.
     monkeypatch.setattr(bm25, "_EAGER_POSTINGS", 0)
     index = BM25Index(1.5, 0.75)
+    index._direct = lambda terms: False  # always through the weights (a small index skips them after adds)
     index.add_many([[f"w{i % 50}", f"w{i % 7}", "common"] for i in range(5000)])
     index.top(["w1", "w2", "common"], 3)
     first = [index.postings[index.vocab[t]] for t in ("w1", "w2")]
@@ -228,3 +231,40 @@ def test_weights_of_an_old_version_are_let_go(monkeypatch):
     held = [p for p in index.postings if p.w is not None]
     assert {index_term for index_term, tid in index.vocab.items() if index.postings[tid] in held} <= {
         "w3", "w4", "common"}
+
+
+def _term_by_term(index: BM25Index, query: list[str]) -> np.ndarray:
+    # the reference arithmetic: each known query term's postings added in first-occurrence order
+    norm = index.k1 * (1.0 - index.b + index.b * index.doc_len[: index.n_docs] / (index.total_len / index.n_docs))
+    scores = np.zeros(index.n_docs)
+    for term, qf in Counter(query).items():
+        if term in index.vocab:
+            p = index.postings[index.vocab[term]]
+            c = qf * math.log((index.n_docs + 1) / p.n) * (index.k1 + 1.0)
+            ids, tf = p.ids[: p.n], p.tfs[: p.n]
+            scores[ids] += c * tf / (norm[ids] + tf)
+    return scores
+
+
+def test_queries_between_adds_are_exact_and_weigh_nothing(monkeypatch):
+    # A small index queried once after every add (a run: recall, then a settled lesson) is scored
+    # straight from its postings: the same ids and score bits as the full sort, and no weights
+    # computed for the whole index (which every add would throw away again).
+    rng = random.Random(21)
+    docs = _zipf_corpus(rng, 300, vocab=600, length=60)
+    index = BM25Index(1.5, 0.75)
+    index.add_many(bm25_tokenize(d) for d in docs[:100])
+    for k, doc in enumerate(docs[100:]):
+        index.add(bm25_tokenize(doc))
+        query = bm25_tokenize(rng.choice(docs)) * 2  # repeated terms: qf counts
+        scores = index.scores(query)
+        assert scores.tobytes() == _term_by_term(index, query).tobytes()
+        ids, got = index.top(query, 3)
+        assert ids.tolist() == _expected(scores, 3)
+        assert got.tobytes() == scores[ids].tobytes()
+        assert all(p.w is None or p.w_version != index._version for p in index.postings)
+        if k % 50 == 0:  # repeated queries at one version end up cached, with the same answer
+            for _ in range(40):
+                again, again_scores = index.top(query, 3)
+                assert again.tolist() == ids.tolist() and again_scores.tobytes() == got.tobytes()
+            assert any(p.w_version == index._version for p in index.postings)

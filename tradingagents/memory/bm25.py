@@ -122,6 +122,9 @@ class BM25Index:
         self._version = 0  # bumped by every add: cached weights are for one version
         self._cached: list[Postings] = []  # postings holding weights of _cached_version
         self._cached_version = 0
+        # postings scored exactly (no weights cached) by small-index queries since the last add
+        self._direct_version = -1
+        self._direct_spent = 0
 
     # ------------------------------------------------------------------ building
     def _grow_docs(self, k: int) -> None:
@@ -222,18 +225,48 @@ class BM25Index:
     def scores(self, query_tokens: Sequence[str]) -> np.ndarray:
         """Every document's exact score (float64), in the order the reference adds the terms."""
         n = self.n_docs
-        scores = np.zeros(n, dtype=np.float64)
         if n == 0:
-            return scores
-        terms = self._terms(query_tokens)
+            return np.zeros(0, dtype=np.float64)
+        return self._scores_of(self._terms(query_tokens))
+
+    def _scores_of(self, terms) -> np.ndarray:
+        """``scores`` for terms from ``_terms``: every posting of the query in one vectorised pass.
+
+        Each posting's ``c*tf/(norm+tf)`` is the same float64 operation as term by term, and
+        ``bincount`` adds a document's contributions in input order (query-term order) starting
+        from 0.0, so every sum is bit-identical to adding the terms one after another.
+        """
+        n = self.n_docs
         if not terms:
-            return scores
+            return np.zeros(n, dtype=np.float64)
         norm = self._norms()
-        for _, p, _, c in terms:
-            ids = p.ids[: p.n]
-            tf = p.tfs[: p.n]
+        if len(terms) == 1:
+            p, c = terms[0][1], terms[0][3]
+            ids, tf = p.ids[: p.n], p.tfs[: p.n]
+            scores = np.zeros(n, dtype=np.float64)
             scores[ids] += c * tf / (norm[ids] + tf)
-        return scores
+            return scores
+        lens = [p.n for _, p, _, _ in terms]
+        ids = np.concatenate([p.ids[: p.n] for _, p, _, _ in terms])
+        tf = np.concatenate([p.tfs[: p.n] for _, p, _, _ in terms])
+        c = np.repeat(np.array([t[3] for t in terms], dtype=np.float64), lens)
+        return np.bincount(ids, weights=c * tf / (norm[ids] + tf), minlength=n)
+
+    def _direct(self, terms) -> bool:
+        """Score this small-index query exactly, without weighing (and caching) every term?
+
+        Every add makes all cached weights stale, and weighing the whole index costs far more than
+        one query's postings. So after an add, queries are scored directly until the postings they
+        have touched add up to the index's own (then caching everything pays for itself).
+        """
+        if self._cached_version == self._version and all(p.w_version == self._version for _, p, _, _ in terms):
+            return False  # every weight this query needs is cached
+        if self._direct_version != self._version:
+            self._direct_version, self._direct_spent = self._version, 0
+        if self._direct_spent >= self.n_postings:
+            return False
+        self._direct_spent += sum(p.n for _, p, _, _ in terms)
+        return True
 
     def _weights(self, terms) -> list[np.ndarray]:
         """float32 ``idf*(k1+1)*tf/(tf+norm)`` of each term's postings, cached until the next add.
@@ -288,11 +321,11 @@ class BM25Index:
         if n <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0)
         terms = self._terms(query_tokens)
-        if terms:
+        if terms and not (total < _PRUNE_MIN_DOCS and self._direct(terms)):
             found = self._top_bounded(terms, n, excluded, doc_tokens)
             if found is not None:
                 return found
-        scores = self.scores(query_tokens)
+        scores = self._scores_of(terms)
         if excluded is not None:
             scores = np.where(excluded, -np.inf, scores)
         order = top_n(scores, n)
