@@ -307,3 +307,20 @@ def test_concurrent_adds_and_queries_from_threads_lose_nothing():
     assert sorted(r for _, r in reloaded.items()) == sorted(f"{k}:{i}" for k in range(6) for i in range(40))
     oracle = BM25Plus([bm25_tokenize(s) for s, _ in reloaded.items()], k1=1.5, b=0.75, delta=0)
     np.testing.assert_allclose(mem.get_scores("thread3 item7"), oracle.get_scores(["thread3", "item7"]))
+
+
+def test_one_situation_recalled_from_every_role_is_tokenised_once(monkeypatch):
+    import tradingagents.memory.situation_memory as situation_memory
+
+    seen: list[str] = []
+    real = situation_memory.bm25_tokenize
+    monkeypatch.setattr(situation_memory, "bm25_tokenize", lambda t: seen.append(t) or real(t))
+    situation_memory._cached_tokens.cache_clear()
+    mems = [FinancialSituationMemory(f"once{i}") for i in range(3)]
+    for i, mem in enumerate(mems):
+        mem.add_situations([(f"rates rising tech weak {i}", f"lesson {i}"), ("oil supply shock", "hedge")])
+    query = "tech weak as rates keep rising"
+    got = [mem.get_memories(query, n_matches=2) for mem in mems]
+    assert seen.count(query) == 1
+    assert [[m["recommendation"] for m in g] for g in got] == [[f"lesson {i}", "hedge"] for i in range(3)]
+    assert [m["similarity_score"] for m in got[0]] == [1.0, 0.0]  # no term in common with the oil lesson

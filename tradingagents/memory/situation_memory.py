@@ -24,13 +24,14 @@ Ties rank the older memory first, so results are deterministic.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import math
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,24 @@ ROLE_NAMES = MEMORY_NAMES  # the roster owns them
 _BULK = 64  # pairs from which indexing goes through the bulk (numpy) path
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+_CACHED_TEXT_MAX = 65_536  # longer texts are tokenised every time (the cache stays small)
+
+
+def _query_tokens(text: str) -> Sequence[str]:
+    """Tokens of a query (or a finalist's situation), kept for the few texts seen last.
+
+    One run recalls the same situation from every role memory, so it is tokenised once, not per role.
+    """
+    if not isinstance(text, str) or len(text) > _CACHED_TEXT_MAX:
+        return bm25_tokenize(text)
+    return _cached_tokens(text)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_tokens(text: str) -> tuple[str, ...]:
+    return tuple(bm25_tokenize(text))
 
 
 def validate_memory_name(name: object) -> str:
@@ -297,7 +316,7 @@ class FinancialSituationMemory:
             raise ValueError(f"n_matches must be 0 or more, not {n_matches}; use 0 for no matches.")
         if as_of is not None:
             as_of = validate_date(as_of, allow_future=True)
-        tokens = bm25_tokenize(current_situation)
+        tokens = _query_tokens(current_situation)
         with self._lock:
             self._sync()
             if not self._situations or n_matches == 0:
@@ -311,7 +330,7 @@ class FinancialSituationMemory:
                     excluded = future
             situations = self._situations
             order, scores = self._index.top(
-                tokens, int(n_matches), excluded, lambda i: bm25_tokenize(situations[i])
+                tokens, int(n_matches), excluded, lambda i: _query_tokens(situations[i])
             )
             if len(order) == 0:
                 return []
