@@ -6,15 +6,18 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from studio import ui
 from studio.runs import ProgressFolder
 from studio.ui import get_registry
-from tests.app.apptest_utils import new_app, run_until, start_offline_run, texts
+from tests.app.apptest_utils import APP, PAGES, new_app, start_offline_run, texts
 from tests.fake_openai import FakeOpenAIServer
 from tradingagents import pricing
+from tradingagents.default_config import resolve_config
 from tradingagents.errors import ConfigError
 from tradingagents.graph.events import RunEvent
+from tradingagents.storage import load_run, save_run
 
 
 @pytest.fixture(autouse=True)
@@ -133,10 +136,24 @@ def test_the_sidebar_editor_sets_the_sessions_prices_and_reset_returns_to_list_p
 
 def test_the_history_and_compare_pages_show_each_runs_cost(ta_home):
     at = new_app("run")
-    for day in (dt.date(2024, 5, 9), dt.date(2024, 5, 10)):
-        start_offline_run(at, "NVDA", day, analysts=["market"])
-        assert get_registry().get(at.query_params["run"]).wait(120)
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
+    handle = get_registry().get(at.query_params["run"])
+    assert handle.wait(120)
+    data = load_run({}, "NVDA", "2024-05-10")
+    paid = resolve_config({"llm_provider": "openai", "quick_think_llm": "gpt-4o-mini", "deep_think_llm": "gpt-4o"})
+    for ticker, cost in (("AAPL", 0.0421), ("MSFT", None)):  # a priced run, and one with an unpriced model
+        meta = {**data["meta"], "llm_provider": "openai", "quick_think_llm": "gpt-4o-mini", "deep_think_llm": "gpt-4o",
+                "config": dict(paid), "usage": {**data["meta"]["usage"], "cost_usd": cost}}
+        save_run(paid, {**data["state"], "company_of_interest": ticker}, "Hold", meta)
     hist = new_app("history")
     table = next(d.value for d in hist.dataframe if "Cost" in d.value.columns)
-    assert list(table["Cost"]) == ["$0.00 · offline engine"] * 2
-    run_until(hist, lambda a: True)
+    assert dict(zip(table["Ticker"], table["Cost"], strict=True)) == {
+        "NVDA": "$0.00 · offline engine", "AAPL": "$0.0421", "MSFT": "—"}
+    cmp = AppTest.from_file(APP, default_timeout=30)
+    cmp.query_params["a"], cmp.query_params["b"] = "AAPL|2024-05-10", "NVDA|2024-05-10"
+    cmp.run()
+    cmp.switch_page(PAGES["compare"]).run()
+    assert not cmp.exception, [e.value for e in cmp.exception]
+    usage = next(d.value for d in cmp.dataframe if "" in d.value.columns and "Cost" in set(d.value[""]))
+    cost_row = usage[usage[""] == "Cost"].iloc[0]
+    assert list(cost_row)[1:] == ["$0.0421", "$0.00 · offline engine"]
