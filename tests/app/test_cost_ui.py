@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from studio import ui
 from studio.runs import ProgressFolder
 from studio.ui import get_registry
-from tests.app.apptest_utils import APP, PAGES, new_app, start_offline_run, texts
+from tests.app.apptest_utils import APP, PAGES, new_app, run_until, start_offline_run, texts
 from tests.fake_openai import FakeOpenAIServer
 from tradingagents import pricing
 from tradingagents.default_config import resolve_config
@@ -57,9 +57,10 @@ def test_an_offline_run_costs_nothing_live_and_when_finished_with_a_table_per_ag
     assert "Estimated cost" not in texts(at)  # the offline engine is free: no estimate to show
     start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
     handle = get_registry().get(at.query_params["run"])
-    assert _metric(at, "Cost") == "$0.00 · offline engine" or handle.done
     assert handle.wait(120)
     at.run()
+    at.toggle(key=f"details_{handle.run_id}").set_value(True).run()  # the board as it ended
+    assert _metric(at, "Cost") == "$0.00 · offline engine"
     assert any(e.label.startswith("Cost of this run: $0.00 · offline engine") for e in at.expander)
     table = next(d.value for d in at.dataframe if "Agent" in d.value.columns)
     by_agent = handle.meta["usage"]["by_agent"]
@@ -68,7 +69,7 @@ def test_an_offline_run_costs_nothing_live_and_when_finished_with_a_table_per_ag
 
 
 def test_a_paid_model_shows_an_estimate_then_its_priced_cost_from_the_sessions_prices(ta_home):
-    with FakeOpenAIServer() as server:
+    with FakeOpenAIServer(latency_s=0.15) as server:
         at = _use_server(new_app("run"), server.base_url, "fake-quick", "fake-deep")
         assert "Estimated cost: —" in texts(at)  # no price for these models yet
         # this session's prices, typed into the sidebar's editor as two new rows
@@ -83,6 +84,10 @@ def test_a_paid_model_shows_an_estimate_then_its_priced_cost_from_the_sessions_p
         assert f"Estimated cost: about {want} (a typical run" in texts(at)
         start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
         handle = get_registry().get(at.query_params["run"])
+        # live: the board's cost follows the llm_usage events, a priced dollar figure
+        run_until(at, lambda a: any(m.label == "Cost" and m.value.startswith("$") and m.value != "$0.0000"
+                                    for m in a.metric) or handle.done)
+        assert not handle.done, "the run ended before the live board showed a cost"
         assert handle.wait(120), handle.error
         at.run()
         usage = handle.meta["usage"]
