@@ -369,8 +369,11 @@ PRICE_COLUMNS = ("model", "$/1M input", "$/1M output")
 
 
 def list_prices() -> dict[str, tuple[float, float]]:
-    """The table the editor starts from: the defaults and TRADINGAGENTS_LLM_PRICING (no session edits)."""
-    return pricing.pricing_table({})
+    """The table the editor starts from: the settings' prices without this session's edits.
+
+    (The defaults, then ``llm_pricing`` of the config, then ``TRADINGAGENTS_LLM_PRICING``.)
+    """
+    return pricing.pricing_table(resolve_config())
 
 
 def prices_from_rows(rows: list[dict[str, Any]], base: dict[str, tuple[float, float]]) -> dict:

@@ -102,7 +102,7 @@ def test_a_paid_model_shows_an_estimate_then_its_priced_cost_from_the_sessions_p
 
 
 def test_price_rows_become_a_validated_override_and_a_bad_row_says_what_to_fix():
-    base = pricing.pricing_table({})
+    base = pricing.pricing_table(resolve_config())
     rows = [{"model": m, "$/1M input": p[0], "$/1M output": p[1]} for m, p in base.items()]
     assert ui.prices_from_rows(rows, base) == {}  # nothing edited: no override
     rows[0] = {**rows[0], "$/1M input": 9.0}
@@ -121,7 +121,7 @@ def test_the_sidebar_editor_sets_the_sessions_prices_and_reset_returns_to_list_p
     at = new_app("run")
     editor = at.data_editor(key=ui.KEY_PRICES_EDITOR)
     models = list(editor.value["model"])
-    assert models == list(pricing.pricing_table({}))
+    assert models == list(pricing.pricing_table(resolve_config()))
     i = models.index("gpt-4o-mini")
     at.session_state[ui.KEY_PRICES_EDITOR] = {"edited_rows": {i: {"$/1M input": 0.5}}, "added_rows": [],
                                               "deleted_rows": []}
