@@ -188,6 +188,19 @@ def cost_by_node(
     return {"cost_usd": total, "by_node": by_node, "by_agent": by_agent}
 
 
+def is_offline(config: Mapping[str, Any] | None) -> bool:
+    return str((config or {}).get("llm_provider") or "").strip().lower() == OFFLINE_PROVIDER
+
+
+def cost_text(cost: Any, *, offline: bool = False) -> str:
+    """A cost as shown to people: "$0.00 · offline engine", "—" (no price), "$0.0123" or "$12.34"."""
+    if offline:
+        return "$0.00 · offline engine"
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost):
+        return "—"
+    return f"${cost:,.2f}" if cost >= 1 else f"${cost:.4f}"
+
+
 # ---------------------------------------------------------------------------- estimates
 # A typical model call of the team (prompt with reports and context, one answer), in tokens: the
 # fallback when no past run of the same configuration is saved.
