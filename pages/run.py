@@ -21,7 +21,7 @@ import streamlit as st
 
 from studio import charts, export, ui
 from studio.runs import ANALYST_LABELS, REPORT_TITLES, RunHandle
-from tradingagents import pricing, team
+from tradingagents import estimates, pricing, team
 from tradingagents.default_config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, ValidationError
 from tradingagents.storage import list_runs, load_run
@@ -327,7 +327,7 @@ def estimate_caption() -> None:
     if all(k in s for k in ("form_debate", "form_risk", "form_parallel", "form_analysts")):
         cfg = {**form_config(), "selected_analysts": list(s["form_analysts"]) or None}
     try:
-        est = pricing.estimate_run_cost(cfg)
+        est = estimates.estimate_run_cost(cfg)
     except Exception as exc:  # noqa: BLE001 - an estimate must never block the form
         st.caption(f"No cost estimate: {exc}")
         return

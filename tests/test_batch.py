@@ -107,7 +107,7 @@ def test_watchlists_are_saved_validated_and_written_atomically(tmp_path):
 
 
 def test_estimates_come_from_past_runs_of_the_same_configuration_else_a_typical_run(tmp_path):
-    from tradingagents.pricing import estimate_batch_cost, estimate_run_cost
+    from tradingagents.estimates import estimate_batch_cost, estimate_run_cost
 
     with FakeOpenAIServer() as server:
         cfg = server.llm_config(home=str(tmp_path), analyst_execution="sequential", llm_pricing=PRICES)

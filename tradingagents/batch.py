@@ -497,7 +497,7 @@ def main(argv: list[str]) -> int:
         else:
             tickers = parse_tickers(args.tickers)
         date = validate_date(args.date)
-        from tradingagents.pricing import estimate_batch_cost
+        from tradingagents.estimates import estimate_batch_cost
 
         estimate = estimate_batch_cost(settings, len(tickers))
         if not args.quiet:

@@ -13,7 +13,7 @@ from studio.runs import ProgressFolder
 from studio.ui import get_registry
 from tests.app.apptest_utils import APP, PAGES, new_app, run_until, start_offline_run, texts
 from tests.fake_openai import FakeOpenAIServer
-from tradingagents import pricing
+from tradingagents import estimates, pricing
 from tradingagents.default_config import resolve_config
 from tradingagents.errors import ConfigError
 from tradingagents.graph.events import RunEvent
@@ -80,7 +80,7 @@ def test_a_paid_model_shows_an_estimate_then_its_priced_cost_from_the_sessions_p
         cfg = {**ui.resolve_config({"llm_provider": "openai_compatible", "quick_think_llm": "fake-quick",
                                     "deep_think_llm": "fake-deep",
                                     "llm_pricing": {"fake-quick": [1, 2], "fake-deep": [3, 4]}})}
-        want = pricing.cost_text(pricing.estimate_run_cost(cfg)["cost_usd"])
+        want = pricing.cost_text(estimates.estimate_run_cost(cfg)["cost_usd"])
         assert f"Estimated cost: about {want} (a typical run" in texts(at)
         start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
         handle = get_registry().get(at.query_params["run"])
