@@ -7,8 +7,10 @@ monthly analyses of NVDA in headless Debian Chromium, and captures each page; ``
 is a run in progress through a local fake OpenAI-compatible server that answers in 0.6 s.
 
 The demo script's screenshots (``demo-<step>-<width>-<light|dark>.png``: first visit, example run,
-battle view, replay, comparison, History with the PDF download, Memory log) are written by the
-browser test that walks it: ``.venv/bin/python -m pytest tests/browser/test_demo_script.py``.
+the live text of a run in progress (``demo-2b-live-text-1440-dark.png`` only: the offline engine paced
+by TRADINGAGENTS_OFFLINE_STREAM_DELAY_S), battle view, replay, comparison, History with the PDF
+download, Memory log) are written by the browser test that walks it:
+``.venv/bin/python -m pytest tests/browser/test_demo_script.py``.
 """
 
 from __future__ import annotations

@@ -22,7 +22,11 @@ def _meta(storage_key: str, ticker: str, date: str, saved_at: str) -> dict:
     except Exception:  # noqa: BLE001 - an unreadable run still lists, without model names
         return {}
     meta = dict(data.get("meta") or {})
-    return {k: meta.get(k) for k in ("llm_provider", "quick_think_llm", "deep_think_llm", "data_vendor")}
+    out = {k: meta.get(k) for k in ("llm_provider", "quick_think_llm", "deep_think_llm", "data_vendor")}
+    usage = meta.get("usage") if isinstance(meta.get("usage"), dict) else {}
+    if "cost_usd" in usage:
+        out["cost_usd"] = usage["cost_usd"]
+    return out
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ import streamlit as st
 
 from studio import charts, export, ui
 from studio.runs import ANALYST_LABELS, REPORT_TITLES, RunHandle
-from tradingagents import team
+from tradingagents import estimates, pricing, team
 from tradingagents.default_config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, ValidationError
 from tradingagents.storage import list_runs, load_run
@@ -136,12 +136,16 @@ def render_progress(handle: RunHandle, *, live: bool) -> None:
     else:
         label = f"{p.fraction:.0%} of agents done"
     st.progress(p.fraction, text=label)
-    c = st.columns(5)
+    c = st.columns(6)
     c[0].metric("Elapsed", f"{p.elapsed_s:.1f}s")
     c[1].metric("LLM calls", p.counters["llm_calls"])
     c[2].metric("Tool calls", p.counters["tool_calls"])
     c[3].metric("Tokens in", f"{p.counters['input_tokens']:,}")
     c[4].metric("Tokens out", f"{p.counters['output_tokens']:,}")
+    offline = pricing.is_offline(handle.config)
+    c[5].metric("Cost", pricing.cost_text(p.cost_usd, offline=offline),
+                help=None if offline or p.cost_usd is not None else "A model of this run has no price: set it "
+                "under Model prices in the sidebar.")
     if live and handle.expected_s:
         left_s = max(0.0, handle.expected_s - p.elapsed_s)
         st.caption(f"About {left_s:.0f}s left: past runs with these settings took {handle.expected_s:.0f}s "
@@ -224,6 +228,32 @@ def _prices(vendor: str, home: str, ticker: str, date: str):
     return charts.price_history(cfg, ticker, date)
 
 
+def agent_costs(meta: dict) -> list[dict]:
+    """The per-agent rows of a saved run's cost (meta.usage.by_agent), most expensive first."""
+    by_agent = ((meta or {}).get("usage") or {}).get("by_agent") or {}
+    offline = pricing.is_offline(meta) or pricing.is_offline((meta or {}).get("config"))
+    rows = [{"Agent": name, "Cost": pricing.cost_text(cost, offline=offline),
+             "_sort": cost if isinstance(cost, (int, float)) else -1.0}
+            for name, cost in by_agent.items() if isinstance(name, str)]
+    rows.sort(key=lambda r: r["_sort"], reverse=True)
+    return [{k: v for k, v in r.items() if k != "_sort"} for r in rows]
+
+
+def render_cost(meta: dict, key: str) -> None:
+    usage = (meta or {}).get("usage") or {}
+    if "cost_usd" not in usage and "by_agent" not in usage:
+        return  # a run saved before runs were priced
+    offline = pricing.is_offline(meta) or pricing.is_offline((meta or {}).get("config"))
+    total = pricing.cost_text(usage.get("cost_usd"), offline=offline)
+    with st.expander(f"Cost of this run: {total}", expanded=False, icon=":material/payments:"):
+        if usage.get("cost_usd") is None and not offline:
+            st.caption("A model of this run has no price, so the total is unknown: add it under Model prices in "
+                       "the sidebar for the next runs.")
+        rows = agent_costs(meta)
+        if rows:
+            st.dataframe(rows, hide_index=True, width="stretch", key=f"cost_table_{key}")
+
+
 def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None:
     ticker = state.get("company_of_interest") or meta.get("ticker", "")
     date = state.get("trade_date") or meta.get("date", "")
@@ -251,6 +281,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         for tab, k in zip(tabs, keys, strict=True):
             with tab:
                 st.markdown(state[k])
+    render_cost(meta, key)
     md = export.report_markdown(state, rating, meta)
     closes = [float(x) for x in prices["Close"].tail(60)] if prices is not None and len(prices) else None
     page = export.report_html(state, rating, meta, closes=closes)
@@ -285,6 +316,28 @@ def show_run(run_id: str) -> None:
     st.session_state.pop("saved_run", None)
     st.query_params.clear()
     st.query_params["run"] = run_id
+
+
+def estimate_caption() -> None:
+    """The estimated cost of a run with the sidebar's and the form's settings, next to Start (paid models)."""
+    if pricing.is_offline(config):
+        return
+    s = st.session_state
+    cfg = config
+    if all(k in s for k in ("form_debate", "form_risk", "form_parallel", "form_analysts")):
+        cfg = {**form_config(), "selected_analysts": list(s["form_analysts"]) or None}
+    try:
+        est = estimates.estimate_run_cost(cfg)
+    except Exception as exc:  # noqa: BLE001 - an estimate must never block the form
+        st.caption(f"No cost estimate: {exc}")
+        return
+    if est["cost_usd"] is None:
+        st.caption("Estimated cost: — (a model has no price; set it under Model prices in the sidebar)",
+                   help="Without a price the run is not billed here in dollars; tokens are still counted.")
+        return
+    basis = (f"the mean of {est['runs']} past run{'s' if est['runs'] != 1 else ''} with these settings"
+             if est["source"] == "past runs" else "a typical run's token counts at the prices in force")
+    st.caption(f"Estimated cost: about {pricing.cost_text(est['cost_usd'])} ({basis})")
 
 
 def form_config() -> dict:
@@ -399,7 +452,11 @@ with st.form("run_form", border=True):
                    format_func=lambda a: ANALYST_LABELS.get(a, a))
     a2.toggle("Analysts in parallel", key="form_parallel",
               help="Run the selected analysts side by side (see the timeline) instead of one after another.")
-    submitted = st.form_submit_button("Start analysis", type="primary", icon=":material/play_arrow:")
+    b1, b2 = st.columns([1, 3], vertical_alignment="center")
+    with b1:
+        submitted = st.form_submit_button("Start analysis", type="primary", icon=":material/play_arrow:")
+    with b2:
+        estimate_caption()
 
 if submitted:
     s = st.session_state

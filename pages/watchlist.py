@@ -10,7 +10,7 @@ from studio import ui
 from studio import watchlist_view as view
 from tradingagents import batch
 from tradingagents.errors import TradingAgentsError
-from tradingagents.pricing import estimate_batch_cost
+from tradingagents.estimates import estimate_batch_cost
 
 if callable(getattr(ui, "require_router", None)):
     ui.require_router()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from tradingagents import team
+from tradingagents import pricing, team
 from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
 from tradingagents.llm_clients.presets import PROVIDER_PRESETS
 
@@ -78,6 +78,7 @@ class HistoryRow:
     provider: str  # the preset name (filters); shown through provider_label
     vendor: str
     models: tuple[str, ...] = field(default_factory=tuple)  # quick, deep (empty for the offline engine)
+    cost: str = "—"  # the saved meta.usage.cost_usd as shown (run_cost_text)
 
     @property
     def saved(self) -> str:
@@ -90,8 +91,18 @@ class HistoryRow:
 
     def as_display(self) -> dict[str, Any]:
         return {"Ticker": self.ticker, "Date": self.date, "Rating": self.rating or "—", "LLM": self.llm,
-                "Data": vendor_label(self.vendor), "Saved": self.saved,
+                "Cost": self.cost, "Data": vendor_label(self.vendor), "Saved": self.saved,
                 "Open": run_link(self.ticker, self.date), "Debates": debates_link(self.ticker, self.date)}
+
+
+def run_cost_text(meta: Mapping[str, Any] | None, provider: Any = None) -> str:
+    """A saved run's cost: "$0.00 · offline engine", "$0.0123", or "—" (no price, or saved before pricing)."""
+    meta = meta or {}
+    provider = provider or meta.get("llm_provider") or (meta.get("config") or {}).get("llm_provider")
+    if str(provider or "").strip().lower() == pricing.OFFLINE_PROVIDER:
+        return pricing.cost_text(None, offline=True)
+    usage = meta.get("usage") if isinstance(meta.get("usage"), Mapping) else {}
+    return pricing.cost_text(usage.get("cost_usd", meta.get("cost_usd")))
 
 
 def history_rows(runs: Iterable[Mapping[str, Any]], metas: Mapping[tuple[str, str], Mapping[str, Any]]) -> list[HistoryRow]:
@@ -105,7 +116,8 @@ def history_rows(runs: Iterable[Mapping[str, Any]], metas: Mapping[tuple[str, st
         if provider and provider != "offline":
             models = tuple(str(m) for m in (meta.get("quick_think_llm"), meta.get("deep_think_llm")) if m)
         out.append(HistoryRow(ticker, date, r.get("rating"), str(r.get("saved_at") or ""), provider,
-                              str(r.get("data_vendor") or meta.get("data_vendor") or ""), models))
+                              str(r.get("data_vendor") or meta.get("data_vendor") or ""), models,
+                              run_cost_text(meta, provider)))
     return out
 
 
@@ -210,7 +222,7 @@ USAGE_FIELDS = (("llm_calls", "LLM calls"), ("tool_calls", "Tool calls"), ("inpu
 
 
 def usage_rows(meta_a: Mapping[str, Any] | None, meta_b: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:
-    """(measure, A, B): run time and the usage totals."""
+    """(measure, A, B): run time, the usage totals and the cost."""
     rows = []
     ea, eb = (meta_a or {}).get("elapsed_s"), (meta_b or {}).get("elapsed_s")
     rows.append(("Run time", f"{float(ea):.1f} s" if ea is not None else "—",
@@ -218,6 +230,7 @@ def usage_rows(meta_a: Mapping[str, Any] | None, meta_b: Mapping[str, Any] | Non
     ua, ub = dict((meta_a or {}).get("usage") or {}), dict((meta_b or {}).get("usage") or {})
     for key, label in USAGE_FIELDS:
         rows.append((label, f"{int(ua[key]):,}" if key in ua else "—", f"{int(ub[key]):,}" if key in ub else "—"))
+    rows.append(("Cost", run_cost_text(meta_a), run_cost_text(meta_b)))
     return rows
 
 

@@ -184,6 +184,7 @@ class Progress:
     live_text: str = ""  # the current agent's model text so far (token events)
     settle: dict[str, Any] | None = None  # the pre-run settling step: {status, settled, pending}
     newest_report: str | None = None  # the output key of the report that landed last
+    cost_usd: float | None = None  # the run's cost so far (the latest llm_usage event); None: no price
 
 
 @dataclass
@@ -306,6 +307,7 @@ class ProgressFolder:
         self.live_text: dict[str, str] = {}  # agent → model text of its current call
         self.counters = {"llm_calls": 0, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0}
         self.settle: dict[str, Any] | None = None  # {status: running|done, settled, pending}
+        self.cost_usd: float | None = None
         self.first_ts: float | None = None
         self.end_ts: float | None = None
         self.count = 0
@@ -377,6 +379,9 @@ class ProgressFolder:
             for k in self.counters:
                 if k in ev.data:
                     self.counters[k] = int(ev.data[k] or 0)
+            cost = ev.data.get("cost_usd")
+            ok = isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0
+            self.cost_usd = float(cost) if ok else None
         elif kind in TERMINAL_KINDS:
             self.end_ts = ev.ts
             # nodes left open by a stop or failure are no longer running
@@ -417,6 +422,7 @@ class ProgressFolder:
             live_text=self.live_text.get(current, "") if current else "",
             settle=dict(self.settle) if self.settle else None,
             newest_report=self.report_order[-1] if self.report_order else None,
+            cost_usd=self.cost_usd,
         )
 
 

@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import html
 import json
+import os
 import runpy
 import threading
 import uuid
@@ -21,7 +22,9 @@ import streamlit as st
 
 from studio.charts import RATING_COLORS
 from studio.runs import RunRegistry
+from tradingagents import pricing
 from tradingagents.default_config import DATA_VENDORS, resolve_config
+from tradingagents.errors import ConfigError
 from tradingagents.llm_clients.factory import OFFLINE_LABEL, PROVIDER_PRESETS
 from tradingagents.llm_clients.factory import provider_label as engine_provider_label
 
@@ -184,6 +187,8 @@ def current_config() -> dict[str, Any]:
         typed = (s.get(field) or "").strip()
         if typed:
             partial[key] = typed
+    if s.get(KEY_PRICING):  # this session's edits of the Model prices table
+        partial["llm_pricing"] = dict(s[KEY_PRICING])
     return resolve_config(partial)
 
 
@@ -358,6 +363,76 @@ def rating_badge_html(rating: str | None) -> str:
             f'style="background:{color}">{html.escape(r)}</span>')
 
 
+KEY_PRICING = "_llm_pricing"  # the session's valid price edits: {model: (input, output)}
+KEY_PRICES_EDITOR = "set_prices_editor"
+PRICE_COLUMNS = ("model", "$/1M input", "$/1M output")
+
+
+def list_prices() -> dict[str, tuple[float, float]]:
+    """The table the editor starts from: the settings' prices without this session's edits.
+
+    (The defaults, then ``llm_pricing`` of the config, then ``TRADINGAGENTS_LLM_PRICING``.)
+    """
+    return pricing.pricing_table(resolve_config())
+
+
+def prices_from_rows(rows: list[dict[str, Any]], base: dict[str, tuple[float, float]]) -> dict:
+    """The edited table's rows → the override (only what differs from ``base``); ConfigError if bad."""
+    table: dict[str, Any] = {}
+    for i, row in enumerate(rows, start=1):
+        model = str(row.get(PRICE_COLUMNS[0]) or "").strip()
+        inp, out = row.get(PRICE_COLUMNS[1]), row.get(PRICE_COLUMNS[2])
+        blank = [v is None or (isinstance(v, float) and v != v) for v in (inp, out)]
+        if not model and all(blank):
+            continue  # an empty new row
+        if not model:
+            raise ConfigError(f"Model prices, row {i}: give the model's name (as typed in Quick/Deep model).")
+        if any(blank):
+            raise ConfigError(f"Model prices, {model!r}: give both prices, $ per 1M input and per 1M output tokens.")
+        if model in table:
+            raise ConfigError(f"Model prices: {model!r} is listed twice; keep one row.")
+        table[model] = [inp, out]
+    valid = pricing.validate_pricing(table, "Model prices") or {}
+    return {m: p for m, p in valid.items() if base.get(m) != p}
+
+
+def _reset_prices() -> None:
+    st.session_state.pop(KEY_PRICING, None)
+    st.session_state.pop(KEY_PRICES_EDITOR, None)
+
+
+def prices_editor() -> None:
+    """The "Model prices" expander: this session's prices, used by the next runs' estimates and costs."""
+    base = list_prices()
+    with st.expander("Model prices", icon=":material/payments:"):
+        st.caption("USD per 1M tokens. Edits apply to the next runs of this browser session only (never saved "
+                   "to a file). Add a row for a model that is not listed.")
+        if os.environ.get(pricing.ENV_VAR, "").strip():
+            st.caption(f"{pricing.ENV_VAR} is set: its models' prices win over edits here.")
+        rows = [{PRICE_COLUMNS[0]: m, PRICE_COLUMNS[1]: p[0], PRICE_COLUMNS[2]: p[1]} for m, p in base.items()]
+        df = st.data_editor(
+            rows, key=KEY_PRICES_EDITOR, num_rows="dynamic", hide_index=True, width="stretch",
+            column_config={
+                PRICE_COLUMNS[0]: st.column_config.TextColumn("model"),
+                PRICE_COLUMNS[1]: st.column_config.NumberColumn("$/1M input", min_value=0.0, format="%.3f"),
+                PRICE_COLUMNS[2]: st.column_config.NumberColumn("$/1M output", min_value=0.0, format="%.3f"),
+            })
+        try:
+            override = prices_from_rows(list(df), base)
+        except ConfigError as exc:
+            st.error(f"{exc} Until it is fixed, the last valid prices stay in force.", icon=":material/error:")
+        else:
+            if override:
+                st.session_state[KEY_PRICING] = override
+            else:
+                st.session_state.pop(KEY_PRICING, None)
+        if st.session_state.get(KEY_PRICING):
+            names = ", ".join(sorted(st.session_state[KEY_PRICING]))
+            st.caption(f"Edited in this session: {names}.")
+        st.button("Reset to list prices", key="prices_reset", on_click=_reset_prices,
+                  icon=":material/restart_alt:", disabled=not st.session_state.get(KEY_PRICING))
+
+
 def sidebar_settings() -> dict[str, Any]:
     """Render the settings that apply to every page; return the resolved config."""
     _init_defaults()
@@ -389,6 +464,7 @@ def sidebar_settings() -> dict[str, Any]:
         if offline:
             st.caption("The offline engine always writes English; the output language applies to model providers.")
         st.selectbox("Data source", VENDORS, key="set_vendor", format_func=lambda v: VENDOR_LABELS.get(v, v))
+        prices_editor()
         config = current_config()
         st.caption(f"Home folder: `{config['home']}`")
         st.html(badges_html(config))

@@ -107,7 +107,7 @@ def test_watchlists_are_saved_validated_and_written_atomically(tmp_path):
 
 
 def test_estimates_come_from_past_runs_of_the_same_configuration_else_a_typical_run(tmp_path):
-    from tradingagents.pricing import estimate_batch_cost, estimate_run_cost
+    from tradingagents.estimates import estimate_batch_cost, estimate_run_cost
 
     with FakeOpenAIServer() as server:
         cfg = server.llm_config(home=str(tmp_path), analyst_execution="sequential", llm_pricing=PRICES)
@@ -144,7 +144,8 @@ def test_cli_batch_prints_one_line_per_ticker_and_exits_with_the_worst_code(tmp_
 
 
 def test_the_tickers_running_at_once_share_one_bound_of_model_calls(tmp_path):
-    with FakeOpenAIServer(latency_s=0.05) as server:
+    with FakeOpenAIServer(latency_s=0.25) as server:
+        # calls long enough that the four runs overlap even on a loaded machine (the bound must be reached)
         cfg = server.llm_config(home=str(tmp_path), max_concurrent_llm_calls=3)
         outcomes = batch.run_batch("NVDA,AAPL,MSFT,AMZN", DATE, cfg)
         assert all(o.ok for o in outcomes), [o.error for o in outcomes]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -287,3 +288,48 @@ def test_portfolio_manager_never_says_there_is_nothing_to_learn_from_while_apply
     assert "Lesson applied: Trim size when RSI is overbought" in text
     assert "no settled decision on this ticker to learn from" not in text
     assert "No earlier decision on NVDA has settled yet; the lesson below comes from similar situations" in text
+
+
+def _offline_run(ticker: str, date: str):
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    events = []
+    graph = TradingAgentsGraph(selected_analysts=["market"],
+                               config={"analyst_execution": "sequential", "max_debate_rounds": 1})
+    state, rating = graph.propagate(ticker, date, on_event=events.append)
+    messages = [[m.type, m.id, m.content, getattr(m, "tool_calls", None)] for m in state.get("messages") or []]
+    return {**{k: v for k, v in state.items() if k != "messages"}, "messages": messages}, rating, events
+
+
+def test_streamed_text_arrives_in_words_and_the_final_state_is_the_unstreamed_one(ta_home, monkeypatch):
+    """The graph streams (LangGraph "messages" mode): the offline model answers word by word, so token
+    events carry part of a text before the whole; what the run decides is byte-for-byte unchanged."""
+    from langchain_core.language_models.chat_models import BaseChatModel
+
+    streamed, rating, events = _offline_run("AAPL", "2024-03-15")
+    tokens = [e for e in events if e.kind == "token" and e.node == "Market Analyst"]
+    assert len(tokens) >= 2, "the report reached the page in one piece"
+    assert 0 < len(tokens[0].data["text_delta"]) < len(streamed["market_report"]) / 10
+    assert "".join(t.data["text_delta"] for t in tokens).endswith(streamed["market_report"])
+
+    monkeypatch.setattr(OfflineChatModel, "_stream", BaseChatModel._stream)  # LangChain falls back to invoke
+    plain, plain_rating, plain_events = _offline_run("AAPL", "2024-03-15")
+    assert [len([e for e in plain_events if e.kind == "token" and e.node == "Market Analyst"])] == [1]
+    assert rating == plain_rating
+    assert json.dumps(streamed, sort_keys=True, default=str) == json.dumps(plain, sort_keys=True, default=str)
+
+
+def test_stream_delay_is_validated_and_only_changes_timing(monkeypatch):
+    import pytest
+
+    from tradingagents.llm_clients.offline.model import STREAM_DELAY_ENV
+
+    msgs = [SystemMessage("You are the Bull Researcher. Instrument: NVDA\nAnalysis date: 2024-05-10"),
+            HumanMessage("Make the bull case.")]
+    monkeypatch.setenv(STREAM_DELAY_ENV, "0.001")
+    chunks = list(OfflineChatModel().stream(msgs))
+    assert len(chunks) > 10 and "".join(c.content for c in chunks) == OfflineChatModel().invoke(msgs).content
+    for bad in ("fast", "-1", "5"):
+        monkeypatch.setenv(STREAM_DELAY_ENV, bad)
+        with pytest.raises(ValueError, match="number from 0 to 1"):
+            OfflineChatModel()

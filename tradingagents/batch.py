@@ -277,7 +277,6 @@ def run_batch(
             task["api_key"] = api_key
         tasks.append(task)
     stop = should_stop or (lambda: False)
-    _prepare_desk(cfg, names[0])
 
     if executor.name == "ray":
         share = max(1, bound // executor.max_workers)
@@ -300,21 +299,6 @@ def run_batch(
     for r in results:
         update(_result_doc(r))
     return [outcomes[t] for t in names]
-
-
-def _prepare_desk(cfg: Mapping[str, Any], ticker: str) -> None:
-    """With ``storage_url``: make the checkpoint tables once, here, before the runs start together.
-
-    (Several first-time setups at once on an empty database can deadlock inside PostgreSQL.)
-    """
-    from tradingagents import storage
-
-    if not cfg.get("checkpoint_enabled") or not storage.storage_url(cfg):
-        return
-    saver = storage.open_checkpointer(cfg, ticker)
-    close = getattr(saver, "close", None)
-    if callable(close):
-        close()
 
 
 def _result_doc(result) -> dict[str, Any]:
@@ -513,7 +497,7 @@ def main(argv: list[str]) -> int:
         else:
             tickers = parse_tickers(args.tickers)
         date = validate_date(args.date)
-        from tradingagents.pricing import estimate_batch_cost
+        from tradingagents.estimates import estimate_batch_cost
 
         estimate = estimate_batch_cost(settings, len(tickers))
         if not args.quiet:

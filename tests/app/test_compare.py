@@ -115,7 +115,7 @@ def test_compare_shows_ladder_config_difference_usage_and_rerun_link(runs, entry
     assert {"max_debate_rounds", "analysts"} <= settings
     assert not settings & {"home", "results_dir", "thread_id", "elapsed_s", "debate_turns"}
     usage = at.dataframe[1].value
-    assert list(usage[""]) == ["Run time", "LLM calls", "Tool calls", "Tokens in", "Tokens out"]
+    assert list(usage[""]) == ["Run time", "LLM calls", "Tool calls", "Tokens in", "Tokens out", "Cost"]
     assert f"{a['meta']['usage']['llm_calls']:,}" in list(usage.iloc[:, 1])
     links = [el.proto.url for el in at.get("link_button")]
     pre = [u for u in links if u.startswith("/run?prefill=")]

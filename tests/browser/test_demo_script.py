@@ -1,12 +1,18 @@
 """The stakeholder demo script in headless Chromium, at 1440 and 800 px, in the browser's light and dark
-preference: first visit, an example run, the battle view's replay, a comparison of two runs, a PDF
-download and the Memory log after settling. Screenshots of each step go to docs/screenshots/.
+preference: first visit, an example run, the live text of a run in progress, the battle view's replay, a
+comparison of two runs, a PDF download and the Memory log after settling. Screenshots of each step go to
+docs/screenshots/.
+
+The live-text step runs once (1440 px, dark: it needs its own paced server, and the other passes would only
+repeat it) against a second app whose offline engine pauses between streamed words
+(TRADINGAGENTS_OFFLINE_STREAM_DELAY_S), so the text can be seen growing while the run goes on.
 
 Asserts stable things only (headings, roles, data attributes, the rating): other pages' wording may change.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from urllib.parse import quote
 
@@ -29,6 +35,13 @@ SHOTS = ROOT / "docs" / "screenshots"
 TICKER = "NVDA"
 FIRST, SECOND = "2024-05-10", "2024-06-10"
 BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(14, 17, 23)"}  # .streamlit/config.toml
+LIVE_DELAY_S = "0.01"  # between streamed words: a report takes a few seconds to write
+LIVE_TEXT_JS = """() => {
+  const head = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+    .find((e) => e.innerText.trim().endsWith('— live text'));
+  const box = head && head.closest('[data-testid="stElementContainer"]').nextElementSibling;
+  return box ? [head.innerText.replace('— live text', '').trim(), box.innerText] : null;
+}"""
 COMBOS = [(1440, "dark"), (1440, "light"), (800, "dark"), (800, "light")]
 
 
@@ -46,6 +59,36 @@ def _open(page, url: str, path: str, heading: str) -> None:
 def _no_sideways_scroll(page, width: int) -> None:
     overflow = page.evaluate("() => document.documentElement.scrollWidth")
     assert overflow <= width + 1, f"page is {overflow}px wide at a {width}px window"
+
+
+def _live_text_step(browser, home, width: int, scheme: str) -> None:
+    """A run in progress: the current agent's text grows in its panel while the run goes on; then it ends."""
+    env = {"TRADINGAGENTS_OFFLINE_STREAM_DELAY_S": LIVE_DELAY_S}
+    with streamlit_server(home, log_path=ARTIFACTS / "demo-live-streamlit.log", extra_env=env) as url:
+        context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=scheme)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        form = {"ticker": TICKER, "date": SECOND, "analysts": ["market"], "debate_rounds": 1, "risk_rounds": 1}
+        _open(page, url, "/?prefill=" + quote(json.dumps(form)), "Run an analysis")
+        start_run(page)
+        seen: list[tuple[str, str]] = []  # (agent, its text so far) at each poll of the page
+        grew = None
+        deadline = time.monotonic() + 60
+        while grew is None and time.monotonic() < deadline:
+            obs = page.evaluate(LIVE_TEXT_JS)
+            if obs and obs[1].strip() and "waiting for the model" not in obs[1]:
+                agent, text = obs
+                earlier = [t for a, t in seen if a == agent and len(t) < len(text) and text.startswith(t[:40])]
+                if earlier:
+                    grew = (agent, earlier[-1], text)
+                seen.append((agent, text))
+            time.sleep(0.3)
+        assert grew, f"no agent's live text grew between two looks at the page: {seen[-5:]}"
+        assert page.get_by_text(f"{TICKER} as of {SECOND} — finished").count() == 0, "the run was still going"
+        _shot(page, "2b-live-text", width, scheme)
+        assert wait_rating(page, TICKER, SECOND, timeout=90_000) in {"Buy", "Overweight", "Hold", "Underweight",
+                                                                       "Sell"}
+        context.close()
 
 
 def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
@@ -78,6 +121,7 @@ def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
                         ratings.append(wait_rating(page, TICKER, date))
                     assert all(r in {"Buy", "Overweight", "Hold", "Underweight", "Sell"} for r in ratings)
                     _shot(page, "2-example-run", width, scheme)
+                    _live_text_step(browser, tmp_path / "live-home", width, scheme)
 
                 # 3. battle view: sides, verdict pinned beside the pane, replay plays and follows the newest
                 _open(page, url, f"/debates?ticker={TICKER}&date={SECOND}", "Debates")

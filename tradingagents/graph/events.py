@@ -17,7 +17,8 @@ Kinds (``EventKind``) and their ``data``:
 - run_started:    {ticker, date, analysts: [keys], analyst_execution, resumed: bool, thread_id,
                    plan: team.plan(analysts) = [{team, agents: [node names in run order]}],
                    settings: {llm_provider, llm_label, quick_think_llm, deep_think_llm, data_vendor,
-                              data_label, max_debate_rounds, max_risk_discuss_rounds}}
+                              data_label, max_debate_rounds, max_risk_discuss_rounds},
+                   warnings: [str] (e.g. a damaged checkpoint database moved aside)}
 - node_started:   {role}
 - node_finished:  {role, duration_s, started_at}   (started_at = epoch s, for timelines)
 - tool_call:      {role, tool, args, result_chars, result_preview}
@@ -26,13 +27,16 @@ Kinds (``EventKind``) and their ``data``:
                    round: team.debate_round(debate, turn), turn: 1-based index within that debate,
                    text: that turn's own response only (no history, no "Bull:" label)}
 - judge_decision: {role, debate, text}
-- llm_usage:      {llm_calls, tool_calls, input_tokens, output_tokens}   running totals
+- llm_usage:      {llm_calls, tool_calls, input_tokens, output_tokens, cost_usd}   running totals over
+                  every segment of the run (a resume continues them); cost_usd in USD at the pricing
+                  table's prices, None when a model of the run has no price
 - token:          {role, text_delta}   model text of the node's current call as it is written
                   (LangGraph's "messages" stream; buffered, at most ~4 events a second per node,
                   flushed before the node's node_finished); a new node_started begins a new text
 - settle_started: {ticker}   the pre-run settling of this ticker's past decisions begins (right after
                   run_started, before the initial state reads the log)
-- settle_finished: {ticker, settled: int, pending: int}   it ended (a data outage counts as 0/0)
+- settle_finished: {ticker, settled: int, pending: int, problems: [str], error: str | None}   it ended
+                  (a data outage counts as 0/0 with its error; the analysis goes on)
 - run_finished:   {rating, elapsed_s, record}
 - run_failed:     {error: a plain sentence (never a class name), error_type: the class name,
                    exit_code: errors.exit_code_for(exc), resumable: bool, record}

@@ -18,10 +18,13 @@ import functools
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from tradingagents.rating import normalize_rating
-from tradingagents.validation import validate_date, validate_ticker
+import numpy as np
+
+from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
+from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 __all__ = ["META_KEYS", "SEPARATOR", "Block", "check_provenance", "check_settle_meta", "escape_text", "parse_block", "pct", "render_block", "render_meta",
            "unescape_text"]
@@ -350,3 +353,69 @@ def render_block(date, ticker, rating, decision, *, raw=None, alpha=None, holdin
     assert block.ok, block.problem  # our own rendering always parses
     return block
 
+
+# ---------------------------------------------------------------------------- values of an entry
+# (one set of checks for every log backend: the file log and the desk's database)
+def check_text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"The {what} must be text, not {type(value).__name__}.")
+    return value
+
+
+def check_rating(rating: object) -> str:
+    tier = normalize_rating(rating) if isinstance(rating, str) else None
+    if tier is None:
+        raise ValidationError(f"Unknown rating {rating!r}. Use one of: {', '.join(RATINGS_5_TIER)}.")
+    return tier
+
+
+def check_return(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise ValidationError(f"The {what} must be a number (0.032 for +3.2%), not {value!r}.")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValidationError(f"The {what} must be a finite number, not {value!r}.")
+    return value
+
+
+def check_count(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{what} must be a whole number, 0 or more; got {value!r}.")
+    return int(value)
+
+
+def check_decision(ticker: object, trade_date: object, final_trade_decision: object, rating: object,
+                   provenance: Any) -> tuple[str, str, str, str, dict | None]:
+    """A decision to store, checked once for every backend: (ticker, date, decision, rating, meta).
+
+    The rating is parsed from the decision text unless given.
+    """
+    ticker = validate_ticker(ticker)
+    date = validate_date(trade_date, allow_future=True)
+    decision = check_text(final_trade_decision, "decision")
+    tier = check_rating(parse_rating(decision) if rating is None else rating)
+    return ticker, date, decision, tier, check_provenance(provenance)
+
+
+def check_updates(updates: Any) -> tuple[dict[tuple[str, str], tuple[float, float, int, str]],
+                                         dict[tuple[str, str], dict[str, Any]]]:
+    """A settlement batch, every update checked before anything is written (the first per key wins):
+    ``({(date, ticker): (raw, alpha, holding, reflection)}, {(date, ticker): settle meta})``."""
+    wanted: dict[tuple[str, str], tuple[float, float, int, str]] = {}
+    extras: dict[tuple[str, str], dict[str, Any]] = {}
+    for i, upd in enumerate(updates):
+        if not isinstance(upd, Mapping):
+            raise ValidationError(f"Update {i} must be a dict with ticker, date, raw, alpha, holding, reflection.")
+        missing = [k for k in ("ticker", "date", "raw", "alpha", "holding", "reflection") if k not in upd]
+        if missing:
+            raise ValidationError(f"Update {i} lacks {', '.join(missing)}.")
+        key = (validate_date(upd["date"], allow_future=True), validate_ticker(upd["ticker"]))
+        values = (
+            check_return(upd["raw"], "raw return"),
+            check_return(upd["alpha"], "alpha"),
+            check_count(upd["holding"], "holding"),
+            check_text(upd["reflection"], "reflection"),
+        )
+        wanted.setdefault(key, values)
+        extras.setdefault(key, check_settle_meta(upd))
+    return wanted, extras

@@ -32,7 +32,6 @@ date, never a pending one and never an unreadable block.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import threading
 from collections.abc import Iterable, Mapping
@@ -47,8 +46,9 @@ from tradingagents.memory.files import LOCK_POLL_S, atomic_write, fsync_dir, tem
 from tradingagents.memory.log_format import (
     SEPARATOR,
     Block,
-    check_provenance,
-    check_settle_meta,
+    check_count,
+    check_decision,
+    check_updates,
     parse_block,
     pct,
     render_block,
@@ -62,38 +62,9 @@ from tradingagents.memory.log_index import (
     render_index,
     stamp_line,
 )
-from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
-from tradingagents.validation import ValidationError, validate_date, validate_ticker
+from tradingagents.validation import validate_date, validate_ticker
 
 __all__ = ["TradingMemoryLog"]
-
-
-def _check_text(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise ValidationError(f"The {what} must be text, not {type(value).__name__}.")
-    return value
-
-
-def _check_rating(rating: object) -> str:
-    tier = normalize_rating(rating) if isinstance(rating, str) else None
-    if tier is None:
-        raise ValidationError(f"Unknown rating {rating!r}. Use one of: {', '.join(RATINGS_5_TIER)}.")
-    return tier
-
-
-def _check_return(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise ValidationError(f"The {what} must be a number (0.032 for +3.2%), not {value!r}.")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValidationError(f"The {what} must be a finite number, not {value!r}.")
-    return value
-
-
-def _check_count(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{what} must be a whole number, 0 or more; got {value!r}.")
-    return int(value)
 
 
 def _sig(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -221,8 +192,8 @@ class TradingMemoryLog:
         analysis date leaks in. Empty string when there is nothing to tell.
         """
         want = validate_ticker(ticker)
-        n_same = _check_count(n_same, "n_same")
-        n_cross = _check_count(n_cross, "n_cross")
+        n_same = check_count(n_same, "n_same")
+        n_cross = check_count(n_cross, "n_cross")
         cutoff = validate_date(as_of, allow_future=True) if as_of is not None else None
         same: list[Block] = []
         cross: list[Block] = []
@@ -332,11 +303,9 @@ class TradingMemoryLog:
         ``provenance`` (``{data_vendor, llm_provider, models: {quick, deep}}``) is kept in the entry's
         hidden meta line; ``load_entries`` returns it, and settlement prices the entry from that source.
         """
-        ticker = validate_ticker(ticker)
-        date = validate_date(trade_date, allow_future=True)
-        decision = _check_text(final_trade_decision, "decision")
-        rating = _check_rating(parse_rating(decision) if rating is None else rating)
-        block = render_block(date, ticker, rating, decision, meta=check_provenance(provenance))
+        ticker, date, decision, rating, meta = check_decision(ticker, trade_date, final_trade_decision, rating,
+                                                              provenance)
+        block = render_block(date, ticker, rating, decision, meta=meta)
         payload = (block.raw + SEPARATOR).encode("utf-8")
         with self._lock, self._locked():
             self._remove_leftovers()
@@ -390,11 +359,8 @@ class TradingMemoryLog:
         when a pending entry was replaced (its rating was Hold), ``("settled", "Hold")`` when the entry
         is settled already (it is kept as it is: its outcome was measured on that decision).
         """
-        ticker = validate_ticker(ticker)
-        date = validate_date(trade_date, allow_future=True)
-        decision = _check_text(final_trade_decision, "decision")
-        rating = _check_rating(parse_rating(decision) if rating is None else rating)
-        meta = check_provenance(provenance)
+        ticker, date, decision, rating, meta = check_decision(ticker, trade_date, final_trade_decision, rating,
+                                                              provenance)
         with self._lock, self._locked():
             blocks = list(self._blocks())
             for i, b in enumerate(blocks):
@@ -417,23 +383,7 @@ class TradingMemoryLog:
         Optional keys ``entry_price``, ``exit_price``, ``bench_raw``, ``benchmark``, ``end_date`` are
         kept in the entry's hidden meta line with its provenance.
         """
-        wanted: dict[tuple[str, str], tuple[float, float, int, str]] = {}
-        extras: dict[tuple[str, str], dict[str, Any]] = {}
-        for i, upd in enumerate(updates):
-            if not isinstance(upd, Mapping):
-                raise ValidationError(f"Update {i} must be a dict with ticker, date, raw, alpha, holding, reflection.")
-            missing = [k for k in ("ticker", "date", "raw", "alpha", "holding", "reflection") if k not in upd]
-            if missing:
-                raise ValidationError(f"Update {i} lacks {', '.join(missing)}.")
-            key = (validate_date(upd["date"], allow_future=True), validate_ticker(upd["ticker"]))
-            values = (
-                _check_return(upd["raw"], "raw return"),
-                _check_return(upd["alpha"], "alpha"),
-                _check_count(upd["holding"], "holding"),
-                _check_text(upd["reflection"], "reflection"),
-            )
-            wanted.setdefault(key, values)
-            extras.setdefault(key, check_settle_meta(upd))
+        wanted, extras = check_updates(updates)
         if not wanted:
             return 0
         with self._lock, self._locked():

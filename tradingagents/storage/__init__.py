@@ -107,7 +107,7 @@ def open_checkpointer(config: Mapping[str, Any] | None, ticker: str):
         from tradingagents.storage.pg_checkpoint import get_pg_checkpointer
 
         return get_pg_checkpointer(config, ticker, url=url)
-    from tradingagents.graph.checkpointer import get_checkpointer
+    from tradingagents.storage.sqlite_checkpoint import get_checkpointer
 
     return get_checkpointer(config, ticker)
 
@@ -116,7 +116,7 @@ def _checkpoints(config: Mapping[str, Any] | None):
     if storage_url(config):
         from tradingagents.storage import pg_checkpoint as module
     else:
-        from tradingagents.graph import checkpointer as module
+        from tradingagents.storage import sqlite_checkpoint as module
     return module
 
 

@@ -1,9 +1,10 @@
 """LangGraph checkpoints in the desk database, used like the per-ticker SQLite checkpointer.
 
 ``get_pg_checkpointer(config, ticker)`` returns a ``PostgresSaver`` (langgraph-checkpoint-postgres)
-on its own connection (autocommit, no prepared statements, dict rows: what the saver expects),
-with the saver's tables set up under an advisory lock (its migrations are not safe to run twice at
-once). It is a context manager that closes its connection, like ``TickerCheckpointer``. All
+on its own connection (autocommit, no prepared statements, dict rows: what the saver expects).
+The saver's tables are set up once per database per process, before the first saver is handed
+out, on a connection of their own under an advisory lock that is polled, never waited on (see
+``_setup_tables``: waiting would deadlock with the migrations' CREATE INDEX CONCURRENTLY). It is a context manager that closes its connection, like ``TickerCheckpointer``. All
 tickers share the saver's tables; the thread id (``graph.checkpointer.thread_id``) already folds in
 the ticker, the date and the graph's signature, so threads never collide. A run on any machine
 resumes from the last checkpoint any other machine wrote for the same thread.
@@ -14,6 +15,8 @@ resumes from the last checkpoint any other machine wrote for the same thread.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -60,6 +63,70 @@ def _url(config: Mapping[str, Any] | None) -> str:
     return url
 
 
+# URLs whose saver tables this process has seen set up; the lock makes a process's threads wait for
+# the one doing the setup instead of racing it.
+_READY: set[str] = set()
+_READY_LOCK = threading.Lock()
+_POLL_S = 0.05
+_SETUP_WAIT_S = 120.0
+
+
+def _forget_setups() -> None:
+    """Forget which databases were set up (tests: behave like a fresh process)."""
+    with _READY_LOCK:
+        _READY.clear()
+
+
+def _setup_tables(url: str) -> None:
+    """Run ``PostgresSaver.setup()`` once, on its own autocommit connection, under the setup lock.
+
+    The saver's migrations build indexes with CREATE INDEX CONCURRENTLY, which waits until every
+    other session's running statement has finished. A second opener *blocked* in
+    ``pg_advisory_lock`` is such a statement, while it waits for the lock the first holds: a
+    deadlock inside PostgreSQL. So the lock is polled with ``pg_try_advisory_lock`` (each try
+    returns at once; no statement stays open between tries), and setup is skipped when the last
+    migration is already recorded.
+    """
+    import psycopg
+    from psycopg.rows import dict_row
+
+    with psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row,
+                         connect_timeout=10) as conn:
+        deadline = time.monotonic() + _SETUP_WAIT_S
+        while not conn.execute("SELECT pg_try_advisory_lock(%s, %s) AS got",
+                               (LOCK_NAMESPACE, LOCK_CHECKPOINT_SETUP)).fetchone()["got"]:
+            if time.monotonic() > deadline:
+                raise CheckpointError(
+                    f"Another process has held the checkpoint setup lock of {redact_url(url)} for over "
+                    f"{_SETUP_WAIT_S:.0f} s: check for a stuck process, then try again."
+                )
+            time.sleep(_POLL_S)
+        try:
+            if not _tables_current(conn):
+                PostgresSaver(conn).setup()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_NAMESPACE, LOCK_CHECKPOINT_SETUP))
+
+
+def _tables_current(conn: Any) -> bool:
+    """True when the saver's last migration is already recorded (nothing for setup() to do)."""
+    exists = conn.execute("SELECT to_regclass('checkpoint_migrations') IS NOT NULL AS there").fetchone()["there"]
+    if not exists:
+        return False
+    row = conn.execute("SELECT max(v) AS v FROM checkpoint_migrations").fetchone()
+    return row["v"] is not None and row["v"] >= len(PostgresSaver.MIGRATIONS) - 1
+
+
+def _ensure_tables(url: str) -> None:
+    """The saver's tables, set up at most once per database per process, before any saver is handed out."""
+    if url in _READY:
+        return
+    with _READY_LOCK:
+        if url not in _READY:
+            _setup_tables(url)
+            _READY.add(url)
+
+
 def get_pg_checkpointer(config: Mapping[str, Any] | None, ticker: str, *, url: str | None = None) -> PgTickerCheckpointer:
     """A saver on the desk database, its tables created when missing."""
     import psycopg
@@ -74,21 +141,18 @@ def get_pg_checkpointer(config: Mapping[str, Any] | None, ticker: str, *, url: s
             f"Cannot open the checkpoint database {redact_url(url)}: {scrub(exc, url)}. Check that the server is "
             "running and storage_url is right, or turn checkpoints off (checkpoint_enabled = false)."
         ) from None
-    saver = PgTickerCheckpointer(conn, url=url, ticker=tick)
     try:
-        with saver.lock:
-            conn.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_NAMESPACE, LOCK_CHECKPOINT_SETUP))
-        try:
-            saver.setup()
-        finally:
-            with saver.lock:
-                conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_NAMESPACE, LOCK_CHECKPOINT_SETUP))
+        _ensure_tables(url)
+    except CheckpointError:
+        conn.close()
+        raise
     except psycopg.Error as exc:
-        saver.close()
+        conn.close()
         raise CheckpointError(
             f"Cannot set up checkpoints in {redact_url(url)}: {scrub(exc, url)}. The database user needs the "
             "right to create tables (once), or turn checkpoints off (checkpoint_enabled = false)."
         ) from None
+    saver = PgTickerCheckpointer(conn, url=url, ticker=tick)
     return saver
 
 

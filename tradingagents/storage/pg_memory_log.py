@@ -24,9 +24,13 @@ from typing import Any
 import numpy as np
 
 from tradingagents.default_config import resolve_config
-from tradingagents.errors import ValidationError
-from tradingagents.memory.log_format import META_KEYS, check_provenance, check_settle_meta
-from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
+from tradingagents.memory.log_format import (
+    META_KEYS,
+    check_count,
+    check_decision,
+    check_updates,
+)
+from tradingagents.rating import normalize_rating
 from tradingagents.storage.pg import LOCK_LOG_WRITE, LOCK_NAMESPACE, database, pg_text, storage_url
 from tradingagents.validation import validate_date, validate_ticker
 
@@ -38,34 +42,6 @@ _META_COLUMN = "ALTER TABLE ta_memory_log ADD COLUMN IF NOT EXISTS meta jsonb NO
 
 def _pct(x: float) -> str:
     return f"{x:+.1%}"
-
-
-def _check_text(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise ValidationError(f"The {what} must be text, not {type(value).__name__}.")
-    return value
-
-
-def _check_rating(rating: object) -> str:
-    tier = normalize_rating(rating) if isinstance(rating, str) else None
-    if tier is None:
-        raise ValidationError(f"Unknown rating {rating!r}. Use one of: {', '.join(RATINGS_5_TIER)}.")
-    return tier
-
-
-def _check_return(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise ValidationError(f"The {what} must be a number (0.032 for +3.2%), not {value!r}.")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValidationError(f"The {what} must be a finite number, not {value!r}.")
-    return value
-
-
-def _check_count(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{what} must be a whole number, 0 or more; got {value!r}.")
-    return int(value)
 
 
 def _entry(row: tuple) -> dict[str, Any]:
@@ -146,8 +122,8 @@ class PgMemoryLog:
         Same text and same point-in-time rule as ``TradingMemoryLog.get_past_context``.
         """
         want = validate_ticker(ticker)
-        n_same = _check_count(n_same, "n_same")
-        n_cross = _check_count(n_cross, "n_cross")
+        n_same = check_count(n_same, "n_same")
+        n_cross = check_count(n_cross, "n_cross")
         cutoff = validate_date(as_of, allow_future=True) if as_of is not None else None
         if n_same == 0 and n_cross == 0:
             return ""
@@ -233,11 +209,9 @@ class PgMemoryLog:
 
         The rating is parsed from the decision text unless given; ``provenance`` as in the file log.
         """
-        ticker = validate_ticker(ticker)
-        date = validate_date(trade_date, allow_future=True)
-        decision = _check_text(final_trade_decision, "decision")
-        rating = _check_rating(parse_rating(decision) if rating is None else rating)
-        meta = check_provenance(None if provenance is None else dict(provenance)) or {}
+        ticker, date, decision, rating, meta = check_decision(ticker, trade_date, final_trade_decision, rating,
+                                                              provenance)
+        meta = meta or {}
         with self._db.transaction() as conn:
             inserted = conn.execute(
                 "INSERT INTO ta_memory_log (trade_date, ticker, rating, decision, meta) "
@@ -251,11 +225,9 @@ class PgMemoryLog:
         provenance: Mapping[str, Any] | None = None,
     ) -> tuple[str, str | None]:
         """As ``TradingMemoryLog.update_pending``: ("stored"|"updated"|"settled", previous rating)."""
-        ticker = validate_ticker(ticker)
-        date = validate_date(trade_date, allow_future=True)
-        decision = _check_text(final_trade_decision, "decision")
-        rating = _check_rating(parse_rating(decision) if rating is None else rating)
-        meta = check_provenance(None if provenance is None else dict(provenance)) or {}
+        ticker, date, decision, rating, meta = check_decision(ticker, trade_date, final_trade_decision, rating,
+                                                              provenance)
+        meta = meta or {}
         with self._db.transaction() as conn:
             self._write_lock(conn)
             row = conn.execute(
@@ -284,23 +256,7 @@ class PgMemoryLog:
         Each update: ``{ticker, date, raw, alpha, holding, reflection}`` (fractions: 0.032 = +3.2%).
         Updates that match no pending entry are ignored; all are checked before anything is written.
         """
-        wanted: dict[tuple[str, str], tuple[float, float, int, str]] = {}
-        extras: dict[tuple[str, str], dict[str, Any]] = {}
-        for i, upd in enumerate(updates):
-            if not isinstance(upd, Mapping):
-                raise ValidationError(f"Update {i} must be a dict with ticker, date, raw, alpha, holding, reflection.")
-            missing = [k for k in ("ticker", "date", "raw", "alpha", "holding", "reflection") if k not in upd]
-            if missing:
-                raise ValidationError(f"Update {i} lacks {', '.join(missing)}.")
-            key = (validate_date(upd["date"], allow_future=True), validate_ticker(upd["ticker"]))
-            values = (
-                _check_return(upd["raw"], "raw return"),
-                _check_return(upd["alpha"], "alpha"),
-                _check_count(upd["holding"], "holding"),
-                _check_text(upd["reflection"], "reflection"),
-            )
-            wanted.setdefault(key, values)
-            extras.setdefault(key, check_settle_meta(upd))
+        wanted, extras = check_updates(updates)
         if not wanted:
             return 0
         settled = 0

@@ -42,7 +42,7 @@ class FileRunRecords:
         self.config = _safe_config(resolve_config(config))
 
     def save_run(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None):
-        from tradingagents.graph.results import save_run
+        from tradingagents.storage.files_runs import save_run
 
         meta = dict(meta or {})
         if isinstance(meta.get("config"), Mapping):
@@ -50,17 +50,17 @@ class FileRunRecords:
         return save_run(self.config, final_state, rating, meta)
 
     def list_runs(self) -> list[dict[str, Any]]:
-        from tradingagents.graph.results import list_runs
+        from tradingagents.storage.files_runs import list_runs
 
         return list_runs(self.config)
 
     def load_run(self, ticker: str, date: str) -> dict[str, Any]:
-        from tradingagents.graph.results import load_run
+        from tradingagents.storage.files_runs import load_run
 
         return load_run(self.config, ticker, date)
 
     def load_report(self, ticker: str, date: str) -> str:
-        from tradingagents.graph.results import REPORT_FILE, run_dir
+        from tradingagents.storage.files_runs import REPORT_FILE, run_dir
 
         path = run_dir(self.config, ticker, date) / REPORT_FILE
         if not path.is_file():
@@ -83,7 +83,7 @@ class PgRunRecords:
         return f"{self._db.label}#ta_runs/{ticker}/{date}"
 
     def save_run(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> str:
-        from tradingagents.graph.results import render_report_markdown, to_jsonable
+        from tradingagents.storage.files_runs import render_report_markdown, to_jsonable
 
         cfg = self.config
         ticker = validate_ticker(final_state.get("company_of_interest") or (meta or {}).get("ticker"))

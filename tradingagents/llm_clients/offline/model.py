@@ -19,35 +19,65 @@ how signals become a 5-tier rating in :mod:`~tradingagents.llm_clients.offline.c
 other roles use them in :mod:`~tradingagents.llm_clients.offline.roles`.
 Same messages in → same answer out, on every machine: no clock, no randomness, no ``hash()``.
 Every report it writes says "offline engine (no LLM)".
+
+Streamed (LangGraph's ``messages`` mode, ``.stream()``), a text answer arrives word by word, so the Run
+page's live text works offline too; the assembled message is the one ``invoke`` gives without streaming.
+``TRADINGAGENTS_OFFLINE_STREAM_DELAY_S`` (default 0, at most 1) pauses between the words, for a demo or a
+browser test that wants to watch the text grow; it changes timing only, never the text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import os
+import re
+import time
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
 from tradingagents.llm_clients.offline.engine import OFFLINE_LABEL, respond
 
-__all__ = ["OFFLINE_LABEL", "OfflineChatModel"]
+__all__ = ["OFFLINE_LABEL", "OfflineChatModel", "stream_delay_from_env"]
+
+STREAM_DELAY_ENV = "TRADINGAGENTS_OFFLINE_STREAM_DELAY_S"
+_WORDS = re.compile(r"\s*\S+\s*")
+
+
+def stream_delay_from_env() -> float:
+    """The pause between streamed words from ``TRADINGAGENTS_OFFLINE_STREAM_DELAY_S`` (0 when unset)."""
+    raw = (os.environ.get(STREAM_DELAY_ENV) or "").strip()
+    if not raw:
+        return 0.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{STREAM_DELAY_ENV}={raw!r} is not a pause in seconds: set a number from 0 to 1 "
+                         "(0 or unset: no pause).")
+    return value
 
 
 class OfflineChatModel(BaseChatModel):
     """A chat model that answers every agent role deterministically from its prompt and tool data."""
 
     model_name: str = "offline"
+    stream_delay_s: float = 0.0  # pause between streamed words (timing only; see the module docstring)
 
     model_config = ConfigDict(protected_namespaces=(), arbitrary_types_allowed=True)
 
     def __init__(self, model_name: str = "offline", config: Any = None, **kwargs: Any):
         # ``config`` is accepted like every component's, but the engine needs none: it answers
         # from the messages alone (so the same prompt gives the same answer under any settings)
+        kwargs.setdefault("stream_delay_s", stream_delay_from_env())
         super().__init__(model_name=model_name, **kwargs)
 
     @property
@@ -72,10 +102,43 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = respond(
+        return ChatResult(generations=[ChatGeneration(message=self._answer(messages, **kwargs))])
+
+    def _answer(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
+        return respond(
             messages,
             tools=kwargs.get("tools") or [],
             tool_choice=kwargs.get("tool_choice"),
             model_name=self.model_name,
         )
-        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The same answer as ``_generate``: a text word by word, tool calls in one chunk.
+
+        Id on every chunk, usage and response metadata on the last only (chunks add them up), so the
+        message LangChain assembles from the chunks equals the unstreamed one.
+        """
+        message = self._answer(messages, **kwargs)
+        text = message.content if isinstance(message.content, str) else ""
+        pieces = _WORDS.findall(text) if text and not message.tool_calls else []
+        if "".join(pieces) != text or not pieces:
+            pieces = [message.content]
+        calls = [tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c.get("id"), index=i)
+                 for i, c in enumerate(message.tool_calls)]
+        for i, piece in enumerate(pieces):
+            last = i == len(pieces) - 1
+            if i and self.stream_delay_s:
+                time.sleep(self.stream_delay_s)
+            yield ChatGenerationChunk(message=AIMessageChunk(
+                content=piece, id=message.id,
+                tool_call_chunks=calls if last else [],
+                usage_metadata=message.usage_metadata if last else None,
+                response_metadata=dict(message.response_metadata) if last else {},
+                chunk_position="last" if last else None,
+            ))

@@ -1,0 +1,223 @@
+"""Saved runs: ``results/<TICKER>/<date>/state.json`` and ``report.md``, written atomically.
+
+``state.json`` = ``{"ticker", "date", "rating", "saved_at", "meta", "state"}`` where ``state`` is the
+final graph state made JSON-safe (messages become ``{"type", "content", ...}`` dicts) and ``meta``
+describes the run (provider labels, analysts, timings, the public part of the config). No API key
+is ever written: the config goes through ``public_config`` and nothing else carries secrets.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tradingagents import team
+from tradingagents.default_config import public_config, resolve_config
+from tradingagents.validation import safe_path_component, validate_date
+
+STATE_FILE = "state.json"
+REPORT_FILE = "report.md"
+
+# (report key, title, analyst key) of every analyst, from the roster
+REPORT_SECTIONS = tuple((r.output_key, r.node, r.key) for r in team.ANALYSTS)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same folder, fsync, then os.replace."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError) and not exc.filename:
+            # a failed write (a full disk) names no file: say which one it was
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise
+
+
+def _message_to_dict(msg: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "type": getattr(msg, "type", type(msg).__name__),
+        "content": getattr(msg, "content", str(msg)),
+    }
+    for attr in ("name", "tool_call_id"):
+        value = getattr(msg, attr, None)
+        if value:
+            out[attr] = value
+    calls = getattr(msg, "tool_calls", None)
+    if calls:
+        out["tool_calls"] = [{"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in calls]
+    return out
+
+
+def to_jsonable(value: Any) -> Any:
+    """The final state (or any part of it) as plain JSON data."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if hasattr(value, "content") and hasattr(value, "type"):
+        return _message_to_dict(value)
+    if hasattr(value, "model_dump"):
+        return to_jsonable(value.model_dump())
+    return str(value)
+
+
+def run_dir(config: Mapping[str, Any] | None, ticker: str, date: str) -> Path:
+    """``<results_dir>/<TICKER>/<date>``: both parts made safe for a path here, where it is built."""
+    cfg = resolve_config(config)
+    return Path(cfg["results_dir"]) / safe_path_component(ticker) / validate_date(date, allow_future=True)
+
+
+def public_meta(config: Mapping[str, Any] | None, meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The run's meta as saved in state.json: JSON data, with only the public part of the config."""
+    cfg = resolve_config(config)
+    meta_out = dict(to_jsonable(dict(meta or {})))
+    meta_out.setdefault("llm_provider", cfg.get("llm_provider"))
+    meta_out.setdefault("data_vendor", cfg.get("data_vendor"))
+    meta_out["config"] = to_jsonable(public_config(meta_out.get("config") or cfg))
+    return meta_out
+
+
+def _md_section(title: str, body: str | None, level: int = 2) -> str:
+    text = (body or "").strip() or "_Not produced in this run._"
+    return f"{'#' * level} {title}\n\n{text}\n"
+
+
+def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None) -> str:
+    """The human report of one run: decision first, then every report and both debates."""
+    meta = meta or {}
+    ticker = state.get("company_of_interest") or meta.get("ticker") or "?"
+    date = state.get("trade_date") or meta.get("date") or "?"
+    lines = [f"# {ticker} — {date}: **{rating or 'n/a'}**", ""]
+    facts = []
+    if meta.get("instrument_context") or state.get("instrument_context"):
+        facts.append(f"- Instrument: {meta.get('instrument_context') or state.get('instrument_context')}")
+    if meta.get("llm_label") or meta.get("llm_provider"):
+        facts.append(f"- Model: {meta.get('llm_label') or meta.get('llm_provider')}")
+    if meta.get("data_label") or meta.get("data_vendor"):
+        facts.append(f"- Data: {meta.get('data_label') or meta.get('data_vendor')}")
+    if meta.get("session_note"):
+        facts.append(f"- Session: {meta['session_note']}")
+    for line in meta.get("missing_data") or []:
+        facts.append(f"- Missing data: {line}")
+    if meta.get("log_note"):
+        facts.append(f"- Memory log: {meta['log_note']}")
+    if meta.get("analysts"):
+        facts.append(f"- Analysts: {', '.join(meta['analysts'])} ({meta.get('analyst_execution', 'sequential')})")
+    if meta.get("elapsed_s") is not None:
+        facts.append(f"- Run time: {float(meta['elapsed_s']):.1f} s")
+    usage = meta.get("usage") or {}
+    if usage:
+        facts.append(
+            f"- LLM calls: {usage.get('llm_calls', 0)}, tool calls: {usage.get('tool_calls', 0)}, "
+            f"tokens in/out: {usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)}"
+        )
+    if facts:
+        lines += facts + [""]
+    lines.append(_md_section("Portfolio Manager's decision", state.get("final_trade_decision")))
+    lines.append("## Analyst reports\n")
+    selected = set(meta.get("analysts") or [])
+    for key, title, analyst in REPORT_SECTIONS:
+        if selected and analyst not in selected and not state.get(key):
+            continue
+        lines.append(_md_section(title, state.get(key), level=3))
+    invest = state.get("investment_debate_state") or {}
+    lines.append(_md_section("Research debate (Bull vs Bear)", invest.get("history")))
+    lines.append(_md_section("Research Manager's plan", state.get("investment_plan")))
+    lines.append(_md_section("Trader's proposal", state.get("trader_investment_plan")))
+    risk = state.get("risk_debate_state") or {}
+    lines.append(_md_section("Risk debate", risk.get("history")))
+    if state.get("past_context"):
+        lines.append(_md_section("Past decisions considered", state.get("past_context")))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def save_run(
+    config: Mapping[str, Any] | None,
+    final_state: Mapping[str, Any],
+    rating: str | None,
+    meta: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write state.json and report.md for the run; returns the run folder.
+
+    The ticker and date come from the (already validated) state; ``run_dir`` makes them path-safe.
+    """
+    cfg = resolve_config(config)
+    folder = run_dir(cfg, final_state.get("company_of_interest") or (meta or {}).get("ticker"),
+                     final_state.get("trade_date") or (meta or {}).get("date"))
+    ticker, date = folder.parent.name, folder.name
+    meta_out = public_meta(cfg, meta)
+    saved_at = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+    doc = {
+        "ticker": ticker,
+        "date": date,
+        "rating": rating,
+        "saved_at": saved_at,
+        "meta": meta_out,
+        "state": to_jsonable(dict(final_state)),
+    }
+    atomic_write_text(folder / STATE_FILE, json.dumps(doc, ensure_ascii=False, indent=2))
+    atomic_write_text(folder / REPORT_FILE, render_report_markdown(final_state, rating, meta_out))
+    return folder
+
+
+def list_runs(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Every saved run, newest first: ticker, date, rating, path (the folder), saved_at, providers."""
+    root = Path(resolve_config(config)["results_dir"])
+    runs: list[dict[str, Any]] = []
+    if not root.is_dir():
+        return runs
+    for state_file in root.glob(f"*/*/{STATE_FILE}"):
+        try:
+            doc = json.loads(state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a foreign or broken file is not a run
+        if not isinstance(doc, dict):
+            continue
+        meta = doc.get("meta") or {}
+        runs.append(
+            {
+                "ticker": doc.get("ticker") or state_file.parent.parent.name,
+                "date": doc.get("date") or state_file.parent.name,
+                "rating": doc.get("rating"),
+                "path": str(state_file.parent),
+                "saved_at": doc.get("saved_at") or "",
+                "llm_provider": meta.get("llm_provider"),
+                "data_vendor": meta.get("data_vendor"),
+            }
+        )
+    runs.sort(key=lambda r: (r["saved_at"], r["date"], r["ticker"]), reverse=True)
+    return runs
+
+
+def load_run(config: Mapping[str, Any] | None, ticker: str, date: str) -> dict[str, Any]:
+    """``{"state", "rating", "meta"}`` of a saved run; FileNotFoundError saying which is missing.
+
+    ``meta["debate_turns"]`` lists the run's debate turns ({debate, role, speaker, round, turn,
+    text}); runs saved before it existed have none.
+    """
+    folder = run_dir(config, ticker, date)
+    path = folder / STATE_FILE
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"No saved run for {folder.parent.name} on {folder.name} (looked for {path}). Run the analysis first."
+        )
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return {"state": doc.get("state") or {}, "rating": doc.get("rating"), "meta": doc.get("meta") or {}}

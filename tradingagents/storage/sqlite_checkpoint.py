@@ -1,0 +1,392 @@
+"""Per-ticker SQLite checkpoints, so an interrupted run resumes from its last finished node.
+
+One database per ticker, ``<checkpoint_dir>/<TICKER>.sqlite`` (the ticker made safe for a path),
+used through LangGraph's ``SqliteSaver`` on a connection opened with ``check_same_thread=False``
+and a 30 s busy timeout, in WAL mode. The thread id folds in the run's signature (selected
+analysts, debate and risk rounds, asset type, analyst execution), so a changed graph never
+resumes an old checkpoint::
+
+    sig = run_signature(["market", "news"], 1, 1, "stock")
+    tid = thread_id("NVDA", "2024-05-10", sig)
+    with get_checkpointer(config, "NVDA") as saver:
+        graph = workflow.compile(checkpointer=saver)
+        cfg = {"configurable": {"thread_id": tid}}
+        if has_checkpoint(config, "NVDA", tid):
+            graph.invoke(None, cfg, durability="sync")      # resume
+        else:
+            graph.invoke(initial_state, cfg, durability="sync")
+    clear_checkpoint(config, "NVDA", tid)
+
+Each ``get_checkpointer`` call opens its own connection (no process-wide state); SQLite's locking
+with the busy timeout makes two threads (two dates of one ticker) safe on one database file, and
+one saver object is itself safe across threads (SqliteSaver serialises on a lock).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from tradingagents.default_config import resolve_config
+from tradingagents.validation import safe_path_component
+
+DB_SUFFIX = ".sqlite"
+BUSY_TIMEOUT_S = 30.0
+CORRUPT_MARK = ".corrupt-"
+COMPACT_MIN_BYTES = 1 << 20  # free space that makes clearing a thread VACUUM the database
+
+log = logging.getLogger(__name__)
+
+# the columns LangGraph's SqliteSaver reads and writes (``writes.task_path`` it adds itself)
+_COLUMNS = {
+    "checkpoints": {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint",
+                    "metadata"},
+    "writes": {"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"},
+}
+
+
+class _Damaged(sqlite3.DatabaseError):
+    """The file opens but is not a checkpoint database we can use (wrong schema, failed check)."""
+
+
+def _is_damaged(exc: BaseException) -> bool:
+    """A database error that retrying cannot fix: garbage, truncation, a foreign schema."""
+    if isinstance(exc, _Damaged):
+        return True
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    text = str(exc).lower()
+    return any(w in text for w in ("not a database", "malformed", "file is encrypted", "no such column",
+                                   "has no column"))
+
+
+def _check_database(conn: sqlite3.Connection) -> None:
+    """Raise ``_Damaged`` unless the database passes SQLite's quick check and has our tables' columns."""
+    row = conn.execute("PRAGMA quick_check(1)").fetchone()
+    if not row or str(row[0]).lower() != "ok":
+        raise _Damaged(f"integrity check failed: {row[0] if row else 'no answer'}")
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    for table, needed in _COLUMNS.items():
+        if table in tables:
+            have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+            missing = needed - have
+            if missing:
+                raise _Damaged(f"table {table} lacks the columns {', '.join(sorted(missing))}")
+
+
+def move_aside(path: Path, reason: object) -> Path | None:
+    """Rename a damaged database (and its -wal/-shm) to ``<name>.corrupt-<UTC timestamp>``; log it.
+
+    Returns the new path, or None when the file was already gone (another run moved it first).
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.name}{CORRUPT_MARK}{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}{CORRUPT_MARK}{stamp}-{n}")
+    try:
+        os.replace(path, target)
+    except FileNotFoundError:
+        return None
+    for suffix in ("-wal", "-shm"):
+        side = Path(str(path) + suffix)
+        try:
+            os.replace(side, Path(str(target) + suffix))
+        except FileNotFoundError:
+            pass
+    log.warning("The checkpoint database %s was damaged (%s); moved it aside to %s and starting fresh.",
+                path, reason, target.name)
+    return target
+
+
+def run_signature(
+    selected_analysts: Iterable[str],
+    max_debate_rounds: int,
+    max_risk_discuss_rounds: int,
+    asset_type: str = "stock",
+    analyst_execution: str = "sequential",
+) -> str:
+    """A readable string that changes whenever the shape of the graph changes."""
+    analysts = ",".join(str(a).strip().lower() for a in selected_analysts)
+    return (
+        f"analysts={analysts}|debate={int(max_debate_rounds)}|risk={int(max_risk_discuss_rounds)}"
+        f"|asset={str(asset_type).strip().lower()}|exec={str(analyst_execution).strip().lower()}"
+    )
+
+
+def thread_id(ticker: str, trade_date: str, signature: str) -> str:
+    """``sha256(f"{TICKER}:{date}:{signature}")[:16]`` (ticker upper-cased).
+
+    The ticker and date arrive validated (``TradingAgentsGraph.propagate`` / ``.thread_id`` check
+    them once, at the edge); nothing here builds a path from them.
+    """
+    return hashlib.sha256(f"{str(ticker).strip().upper()}:{trade_date}:{signature}".encode()).hexdigest()[:16]
+
+
+def checkpoint_path(config: Mapping[str, Any] | None, ticker: str) -> Path:
+    """The database file of a ticker (inside ``checkpoint_dir``, whatever the ticker)."""
+    cfg = resolve_config(config)
+    return Path(cfg["checkpoint_dir"]) / f"{safe_path_component(ticker)}{DB_SUFFIX}"
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+    try:
+        _prepare(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _prepare(conn: sqlite3.Connection) -> None:
+    # Switching a new database to WAL needs an exclusive lock and SQLite answers "database is
+    # locked" at once, without its busy handler, when another connection (two runs of one ticker
+    # starting together) is doing the same: retry with a short backoff up to the busy timeout.
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+    conn.execute("PRAGMA synchronous=NORMAL")
+
+
+class TickerCheckpointer(SqliteSaver):
+    """A ``SqliteSaver`` bound to one ticker's database; a context manager that closes it.
+
+    ``warnings`` lists what went wrong on the way that the run should show (a damaged database
+    moved aside).
+    """
+
+    def __init__(self, conn: sqlite3.Connection, *, path: Path, ticker: str) -> None:
+        super().__init__(conn)
+        self.path = path
+        self.ticker = ticker
+        self.warnings: list[str] = []
+
+    def close(self) -> None:
+        with self.lock:
+            try:
+                self.conn.close()
+            except sqlite3.ProgrammingError:
+                pass
+
+    def __enter__(self) -> TickerCheckpointer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TickerCheckpointer(ticker={self.ticker!r}, path={str(self.path)!r})"
+
+
+from tradingagents.errors import CheckpointError  # noqa: E402,F401  (one error hierarchy)
+
+
+def _open_saver(path: Path, ticker: str) -> TickerCheckpointer:
+    conn = _connect(path)
+    try:
+        _check_database(conn)
+        saver = TickerCheckpointer(conn, path=path, ticker=ticker)
+        with saver.cursor():  # create the tables now, not inside the first graph step
+            pass
+    except BaseException:
+        conn.close()
+        raise
+    return saver
+
+
+def get_checkpointer(config: Mapping[str, Any] | None, ticker: str) -> TickerCheckpointer:
+    """A saver on the ticker's database (created with its folder when missing).
+
+    A damaged database (garbage, truncated, a foreign schema) is moved aside (``move_aside``) and
+    a fresh one is used: the run starts over instead of failing on it forever; the saver's
+    ``warnings`` says so, for the run to show.
+    """
+    path = checkpoint_path(config, ticker)
+    name = str(ticker).strip().upper()
+    warnings: list[str] = []
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            saver = _open_saver(path, name)
+        except sqlite3.DatabaseError as exc:
+            if not _is_damaged(exc):
+                raise
+            moved = move_aside(path, exc)
+            if moved is not None:
+                warnings.append(
+                    f"The checkpoint database of {name} was damaged ({exc}); it was moved aside to {moved} "
+                    "and this run starts fresh (an unfinished run in it cannot be resumed)."
+                )
+            saver = _open_saver(path, name)
+    except (OSError, sqlite3.Error) as exc:
+        raise CheckpointError(
+            f"Cannot open the checkpoint database {path}: {exc}. Make sure checkpoint_dir is a writable "
+            "folder, or turn checkpoints off (checkpoint_enabled = false)."
+        ) from exc
+    saver.warnings = warnings
+    return saver
+
+
+def _thread_config(tid: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": str(tid), "checkpoint_ns": ""}}
+
+
+def _latest(path: Path, tid: str) -> Any:
+    """The newest checkpoint tuple of a thread in an existing database, or None."""
+    if not path.exists():
+        return None
+    try:
+        with TickerCheckpointer(_connect(path), path=path, ticker="") as saver:
+            return saver.get_tuple(_thread_config(tid))
+    except sqlite3.DatabaseError as exc:
+        if _is_damaged(exc):
+            return None  # nothing resumable in it; the next run moves it aside
+        raise
+
+
+def checkpoint_step(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> int | None:
+    """The step of the thread's latest checkpoint, or None when it has none."""
+    found = _latest(checkpoint_path(config, ticker), thread_id)
+    if found is None:
+        return None
+    step = (found.metadata or {}).get("step")
+    return int(step) if isinstance(step, int) else -1
+
+
+def has_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> bool:
+    return checkpoint_step(config, ticker, thread_id) is not None
+
+
+def clear_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> None:
+    """Delete every checkpoint and pending write of one thread, then give the space back.
+
+    (No-op when there is none.) Deleted rows leave free pages a 1 MB-answer run would keep as
+    ~190 MB of file; ``compact`` returns them to the file system.
+    """
+    path = checkpoint_path(config, ticker)
+    if not path.exists():
+        return
+    with TickerCheckpointer(_connect(path), path=path, ticker="") as saver:
+        saver.delete_thread(thread_id)
+        with saver.lock:
+            compact(saver.conn)
+
+
+def compact(conn: sqlite3.Connection) -> bool:
+    """VACUUM the database and truncate its WAL; False when another connection is busy with it.
+
+    Best effort: a run of another date of the ticker holding the database leaves it for the next
+    clear (its rows are already deleted; only the space waits).
+    """
+    try:
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+        if free * size >= COMPACT_MIN_BYTES or (pages and free / pages > 0.5):
+            conn.execute("VACUUM")  # only when there is space worth giving back
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return True
+    except sqlite3.OperationalError as exc:
+        log.debug("checkpoint compaction skipped: %s", exc)
+        return False
+
+
+def _db_files(config: Mapping[str, Any] | None) -> list[Path]:
+    folder = Path(resolve_config(config)["checkpoint_dir"])
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob(f"*{DB_SUFFIX}") if p.is_file())
+
+
+def clear_all_checkpoints(config: Mapping[str, Any] | None) -> int:
+    """Delete every checkpoint of every ticker; returns how many threads were removed.
+
+    Rows are deleted through SQLite (so a connection another thread holds stays valid); a file
+    that is not a readable database is removed.
+    """
+    removed = 0
+    for path in _db_files(config):
+        try:
+            conn = _connect(path)
+            try:
+                with conn:
+                    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                    if "checkpoints" in tables:
+                        removed += conn.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+                        conn.execute("DELETE FROM checkpoints")
+                    if "writes" in tables:
+                        conn.execute("DELETE FROM writes")
+                compact(conn)
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError:
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(path) + suffix).unlink(missing_ok=True)
+    return removed
+
+
+def _ticker_from_filename(path: Path) -> str:
+    from tradingagents.validation import ticker_from_path_component
+
+    return ticker_from_path_component(path.name[: -len(DB_SUFFIX)])
+
+
+def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Every thread with a checkpoint: dicts (ticker, thread_id, step, updated, date), newest first.
+
+    ``date`` is the run's ``trade_date`` read from the checkpointed state when present (else None);
+    ``updated`` is the latest checkpoint's ISO timestamp.
+    """
+    out: list[dict[str, Any]] = []
+    for path in _db_files(config):
+        try:
+            conn = _connect(path)
+        except sqlite3.DatabaseError:
+            continue
+        saver = TickerCheckpointer(conn, path=path, ticker="")
+        try:
+            with saver.lock:
+                rows = conn.execute(
+                    "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''"
+                ).fetchall()
+            for (tid,) in rows:
+                found = saver.get_tuple(_thread_config(tid))
+                if found is None:
+                    continue
+                values = (found.checkpoint or {}).get("channel_values") or {}
+                step = (found.metadata or {}).get("step")
+                ticker = values.get("company_of_interest")
+                out.append(
+                    {
+                        "ticker": str(ticker).upper() if ticker else _ticker_from_filename(path),
+                        "thread_id": str(tid),
+                        "step": int(step) if isinstance(step, int) else -1,
+                        "updated": (found.checkpoint or {}).get("ts"),
+                        "date": values.get("trade_date"),
+                    }
+                )
+        except sqlite3.DatabaseError:
+            continue
+        finally:
+            saver.close()
+    out.sort(key=lambda d: str(d.get("updated") or ""), reverse=True)
+    return out
+
