@@ -1,0 +1,264 @@
+"""How one run is carried out beside the lifecycle in ``trading_graph``: the reporter that turns
+LangGraph's stream into ``RunEvent``s, the cost budget checked after each superstep, and the
+counters of earlier segments kept for a resume (so usage and times are the whole run's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import pprint
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tradingagents import team
+from tradingagents.graph.events import EventCallback, RunEvent, make_event
+from tradingagents.graph.setup import SCRATCHPAD_KEYS
+
+log = logging.getLogger(__name__)
+
+_DEBATE_STATE_KEY = {"invest": "investment_debate_state", "risk": "risk_debate_state"}
+
+
+class _RunReporter:
+    """Turns LangGraph stream chunks into RunEvents (one per run; used only by the running thread)."""
+
+    def __init__(self, on_event: EventCallback | None, debug: bool, tracker, cost=None):
+        self.cost = cost  # () -> running USD cost of this call's usage (None: a model without a price)
+        self.on_event = on_event
+        self.debug = debug
+        self.tracker = tracker
+        self.task_started: dict[str, tuple[str, float]] = {}
+        self.tool_args: dict[str, tuple[str, Any]] = {}
+        self.node_times: dict[str, float] = {}
+        self.node_spans: list[dict[str, Any]] = []
+        self.last_usage: dict[str, int] | None = dict(tracker.totals()) if tracker is not None else None
+        self.resumed = False
+        self.terminal_sent = False
+        self.debate_turns: list[dict[str, Any]] = []  # this run's turns (a resume starts with the saved ones)
+        self.tool_texts: list[str] = []  # every tool result of this segment (for the missing-data lines)
+        self.token_buffer: dict[str, list[str]] = {}  # node → model text not yet sent as a token event
+        self.token_sent: dict[str, float] = {}
+        self.warnings: list[str] = []  # what the run worked around (a damaged checkpoint moved aside)
+
+    def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
+        if self.on_event is None:
+            return
+        event: RunEvent = make_event(kind, node, **data)  # type: ignore[arg-type]
+        try:
+            self.on_event(event)
+        except Exception:  # a broken display must not break (or lose) the run
+            log.exception("on_event callback failed for %s", kind)
+
+    def terminal(self, kind: str, **data: Any) -> None:
+        """The one terminal event of the run (a second one is never sent)."""
+        if self.terminal_sent:
+            return
+        self.terminal_sent = True
+        self.emit(kind, None, **data)
+
+    def node_times_ms(self) -> dict[str, float]:
+        return {k: v * 1000.0 for k, v in self.node_times.items()}
+
+    # ---------------------------------------------------------------- stream chunks
+    def on_task(self, chunk: Mapping[str, Any]) -> None:
+        name, task_id = chunk.get("name"), chunk.get("id")
+        if name not in team.ROLE_BY_NODE:
+            return
+        if "result" in chunk or "error" in chunk:
+            self.flush_tokens(name)
+            started = self.task_started.pop(task_id, (name, time.time()))[1]
+            end = time.time()
+            duration = end - started
+            self.node_times[name] = self.node_times.get(name, 0.0) + duration
+            self.node_spans.append({"node": name, "start": started, "end": end})
+            if chunk.get("error") is None:
+                self.emit("node_finished", name, duration_s=round(duration, 6), started_at=started)
+        else:
+            now = time.time()
+            self.task_started[task_id] = (name, now)
+            self.emit("node_started", name)
+
+    def on_update(self, chunk: Mapping[str, Any]) -> None:
+        for node, update in chunk.items():
+            role = team.ROLE_BY_NODE.get(node)
+            if role is None or not isinstance(update, Mapping):
+                continue
+            if self.debug:
+                self._print_update(node, update)
+            self._tool_events(node, update)
+            for key in team.OUTPUT_KEYS:
+                text = update.get(key)
+                if isinstance(text, str) and text.strip():
+                    self.emit("report", node, key=key, text=text)
+            for turn in update.get("debate_turns") or []:
+                if isinstance(turn, Mapping):
+                    self.debate_turns.append(dict(turn))
+                    self.emit("debate_turn", node, **{k: turn.get(k) for k in
+                                                      ("debate", "speaker", "round", "turn", "text")})
+            if role.judges:
+                debate_state = update.get(_DEBATE_STATE_KEY[role.judges])
+                if isinstance(debate_state, Mapping) and debate_state.get("judge_decision"):
+                    self.emit("judge_decision", node, debate=role.judges, text=debate_state["judge_decision"])
+
+    def _tool_events(self, node: str, update: Mapping[str, Any]) -> None:
+        for key in ("messages", *SCRATCHPAD_KEYS):
+            for msg in update.get(key) or []:
+                msg_type = getattr(msg, "type", None)
+                if msg_type == "ai":
+                    for call in getattr(msg, "tool_calls", None) or []:
+                        self.tool_args[call.get("id")] = (call.get("name"), call.get("args"))
+                elif msg_type == "tool":
+                    content = msg.content if isinstance(msg.content, str) else str(msg.content)
+                    self.tool_texts.append(content)
+                    name, args = self.tool_args.pop(getattr(msg, "tool_call_id", None), (None, None))
+                    self.emit("tool_call", node, tool=getattr(msg, "name", None) or name, args=args or {},
+                              result_chars=len(content), result_preview=content[:300])
+
+    # ---------------------------------------------------------------- live model text
+    TOKEN_INTERVAL_S = 0.25  # at most ~4 token events a second per node: the UI is not flooded
+
+    def on_message(self, chunk: Any) -> None:
+        """A ("messages" mode) model-output chunk: buffer its text, emit a ``token`` event now and then."""
+        try:
+            message, metadata = chunk
+        except (TypeError, ValueError):
+            return
+        node = (metadata or {}).get("langgraph_node")
+        role = team.ROLE_BY_NODE.get(node)
+        if role is None or node != role.node or getattr(message, "type", "") not in ("ai", "AIMessageChunk"):
+            return
+        content = getattr(message, "content", "")
+        if isinstance(content, list):  # content blocks
+            content = "".join(b.get("text", "") if isinstance(b, Mapping) else str(b) for b in content)
+        if not isinstance(content, str) or not content:
+            return
+        pending = self.token_buffer.setdefault(node, [])
+        pending.append(content)
+        now = time.time()
+        if now - self.token_sent.get(node, 0.0) >= self.TOKEN_INTERVAL_S:
+            self.flush_tokens(node, now)
+
+    def flush_tokens(self, node: str, now: float | None = None) -> None:
+        pending = self.token_buffer.pop(node, None)
+        if pending:
+            self.token_sent[node] = time.time() if now is None else now
+            self.emit("token", node, text_delta="".join(pending))
+
+    def usage_tick(self) -> None:
+        if self.tracker is None:
+            return
+        totals = dict(self.tracker.totals())
+        if totals != self.last_usage:
+            self.last_usage = totals
+            cost = self.cost() if self.cost is not None else None
+            self.emit("llm_usage", None, **totals, cost_usd=cost)
+
+    def _print_update(self, node: str, update: Mapping[str, Any]) -> None:
+        shown = {}
+        for key, value in update.items():
+            if key in ("messages", *SCRATCHPAD_KEYS):
+                shown[key] = [m.pretty_repr() if hasattr(m, "pretty_repr") else repr(m) for m in value or []]
+            else:
+                shown[key] = value
+        print(f"==== {node} ====\n{pprint.pformat(shown, width=110, sort_dicts=False)}", file=sys.stdout,
+              flush=True)
+
+
+class _Budget:
+    """``max_cost_usd`` checked after each superstep: stop when the next step would exceed it.
+
+    The next step's cost is guessed as the mean cost per step of this call so far; the run stops
+    at the checkpoint just saved (BudgetExceeded: exit 5, resumable), so running again with a
+    larger budget continues there. The budget counts what this call spends (a resumed run's
+    earlier spending is in its earlier call). A model without a price cannot be budgeted: the
+    check is skipped and said once in the log.
+    """
+
+    def __init__(self, limit, guard, cost, ticker: str, trade_date: str):
+        self.limit = float(limit) if limit is not None else None
+        self.guard, self.cost, self.ticker, self.date = guard, cost, ticker, trade_date
+        self.steps = 0
+        self.warned = False
+
+    def after_step(self) -> None:
+        if self.limit is None and self.guard is None:
+            return
+        self.steps += 1
+        spent = self.cost() if self.cost is not None else None
+        if spent is None:
+            if not self.warned:
+                self.warned = True
+                log.warning("max_cost_usd is set but a model of this run has no price; the budget is not enforced "
+                            "(add its price to llm_pricing)")
+            return
+        mean = spent / self.steps
+        if self.limit is not None and spent + mean > self.limit:
+            from tradingagents.errors import BudgetExceeded
+
+            raise BudgetExceeded(
+                f"Budget reached for {self.ticker} on {self.date}: spent ${spent:.4f} of the ${self.limit:.4f} "
+                f"budget (max_cost_usd) and the next step would cost about ${mean:.4f}. The run is saved at a "
+                "checkpoint: run it again with a larger budget (--max-cost) to continue where it stopped."
+            )
+        if self.guard is not None:
+            self.guard(spent, mean)
+
+
+class _UsageSidecar:
+    """The counters of a run's earlier segments (failed or stopped), keyed by its checkpoint thread:
+    added on resume, so usage, elapsed time and node times are the whole run's; cleared on success."""
+
+    def __init__(self, cfg: Mapping[str, Any], ticker: str, tid: str) -> None:
+        import hashlib
+
+        self.enabled = bool(cfg.get("checkpoint_enabled"))
+        name = hashlib.sha256(f"{ticker}\x1f{tid}".encode()).hexdigest()[:32]
+        self.path = Path(cfg["checkpoint_dir"]) / "segments" / f"{name}.json"
+        self.elapsed_before = 0.0
+
+    def load(self, reporter: _RunReporter, *, resume: bool) -> None:
+        import json
+
+        if not self.enabled:
+            return
+        if not resume:
+            self.clear()  # a fresh run: counters of an abandoned one do not belong to it
+            return
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+            by_node = {str(k): {str(c): int(v) for c, v in counts.items()} for k, counts in doc["by_node"].items()}
+            node_times = {str(k): float(v) for k, v in doc["node_times"].items()}
+            elapsed = float(doc["elapsed_s"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return  # no sidecar (or a damaged one): this segment's counters only
+        tracker = reporter.tracker
+        for node, counts in by_node.items():
+            tracker._add(node, **counts)
+        for node, secs in node_times.items():
+            reporter.node_times[node] = reporter.node_times.get(node, 0.0) + secs
+        self.elapsed_before = max(elapsed, 0.0)
+        reporter.last_usage = None  # the first usage tick shows the accumulated totals
+
+    def save(self, reporter: _RunReporter, started_at: float) -> None:
+        import json
+
+        from tradingagents.memory.files import atomic_write
+
+        if not self.enabled:
+            return
+        doc = {"by_node": reporter.tracker.by_node(), "node_times": dict(reporter.node_times),
+               "elapsed_s": self.elapsed_before + (time.time() - started_at)}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps(doc).encode("utf-8"))
+        except OSError as exc:  # counters are worth less than the run's own error
+            log.warning("could not keep the run's counters for its resume: %s", exc)
+
+    def clear(self) -> None:
+        if self.enabled:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
