@@ -20,6 +20,7 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
+ui.require_valid_environment()  # a bad TRADINGAGENTS_* variable: one plain message, no traceback
 ui.inject_css()
 st.html(theme.base_css())
 ui.sidebar_settings()

@@ -153,6 +153,20 @@ def warm_up() -> bool:
     return True
 
 
+def require_valid_environment() -> None:
+    """Stop with a plain message when a ``TRADINGAGENTS_*`` variable (or the home) cannot work.
+
+    Every page resolves the settings; a bad environment value would otherwise fail each of them
+    with a traceback. The message names the variable and what it accepts (the resolver's words).
+    """
+    try:
+        resolve_config()
+    except ConfigError as exc:
+        st.error(f"The app cannot start with these settings: {exc} Fix it and restart the app "
+                 "(`make run`).", icon=":material/error:")
+        st.stop()
+
+
 def _init_defaults() -> None:
     base = resolve_config()
     defaults = {

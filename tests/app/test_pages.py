@@ -292,3 +292,12 @@ def test_settle_now_settles_what_is_due_and_says_why_the_rest_is_pending(ta_home
     assert list(settled["date"]) == ["2024-05-10"] and list(settled["benchmark"]) == ["SPY"]
     entries = {e["date"]: e for e in TradingMemoryLog(resolve_config()).load_entries()}
     assert entries[recent]["pending"] and not entries["2024-05-10"]["pending"]
+
+
+def test_a_bad_environment_variable_stops_every_page_with_a_plain_message(ta_home, monkeypatch):
+    monkeypatch.setenv("TRADINGAGENTS_LLM_PRICING", "{not json")
+    for page in ("run", "memory_log", "backtest"):
+        at = new_app(page)
+        assert not at.exception, at.exception
+        shown = " ".join(e.value for e in at.error)
+        assert "TRADINGAGENTS_LLM_PRICING" in shown and "cannot start" in shown, shown
