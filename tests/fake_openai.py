@@ -402,6 +402,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._headers_buffer.append(b"\r\n")
         head = b"".join(self._headers_buffer)
         self._headers_buffer = []
+        # the request stops counting as in flight before its answer leaves: once the client has the
+        # whole answer it may free its slot and send the next request, which must not find this one
+        # still counted (a bound of N would read N + 1)
+        self._leave_once()
         self.wfile.write(head + body)
         self.wfile.flush()
 
@@ -426,11 +430,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, _error_body(400, "Request body is not valid JSON"))
             return
         n = self.fake._enter(body, dict(self.headers))
+        self._in_flight = True
         try:
             self._answer(body, n)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout fault)
         finally:
+            self._leave_once()
+
+    def _leave_once(self) -> None:
+        if getattr(self, "_in_flight", False):
+            self._in_flight = False
             self.fake._leave()
 
     def _answer(self, body: dict, n: int) -> None:
