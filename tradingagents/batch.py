@@ -59,7 +59,7 @@ from tradingagents.errors import (
     exit_code_for,
     is_resumable,
 )
-from tradingagents.validation import validate_date, validate_ticker
+from tradingagents.validation import validate_date, validate_tickers
 
 __all__ = ["BATCH_EXIT_ORDER", "TickerOutcome", "delete_watchlist", "exit_code", "list_watchlists",
            "parse_tickers", "run_batch", "save_watchlist"]
@@ -95,22 +95,8 @@ class TickerOutcome:
 
 
 def parse_tickers(value: str | Iterable[str]) -> list[str]:
-    """Tickers from "NVDA, AAPL msft" or a list: validated, upper-cased, duplicates dropped, order kept."""
-    parts = re.split(r"[\s,;]+", value) if isinstance(value, str) else list(value)
-    out: list[str] = []
-    for part in parts:
-        if not isinstance(part, str):
-            raise ValidationError(f"Tickers must be text, not {type(part).__name__}.")
-        if not part.strip():
-            continue
-        ticker = validate_ticker(part)
-        if ticker not in out:
-            out.append(ticker)
-    if not out:
-        raise ValidationError("Give at least one ticker, for example NVDA,AAPL,MSFT.")
-    if len(out) > MAX_TICKERS:
-        raise ValidationError(f"A batch takes at most {MAX_TICKERS} tickers, not {len(out)}: split the list.")
-    return out
+    """Tickers from "NVDA, AAPL msft" or a list (``validation.validate_tickers``, at most MAX_TICKERS)."""
+    return validate_tickers(value, limit=MAX_TICKERS, what="batch")
 
 
 def exit_code(outcomes: Iterable[TickerOutcome]) -> int:

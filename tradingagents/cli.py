@@ -309,12 +309,15 @@ def _disk_problem(exc: BaseException) -> str | None:
     return None
 
 
-def _install_stop_handlers(stop: threading.Event):
+def _install_stop_handlers(stop: threading.Event, what: str = "step") -> dict:
+    """Ctrl-C / SIGTERM set ``stop`` (the run ends at the next step boundary); a second Ctrl-C aborts.
+    Returns the previous handlers (to restore)."""
+
     def handler(signum, frame):
         if stop.is_set():  # second Ctrl-C: leave now
             raise KeyboardInterrupt
         stop.set()
-        print("\nstopping after the current step… (Ctrl-C again to abort)", file=sys.stderr, flush=True)
+        print(f"\nstopping after the current {what}… (Ctrl-C again to abort)", file=sys.stderr, flush=True)
 
     previous = {}
     for sig in (signal.SIGINT, signal.SIGTERM):

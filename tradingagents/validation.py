@@ -120,3 +120,25 @@ def safe_path_component(ticker: str) -> str:
 def ticker_from_path_component(name: str) -> str:
     """The ticker a ``safe_path_component`` name stands for (its inverse)."""
     return "." + name[len(_LEADING_DOT):] if name.startswith(_LEADING_DOT) else name
+
+
+def validate_tickers(value: object, *, limit: int, what: str) -> list[str]:
+    """Tickers from "NVDA, AAPL msft" or a list: validated, upper-cased, duplicates dropped, order kept.
+
+    At least one, at most ``limit`` (``what`` names the job in the message: "backtest", "batch").
+    """
+    parts = re.split(r"[\s,;]+", value) if isinstance(value, str) else list(value or [])
+    out: list[str] = []
+    for part in parts:
+        if not isinstance(part, str):
+            raise InvalidTickerError(f"Tickers must be text, not {type(part).__name__}.")
+        if not part.strip():
+            continue
+        ticker = validate_ticker(part)
+        if ticker not in out:
+            out.append(ticker)
+    if not out:
+        raise InvalidTickerError("Give at least one ticker, for example NVDA or NVDA,AAPL,MSFT.")
+    if len(out) > limit:
+        raise InvalidTickerError(f"A {what} takes at most {limit} tickers, not {len(out)}: split the list.")
+    return out

@@ -152,22 +152,6 @@ def summary_table(metrics: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _install_stop_handlers(stop: threading.Event) -> dict:
-    def handler(signum, frame):
-        if stop.is_set():  # second Ctrl-C: leave now
-            raise KeyboardInterrupt
-        stop.set()
-        print("\nstopping after the current agent step… (Ctrl-C again to abort)", file=sys.stderr, flush=True)
-
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            previous[sig] = signal.signal(sig, handler)
-        except ValueError:  # not the main thread
-            pass
-    return previous
-
-
 def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     """Run the backtest the parsed ``args`` describe; returns the exit code."""
     from tradingagents.errors import (
@@ -180,7 +164,9 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     )
 
     stop = stop or threading.Event()
-    previous = _install_stop_handlers(stop)
+    from tradingagents.cli import _install_stop_handlers
+
+    previous = _install_stop_handlers(stop, "agent step")
     started = time.time()
     try:
         from tradingagents.backtest.engine import Backtest, BacktestSpec

@@ -58,7 +58,7 @@ from tradingagents.backtest import positions as ps
 from tradingagents.default_config import benchmark_for, public_config, resolve_config
 from tradingagents.errors import ConfigError, DataNotFound, DataUnavailable, RunStopped, ValidationError
 from tradingagents.graph.results import atomic_write_text
-from tradingagents.validation import validate_date, validate_ticker
+from tradingagents.validation import validate_date, validate_tickers
 
 log = logging.getLogger(__name__)
 
@@ -98,18 +98,7 @@ class BacktestSpec:
     def make(cls, tickers: str | Sequence[str], start: object, end: object, every: object = 1,
              compare_memory: bool = False, allow_short: bool = False, cost_bps: object = 0.0) -> BacktestSpec:
         """A validated spec; every problem is a ValidationError that says what is accepted."""
-        items = tickers.split(",") if isinstance(tickers, str) else list(tickers or [])
-        clean: list[str] = []
-        for item in items:
-            text = str(item).strip()
-            if text:
-                t = validate_ticker(text)
-                if t not in clean:
-                    clean.append(t)
-        if not clean:
-            raise ValidationError("Give at least one ticker, e.g. NVDA or NVDA,AAPL.")
-        if len(clean) > MAX_TICKERS:
-            raise ValidationError(f"At most {MAX_TICKERS} tickers in one backtest (got {len(clean)}).")
+        clean = validate_tickers(tickers, limit=MAX_TICKERS, what="backtest")
         s = validate_date(start)
         e = validate_date(end, allow_future=True)
         e = min(e, _dt.date.today().isoformat())
