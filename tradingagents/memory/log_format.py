@@ -419,3 +419,37 @@ def check_updates(updates: Any) -> tuple[dict[tuple[str, str], tuple[float, floa
         wanted.setdefault(key, values)
         extras.setdefault(key, check_settle_meta(upd))
     return wanted, extras
+
+
+# ---------------------------------------------------------------------------- past context (both backends)
+def known_by(date: str, holding: int, cutoff: str | None) -> bool:
+    """Whether a settled decision's outcome was knowable on ``cutoff``: made before it and its holding
+    window (``holding`` business days) closed by then. No cutoff: always."""
+    if cutoff is None:
+        return True
+    return date < cutoff and str(np.busday_offset(date, holding, roll="forward")) <= cutoff
+
+
+def render_past_context(ticker: str, same: list[tuple], cross: list[tuple]) -> str:
+    """The text agents read: ``same`` entries of ``ticker`` in full, then ``cross`` lessons of others.
+
+    Each entry is ``(date, ticker, rating, raw, alpha, holding, decision, reflection)``, newest first.
+    """
+    parts: list[str] = []
+    if same:
+        lines = [f"Past decisions on {ticker} and what followed (newest first):"]
+        for date, tick, rating, raw, alpha, holding, decision, reflection in same:
+            lines.append(
+                f"[{date} | {tick} | {rating} | return {pct(raw)} | alpha {pct(alpha)} | {holding}d]\n"
+                f"DECISION:\n{decision.strip()}\nREFLECTION:\n{reflection.strip()}"
+            )
+        parts.append("\n\n".join(lines))
+    if cross:
+        lines = ["Lessons from other instruments (newest first):"]
+        for date, tick, rating, raw, alpha, holding, _decision, reflection in cross:
+            lines.append(
+                f"- [{date} | {tick} | {rating} | return {pct(raw)} | alpha {pct(alpha)} | {holding}d] "
+                f"{' '.join(reflection.split())}"
+            )
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)

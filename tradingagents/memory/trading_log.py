@@ -38,7 +38,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from filelock import FileLock
 
 from tradingagents.default_config import resolve_config
@@ -49,9 +48,10 @@ from tradingagents.memory.log_format import (
     check_count,
     check_decision,
     check_updates,
+    known_by,
     parse_block,
-    pct,
     render_block,
+    render_past_context,
 )
 from tradingagents.memory.log_index import (
     LogIndex,
@@ -200,35 +200,17 @@ class TradingMemoryLog:
         for b in self._settled_newest_first():
             if len(same) >= n_same and len(cross) >= n_cross:
                 break
-            if cutoff is not None and (
-                b.date >= cutoff or str(np.busday_offset(b.date, b.holding, roll="forward")) > cutoff
-            ):
+            if not known_by(b.date, b.holding, cutoff):
                 continue
             if b.ticker == want:
                 if len(same) < n_same:
                     same.append(b)
             elif len(cross) < n_cross:
                 cross.append(b)
-        parts: list[str] = []
-        if same:
-            lines = [f"Past decisions on {want} and what followed (newest first):"]
-            for b in same:
-                decision, reflection = b.body()
-                lines.append(
-                    f"[{b.date} | {b.ticker} | {b.rating} | return {pct(b.raw_ret)} | "
-                    f"alpha {pct(b.alpha)} | {b.holding}d]\nDECISION:\n{decision.strip()}\n"
-                    f"REFLECTION:\n{reflection.strip()}"
-                )
-            parts.append("\n\n".join(lines))
-        if cross:
-            lines = ["Lessons from other instruments (newest first):"]
-            for b in cross:
-                lines.append(
-                    f"- [{b.date} | {b.ticker} | {b.rating} | return {pct(b.raw_ret)} | "
-                    f"alpha {pct(b.alpha)} | {b.holding}d] {' '.join(b.body()[1].split())}"
-                )
-            parts.append("\n".join(lines))
-        return "\n\n".join(parts)
+        def row(b: Block) -> tuple:
+            return (b.date, b.ticker, b.rating, b.raw_ret, b.alpha, b.holding, *b.body())
+
+        return render_past_context(want, [row(b) for b in same], [row(b) for b in cross])
 
     # ------------------------------------------------------------------ writing
     def _write(self, blocks: list[Block]) -> None:

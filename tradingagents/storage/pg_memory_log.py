@@ -21,14 +21,14 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import numpy as np
-
 from tradingagents.default_config import resolve_config
 from tradingagents.memory.log_format import (
     META_KEYS,
     check_count,
     check_decision,
     check_updates,
+    known_by,
+    render_past_context,
 )
 from tradingagents.rating import normalize_rating
 from tradingagents.storage.pg import LOCK_LOG_WRITE, LOCK_NAMESPACE, database, pg_text, storage_url
@@ -39,9 +39,6 @@ _COLUMNS = "id, trade_date, ticker, rating, pending, raw_return, alpha, holding,
 # databases created before it existed
 _META_COLUMN = "ALTER TABLE ta_memory_log ADD COLUMN IF NOT EXISTS meta jsonb NOT NULL DEFAULT '{}'::jsonb"
 
-
-def _pct(x: float) -> str:
-    return f"{x:+.1%}"
 
 
 def _entry(row: tuple) -> dict[str, Any]:
@@ -146,10 +143,7 @@ class PgMemoryLog:
                         entry = _entry(row)
                     except ValueError:
                         continue
-                    if cutoff is not None and (
-                        entry["date"] >= cutoff
-                        or str(np.busday_offset(entry["date"], entry["holding"], roll="forward")) > cutoff
-                    ):
+                    if not known_by(entry["date"], entry["holding"], cutoff):
                         continue
                     entry["id"] = row[0]
                     if entry["ticker"] == want:
@@ -166,26 +160,10 @@ class PgMemoryLog:
                     "SELECT id, decision, reflection FROM ta_memory_log WHERE id = ANY(%s)", (chosen,)
                 ).fetchall()
             }
-        parts: list[str] = []
-        if same:
-            lines = [f"Past decisions on {want} and what followed (newest first):"]
-            for e in same:
-                decision, reflection = bodies[e["id"]]
-                lines.append(
-                    f"[{e['date']} | {e['ticker']} | {e['rating']} | return {_pct(e['raw'])} | "
-                    f"alpha {_pct(e['alpha'])} | {e['holding']}d]\nDECISION:\n{decision.strip()}\n"
-                    f"REFLECTION:\n{reflection.strip()}"
-                )
-            parts.append("\n\n".join(lines))
-        if cross:
-            lines = ["Lessons from other instruments (newest first):"]
-            for e in cross:
-                lines.append(
-                    f"- [{e['date']} | {e['ticker']} | {e['rating']} | return {_pct(e['raw'])} | "
-                    f"alpha {_pct(e['alpha'])} | {e['holding']}d] {' '.join(bodies[e['id']][1].split())}"
-                )
-            parts.append("\n".join(lines))
-        return "\n\n".join(parts)
+        def row(e: dict[str, Any]) -> tuple:
+            return (e["date"], e["ticker"], e["rating"], e["raw"], e["alpha"], e["holding"], *bodies[e["id"]])
+
+        return render_past_context(want, [row(e) for e in same], [row(e) for e in cross])
 
     # ------------------------------------------------------------------ writing
     def _rotate(self, conn: Any) -> None:
