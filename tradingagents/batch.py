@@ -465,10 +465,11 @@ def main(argv: list[str]) -> int:
     import sys
 
     from tradingagents import cli
+    from tradingagents.stop_signals import install_stop_handlers
 
     args = _parser().parse_args(argv)
     stop = threading.Event()
-    previous = cli._install_stop_handlers(stop)
+    previous = install_stop_handlers(stop)
     try:
         settings = cli._settings_from(args)
         if args.concurrency is not None:

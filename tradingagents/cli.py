@@ -25,6 +25,7 @@ from tradingagents.errors import (
     exit_code_for,
     is_resumable,
 )
+from tradingagents.stop_signals import install_stop_handlers
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_DATA_UNAVAILABLE", "EXIT_ERROR", "EXIT_LLM_FAILURE", "EXIT_OK",
            "EXIT_STOPPED", "main"]
@@ -309,30 +310,11 @@ def _disk_problem(exc: BaseException) -> str | None:
     return None
 
 
-def _install_stop_handlers(stop: threading.Event, what: str = "step") -> dict:
-    """Ctrl-C / SIGTERM set ``stop`` (the run ends at the next step boundary); a second Ctrl-C aborts.
-    Returns the previous handlers (to restore)."""
-
-    def handler(signum, frame):
-        if stop.is_set():  # second Ctrl-C: leave now
-            raise KeyboardInterrupt
-        stop.set()
-        print(f"\nstopping after the current {what}… (Ctrl-C again to abort)", file=sys.stderr, flush=True)
-
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            previous[sig] = signal.signal(sig, handler)
-        except ValueError:  # not the main thread
-            pass
-    return previous
-
-
 def run_command(argv: list[str]) -> int:
     parser = _run_parser()
     args = parser.parse_args(argv)
     stop = threading.Event()
-    previous = _install_stop_handlers(stop)
+    previous = install_stop_handlers(stop)
     checkpointing = not args.no_checkpoint
     try:
         from tradingagents.validation import validate_date, validate_ticker

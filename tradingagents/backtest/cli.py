@@ -164,9 +164,9 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     )
 
     stop = stop or threading.Event()
-    from tradingagents.cli import _install_stop_handlers
+    from tradingagents.stop_signals import install_stop_handlers
 
-    previous = _install_stop_handlers(stop, "agent step")
+    previous = install_stop_handlers(stop, "agent step")
     started = time.time()
     try:
         from tradingagents.backtest.engine import Backtest, BacktestSpec

@@ -83,7 +83,89 @@ def validate_memory_name(name: object) -> str:
 
 
 
-class FinancialSituationMemory:
+class RankedMemories:
+    """The read side of a role memory, whatever stores it (files here, PostgreSQL in ``storage``).
+
+    A subclass keeps ``_lock``, ``_situations``, ``_recommendations``, ``_known_from``,
+    ``_latest_known`` and a ``BM25Index`` in ``_index``, and ``_sync()`` picks up what other
+    instances or processes added; ranking, point-in-time recall and normalisation are this class's.
+    """
+
+    def get_memories(
+        self, current_situation: str, n_matches: int = 1, *, as_of: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Top ``n_matches`` memories: ``matched_situation``, ``recommendation``, ``similarity_score``.
+
+        Scores are divided by the best score of this query (by 1 when no score is positive). An
+        empty memory gives ``[]``; ``n_matches`` is capped at the number stored; 0 gives ``[]``.
+        With ``as_of`` (YYYY-MM-DD), memories knowable only after that date are left out.
+        """
+        if not isinstance(current_situation, str):
+            raise TypeError(f"The situation must be text, not {type(current_situation).__name__}.")
+        if isinstance(n_matches, bool) or not isinstance(n_matches, (int, np.integer)):
+            raise TypeError(f"n_matches must be a whole number, not {n_matches!r}.")
+        if n_matches < 0:
+            raise ValueError(f"n_matches must be 0 or more, not {n_matches}; use 0 for no matches.")
+        if as_of is not None:
+            as_of = validate_date(as_of, allow_future=True)
+        tokens = _query_tokens(current_situation)
+        with self._lock:
+            self._sync()
+            if not self._situations or n_matches == 0:
+                return []
+            excluded = None
+            if as_of is not None and self._latest_known is not None and self._latest_known > as_of:
+                future = np.fromiter(
+                    (k is not None and k > as_of for k in self._known_from), dtype=bool, count=len(self._known_from)
+                )
+                if future.any():
+                    excluded = future
+            situations = self._situations
+            order, scores = self._index.top(
+                tokens, int(n_matches), excluded, lambda i: _query_tokens(situations[i])
+            )
+            if len(order) == 0:
+                return []
+            best = float(scores[0])
+            denom = best if best > 0 else 1.0
+            return [
+                {
+                    "matched_situation": self._situations[i],
+                    "recommendation": self._recommendations[i],
+                    "similarity_score": float(s) / denom,
+                }
+                for i, s in zip(order.tolist(), scores.tolist(), strict=True)
+            ]
+
+    def get_scores(self, current_situation: str) -> list[float]:
+        """Raw BM25 score of every stored memory, in insertion order (for inspection and tests)."""
+        tokens = bm25_tokenize(current_situation)
+        with self._lock:
+            self._sync()
+            return self._index.scores(tokens).tolist()
+
+    @staticmethod
+    def matched_terms(query: str, situation: str) -> list[str]:
+        """Query tokens (unique, in query order) that also occur in ``situation``."""
+        present = set(bm25_tokenize(situation))
+        return list(dict.fromkeys(t for t in bm25_tokenize(query) if t in present))
+
+    def items(self) -> list[tuple[str, str]]:
+        """Every stored ``(situation, recommendation)``, oldest first."""
+        with self._lock:
+            self._sync()
+            return list(zip(self._situations, self._recommendations, strict=True))
+
+    def count(self) -> int:
+        with self._lock:
+            self._sync()
+            return len(self._situations)
+
+    def __len__(self) -> int:
+        return self.count()
+
+
+class FinancialSituationMemory(RankedMemories):
     """One role's BM25 memory of (situation, recommendation) pairs; see the module docstring."""
 
     STORE_MIN_DOCS = 2000  # smaller memories reopen fast from the jsonl alone
@@ -298,79 +380,6 @@ class FinancialSituationMemory:
         else:
             os.truncate(self.path, self._offset)
             self._seen_size = self._offset
-
-    def get_memories(
-        self, current_situation: str, n_matches: int = 1, *, as_of: str | None = None
-    ) -> list[dict[str, Any]]:
-        """Top ``n_matches`` memories: ``matched_situation``, ``recommendation``, ``similarity_score``.
-
-        Scores are divided by the best score of this query (by 1 when no score is positive). An
-        empty memory gives ``[]``; ``n_matches`` is capped at the number stored; 0 gives ``[]``.
-        With ``as_of`` (YYYY-MM-DD), memories knowable only after that date are left out.
-        """
-        if not isinstance(current_situation, str):
-            raise TypeError(f"The situation must be text, not {type(current_situation).__name__}.")
-        if isinstance(n_matches, bool) or not isinstance(n_matches, (int, np.integer)):
-            raise TypeError(f"n_matches must be a whole number, not {n_matches!r}.")
-        if n_matches < 0:
-            raise ValueError(f"n_matches must be 0 or more, not {n_matches}; use 0 for no matches.")
-        if as_of is not None:
-            as_of = validate_date(as_of, allow_future=True)
-        tokens = _query_tokens(current_situation)
-        with self._lock:
-            self._sync()
-            if not self._situations or n_matches == 0:
-                return []
-            excluded = None
-            if as_of is not None and self._latest_known is not None and self._latest_known > as_of:
-                future = np.fromiter(
-                    (k is not None and k > as_of for k in self._known_from), dtype=bool, count=len(self._known_from)
-                )
-                if future.any():
-                    excluded = future
-            situations = self._situations
-            order, scores = self._index.top(
-                tokens, int(n_matches), excluded, lambda i: _query_tokens(situations[i])
-            )
-            if len(order) == 0:
-                return []
-            best = float(scores[0])
-            denom = best if best > 0 else 1.0
-            return [
-                {
-                    "matched_situation": self._situations[i],
-                    "recommendation": self._recommendations[i],
-                    "similarity_score": float(s) / denom,
-                }
-                for i, s in zip(order.tolist(), scores.tolist(), strict=True)
-            ]
-
-    def get_scores(self, current_situation: str) -> list[float]:
-        """Raw BM25 score of every stored memory, in insertion order (for inspection and tests)."""
-        tokens = bm25_tokenize(current_situation)
-        with self._lock:
-            self._sync()
-            return self._index.scores(tokens).tolist()
-
-    @staticmethod
-    def matched_terms(query: str, situation: str) -> list[str]:
-        """Query tokens (unique, in query order) that also occur in ``situation``."""
-        present = set(bm25_tokenize(situation))
-        return list(dict.fromkeys(t for t in bm25_tokenize(query) if t in present))
-
-    def items(self) -> list[tuple[str, str]]:
-        """Every stored ``(situation, recommendation)``, oldest first."""
-        with self._lock:
-            self._sync()
-            return list(zip(self._situations, self._recommendations, strict=True))
-
-    def count(self) -> int:
-        with self._lock:
-            self._sync()
-            return len(self._situations)
-
-    def __len__(self) -> int:
-        return self.count()
 
     def clear(self) -> None:
         """Forget everything, on disk too."""

@@ -18,34 +18,19 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import numpy as np
-
 from tradingagents.default_config import resolve_config
+from tradingagents.memory.bm25 import BM25Index
+from tradingagents.memory.situation_memory import RankedMemories, validate_memory_name
+from tradingagents.memory.tokens import bm25_tokenize
 from tradingagents.storage.pg import LOCK_ROLE_MEMORY, database, pg_text, storage_url
 from tradingagents.validation import validate_date
 
 
-def _bm25_parts() -> tuple[Any, Any, Any, Any]:
-    """The file memories' tokenizer, BM25 index, top-n selection and name check (reused, not copied).
-
-    ``tradingagents.memory`` (the split package) when present, else the single module it came from.
-    """
-    try:
-        from tradingagents.memory import bm25_tokenize, validate_memory_name
-        from tradingagents.memory.bm25 import BM25Index, top_n
-    except ImportError:
-        from tradingagents.agents.utils import memory as module
-
-        return module.bm25_tokenize, module._BM25Index, module._top_n, module.validate_memory_name
-    return bm25_tokenize, BM25Index, top_n, validate_memory_name
-
-
-class PgRoleMemory:
+class PgRoleMemory(RankedMemories):
     """One role's memory in the desk database; same methods and results as the file class."""
 
     def __init__(self, name: str, config: Mapping[str, Any] | None = None, *, url: str | None = None) -> None:
-        self._tokenize, self._Index, self._top_n, validate_name = _bm25_parts()
-        self.name = validate_name(name)
+        self.name = validate_memory_name(name)
         cfg = resolve_config(config)
         k1, b = cfg.get("bm25_k1", 1.5), cfg.get("bm25_b", 0.75)
         for key, value in (("bm25_k1", k1), ("bm25_b", b)):
@@ -66,7 +51,7 @@ class PgRoleMemory:
 
     # ------------------------------------------------------------------ internal state
     def _reset(self, generation: int | None) -> None:
-        self._index = self._Index(self.k1, self.b)
+        self._index = BM25Index(self.k1, self.b)
         self._situations: list[str] = []
         self._recommendations: list[str] = []
         self._known_from: list[str | None] = []
@@ -97,7 +82,7 @@ class PgRoleMemory:
                 if row_id is None:
                     continue  # the LEFT JOIN's empty row
                 known = known_from.isoformat() if known_from is not None else None
-                self._index.add(self._tokenize(situation))
+                self._index.add(bm25_tokenize(situation))
                 self._situations.append(situation)
                 self._recommendations.append(recommendation)
                 self._known_from.append(known)
@@ -140,89 +125,6 @@ class PgRoleMemory:
                     )
             self._sync()
         return len(pairs)
-
-    def get_memories(
-        self, current_situation: str, n_matches: int = 1, *, as_of: str | None = None
-    ) -> list[dict[str, Any]]:
-        """Top ``n_matches`` memories: ``matched_situation``, ``recommendation``, ``similarity_score``.
-
-        Exactly the file class's ranking and normalisation; with ``as_of`` (YYYY-MM-DD), memories
-        knowable only after that date are left out.
-        """
-        if not isinstance(current_situation, str):
-            raise TypeError(f"The situation must be text, not {type(current_situation).__name__}.")
-        if isinstance(n_matches, bool) or not isinstance(n_matches, (int, np.integer)):
-            raise TypeError(f"n_matches must be a whole number, not {n_matches!r}.")
-        if n_matches < 0:
-            raise ValueError(f"n_matches must be 0 or more, not {n_matches}; use 0 for no matches.")
-        if as_of is not None:
-            as_of = validate_date(as_of, allow_future=True)
-        tokens = self._tokenize(current_situation)
-        with self._lock:
-            self._sync()
-            if not self._situations or n_matches == 0:
-                return []
-            excluded = None
-            if as_of is not None and self._latest_known is not None and self._latest_known > as_of:
-                future = np.fromiter(
-                    (k is not None and k > as_of for k in self._known_from), dtype=bool, count=len(self._known_from)
-                )
-                if future.any():
-                    excluded = future
-            order, top_scores = self._top(tokens, int(n_matches), excluded)
-            if len(order) == 0:
-                return []
-            best = float(top_scores[0])
-            denom = best if best > 0 else 1.0
-            return [
-                {
-                    "matched_situation": self._situations[i],
-                    "recommendation": self._recommendations[i],
-                    "similarity_score": float(s) / denom,
-                }
-                for i, s in zip(order.tolist(), top_scores.tolist(), strict=True)
-            ]
-
-    def _top(self, tokens: list[str], n: int, excluded: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, scores) of the n best memories, best first: the index's own ``top`` when it has one."""
-        if hasattr(self._index, "top"):
-            return self._index.top(tokens, n, excluded)
-        scores = self._index.scores(tokens)
-        if excluded is not None:
-            scores = np.where(excluded, -np.inf, scores)
-        n = min(n, len(scores) - (int(excluded.sum()) if excluded is not None else 0))
-        if n <= 0:
-            return np.empty(0, dtype=np.int64), np.empty(0)
-        order = self._top_n(scores, n)
-        return order, scores[order]
-
-    def get_scores(self, current_situation: str) -> list[float]:
-        """Raw BM25 score of every stored memory, in insertion order."""
-        tokens = self._tokenize(current_situation)
-        with self._lock:
-            self._sync()
-            return self._index.scores(tokens).tolist()
-
-    @staticmethod
-    def matched_terms(query: str, situation: str) -> list[str]:
-        """Query tokens (unique, in query order) that also occur in ``situation``."""
-        tokenize = _bm25_parts()[0]
-        present = set(tokenize(situation))
-        return list(dict.fromkeys(t for t in tokenize(query) if t in present))
-
-    def items(self) -> list[tuple[str, str]]:
-        """Every stored ``(situation, recommendation)``, oldest first."""
-        with self._lock:
-            self._sync()
-            return list(zip(self._situations, self._recommendations, strict=True))
-
-    def count(self) -> int:
-        with self._lock:
-            self._sync()
-            return len(self._situations)
-
-    def __len__(self) -> int:
-        return self.count()
 
     def clear(self) -> None:
         """Forget everything of this role, for every process sharing the database."""
