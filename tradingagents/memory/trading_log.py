@@ -101,15 +101,7 @@ class TradingMemoryLog:
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         cfg = resolve_config(config)
         self.path = Path(cfg["memory_log_path"])
-        max_entries = cfg.get("memory_log_max_entries")
-        if max_entries is not None and (
-            isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1
-        ):
-            raise ValueError(
-                f"memory_log_max_entries must be a whole number of at least 1, or None for no limit; "
-                f"got {max_entries!r}."
-            )
-        self.max_entries: int | None = max_entries
+        self.max_entries: int | None = cfg["memory_log_max_entries"]  # checked by the resolver (≥ 1 or None)
         self.problems: list[str] = []
         self._lock = threading.RLock()
         self._file_lock = FileLock(str(self.path) + ".lock", poll_interval=LOCK_POLL_S)

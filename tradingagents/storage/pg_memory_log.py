@@ -75,15 +75,7 @@ class PgMemoryLog:
         self.url = url or storage_url(cfg)
         if not self.url:
             raise ValueError("PgMemoryLog needs storage_url (or TRADINGAGENTS_STORAGE_URL) set.")
-        max_entries = cfg.get("memory_log_max_entries")
-        if max_entries is not None and (
-            isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1
-        ):
-            raise ValueError(
-                f"memory_log_max_entries must be a whole number of at least 1, or None for no limit; "
-                f"got {max_entries!r}."
-            )
-        self.max_entries: int | None = max_entries
+        self.max_entries: int | None = cfg["memory_log_max_entries"]  # checked by the resolver (≥ 1 or None)
         self.problems: list[str] = []
         self._db = database(self.url)
         with self._db.transaction() as conn:
