@@ -135,7 +135,7 @@ class PgMemoryLog:
                         entry = _entry(row)
                     except ValueError:
                         continue
-                    if not known_by(entry["date"], entry["holding"], cutoff):
+                    if not known_by(entry["date"], entry["holding"], cutoff, entry.get("end_date")):
                         continue
                     entry["id"] = row[0]
                     if entry["ticker"] == want:
