@@ -128,3 +128,67 @@ def test_a_worker_killed_mid_batch_is_retried_and_the_batch_completes(ray_sessio
     aapl = next(o for o in outcomes if o.ticker == "AAPL")
     assert aapl.resumed is True  # the retry continued from the dead worker's checkpoint
     assert [o.rating for o in outcomes] == [o.rating for o in reference]
+
+
+def test_a_backtest_on_ray_runs_its_steps_in_ray_workers_with_the_same_results_as_threads(ray_session, tmp_path,
+                                                                                           caplog):
+    """Each (ticker, variant) task is a Ray task in a worker process: same decisions and metrics as threads."""
+    import json
+
+    from tradingagents.backtest import BacktestSpec, run_backtest
+
+    spec = BacktestSpec.make("NVDA,AAPL", "2024-05-01", "2024-05-31", every=7, compare_memory=True)
+    base = {"max_concurrent_llm_calls": 2, "selected_analysts": ["market"]}
+    threads = run_backtest(spec, {**base, "home": str(tmp_path / "t")})
+    events: list[dict] = []
+    on_ray = run_backtest(spec, {**base, "home": str(tmp_path / "r"), "executor": "ray"}, on_progress=events.append)
+    assert "on threads" not in caplog.text  # no fallback
+    assert on_ray.status == "finished" and on_ray.metrics == threads.metrics
+    for name in ("decisions.csv", "decisions_no_memory.csv", "equity.csv"):
+        assert (on_ray.folder / name).read_text() == (threads.folder / name).read_text()
+    steps = json.loads((on_ray.folder / "manifest.json").read_text())["steps"]
+    infos = [info for variant in steps.values() for by_date in variant.values() for info in by_date.values()]
+    assert len(infos) == 2 * 2 * 4 and all(info["pid"] != os.getpid() for info in infos)  # run by Ray workers
+    finished = [e for e in events if e["kind"] == "step_finished"]
+    assert len(finished) == len(infos) and finished[-1]["done"] == len(infos) and events[-1]["kind"] == "finished"
+
+
+def _killing_backtest_task(payload):
+    """Kill this Ray worker after AAPL's second step on the first attempt (a marker file says which)."""
+    from tradingagents.backtest import engine
+    from tradingagents.default_config import resolve_config
+
+    marker = Path(payload["config"]["home"]) / "killed-AAPL"
+    if payload["ticker"] != "AAPL" or payload["variant"] != engine.TEAM or marker.exists():
+        return engine.ray_task(payload)
+    done = []
+
+    def finished(date, info):
+        if info is not None:
+            done.append(date)
+            if len(done) == 2:
+                marker.write_text(str(os.getpid()))
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    engine.run_steps(resolve_config(payload["config"]), None, "AAPL", payload["steps"], lambda: False,
+                     lambda _d: None, finished)
+    raise AssertionError("the worker should have been killed")
+
+
+def test_a_ray_worker_killed_mid_backtest_is_retried_without_redoing_its_finished_steps(ray_session, tmp_path,
+                                                                                        monkeypatch):
+    import json
+
+    from tradingagents.backtest import BacktestSpec, engine, run_backtest
+
+    spec = BacktestSpec.make("NVDA,AAPL", "2024-05-01", "2024-05-31", every=7)
+    base = {"max_concurrent_llm_calls": 2, "selected_analysts": ["market"]}
+    threads = run_backtest(spec, {**base, "home": str(tmp_path / "t")})
+    monkeypatch.setattr(engine, "ray_task", _killing_backtest_task)
+    on_ray = run_backtest(spec, {**base, "home": str(tmp_path / "r"), "executor": "ray"})
+    killed = int((tmp_path / "r" / "killed-AAPL").read_text())
+    assert on_ray.status == "finished" and on_ray.metrics == threads.metrics
+    aapl = json.loads((on_ray.folder / "manifest.json").read_text())["steps"][engine.TEAM]["AAPL"]
+    ordered = [aapl[d] for d in sorted(aapl)]
+    assert [i["reused"] for i in ordered] == [True, True, False, False]  # the two finished before the kill
+    assert all(i["pid"] != killed for i in ordered)  # all recorded by the retry, in another worker

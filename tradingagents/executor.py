@@ -20,7 +20,8 @@ a task's own exception is handed back, not retried). ``ray_address`` None starts
 this machine (``num_cpus`` = the bound, no dashboard, no usage reporting; Ray binds the machine's
 own address, not the loopback, but nothing leaves the machine);
 an address joins a cluster. Ray is imported only when asked for. A task function that cannot be
-pickled (a closure over locks, as the backtest's is today) runs on threads instead, with a warning. A task's work must be safe to
+pickled (a closure over locks) runs on threads instead, with a warning; the batch's and the
+backtest's task functions are module-level, so they run in Ray workers. A task's work must be safe to
 run twice: the batch's and the backtest's are (results are saved atomically and reused, a run
 resumes from its checkpoint in the shared storage), so a killed worker's task resumes on another.
 """

@@ -48,6 +48,8 @@ def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--debate-rounds", type=int, help="bull/bear debate rounds (default 1)")
     p.add_argument("--risk-rounds", type=int, help="risk discussion rounds (default 1)")
     p.add_argument("--max-concurrent", type=int, help="tickers (and model calls) at once (max_concurrent_llm_calls)")
+    p.add_argument("--executor", help="threads (default) or ray (each ticker, and the ablation's, a Ray task; "
+                   "ray_address / TRADINGAGENTS_RAY_ADDRESS for a cluster)")
     p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -78,7 +80,7 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
     cfg: dict[str, Any] = {}
     pairs = {"provider": "llm_provider", "backend_url": "backend_url", "quick_model": "quick_think_llm",
              "deep_model": "deep_think_llm", "data": "data_vendor", "home": "home",
-             "max_concurrent": "max_concurrent_llm_calls"}
+             "max_concurrent": "max_concurrent_llm_calls", "executor": "executor"}
     for attr, key in pairs.items():
         value = getattr(args, attr, None)
         if value is not None:

@@ -17,6 +17,9 @@ runs them; ``run_backtest(...)`` does both. UI-neutral (the CLI and the page dri
 * **Parallel.** The tickers (and the ablation, a separate task per ticker) run as tasks of
   ``tradingagents.executor``, at most ``max_concurrent_llm_calls`` at once; each task's graph gets
   an equal share of that bound (at least 1), so the model requests in flight stay within it.
+  On threads each step is recorded (and reported) as it ends; on Ray (``executor: ray``) a task is
+  a Ray task in a worker process (``ray_task``: plain data in, its finished steps out) whose steps
+  are recorded as the task ends, and a worker killed mid-task is retried without redoing a step.
 * **Ablation.** ``compare_memory`` runs the same dates again as "TradingAgents (no memory)" with
   ``memory_enabled: False`` and its own results, log, memories and checkpoints under
   ``<backtest>/no_memory/`` so its runs and lessons never mix with the desk's.
@@ -404,7 +407,10 @@ class Backtest:
         emit = _safe_callback(on_progress)
         emit({"kind": "started", **self.progress(), "id": self.id, "folder": str(self.folder)})
 
-        results = executor.run(lambda task: self._run_task(task[0], task[1], stop, emit), tasks)
+        if executor.name == "ray":
+            results = self._run_on_ray(executor, tasks, stop, emit)
+        else:
+            results = executor.run(lambda task: self._run_task(task[0], task[1], stop, emit), tasks)
         errors = [r.error for r in results if r.error is not None]
         if errors:
             stopped = [e for e in errors if isinstance(e, RunStopped)]
@@ -421,67 +427,59 @@ class Backtest:
         emit({"kind": "finished", **self.progress(), "folder": str(self.folder)})
         return BacktestResult(self.id, self.folder, "finished", metrics)
 
-    def _run_task(self, ticker: str, variant: str, stop: Callable[[], bool], emit: ProgressCallback) -> int:
-        from tradingagents.graph.trading_graph import TradingAgentsGraph
-
+    def _task_config(self, variant: str) -> dict[str, Any]:
+        """The variant's config with this task's share of the model-call bound."""
         cfg = variant_config(self.config, variant, self.folder)
         share = self.per_graph_llm_calls()
         if share != int(cfg.get("max_concurrent_llm_calls") or 1):
             cfg = resolve_config({**dict(cfg), "max_concurrent_llm_calls": share})
-        plan = self.plans[ticker]
-        graph = None
-        ran = 0
-        for date in plan.steps:
-            if self.manifest.step(variant, ticker, date) is not None:
-                continue
-            if stop():
-                raise RunStopped(f"Stopped before {ticker} {date}; run the same backtest again to resume.")
-            if graph is None:
-                graph = TradingAgentsGraph(config=cfg, api_key=self._api_key)
-            key = f"{variant}:{ticker}"
+        return cfg
+
+    def _run_task(self, ticker: str, variant: str, stop: Callable[[], bool], emit: ProgressCallback) -> int:
+        """One (ticker, variant) task in this process: each step recorded and reported as it ends."""
+        key = f"{variant}:{ticker}"
+        todo = [d for d in self.plans[ticker].steps if self.manifest.step(variant, ticker, d) is None]
+
+        def started(date: str) -> None:
             with self._lock:
                 self._current[key] = (ticker, date)
             emit({"kind": "step_started", "ticker": ticker, "variant": variant, "date": date, **self.progress()})
-            t0 = time.time()
-            try:
-                info = self._reuse(graph, cfg, ticker, date)
-                if info is None:
-                    _state, rating = graph.propagate(ticker, date, should_stop=stop)
-                    info = {"rating": rating, "results_path": graph.last_run.get("results_path"),
-                            "elapsed_s": round(time.time() - t0, 4), "reused": False,
-                            "resumed": bool(graph.last_run.get("resumed")),
-                            "llm_calls": (graph.last_run.get("usage") or {}).get("llm_calls")}
-                    with self._lock:
-                        self._durations.append(time.time() - t0)
-                    ran += 1
-            finally:
-                with self._lock:
-                    self._current.pop(key, None)
-            self.manifest.record(variant, ticker, date, info)
-            emit({"kind": "step_finished", "ticker": ticker, "variant": variant, "date": date,
-                  "rating": info["rating"], "reused": info["reused"], **self.progress()})
-        return ran
 
-    def _reuse(self, graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, Any] | None:
-        """A saved run of this step made by the same graph and providers (finished before a kill)."""
-        from tradingagents.graph.results import load_run, run_dir
+        def finished(date: str | None, info: dict[str, Any] | None) -> None:
+            with self._lock:
+                self._current.pop(key, None)
+            if info is not None:
+                self._record(variant, ticker, date, info, emit)
 
-        try:
-            saved = load_run(cfg, ticker, date)
-        except (FileNotFoundError, ValueError, OSError):
-            return None
-        meta = saved.get("meta") or {}
-        same = (meta.get("thread_id") == graph.thread_id(ticker, date)
-                and all(meta.get(k) == cfg.get(k) for k in ("llm_provider", "quick_think_llm", "deep_think_llm",
-                                                              "data_vendor")))
-        rating = saved.get("rating")
-        if not same or rating is None:
-            return None
-        # the decision is in the log if the run got that far; storing it again is a no-op
-        _store_decision(graph.memory_log, ticker, date, rating,
-                        (saved.get("state") or {}).get("final_trade_decision", ""))
-        return {"rating": rating, "results_path": str(run_dir(cfg, ticker, date)), "elapsed_s": 0.0,
-                "reused": True, "resumed": False, "llm_calls": 0}
+        return run_steps(self._task_config(variant), self._api_key, ticker, todo, stop, started, finished)
+
+    def _record(self, variant: str, ticker: str, date: str, info: dict[str, Any], emit: ProgressCallback) -> None:
+        if not info["reused"]:
+            with self._lock:
+                self._durations.append(float(info["elapsed_s"]))
+        self.manifest.record(variant, ticker, date, info)
+        emit({"kind": "step_finished", "ticker": ticker, "variant": variant, "date": date,
+              "rating": info["rating"], "reused": info["reused"], **self.progress()})
+
+    def _run_on_ray(self, executor, tasks, stop: Callable[[], bool], emit: ProgressCallback):
+        """Each (ticker, variant) task as one Ray task (``ray_task``): plain data in, its finished
+        steps out, recorded here as each task ends (a task that fails hands back the steps it
+        finished). A worker killed mid-task is retried by Ray; the retry takes the steps that
+        finished from their saved runs and resumes the interrupted one from its checkpoint."""
+        payloads = []
+        for ticker, variant in tasks:
+            todo = [d for d in self.plans[ticker].steps if self.manifest.step(variant, ticker, d) is None]
+            payloads.append({"config": dict(self._task_config(variant)), "api_key": self._api_key,
+                             "ticker": ticker, "variant": variant, "steps": todo})
+
+        def done(result) -> None:
+            value = result.value or {}
+            for date, info in value.get("records") or ():
+                self._record(result.task["variant"], result.task["ticker"], date, info, emit)
+            if value.get("error") is not None:
+                result.error = value["error"]
+
+        return executor.run(ray_task, payloads, on_done=done, should_stop=stop)
 
     # ------------------------------------------------------------------ outputs
     def compute(self) -> dict[str, Any]:
@@ -557,6 +555,83 @@ class Backtest:
                 "data": getattr(self.provider, "label", self.config.get("data_vendor")),
                 "settings": public_config(run_settings(self.config)),
                 "positions": {k: ("keep" if v is None else v) for k, v in self.position_map.items()}}
+
+
+def run_steps(cfg: Mapping[str, Any], api_key: str | None, ticker: str, steps: Sequence[str],
+              stop: Callable[[], bool], started: Callable[[str], None],
+              finished: Callable[[str | None, dict[str, Any] | None], None]) -> int:
+    """Run a ticker's unfinished ``steps`` in date order on one graph; returns how many were run.
+
+    ``started(date)`` before each step, ``finished(date, info)`` after it (``finished(None, None)``
+    when a step raises, before the error goes on). A step whose run was saved by the same graph and
+    providers is taken from it (``reused``); a killed one resumes from its checkpoint."""
+    import os
+
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    graph = None
+    ran = 0
+    for date in steps:
+        if stop():
+            raise RunStopped(f"Stopped before {ticker} {date}; run the same backtest again to resume.")
+        if graph is None:
+            graph = TradingAgentsGraph(config=cfg, api_key=api_key)
+        started(date)
+        t0 = time.time()
+        try:
+            info = _reuse(graph, cfg, ticker, date)
+            if info is None:
+                _state, rating = graph.propagate(ticker, date, should_stop=stop)
+                info = {"rating": rating, "results_path": graph.last_run.get("results_path"),
+                        "elapsed_s": round(time.time() - t0, 4), "reused": False,
+                        "resumed": bool(graph.last_run.get("resumed")),
+                        "llm_calls": (graph.last_run.get("usage") or {}).get("llm_calls")}
+                ran += 1
+        except BaseException:
+            finished(None, None)
+            raise
+        info["pid"] = os.getpid()  # the process that ran (or reused) the step: a Ray worker's, on Ray
+        finished(date, info)
+    return ran
+
+
+def ray_task(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """What a Ray worker runs for one (ticker, variant) task (module level, plain data in and out):
+    ``{"records": [(date, info), …], "error": exception or None}``."""
+    records: list[tuple[str, dict[str, Any]]] = []
+
+    def finished(date: str | None, info: dict[str, Any] | None) -> None:
+        if info is not None:
+            records.append((date, info))
+
+    try:
+        run_steps(resolve_config(payload["config"]), payload.get("api_key"), payload["ticker"],
+                  payload["steps"], lambda: False, lambda _date: None, finished)
+    except Exception as exc:  # noqa: BLE001 - handed back with the steps that finished
+        return {"records": records, "error": exc}
+    return {"records": records, "error": None}
+
+
+def _reuse(graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, Any] | None:
+    """A saved run of this step made by the same graph and providers (finished before a kill)."""
+    from tradingagents.graph.results import load_run, run_dir
+
+    try:
+        saved = load_run(cfg, ticker, date)
+    except (FileNotFoundError, ValueError, OSError):
+        return None
+    meta = saved.get("meta") or {}
+    same = (meta.get("thread_id") == graph.thread_id(ticker, date)
+            and all(meta.get(k) == cfg.get(k) for k in ("llm_provider", "quick_think_llm", "deep_think_llm",
+                                                          "data_vendor")))
+    rating = saved.get("rating")
+    if not same or rating is None:
+        return None
+    # the decision is in the log if the run got that far; storing it again is a no-op
+    _store_decision(graph.memory_log, ticker, date, rating,
+                    (saved.get("state") or {}).get("final_trade_decision", ""))
+    return {"rating": rating, "results_path": str(run_dir(cfg, ticker, date)), "elapsed_s": 0.0,
+            "reused": True, "resumed": False, "llm_calls": 0}
 
 
 def _store_decision(memory_log, ticker: str, date: str, rating: str, decision: str) -> None:
