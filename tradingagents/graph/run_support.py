@@ -17,6 +17,7 @@ from typing import Any
 from tradingagents import team
 from tradingagents.graph.events import EventCallback, RunEvent, make_event
 from tradingagents.graph.setup import SCRATCHPAD_KEYS
+from tradingagents.llm_clients.streaming import is_restart
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +131,10 @@ class _RunReporter:
         node = (metadata or {}).get("langgraph_node")
         role = team.ROLE_BY_NODE.get(node)
         if role is None or node != role.node or getattr(message, "type", "") not in ("ai", "AIMessageChunk"):
+            return
+        if is_restart(message):  # the model retries this call: what it streamed so far is void
+            self.token_buffer.pop(node, None)
+            self.emit("token", node, text_delta="", restart=True)
             return
         content = getattr(message, "content", "")
         if isinstance(content, list):  # content blocks
