@@ -27,7 +27,9 @@ events, or half its JSON body, and the connection closes: a proxy or server dyin
 For a ``stream: true`` request ``malformed_json`` garbles one SSE event instead of the body.
 
 Streamed answers go out as a real server sends them: ``Transfer-Encoding: chunked``, one event per
-HTTP chunk, ``chunk_delay_s`` (default 0) apart, so a test can watch text arrive while it is written.
+HTTP chunk, ``chunk_delay_s`` (default 0; or a function of the request body) apart, so a test can
+watch text arrive while it is written. Any fault takes ``when=`` (a predicate on the request body)
+to hit only the requests it accepts, e.g. one agent's.
 
 Use as a context manager, or through the ``fake_openai`` pytest fixture::
 
@@ -74,6 +76,7 @@ class Fault:
     status_code: int = 500
     seconds: float = 0.0
     tool_name: str = ""
+    when: Callable[[dict], bool] | None = None  # only requests whose body this accepts consume the fault
 
     @staticmethod
     def status(code: int, times: int = 1) -> Fault:
@@ -97,15 +100,17 @@ class Fault:
         return Fault("unknown_tool", times=times, tool_name=name)
 
     @staticmethod
-    def cut_stream(after: int = 2, times: int = 1) -> Fault:
+    def cut_stream(after: int = 2, times: int = 1, when: Callable[[dict], bool] | None = None) -> Fault:
         """Stop the answer after ``after`` SSE events (half the body when not streamed) and hang up."""
-        return Fault("cut_stream", times=times, seconds=float(after))
+        return Fault("cut_stream", times=times, seconds=float(after), when=when)
 
     @staticmethod
     def no_json_schema(times: int | None = None) -> Fault:
         return Fault("no_json_schema", times=times)
 
     def applies_to(self, body: dict) -> bool:
+        if self.when is not None and not self.when(body):
+            return False
         if self.kind == "no_json_schema":
             return bool(body.get("response_format"))
         return True
@@ -500,7 +505,8 @@ class _Handler(BaseHTTPRequestHandler):
             events.append(b"data: [DONE]\n\n")
             if kind == "malformed_json":  # one event's JSON breaks off (a proxy mangling the stream)
                 events[1] = events[1][: len(events[1]) // 2] + b"\n\n"
-            self._send_sse(events, cut_after=int(fault.seconds) if kind == "cut_stream" else None)
+            delay = fake.chunk_delay_s(body) if callable(fake.chunk_delay_s) else fake.chunk_delay_s
+            self._send_sse(events, cut_after=int(fault.seconds) if kind == "cut_stream" else None, delay=delay)
         elif kind == "cut_stream":
             data = json.dumps(completion).encode()
             self.send_response(200)
@@ -511,7 +517,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, completion)
 
-    def _send_sse(self, events: list[bytes], *, cut_after: int | None = None) -> None:
+    def _send_sse(self, events: list[bytes], *, cut_after: int | None = None, delay: float = 0.0) -> None:
         """The events as HTTP chunks, ``chunk_delay_s`` apart; ``cut_after``: hang up after that many."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -522,7 +528,6 @@ class _Handler(BaseHTTPRequestHandler):
         head = b"".join(self._headers_buffer)
         self._headers_buffer = []
         self.close_connection = True
-        delay = self.fake.chunk_delay_s
         shown = events if cut_after is None else events[:cut_after]
         out = [head]
         for i, event in enumerate(shown):
@@ -563,10 +568,11 @@ class FakeOpenAIServer:
         rating: str = "Hold",
         retry_after_ms: int = 10,
         models: tuple[str, ...] = ("fake-quick", "fake-deep"),
-        chunk_delay_s: float = 0.0,
+        chunk_delay_s: float | Callable[[dict], float] = 0.0,
     ) -> None:
         self.rating = rating
-        self.chunk_delay_s = float(chunk_delay_s)  # pause between the SSE events of a streamed answer
+        # pause between the SSE events of a streamed answer: seconds, or a function of the request body
+        self.chunk_delay_s = chunk_delay_s
         self.responder: Callable[[dict], dict] = responder or (lambda req: agentic_responder(req, rating=self.rating))
         self.latency_s = float(latency_s)
         self.retry_after_ms = int(retry_after_ms)

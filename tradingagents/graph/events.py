@@ -32,7 +32,8 @@ Kinds (``EventKind``) and their ``data``:
                   table's prices, None when a model of the run has no price
 - token:          {role, text_delta}   model text of the node's current call as it is written
                   (LangGraph's "messages" stream; buffered, at most ~4 events a second per node,
-                  flushed before the node's node_finished); a new node_started begins a new text.
+                  flushed before the node's report and node_finished); a new node_started begins a
+                  new text.
                   {role, text_delta: "", restart: true} (sent at once, never throttled): the model is
                   retrying its current call (an empty, cut or garbled answer), so the text shown for
                   the node so far is void; what follows is the new attempt's

@@ -88,6 +88,7 @@ class _RunReporter:
             role = team.ROLE_BY_NODE.get(node)
             if role is None or not isinstance(update, Mapping):
                 continue
+            self.flush_tokens(node)  # the live text is whole before the node's report lands
             if self.debug:
                 self._print_update(node, update)
             self._tool_events(node, update)

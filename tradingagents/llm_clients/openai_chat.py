@@ -48,6 +48,15 @@ from tradingagents.llm_presets import PROVIDER_PRESETS, public_url
 
 NO_KEY_PLACEHOLDER = "not-needed"
 
+try:  # the OpenAI SDK's own HTTP library (it also accepts, and our factory passes, an httpx client)
+    import httpx2
+
+    _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.TransportError, httpx2.TransportError)
+    _BROKE_OFF: tuple[type[BaseException], ...] = (httpx.RemoteProtocolError, httpx2.RemoteProtocolError)
+except ImportError:  # an SDK built on httpx alone
+    _TRANSPORT_ERRORS = (httpx.TransportError,)
+    _BROKE_OFF = (httpx.RemoteProtocolError,)
+
 
 def _message_problem(result: Any, tools: Any) -> str | None:
     """Why an answer is unusable (empty, unknown tool, unparseable tool arguments), or None."""
@@ -106,7 +115,7 @@ def _cut_mid_stream(exc: BaseException, started: bool) -> str | None:
     (marked by the transport: ``StreamCut`` / ``StreamStalled``, or any connection error once a
     chunk has arrived) reaches us unretried.
     """
-    if not isinstance(exc, openai.APIConnectionError | httpx.TransportError):
+    if not isinstance(exc, (openai.APIConnectionError, *_TRANSPORT_ERRORS)):
         return None
     causes = list(_causes(exc))
     if any(isinstance(c, StreamStalled) for c in causes):
@@ -182,6 +191,9 @@ class BoundedChatOpenAI(ChatOpenAI):
         if isinstance(exc, openai.APITimeoutError):
             return self._fail(f"no answer within the {self.request_timeout:g} s timeout (llm_timeout)", retryable=True)
         if isinstance(exc, openai.APIConnectionError):
+            if any(isinstance(c, _BROKE_OFF) for c in _causes(exc)):
+                # it connected, and the server (or a proxy) hung up inside its answer
+                return self._fail("the server closed the connection inside its answer", retryable=True)
             return self._not_reachable(exc)
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
