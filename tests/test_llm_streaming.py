@@ -218,3 +218,23 @@ def test_a_stream_without_a_finish_reason_counts_as_cut():
             llm.invoke(PROMPT)
         assert len(server.requests) == 2
         assert create_llm(server.llm_config(llm_streaming=False)).invoke(PROMPT).content  # unstreamed: fine
+
+
+def test_streamed_tool_arguments_that_are_not_json_are_refused_like_unstreamed_ones():
+    # assembling streamed chunks parses tool arguments leniently ("{not json" would become {})
+    from langchain_core.tools import tool
+
+    @tool
+    def get_stock_data(symbol: str) -> str:
+        """Rows."""
+        return "rows"
+
+    def responder(body):
+        return {"content": None, "tool_calls": [{"name": "get_stock_data", "arguments": '{"symbol": "IB'}]}
+
+    with FakeOpenAIServer(responder) as server:
+        for streaming in (True, False):
+            llm = create_llm(server.llm_config(llm_max_retries=1, llm_streaming=streaming))
+            with pytest.raises(LLMCallError, match="get_stock_data with arguments that are not valid JSON"):
+                llm.bind_tools([get_stock_data]).invoke(PROMPT)
+        assert [bool(r.get("stream")) for r in server.requests] == [True, True, False, False]
