@@ -65,3 +65,26 @@ def test_settlement_dates_each_lesson_at_its_window_close(ta_home):
     # a back-dated analysis before the window closed cannot see it; one after it can
     assert graph.bull_memory.get_memories(records[0]["situation"], 1, as_of="2024-05-07") == []
     assert len(graph.bull_memory.get_memories(records[0]["situation"], 1, as_of="2024-05-08")) == 1
+
+
+def test_past_context_waits_for_the_real_window_close_across_a_holiday(ta_home):
+    """A five-session window from Friday 2024-12-20 closes on 12-30 (Christmas is no session); counting
+    weekdays would call it closed on 12-27 and show a back-dated analysis an outcome not yet known."""
+    from tradingagents.agents.utils.memory import TradingMemoryLog
+
+    log = TradingMemoryLog(None)
+    log.store_decision("NVDA", "2024-12-20", "**Rating**: Buy\nholiday window")
+    log.store_decision("NVDA", "2024-11-01", "**Rating**: Sell\nold entry")
+    log.batch_update_with_outcomes([
+        {"ticker": "NVDA", "date": "2024-12-20", "raw": 0.02, "alpha": 0.01, "holding": 5,
+         "reflection": "holiday lesson", "end_date": "2024-12-30"},
+        {"ticker": "NVDA", "date": "2024-11-01", "raw": -0.01, "alpha": 0.0, "holding": 5,
+         "reflection": "november lesson"},  # no end_date recorded: weekdays counted (11-08)
+    ])
+    assert "holiday lesson" not in log.get_past_context("NVDA", as_of="2024-12-27")
+    assert "november lesson" in log.get_past_context("NVDA", as_of="2024-12-27")
+    assert "holiday lesson" in log.get_past_context("NVDA", as_of="2024-12-30")
+    assert "november lesson" not in log.get_past_context("NVDA", as_of="2024-11-07")
+    assert "november lesson" in log.get_past_context("NVDA", as_of="2024-11-08")
+    # a new instance reads the close date back from the file
+    assert "holiday lesson" not in TradingMemoryLog(None).get_past_context("NVDA", as_of="2024-12-27")

@@ -62,3 +62,36 @@ def test_log_subcommand_prints_the_desk_log_as_json(pg_url, tmp_path):
     entries = json.loads(out.stdout)
     assert [(e["ticker"], e["date"], e["pending"]) for e in entries] == [("AAPL", "2024-05-01", True)]
     assert "password" not in out.stdout.lower()
+
+
+def test_a_run_failed_on_one_machine_and_resumed_on_another_counts_every_answered_call(pg_url, tmp_path):
+    """Counters survive a resume across machines: the earlier segments' usage lives in the desk too."""
+    import pytest
+
+    from tests.fake_openai import FakeOpenAIServer, Fault
+    from tests.graph_helpers import CallCounter
+    from tradingagents.errors import LLMCallError
+
+    with FakeOpenAIServer() as server:
+        def config(home: Path) -> dict:
+            return server.llm_config(llm_max_retries=1, home=str(home), storage_url=pg_url)
+
+        fired = {"done": False}
+
+        def fail_at_bull(node, _n):
+            if node == "Bull Researcher" and not fired["done"]:
+                fired["done"] = True
+                server.inject(Fault.status(500, times=2))  # this call and its one retry fail for good
+
+        with pytest.raises(LLMCallError):
+            TradingAgentsGraph(["market"], config=config(tmp_path / "machine_a"),
+                               callbacks=[CallCounter(fail_at_bull)]).propagate("AAPL", "2024-05-10")
+        before = len(server.chat_requests) - 2
+        assert before > 0
+        TradingAgentsGraph(["market"], config=config(tmp_path / "machine_b")).propagate("AAPL", "2024-05-10")
+        answered = len(server.chat_requests) - 2  # every request but the two that got a 500
+    doc = load_run({"home": str(tmp_path / "machine_a"), "storage_url": pg_url}, "AAPL", "2024-05-10")
+    assert doc["meta"]["resumed"] is True
+    assert doc["meta"]["usage"]["llm_calls"] == answered > before
+    for home in ("machine_a", "machine_b"):  # kept in the database, not in either home
+        assert not list((tmp_path / home).glob("**/segments/*.json"))

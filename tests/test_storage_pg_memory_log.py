@@ -101,6 +101,20 @@ def test_point_in_time_context_never_shows_a_window_open_on_the_analysis_date(pg
     assert "first lesson" in log.get_past_context("NVDA")  # no date: everything settled
 
 
+
+def test_point_in_time_context_uses_the_recorded_window_close_like_the_file_log(pg_url, tmp_path):
+    """Across Christmas a five-session window from 2024-12-20 closes on 12-30, not on the 5th weekday."""
+    pg = PgMemoryLog({"storage_url": pg_url})
+    file_log = TradingMemoryLog({"memory_log_path": str(tmp_path / "log.md")})
+    update = {**_settle("NVDA", "2024-12-20", reflection="holiday lesson"), "end_date": "2024-12-30"}
+    for log in (pg, file_log):
+        log.store_decision("NVDA", "2024-12-20", "**Rating**: Buy\nholiday window")
+        log.batch_update_with_outcomes([update])
+    assert "holiday lesson" not in pg.get_past_context("NVDA", as_of="2024-12-27")
+    assert "holiday lesson" in pg.get_past_context("NVDA", as_of="2024-12-30")
+    for as_of in ("2024-12-27", "2024-12-30"):
+        assert pg.get_past_context("NVDA", as_of=as_of) == file_log.get_past_context("NVDA", as_of=as_of)
+
 # ---------------------------------------------------------------- writing
 def test_store_parses_the_rating_and_is_idempotent_per_day_and_ticker(pg_url):
     log = PgMemoryLog({"storage_url": pg_url})

@@ -57,8 +57,8 @@ def streamlit_server(home: Path, *, log_path: Path | None = None, timeout: float
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-    ]
+        "--browser.gatherUsageStats", "false",
+    ]  # no other flag: the app runs on .streamlit/config.toml as a user's `streamlit run app.py` does
     log_path = log_path or (home / "streamlit.log")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
@@ -148,6 +148,23 @@ def wait_rating(page, ticker: str, date: str, timeout: float = 60_000) -> str:
     badge = page.locator("span.ta-rating").first
     badge.wait_for(state="visible", timeout=timeout)
     return badge.get_attribute("data-rating") or ""
+
+
+DONE_OBSERVER_JS = """
+([ticker, date]) => {
+  // window.__taDone: when (epoch seconds) the page first showed the run of ticker/date finished with its
+  // rating badge. One observer per page; each call re-arms it for a new ticker/date.
+  window.__taDone = null;
+  window.__taWant = `${ticker} as of ${date} — finished`;
+  if (window.__taDoneObserver) return;
+  const look = () => {
+    if (window.__taDone === null && document.querySelector('span.ta-rating')
+        && document.body.innerText.includes(window.__taWant)) window.__taDone = Date.now() / 1000;
+  };
+  window.__taDoneObserver = new MutationObserver(look);
+  window.__taDoneObserver.observe(document.body, {subtree: true, childList: true, characterData: true});
+}
+"""
 
 
 def goto_page(page, title: str) -> None:

@@ -11,7 +11,6 @@ import pprint
 import sys
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from tradingagents import team
@@ -215,19 +214,18 @@ class _Budget:
 
 
 class _UsageSidecar:
-    """The counters of a run's earlier segments (failed or stopped), keyed by its checkpoint thread:
-    added on resume, so usage, elapsed time and node times are the whole run's; cleared on success."""
+    """The counters of a run's earlier segments (failed or stopped), keyed by its checkpoint thread and
+    kept in the run's storage beside its checkpoint (a file under ``checkpoint_dir``, or the desk
+    database, so a resume on another machine adds them too): added on resume, so usage, elapsed time
+    and node times are the whole run's; cleared on success."""
 
     def __init__(self, cfg: Mapping[str, Any], ticker: str, tid: str) -> None:
-        import hashlib
-
+        self.cfg, self.ticker, self.tid = cfg, ticker, tid
         self.enabled = bool(cfg.get("checkpoint_enabled"))
-        name = hashlib.sha256(f"{ticker}\x1f{tid}".encode()).hexdigest()[:32]
-        self.path = Path(cfg["checkpoint_dir"]) / "segments" / f"{name}.json"
         self.elapsed_before = 0.0
 
     def load(self, reporter: _RunReporter, *, resume: bool) -> None:
-        import json
+        from tradingagents import storage
 
         if not self.enabled:
             return
@@ -235,12 +233,12 @@ class _UsageSidecar:
             self.clear()  # a fresh run: counters of an abandoned one do not belong to it
             return
         try:
-            doc = json.loads(self.path.read_text(encoding="utf-8"))
+            doc = storage.load_run_segments(self.cfg, self.ticker, self.tid)
             by_node = {str(k): {str(c): int(v) for c, v in counts.items()} for k, counts in doc["by_node"].items()}
             node_times = {str(k): float(v) for k, v in doc["node_times"].items()}
             elapsed = float(doc["elapsed_s"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return  # no sidecar (or a damaged one): this segment's counters only
+            return  # nothing kept (or damaged): this segment's counters only
         tracker = reporter.tracker
         for node, counts in by_node.items():
             tracker._add(node, **counts)
@@ -250,21 +248,20 @@ class _UsageSidecar:
         reporter.last_usage = None  # the first usage tick shows the accumulated totals
 
     def save(self, reporter: _RunReporter, started_at: float) -> None:
-        import json
-
-        from tradingagents.memory.files import atomic_write
+        from tradingagents import storage
 
         if not self.enabled:
             return
         doc = {"by_node": reporter.tracker.by_node(), "node_times": dict(reporter.node_times),
                "elapsed_s": self.elapsed_before + (time.time() - started_at)}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, json.dumps(doc).encode("utf-8"))
-        except OSError as exc:  # counters are worth less than the run's own error
+            storage.save_run_segments(self.cfg, self.ticker, self.tid, doc)
+        except (OSError, storage.StorageError) as exc:  # counters are worth less than the run's own error
             log.warning("could not keep the run's counters for its resume: %s", exc)
 
     def clear(self) -> None:
+        from tradingagents import storage
+
         if self.enabled:
-            with contextlib.suppress(OSError):
-                self.path.unlink()
+            with contextlib.suppress(OSError, storage.StorageError):
+                storage.clear_run_segments(self.cfg, self.ticker, self.tid)

@@ -422,12 +422,20 @@ def check_updates(updates: Any) -> tuple[dict[tuple[str, str], tuple[float, floa
 
 
 # ---------------------------------------------------------------------------- past context (both backends)
-def known_by(date: str, holding: int, cutoff: str | None) -> bool:
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def known_by(date: str, holding: int, cutoff: str | None, end_date: Any = None) -> bool:
     """Whether a settled decision's outcome was knowable on ``cutoff``: made before it and its holding
-    window (``holding`` business days) closed by then. No cutoff: always."""
+    window closed by then. The window closes on ``end_date``, the session its exit price is from (what
+    settlement records); an entry without one (settled before it was recorded) falls back to ``holding``
+    weekdays, which ignores holidays. No cutoff: always."""
     if cutoff is None:
         return True
-    return date < cutoff and str(np.busday_offset(date, holding, roll="forward")) <= cutoff
+    if date >= cutoff:
+        return False
+    closed = end_date if isinstance(end_date, str) and _ISO_DAY.fullmatch(end_date) and end_date > date else None
+    return (closed or str(np.busday_offset(date, holding, roll="forward"))) <= cutoff
 
 
 def render_past_context(ticker: str, same: list[tuple], cross: list[tuple]) -> str:

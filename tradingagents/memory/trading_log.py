@@ -180,8 +180,8 @@ class TradingMemoryLog:
         """The newest settled entries for ``ticker`` in full, then the newest lessons from others.
 
         With ``as_of`` (the analysis date) only entries dated before it whose holding window had
-        closed by then (weekdays counted, holidays ignored) are used, so nothing from after the
-        analysis date leaks in. Empty string when there is nothing to tell.
+        closed by then (the session of the exit price, ``end_date``; for older entries without it,
+        weekdays counted) are used, so nothing from after the analysis date leaks in. Empty string when there is nothing to tell.
         """
         want = validate_ticker(ticker)
         n_same = check_count(n_same, "n_same")
@@ -192,7 +192,7 @@ class TradingMemoryLog:
         for b in self._settled_newest_first():
             if len(same) >= n_same and len(cross) >= n_cross:
                 break
-            if not known_by(b.date, b.holding, cutoff):
+            if not known_by(b.date, b.holding, cutoff, b.meta.get("end_date")):
                 continue
             if b.ticker == want:
                 if len(same) < n_same:

@@ -10,6 +10,7 @@ picks the backend. Each factory returns an object with the same interface either
     with open_checkpointer(config, "NVDA") as saver: ...   # TickerCheckpointer | PgTickerCheckpointer
     checkpoint_step(config, "NVDA", tid); has_checkpoint(...); clear_checkpoint(...)
     with run_lock(config, "NVDA", tid): ...    # one run of a thread at a time, desk-wide
+    save_run_segments(config, "NVDA", tid, doc); load_run_segments(...); clear_run_segments(...)
 
 Processes with different homes and the same URL see one desk: the same decisions, lessons, runs
 and checkpoints. ``print_log(config, json=False)`` prints the memory log from whichever storage
@@ -33,11 +34,13 @@ __all__ = [
     "checkpoint_step",
     "clear_all_checkpoints",
     "clear_checkpoint",
+    "clear_run_segments",
     "describe",
     "has_checkpoint",
     "list_checkpoints",
     "list_runs",
     "load_run",
+    "load_run_segments",
     "open_checkpointer",
     "open_memory_log",
     "open_role_memory",
@@ -46,6 +49,7 @@ __all__ = [
     "redact_url",
     "run_lock",
     "save_run",
+    "save_run_segments",
     "storage_url",
 ]
 
@@ -138,6 +142,66 @@ def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 
 def clear_all_checkpoints(config: Mapping[str, Any] | None) -> int:
     return _checkpoints(config).clear_all_checkpoints(config)
+
+
+# ------------------------------------------------------------------ counters of a run's earlier segments
+def _segments_name(ticker: str, thread_id: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"{ticker}\x1f{thread_id}".encode()).hexdigest()[:32]
+
+
+def _segments_path(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> Path:
+    from tradingagents.default_config import resolve_config
+
+    folder = Path(resolve_config(config)["checkpoint_dir"]) / "segments"
+    return folder / f"{_segments_name(ticker, thread_id)}.json"
+
+
+def save_run_segments(config: Mapping[str, Any] | None, ticker: str, thread_id: str, doc: Mapping[str, Any]) -> None:
+    """Keep the counters of a run's segments so far beside its checkpoint (OSError / StorageError)."""
+    text = _json.dumps(doc)
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg import database
+
+        with database(url).transaction() as conn:
+            conn.execute("INSERT INTO ta_run_segments (name, doc) VALUES (%s, %s::jsonb) ON CONFLICT (name) "
+                         "DO UPDATE SET doc = EXCLUDED.doc, saved_at = now()",
+                         (_segments_name(ticker, thread_id), text))
+        return
+    from tradingagents.memory.files import atomic_write
+
+    path = _segments_path(config, ticker, thread_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text.encode("utf-8"))
+
+
+def load_run_segments(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> Any:
+    """What ``save_run_segments`` kept for this run (unchecked JSON), or None when nothing is kept."""
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg import database
+
+        with database(url).transaction() as conn:
+            row = conn.execute("SELECT doc FROM ta_run_segments WHERE name = %s",
+                               (_segments_name(ticker, thread_id),)).fetchone()
+        return row[0] if row else None
+    try:
+        return _json.loads(_segments_path(config, ticker, thread_id).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def clear_run_segments(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> None:
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg import database
+
+        with database(url).transaction() as conn:
+            conn.execute("DELETE FROM ta_run_segments WHERE name = %s", (_segments_name(ticker, thread_id),))
+        return
+    _segments_path(config, ticker, thread_id).unlink(missing_ok=True)
 
 
 @contextmanager

@@ -84,6 +84,12 @@ CREATE TABLE IF NOT EXISTS ta_runs (
     report      text NOT NULL,
     PRIMARY KEY (ticker, trade_date)
 );
+
+CREATE TABLE IF NOT EXISTS ta_run_segments (
+    name        text PRIMARY KEY,
+    doc         jsonb NOT NULL,
+    saved_at    timestamptz NOT NULL DEFAULT now()
+);
 """
 
 

@@ -120,11 +120,13 @@ class PgMemoryLog:
         cross: list[dict[str, Any]] = []
         where = "WHERE NOT pending" + (" AND trade_date < %s" if cutoff else "")
         with self._db.transaction() as conn:
-            # newest first; insertion order breaks ties (the file log's file order), bodies read last
+            # newest first; insertion order breaks ties (the file log's file order), bodies read last;
+            # of the meta only the window's close (the point-in-time rule needs it)
             with conn.cursor(name="ta_past_context") as cur:
                 cur.itersize = 256
                 cur.execute(
-                    "SELECT id, trade_date, ticker, rating, pending, raw_return, alpha, holding, '', '', NULL "
+                    "SELECT id, trade_date, ticker, rating, pending, raw_return, alpha, holding, '', '', "
+                    "jsonb_build_object('end_date', meta->'end_date') "
                     f"FROM ta_memory_log {where} ORDER BY trade_date DESC, id DESC",
                     (cutoff,) if cutoff else (),
                 )
@@ -135,7 +137,7 @@ class PgMemoryLog:
                         entry = _entry(row)
                     except ValueError:
                         continue
-                    if not known_by(entry["date"], entry["holding"], cutoff):
+                    if not known_by(entry["date"], entry["holding"], cutoff, entry.get("end_date")):
                         continue
                     entry["id"] = row[0]
                     if entry["ticker"] == want:
