@@ -191,9 +191,11 @@ def test_a_stream_that_keeps_breaking_off_ends_in_a_clear_error_within_the_budge
     with FakeOpenAIServer() as server:
         llm = create_llm(server.llm_config(llm_max_retries=1))
         server.inject(Fault.cut_stream(after=3, times=5))
+        tokens = _Tokens()
         with pytest.raises(LLMCallError, match=r"after 2 attempts\) — the streamed answer broke off") as info:
-            llm.invoke(PROMPT)
+            llm.invoke(PROMPT, config={"callbacks": [tokens]})
         assert "Could not connect" not in str(info.value) and len(server.requests) == 2
+        assert tokens.seen.count("<restart>") == 2 and tokens.seen[-1] == "<restart>"  # no void text left shown
 
 
 def test_a_stream_that_stalls_mid_way_is_retried_within_the_budget():

@@ -284,6 +284,8 @@ class BoundedChatOpenAI(ChatOpenAI):
                     if cut is not None:
                         problem = cut
                         continue
+                    if shown and run_manager is not None:  # the call fails: its text so far is void too
+                        run_manager.on_llm_new_token("", chunk=restart_chunk(message_id))
                     translated = self._translate(exc)
                     if translated is None or translated is exc:
                         raise
@@ -294,6 +296,8 @@ class BoundedChatOpenAI(ChatOpenAI):
                 problem = _message_problem(result, kwargs.get("tools"))
             if problem is None:
                 return chunks, result
+        if shown and run_manager is not None:
+            run_manager.on_llm_new_token("", chunk=restart_chunk(message_id))
         raise self._fail(problem, retryable=True)
 
     def _generate_streamed(self, messages, stop=None, run_manager=None, **kwargs):
