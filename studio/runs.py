@@ -328,7 +328,8 @@ class ProgressFolder:
         name = ev.agent or ev.node
         kind = ev.kind
         if kind == "token" and name:
-            self.live_text[name] = self.live_text.get(name, "") + str(ev.data.get("text_delta") or "")
+            so_far = "" if ev.data.get("restart") else self.live_text.get(name, "")  # restart: a retried call
+            self.live_text[name] = so_far + str(ev.data.get("text_delta") or "")
         elif kind == "settle_started":
             self.first_ts = ev.ts if self.first_ts is None else self.first_ts
             self.end_ts = None

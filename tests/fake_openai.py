@@ -22,7 +22,14 @@ Faults (``server.inject(...)``) are consumed by the next requests, in order:
 ``Fault.status(429|500|503, times=1)``, ``Fault.timeout(seconds, times=1)``,
 ``Fault.malformed_json()``, ``Fault.empty_answer()``, ``Fault.unknown_tool("name")``,
 ``Fault.no_json_schema()`` (400 to every request carrying response_format, until ``clear_faults``
-unless ``times`` is given).
+unless ``times`` is given), ``Fault.cut_stream(after=2)`` (the answer stops after ``after`` SSE
+events, or half its JSON body, and the connection closes: a proxy or server dying mid-answer).
+For a ``stream: true`` request ``malformed_json`` garbles one SSE event instead of the body.
+
+Streamed answers go out as a real server sends them: ``Transfer-Encoding: chunked``, one event per
+HTTP chunk, ``chunk_delay_s`` (default 0; or a function of the request body) apart, so a test can
+watch text arrive while it is written. Any fault takes ``when=`` (a predicate on the request body)
+to hit only the requests it accepts, e.g. one agent's.
 
 Use as a context manager, or through the ``fake_openai`` pytest fixture::
 
@@ -33,10 +40,12 @@ Use as a context manager, or through the ``fake_openai`` pytest fixture::
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as _dt
 import json
 import re
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,6 +76,7 @@ class Fault:
     status_code: int = 500
     seconds: float = 0.0
     tool_name: str = ""
+    when: Callable[[dict], bool] | None = None  # only requests whose body this accepts consume the fault
 
     @staticmethod
     def status(code: int, times: int = 1) -> Fault:
@@ -90,10 +100,17 @@ class Fault:
         return Fault("unknown_tool", times=times, tool_name=name)
 
     @staticmethod
+    def cut_stream(after: int = 2, times: int = 1, when: Callable[[dict], bool] | None = None) -> Fault:
+        """Stop the answer after ``after`` SSE events (half the body when not streamed) and hang up."""
+        return Fault("cut_stream", times=times, seconds=float(after), when=when)
+
+    @staticmethod
     def no_json_schema(times: int | None = None) -> Fault:
         return Fault("no_json_schema", times=times)
 
     def applies_to(self, body: dict) -> bool:
+        if self.when is not None and not self.when(body):
+            return False
         if self.kind == "no_json_schema":
             return bool(body.get("response_format"))
         return True
@@ -337,8 +354,11 @@ def _stream_chunks(body: dict, completion: dict) -> list[dict]:
     message = choice["message"]
     chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
     content = message.get("content") or ""
-    for start in range(0, len(content), 16):
-        delta = {"content": content[start : start + 16]}
+    # 16 characters an event (a few tokens), at most ~256 events an answer: a long answer comes in
+    # bigger pieces, as from a busy server that batches tokens
+    step = max(16, -(-len(content) // 256))
+    for start in range(0, len(content), step):
+        delta = {"content": content[start : start + step]}
         chunks.append({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
     for i, call in enumerate(message.get("tool_calls") or []):
         delta = {
@@ -465,7 +485,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if fault.kind == "timeout":
                 fake._stop.wait(fault.seconds)
-            if fault.kind == "malformed_json":
+            if fault.kind == "malformed_json" and not body.get("stream"):
                 self._send_json(200, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess')
                 return
         if fault is not None and fault.kind == "empty_answer":
@@ -479,19 +499,56 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(500, _error_body(500, f"responder failed: {exc!r}"))
                 return
         completion = _completion(body, answer, n)
+        kind = fault.kind if fault is not None else None
         if body.get("stream"):
-            self._send_sse(_stream_chunks(body, completion))
+            events = [b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in _stream_chunks(body, completion)]
+            events.append(b"data: [DONE]\n\n")
+            if kind == "malformed_json":  # one event's JSON breaks off (a proxy mangling the stream)
+                events[1] = events[1][: len(events[1]) // 2] + b"\n\n"
+            delay = fake.chunk_delay_s(body) if callable(fake.chunk_delay_s) else fake.chunk_delay_s
+            self._send_sse(events, cut_after=int(fault.seconds) if kind == "cut_stream" else None, delay=delay)
+        elif kind == "cut_stream":
+            data = json.dumps(completion).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self._write_response(data[: len(data) // 2])
+            self.close_connection = True
         else:
             self._send_json(200, completion)
 
-    def _send_sse(self, chunks: list[dict]) -> None:
+    def _send_sse(self, events: list[bytes], *, cut_after: int | None = None, delay: float = 0.0) -> None:
+        """The events as HTTP chunks, ``chunk_delay_s`` apart; ``cut_after``: hang up after that many."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
-        events = [b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks]
-        self._write_response(b"".join(events) + b"data: [DONE]\n\n")
+        self._headers_buffer.append(b"\r\n")
+        head = b"".join(self._headers_buffer)
+        self._headers_buffer = []
         self.close_connection = True
+        shown = events if cut_after is None else events[:cut_after]
+        out = [head]
+        for i, event in enumerate(shown):
+            last = i == len(shown) - 1
+            if last:
+                self._leave_once()  # as in _write_response: not in flight once the answer is complete
+            out.append(b"%x\r\n%s\r\n" % (len(event), event))
+            if last and cut_after is None:
+                out.append(b"0\r\n\r\n")
+            if delay and not last:
+                self.wfile.write(b"".join(out))
+                self.wfile.flush()
+                out = []
+                self.fake._stop.wait(delay)
+        if out:
+            self.wfile.write(b"".join(out))
+            self.wfile.flush()
+        if cut_after is not None:
+            # no terminating chunk: the client sees the connection end inside the body
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
 
 
 class _Server(ThreadingHTTPServer):
@@ -511,8 +568,11 @@ class FakeOpenAIServer:
         rating: str = "Hold",
         retry_after_ms: int = 10,
         models: tuple[str, ...] = ("fake-quick", "fake-deep"),
+        chunk_delay_s: float | Callable[[dict], float] = 0.0,
     ) -> None:
         self.rating = rating
+        # pause between the SSE events of a streamed answer: seconds, or a function of the request body
+        self.chunk_delay_s = chunk_delay_s
         self.responder: Callable[[dict], dict] = responder or (lambda req: agentic_responder(req, rating=self.rating))
         self.latency_s = float(latency_s)
         self.retry_after_ms = int(retry_after_ms)

@@ -1,5 +1,6 @@
 """A seeded storm of faults from the fake server: every call either returns a usable answer or
-raises LLMCallError, and never sends more requests than its retry budget allows."""
+raises LLMCallError, and never sends more requests than its retry budget allows — with the model
+streaming its answers (the default) and answering in one piece (llm_streaming off)."""
 
 from __future__ import annotations
 
@@ -29,16 +30,18 @@ FAULTS = [
     Fault.malformed_json,
     Fault.empty_answer,
     lambda: Fault.unknown_tool("get_crystal_ball"),
+    lambda: Fault.cut_stream(after=3),
 ]
 
 
 @pytest.mark.slow
-def test_fault_storm_gives_answers_or_clean_errors():
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "unstreamed"])
+def test_fault_storm_gives_answers_or_clean_errors(streaming):
     rng = random.Random(20240510)
     retries = 2
     outcomes = {"ok": 0, "error": 0}
     with FakeOpenAIServer() as server:
-        llm = create_llm(server.llm_config(llm_timeout=0.2, llm_max_retries=retries))
+        llm = create_llm(server.llm_config(llm_timeout=0.2, llm_max_retries=retries, llm_streaming=streaming))
         bound = llm.bind_tools([get_stock_data])
         for i in range(40):
             server.clear_faults()
@@ -61,4 +64,5 @@ def test_fault_storm_gives_answers_or_clean_errors():
             # SDK retries (status, timeout) nested in answer checks (garbled, empty, unknown tool)
             assert 1 <= sent <= (retries + 1) ** 2
             assert sent <= len(faults) + 1  # no request is made once an answer is good
+            assert all(bool(r.get("stream")) is streaming for r in server.requests[before:])
     assert outcomes["ok"] > 12 and outcomes["error"] > 0, outcomes

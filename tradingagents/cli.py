@@ -96,6 +96,8 @@ def _run_parser() -> argparse.ArgumentParser:
     mode.add_argument("--parallel", action="store_true", help="run the analysts as parallel branches")
     mode.add_argument("--sequential", action="store_true", help="run the analysts one after another")
     p.add_argument("--no-checkpoint", action="store_true", help="do not checkpoint (no resume after a failure)")
+    p.add_argument("--no-stream", action="store_true", help="networked models answer in one piece instead of "
+                   "streaming their text (for a proxy that buffers server-sent events; llm_streaming)")
     p.add_argument("--max-cost", help="USD budget of the run: stop at a checkpoint (exit 5) before a step "
                    "would exceed it (prices: llm_pricing / TRADINGAGENTS_LLM_PRICING)")
     p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
@@ -152,6 +154,8 @@ def _config_from(args: argparse.Namespace) -> dict[str, Any]:
         cfg["analyst_execution"] = "sequential"
     if getattr(args, "no_checkpoint", False):
         cfg["checkpoint_enabled"] = False
+    if getattr(args, "no_stream", False):
+        cfg["llm_streaming"] = False
     return cfg
 
 

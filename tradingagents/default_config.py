@@ -82,6 +82,9 @@ _DEFAULTS: dict[str, Any] = {
     "llm_max_retries": 3,  # retries on 429, 5xx and timeouts
     "llm_temperature": None,
     "max_concurrent_llm_calls": 4,
+    # networked models stream their text as it is written (the live panel); false: one JSON answer per
+    # request, for a proxy that buffers server-sent events
+    "llm_streaming": True,
     # market data
     "data_vendor": "demo",  # demo | yfinance | csv
     "data_retry_backoff": 1.0,  # seconds before the first retry of a rate-limited data request
@@ -583,6 +586,7 @@ _CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "llm_max_retries": _number(int, lo=0, hi=20),
     "llm_temperature": _number(float, lo=0, hi=2, optional=True),
     "max_concurrent_llm_calls": _number(int, lo=1, hi=256),
+    "llm_streaming": _boolean,
     "data_vendor": _vendor,
     "data_retry_backoff": _number(float, lo=0, hi=600),
     "selected_analysts": normalize_analysts,
@@ -608,7 +612,7 @@ _CHECKS: dict[str, Callable[[Any, str], Any]] = {
 assert set(_CHECKS) == set(_DEFAULTS), "every key has one check"
 
 _LLM_KEYS = frozenset({"llm_provider", "deep_think_llm", "quick_think_llm", "backend_url", "llm_timeout",
-                       "llm_max_retries", "llm_temperature", "max_concurrent_llm_calls"})
+                       "llm_max_retries", "llm_temperature", "max_concurrent_llm_calls", "llm_streaming"})
 
 
 # ---------------------------------------------------------------------------- resolution

@@ -32,7 +32,11 @@ Kinds (``EventKind``) and their ``data``:
                   table's prices, None when a model of the run has no price
 - token:          {role, text_delta}   model text of the node's current call as it is written
                   (LangGraph's "messages" stream; buffered, at most ~4 events a second per node,
-                  flushed before the node's node_finished); a new node_started begins a new text
+                  flushed before the node's report and node_finished); a new node_started begins a
+                  new text.
+                  {role, text_delta: "", restart: true} (sent at once, never throttled): the model is
+                  retrying (or giving up on) its current call (an empty, cut or garbled answer), so
+                  the text shown for the node so far is void; what follows is the new attempt's
 - settle_started: {ticker}   the pre-run settling of this ticker's past decisions begins (right after
                   run_started, before the initial state reads the log)
 - settle_finished: {ticker, settled: int, pending: int, problems: [str], error: str | None}   it ended

@@ -16,6 +16,7 @@ from typing import Any
 from tradingagents import team
 from tradingagents.graph.events import EventCallback, RunEvent, make_event
 from tradingagents.graph.setup import SCRATCHPAD_KEYS
+from tradingagents.llm_clients.streaming import is_restart
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,7 @@ class _RunReporter:
             role = team.ROLE_BY_NODE.get(node)
             if role is None or not isinstance(update, Mapping):
                 continue
+            self.flush_tokens(node)  # the live text is whole before the node's report lands
             if self.debug:
                 self._print_update(node, update)
             self._tool_events(node, update)
@@ -129,6 +131,10 @@ class _RunReporter:
         node = (metadata or {}).get("langgraph_node")
         role = team.ROLE_BY_NODE.get(node)
         if role is None or node != role.node or getattr(message, "type", "") not in ("ai", "AIMessageChunk"):
+            return
+        if is_restart(message):  # the model retries this call: what it streamed so far is void
+            self.token_buffer.pop(node, None)
+            self.emit("token", node, text_delta="", restart=True)
             return
         content = getattr(message, "content", "")
         if isinstance(content, list):  # content blocks

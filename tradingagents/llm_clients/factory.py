@@ -14,6 +14,9 @@
 (unknown provider, no URL, no key, no model name) without building anything: the CLI calls it
 before any work, so a missing key exits 2 and says which variable to set.
 
+Networked models stream their text (``llm_streaming``, default true; ``TRADINGAGENTS_LLM_STREAMING=false``
+or ``--no-stream`` for a proxy that buffers server-sent events): see ``openai_chat``.
+
 Keys come from ``api_key=`` or the environment and are never written into the config; the model
 keeps them only as a pydantic ``SecretStr`` (its repr shows ``**********``).
 """
@@ -231,8 +234,11 @@ def create_llm(
         "timeout": cfg["llm_timeout"],
         "max_retries": cfg["llm_max_retries"],
         "provider": provider,
-        "disable_streaming": True,  # one request per call: retries, limits and accounting stay exact
-        "stream_usage": False,
+        # llm_streaming: each attempt streams its text to the callbacks (the live panel), usage in
+        # the stream; off: one JSON request per attempt. Retries, limits and accounting are the same.
+        "streaming": cfg["llm_streaming"],
+        "disable_streaming": not cfg["llm_streaming"],
+        "stream_usage": cfg["llm_streaming"],
     }
     if cfg["llm_temperature"] is not None:
         kwargs["temperature"] = cfg["llm_temperature"]

@@ -10,6 +10,21 @@ langchain-openai, so the factory imports it only when a networked model is asked
 - turns whatever still fails into ``LLMCallError`` (status, provider, model, a plain message; a
   refused connection says "could not connect to <url> — is the server running?");
 - holds a slot of its limiter (a ``threading.BoundedSemaphore``) around every request.
+
+Streaming (``streaming=True``, the factory's default from ``llm_streaming``): each attempt is
+one ``stream: true`` request whose chunks go to the callbacks as they arrive (``on_llm_new_token``:
+LangGraph's ``messages`` mode, the live panel) and are assembled into that attempt's own message.
+The attempt is then checked like an unstreamed answer; on top of the SDK's retries (which end once
+an answer starts), a stream cut or stalled mid-way, garbled, or ended without a finish reason is
+retried within the same budget. Before a retry the callbacks get ``streaming.restart_chunk()``, so a
+live display drops the void text; the returned message holds the good attempt's text only.
+``invoke`` streams this way (``_generate``); ``.stream()`` yields an attempt's chunks once the
+attempt is known good (a caller cannot take back chunks it was given).
+A structured answer (``response_format``: ``with_structured_output``, the portfolio manager's
+rating) is requested unstreamed even then: the SDK's streaming API parses the JSON as it arrives and
+refuses a lone-surrogate escape that the unstreamed path cleans before parsing (``text``), and JSON
+is no text to watch. Its message reaches the live panel whole, when it is done, as before.
+Off (``streaming=False``, ``disable_streaming=True``): one JSON request per attempt, as before.
 """
 
 from __future__ import annotations
@@ -18,15 +33,29 @@ import json
 import threading
 from typing import Any
 
+import httpx
 import openai
+from langchain_core.exceptions import OutputParserException
+from langchain_core.language_models.chat_models import generate_from_stream
+from langchain_core.utils.utils import LC_ID_PREFIX
 from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
 from tradingagents.errors import LLMCallError
-from tradingagents.llm_clients.text import clean_message, clean_result, valid_text
+from tradingagents.llm_clients.streaming import restart_chunk
+from tradingagents.llm_clients.text import StreamCut, StreamStalled, clean_message, clean_result, valid_text
 from tradingagents.llm_presets import PROVIDER_PRESETS, public_url
 
 NO_KEY_PLACEHOLDER = "not-needed"
+
+try:  # the OpenAI SDK's own HTTP library (it also accepts, and our factory passes, an httpx client)
+    import httpx2
+
+    _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.TransportError, httpx2.TransportError)
+    _BROKE_OFF: tuple[type[BaseException], ...] = (httpx.RemoteProtocolError, httpx2.RemoteProtocolError)
+except ImportError:  # an SDK built on httpx alone
+    _TRANSPORT_ERRORS = (httpx.TransportError,)
+    _BROKE_OFF = (httpx.RemoteProtocolError,)
 
 
 def _message_problem(result: Any, tools: Any) -> str | None:
@@ -66,6 +95,33 @@ def _message_problem(result: Any, tools: Any) -> str | None:
         )
     if empty:
         return "the model returned an empty answer"
+    return None
+
+
+def _causes(exc: BaseException):
+    """``exc`` and the exceptions it came from (``__cause__`` / ``__context__``), each once."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _cut_mid_stream(exc: BaseException, started: bool) -> str | None:
+    """Why a streamed attempt broke off once the server had started answering, or None.
+
+    The SDK retries what fails before an answer starts; an error while the SSE body is read
+    (marked by the transport: ``StreamCut`` / ``StreamStalled``, or any connection error once a
+    chunk has arrived) reaches us unretried.
+    """
+    if not isinstance(exc, (openai.APIConnectionError, *_TRANSPORT_ERRORS)):
+        return None
+    causes = list(_causes(exc))
+    if any(isinstance(c, StreamStalled) for c in causes):
+        return "the streamed answer stalled mid-way (no data within the llm_timeout)"
+    if started or any(isinstance(c, StreamCut) for c in causes):
+        return "the streamed answer broke off mid-way (the connection closed inside the answer)"
     return None
 
 
@@ -135,6 +191,9 @@ class BoundedChatOpenAI(ChatOpenAI):
         if isinstance(exc, openai.APITimeoutError):
             return self._fail(f"no answer within the {self.request_timeout:g} s timeout (llm_timeout)", retryable=True)
         if isinstance(exc, openai.APIConnectionError):
+            if any(isinstance(c, _BROKE_OFF) for c in _causes(exc)):
+                # it connected, and the server (or a proxy) hung up inside its answer
+                return self._fail("the server closed the connection inside its answer", retryable=True)
             return self._not_reachable(exc)
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
@@ -155,6 +214,8 @@ class BoundedChatOpenAI(ChatOpenAI):
         return None
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        if self.streaming and not kwargs.get("response_format"):
+            return self._generate_streamed(messages, stop=stop, run_manager=run_manager, **kwargs)
         attempts = (self.max_retries or 0) + 1
         problem = "no attempt was made"
         for _ in range(attempts):
@@ -176,26 +237,121 @@ class BoundedChatOpenAI(ChatOpenAI):
                 return result
         raise self._fail(problem, retryable=True)
 
+    # ---------------------------------------------------------------- streaming
+    def _should_stream(self, *, async_api, run_manager=None, **kwargs):
+        # invoke (a run manager is open): _generate streams each attempt itself, so the text is live
+        # and a retried attempt can be taken back; .stream() (no run manager yet) uses _stream. A
+        # structured answer is never streamed (see the module docstring).
+        if run_manager is not None or kwargs.get("response_format"):
+            return False
+        return super()._should_stream(async_api=async_api, run_manager=run_manager, **kwargs)
+
+    def _streamed_attempts(self, messages, stop, run_manager, kwargs) -> tuple[list, Any]:
+        """``(chunks, ChatResult)`` of the first good streamed attempt; each chunk went to ``run_manager``
+        as it arrived."""
+        attempts = (self.max_retries or 0) + 1
+        problem = "no attempt was made"
+        message_id = f"{LC_ID_PREFIX}-{run_manager.run_id}" if run_manager is not None else None
+        shown = False  # whether the callbacks hold text (or chunks) of a void attempt
+        for _ in range(attempts):
+            if shown and run_manager is not None:
+                run_manager.on_llm_new_token("", chunk=restart_chunk(message_id))
+                shown = False
+            chunks: list = []
+            with _slot(self._limiter):
+                try:
+                    for chunk in super()._stream(messages, stop=stop, run_manager=None, **kwargs):
+                        clean_message(chunk.message)  # valid Unicode before anyone sees the chunk
+                        if isinstance(chunk.text, str):
+                            chunk.text = valid_text(chunk.text)
+                        if chunk.message.id is None and message_id is not None:
+                            chunk.message.id = message_id
+                        chunks.append(chunk)
+                        if run_manager is not None:
+                            shown = True
+                            run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                except (openai.APIResponseValidationError, json.JSONDecodeError):
+                    problem = "the server's answer is not valid JSON in the OpenAI format"
+                    continue
+                except ValueError as exc:
+                    if not kwargs.get("response_format"):
+                        raise
+                    # the SDK parses a structured answer as it streams: text that is not JSON is a
+                    # parse failure, as the unstreamed parse reports it (invoke_structured falls back)
+                    raise OutputParserException(f"the structured answer is not valid JSON: {exc}") from exc
+                except Exception as exc:  # noqa: BLE001 - re-raised, translated when we know it
+                    cut = _cut_mid_stream(exc, bool(chunks))
+                    if cut is not None:
+                        problem = cut
+                        continue
+                    if shown and run_manager is not None:  # the call fails: its text so far is void too
+                        run_manager.on_llm_new_token("", chunk=restart_chunk(message_id))
+                    translated = self._translate(exc)
+                    if translated is None or translated is exc:
+                        raise
+                    raise translated from exc
+            problem = _stream_problem(chunks)
+            if problem is None:
+                result = clean_result(generate_from_stream(iter(chunks)))
+                problem = _message_problem(result, kwargs.get("tools"))
+            if problem is None:
+                return chunks, result
+        if shown and run_manager is not None:
+            run_manager.on_llm_new_token("", chunk=restart_chunk(message_id))
+        raise self._fail(problem, retryable=True)
+
+    def _generate_streamed(self, messages, stop=None, run_manager=None, **kwargs):
+        return self._streamed_attempts(messages, stop, run_manager, kwargs)[1]
+
     def _stream(self, messages, stop=None, run_manager=None, **kwargs):
-        with _slot(self._limiter):
-            try:
-                for chunk in super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs):
-                    clean_message(getattr(chunk, "message", None))
-                    if isinstance(getattr(chunk, "text", None), str):
-                        chunk.text = valid_text(chunk.text)
-                    yield chunk
-            except Exception as exc:  # noqa: BLE001
-                translated = self._translate(exc)
-                if translated is None or translated is exc:
-                    raise
-                raise translated from exc
+        # the chunks of the good attempt only, once it is known good (see the module docstring)
+        for chunk in self._streamed_attempts(messages, stop, None, kwargs)[0]:
+            if run_manager is not None:
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+    async def _astream(self, messages, stop=None, run_manager=None, **kwargs):
+        from langchain_core.runnables.config import run_in_executor
+
+        chunks, _ = await run_in_executor(None, self._streamed_attempts, messages, stop, None, kwargs)
+        for chunk in chunks:
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
 
     async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
-        # The bound is a threading semaphore: run the sync path in a worker thread.
+        # The bound is a threading semaphore: run the sync path (streamed or not) in a worker thread.
         from langchain_core.runnables.config import run_in_executor
 
         sync_manager = run_manager.get_sync() if run_manager else None
         return await run_in_executor(None, self._generate, messages, stop, sync_manager, **kwargs)
+
+
+def _stream_problem(chunks: list) -> str | None:
+    """Why a stream that ended without an error is still incomplete, or None."""
+    if not chunks:
+        return "the server's streamed answer was empty (no events)"
+    # the streamed tool calls' arguments, strictly: assembling the chunks parses them leniently
+    # (partial JSON), so "{not json" would become {} where an unstreamed answer is refused
+    calls: dict[Any, list[str]] = {}
+    for chunk in chunks:
+        for part in getattr(chunk.message, "tool_call_chunks", None) or []:
+            name, args = calls.setdefault(part.get("index"), ["", ""])
+            calls[part.get("index")] = [name + (part.get("name") or ""), args + (part.get("args") or "")]
+    for name, args in calls.values():
+        if args.strip():
+            try:
+                parsed = json.loads(args)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict):
+                return f"the model called {name} with arguments that are not valid JSON"
+    if not any((c.generation_info or {}).get("finish_reason") for c in chunks):
+        # a body that simply ends (no chunked framing, a proxy closing early) looks complete to
+        # the client; every OpenAI-compatible server ends an answer with a finish_reason
+        return ("the streamed answer ended without a finish reason (cut off?); if a proxy buffers or cuts "
+                "server-sent events, set llm_streaming to false")
+    return None
 
 
 class _slot:

@@ -125,8 +125,41 @@ def _valid_embedded(value: Any) -> Any:
     return value
 
 
+class StreamCut(httpx.RemoteProtocolError):
+    """The body of a streamed (SSE) answer broke off after the server had started answering."""
+
+
+class StreamStalled(httpx.ReadTimeout):
+    """The body of a streamed (SSE) answer stopped arriving for longer than the timeout."""
+
+
+class _MarkedBody(httpx.SyncByteStream):
+    """An SSE body whose read errors say they happened mid-answer (``StreamCut`` / ``StreamStalled``).
+
+    The OpenAI SDK retries a request that fails before its answer starts, but an error while the
+    SSE body is read reaches the caller as the same ``APIConnectionError`` / ``APITimeoutError``
+    as a refused connection; the mark (its ``__cause__``) lets the chat model retry a cut stream
+    within its own attempt budget instead of reporting an unreachable server.
+    """
+
+    def __init__(self, inner: httpx.SyncByteStream) -> None:
+        self.inner = inner
+
+    def __iter__(self):
+        try:
+            yield from self.inner
+        except httpx.TimeoutException as exc:
+            raise StreamStalled(f"the streamed answer stalled: {exc}") from exc
+        except httpx.TransportError as exc:
+            raise StreamCut(f"the streamed answer broke off: {exc}") from exc
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 class ValidUnicodeTransport(httpx.BaseTransport):
-    """An httpx transport that hands on JSON responses with every lone surrogate replaced."""
+    """An httpx transport that hands on JSON responses with every lone surrogate replaced (and marks
+    the read errors of an SSE body, see ``_MarkedBody``)."""
 
     def __init__(self, inner: httpx.BaseTransport | None = None) -> None:
         self.inner = inner or httpx.HTTPTransport()
@@ -134,7 +167,10 @@ class ValidUnicodeTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         response = self.inner.handle_request(request)
         if "json" not in response.headers.get("content-type", ""):
-            return response  # SSE streams are cleaned per chunk by the chat model
+            # SSE streams are cleaned per chunk by the chat model
+            if isinstance(response.stream, httpx.SyncByteStream):
+                response.stream = _MarkedBody(response.stream)
+            return response
         body = response.read()
         fixed = valid_json_body(body)
         if fixed is None:
