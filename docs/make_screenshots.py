@@ -10,7 +10,8 @@ The demo script's screenshots (``demo-<step>-<width>-<light|dark>.png``: first v
 the live text of a run in progress (``demo-2b-live-text-1440-dark.png`` only: the offline engine paced
 by TRADINGAGENTS_OFFLINE_STREAM_DELAY_S), battle view, replay, comparison, History with the PDF
 download, Memory log) are written by the browser test that walks it:
-``.venv/bin/python -m pytest tests/browser/test_demo_script.py``.
+``UPDATE_SCREENSHOTS=1 .venv/bin/python -m pytest tests/browser/test_demo_script.py`` (without the
+variable they go to test-artifacts/screenshots/, so `make test` changes no committed file).
 """
 
 from __future__ import annotations
