@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import tests.pg_server as _pg
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
 from tradingagents.backtest import STRATEGIES, TEAM, TEAM_NO_MEMORY, Backtest, BacktestSpec, run_backtest
 from tradingagents.backtest.cli import main as cli_main
@@ -23,6 +24,8 @@ from tradingagents.dataflows.returns import compute_returns
 from tradingagents.errors import RunStopped
 from tradingagents.graph.results import load_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+pg_server, pg_url = _pg.pg_server, _pg.pg_url  # the real server's fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
 START, END = "2024-06-03", "2024-06-28"  # 20 trading days of the demo market
@@ -299,3 +302,29 @@ def test_add_parser_wires_the_subcommand_into_a_main_parser(ta_home, capsys):
     assert args.func(args) == 0
     folder = Path(capsys.readouterr().out.strip().splitlines()[-1].removeprefix("Backtest: "))
     assert json.loads((folder / "manifest.json").read_text())["args"]["spec"]["cost_bps"] == 5.0
+
+
+def test_on_a_desk_database_a_saved_but_unrecorded_step_is_taken_from_the_database(pg_url, tmp_path, monkeypatch):
+    """With storage_url the runs are saved in PostgreSQL: a step killed between saving and recording
+    is taken from its saved run there, not run again (the reuse looked in the home's files only)."""
+    url = pg_url
+    calls: list[tuple[str, str]] = []
+    real = TradingAgentsGraph.propagate
+
+    def counting(self, ticker, trade_date, *args, **kwargs):
+        calls.append((ticker, trade_date))
+        return real(self, ticker, trade_date, *args, **kwargs)
+
+    monkeypatch.setattr(TradingAgentsGraph, "propagate", counting)
+    cfg = {"home": str(tmp_path / "home"), "storage_url": url, "selected_analysts": ["market"]}
+    spec = BacktestSpec.make("NVDA", START, "2024-06-07", every=2)
+    result = run_backtest(spec, cfg)
+    assert not list((tmp_path / "home").glob("results/**/state.json"))  # saved in the database
+    manifest = json.loads((result.folder / "manifest.json").read_text())
+    last = max(manifest["steps"][TEAM]["NVDA"])
+    del manifest["steps"][TEAM]["NVDA"][last]
+    (result.folder / "manifest.json").write_text(json.dumps(manifest))
+    calls.clear()
+    run_backtest(spec, cfg)
+    assert calls == []
+    assert json.loads((result.folder / "manifest.json").read_text())["steps"][TEAM]["NVDA"][last]["reused"] is True

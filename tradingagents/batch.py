@@ -113,26 +113,6 @@ def _plain(config: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _thaw(v) for k, v in config.items()}
 
 
-def _reuse(graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, Any] | None:
-    """The saved run of this ticker and date made by the same graph and models, if there is one."""
-    from tradingagents import storage
-
-    try:
-        saved = storage.load_run(cfg, ticker, date)
-    except (FileNotFoundError, ValueError, OSError):
-        return None
-    meta = saved.get("meta") or {}
-    same = (meta.get("thread_id") == graph.thread_id(ticker, date)
-            and all(meta.get(k) == cfg.get(k) for k in ("llm_provider", "quick_think_llm", "deep_think_llm",
-                                                          "data_vendor")))
-    if not same or saved.get("rating") is None:
-        return None
-    # the decision is in the log if the run got that far; storing it again is a no-op
-    graph.memory_log.store_decision(ticker, date, (saved.get("state") or {}).get("final_trade_decision", ""),
-                                    rating=saved["rating"])
-    return saved
-
-
 def run_ticker(task: Mapping[str, Any], emit: Callable[[dict[str, Any]], None] | None = None,
                stop: Callable[[], bool] | None = None, guard=None, limiter=None) -> dict[str, Any]:
     """One ticker of a batch (the executor's task): a TickerOutcome as a dict; never raises for the run.
@@ -158,7 +138,7 @@ def run_ticker(task: Mapping[str, Any], emit: Callable[[dict[str, Any]], None] |
                 if getattr(llm, "_limiter", None) is not None:
                     llm._limiter = limiter
         graph.budget_guard = (lambda spent, mean: guard(ticker, spent, mean)) if guard is not None else None
-        saved = _reuse(graph, cfg, ticker, date)
+        saved = graph.saved_run(ticker, date)
         if saved is not None:
             usage = (saved.get("meta") or {}).get("usage") or {}
             out.status, out.rating, out.cost_usd = "reused", saved["rating"], 0.0

@@ -469,7 +469,7 @@ class Backtest:
         payloads = []
         for ticker, variant in tasks:
             todo = [d for d in self.plans[ticker].steps if self.manifest.step(variant, ticker, d) is None]
-            payloads.append({"config": dict(self._task_config(variant)), "api_key": self._api_key,
+            payloads.append({"config": self._task_config(variant).to_dict(), "api_key": self._api_key,
                              "ticker": ticker, "variant": variant, "steps": todo})
 
         def done(result) -> None:
@@ -613,30 +613,14 @@ def ray_task(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _reuse(graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, Any] | None:
-    """A saved run of this step made by the same graph and providers (finished before a kill)."""
-    from tradingagents.graph.results import load_run, run_dir
+    """The step's info from a saved run of it by the same graph and providers (finished before a kill)."""
+    from tradingagents.graph.results import run_dir
 
-    try:
-        saved = load_run(cfg, ticker, date)
-    except (FileNotFoundError, ValueError, OSError):
+    saved = graph.saved_run(ticker, date)
+    if saved is None:
         return None
-    meta = saved.get("meta") or {}
-    same = (meta.get("thread_id") == graph.thread_id(ticker, date)
-            and all(meta.get(k) == cfg.get(k) for k in ("llm_provider", "quick_think_llm", "deep_think_llm",
-                                                          "data_vendor")))
-    rating = saved.get("rating")
-    if not same or rating is None:
-        return None
-    # the decision is in the log if the run got that far; storing it again is a no-op
-    _store_decision(graph.memory_log, ticker, date, rating,
-                    (saved.get("state") or {}).get("final_trade_decision", ""))
-    return {"rating": rating, "results_path": str(run_dir(cfg, ticker, date)), "elapsed_s": 0.0,
+    return {"rating": saved["rating"], "results_path": str(run_dir(cfg, ticker, date)), "elapsed_s": 0.0,
             "reused": True, "resumed": False, "llm_calls": 0}
-
-
-def _store_decision(memory_log, ticker: str, date: str, rating: str, decision: str) -> None:
-    """``store_decision`` (idempotent per date and ticker) with the step's saved rating."""
-    memory_log.store_decision(ticker, date, decision, rating=rating)
 
 
 def _safe_callback(cb: ProgressCallback | None) -> ProgressCallback:

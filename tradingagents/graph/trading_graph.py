@@ -173,6 +173,25 @@ class TradingAgentsGraph:
         tid = self.thread_id(ticker, trade_date, asset_type)
         return storage.has_checkpoint(self.config, ticker, tid)  # the path is made safe where it is built
 
+    def saved_run(self, ticker: str, trade_date: str) -> dict[str, Any] | None:
+        """The saved run of ``ticker`` on ``trade_date`` if this graph (same thread: analysts, rounds,
+        execution) and the same providers and models made it and it has a rating; its decision is then
+        stored in the memory log (a no-op when it is there: the run may have died just after saving).
+        A batch or a backtest takes such a run instead of running it again."""
+        try:
+            saved = storage.load_run(self.config, ticker, trade_date)
+        except (FileNotFoundError, ValueError, OSError):
+            return None
+        meta = saved.get("meta") or {}
+        same = (meta.get("thread_id") == self.thread_id(ticker, trade_date)
+                and all(meta.get(k) == self.config.get(k)
+                        for k in ("llm_provider", "quick_think_llm", "deep_think_llm", "data_vendor")))
+        if not same or saved.get("rating") is None:
+            return None
+        self.memory_log.store_decision(ticker, trade_date, (saved.get("state") or {}).get("final_trade_decision", ""),
+                                       rating=saved["rating"])
+        return saved
+
     def build_graph(self, trade_date: str | None, analysts: list[str]):
         """The uncompiled StateGraph (tools read data up to ``trade_date`` only).
 
