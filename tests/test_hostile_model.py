@@ -199,3 +199,23 @@ def test_a_server_error_carrying_escape_sequences_is_printed_stripped(ta_home, c
     err = capsys.readouterr().err
     assert code == cli.EXIT_LLM_FAILURE
     assert "get_data" in err and "\x1b" not in err and "\x07" not in err
+
+
+def test_the_batch_command_prints_a_tickers_error_stripped(ta_home, capsys):
+    from tradingagents import cli
+
+    evil = "get_\x1b]0;pwned\x07\x1b[2Jdata"
+
+    def responder(body):
+        if body.get("tools"):
+            return {"content": None, "tool_calls": [{"name": evil, "arguments": "{not json"}]}
+        return agentic_responder(body)
+
+    with FakeOpenAIServer(responder) as server:
+        code = cli.main(["batch", "NVDA,AAPL", DATE, "--analysts", "market", "--provider", "openai_compatible",
+                         "--backend-url", server.base_url, "--quick-model", "q", "--deep-model", "d"])
+    out = capsys.readouterr()
+    assert code == cli.EXIT_LLM_FAILURE
+    assert out.err.count("get_data") == 2  # each ticker's failure line names the tool
+    for stream in (out.out, out.err):
+        assert "\x1b" not in stream and "\x07" not in stream

@@ -444,6 +444,109 @@ def log_command(argv: list[str]) -> int:
         return _explain(exc, resumes=False)
 
 
+BATCH_EXIT_HELP = """exit codes (the worst ticker's, in this order):
+  1  a ticker hit an unexpected error (a bug)
+  2  bad input or configuration (then nothing ran), or a ticker the data source rejects
+  3  the market data provider could not serve a ticker
+  4  a model call failed after retries for a ticker (it is checkpointed)
+  6  a ticker is already being analysed elsewhere
+  5  stopped (Ctrl-C / SIGTERM) or the budget (--max-cost) reached: run the same command again
+     (with a larger --max-cost) to continue; finished tickers are reused, checkpointed ones resume
+  0  every ticker finished
+"""
+
+
+def _batch_parser():
+    import argparse
+
+    p = argparse.ArgumentParser(
+        prog="python -m tradingagents batch",
+        description="Analyse a watchlist on one date: every ticker concurrently (at most "
+        "max_concurrent_llm_calls model calls at once in all), one line per ticker.",
+        epilog="examples:\n  python -m tradingagents batch NVDA,AAPL,MSFT,0700.HK 2024-05-10\n"
+        "  python -m tradingagents batch @morning 2024-05-10 --executor ray --max-cost 2\n\n" + BATCH_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("tickers", help="comma-separated tickers, or @NAME for a saved watchlist")
+    p.add_argument("date", help="analysis date YYYY-MM-DD")
+    p.add_argument("--executor", help="threads (default) or ray (each ticker a Ray task; ray_address / "
+                   "TRADINGAGENTS_RAY_ADDRESS for a cluster)")
+    p.add_argument("--max-cost", help="USD budget of the whole batch (and of each run)")
+    p.add_argument("--concurrency", type=int, help="max_concurrent_llm_calls shared by the batch")
+    for flag in ("--analysts", "--provider", "--backend-url", "--quick-model", "--deep-model", "--data",
+                 "--home"):
+        p.add_argument(flag)
+    p.add_argument("--debate-rounds", type=int)
+    p.add_argument("--risk-rounds", type=int)
+    p.add_argument("--json", action="store_true", help="the outcomes as JSON on stdout")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    return p
+
+
+def _usd(value: float | None) -> str:
+    return "price unknown" if value is None else f"${value:.4f}"
+
+
+def batch_command(argv: list[str]) -> int:
+    """``python -m tradingagents batch TICKERS|@LIST DATE``: one line per ticker, the worst exit code."""
+    from tradingagents.batch import TickerOutcome, exit_code, list_watchlists, parse_tickers, run_batch
+    from tradingagents.default_config import resolve_config
+    from tradingagents.validation import ValidationError, validate_date
+
+    args = _batch_parser().parse_args(argv)
+    stop = threading.Event()
+    previous = install_stop_handlers(stop)
+    try:
+        settings = _settings_from(args)
+        if args.concurrency is not None:
+            settings = resolve_config({**dict(settings), "max_concurrent_llm_calls": args.concurrency})
+        if args.tickers.startswith("@"):
+            lists = list_watchlists(settings)
+            name = args.tickers[1:].strip()
+            if name not in lists:
+                known = ", ".join(sorted(lists)) or "none saved yet"
+                raise ValidationError(f"No watchlist named {name!r} (saved: {known}).")
+            tickers = lists[name]
+        else:
+            tickers = parse_tickers(args.tickers)
+        date = validate_date(args.date)
+        from tradingagents.estimates import estimate_batch_cost
+
+        estimate = estimate_batch_cost(settings, len(tickers))
+        if not args.quiet:
+            print(f"{len(tickers)} tickers on {date}, executor {settings['executor']}, at most "
+                  f"{settings['max_concurrent_llm_calls']} model calls at once; estimated cost "
+                  f"{_usd(estimate['cost_usd'])} ({estimate['source']})", file=sys.stderr, flush=True)
+
+        def progress(o: TickerOutcome) -> None:
+            if not args.quiet and o.status not in ("queued", "running"):
+                extra = f" {o.rating}" if o.rating else ""
+                _print(f"  {o.ticker:<10} {o.status}{extra} {_usd(o.cost_usd)}"
+                       + (f" — {o.error}" if o.error else ""), file=sys.stderr, flush=True)
+
+        outcomes = run_batch(tickers, date, settings, max_cost_usd=settings.get("max_cost_usd"),
+                             on_update=progress, should_stop=stop.is_set)
+    except Exception as exc:  # noqa: BLE001 - nothing ran: a message and an exit code
+        return _explain(exc, resumes=False)
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+    if args.json:
+        import json
+
+        print(json.dumps([o.to_dict() for o in outcomes], indent=1))
+    else:
+        for o in outcomes:
+            _print(f"{o.ticker:<10} {o.status:<8} {o.rating or '-':<12} {_usd(o.cost_usd)}")
+        known = [o.cost_usd for o in outcomes if o.cost_usd is not None]
+        print(f"total {_usd(sum(known)) if len(known) == len(outcomes) else 'price unknown'}")
+    code = exit_code(outcomes)
+    if code == EXIT_STOPPED:
+        print("Run the same command again (with a larger --max-cost if the budget stopped it) to continue.",
+              file=sys.stderr)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -452,9 +555,7 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] == "log":
             return log_command(argv[1:])
         if argv and argv[0] == "batch":
-            from tradingagents.batch import main as batch_main
-
-            return batch_main(argv[1:])
+            return batch_command(argv[1:])
         if argv and argv[0] == "backtest":
             from tradingagents.backtest.cli import main as backtest_main
 
