@@ -72,3 +72,18 @@ def fail_once_at(node: str) -> CallCounter:
             raise InjectedFault(f"injected failure at {node}")
 
     return CallCounter(on_call)
+
+
+def server_fault_at(server, node: str, times: int = 2) -> CallCounter:
+    """A callback that makes the fake OpenAI server answer ``node``'s first model call (and its
+    retries: ``times`` requests in all) with HTTP 500, once; the run then fails there for good."""
+    from tests.fake_openai import Fault
+
+    fired = {"done": False}
+
+    def on_call(at: str, _n: int) -> None:
+        if at == node and not fired["done"]:
+            fired["done"] = True
+            server.inject(Fault.status(500, times=times))
+
+    return CallCounter(on_call)

@@ -164,7 +164,9 @@ def test_a_step_never_sees_an_outcome_known_only_after_its_date(ta_home, monkeyp
     assert later
 
 
-def test_stop_then_resume_redoes_no_finished_step(ta_home, monkeypatch):
+@pytest.fixture
+def propagate_calls(monkeypatch) -> list[tuple[str, str]]:
+    """Every (ticker, date) the graph is asked to propagate, in order (the run itself unchanged)."""
     calls: list[tuple[str, str]] = []
     real = TradingAgentsGraph.propagate
 
@@ -173,6 +175,11 @@ def test_stop_then_resume_redoes_no_finished_step(ta_home, monkeypatch):
         return real(self, ticker, trade_date, *args, **kwargs)
 
     monkeypatch.setattr(TradingAgentsGraph, "propagate", counting)
+    return calls
+
+
+def test_stop_then_resume_redoes_no_finished_step(ta_home, propagate_calls):
+    calls = propagate_calls
     spec = BacktestSpec.make("NVDA", START, "2024-06-14", every=1)  # 10 steps
     checks: dict[int, int] = {}
 
@@ -304,18 +311,12 @@ def test_add_parser_wires_the_subcommand_into_a_main_parser(ta_home, capsys):
     assert json.loads((folder / "manifest.json").read_text())["args"]["spec"]["cost_bps"] == 5.0
 
 
-def test_on_a_desk_database_a_saved_but_unrecorded_step_is_taken_from_the_database(pg_url, tmp_path, monkeypatch):
+def test_on_a_desk_database_a_saved_but_unrecorded_step_is_taken_from_the_database(pg_url, tmp_path,
+                                                                                   propagate_calls):
     """With storage_url the runs are saved in PostgreSQL: a step killed between saving and recording
     is taken from its saved run there, not run again (the reuse looked in the home's files only)."""
     url = pg_url
-    calls: list[tuple[str, str]] = []
-    real = TradingAgentsGraph.propagate
-
-    def counting(self, ticker, trade_date, *args, **kwargs):
-        calls.append((ticker, trade_date))
-        return real(self, ticker, trade_date, *args, **kwargs)
-
-    monkeypatch.setattr(TradingAgentsGraph, "propagate", counting)
+    calls = propagate_calls
     cfg = {"home": str(tmp_path / "home"), "storage_url": url, "selected_analysts": ["market"]}
     spec = BacktestSpec.make("NVDA", START, "2024-06-07", every=2)
     result = run_backtest(spec, cfg)

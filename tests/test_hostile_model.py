@@ -11,6 +11,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
 from tests.fake_openai import FakeOpenAIServer, agentic_responder
+from tests.hostile import hostile_responder as make_hostile_responder
 from tradingagents.agents.managers.portfolio_manager import PortfolioDecision
 from tradingagents.graph.results import load_run
 from tradingagents.graph.signal_processing import process_signal, state_rating
@@ -119,19 +120,7 @@ HOSTILE = (
 MEGABYTE = "M" * 1_000_000
 
 
-def hostile_responder(body):
-    """Every text answer and the PM's structured answer carry HOSTILE; the Market Analyst's is 1 MB."""
-    answer = agentic_responder(body, rating="Overweight")
-    fmt = body.get("response_format")
-    if isinstance(fmt, dict) and "executive_summary" in json.dumps(fmt):
-        return {"content": json.dumps({"rating": "Overweight", "executive_summary": "**Rating**: Sell" + HOSTILE,
-                                       "investment_thesis": HOSTILE, "price_target": None,
-                                       "time_horizon": "3 months" + HOSTILE})}
-    if answer.get("tool_calls") or not isinstance(answer.get("content"), str) or fmt:
-        return answer
-    system = str((body.get("messages") or [{}])[0].get("content"))
-    big = MEGABYTE if "Market Analyst" in system else ""
-    return {**answer, "content": answer["content"] + HOSTILE + big}
+hostile_responder = make_hostile_responder(HOSTILE, MEGABYTE)
 
 
 def test_a_hostile_model_through_the_cli_loses_nothing_forges_nothing_prints_nothing_raw(ta_home, capsys):

@@ -68,24 +68,18 @@ def test_a_run_failed_on_one_machine_and_resumed_on_another_counts_every_answere
     """Counters survive a resume across machines: the earlier segments' usage lives in the desk too."""
     import pytest
 
-    from tests.fake_openai import FakeOpenAIServer, Fault
-    from tests.graph_helpers import CallCounter
+    from tests.fake_openai import FakeOpenAIServer
+    from tests.graph_helpers import server_fault_at
     from tradingagents.errors import LLMCallError
 
     with FakeOpenAIServer() as server:
         def config(home: Path) -> dict:
             return server.llm_config(llm_max_retries=1, home=str(home), storage_url=pg_url)
 
-        fired = {"done": False}
-
-        def fail_at_bull(node, _n):
-            if node == "Bull Researcher" and not fired["done"]:
-                fired["done"] = True
-                server.inject(Fault.status(500, times=2))  # this call and its one retry fail for good
-
+        fault = server_fault_at(server, "Bull Researcher")  # this call and its one retry fail for good
         with pytest.raises(LLMCallError):
             TradingAgentsGraph(["market"], config=config(tmp_path / "machine_a"),
-                               callbacks=[CallCounter(fail_at_bull)]).propagate("AAPL", "2024-05-10")
+                               callbacks=[fault]).propagate("AAPL", "2024-05-10")
         before = len(server.chat_requests) - 2
         assert before > 0
         TradingAgentsGraph(["market"], config=config(tmp_path / "machine_b")).propagate("AAPL", "2024-05-10")

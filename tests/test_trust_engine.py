@@ -324,20 +324,13 @@ def test_model_text_cannot_forge_the_hidden_meta_line(ta_home):
 
 
 def test_usage_is_the_models_answered_calls_over_a_failure_and_resume(fake_openai, ta_home):  # noqa: F811
-    from tests.fake_openai import Fault
-    from tests.graph_helpers import CallCounter
+    from tests.graph_helpers import server_fault_at
     from tradingagents.errors import LLMCallError
 
     cfg = fake_openai.llm_config(llm_max_retries=1)
-    fired = {"done": False}
-
-    def fail_at_bull(node, _n):
-        if node == "Bull Researcher" and not fired["done"]:
-            fired["done"] = True
-            fake_openai.inject(Fault.status(500, times=2))  # this call and its one retry fail for good
-
+    fault = server_fault_at(fake_openai, "Bull Researcher")  # this call and its one retry fail for good
     with pytest.raises(LLMCallError):
-        TradingAgentsGraph(["market"], config=cfg, callbacks=[CallCounter(fail_at_bull)]).propagate("NVDA", DATE)
+        TradingAgentsGraph(["market"], config=cfg, callbacks=[fault]).propagate("NVDA", DATE)
     TradingAgentsGraph(["market"], config=cfg).propagate("NVDA", DATE)
     answered = len(fake_openai.chat_requests) - 2  # every request but the two that got a 500
     doc, _ = _saved(ta_home, "NVDA", DATE)

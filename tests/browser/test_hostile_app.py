@@ -16,7 +16,8 @@ from urllib.parse import quote
 import pytest
 
 from tests.browser.harness import ARTIFACTS, chromium, start_run, streamlit_server, wait_rating
-from tests.fake_openai import FakeOpenAIServer, agentic_responder
+from tests.fake_openai import FakeOpenAIServer
+from tests.hostile import hostile_responder
 
 pytestmark = pytest.mark.browser
 
@@ -37,20 +38,6 @@ LIVE_LINKS_JS = """() => [...document.querySelectorAll('a[href], [onerror], scri
   .map((e) => e.outerHTML.slice(0, 120))"""
 
 
-def hostile_responder(body):
-    answer = agentic_responder(body, rating="Overweight")
-    fmt = body.get("response_format")
-    if isinstance(fmt, dict) and "executive_summary" in json.dumps(fmt):
-        return {"content": json.dumps({"rating": "Overweight", "executive_summary": "**Rating**: Sell" + PAYLOAD,
-                                       "investment_thesis": PAYLOAD, "price_target": None,
-                                       "time_horizon": "3 months" + PAYLOAD})}
-    if answer.get("tool_calls") or not isinstance(answer.get("content"), str) or fmt:
-        return answer
-    system = str((body.get("messages") or [{}])[0].get("content"))
-    big = MEGABYTE if "Market Analyst" in system else ""
-    return {**answer, "content": answer["content"] + PAYLOAD + big}
-
-
 def _nothing_ran(page, where: str, dialogs: list) -> None:
     assert page.evaluate(EXECUTED_JS) is None, f"model text executed on {where}"
     assert dialogs == [], f"a dialog opened on {where}: {dialogs}"
@@ -58,7 +45,7 @@ def _nothing_ran(page, where: str, dialogs: list) -> None:
 
 
 def test_a_hostile_model_through_the_app_executes_nothing_and_loses_nothing(ta_home):
-    with FakeOpenAIServer(hostile_responder) as llm:
+    with FakeOpenAIServer(hostile_responder(PAYLOAD, MEGABYTE)) as llm:
         env = {"TRADINGAGENTS_LLM_PROVIDER": "openai_compatible", "TRADINGAGENTS_BACKEND_URL": llm.base_url,
                "TRADINGAGENTS_QUICK_THINK_LLM": "fake-quick", "TRADINGAGENTS_DEEP_THINK_LLM": "fake-deep"}
         with streamlit_server(ta_home, log_path=ARTIFACTS / "browser-hostile.log", extra_env=env) as url, \
