@@ -12,7 +12,8 @@ then querying at 100k, our p50 against ``rank_bm25.BM25Okapi.get_scores`` at 100
 situations added one call at a time then one query.
 
 Memory log: ``get_past_context`` on a 10,000-entry log (p50 with the instance warm, and the first
-call of a new instance), settling 100 pending entries in one batch, and ``store_decision`` from a
+call of a new instance, which parses the whole file: the median of five new instances, and the
+slowest), settling 100 pending entries in one batch, and ``store_decision`` from a
 new instance (the cold store, an append). Everything runs in a temporary home.
 """
 
@@ -247,10 +248,14 @@ def _memlog(home: str, rng: random.Random) -> dict:
     log_path.write_text("".join(b + SEPARATOR for b in blocks))
     cfg = {"memory_log_path": str(log_path)}
 
-    t0 = time.perf_counter()
-    fresh = TradingMemoryLog(cfg)
-    ctx = fresh.get_past_context("NVDA")
-    out["memlog_past_context_cold_ms_10k"] = round((time.perf_counter() - t0) * 1000, 2)
+    colds = []
+    for _ in range(5):  # each a new instance that parses the whole file: the median, as noise is large here
+        t0 = time.perf_counter()
+        fresh = TradingMemoryLog(cfg)
+        ctx = fresh.get_past_context("NVDA")
+        colds.append((time.perf_counter() - t0) * 1000)
+    out["memlog_past_context_cold_ms_10k"] = round(statistics.median(colds), 2)
+    out["memlog_past_context_cold_max_ms_10k"] = round(max(colds), 2)
     assert ctx and len(fresh.load_entries()) == 10_000
     out["memlog_past_context_ms_10k"] = round(_time_ms(lambda: fresh.get_past_context("NVDA"), 30), 3)
 
