@@ -408,6 +408,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - quiet
         return
 
+    def setup(self) -> None:  # once per TCP connection (a kept-alive one serves many requests)
+        super().setup()
+        with self.fake._lock:
+            self.fake.connections += 1
+
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
@@ -523,11 +528,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")
+        if cut_after is not None:  # otherwise the connection is kept for the next request, as a real server does
+            self.send_header("Connection", "close")
         self._headers_buffer.append(b"\r\n")
         head = b"".join(self._headers_buffer)
         self._headers_buffer = []
-        self.close_connection = True
+        self.close_connection = cut_after is not None
         shown = events if cut_after is None else events[:cut_after]
         out = [head]
         for i, event in enumerate(shown):
@@ -581,6 +587,7 @@ class FakeOpenAIServer:
         self.headers: list[dict] = []
         self.max_in_flight = 0
         self.in_flight = 0
+        self.connections = 0  # TCP connections accepted: a client that reuses its connection opens one
         self._counter = 0
         self._lock = threading.Lock()
         self._faults: list[Fault] = []

@@ -187,6 +187,20 @@ def test_a_cut_stream_is_retried_and_only_the_good_attempt_is_kept():
         assert answer.content.startswith("Attempt 6") and "Attempt 5" not in answer.content
 
 
+def test_streamed_calls_reuse_one_connection():
+    """The SDK stops reading a stream at [DONE]; unless the body's end is read too, httpx drops the
+    connection and every call opens a new one (with a real provider, a new TLS handshake)."""
+    with FakeOpenAIServer() as server:
+        llm = create_llm(server.llm_config())
+        for _ in range(5):
+            assert llm.invoke(PROMPT).content
+        assert len(server.requests) == 5 and all(r["stream"] for r in server.requests)
+        assert server.connections == 1
+        server.inject(Fault.cut_stream(after=3))  # a cut stream loses its connection; the retry opens one
+        assert llm.invoke(PROMPT).content
+        assert server.connections == 2
+
+
 def test_a_stream_that_keeps_breaking_off_ends_in_a_clear_error_within_the_budget():
     with FakeOpenAIServer() as server:
         llm = create_llm(server.llm_config(llm_max_retries=1))

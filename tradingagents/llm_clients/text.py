@@ -142,18 +142,45 @@ class _MarkedBody(httpx.SyncByteStream):
     within its own attempt budget instead of reporting an unreachable server.
     """
 
+    # After the SSE ``data: [DONE]`` event only the body's end is left. The SDK's sync stream stops
+    # reading there and closes the response, and httpx drops a connection whose body was not read to
+    # the end: every streamed call then opened a new connection (a TLS handshake with a real
+    # provider). Once [DONE] has gone by, close() reads that end first so the connection is reused.
+    _DONE = b"data: [DONE]"
+    _DRAIN_LIMIT = 64 * 1024
+
     def __init__(self, inner: httpx.SyncByteStream) -> None:
         self.inner = inner
+        self._parts = None
+        self._tail = b""
+        self._done_seen = False
 
     def __iter__(self):
+        self._parts = iter(self.inner)
         try:
-            yield from self.inner
+            for part in self._parts:
+                if not self._done_seen:
+                    window = self._tail + part
+                    self._done_seen = self._DONE in window
+                    self._tail = window[-len(self._DONE):]
+                yield part
         except httpx.TimeoutException as exc:
             raise StreamStalled(f"the streamed answer stalled: {exc}") from exc
         except httpx.TransportError as exc:
             raise StreamCut(f"the streamed answer broke off: {exc}") from exc
+        finally:
+            self._parts = None
 
     def close(self) -> None:
+        if self._done_seen and self._parts is not None:
+            read = 0
+            try:
+                for part in self._parts:  # the terminating chunk, normally already received
+                    read += len(part)
+                    if read > self._DRAIN_LIMIT:
+                        break
+            except (httpx.HTTPError, OSError):
+                pass  # the connection is dropped instead, as without the drain
         self.inner.close()
 
 
