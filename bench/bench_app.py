@@ -78,7 +78,11 @@ def _first_render(browser, url: str, button: str = "Start analysis") -> float:
         page.goto("about:blank")
         t0 = time.perf_counter()
         page.goto(url + "/")
-        page.get_by_role("button", name=button).wait_for(state="visible", timeout=30_000)
+        try:
+            page.get_by_role("button", name=button).wait_for(state="visible", timeout=30_000)
+        except Exception as exc:  # say what the page showed instead (an error, a spinner, nothing)
+            shown = page.evaluate("() => document.body ? document.body.innerText : ''")[:1500]
+            raise RuntimeError(f"no {button!r} button after 30 s at {url}; the page showed: {shown!r}") from exc
         return time.perf_counter() - t0
     finally:
         context.close()
