@@ -19,7 +19,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from studio import charts, export, ui
+from studio import charts, compare, export, ui
 from studio.runs import ANALYST_LABELS, REPORT_TITLES, RunHandle
 from tradingagents import estimates, pricing, team
 from tradingagents.default_config import ROUND_LIMITS
@@ -31,6 +31,7 @@ ui.require_router()
 POLL_S = 0.5  # the live board; the reports below it refresh less often
 REPORTS_POLL_S = 2.0
 LIVE_TEXT_CHARS = 4000
+PAST_RUNS_SHOWN = 10  # on this page; the History page lists every run
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,80}$")
 
 config = ui.current_config()
@@ -136,16 +137,16 @@ def render_progress(handle: RunHandle, *, live: bool) -> None:
     else:
         label = f"{p.fraction:.0%} of agents done"
     st.progress(p.fraction, text=label)
-    c = st.columns(6)
-    c[0].metric("Elapsed", f"{p.elapsed_s:.1f}s")
-    c[1].metric("LLM calls", p.counters["llm_calls"])
-    c[2].metric("Tool calls", p.counters["tool_calls"])
-    c[3].metric("Tokens in", f"{p.counters['input_tokens']:,}")
-    c[4].metric("Tokens out", f"{p.counters['output_tokens']:,}")
     offline = pricing.is_offline(handle.config)
-    c[5].metric("Cost", pricing.cost_text(p.cost_usd, offline=offline),
-                help=None if offline or p.cost_usd is not None else "A model of this run has no price: set it "
-                "under Model prices in the sidebar.")
+    with st.container(horizontal=True, gap="medium"):  # wraps onto two lines on a narrow screen
+        st.metric("Elapsed", f"{p.elapsed_s:.1f}s", width="content")
+        st.metric("LLM calls", p.counters["llm_calls"], width="content")
+        st.metric("Tool calls", p.counters["tool_calls"], width="content")
+        st.metric("Tokens in", f"{p.counters['input_tokens']:,}", width="content")
+        st.metric("Tokens out", f"{p.counters['output_tokens']:,}", width="content")
+        st.metric("Cost", pricing.cost_text(p.cost_usd, offline=offline), width="content",
+                  help=None if offline or p.cost_usd is not None else "A model of this run has no price: set it "
+                  "under Model prices in the sidebar.")
     if live and handle.expected_s:
         left_s = max(0.0, handle.expected_s - p.elapsed_s)
         st.caption(f"About {left_s:.0f}s left: past runs with these settings took {handle.expected_s:.0f}s "
@@ -442,20 +443,19 @@ for o in offers[:5]:
                 st.rerun()
 
 with st.form("run_form", border=True):
-    c1, c2, c3, c4 = st.columns([1.2, 1.2, 1, 1])
+    # the date needs room for YYYY/MM/DD at 800 px; a label that wraps there keeps its input in line
+    c1, c2, c3, c4 = st.columns([1, 1.4, 0.8, 0.8], vertical_alignment="bottom")
     c1.text_input("Ticker", key="form_ticker", placeholder="e.g. NVDA, BRK-B, 7203.T")
     c2.date_input("Analysis date", key="form_date", max_value=dt.date.today(), min_value=dt.date(1990, 1, 1))
     c3.number_input("Debate rounds", min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_debate")
     c4.number_input("Risk rounds", min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_risk")
-    a1, a2 = st.columns([4, 1.2])
-    a1.multiselect("Analysts", list(team.ANALYST_KEYS), key="form_analysts",
+    # rows that wrap rather than squeeze: at 800 px no label or button is cut to "…"
+    st.multiselect("Analysts", list(team.ANALYST_KEYS), key="form_analysts",
                    format_func=lambda a: ANALYST_LABELS.get(a, a))
-    a2.toggle("Analysts in parallel", key="form_parallel",
+    st.toggle("Analysts in parallel", key="form_parallel",
               help="Run the selected analysts side by side (see the timeline) instead of one after another.")
-    b1, b2 = st.columns([1, 3], vertical_alignment="center")
-    with b1:
+    with st.container(horizontal=True, vertical_alignment="center"):
         submitted = st.form_submit_button("Start analysis", type="primary", icon=":material/play_arrow:")
-    with b2:
         estimate_caption()
 
 if submitted:
@@ -544,17 +544,21 @@ if not past:
     st.info("No saved run yet in this home folder. Start an analysis above: its full report is saved "
             "under results/ and can be reopened here.")
 else:
+    recent = compare.history_rows(past[:PAST_RUNS_SHOWN], {})  # the History page's labels and times
     st.dataframe(
-        [{"ticker": r["ticker"], "date": r["date"], "rating": r.get("rating"), "LLM": r.get("llm_provider"),
-          "data": r.get("data_vendor"), "saved": r.get("saved_at")} for r in past],
+        [{k: r.as_display()[k] for k in ("Open", "Ticker", "Date", "Rating", "LLM", "Saved")} for r in recent],
         width="stretch", hide_index=True,
+        column_config={"Open": st.column_config.LinkColumn("Open", display_text="Open run", width="small")},
     )
+    more = f"the newest {PAST_RUNS_SHOWN} of {len(past)}; " if len(past) > PAST_RUNS_SHOWN else ""
+    st.caption(f"Times in UTC; {more}search, compare and export every run on the History page.")
+    st.page_link("pages/history.py", label="History", icon=":material/history:")
     labels = [f"{r['ticker']} · {r['date']} · {r.get('rating') or ''}" for r in past]
-    col_a, col_b = st.columns([3, 1], vertical_alignment="bottom")
-    pick = col_a.selectbox("Reopen a saved run", range(len(past)), format_func=lambda i: labels[i],
-                           key="reopen_pick")
-    if col_b.button("Open saved run", key="reopen_btn", icon=":material/folder_open:"):
-        st.session_state["saved_run"] = (past[pick]["ticker"], past[pick]["date"])
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        pick = st.selectbox("Reopen a saved run", range(len(past)), format_func=lambda i: labels[i],
+                            key="reopen_pick", width="stretch")
+        if st.button("Open saved run", key="reopen_btn", icon=":material/folder_open:", width="content"):
+            st.session_state["saved_run"] = (past[pick]["ticker"], past[pick]["date"])
     saved = st.session_state.get("saved_run")
     if saved:
         try:
