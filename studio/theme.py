@@ -90,7 +90,8 @@ def presentation_css() -> str:
 
 
 def base_css() -> str:
-    """Theme-neutral overrides for the shared classes (badges, agent board, situations) in light mode.
+    """Theme-neutral overrides for the shared classes (badges, agent board, situations, the onboarding's
+    team flow) in light mode.
 
     ``studio.ui.CSS`` paints these on dark backgrounds; these rules give them translucent
     backgrounds and inherited text colour, so the same markup reads on a light page too.
@@ -103,6 +104,8 @@ def base_css() -> str:
         ".ta-agent,.ta-situation,.ta-gantt .track{background:rgba(128,138,160,.12) !important}"
         ".ta-agent.running{background:rgba(46,155,255,.16) !important}"
         ".ta-gantt .name{color:inherit !important}"
+        ".ta-flow-box{background:rgba(128,138,160,.12) !important;color:inherit !important}"
+        ".ta-flow-box b{color:inherit !important}"
         "@media (max-width:900px){.ta-rating{font-size:1.2rem;padding:.3rem 1rem}"
         '[data-testid="stBaseButton-secondary"] p,[data-testid="stBaseButton-primary"] p{white-space:nowrap}}'
         "</style>"
