@@ -3,9 +3,8 @@ preference: first visit, an example run, the live text of a run in progress, the
 comparison of two runs, a PDF download and the Memory log after settling. Screenshots of each step go to
 test-artifacts/screenshots/, or to docs/screenshots/ with UPDATE_SCREENSHOTS=1.
 
-The live-text step runs once (1440 px, dark: it needs its own paced server, and the other passes would only
-repeat it) against a second app whose offline engine pauses between streamed words
-(TRADINGAGENTS_OFFLINE_STREAM_DELAY_S), so the text can be seen growing while the run goes on.
+The live-text step runs in every pass against a second app whose offline engine pauses between streamed
+words (TRADINGAGENTS_OFFLINE_STREAM_DELAY_S), so the text can be seen growing while the run goes on.
 
 Asserts stable things only (headings, roles, data attributes, the rating): other pages' wording may change.
 """
@@ -36,6 +35,8 @@ pytestmark = pytest.mark.browser
 SHOTS = ROOT / "docs" / "screenshots" if os.environ.get("UPDATE_SCREENSHOTS") == "1" else ARTIFACTS / "screenshots"
 TICKER = "NVDA"
 FIRST, SECOND = "2024-05-10", "2024-06-10"
+EXTRA_DATES = ("2024-07-10", "2024-08-09", "2024-09-10")  # one more example run in each later pass
+LIVE_DATES = ("2024-06-10", "2024-07-10", "2024-08-09", "2024-09-10")  # a run of its own in each pass
 BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(14, 17, 23)"}  # .streamlit/config.toml
 LIVE_DELAY_S = "0.01"  # between streamed words: a report takes a few seconds to write
 LIVE_TEXT_JS = """() => {
@@ -63,67 +64,120 @@ def _no_sideways_scroll(page, width: int) -> None:
     assert overflow <= width + 1, f"page is {overflow}px wide at a {width}px window"
 
 
-def _live_text_step(browser, home, width: int, scheme: str) -> None:
+CUT_TEXT_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] *')]
+  .filter((e) => e.innerText && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).textOverflow === 'ellipsis')
+  .map((e) => e.innerText.slice(0, 60))"""
+
+
+def _nothing_cut(page, where: str) -> None:
+    """No label, button or figure shortened to "…" (at 800 px "Start analysis" became "Start …")."""
+    cut = page.evaluate(CUT_TEXT_JS)
+    assert cut == [], f"text cut short on {where}: {cut}"
+
+
+CONTRAST_JS = """(selector) => {
+  // WCAG contrast of each matching element's text against what is behind it (translucent layers composited
+  // over the app's background), the lowest
+  const rgba = (c) => { const m = c.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const behind = (el) => { const layers = []; for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor); if (c[3] > 0) layers.push(c); if (c[3] >= 1) break; }
+    let out = [255, 255, 255];
+    for (const [r, g, b, a] of layers.reverse()) out = [r * a + out[0] * (1 - a), g * a + out[1] * (1 - a), b * a + out[2] * (1 - a)];
+    return out; };
+  const ratios = [...document.querySelectorAll(selector)].map((el) => {
+    const fg = lum(rgba(getComputedStyle(el).color)), bg = lum(behind(el));
+    return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05); });
+  return ratios.length ? Math.min(...ratios) : null;
+}"""
+
+
+def _first_visit_step(browser, url: str, width: int, scheme: str) -> None:
+    """A new user's first page (no run anywhere yet): the team's flow, readable in this theme, and one action."""
+    context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    _open(page, url, "/", "Run an analysis")
+    page.get_by_text("Meet the team").wait_for()
+    page.get_by_role("button", name="Run an example").wait_for()
+    page.locator(".ta-flow-box span").first.wait_for()
+    for selector in (".ta-flow-box span", ".ta-flow-box b"):
+        lowest = page.evaluate(CONTRAST_JS, selector)
+        assert lowest is not None and lowest >= 3.0, f"{selector} reads at contrast {lowest} in {scheme}"
+    _nothing_cut(page, f"the first visit at {width} px")
+    _shot(page, "1-first-visit", width, scheme)
+    context.close()
+
+
+def _live_text_step(browser, url: str, width: int, scheme: str, date: str) -> None:
     """A run in progress: the current agent's text grows in its panel while the run goes on; then it ends."""
-    env = {"TRADINGAGENTS_OFFLINE_STREAM_DELAY_S": LIVE_DELAY_S}
-    with streamlit_server(home, log_path=ARTIFACTS / "demo-live-streamlit.log", extra_env=env) as url:
-        context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=scheme)
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        form = {"ticker": TICKER, "date": SECOND, "analysts": ["market"], "debate_rounds": 1, "risk_rounds": 1}
-        _open(page, url, "/?prefill=" + quote(json.dumps(form)), "Run an analysis")
-        start_run(page)
-        seen: list[tuple[str, str]] = []  # (agent, its text so far) at each poll of the page
-        grew = None
-        deadline = time.monotonic() + 60
-        while grew is None and time.monotonic() < deadline:
-            obs = page.evaluate(LIVE_TEXT_JS)
-            if obs and obs[1].strip() and "waiting for the model" not in obs[1]:
-                agent, text = obs
-                earlier = [t for a, t in seen if a == agent and len(t) < len(text) and text.startswith(t[:40])]
-                if earlier:
-                    grew = (agent, earlier[-1], text)
-                seen.append((agent, text))
-            time.sleep(0.3)
-        assert grew, f"no agent's live text grew between two looks at the page: {seen[-5:]}"
-        assert page.get_by_text(f"{TICKER} as of {SECOND} — finished").count() == 0, "the run was still going"
-        _shot(page, "2b-live-text", width, scheme)
-        assert wait_rating(page, TICKER, SECOND, timeout=90_000) in {"Buy", "Overweight", "Hold", "Underweight",
-                                                                       "Sell"}
-        context.close()
+    context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    form = {"ticker": TICKER, "date": date, "analysts": ["market"], "debate_rounds": 1, "risk_rounds": 1}
+    _open(page, url, "/?prefill=" + quote(json.dumps(form)), "Run an analysis")
+    start_run(page)
+    seen: list[tuple[str, str]] = []  # (agent, its text so far) at each poll of the page
+    grew = None
+    deadline = time.monotonic() + 60
+    while grew is None and time.monotonic() < deadline:
+        obs = page.evaluate(LIVE_TEXT_JS)
+        if obs and obs[1].strip() and "waiting for the model" not in obs[1]:
+            agent, text = obs
+            earlier = [t for a, t in seen if a == agent and len(t) < len(text) and text.startswith(t[:40])]
+            if earlier:
+                grew = (agent, earlier[-1], text)
+            seen.append((agent, text))
+        time.sleep(0.3)
+    assert grew, f"no agent's live text grew between two looks at the page: {seen[-5:]}"
+    assert page.get_by_text(f"{TICKER} as of {date} — finished").count() == 0, "the run was still going"
+    _nothing_cut(page, f"the live run at {width} px")
+    _shot(page, "2b-live-text", width, scheme)
+    assert wait_rating(page, TICKER, date, timeout=90_000) in {"Buy", "Overweight", "Hold", "Underweight", "Sell"}
+    context.close()
 
 
 def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
     from playwright.sync_api import sync_playwright
 
     started = time.monotonic()
-    with streamlit_server(ta_home, log_path=ARTIFACTS / "demo-streamlit.log") as url, sync_playwright() as p:
+    live_env = {"TRADINGAGENTS_OFFLINE_STREAM_DELAY_S": LIVE_DELAY_S}
+    with streamlit_server(ta_home, log_path=ARTIFACTS / "demo-streamlit.log") as url, \
+            streamlit_server(tmp_path / "live-home", log_path=ARTIFACTS / "demo-live-streamlit.log",
+                             extra_env=live_env) as live_url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             ratings: list[str] = []
+            for width, scheme in COMBOS:  # 1. the first visit, on the second app before it has run anything
+                _first_visit_step(browser, live_url, width, scheme)
             for n, (width, scheme) in enumerate(COMBOS):
                 context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=scheme,
                                               accept_downloads=True)
                 page = context.new_page()
                 page.set_default_timeout(30_000)
 
-                # 1. first visit: the app follows the browser's light/dark preference
+                # the app follows the browser's light/dark preference
                 _open(page, url, "/", "Run an analysis")
                 page.get_by_role("button", name="Start analysis").wait_for()
                 bg = page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]'))"
                                    ".backgroundColor")
                 assert bg == BACKGROUND[scheme], (scheme, bg)
-                _shot(page, "1-first-visit", width, scheme)
+                _nothing_cut(page, f"the Run page at {width} px")
 
-                # 2. the example run(s): two offline analyses a month apart (once; later passes reuse them)
-                if n == 0:
-                    for date in (FIRST, SECOND):
-                        fill_run_form(page, TICKER, date)
-                        start_run(page)
-                        ratings.append(wait_rating(page, TICKER, date))
-                    assert all(r in {"Buy", "Overweight", "Hold", "Underweight", "Sell"} for r in ratings)
-                    _shot(page, "2-example-run", width, scheme)
-                    _live_text_step(browser, tmp_path / "live-home", width, scheme)
+                # 2. the example run: two offline analyses a month apart the first time (the later steps
+                # compare them), one more on its own date in each later pass; then the live text of a run
+                # in progress on the paced server
+                for date in ((FIRST, SECOND) if n == 0 else (EXTRA_DATES[n - 1],)):
+                    fill_run_form(page, TICKER, date)
+                    start_run(page)
+                    rating = wait_rating(page, TICKER, date)
+                    assert rating in {"Buy", "Overweight", "Hold", "Underweight", "Sell"}
+                    if n == 0:
+                        ratings.append(rating)
+                _nothing_cut(page, f"the finished run at {width} px")
+                _shot(page, "2-example-run", width, scheme)
+                _live_text_step(browser, live_url, width, scheme, LIVE_DATES[n])
 
                 # 3. battle view: sides, verdict pinned beside the pane, replay plays and follows the newest
                 _open(page, url, f"/debates?ticker={TICKER}&date={SECOND}", "Debates")
@@ -131,6 +185,7 @@ def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
                 page.locator('.ta-turn-head[data-side="right"][data-role="bear"]').first.wait_for()
                 page.locator('.ta-turn-head[data-side="center"][data-role="neutral"]').first.wait_for()
                 page.locator(".ta-answers").first.wait_for()
+                _nothing_cut(page, f"the battle view at {width} px")
                 _shot(page, "3-battle", width, scheme)
                 page.locator('[data-testid="stButtonGroup"]').get_by_text("Replay", exact=True).click()
                 page.get_by_text("Turn 1 of").wait_for()
@@ -157,6 +212,7 @@ def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
                 pills = ladder.locator("[data-rating]")
                 shown = [pills.nth(i).get_attribute("data-rating") for i in range(pills.count())]
                 assert shown[-2:] == ratings, (shown, ratings)
+                _nothing_cut(page, f"the Compare page at {width} px")
                 _shot(page, "5-compare", width, scheme)
                 _no_sideways_scroll(page, width)
 
@@ -168,6 +224,7 @@ def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
                 pdf = tmp_path / f"report-{n}.pdf"
                 dl.value.save_as(pdf)
                 assert pdf.read_bytes().startswith(b"%PDF-") and pdf.stat().st_size > 5_000
+                _nothing_cut(page, f"the History page at {width} px")
                 _shot(page, "6-history-pdf", width, scheme)
                 _no_sideways_scroll(page, width)
 
@@ -175,6 +232,7 @@ def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
                 _open(page, url, "/memory_log", "Memory log")
                 page.get_by_text("alpha").first.wait_for()
                 page.get_by_text(FIRST).first.wait_for(state="attached")  # the settled entry (or its row)
+                _nothing_cut(page, f"the Memory log at {width} px")
                 _shot(page, "7-memory-log", width, scheme)
                 context.close()
         finally:
