@@ -117,6 +117,8 @@ def _live_text_step(browser, url: str, width: int, scheme: str, date: str) -> No
     page.set_default_timeout(30_000)
     form = {"ticker": TICKER, "date": date, "analysts": ["market"], "debate_rounds": 1, "risk_rounds": 1}
     _open(page, url, "/?prefill=" + quote(json.dumps(form)), "Run an analysis")
+    page.get_by_role("button", name="Start analysis").wait_for()
+    page.wait_for_timeout(1000)  # as a presenter would: a Start clicked at once can leave the form blank after
     start_run(page)
     seen: list[tuple[str, str]] = []  # (agent, its text so far) at each poll of the page
     grew = None
