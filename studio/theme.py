@@ -47,8 +47,11 @@ def battle_css() -> str:
             f"{{background:color-mix(in srgb,{color} 13%,transparent);{border}:4px solid {color};"
             f"border-radius:10px;color:inherit}}"
         )
-        rules.append(f'.ta-who-{role}{{color:{color};font-weight:700}}')
-        rules.append(f'[class*="st-key-ta-verdict-"] .ta-who-{role}{{color:{color}}}')
+        # the name in the role's colour mixed with the theme's text colour: darker on a light page,
+        # lighter on a dark one, so it reads on its tinted bubble in both (the mid-tone alone: 1.7-2.6)
+        ink = f"color-mix(in srgb,{color} 55%,currentColor)"
+        rules.append(f'.ta-who-{role}{{color:{ink};font-weight:700}}')
+        rules.append(f'[class*="st-key-ta-verdict-"] .ta-who-{role}{{color:{ink}}}')
     rules.append('[class*="st-key-ta-turn-"][class*="-right-"] [data-testid="stChatMessage"]'
                  '{flex-direction:row-reverse;text-align:right}')
     return (

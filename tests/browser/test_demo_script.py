@@ -78,7 +78,8 @@ def _nothing_cut(page, where: str) -> None:
 CONTRAST_JS = """(selector) => {
   // WCAG contrast of each matching element's text against what is behind it (translucent layers composited
   // over the app's background), the lowest
-  const rgba = (c) => { const m = c.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+  const rgba = (c) => { const m = c.match(/[\\d.]+/g).map(Number);  // rgb()/rgba(), or color(srgb …) in 0-1
+    const k = c.startsWith("color(") ? 255 : 1; return [m[0] * k, m[1] * k, m[2] * k, m.length > 3 ? m[3] : 1]; };
   const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
     return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
   const behind = (el) => { const layers = []; for (let e = el; e; e = e.parentElement) {
@@ -188,6 +189,8 @@ def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
                 page.locator('.ta-turn-head[data-side="center"][data-role="neutral"]').first.wait_for()
                 page.locator(".ta-answers").first.wait_for()
                 _nothing_cut(page, f"the battle view at {width} px")
+                lowest = page.evaluate(CONTRAST_JS, '[class*="ta-who-"]')
+                assert lowest is not None and lowest >= 3.0, f"a speaker's name reads at contrast {lowest} in {scheme}"
                 _shot(page, "3-battle", width, scheme)
                 page.locator('[data-testid="stButtonGroup"]').get_by_text("Replay", exact=True).click()
                 page.get_by_text("Turn 1 of").wait_for()
