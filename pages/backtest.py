@@ -153,17 +153,18 @@ for k, v in (("bt_tickers", "NVDA"), ("bt_start", today - dt.timedelta(days=182)
     st.session_state.setdefault(k, v)
 
 with st.container(border=True):
-    c1, c2, c3, c4 = st.columns([2, 1.2, 1.2, 1])
-    c1.text_input("Tickers", key="bt_tickers", placeholder="e.g. NVDA,AAPL", help="Comma-separated.")
+    st.text_input("Tickers", key="bt_tickers", placeholder="e.g. NVDA,AAPL", help="Comma-separated.")
+    c2, c3, c4 = st.columns(3, vertical_alignment="bottom")  # room for a whole YYYY/MM/DD at 800 px
     c2.date_input("Start", key="bt_start", max_value=today, min_value=dt.date(1990, 1, 1))
     c3.date_input("End", key="bt_end", max_value=today, min_value=dt.date(1990, 1, 1))
     c4.number_input("Every N trading days", min_value=1, max_value=250, step=1, key="bt_every")
-    o1, o2, o3 = st.columns([1.4, 1, 1])
-    o1.toggle("Compare without memory", key="bt_compare",
-              help='Runs the same dates again with no past context and no role memories ("TradingAgents (no memory)"), '
-                   "kept apart from the desk's log and lessons.")
-    o2.toggle("Allow short", key="bt_short", help="Underweight −0.5 and Sell −1.0 (default long-only: 0).")
-    o3.number_input("Cost (bps per position change)", min_value=0.0, max_value=1000.0, step=1.0, key="bt_cost")
+    with st.container(horizontal=True, vertical_alignment="bottom"):  # wraps at 800 px instead of cutting labels
+        st.toggle("Compare without memory", key="bt_compare",
+                  help='Runs the same dates again with no past context and no role memories ("TradingAgents (no '
+                       "memory)\"), kept apart from the desk's log and lessons.")
+        st.toggle("Allow short", key="bt_short", help="Underweight −0.5 and Sell −1.0 (default long-only: 0).")
+        st.number_input("Cost (bps per position change)", min_value=0.0, max_value=1000.0, step=1.0, key="bt_cost",
+                        width=220)
     s = st.session_state
     spec = None
     try:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from studio import ui
 from studio import watchlist_view as view
-from tradingagents import batch
+from tradingagents import batch, pricing
 from tradingagents.errors import TradingAgentsError
 from tradingagents.estimates import estimate_batch_cost
 
@@ -43,24 +43,24 @@ for k, v in {"wl_tickers": "NVDA, AAPL, MSFT, 0700.HK", "wl_date": dt.date(2024,
     st.session_state.setdefault(k, v)
 
 if saved:
-    pick_col, load_col, del_col = st.columns([4, 1, 1])
-    pick = pick_col.selectbox("Saved watchlists", sorted(saved), key="wl_pick")
-    if load_col.button("Load", key="wl_load"):
+    saved_row = st.container(horizontal=True, vertical_alignment="bottom")
+    pick = saved_row.selectbox("Saved watchlists", sorted(saved), key="wl_pick", width="stretch")
+    if saved_row.button("Load", key="wl_load"):
         st.session_state["wl_tickers"] = ", ".join(saved[pick])
         st.session_state["wl_name"] = pick
         st.rerun()
-    if del_col.button("Delete", key="wl_delete"):
+    if saved_row.button("Delete", key="wl_delete"):
         batch.delete_watchlist(pick, config)
         st.rerun()
 
 st.text_area("Tickers", key="wl_tickers", height=70, help="Separated by commas, spaces or new lines.")
 c1, c2, c3 = st.columns([2, 2, 3])
 c1.date_input("Date", key="wl_date", max_value=dt.date.today(), min_value=dt.date(1990, 1, 1))
-c2.number_input("Budget (USD, 0 = none)", key="wl_budget", min_value=0.0, step=0.5,
-                help="The batch stops each run at a checkpoint before it would go over; run again with a "
-                "larger budget to continue.")
-name_col, save_col = c3.columns([3, 1])
-name_col.text_input("Save as", key="wl_name", placeholder="morning")
+c2.number_input("Budget (USD)", key="wl_budget", min_value=0.0, step=0.5,
+                help="0 = no budget. The batch stops each run at a checkpoint before it would go over; run again "
+                "with a larger budget to continue.")
+save_row = c3.container(horizontal=True, vertical_alignment="bottom")  # "Save" keeps its width at 800 px
+save_row.text_input("Save as", key="wl_name", placeholder="morning", width="stretch")
 
 tickers: list[str] = []
 try:
@@ -68,7 +68,7 @@ try:
 except TradingAgentsError as exc:
     st.error(str(exc), icon=":material/error:")
 
-if save_col.button("Save", key="wl_save", disabled=not tickers):
+if save_row.button("Save", key="wl_save", disabled=not tickers, width="content"):
     try:
         batch.save_watchlist(st.session_state["wl_name"], tickers, config)
         st.toast(f"Saved watchlist {st.session_state['wl_name'].strip()}.")
@@ -78,9 +78,12 @@ if save_col.button("Save", key="wl_save", disabled=not tickers):
 
 if tickers:
     est = estimate_batch_cost(config, len(tickers))
-    shown = "price unknown" if est["cost_usd"] is None else f"${est['cost_usd']:.4f}"
-    st.caption(f"{len(tickers)} tickers · estimated cost {shown} (from {est['source']}"
-               + (f", {est['runs']} saved" if est["runs"] else "") + ")")
+    if pricing.is_offline(config):
+        st.caption(f"{len(tickers)} tickers · {pricing.cost_text(None, offline=True)}")
+    else:
+        shown = "price unknown" if est["cost_usd"] is None else pricing.cost_text(est["cost_usd"])
+        st.caption(f"{len(tickers)} tickers · estimated cost {shown} (from {est['source']}"
+                   + (f", {est['runs']} saved" if est["runs"] else "") + ")")
 
 handle = registry.get(st.session_state.get("wl_id")) or registry.latest()
 if st.button("Run watchlist", key="wl_start", type="primary", disabled=not tickers or bool(handle and handle.running)):

@@ -38,7 +38,7 @@ def _state(at: AppTest) -> dict[str, str]:
 def test_watchlist_page_runs_a_batch_with_tiles_that_open_the_runs(ta_home):
     at = _page()
     assert not at.exception
-    assert "estimated cost $0.0000" in texts(at)  # the offline engine costs nothing
+    assert "4 tickers · $0.00 · offline engine" in texts(at)  # the offline engine costs nothing, as on the Run page
     at.text_area(key="wl_tickers").input("NVDA, AAPL").run()
     at.text_input(key="wl_name").input("pair").run()
     at.button(key="wl_save").click().run()

@@ -1,0 +1,46 @@
+"""Every page at 800 px in the browser's light and dark preference: no label, button or figure cut to an
+ellipsis and no sideways scroll (the demo walk covers the pages of the demo; this one covers them all)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.harness import (
+    ARTIFACTS,
+    chromium,
+    fill_run_form,
+    start_run,
+    streamlit_server,
+    wait_idle,
+    wait_rating,
+)
+from tests.browser.test_demo_script import CUT_TEXT_JS
+
+pytestmark = pytest.mark.browser
+
+PAGES = {"/": "Run an analysis", "/debates": "Debates", "/memory_log": "Memory log", "/memories": "Memories",
+         "/history": "History", "/compare": "Compare runs", "/watchlist": "Watchlist", "/backtest": "Backtest"}
+
+
+def test_every_page_at_800_px_in_both_themes_cuts_no_text(ta_home):
+    with streamlit_server(ta_home, log_path=ARTIFACTS / "narrow-streamlit.log") as url, chromium() as page:
+        page.goto(url + "/")
+        for date in ("2024-05-10", "2024-06-10"):  # something on every page: runs, debates, a settled entry
+            fill_run_form(page, "NVDA", date)
+            start_run(page)
+            wait_rating(page, "NVDA", date)
+        browser = page.context.browser
+        for scheme in ("light", "dark"):
+            context = browser.new_context(viewport={"width": 800, "height": 1000}, color_scheme=scheme)
+            narrow = context.new_page()
+            narrow.set_default_timeout(30_000)
+            for path, heading in PAGES.items():
+                narrow.goto(url + path)
+                narrow.get_by_role("heading", name=heading).first.wait_for()
+                wait_idle(narrow)
+                narrow.wait_for_timeout(500)  # widgets settle into their final width
+                cut = narrow.evaluate(CUT_TEXT_JS)
+                assert cut == [], f"{path} at 800 px ({scheme}) cuts: {cut}"
+                wide = narrow.evaluate("() => document.documentElement.scrollWidth")
+                assert wide <= 801, f"{path} at 800 px ({scheme}) scrolls sideways ({wide} px)"
+            context.close()
