@@ -83,6 +83,24 @@ def validate_memory_name(name: object) -> str:
 
 
 
+def check_pairs(situations_and_advice: Any, known_from: str | None) -> tuple[list[tuple[str, str]], str | None]:
+    """The ``(situation, recommendation)`` pairs of an ``add_situations`` call and its ``known_from``,
+    all checked before anything is written (TypeError / ValidationError otherwise)."""
+    if known_from is not None:
+        known_from = validate_date(known_from, allow_future=True)
+    if isinstance(situations_and_advice, (str, bytes)) or not isinstance(situations_and_advice, Iterable):
+        raise TypeError("add_situations expects a list of (situation, recommendation) pairs.")
+    pairs: list[tuple[str, str]] = []
+    for i, pair in enumerate(situations_and_advice):
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"Item {i} must be a (situation, recommendation) pair, not {pair!r:.80}.")
+        situation, advice = pair
+        if not isinstance(situation, str) or not isinstance(advice, str):
+            raise TypeError(f"Item {i}: situation and recommendation must both be text.")
+        pairs.append((situation, advice))
+    return pairs, known_from
+
+
 class RankedMemories:
     """The read side of a role memory, whatever stores it (files here, PostgreSQL in ``storage``).
 
@@ -322,18 +340,7 @@ class FinancialSituationMemory(RankedMemories):
         ``as_of`` before that date never sees them, so a back-dated analysis cannot learn from
         the future. Everything is checked before anything is written, so a bad pair adds nothing.
         """
-        if known_from is not None:
-            known_from = validate_date(known_from, allow_future=True)
-        if isinstance(situations_and_advice, (str, bytes)) or not isinstance(situations_and_advice, Iterable):
-            raise TypeError("add_situations expects a list of (situation, recommendation) pairs.")
-        pairs: list[tuple[str, str]] = []
-        for i, pair in enumerate(situations_and_advice):
-            if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise TypeError(f"Item {i} must be a (situation, recommendation) pair, not {pair!r:.80}.")
-            situation, advice = pair
-            if not isinstance(situation, str) or not isinstance(advice, str):
-                raise TypeError(f"Item {i}: situation and recommendation must both be text.")
-            pairs.append((situation, advice))
+        pairs, known_from = check_pairs(situations_and_advice, known_from)
         if not pairs:
             return 0
         extra = {"known_from": known_from} if known_from else {}

@@ -23,6 +23,7 @@ from typing import Any
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from tradingagents.errors import CheckpointError
+from tradingagents.storage.checkpoint_rows import checkpoint_row, step_of, thread_config
 from tradingagents.storage.pg import (
     ENV_VAR,
     LOCK_CHECKPOINT_SETUP,
@@ -156,18 +157,11 @@ def get_pg_checkpointer(config: Mapping[str, Any] | None, ticker: str, *, url: s
     return saver
 
 
-def _thread_config(tid: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": str(tid), "checkpoint_ns": ""}}
-
-
 def checkpoint_step(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> int | None:
     """The step of the thread's latest checkpoint, or None when it has none."""
     with get_pg_checkpointer(config, ticker) as saver:
-        found = saver.get_tuple(_thread_config(thread_id))
-    if found is None:
-        return None
-    step = (found.metadata or {}).get("step")
-    return int(step) if isinstance(step, int) else -1
+        found = saver.get_tuple(thread_config(thread_id))
+    return None if found is None else step_of(found)
 
 
 def has_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> bool:
@@ -188,21 +182,10 @@ def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
             cur.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''")
             tids = [row["thread_id"] for row in cur.fetchall()]
         for tid in tids:
-            found = saver.get_tuple(_thread_config(tid))
+            found = saver.get_tuple(thread_config(tid))
             if found is None:
                 continue
-            values = (found.checkpoint or {}).get("channel_values") or {}
-            step = (found.metadata or {}).get("step")
-            ticker = values.get("company_of_interest")
-            out.append(
-                {
-                    "ticker": str(ticker).upper() if ticker else "",
-                    "thread_id": str(tid),
-                    "step": int(step) if isinstance(step, int) else -1,
-                    "updated": (found.checkpoint or {}).get("ts"),
-                    "date": values.get("trade_date"),
-                }
-            )
+            out.append(checkpoint_row(tid, found))
     out.sort(key=lambda d: str(d.get("updated") or ""), reverse=True)
     return out
 

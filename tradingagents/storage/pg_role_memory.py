@@ -20,10 +20,9 @@ from typing import Any
 
 from tradingagents.default_config import resolve_config
 from tradingagents.memory.bm25 import BM25Index
-from tradingagents.memory.situation_memory import RankedMemories, validate_memory_name
+from tradingagents.memory.situation_memory import RankedMemories, check_pairs, validate_memory_name
 from tradingagents.memory.tokens import bm25_tokenize
 from tradingagents.storage.pg import LOCK_ROLE_MEMORY, database, pg_text, storage_url
-from tradingagents.validation import validate_date
 
 
 class PgRoleMemory(RankedMemories):
@@ -100,18 +99,7 @@ class PgRoleMemory(RankedMemories):
         ``known_from`` (YYYY-MM-DD): the first date these lessons were knowable; ``get_memories``
         with an earlier ``as_of`` never sees them.
         """
-        if known_from is not None:
-            known_from = validate_date(known_from, allow_future=True)
-        if isinstance(situations_and_advice, (str, bytes)) or not isinstance(situations_and_advice, Iterable):
-            raise TypeError("add_situations expects a list of (situation, recommendation) pairs.")
-        pairs: list[tuple[str, str]] = []
-        for i, pair in enumerate(situations_and_advice):
-            if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise TypeError(f"Item {i} must be a (situation, recommendation) pair, not {pair!r:.80}.")
-            situation, advice = pair
-            if not isinstance(situation, str) or not isinstance(advice, str):
-                raise TypeError(f"Item {i}: situation and recommendation must both be text.")
-            pairs.append((situation, advice))
+        pairs, known_from = check_pairs(situations_and_advice, known_from)
         if not pairs:
             return 0
         with self._lock:

@@ -36,6 +36,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from tradingagents.default_config import resolve_config
+from tradingagents.storage.checkpoint_rows import checkpoint_row, step_of, thread_config
 from tradingagents.validation import safe_path_component
 
 DB_SUFFIX = ".sqlite"
@@ -245,17 +246,13 @@ def get_checkpointer(config: Mapping[str, Any] | None, ticker: str) -> TickerChe
     return saver
 
 
-def _thread_config(tid: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": str(tid), "checkpoint_ns": ""}}
-
-
 def _latest(path: Path, tid: str) -> Any:
     """The newest checkpoint tuple of a thread in an existing database, or None."""
     if not path.exists():
         return None
     try:
         with TickerCheckpointer(_connect(path), path=path, ticker="") as saver:
-            return saver.get_tuple(_thread_config(tid))
+            return saver.get_tuple(thread_config(tid))
     except sqlite3.DatabaseError as exc:
         if _is_damaged(exc):
             return None  # nothing resumable in it; the next run moves it aside
@@ -265,10 +262,7 @@ def _latest(path: Path, tid: str) -> Any:
 def checkpoint_step(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> int | None:
     """The step of the thread's latest checkpoint, or None when it has none."""
     found = _latest(checkpoint_path(config, ticker), thread_id)
-    if found is None:
-        return None
-    step = (found.metadata or {}).get("step")
-    return int(step) if isinstance(step, int) else -1
+    return None if found is None else step_of(found)
 
 
 def has_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> bool:
@@ -368,21 +362,10 @@ def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
                     "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''"
                 ).fetchall()
             for (tid,) in rows:
-                found = saver.get_tuple(_thread_config(tid))
+                found = saver.get_tuple(thread_config(tid))
                 if found is None:
                     continue
-                values = (found.checkpoint or {}).get("channel_values") or {}
-                step = (found.metadata or {}).get("step")
-                ticker = values.get("company_of_interest")
-                out.append(
-                    {
-                        "ticker": str(ticker).upper() if ticker else _ticker_from_filename(path),
-                        "thread_id": str(tid),
-                        "step": int(step) if isinstance(step, int) else -1,
-                        "updated": (found.checkpoint or {}).get("ts"),
-                        "date": values.get("trade_date"),
-                    }
-                )
+                out.append(checkpoint_row(tid, found, _ticker_from_filename(path)))
         except sqlite3.DatabaseError:
             continue
         finally:
