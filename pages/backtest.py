@@ -199,12 +199,8 @@ backtest_id = st.query_params.get("bt") or st.session_state.get("bt_id")
 handle = registry.get(backtest_id, config) if backtest_id else None
 if backtest_id and handle is None:
     st.warning("That backtest is not in this home folder any more. Start it again above.")
-    st.query_params.pop("bt", None)
-    st.session_state.pop("bt_id", None)
-elif handle is not None:
-    st.session_state["bt_id"] = handle.id
-    if st.query_params.get("bt") != handle.id:
-        st.query_params["bt"] = handle.id
+if backtest_id:
+    ui.keep_in_url("bt", "bt_id", handle.id if handle is not None else None)
 
 if handle is not None:
     st.divider()

@@ -469,12 +469,8 @@ if run_id and handle is None:
     st.warning("That run is no longer in this server's memory (the server restarted). "
                "Its saved result, if it finished, is under **Past runs** below; if it was checkpointed, "
                "Resume is offered above.")
-    st.query_params.pop("run", None)
-    st.session_state.pop("run_id", None)
-elif handle is not None:
-    st.session_state["run_id"] = handle.run_id
-    if st.query_params.get("run") != handle.run_id:
-        st.query_params["run"] = handle.run_id
+if run_id:
+    ui.keep_in_url("run", "run_id", handle.run_id if handle is not None else None)
 
 if handle is not None:
     st.divider()

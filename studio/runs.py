@@ -63,7 +63,7 @@ CHANGE_LABELS = {
     "data_vendor": "Data source",
     "output_language": "Output language",
 }
-"""The settings a resume may change (shown by their sidebar labels); the rest name the checkpoint."""
+"""The settings a resume may change, by their sidebar labels (``ui.FIELD_OF``); the rest name the checkpoint."""
 CHECKPOINT_KEYS = ("selected_analysts", "max_debate_rounds", "max_risk_discuss_rounds", "analyst_execution")
 SAME_RUN_KEYS = ("llm_provider", "quick_think_llm", "deep_think_llm", "data_vendor", "analyst_execution",
                  "max_debate_rounds", "max_risk_discuss_rounds")

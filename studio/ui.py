@@ -21,7 +21,7 @@ from typing import Any
 import streamlit as st
 
 from studio.charts import RATING_COLORS
-from studio.runs import RunRegistry
+from studio.runs import CHANGE_LABELS, RunRegistry
 from tradingagents import pricing
 from tradingagents.default_config import DATA_VENDORS, resolve_config
 from tradingagents.errors import ConfigError
@@ -34,15 +34,8 @@ KEY_API = "set_api_key"
 LANGUAGES = ("English", "Chinese", "Japanese", "Korean", "Spanish", "French", "German", "Portuguese", "Italian",
              "Hindi", "Arabic", "Russian")
 """Output languages offered for the model providers (config ``output_language``)."""
-FIELD_OF = {
-    "llm_provider": "LLM provider",
-    "quick_think_llm": "Quick model",
-    "deep_think_llm": "Deep model",
-    "backend_url": "Base URL",
-    "data_vendor": "Data source",
-    "output_language": "Output language",
-}
-"""The sidebar field of each setting, for messages about it."""
+FIELD_OF = CHANGE_LABELS
+"""The sidebar field of each setting, for messages about it (the labels a resume's changes are listed by)."""
 
 
 ENTRYPOINT = Path(__file__).resolve().parents[1] / "app.py"
@@ -267,6 +260,18 @@ def _restore_settings() -> None:
         s["_prefill_form"] = data
     for k, v in values.items():
         s[k] = v
+
+
+def keep_in_url(param: str, state_key: str, value: str | None) -> None:
+    """Keep the id of what a page shows in the URL (``?param=``, so a refresh finds it) and the session;
+    None: it is gone (a restart, a deleted folder), so both forget it."""
+    if value is None:
+        st.query_params.pop(param, None)
+        st.session_state.pop(state_key, None)
+        return
+    st.session_state[state_key] = value
+    if st.query_params.get(param) != value:
+        st.query_params[param] = value
 
 
 def browser_id() -> str:
