@@ -68,3 +68,31 @@ def start_offline_run(at: AppTest, ticker: str, date, analysts: list[str] | None
         at.multiselect(key="form_analysts").set_value(analysts)
     form_button(at, "Start analysis").click()
     return at.run()
+
+
+def stopping_factory(holder, kind, node):
+    """A graph factory for ``RunRegistry``: the real engine, with Stop pressed (from another thread, as a
+    browser would) when an event of ``kind`` at ``node`` arrives, while ``holder["armed"]`` (default True).
+    ``holder`` carries the registry (``reg``), the run id (``id``) and optionally the ``owner``."""
+    import threading
+
+    from studio.runs import _default_graph_factory
+
+    def factory(**kwargs):
+        graph = _default_graph_factory(**kwargs)
+        real = graph.propagate
+
+        def propagate(*args, on_event, should_stop):
+            def spy(ev):
+                on_event(ev)
+                if ev.kind == kind and ev.node == node and holder.get("armed", True):
+                    t = threading.Thread(target=holder["reg"].stop, args=(holder["id"],),
+                                         kwargs={"owner": holder.get("owner")})
+                    t.start()
+                    t.join()
+            return real(*args, on_event=spy, should_stop=should_stop)
+
+        graph.propagate = propagate
+        return graph
+
+    return factory

@@ -2,51 +2,19 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-
 import pytest
 
-from studio.runs import RunRegistry, _default_graph_factory, derive_progress
+from studio.runs import RunRegistry, derive_progress
+from tests.app.apptest_utils import stopping_factory
+from tests.browser.harness import free_port
 from tests.fake_openai import FakeOpenAIServer
 from tradingagents.agents.utils.rating import RATINGS_5_TIER
 from tradingagents.errors import LLMConfigError
 
 
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def _stopping_factory(holder, kind, node):
-    """The real engine; Stop is pressed (from another thread, as a browser would) at the event."""
-
-    def factory(**kwargs):
-        graph = _default_graph_factory(**kwargs)
-        real = graph.propagate
-
-        def propagate(*args, on_event, should_stop):
-            def spy(ev):
-                on_event(ev)
-                if ev.kind == kind and ev.node == node and holder.get("armed", True):
-                    t = threading.Thread(target=holder["reg"].stop, args=(holder["id"],),
-                                         kwargs={"owner": holder.get("owner")})
-                    t.start()
-                    t.join()
-            return real(*args, on_event=spy, should_stop=should_stop)
-
-        graph.propagate = propagate
-        return graph
-
-    return factory
-
-
 def test_only_the_owner_may_stop_or_resume_others_may_watch(ta_home):
     holder: dict = {"owner": "browser-A"}
-    reg = RunRegistry(graph_factory=_stopping_factory(holder, "node_finished", "Market Analyst"))
+    reg = RunRegistry(graph_factory=stopping_factory(holder, "node_finished", "Market Analyst"))
     holder["reg"] = reg
     run_id = holder["id"] = reg.start("NVDA", "2024-05-10", ["market"], owner="browser-A")
     handle = reg.get(run_id)
@@ -74,7 +42,7 @@ def test_a_missing_key_is_refused_up_front_naming_the_key_and_starts_nothing(ta_
 
 def test_resume_uses_the_settings_given_now_and_lists_what_changed(ta_home):
     reg = RunRegistry()
-    cfg = {"llm_provider": "openai_compatible", "backend_url": f"http://127.0.0.1:{_closed_port()}/v1",
+    cfg = {"llm_provider": "openai_compatible", "backend_url": f"http://127.0.0.1:{free_port()}/v1",
            "llm_max_retries": 0, "llm_timeout": 2.0, "quick_think_llm": "fake-quick", "deep_think_llm": "fake-deep"}
     run_id = reg.start("MSFT", "2024-05-10", ["market"], cfg, api_key="k1", owner="me")
     handle = reg.get(run_id)
@@ -93,7 +61,7 @@ def test_resume_uses_the_settings_given_now_and_lists_what_changed(ta_home):
 
 def test_after_a_restart_a_checkpointed_run_is_offered_and_resumes(ta_home):
     holder: dict = {}
-    reg = RunRegistry(graph_factory=_stopping_factory(holder, "node_finished", "Bull Researcher"))
+    reg = RunRegistry(graph_factory=stopping_factory(holder, "node_finished", "Bull Researcher"))
     holder["reg"] = reg
     run_id = holder["id"] = reg.start("AAPL", "2024-05-10", ["market", "news"], {"max_debate_rounds": 2})
     assert reg.get(run_id).wait(120) and reg.get(run_id).status == "stopped"
@@ -114,7 +82,7 @@ def test_after_a_restart_a_checkpointed_run_is_offered_and_resumes(ta_home):
 
 def test_stop_while_an_agent_runs_starts_no_further_agent(ta_home):
     holder: dict = {}
-    reg = RunRegistry(graph_factory=_stopping_factory(holder, "node_started", "Neutral Analyst"))
+    reg = RunRegistry(graph_factory=stopping_factory(holder, "node_started", "Neutral Analyst"))
     holder["reg"] = reg
     run_id = holder["id"] = reg.start("NVDA", "2024-05-10", ["market"])
     handle = reg.get(run_id)

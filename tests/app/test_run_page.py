@@ -6,13 +6,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import socket
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from studio.ui import KEY_API, get_registry
 from tests.app.apptest_utils import APP, form_button, new_app, run_until, start_offline_run, texts
+from tests.browser.harness import free_port
 from tests.fake_openai import FakeOpenAIServer
 from tradingagents import team
 from tradingagents.default_config import resolve_config
@@ -27,14 +27,6 @@ def _fresh_server_memory():
 
 def _rating_shown(at) -> bool:
     return any('data-rating="' in h.value for h in at.html)
-
-
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def _use_server(at, url: str, provider: str = "openai_compatible"):
@@ -68,7 +60,7 @@ def test_a_missing_key_speaks_the_sidebars_language_and_offers_no_resume(ta_home
 def test_a_refused_ollama_connection_is_a_sentence_without_tracebacks(ta_home, caplog, capfd):
     caplog.set_level(logging.INFO)
     at = new_app("run")
-    _use_server(at, f"http://127.0.0.1:{_closed_port()}/v1", provider="ollama")
+    _use_server(at, f"http://127.0.0.1:{free_port()}/v1", provider="ollama")
     start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
     run_until(at, lambda a: any("The run failed" in e.value for e in a.error), timeout=90)
     shown = " ".join(e.value for e in at.error)

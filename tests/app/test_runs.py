@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from studio.runs import RunRegistry
+from tests.app.apptest_utils import stopping_factory
+from tests.browser.harness import free_port
 from tradingagents import team
 from tradingagents.agents.utils.rating import RATINGS_5_TIER
 from tradingagents.default_config import resolve_config
 from tradingagents.errors import ConfigError
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
 from tradingagents.validation import ValidationError
-
-
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def test_offline_run_in_background_with_progress(ta_home):
@@ -73,26 +65,9 @@ def test_validation_starts_nothing():
 
 
 def test_stop_between_nodes_then_resume_from_checkpoint(ta_home):
-    from studio.runs import _default_graph_factory
-
     holder: dict[str, object] = {}
-
-    def factory(**kwargs):
-        """The real engine; the user presses Stop as soon as the market analyst has finished once."""
-        graph = _default_graph_factory(**kwargs)
-        real = graph.propagate
-
-        def propagate(*args, on_event, should_stop):
-            def spy(ev):
-                on_event(ev)
-                if ev.kind == "node_finished" and ev.node == "Market Analyst":
-                    holder["reg"].stop(holder["id"])
-            return real(*args, on_event=spy, should_stop=should_stop)
-
-        graph.propagate = propagate
-        return graph
-
-    reg = RunRegistry(graph_factory=factory)
+    # the user presses Stop as soon as the market analyst has finished once
+    reg = RunRegistry(graph_factory=stopping_factory(holder, "node_finished", "Market Analyst"))
     holder["reg"] = reg
     run_id = holder["id"] = reg.start("AAPL", "2024-05-10", ["market"])
     handle = reg.get(run_id)
@@ -103,7 +78,7 @@ def test_stop_between_nodes_then_resume_from_checkpoint(ta_home):
     assert not any(e.kind == "node_started" and e.agent == "Portfolio Manager" for e in handle.events)
     assert [e.kind for e in handle.events if e.kind in TERMINAL_KINDS] == ["run_stopped"]
     n_market = sum(1 for e in handle.events if e.kind == "node_started" and e.node == "Market Analyst")
-    holder["reg"] = RunRegistry()  # no more stopping
+    holder["armed"] = False  # no more stopping
     assert reg.resume(run_id) is True
     assert handle.wait(120)
     assert handle.status == "finished", handle.error
@@ -119,7 +94,7 @@ def test_stop_between_nodes_then_resume_from_checkpoint(ta_home):
 def test_failed_run_shows_error_without_the_key_and_can_resume(ta_home):
     key = "sk-test-VERYSECRET-0123456789"
     reg = RunRegistry()
-    cfg = {"llm_provider": "openai_compatible", "backend_url": f"http://127.0.0.1:{_closed_port()}/v1",
+    cfg = {"llm_provider": "openai_compatible", "backend_url": f"http://127.0.0.1:{free_port()}/v1",
            "llm_max_retries": 0, "llm_timeout": 2.0, "quick_think_llm": "m", "deep_think_llm": "m"}
     run_id = reg.start("MSFT", "2024-05-10", ["market"], cfg, api_key=key)
     handle = reg.get(run_id)
