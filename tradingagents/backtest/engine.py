@@ -427,6 +427,10 @@ class Backtest:
         emit({"kind": "finished", **self.progress(), "folder": str(self.folder)})
         return BacktestResult(self.id, self.folder, "finished", metrics)
 
+    def _unfinished(self, ticker: str, variant: str) -> list[str]:
+        """The ticker's steps not yet in the manifest, in date order."""
+        return [d for d in self.plans[ticker].steps if self.manifest.step(variant, ticker, d) is None]
+
     def _task_config(self, variant: str) -> dict[str, Any]:
         """The variant's config with this task's share of the model-call bound."""
         cfg = variant_config(self.config, variant, self.folder)
@@ -438,7 +442,7 @@ class Backtest:
     def _run_task(self, ticker: str, variant: str, stop: Callable[[], bool], emit: ProgressCallback) -> int:
         """One (ticker, variant) task in this process: each step recorded and reported as it ends."""
         key = f"{variant}:{ticker}"
-        todo = [d for d in self.plans[ticker].steps if self.manifest.step(variant, ticker, d) is None]
+        todo = self._unfinished(ticker, variant)
 
         def started(date: str) -> None:
             with self._lock:
@@ -468,7 +472,7 @@ class Backtest:
         finished from their saved runs and resumes the interrupted one from its checkpoint."""
         payloads = []
         for ticker, variant in tasks:
-            todo = [d for d in self.plans[ticker].steps if self.manifest.step(variant, ticker, d) is None]
+            todo = self._unfinished(ticker, variant)
             payloads.append({"config": self._task_config(variant).to_dict(), "api_key": self._api_key,
                              "ticker": ticker, "variant": variant, "steps": todo})
 

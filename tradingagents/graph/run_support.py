@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from tradingagents import team
+from tradingagents import storage, team
 from tradingagents.graph.events import EventCallback, RunEvent, make_event
 from tradingagents.graph.setup import SCRATCHPAD_KEYS
 from tradingagents.llm_clients.streaming import is_restart
@@ -225,8 +225,6 @@ class _UsageSidecar:
         self.elapsed_before = 0.0
 
     def load(self, reporter: _RunReporter, *, resume: bool) -> None:
-        from tradingagents import storage
-
         if not self.enabled:
             return
         if not resume:
@@ -248,8 +246,6 @@ class _UsageSidecar:
         reporter.last_usage = None  # the first usage tick shows the accumulated totals
 
     def save(self, reporter: _RunReporter, started_at: float) -> None:
-        from tradingagents import storage
-
         if not self.enabled:
             return
         doc = {"by_node": reporter.tracker.by_node(), "node_times": dict(reporter.node_times),
@@ -260,8 +256,6 @@ class _UsageSidecar:
             log.warning("could not keep the run's counters for its resume: %s", exc)
 
     def clear(self) -> None:
-        from tradingagents import storage
-
         if self.enabled:
             with contextlib.suppress(OSError, storage.StorageError):
                 storage.clear_run_segments(self.cfg, self.ticker, self.tid)
