@@ -27,7 +27,6 @@ import contextlib
 import functools
 import json
 import logging
-import math
 import os
 import re
 import threading
@@ -191,13 +190,7 @@ class FinancialSituationMemory(RankedMemories):
     def __init__(self, name: str, config: Mapping[str, Any] | None = None) -> None:
         self.name = validate_memory_name(name)
         cfg = resolve_config(config)
-        k1, b = cfg.get("bm25_k1", 1.5), cfg.get("bm25_b", 0.75)
-        for key, value in (("bm25_k1", k1), ("bm25_b", b)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"config[{key!r}] must be a number, not {value!r}.")
-        if k1 < 0 or not 0 <= b <= 1:
-            raise ValueError(f"BM25 needs bm25_k1 >= 0 and 0 <= bm25_b <= 1; got k1={k1!r}, b={b!r}.")
-        self.k1, self.b = float(k1), float(b)
+        self.k1, self.b = float(cfg["bm25_k1"]), float(cfg["bm25_b"])  # the resolver checked their ranges
         self.path = Path(cfg["memory_dir"]) / f"{self.name}.jsonl"
         self.problems: list[str] = []
         self._lock = threading.RLock()

@@ -13,7 +13,6 @@ increasing order and "rows after the newest id I have" never misses a row that c
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -31,13 +30,7 @@ class PgRoleMemory(RankedMemories):
     def __init__(self, name: str, config: Mapping[str, Any] | None = None, *, url: str | None = None) -> None:
         self.name = validate_memory_name(name)
         cfg = resolve_config(config)
-        k1, b = cfg.get("bm25_k1", 1.5), cfg.get("bm25_b", 0.75)
-        for key, value in (("bm25_k1", k1), ("bm25_b", b)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"config[{key!r}] must be a number, not {value!r}.")
-        if k1 < 0 or not 0 <= b <= 1:
-            raise ValueError(f"BM25 needs bm25_k1 >= 0 and 0 <= bm25_b <= 1; got k1={k1!r}, b={b!r}.")
-        self.k1, self.b = float(k1), float(b)
+        self.k1, self.b = float(cfg["bm25_k1"]), float(cfg["bm25_b"])  # the resolver checked their ranges
         self.url = url or storage_url(cfg)
         if not self.url:
             raise ValueError("PgRoleMemory needs storage_url (or TRADINGAGENTS_STORAGE_URL) set.")
