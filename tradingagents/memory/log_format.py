@@ -397,24 +397,48 @@ def check_decision(ticker: object, trade_date: object, final_trade_decision: obj
     return ticker, date, decision, tier, check_provenance(provenance)
 
 
+UPDATE_KEYS: tuple[tuple[str, str], ...] = (
+    ("ticker", "ticker"),
+    ("trade_date", "date"),
+    ("raw_return", "raw"),
+    ("alpha_return", "alpha"),
+    ("holding_days", "holding"),
+    ("reflection", "reflection"),
+)
+"""An update's keys as the specification's documents name them, each beside our shorter name (both accepted)."""
+
+
+def _update_value(upd: Mapping[str, Any], i: int, spec: str, ours: str) -> Any:
+    """The value of one field given under the documents' name or ours; both given must agree."""
+    has_spec, has_ours = spec in upd, ours in upd
+    if has_spec and has_ours and spec != ours and upd[spec] != upd[ours]:
+        raise ValidationError(f"Update {i} gives {spec}={upd[spec]!r} and {ours}={upd[ours]!r}: give one of them.")
+    return upd[spec] if has_spec else upd[ours]
+
+
 def check_updates(updates: Any) -> tuple[dict[tuple[str, str], tuple[float, float, int, str]],
                                          dict[tuple[str, str], dict[str, Any]]]:
     """A settlement batch, every update checked before anything is written (the first per key wins):
-    ``({(date, ticker): (raw, alpha, holding, reflection)}, {(date, ticker): settle meta})``."""
+    ``({(date, ticker): (raw, alpha, holding, reflection)}, {(date, ticker): settle meta})``.
+
+    Each update names its fields as the documents do (``ticker, trade_date, raw_return, alpha_return,
+    holding_days, reflection``) or by our shorter names (``date, raw, alpha, holding``), see ``UPDATE_KEYS``."""
     wanted: dict[tuple[str, str], tuple[float, float, int, str]] = {}
     extras: dict[tuple[str, str], dict[str, Any]] = {}
+    names = ", ".join(spec for spec, _ in UPDATE_KEYS)
     for i, upd in enumerate(updates):
         if not isinstance(upd, Mapping):
-            raise ValidationError(f"Update {i} must be a dict with ticker, date, raw, alpha, holding, reflection.")
-        missing = [k for k in ("ticker", "date", "raw", "alpha", "holding", "reflection") if k not in upd]
+            raise ValidationError(f"Update {i} must be a dict with {names}.")
+        missing = [spec for spec, ours in UPDATE_KEYS if spec not in upd and ours not in upd]
         if missing:
-            raise ValidationError(f"Update {i} lacks {', '.join(missing)}.")
-        key = (validate_date(upd["date"], allow_future=True), validate_ticker(upd["ticker"]))
+            raise ValidationError(f"Update {i} lacks {', '.join(missing)} (an update has {names}).")
+        ticker, date, raw, alpha, holding, reflection = (_update_value(upd, i, s, o) for s, o in UPDATE_KEYS)
+        key = (validate_date(date, allow_future=True), validate_ticker(ticker))
         values = (
-            check_return(upd["raw"], "raw return"),
-            check_return(upd["alpha"], "alpha"),
-            check_count(upd["holding"], "holding"),
-            check_text(upd["reflection"], "reflection"),
+            check_return(raw, "raw return"),
+            check_return(alpha, "alpha"),
+            check_count(holding, "holding"),
+            check_text(reflection, "reflection"),
         )
         wanted.setdefault(key, values)
         extras.setdefault(key, check_settle_meta(upd))

@@ -352,8 +352,9 @@ class TradingMemoryLog:
     def batch_update_with_outcomes(self, updates: Iterable[Mapping[str, Any]]) -> int:
         """Settle pending entries, all in one atomic write; returns how many were settled.
 
-        Each update: ``{ticker, date, raw, alpha, holding, reflection}`` (raw and alpha as fractions,
-        0.032 = +3.2%). Updates that match no pending entry are ignored; all are checked first.
+        Each update: ``{ticker, trade_date, raw_return, alpha_return, holding_days, reflection}`` as the
+        documents name them (or ``date, raw, alpha, holding``: ``log_format.UPDATE_KEYS``); returns as
+        fractions, 0.032 = +3.2%. Updates that match no pending entry are ignored; all are checked first.
         Optional keys ``entry_price``, ``exit_price``, ``bench_raw``, ``benchmark``, ``end_date`` are
         kept in the entry's hidden meta line with its provenance.
         """

@@ -225,7 +225,7 @@ class PgMemoryLog:
     def batch_update_with_outcomes(self, updates: Iterable[Mapping[str, Any]]) -> int:
         """Settle pending entries in one transaction; returns how many were settled.
 
-        Each update: ``{ticker, date, raw, alpha, holding, reflection}`` (fractions: 0.032 = +3.2%).
+        Each update as ``TradingMemoryLog.batch_update_with_outcomes`` takes it (``log_format.UPDATE_KEYS``).
         Updates that match no pending entry are ignored; all are checked before anything is written.
         """
         wanted, extras = check_updates(updates)
