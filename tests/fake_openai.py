@@ -77,6 +77,8 @@ class Fault:
     seconds: float = 0.0
     tool_name: str = ""
     when: Callable[[dict], bool] | None = None  # only requests whose body this accepts consume the fault
+    holds: tuple[int, ...] = ()  # hold_stream: the event counts after which the stream waits for the gate
+    gate: threading.Semaphore | None = None  # hold_stream: one release() lets the stream on to its next hold
 
     @staticmethod
     def status(code: int, times: int = 1) -> Fault:
@@ -103,6 +105,12 @@ class Fault:
     def cut_stream(after: int = 2, times: int = 1, when: Callable[[dict], bool] | None = None) -> Fault:
         """Stop the answer after ``after`` SSE events (half the body when not streamed) and hang up."""
         return Fault("cut_stream", times=times, seconds=float(after), when=when)
+
+    @staticmethod
+    def hold_stream(*after: int, gate: threading.Semaphore, when: Callable[[dict], bool] | None = None) -> Fault:
+        """Stream the answer, but after each count in ``after`` of SSE events wait until the test calls
+        ``gate.release()``: a test sees the text at each hold for as long as it likes, on any machine."""
+        return Fault("hold_stream", times=1, holds=tuple(sorted(after)), gate=gate, when=when)
 
     @staticmethod
     def no_json_schema(times: int | None = None) -> Fault:
@@ -511,7 +519,9 @@ class _Handler(BaseHTTPRequestHandler):
             if kind == "malformed_json":  # one event's JSON breaks off (a proxy mangling the stream)
                 events[1] = events[1][: len(events[1]) // 2] + b"\n\n"
             delay = fake.chunk_delay_s(body) if callable(fake.chunk_delay_s) else fake.chunk_delay_s
-            self._send_sse(events, cut_after=int(fault.seconds) if kind == "cut_stream" else None, delay=delay)
+            self._send_sse(events, cut_after=int(fault.seconds) if kind == "cut_stream" else None, delay=delay,
+                           holds=fault.holds if kind == "hold_stream" else (),
+                           gate=fault.gate if kind == "hold_stream" else None)
         elif kind == "cut_stream":
             data = json.dumps(completion).encode()
             self.send_response(200)
@@ -522,8 +532,10 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, completion)
 
-    def _send_sse(self, events: list[bytes], *, cut_after: int | None = None, delay: float = 0.0) -> None:
-        """The events as HTTP chunks, ``chunk_delay_s`` apart; ``cut_after``: hang up after that many."""
+    def _send_sse(self, events: list[bytes], *, cut_after: int | None = None, delay: float = 0.0,
+                  holds: tuple[int, ...] = (), gate: threading.Semaphore | None = None) -> None:
+        """The events as HTTP chunks, ``chunk_delay_s`` apart; ``cut_after``: hang up after that many;
+        ``holds``: after that many events, wait for one ``gate.release()`` each (or the server's stop)."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -548,6 +560,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 out = []
                 self.fake._stop.wait(delay)
+            if gate is not None and not last and i + 1 in holds:
+                self.wfile.write(b"".join(out))
+                self.wfile.flush()
+                out = []
+                while not gate.acquire(timeout=0.1) and not self.fake._stop.is_set():
+                    pass
         if out:
             self.wfile.write(b"".join(out))
             self.wfile.flush()

@@ -38,7 +38,7 @@ def store(prefix: str, n: int, go_file: str) -> None:
     log = open_memory_log({})
     memory = open_role_memory("bull_memory", {})
     Path(f"{go_file}.{prefix}.ready").touch()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 300  # only catches a hang
     while not os.path.exists(go_file) and time.monotonic() < deadline:  # start both writers together
         time.sleep(0.005)
     # both race for the same (date, ticker) keys first, then each stores its own decisions and lessons

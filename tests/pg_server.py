@@ -109,7 +109,7 @@ class PgServer:
             self._cmd(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"),
             capture_output=True, cwd=self.root,
         )
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 120  # only catches a hang
         while (self.data / "postmaster.pid").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         shutil.rmtree(self.root, ignore_errors=True)

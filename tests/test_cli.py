@@ -143,7 +143,7 @@ def test_ctrl_c_stops_between_nodes_with_exit_5_and_resumes(ta_home):
             proc.send_signal(signal.SIGINT)
             break
         assert time.time() < deadline
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=300)
     assert proc.returncode == cli.EXIT_STOPPED, "".join(seen) + err
     assert "stopped (resumable)" in err
     assert not (ta_home / "results" / "NVDA" / DATE).exists()

@@ -47,7 +47,7 @@ def test_the_contract_imports_no_provider_and_providers_import_only_the_contract
 def test_importing_the_contract_loads_no_concrete_provider():
     code = ("import sys, tradingagents.dataflows.provider as p; "
             "print(sorted(m for m in sys.modules if m.startswith('tradingagents.')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=300)
     assert out.returncode == 0, out.stderr
     loaded = out.stdout
     for other in ("dataflows.demo'", "dataflows.csv_provider", "dataflows.yfinance_provider", "dataflows.tools",
@@ -56,11 +56,11 @@ def test_importing_the_contract_loads_no_concrete_provider():
     # the list of data sources is a config fact: the contract reads it from the config, which loads no data layer
     cfg_only = subprocess.run([sys.executable, "-c", "import sys, tradingagents.default_config; "
                                "print(sorted(m for m in sys.modules if m.startswith('tradingagents.')))"],
-                              capture_output=True, text=True, cwd=str(ROOT), timeout=60)
+                              capture_output=True, text=True, cwd=str(ROOT), timeout=300)
     assert cfg_only.returncode == 0 and "dataflows" not in cfg_only.stdout, cfg_only.stdout + cfg_only.stderr
     lazy = subprocess.run([sys.executable, "-c", "from tradingagents.dataflows import get_provider, NO_DATA; "
                            "print(type(get_provider({'data_vendor': 'demo'})).__name__, NO_DATA)"],
-                          capture_output=True, text=True, cwd=str(ROOT), timeout=60)
+                          capture_output=True, text=True, cwd=str(ROOT), timeout=300)
     assert lazy.stdout.split() == ["DemoProvider", "NO_DATA_AVAILABLE:"], lazy.stderr
 
 

@@ -171,11 +171,10 @@ def test_status_fault_without_retries_raises_the_sdk_error(fake_openai):
 
 
 def test_timeout_fault_errors_after_retries(fake_openai):
-    fake_openai.inject(Fault.timeout(3.0, times=2))
-    started = time.monotonic()
+    # the server would answer only after 10 minutes: an APITimeoutError is the client giving up itself
+    fake_openai.inject(Fault.timeout(600.0, times=2))
     with pytest.raises(openai.APITimeoutError):
         client(fake_openai, timeout=0.3, max_retries=1).invoke(PROMPT)
-    assert time.monotonic() - started < 2.5
     assert len(fake_openai.requests) == 2
 
 
@@ -229,12 +228,12 @@ def test_latency_and_max_in_flight():
         for t in threads:
             t.join(10)
         elapsed = time.monotonic() - started
-        assert server.max_in_flight == 5
-        deadline = time.monotonic() + 2
-        while server.in_flight and time.monotonic() < deadline:  # handlers finish just after replying
+        assert server.max_in_flight == 5  # concurrent, not serialised
+        deadline = time.monotonic() + 120  # only catches a hang: handlers finish just after replying
+        while server.in_flight and time.monotonic() < deadline:
             time.sleep(0.01)
         assert server.in_flight == 0
-        assert 0.2 <= elapsed < 1.0  # concurrent, not serialised
+        assert elapsed >= 0.2  # each answer waited for the server's latency
         assert len(server.requests) == 5
         assert len(ids) == 10 and len(set(ids)) == 10  # completion and tool-call ids never collide
 
@@ -260,7 +259,7 @@ def test_custom_responder_and_bad_request_body():
 
 def test_stop_is_quick_even_with_a_sleeping_request():
     server = FakeOpenAIServer().start()
-    server.inject(Fault.timeout(30))
+    server.inject(Fault.timeout(600))
     errors = []
 
     def call():
@@ -271,30 +270,55 @@ def test_stop_is_quick_even_with_a_sleeping_request():
 
     t = threading.Thread(target=call, daemon=True)
     t.start()
-    time.sleep(0.2)
+    deadline = time.monotonic() + 120  # only catches a hang
+    while not server.in_flight and time.monotonic() < deadline:  # the request is asleep in the server
+        time.sleep(0.01)
+    assert server.in_flight == 1
     started = time.monotonic()
     server.stop()
-    assert time.monotonic() - started < 3
-    t.join(10)
+    # the sleeping request is woken, not waited out (it would sleep 600 s): a hang guard, not a pace
+    assert time.monotonic() - started < 300
+    t.join(300)
     assert not t.is_alive()
 
 
-def test_reused_connection_is_not_held_by_nagle_and_delayed_ack():
-    """A burst of requests on one kept-alive connection (the real openai/httpx client) at 0 ms model
-    latency answers in a few ms each; headers and body in two writes made Linux hold each body
-    ~40 ms (Nagle waits for the ACK of the headers, which the client delays)."""
-    import statistics
-
+def test_a_burst_on_one_kept_alive_connection_is_served_on_that_connection():
+    """The real openai/httpx client reuses one connection for a burst of requests, as against a real
+    server. (The pace per request, which Nagle and delayed ACKs once held at ~40 ms when headers and
+    body went out in two writes, is a figure for ``python -m bench perf``, not a test.)"""
     with FakeOpenAIServer() as server:
-        oa = openai.OpenAI(api_key="test-key", base_url=server.base_url, max_retries=0, timeout=5)
+        oa = openai.OpenAI(api_key="test-key", base_url=server.base_url, max_retries=0, timeout=60)
         msgs = [{"role": "user", "content": "Instrument: NVDA\nAnalysis date: 2024-05-10\nHello"}]
-        oa.chat.completions.create(model="fake-quick", messages=msgs)  # open the connection
-        times = []
         for _ in range(15):
-            t0 = time.perf_counter()
             out = oa.chat.completions.create(model="fake-quick", messages=msgs)
-            times.append(time.perf_counter() - t0)
             assert out.choices[0].message.content
         oa.close()
-    median_ms = statistics.median(times) * 1000
-    assert median_ms < 20, f"median {median_ms:.1f} ms per request on a reused connection"
+    assert server.connections == 1 and len(server.requests) == 15
+
+
+def test_a_held_stream_waits_at_each_hold_until_released(fake_openai):
+    """``Fault.hold_stream``: the browser tests look at live text while the server holds the stream,
+    so what they see depends on a condition, never on the machine's pace."""
+    gate = threading.Semaphore(0)
+    fake_openai.inject(Fault.hold_stream(2, 4, gate=gate))
+    llm = client(fake_openai, streaming=True)
+    pieces: list[str] = []
+    reader = threading.Thread(target=lambda: pieces.extend(c.content for c in llm.stream(PROMPT)), daemon=True)
+    reader.start()
+
+    def wait_until(cond):
+        deadline = time.monotonic() + 120  # only catches a hang
+        while not cond() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert cond()
+
+    wait_until(lambda: len(pieces) >= 2)  # the role event and the first piece of text
+    held = list(pieces)
+    assert fake_openai.in_flight == 1 and reader.is_alive() and len(held) == 2
+    gate.release()
+    wait_until(lambda: len(pieces) >= 4)
+    assert fake_openai.in_flight == 1 and reader.is_alive() and pieces[:2] == held and len(pieces) == 4
+    gate.release()
+    reader.join(120)
+    assert not reader.is_alive() and "**Rating**: Hold" in "".join(pieces)
+    assert fake_openai.pending_faults == []

@@ -124,17 +124,13 @@ hostile_responder = make_hostile_responder(HOSTILE, MEGABYTE)
 
 
 def test_a_hostile_model_through_the_cli_loses_nothing_forges_nothing_prints_nothing_raw(ta_home, capsys):
-    import time
-
     from tradingagents import cli, team
     from tradingagents.agents.utils.memory import TradingMemoryLog
 
-    t0 = time.monotonic()
     with FakeOpenAIServer(hostile_responder) as server:
         code = cli.main(["NVDA", DATE, "--analysts", "market,news", "--provider", "openai_compatible",
                          "--backend-url", server.base_url, "--quick-model", "fake-quick",
                          "--deep-model", "fake-deep", "--debug"])
-    elapsed = time.monotonic() - t0
     out = capsys.readouterr()
     assert code == 0, out.err[-2000:]
     assert "Rating: Overweight" in out.out.splitlines()
@@ -158,7 +154,6 @@ def test_a_hostile_model_through_the_cli_loses_nothing_forges_nothing_prints_not
     for path in ta_home.rglob("*"):
         if path.is_file() and path.suffix in (".json", ".md", ".jsonl", ".txt"):
             path.read_bytes().decode("utf-8")
-    assert elapsed < 30, f"the hostile run took {elapsed:.1f} s"
 
 
 def test_terminal_safe_strips_every_control_sequence_and_keeps_text():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import time
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -182,19 +181,18 @@ def test_non_retryable_status_fails_at_once(server):
 
 def test_timeout_is_retried_then_fails(server):
     llm = create_llm(server.llm_config(llm_timeout=0.25, llm_max_retries=1))
-    server.inject(Fault.timeout(3.0, times=5))
-    started = time.monotonic()
+    server.inject(Fault.timeout(600.0, times=5))  # the client gives up long before the server answers
     with pytest.raises(LLMCallError) as info:
         llm.invoke(PROMPT)
-    assert time.monotonic() - started < 2.5
     assert len(server.requests) == 2
     assert info.value.status is None and info.value.retryable
     assert "0.25 s timeout" in str(info.value)
 
 
 def test_timeout_once_then_success(server):
-    llm = create_llm(server.llm_config(llm_timeout=0.25, llm_max_retries=2))
-    server.inject(Fault.timeout(2.0))
+    # a timeout long enough for a normal answer on a busy machine, a fault far longer than it
+    llm = create_llm(server.llm_config(llm_timeout=5.0, llm_max_retries=2))
+    server.inject(Fault.timeout(600.0))
     assert "**Rating**" in llm.invoke(PROMPT).content
     assert len(server.requests) == 2
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -405,10 +404,9 @@ def test_threads_sharing_one_log_lose_nothing():
             errors.append(exc)
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    t0 = time.monotonic()
     for t in threads:
         t.start()
     for t in threads:
-        t.join(60)
-    assert errors == [] and time.monotonic() - t0 < 60
+        t.join(600)  # only catches a hang (a lock never released)
+    assert errors == [] and not any(t.is_alive() for t in threads)
     assert len(TradingMemoryLog().load_entries()) == 60

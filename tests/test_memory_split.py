@@ -13,7 +13,7 @@ MODULES = ("tokens", "bm25", "files", "index_store", "log_format", "log_index", 
 
 def _fresh(code: str) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True
     )
     return json.loads(out.stdout)
 

@@ -22,7 +22,7 @@ from tradingagents.storage import pg_checkpoint
 pg_server, pg_url = _pg.pg_server, _pg.pg_url  # the real server's fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMEOUT = 60
+TIMEOUT = 300
 
 
 def _indexes(url: str) -> set[str]:
@@ -64,7 +64,7 @@ from tradingagents import storage
 import tradingagents.storage.pg_checkpoint  # imported before the start line: no jitter
 go = {go!r}
 open(go + "." + sys.argv[1], "w").close()
-deadline = time.monotonic() + 30
+deadline = time.monotonic() + 300
 while not os.path.exists(go) and time.monotonic() < deadline:
     time.sleep(0.002)
 with storage.open_checkpointer({{"storage_url": {url!r}}}, sys.argv[1]) as saver:
@@ -83,7 +83,7 @@ def test_three_processes_open_checkpointers_at_once_on_a_fresh_database(pg_url, 
     try:
         import time
 
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 300
         while not all(os.path.exists(f"{go}.{t}") for t in tickers) and time.monotonic() < deadline:
             time.sleep(0.01)
         Path(go).touch()

@@ -224,11 +224,11 @@ def test_two_processes_with_their_own_homes_share_one_log_without_loss_or_duplic
         procs.append(subprocess.Popen([sys.executable, str(ROOT / "tests" / "pg_helpers.py"), "store", prefix,
                                        "50", str(go)], env=env, cwd=ROOT, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 300  # only catches a hang
     while not all(Path(f"{go}.{p}.ready").exists() for p in ("AA", "BB")) and time.monotonic() < deadline:
         time.sleep(0.01)
     go.touch()  # both are connected and waiting: they write at the same time
-    outs = [p.communicate(timeout=60) for p in procs]
+    outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
     counts = [tuple(map(int, o[0].split())) for o in outs]
     assert [c[0] for c in counts] == [50, 50]

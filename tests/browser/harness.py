@@ -29,6 +29,11 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 ARTIFACTS = ROOT / "test-artifacts"
+HANG_MS = 300_000
+"""How long a wait for the page may take before it counts as a hang. Tests wait for conditions, never
+for a moment, and never judge the machine's pace: CI's shared two-core machine can be slow at times."""
+SETTLED_JS = """async () => { await document.fonts.ready;
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); return true; }"""
 
 
 def free_port() -> int:
@@ -46,7 +51,7 @@ def _healthy(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def streamlit_server(home: Path, *, log_path: Path | None = None, timeout: float = 60.0,
+def streamlit_server(home: Path, *, log_path: Path | None = None, timeout: float = HANG_MS / 1000,
                      extra_env: dict[str, str] | None = None) -> Iterator[str]:
     """Start the app with ``TRADINGAGENTS_HOME=home``; yield its base URL once /_stcore/health is OK."""
     port = free_port()
@@ -93,7 +98,7 @@ def chromium(viewport: tuple[int, int] = (1440, 1000)) -> Iterator[object]:
         try:
             context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
             page = context.new_page()
-            page.set_default_timeout(30_000)
+            page.set_default_timeout(HANG_MS)
             yield page
         finally:
             browser.close()
@@ -102,7 +107,7 @@ def chromium(viewport: tuple[int, int] = (1440, 1000)) -> Iterator[object]:
 # ---------------------------------------------------------------------------------------------
 # page actions (what a user does)
 # ---------------------------------------------------------------------------------------------
-def wait_idle(page, timeout: float = 30_000) -> None:
+def wait_idle(page, timeout: float = HANG_MS) -> None:
     """Wait until Streamlit is not running the script (no 'Running…' status widget)."""
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"] [data-testid=\"stStatusWidgetRunningIcon\"]')"
@@ -142,7 +147,14 @@ def start_run(page) -> float:
     return t
 
 
-def wait_rating(page, ticker: str, date: str, timeout: float = 60_000) -> str:
+def settled(page) -> None:
+    """The script is idle, the fonts are loaded and two frames have been painted since (before a look at
+    sizes, or a screenshot)."""
+    wait_idle(page)
+    page.evaluate(SETTLED_JS)
+
+
+def wait_rating(page, ticker: str, date: str, timeout: float = HANG_MS) -> str:
     """Wait until the run of ``ticker`` on ``date`` has finished and its rating badge shows."""
     page.get_by_text(f"{ticker} as of {date} — finished").wait_for(timeout=timeout)
     badge = page.locator("span.ta-rating").first

@@ -3,17 +3,21 @@ preference: first visit, an example run, the live text of a run in progress, the
 comparison of two runs, a PDF download and the Memory log after settling. Screenshots of each step go to
 test-artifacts/screenshots/, or to docs/screenshots/ with UPDATE_SCREENSHOTS=1.
 
-The live-text step runs in every pass against a second app whose offline engine pauses between streamed
-words (TRADINGAGENTS_OFFLINE_STREAM_DELAY_S), so the text can be seen growing while the run goes on.
+The live-text step runs in every pass against a second app whose model is the fake OpenAI-compatible
+server (through the real langchain-openai client) holding the Market Analyst's streamed report at two
+points: the test looks at the page while the stream is held, releases it, and looks again, so "the text
+grew while the run went on" is a condition the page reaches, on any machine at any pace.
 
-Asserts stable things only (headings, roles, data attributes, the rating): other pages' wording may change.
+Nothing here judges the machine's speed: every wait is for a condition, with a timeout that only catches
+a hang. Asserts stable things only (headings, roles, data attributes, the rating): other pages' wording
+may change.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
+import threading
 from urllib.parse import quote
 
 import pytest
@@ -22,10 +26,13 @@ from tests.browser.harness import (
     ARTIFACTS,
     CHROMIUM,
     CHROMIUM_ARGS,
+    HANG_MS,
     ROOT,
     fill_run_form,
+    settled,
     start_run,
     streamlit_server,
+    wait_idle,
     wait_rating,
 )
 
@@ -38,7 +45,6 @@ FIRST, SECOND = "2024-05-10", "2024-06-10"
 EXTRA_DATES = ("2024-07-10", "2024-08-09", "2024-09-10")  # one more example run in each later pass
 LIVE_DATES = ("2024-06-10", "2024-07-10", "2024-08-09", "2024-09-10")  # a run of its own in each pass
 BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(14, 17, 23)"}  # .streamlit/config.toml
-LIVE_DELAY_S = "0.01"  # between streamed words: a report takes a few seconds to write
 LIVE_TEXT_JS = """() => {
   const head = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
     .find((e) => e.innerText.trim().endsWith('— live text'));
@@ -50,7 +56,7 @@ COMBOS = [(1440, "dark"), (1440, "light"), (800, "dark"), (800, "light")]
 
 def _shot(page, step: str, width: int, scheme: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    time.sleep(0.4)  # let charts and fonts settle
+    settled(page)
     page.screenshot(path=str(SHOTS / f"demo-{step}-{width}-{scheme}.png"))
 
 
@@ -98,7 +104,7 @@ def _first_visit_step(browser, url: str, width: int, scheme: str) -> None:
     """A new user's first page (no run anywhere yet): the team's flow, readable in this theme, and one action."""
     context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=scheme)
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(HANG_MS)
     _open(page, url, "/", "Run an analysis")
     page.get_by_text("Meet the team").wait_for()
     page.get_by_role("button", name="Run an example").wait_for()
@@ -111,44 +117,73 @@ def _first_visit_step(browser, url: str, width: int, scheme: str) -> None:
     context.close()
 
 
-def _live_text_step(browser, url: str, width: int, scheme: str, date: str) -> None:
-    """A run in progress: the current agent's text grows in its panel while the run goes on; then it ends."""
+def _fake_llm_env(llm) -> dict[str, str]:
+    """The live app's model: the fake server, with a read timeout far longer than any hold."""
+    return {"TRADINGAGENTS_LLM_PROVIDER": "openai_compatible", "TRADINGAGENTS_BACKEND_URL": llm.base_url,
+            "TRADINGAGENTS_QUICK_THINK_LLM": "fake-quick", "TRADINGAGENTS_DEEP_THINK_LLM": "fake-deep",
+            "TRADINGAGENTS_LLM_TIMEOUT": "3600"}
+
+
+def _reports_text(body: dict) -> bool:
+    """A streamed request that writes an analyst's report (its tool results are in)."""
+    return bool(body.get("stream")) and any(m.get("role") == "tool" for m in body.get("messages") or [])
+
+
+def _live_box(page, cond_js: str, arg) -> list[str]:
+    """Wait until the live-text panel satisfies ``cond_js(agent, text, arg)``; return [agent, text]."""
+    page.wait_for_function(
+        "([arg]) => { const obs = (" + LIVE_TEXT_JS + ")(); if (!obs || !obs[1].trim()"
+        " || obs[1].includes('waiting for the model')) return false; return (" + cond_js + ")(obs[0], obs[1], arg); }",
+        arg=[arg], timeout=HANG_MS)
+    return page.evaluate(LIVE_TEXT_JS)
+
+
+def _live_text_step(browser, url: str, llm, width: int, scheme: str, date: str) -> None:
+    """A run in progress: the current agent's text grows in its panel while the run goes on; then it ends.
+
+    The fake server holds the Market Analyst's streamed report after 3 and after 7 events: the page is
+    looked at during each hold, so the second look must show the first look's text and more of it."""
+    from tests.fake_openai import Fault
+
+    gate = threading.Semaphore(0)
+    llm.inject(Fault.hold_stream(3, 7, gate=gate, when=_reports_text))
     context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=scheme)
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(HANG_MS)
     form = {"ticker": TICKER, "date": date, "analysts": ["market"], "debate_rounds": 1, "risk_rounds": 1}
     _open(page, url, "/?prefill=" + quote(json.dumps(form)), "Run an analysis")
     page.get_by_role("button", name="Start analysis").wait_for()
-    page.wait_for_timeout(1000)  # as a presenter would: a Start clicked at once can leave the form blank after
+    # as a presenter would, Start once the prefilled form is drawn and the script is idle (a Start clicked
+    # while the script still runs can leave the form's fields blank once the run shows)
+    page.wait_for_function("(t) => document.querySelector('input[aria-label=\"Ticker\"]')?.value === t",
+                           arg=TICKER)
+    wait_idle(page, timeout=HANG_MS)
     start_run(page)
-    seen: list[tuple[str, str]] = []  # (agent, its text so far) at each poll of the page
-    grew = None
-    deadline = time.monotonic() + 60
-    while grew is None and time.monotonic() < deadline:
-        obs = page.evaluate(LIVE_TEXT_JS)
-        if obs and obs[1].strip() and "waiting for the model" not in obs[1]:
-            agent, text = obs
-            earlier = [t for a, t in seen if a == agent and len(t) < len(text) and text.startswith(t[:40])]
-            if earlier:
-                grew = (agent, earlier[-1], text)
-            seen.append((agent, text))
-        time.sleep(0.3)
-    assert grew, f"no agent's live text grew between two looks at the page: {seen[-5:]}"
-    assert page.get_by_text(f"{TICKER} as of {date} — finished").count() == 0, "the run was still going"
-    _nothing_cut(page, f"the live run at {width} px")
-    _shot(page, "2b-live-text", width, scheme)
-    assert wait_rating(page, TICKER, date, timeout=90_000) in {"Buy", "Overweight", "Hold", "Underweight", "Sell"}
+    try:
+        agent, first = _live_box(page, "(agent, text) => true", None)  # held after 3 events
+        assert page.get_by_text(f"{TICKER} as of {date} — finished").count() == 0, "the run was still going"
+        gate.release()  # on to the second hold
+        _, later = _live_box(page, "(agent, text, [a, t]) => agent === a && text.length > t.length", [agent, first])
+        assert later.startswith(first.rstrip()[:40]), (first, later)
+        assert page.get_by_text(f"{TICKER} as of {date} — finished").count() == 0, "the run was still going"
+        _nothing_cut(page, f"the live run at {width} px")
+        _shot(page, "2b-live-text", width, scheme)
+    finally:
+        gate.release()
+        gate.release()  # whatever happened above, the stream goes on to its end
+    assert wait_rating(page, TICKER, date, timeout=HANG_MS) in {"Buy", "Overweight", "Hold", "Underweight", "Sell"}
     context.close()
 
 
 def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    started = time.monotonic()
-    live_env = {"TRADINGAGENTS_OFFLINE_STREAM_DELAY_S": LIVE_DELAY_S}
-    with streamlit_server(ta_home, log_path=ARTIFACTS / "demo-streamlit.log") as url, \
+    from tests.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer() as llm, \
+            streamlit_server(ta_home, log_path=ARTIFACTS / "demo-streamlit.log") as url, \
             streamlit_server(tmp_path / "live-home", log_path=ARTIFACTS / "demo-live-streamlit.log",
-                             extra_env=live_env) as live_url, sync_playwright() as p:
+                             extra_env=_fake_llm_env(llm)) as live_url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             ratings: list[str] = []
@@ -158,7 +193,7 @@ def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
                 context = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=scheme,
                                               accept_downloads=True)
                 page = context.new_page()
-                page.set_default_timeout(30_000)
+                page.set_default_timeout(HANG_MS)
 
                 # the app follows the browser's light/dark preference
                 _open(page, url, "/", "Run an analysis")
@@ -174,13 +209,13 @@ def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
                 for date in ((FIRST, SECOND) if n == 0 else (EXTRA_DATES[n - 1],)):
                     fill_run_form(page, TICKER, date)
                     start_run(page)
-                    rating = wait_rating(page, TICKER, date)
+                    rating = wait_rating(page, TICKER, date, timeout=HANG_MS)
                     assert rating in {"Buy", "Overweight", "Hold", "Underweight", "Sell"}
                     if n == 0:
                         ratings.append(rating)
                 _nothing_cut(page, f"the finished run at {width} px")
                 _shot(page, "2-example-run", width, scheme)
-                _live_text_step(browser, live_url, width, scheme, LIVE_DATES[n])
+                _live_text_step(browser, live_url, llm, width, scheme, LIVE_DATES[n])
 
                 # 3. battle view: sides, verdict pinned beside the pane, replay plays and follows the newest
                 _open(page, url, f"/debates?ticker={TICKER}&date={SECOND}", "Debates")
@@ -195,7 +230,7 @@ def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
                 page.locator('[data-testid="stButtonGroup"]').get_by_text("Replay", exact=True).click()
                 page.get_by_text("Turn 1 of").wait_for()
                 page.get_by_role("button", name="Play").click()
-                page.get_by_text("Turn 3 of").first.wait_for(timeout=15_000)
+                page.get_by_text("Turn 3 of").first.wait_for()
                 newest = page.locator('[data-testid="stChatMessage"]').last
                 pane = page.locator('[class*="st-key-ta-battle-"]').last
                 nb, pb = newest.bounding_box(), pane.bounding_box()
@@ -242,4 +277,3 @@ def test_demo_script_at_two_widths_in_both_themes(ta_home, tmp_path):
                 context.close()
         finally:
             browser.close()
-    assert time.monotonic() - started < 180

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.harness import ARTIFACTS, chromium, start_run, streamlit_server, wait_rating
+from tests.browser.harness import ARTIFACTS, SETTLED_JS, chromium, start_run, streamlit_server, wait_rating
 from tests.fake_openai import FakeOpenAIServer
 from tests.hostile import hostile_responder
 
@@ -58,7 +58,7 @@ def test_a_hostile_model_through_the_app_executes_nothing_and_loses_nothing(ta_h
             page.get_by_role("button", name="Start analysis").wait_for()
             start_run(page)
             # the structured rating is the rating, whatever the summary's text says
-            assert wait_rating(page, TICKER, DATE, timeout=120_000) == "Overweight"
+            assert wait_rating(page, TICKER, DATE) == "Overweight"
             page.get_by_role("tab", name="Market").first.click()
             page.get_by_text(MEGABYTE_MARK * 3).first.wait_for()
             _nothing_ran(page, "the Run page", dialogs)
@@ -74,7 +74,9 @@ def test_a_hostile_model_through_the_app_executes_nothing_and_loses_nothing(ta_h
             report_page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             report_page.goto(report.as_uri())
             report_page.get_by_text("Overweight").first.wait_for()
-            report_page.wait_for_timeout(300)  # an onerror handler would have fired by now
+            # every image has loaded or failed (an onerror handler would have fired), two frames painted
+            report_page.wait_for_function("() => [...document.images].every((i) => i.complete)")
+            report_page.evaluate(SETTLED_JS)
             _nothing_ran(report_page, "the HTML report", dialogs)
             report_page.close()
 

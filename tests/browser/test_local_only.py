@@ -7,7 +7,7 @@ import urllib.parse
 
 import pytest
 
-from tests.browser.harness import ARTIFACTS, chromium, goto_page, open_app, streamlit_server
+from tests.browser.harness import ARTIFACTS, chromium, goto_page, open_app, settled, streamlit_server
 
 pytestmark = pytest.mark.browser
 
@@ -22,7 +22,7 @@ def test_every_request_stays_on_this_machine(ta_home):
         open_app(page, url)
         page.get_by_text("Meet the team").wait_for()
         page.get_by_role("button", name="Run an example").click()
-        page.locator("span.ta-rating").first.wait_for(state="visible", timeout=90_000)
+        page.locator("span.ta-rating").first.wait_for(state="visible")
         # at 800 px the badge sits above the decision text, not over it, and no button is cut to "Ma…"
         badge = page.locator("span.ta-rating").first.bounding_box()
         decision = page.locator("[class*='st-key-decision_']").first.bounding_box()
@@ -32,7 +32,8 @@ def test_every_request_stays_on_this_machine(ta_home):
             assert button.evaluate("b => b.scrollWidth <= b.clientWidth + 1"), f"{name} is truncated"
         for title in ("Debates", "Memory log", "Memories", "Backtest", "Run"):
             goto_page(page, title)
-        page.wait_for_timeout(1500)  # late loads (favicons, fonts) would come now
+        page.wait_for_load_state("networkidle")  # late loads (favicons, fonts) have come by now
+        settled(page)
         page.screenshot(path=str(ARTIFACTS / "local-only-800px.png"), full_page=True)
         foreign = sorted({u for u in requests
                           if urllib.parse.urlsplit(u).scheme in ("http", "https", "ws", "wss")

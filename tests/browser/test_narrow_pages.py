@@ -7,11 +7,12 @@ import pytest
 
 from tests.browser.harness import (
     ARTIFACTS,
+    HANG_MS,
     chromium,
     fill_run_form,
+    settled,
     start_run,
     streamlit_server,
-    wait_idle,
     wait_rating,
 )
 from tests.browser.test_demo_script import CUT_TEXT_JS
@@ -33,12 +34,11 @@ def test_every_page_at_800_px_in_both_themes_cuts_no_text(ta_home):
         for scheme in ("light", "dark"):
             context = browser.new_context(viewport={"width": 800, "height": 1000}, color_scheme=scheme)
             narrow = context.new_page()
-            narrow.set_default_timeout(30_000)
+            narrow.set_default_timeout(HANG_MS)
             for path, heading in PAGES.items():
                 narrow.goto(url + path)
                 narrow.get_by_role("heading", name=heading).first.wait_for()
-                wait_idle(narrow)
-                narrow.wait_for_timeout(500)  # widgets settle into their final width
+                settled(narrow)  # widgets in their final width
                 cut = narrow.evaluate(CUT_TEXT_JS)
                 assert cut == [], f"{path} at 800 px ({scheme}) cuts: {cut}"
                 wide = narrow.evaluate("() => document.documentElement.scrollWidth")
