@@ -192,15 +192,15 @@ def test_onboarding_can_be_dismissed(ta_home):
 
 
 def test_links_open_a_saved_run_a_backtest_variant_and_prefill_the_form(ta_home):
-    from studio.runs import RunRegistry
+    from studio.jobs import JobRegistry
 
-    reg = RunRegistry()
-    assert reg.wait(reg.start("NVDA", "2024-05-10", ["market"])).status == "finished"
+    reg = JobRegistry()
+    assert reg.wait(reg.start_run("NVDA", "2024-05-10", ["market"])).status == "finished"
     at = _opened(ticker="NVDA", date="2024-05-10")
     assert "Saved run: NVDA as of 2024-05-10" in texts(at) and _rating_shown(at)
     # a backtest variant's results folder
     cfg = {"results_dir": str(ta_home / "backtests" / "bt1" / "no_memory" / "results")}
-    assert reg.wait(reg.start("AAPL", "2024-05-10", ["news"], cfg)).status == "finished"
+    assert reg.wait(reg.start_run("AAPL", "2024-05-10", ["news"], cfg)).status == "finished"
     at = _opened(ticker="AAPL", date="2024-05-10", backtest="bt1", variant="no_memory")
     assert "Saved run: AAPL as of 2024-05-10 (backtest bt1, variant no_memory)" in texts(at)
     # a path in the link is refused
