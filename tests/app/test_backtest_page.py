@@ -8,8 +8,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.apptest_utils import texts
 from studio.jobs import JobRegistry
+from tests.app.apptest_utils import texts
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "pages/backtest.py"
