@@ -13,7 +13,6 @@ from streamlit.errors import StreamlitAPIException
 from studio import backtest_view as view
 from studio import ui
 from tradingagents.backtest.engine import TEAM, TEAM_NO_MEMORY, BacktestSpec, list_backtests
-from tradingagents.backtest.registry import BacktestRegistry
 from tradingagents.errors import TradingAgentsError
 
 if callable(getattr(ui, "require_router", None)):
@@ -24,15 +23,8 @@ RUN_PAGE = "pages/run.py"
 DEBATES_PAGE = "pages/debates.py"
 
 config = ui.current_config()
-
-
-@st.cache_resource(show_spinner=False)
-def get_backtests() -> BacktestRegistry:
-    """One registry per server process: backtests survive page switches and refreshes."""
-    return BacktestRegistry()
-
-
-registry = get_backtests()
+registry = ui.get_registry()
+me = ui.owner()
 
 
 def _link(page: str, label: str, params: dict[str, str]) -> None:
@@ -55,16 +47,19 @@ def _read_outputs(folder: str) -> dict | None:
 
 @st.fragment(run_every=POLL_S)
 def live(backtest_id: str) -> None:
-    handle = registry.get(backtest_id)
+    handle = registry.backtest(backtest_id)
     if handle is None or not handle.running:
         st.rerun()
         return
     p = handle.progress()
     head, stop_col = st.columns([5, 1])
     head.markdown(f"#### Backtesting **{', '.join(handle.backtest.spec.tickers)}** · {handle.status}")
-    if stop_col.button("Stop", key="bt_stop", icon=":material/stop_circle:",
-                       help="Stops at the next agent step; every finished step is kept. Resume later."):
-        registry.stop(backtest_id)
+    if not handle.can_control(me):
+        st.caption("This backtest was started in another browser: you can watch it; only that browser can stop "
+                   "or resume it.")
+    elif stop_col.button("Stop", key="bt_stop", icon=":material/stop_circle:",
+                         help="Stops at the next agent step; every finished step is kept. Resume later."):
+        registry.stop(backtest_id, owner=me)
         st.toast("Stopping after the current agent step…")
     st.progress(p["fraction"], text=view.eta_text(p))
     st.html(f'<span class="ta-bt-state" data-id="{handle.id}" data-done="{p["done"]}" data-total="{p["total"]}">'
@@ -186,7 +181,7 @@ with st.container(border=True):
 
 if start and spec is not None:
     try:
-        backtest_id = registry.start(spec, config, api_key=ui.api_key())
+        backtest_id = registry.start_backtest(spec, config, api_key=ui.api_key(), owner=me)
     except TradingAgentsError as exc:
         st.error(str(exc), icon=":material/error:")
     else:
@@ -196,7 +191,7 @@ if start and spec is not None:
 
 # which backtest to show: the URL wins (refresh), then the session
 backtest_id = st.query_params.get("bt") or st.session_state.get("bt_id")
-handle = registry.get(backtest_id, config) if backtest_id else None
+handle = registry.backtest(backtest_id, config) if backtest_id else None
 if backtest_id and handle is None:
     st.warning("That backtest is not in this home folder any more. Start it again above.")
 if backtest_id:
@@ -219,8 +214,10 @@ if handle is not None:
             elif handle.status == "stopped":
                 st.warning(f"Stopped after {p['done']} of {p['total']} steps. Resume continues where it stopped; "
                            "no finished step is redone.")
-            if st.button("Resume", type="primary", key="bt_resume", icon=":material/play_circle:"):
-                registry.resume(handle.id, api_key=ui.api_key())
+            if not handle.can_control(me):
+                st.caption("This backtest was started in another browser: only that browser can resume it.")
+            elif st.button("Resume", type="primary", key="bt_resume", icon=":material/play_circle:"):
+                registry.resume(handle.id, owner=me, api_key=ui.api_key())
                 st.rerun()
         if handle.status == "finished":
             outputs = _read_outputs(str(handle.backtest.folder))

@@ -37,7 +37,7 @@ def main() -> None:
 
     past = list_runs(config)
     sources: list[tuple[str, str]] = []  # (label, id)
-    current = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))
+    current = registry.get(st.session_state.get("run_id") or st.query_params.get("run"), "run")
     if current is not None:
         sources.append((f"Current run: {current.ticker} · {current.date} ({current.status})", "current"))
     for r in past:
@@ -142,7 +142,7 @@ def replay(turns: list[Turn], key: str) -> None:
 
 @st.fragment(run_every=1.0)
 def live_debate(run_id: str) -> None:
-    handle = ui.get_registry().get(run_id)
+    handle = ui.get_registry().get(run_id, "run")
     if handle is None or handle.done:
         st.rerun()
         return

@@ -20,7 +20,8 @@ from pathlib import Path
 import streamlit as st
 
 from studio import charts, compare, export, ui
-from studio.runs import ANALYST_LABELS, REPORT_TITLES, RunHandle
+from studio.jobs import RunJob
+from studio.runs import ANALYST_LABELS, REPORT_TITLES
 from tradingagents import estimates, pricing, team
 from tradingagents.default_config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, ValidationError
@@ -36,7 +37,7 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,80}$")
 
 config = ui.current_config()
 registry = ui.get_registry()
-me = ui.browser_id()
+me = ui.owner()
 
 
 def last_business_day(today: dt.date | None = None) -> dt.date:
@@ -126,7 +127,7 @@ def render_reports(p) -> None:
                 st.markdown(text)
 
 
-def render_progress(handle: RunHandle, *, live: bool) -> None:
+def render_progress(handle: RunJob, *, live: bool) -> None:
     p = handle.progress()
     if live and handle.stopping:
         label = "Stopping after the current step…"
@@ -184,7 +185,7 @@ def render_progress(handle: RunHandle, *, live: bool) -> None:
                                 key="timeline_final")
 
 
-def changes_note(handle: RunHandle) -> None:
+def changes_note(handle: RunJob) -> None:
     if handle.config_changes:
         diff = "; ".join(f"{label}: {a or '—'} → {b or '—'}" for label, a, b in handle.config_changes)
         st.info(f"Resumed with the settings on screen now, which differ from the run's original: {diff}.",
@@ -193,7 +194,7 @@ def changes_note(handle: RunHandle) -> None:
 
 @st.fragment(run_every=POLL_S)
 def live_run(run_id: str) -> None:
-    handle = registry.get(run_id)
+    handle = registry.get(run_id, "run")
     if handle is None or handle.done:
         st.rerun()
         return
@@ -216,7 +217,7 @@ def live_run(run_id: str) -> None:
 
 @st.fragment(run_every=REPORTS_POLL_S)
 def live_reports(run_id: str) -> None:
-    handle = registry.get(run_id)
+    handle = registry.get(run_id, "run")
     if handle is None or handle.done:
         return
     st.markdown("##### Reports so far")
@@ -297,12 +298,12 @@ def start_run(ticker, date, analysts, run_config) -> bool:
     """Start a run of this browser; False (with the message on screen) when it was refused."""
     norm = (str(ticker or "")).strip().upper()
     day = date.isoformat() if isinstance(date, dt.date) else str(date)
-    busy = [h for h in registry.list() if h.status == "running" and h.ticker == norm and h.date == day]
+    busy = [h for h in registry.list("run") if h.status == "running" and h.ticker == norm and h.date == day]
     try:
         if busy:
             raise ValidationError(f"An analysis of {norm} on {day} is already running; wait for it or stop it. "
                                   "Another date of the same ticker can run at the same time.")
-        run_id = registry.start(ticker, date, analysts, run_config, api_key=ui.api_key(), owner=me)
+        run_id = registry.start_run(ticker, date, analysts, run_config, api_key=ui.api_key(), owner=me)
     except (ValidationError, ConfigError) as exc:
         st.error(error_text(exc), icon=":material/error:")
         return False
@@ -406,7 +407,7 @@ offers = registry.checkpointed_runs(config)
 if st.session_state.pop("_start_example", False):
     example = {**config, "max_debate_rounds": 1, "max_risk_discuss_rounds": 1, "analyst_execution": "sequential"}
     start_run("NVDA", last_business_day(), list(team.ANALYST_KEYS), example)
-first_visit = not past and not registry.list() and not offers and not st.session_state.get("onboard_dismissed")
+first_visit = not past and not registry.list("run") and not offers and not st.session_state.get("onboard_dismissed")
 if first_visit:
     with notices, st.container(border=True, key="onboarding"):
         st.markdown("#### Meet the team")
@@ -464,7 +465,7 @@ if submitted:
 
 # which run to show: the URL wins (refresh), then the session
 run_id = st.query_params.get("run") or (None if st.query_params.get("ticker") else st.session_state.get("run_id"))
-handle = registry.get(run_id)
+handle = registry.get(run_id, "run")
 if run_id and handle is None:
     st.warning("That run is no longer in this server's memory (the server restarted). "
                "Its saved result, if it finished, is under **Past runs** below; if it was checkpointed, "

@@ -17,15 +17,8 @@ if callable(getattr(ui, "require_router", None)):
 
 POLL_S = 1.0
 config = ui.current_config()
-
-
-@st.cache_resource(show_spinner=False)
-def get_batches() -> view.BatchRegistry:
-    """One registry per server process: a batch survives page switches and refreshes."""
-    return view.BatchRegistry()
-
-
-registry = get_batches()
+registry = ui.get_registry()
+me = ui.owner()
 
 st.title("Watchlist")
 st.caption("Run the team on every ticker of a watchlist on one date, at most "
@@ -85,28 +78,31 @@ if tickers:
         st.caption(f"{len(tickers)} tickers · estimated cost {shown} (from {est['source']}"
                    + (f", {est['runs']} saved" if est["runs"] else "") + ")")
 
-handle = registry.get(st.session_state.get("wl_id")) or registry.latest()
+handle = registry.get(st.session_state.get("wl_id"), "batch") or registry.latest("batch")
 if st.button("Run watchlist", key="wl_start", type="primary", disabled=not tickers or bool(handle and handle.running)):
     budget = float(st.session_state["wl_budget"]) or None
-    new = registry.start(tickers, st.session_state["wl_date"].isoformat(), config, max_cost_usd=budget,
-                         api_key=ui.api_key())
-    st.session_state["wl_id"] = new.id
-    handle = new
+    new_id = registry.start_batch(tickers, st.session_state["wl_date"].isoformat(), config, max_cost_usd=budget,
+                                  api_key=ui.api_key(), owner=me)
+    st.session_state["wl_id"] = new_id
+    handle = registry.get(new_id, "batch")
 
 
 @st.fragment(run_every=POLL_S)
 def live(batch_id: str) -> None:
-    h = registry.get(batch_id)
+    h = registry.get(batch_id, "batch")
     if h is None:
         return
+    mine = h.can_control(me)
     s = h.summary()
     head, stop_col = st.columns([5, 1])
     cost = "price unknown" if s["cost_usd"] is None else f"${s['cost_usd']:.4f}"
     head.markdown(f"#### {h.date} · {s['done']}/{s['total']} finished · {cost}")
-    if h.running and stop_col.button("Stop", key="wl_stop", icon=":material/stop_circle:",
-                                     help="Each run stops at its next checkpoint; run again to resume."):
-        registry.stop(h.id)
+    if mine and h.running and stop_col.button("Stop", key="wl_stop", icon=":material/stop_circle:",
+                                              help="Each run stops at its next checkpoint; run again to resume."):
+        registry.stop(h.id, owner=me)
         st.toast("Stopping after the current steps…")
+    if not mine:
+        st.caption("This batch was started in another browser: you can watch it; only that browser can stop it.")
     st.html(view.tiles_html(h.snapshot()))
     st.html(f'<span class="ta-wl-state" data-id="{h.id}" data-status="{h.status}" data-done="{s["done"]}" '
             f'data-total="{s["total"]}"></span>')

@@ -10,7 +10,7 @@ one bubble per speaker. Speakers, judges and output keys come from the roster.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,20 +63,38 @@ def _turn_of(record: Mapping[str, Any]) -> Turn | None:
     return Turn(debate, "turn", role.key, text, int(rnd) if rnd is not None else None)
 
 
+def _turn_event(data: Mapping[str, Any]) -> Turn | None:
+    return _turn_of(data)
+
+
+def _judge_event(data: Mapping[str, Any]) -> Turn | None:
+    if data.get("debate") not in team.DEBATES:
+        return None
+    return Turn(data["debate"], "verdict", team.judge(data["debate"]).key, str(data.get("text") or "").strip())
+
+
+def _report_event(data: Mapping[str, Any]) -> Turn | None:
+    if data.get("key") != TRADER.output_key:
+        return None
+    return Turn("invest", "proposal", TRADER.key, str(data.get("text") or "").strip())
+
+
+TURN_OF_EVENT: dict[str, Callable[[Mapping[str, Any]], Turn | None]] = {
+    "debate_turn": _turn_event,
+    "judge_decision": _judge_event,
+    "report": _report_event,  # the trader's proposal, between the two debates
+}
+"""The event kinds the Debates page draws, each with what it makes of the event's data (or None)."""
+
+
 def turns_from_events(events: Iterable[Any]) -> list[Turn]:
     """Debate turns as they arrive during a live run, in arrival order."""
     out: list[Turn] = []
     for ev in events:
-        data = getattr(ev, "data", None) or {}
-        if ev.kind == "debate_turn":
-            turn = _turn_of(data)
-            if turn is not None:
-                out.append(turn)
-        elif ev.kind == "judge_decision" and data.get("debate") in team.DEBATES:
-            judge = team.judge(data["debate"])
-            out.append(Turn(data["debate"], "verdict", judge.key, str(data.get("text") or "").strip()))
-        elif ev.kind == "report" and data.get("key") == TRADER.output_key:
-            out.append(Turn("invest", "proposal", TRADER.key, str(data.get("text") or "").strip()))
+        handler = TURN_OF_EVENT.get(ev.kind)
+        turn = handler(getattr(ev, "data", None) or {}) if handler is not None else None
+        if turn is not None:
+            out.append(turn)
     return out
 
 

@@ -1,4 +1,4 @@
-"""Shared Streamlit helpers: the sidebar settings, the config they make, badges, the run registry.
+"""Shared Streamlit helpers: the sidebar settings, the config they make, badges, the job registry.
 
 The only module of ``studio`` that imports streamlit. The API key lives in ``st.session_state``
 only: it is passed to the engine as ``api_key=`` and never put into a config, a file or a log.
@@ -21,9 +21,10 @@ from typing import Any
 import streamlit as st
 
 from studio.charts import RATING_COLORS
-from studio.runs import CHANGE_LABELS, RunRegistry
+from studio.jobs import MASK, JobRegistry
+from studio.runs import CHANGE_LABELS
 from tradingagents import pricing
-from tradingagents.default_config import DATA_VENDORS, resolve_config
+from tradingagents.default_config import DATA_VENDORS, public_config, resolve_config
 from tradingagents.errors import ConfigError
 from tradingagents.llm_clients.factory import OFFLINE_LABEL, PROVIDER_PRESETS
 from tradingagents.llm_clients.factory import provider_label as engine_provider_label
@@ -81,9 +82,10 @@ def provider_label(name: str) -> str:
 
 
 @st.cache_resource(show_spinner=False)
-def get_registry() -> RunRegistry:
-    """One registry per server process: runs survive page switches and browser refreshes."""
-    return RunRegistry()
+def get_registry() -> JobRegistry:
+    """The one job registry per server process (runs, batches, backtests): jobs survive page switches
+    and browser refreshes. Every page passes ``owner()`` to start, stop or resume one."""
+    return JobRegistry()
 
 
 WARM_MODULES = (
@@ -243,9 +245,13 @@ def _restore_settings() -> None:
     values: dict[str, Any] = dict(s.pop("_pending_settings", None) or {})
     run_id = st.query_params.get("run")
     if run_id and s.get("_settings_of_run") != run_id:
-        handle = get_registry().get(run_id)
+        handle = get_registry().get(run_id, "run")
         if handle is not None:
-            values = {**sidebar_values(handle.config), **values}
+            # another browser's run is shown without its credentials (the owner's sidebar had them);
+            # a masked URL is left blank rather than shown as one to run with
+            shown = handle.config if handle.owner == owner() else {
+                k: v for k, v in public_config(handle.config).items() if not (isinstance(v, str) and MASK in v)}
+            values = {**sidebar_values(shown), **values}
             s["_settings_of_run"] = run_id
     raw = st.query_params.get("prefill")
     if raw and s.get("_prefill_done") != raw:
@@ -288,6 +294,15 @@ def browser_id() -> str:
     if "_browser_id" not in st.session_state:
         st.session_state["_browser_id"] = uuid.uuid4().hex
     return st.session_state["_browser_id"]
+
+
+def owner() -> str:
+    """Who is using the app, for the job registry's one ownership rule (``studio.jobs.may_control``).
+
+    Every page passes it for every kind of job. Today it is the browser (``browser_id``); a signed-in
+    identity, once there is one, is returned here instead and nothing else changes.
+    """
+    return browser_id()
 
 
 def config_error_text(exc: BaseException, config: Any = None) -> str:

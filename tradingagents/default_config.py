@@ -64,6 +64,7 @@ PATH_DEFAULTS = {
     "checkpoint_dir": "checkpoints",
     "data_cache_dir": "cache",
     "csv_data_dir": "data",
+    "app_runs_dir": "{checkpoint_dir}/app_runs",  # derived from checkpoint_dir (set before it)
 }
 
 MODEL_KEYS = {"quick": "quick_think_llm", "deep": "deep_think_llm"}
@@ -642,7 +643,7 @@ def _resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None) -> Set
     out["home"] = str(home)
     for key, rel in PATH_DEFAULTS.items():
         if not out.get(key):
-            out[key] = str(home / rel)
+            out[key] = str(home / rel.format_map(out))
             derived.add(key)
     preset = PROVIDER_PRESETS[out["llm_provider"]]
     for kind, key in MODEL_KEYS.items():

@@ -71,12 +71,12 @@ def start_offline_run(at: AppTest, ticker: str, date, analysts: list[str] | None
 
 
 def stopping_factory(holder, kind, node):
-    """A graph factory for ``RunRegistry``: the real engine, with Stop pressed (from another thread, as a
+    """A graph factory for ``JobRegistry``: the real engine, with Stop pressed (from another thread, as a
     browser would) when an event of ``kind`` at ``node`` arrives, while ``holder["armed"]`` (default True).
     ``holder`` carries the registry (``reg``), the run id (``id``) and optionally the ``owner``."""
     import threading
 
-    from studio.runs import _default_graph_factory
+    from studio.jobs import _default_graph_factory
 
     def factory(**kwargs):
         graph = _default_graph_factory(**kwargs)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from studio.jobs import JobRegistry
 from tests.app.apptest_utils import texts
-from tradingagents.backtest.registry import BacktestRegistry
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "pages/backtest.py"
@@ -149,10 +149,35 @@ def test_paid_model_shows_a_cost_estimate_and_needs_confirmation(ta_home):
 def test_registry_opens_a_backtest_from_disk_after_a_restart(ta_home):
     from tradingagents.backtest.engine import BacktestSpec
 
-    reg = BacktestRegistry()
+    reg = JobRegistry()
     spec = BacktestSpec.make("NVDA", "2024-06-03", "2024-06-07")
-    bid = reg.start(spec, {})
-    assert reg.get(bid).wait(30) and reg.get(bid).status == "finished"
-    again = BacktestRegistry().get(bid, {})  # a new process knows only the folder
+    bid = reg.start_backtest(spec, {})
+    assert reg.backtest(bid).wait(30) and reg.backtest(bid).status == "finished"
+    again = JobRegistry().backtest(bid, {})  # a new process knows only the folder
     assert again is not None and again.status == "finished" and again.backtest.done_steps() == 5
-    assert BacktestRegistry().get("../etc", {}) is None and BacktestRegistry().get("nope", {}) is None
+    assert again.owner is None and again.result == {"folder": str(again.backtest.folder)}
+    assert JobRegistry().backtest("../etc", {}) is None and JobRegistry().backtest("nope", {}) is None
+
+
+def test_another_browsers_backtest_is_watched_but_not_stopped(ta_home, monkeypatch):
+    import threading
+
+    from studio.ui import get_registry
+    from tradingagents.backtest.engine import Backtest, BacktestSpec
+
+    release = threading.Event()
+    monkeypatch.setattr(Backtest, "run", lambda self, on_progress=None, should_stop=None: release.wait(30))
+    get_registry.clear()
+    bid = get_registry().start_backtest(BacktestSpec.make("NVDA", "2024-06-03", "2024-06-07"), {},
+                                        owner="another-browser")
+    try:
+        at = _page({"bt": bid})
+        assert not at.exception
+        assert _status(at) == "running"  # anyone may watch
+        assert not [b for b in at.button if b.key == "bt_stop"]
+        assert "only that browser can stop or resume it" in texts(at)
+        assert get_registry().backtest(bid).running
+    finally:
+        release.set()
+        get_registry().backtest(bid).wait(10)
+        get_registry.clear()

@@ -262,12 +262,12 @@ def test_memory_log_counts_hits_exactly_as_rating_was_right(ta_home):
 
 
 def test_settle_now_settles_what_is_due_and_says_why_the_rest_is_pending(ta_home, monkeypatch):
-    from studio.runs import RunRegistry
+    from studio.jobs import JobRegistry
     from tradingagents.graph import trading_graph
 
     # one decision whose window has closed (a real offline run), one from the last weekday
-    reg = RunRegistry()
-    assert reg.wait(reg.start("NVDA", "2024-05-10", ["market"])).status == "finished"
+    reg = JobRegistry()
+    assert reg.wait(reg.start_run("NVDA", "2024-05-10", ["market"])).status == "finished"
     day = dt.date.today() - dt.timedelta(days=1)
     while day.weekday() >= 5:
         day -= dt.timedelta(days=1)

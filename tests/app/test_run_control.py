@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from studio.runs import RunRegistry, derive_progress
+from studio.jobs import JobRegistry
+from studio.runs import derive_progress
 from tests.app.apptest_utils import stopping_factory
 from tests.browser.harness import free_port
 from tests.fake_openai import FakeOpenAIServer
@@ -14,9 +15,9 @@ from tradingagents.errors import LLMConfigError
 
 def test_only_the_owner_may_stop_or_resume_others_may_watch(ta_home):
     holder: dict = {"owner": "browser-A"}
-    reg = RunRegistry(graph_factory=stopping_factory(holder, "node_finished", "Market Analyst"))
+    reg = JobRegistry(graph_factory=stopping_factory(holder, "node_finished", "Market Analyst"))
     holder["reg"] = reg
-    run_id = holder["id"] = reg.start("NVDA", "2024-05-10", ["market"], owner="browser-A")
+    run_id = holder["id"] = reg.start_run("NVDA", "2024-05-10", ["market"], owner="browser-A")
     handle = reg.get(run_id)
     assert handle.wait(120) and handle.status == "stopped" and handle.resumable
     assert handle.progress().fraction > 0  # anyone may watch
@@ -30,21 +31,21 @@ def test_only_the_owner_may_stop_or_resume_others_may_watch(ta_home):
 
 
 def test_a_missing_key_is_refused_up_front_naming_the_key_and_starts_nothing(ta_home):
-    reg = RunRegistry()
+    reg = JobRegistry()
     with pytest.raises(LLMConfigError) as info:
-        reg.start("NVDA", "2024-05-10", ["market"], {"llm_provider": "openai"})
+        reg.start_run("NVDA", "2024-05-10", ["market"], {"llm_provider": "openai"})
     assert info.value.key_env == "OPENAI_API_KEY"
     with pytest.raises(LLMConfigError) as info:
-        reg.start("NVDA", "2024-05-10", ["market"], {"llm_provider": "openai_compatible"})
+        reg.start_run("NVDA", "2024-05-10", ["market"], {"llm_provider": "openai_compatible"})
     assert info.value.key == "backend_url"
     assert reg.list() == []
 
 
 def test_resume_uses_the_settings_given_now_and_lists_what_changed(ta_home):
-    reg = RunRegistry()
+    reg = JobRegistry()
     cfg = {"llm_provider": "openai_compatible", "backend_url": f"http://127.0.0.1:{free_port()}/v1",
            "llm_max_retries": 0, "llm_timeout": 2.0, "quick_think_llm": "fake-quick", "deep_think_llm": "fake-deep"}
-    run_id = reg.start("MSFT", "2024-05-10", ["market"], cfg, api_key="k1", owner="me")
+    run_id = reg.start_run("MSFT", "2024-05-10", ["market"], cfg, api_key="k1", owner="me")
     handle = reg.get(run_id)
     assert handle.wait(120) and handle.status == "failed" and handle.resumable
     with FakeOpenAIServer(rating="Overweight") as server:
@@ -61,13 +62,13 @@ def test_resume_uses_the_settings_given_now_and_lists_what_changed(ta_home):
 
 def test_after_a_restart_a_checkpointed_run_is_offered_and_resumes(ta_home):
     holder: dict = {}
-    reg = RunRegistry(graph_factory=stopping_factory(holder, "node_finished", "Bull Researcher"))
+    reg = JobRegistry(graph_factory=stopping_factory(holder, "node_finished", "Bull Researcher"))
     holder["reg"] = reg
-    run_id = holder["id"] = reg.start("AAPL", "2024-05-10", ["market", "news"], {"max_debate_rounds": 2})
+    run_id = holder["id"] = reg.start_run("AAPL", "2024-05-10", ["market", "news"], {"max_debate_rounds": 2})
     assert reg.get(run_id).wait(120) and reg.get(run_id).status == "stopped"
     assert reg.checkpointed_runs() == []  # this registry still holds it
 
-    restarted = RunRegistry()  # a new server process
+    restarted = JobRegistry()  # a new server process
     offered = restarted.checkpointed_runs()
     assert [(o["ticker"], o["date"], o["analysts"]) for o in offered] == [("AAPL", "2024-05-10", ["market", "news"])]
     assert "api_key" not in offered[0]["config"]
@@ -82,9 +83,9 @@ def test_after_a_restart_a_checkpointed_run_is_offered_and_resumes(ta_home):
 
 def test_stop_while_an_agent_runs_starts_no_further_agent(ta_home):
     holder: dict = {}
-    reg = RunRegistry(graph_factory=stopping_factory(holder, "node_started", "Neutral Analyst"))
+    reg = JobRegistry(graph_factory=stopping_factory(holder, "node_started", "Neutral Analyst"))
     holder["reg"] = reg
-    run_id = holder["id"] = reg.start("NVDA", "2024-05-10", ["market"])
+    run_id = holder["id"] = reg.start_run("NVDA", "2024-05-10", ["market"])
     handle = reg.get(run_id)
     assert handle.wait(120) and handle.status == "stopped"
     started = [e.node for e in handle.events if e.kind == "node_started"]
@@ -92,8 +93,8 @@ def test_stop_while_an_agent_runs_starts_no_further_agent(ta_home):
 
 
 def test_live_text_settle_step_and_incremental_progress(ta_home):
-    reg = RunRegistry()
-    handle = reg.get(reg.start("NVDA", "2024-05-10", ["market"]))
+    reg = JobRegistry()
+    handle = reg.get(reg.start_run("NVDA", "2024-05-10", ["market"]))
     seen = []
     while not handle.wait(0.01):
         seen.append(handle.progress())  # folded incrementally while the run goes
@@ -115,12 +116,12 @@ def test_live_text_settle_step_and_incremental_progress(ta_home):
 
 
 def test_eta_comes_from_past_runs_with_the_same_configuration(ta_home):
-    reg = RunRegistry()
-    first = reg.wait(reg.start("NVDA", "2024-05-10", ["market"]))
+    reg = JobRegistry()
+    first = reg.wait(reg.start_run("NVDA", "2024-05-10", ["market"]))
     assert first.status == "finished" and first.expected_s is None  # nothing to learn from yet
-    second = reg.wait(reg.start("AAPL", "2024-05-10", ["market"]))
+    second = reg.wait(reg.start_run("AAPL", "2024-05-10", ["market"]))
     assert second.expected_s == pytest.approx(first.meta["elapsed_s"])
-    other = reg.wait(reg.start("MSFT", "2024-05-10", ["news"]))  # other analysts: not comparable
+    other = reg.wait(reg.start_run("MSFT", "2024-05-10", ["news"]))  # other analysts: not comparable
     assert other.expected_s is None
-    rounds = reg.wait(reg.start("AMD", "2024-05-10", ["market"], {"max_debate_rounds": 3}))
+    rounds = reg.wait(reg.start_run("AMD", "2024-05-10", ["market"], {"max_debate_rounds": 3}))
     assert rounds.expected_s is None

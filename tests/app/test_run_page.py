@@ -192,15 +192,15 @@ def test_onboarding_can_be_dismissed(ta_home):
 
 
 def test_links_open_a_saved_run_a_backtest_variant_and_prefill_the_form(ta_home):
-    from studio.runs import RunRegistry
+    from studio.jobs import JobRegistry
 
-    reg = RunRegistry()
-    assert reg.wait(reg.start("NVDA", "2024-05-10", ["market"])).status == "finished"
+    reg = JobRegistry()
+    assert reg.wait(reg.start_run("NVDA", "2024-05-10", ["market"])).status == "finished"
     at = _opened(ticker="NVDA", date="2024-05-10")
     assert "Saved run: NVDA as of 2024-05-10" in texts(at) and _rating_shown(at)
     # a backtest variant's results folder
     cfg = {"results_dir": str(ta_home / "backtests" / "bt1" / "no_memory" / "results")}
-    assert reg.wait(reg.start("AAPL", "2024-05-10", ["news"], cfg)).status == "finished"
+    assert reg.wait(reg.start_run("AAPL", "2024-05-10", ["news"], cfg)).status == "finished"
     at = _opened(ticker="AAPL", date="2024-05-10", backtest="bt1", variant="no_memory")
     assert "Saved run: AAPL as of 2024-05-10 (backtest bt1, variant no_memory)" in texts(at)
     # a path in the link is refused
@@ -230,3 +230,21 @@ def test_api_key_field_is_never_restored_from_a_run(ta_home):
         again = _opened(at.query_params["run"])
         assert again.text_input(key=KEY_API).value == ""
         get_registry().get(at.query_params["run"]).wait(120)
+
+
+def test_another_browsers_run_shows_its_settings_without_credentials(ta_home):
+    backend = f"http://alice:hunter2-pass@127.0.0.1:{free_port()}/v1"
+    reg = get_registry()
+    run_id = reg.start_run("MSFT", "2024-05-10", ["market"], {
+        "llm_provider": "openai_compatible", "backend_url": backend, "quick_think_llm": "m", "deep_think_llm": "m",
+        "llm_max_retries": 0, "llm_timeout": 2.0}, api_key="sk-other-0123456789", owner="another-browser")
+    handle = reg.get(run_id)
+    assert handle.wait(120) and handle.status == "failed"
+    assert handle.config["backend_url"] == backend  # the run itself used the real address
+    at = _opened(run_id)
+    assert not at.exception
+    assert at.selectbox(key="set_provider").value == "openai_compatible"  # its settings, restored
+    assert at.text_input(key="set_base_url").value == ""  # but no credentials of another browser
+    shown = texts(at)
+    assert "hunter2-pass" not in shown and "sk-other" not in shown
+    assert "only that browser can resume it" in shown and not [b for b in at.button if "Resume" in str(b.label)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.runs import RunRegistry
+from studio.jobs import JobRegistry
 from tests.app.apptest_utils import stopping_factory
 from tests.browser.harness import free_port
 from tradingagents import team
@@ -16,8 +16,8 @@ from tradingagents.validation import ValidationError
 
 
 def test_offline_run_in_background_with_progress(ta_home):
-    reg = RunRegistry()
-    run_id = reg.start("nvda", "2024-05-10", ["news", "market"], {"max_debate_rounds": 2})
+    reg = JobRegistry()
+    run_id = reg.start_run("nvda", "2024-05-10", ["news", "market"], {"max_debate_rounds": 2})
     handle = reg.get(run_id)
     assert handle.ticker == "NVDA" and handle.analysts == ["market", "news"]
     assert handle.wait(120), "the run did not finish"
@@ -52,24 +52,24 @@ def test_offline_run_in_background_with_progress(ta_home):
 
 
 def test_validation_starts_nothing():
-    reg = RunRegistry()
+    reg = JobRegistry()
     with pytest.raises(ValidationError, match="not allowed"):
-        reg.start("NV/DA", "2024-05-10", ["market"])
+        reg.start_run("NV/DA", "2024-05-10", ["market"])
     with pytest.raises(ValidationError, match="future"):
-        reg.start("NVDA", "2999-01-01", ["market"])
+        reg.start_run("NVDA", "2999-01-01", ["market"])
     with pytest.raises(ConfigError, match="at least one analyst"):
-        reg.start("NVDA", "2024-05-10", [])
+        reg.start_run("NVDA", "2024-05-10", [])
     with pytest.raises(ConfigError, match="from 1 to 10"):
-        reg.start("NVDA", "2024-05-10", ["market"], {"max_debate_rounds": 99})
+        reg.start_run("NVDA", "2024-05-10", ["market"], {"max_debate_rounds": 99})
     assert reg.list() == []
 
 
 def test_stop_between_nodes_then_resume_from_checkpoint(ta_home):
     holder: dict[str, object] = {}
     # the user presses Stop as soon as the market analyst has finished once
-    reg = RunRegistry(graph_factory=stopping_factory(holder, "node_finished", "Market Analyst"))
+    reg = JobRegistry(graph_factory=stopping_factory(holder, "node_finished", "Market Analyst"))
     holder["reg"] = reg
-    run_id = holder["id"] = reg.start("AAPL", "2024-05-10", ["market"])
+    run_id = holder["id"] = reg.start_run("AAPL", "2024-05-10", ["market"])
     handle = reg.get(run_id)
     assert handle.wait(120)
     assert handle.status == "stopped" and handle.resumable
@@ -93,10 +93,10 @@ def test_stop_between_nodes_then_resume_from_checkpoint(ta_home):
 
 def test_failed_run_shows_error_without_the_key_and_can_resume(ta_home):
     key = "sk-test-VERYSECRET-0123456789"
-    reg = RunRegistry()
+    reg = JobRegistry()
     cfg = {"llm_provider": "openai_compatible", "backend_url": f"http://127.0.0.1:{free_port()}/v1",
            "llm_max_retries": 0, "llm_timeout": 2.0, "quick_think_llm": "m", "deep_think_llm": "m"}
-    run_id = reg.start("MSFT", "2024-05-10", ["market"], cfg, api_key=key)
+    run_id = reg.start_run("MSFT", "2024-05-10", ["market"], cfg, api_key=key)
     handle = reg.get(run_id)
     assert handle.wait(120)
     assert handle.status == "failed"
@@ -116,8 +116,8 @@ def test_failed_run_shows_error_without_the_key_and_can_resume(ta_home):
 
 
 def test_parallel_analysts_overlap_on_the_timeline():
-    reg = RunRegistry()
-    run_id = reg.start("NVDA", "2024-05-10", ["market", "social", "news", "fundamentals"],
+    reg = JobRegistry()
+    run_id = reg.start_run("NVDA", "2024-05-10", ["market", "social", "news", "fundamentals"],
                        {"analyst_execution": "parallel"})
     handle = reg.get(run_id)
     assert handle.wait(120) and handle.status == "finished", handle.error
@@ -152,8 +152,8 @@ def _return_silently(_on_event):
 @pytest.mark.parametrize("behaviour, error", [(_raise, "worker died"),
                                               (_return_silently, "no error was raised")])
 def test_a_worker_that_ends_without_a_terminal_event_is_a_crash_not_an_invented_event(behaviour, error):
-    reg = RunRegistry(graph_factory=lambda **_: _Engine(behaviour))
-    handle = reg.get(reg.start("NVDA", "2024-05-10", ["market"]))
+    reg = JobRegistry(graph_factory=lambda **_: _Engine(behaviour))
+    handle = reg.get(reg.start_run("NVDA", "2024-05-10", ["market"]))
     assert handle.wait(10)
     assert handle.status == "crashed" and error in handle.error and not handle.resumable
     assert [e.kind for e in handle.events] == ["run_started"]  # nothing fabricated

@@ -62,3 +62,31 @@ def test_tiles_show_status_rating_and_cost_and_escape_text():
     assert "Buy" in html and "$0.0123" in html and "/run?ticker=NVDA&amp;date=2024-05-10" in html
     assert "X&lt;b&gt;" in html and "&lt;oops&gt;" in html and "price unknown" in html
     assert html.count("<a ") == 1  # only a finished run opens
+
+
+def test_another_browsers_batch_is_watched_but_not_stopped(ta_home, monkeypatch):
+    import threading
+
+    from studio.ui import get_registry
+
+    release = threading.Event()
+
+    def run_batch(tickers, date, config, *, max_cost_usd, api_key, on_update, should_stop):
+        for t in tickers:
+            on_update(batch.TickerOutcome(t, date, status="running"))
+        release.wait(30)
+
+    monkeypatch.setattr("tradingagents.batch.run_batch", run_batch)
+    get_registry.clear()
+    job_id = get_registry().start_batch(["NVDA", "AAPL"], "2024-05-10", {}, owner="another-browser")
+    try:
+        at = _page()
+        assert not at.exception
+        assert _state(at) == {"status": "running", "done": "0", "total": "2"}  # anyone may watch
+        assert not [b for b in at.button if b.key == "wl_stop"]
+        assert "only that browser can stop it" in texts(at)
+        assert get_registry().get(job_id).running
+    finally:
+        release.set()
+        get_registry().get(job_id).wait(10)
+        get_registry.clear()

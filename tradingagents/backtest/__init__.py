@@ -1,7 +1,8 @@
 """Backtests: the team over a date range, scored against rule-based baselines like the paper.
 
 ``engine`` (the steps, resume, outputs), ``positions`` (rating → position → equity), ``baselines``,
-``metrics``, ``report``, ``registry`` (background backtests for a UI) and ``cli``.
+``metrics``, ``report`` and ``cli``. A UI runs a backtest in the background as a job of its own
+registry (the app's: ``studio.jobs``); the engine keeps none.
 """
 
 from tradingagents.backtest.engine import (

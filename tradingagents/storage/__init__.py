@@ -11,6 +11,7 @@ picks the backend. Each factory returns an object with the same interface either
     checkpoint_step(config, "NVDA", tid); has_checkpoint(...); clear_checkpoint(...)
     with run_lock(config, "NVDA", tid): ...    # one run of a thread at a time, desk-wide
     save_run_segments(config, "NVDA", tid, doc); load_run_segments(...); clear_run_segments(...)
+    save_app_run(config, doc); load_app_runs(config); app_run(config, tid); delete_app_run(config, tid)
 
 Processes with different homes and the same URL see one desk: the same decisions, lessons, runs
 and checkpoints. ``print_log(config, json=False)`` prints the memory log from whichever storage
@@ -26,19 +27,23 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from tradingagents.storage.app_runs import app_run, delete_app_run, load_app_runs, save_app_run
 from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
 
 __all__ = [
     "ENV_VAR",
     "StorageError",
+    "app_run",
     "checkpoint_step",
     "clear_all_checkpoints",
     "clear_checkpoint",
     "clear_run_segments",
+    "delete_app_run",
     "describe",
     "has_checkpoint",
     "list_checkpoints",
     "list_runs",
+    "load_app_runs",
     "load_run",
     "load_run_segments",
     "open_checkpointer",
@@ -48,6 +53,7 @@ __all__ = [
     "print_log",
     "redact_url",
     "run_lock",
+    "save_app_run",
     "save_run",
     "save_run_segments",
     "storage_url",
