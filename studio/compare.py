@@ -27,7 +27,7 @@ PREFILL_KEYS = ("ticker", "date", "analysts", "max_debate_rounds", "max_risk_dis
 NOT_CONFIG = frozenset({
     "ticker", "date", "thread_id", "resumed", "elapsed_s", "usage", "node_times_ms", "debate_turns", "config",
     "instrument_context", "home", "memory_dir", "memory_log_path", "results_dir", "checkpoint_dir",
-    "data_cache_dir", "csv_data_dir", "llm_label", "data_label", "asset_type",
+    "data_cache_dir", "csv_data_dir", "segments_dir", "watchlists_path", "llm_label", "data_label", "asset_type",
 })
 """Meta keys that describe the run itself or where files live, not how it was configured."""
 

@@ -8,7 +8,7 @@ import pytest
 
 from tests.fake_openai import FakeOpenAIServer
 from tradingagents import batch, storage
-from tradingagents.errors import ValidationError
+from tradingagents.errors import ConfigError, ValidationError
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 
 DATE = "2024-05-10"
@@ -102,6 +102,30 @@ def test_watchlists_are_saved_validated_and_written_atomically(tmp_path):
     doc["watchlists"]["bad"] = ["$$$"]
     (tmp_path / "watchlists.json").write_text(json.dumps(doc))
     assert storage.list_watchlists(cfg) == {"Morning": ["NVDA", "AAPL"]}
+
+
+def test_a_watchlists_file_written_before_still_loads_and_keeps_its_format(tmp_path):
+    # exactly what the earlier writer (json.dump(..., indent=1), names sorted) left on disk
+    old = '{\n "version": 1,\n "watchlists": {\n  "Morning": [\n   "NVDA",\n   "AAPL"\n  ],\n  "asia": [\n   "0700.HK"\n  ]\n }\n}'
+    (tmp_path / "watchlists.json").write_text(old, encoding="utf-8")
+    cfg = {"home": str(tmp_path)}
+    assert storage.list_watchlists(cfg) == {"Morning": ["NVDA", "AAPL"], "asia": ["0700.HK"]}
+    storage.save_watchlist("asia", "0700.HK", cfg)  # the same lists again: the same bytes
+    assert (tmp_path / "watchlists.json").read_text(encoding="utf-8") == old
+    assert repr(storage.open_watchlists(cfg)) == f"FileWatchlists(path={str(tmp_path / 'watchlists.json')!r})"
+
+
+def test_the_watchlists_file_is_the_watchlists_path_setting(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "shared" / "lists.json"
+    cfg = {"home": str(tmp_path / "home"), "watchlists_path": str(elsewhere)}
+    storage.save_watchlist("morning", "NVDA", cfg)
+    assert json.loads(elsewhere.read_text())["watchlists"] == {"morning": ["NVDA"]}
+    assert not (tmp_path / "home" / "watchlists.json").exists()
+    monkeypatch.setenv("TRADINGAGENTS_WATCHLISTS_PATH", str(elsewhere))  # or from the environment
+    assert storage.list_watchlists({"home": str(tmp_path / "other")}) == {"morning": ["NVDA"]}
+    elsewhere.write_text("{not json")
+    with pytest.raises(ConfigError, match="lists.json is not a readable watchlist file"):
+        storage.list_watchlists(cfg)
 
 
 def test_estimates_come_from_past_runs_of_the_same_configuration_else_a_typical_run(tmp_path):
