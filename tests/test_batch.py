@@ -110,7 +110,10 @@ def test_a_watchlists_file_written_before_still_loads_and_keeps_its_format(tmp_p
     (tmp_path / "watchlists.json").write_text(old, encoding="utf-8")
     cfg = {"home": str(tmp_path)}
     assert storage.list_watchlists(cfg) == {"Morning": ["NVDA", "AAPL"], "asia": ["0700.HK"]}
+    stray = tmp_path / ".watchlists.json.killed.tmp"  # what a writer killed mid-way left
+    stray.write_text("half")
     storage.save_watchlist("asia", "0700.HK", cfg)  # the same lists again: the same bytes
+    assert not stray.exists()
     assert (tmp_path / "watchlists.json").read_text(encoding="utf-8") == old
     assert repr(storage.open_watchlists(cfg)) == f"FileWatchlists(path={str(tmp_path / 'watchlists.json')!r})"
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from tradingagents.default_config import resolve_config
 from tradingagents.errors import ConfigError, ValidationError
-from tradingagents.fileio import atomic_write
+from tradingagents.fileio import atomic_write, remove_leftovers
 from tradingagents.validation import validate_tickers
 
 __all__ = ["FORMAT_VERSION", "MAX_TICKERS", "FileWatchlists", "checked", "valid_name", "valid_tickers"]
@@ -96,8 +96,9 @@ class FileWatchlists:
             self._write(lists)
         return True
 
-    def _write(self, lists: Mapping[str, list[str]]) -> None:
+    def _write(self, lists: Mapping[str, list[str]]) -> None:  # the lock held
         doc = {"version": FORMAT_VERSION, "watchlists": dict(sorted(lists.items()))}
+        remove_leftovers(self.path)  # under the lock every temp file of ours is a killed writer's
         atomic_write(self.path, json.dumps(doc, indent=1))
 
     def _lock(self):
