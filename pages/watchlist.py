@@ -8,7 +8,7 @@ import streamlit as st
 
 from studio import ui
 from studio import watchlist_view as view
-from tradingagents import batch, pricing
+from tradingagents import batch, pricing, storage
 from tradingagents.errors import TradingAgentsError
 from tradingagents.estimates import estimate_batch_cost
 
@@ -26,7 +26,7 @@ st.caption("Run the team on every ticker of a watchlist on one date, at most "
            "the others; running the same watchlist again reuses finished tickers and resumes the others.")
 
 try:
-    saved = batch.list_watchlists(config)
+    saved = storage.list_watchlists(config)
 except TradingAgentsError as exc:
     saved = {}
     st.warning(str(exc))
@@ -43,7 +43,7 @@ if saved:
         st.session_state["wl_name"] = pick
         st.rerun()
     if saved_row.button("Delete", key="wl_delete"):
-        batch.delete_watchlist(pick, config)
+        storage.delete_watchlist(pick, config)
         st.rerun()
 
 st.text_area("Tickers", key="wl_tickers", height=70, help="Separated by commas, spaces or new lines.")
@@ -63,7 +63,7 @@ except TradingAgentsError as exc:
 
 if save_row.button("Save", key="wl_save", disabled=not tickers, width="content"):
     try:
-        batch.save_watchlist(st.session_state["wl_name"], tickers, config)
+        storage.save_watchlist(st.session_state["wl_name"], tickers, config)
         st.toast(f"Saved watchlist {st.session_state['wl_name'].strip()}.")
         st.rerun()
     except TradingAgentsError as exc:

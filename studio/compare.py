@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 
 from tradingagents import pricing, team
 from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
+from tradingagents.default_config import PATH_DEFAULTS
 from tradingagents.llm_clients.presets import PROVIDER_PRESETS
 
 VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}
@@ -26,8 +27,7 @@ PREFILL_KEYS = ("ticker", "date", "analysts", "max_debate_rounds", "max_risk_dis
                 "data_vendor")
 NOT_CONFIG = frozenset({
     "ticker", "date", "thread_id", "resumed", "elapsed_s", "usage", "node_times_ms", "debate_turns", "config",
-    "instrument_context", "home", "memory_dir", "memory_log_path", "results_dir", "checkpoint_dir",
-    "data_cache_dir", "csv_data_dir", "llm_label", "data_label", "asset_type",
+    "instrument_context", "home", *PATH_DEFAULTS, "llm_label", "data_label", "asset_type",
 })
 """Meta keys that describe the run itself or where files live, not how it was configured."""
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from tests.fake_openai import FakeOpenAIServer
-from tradingagents import batch
-from tradingagents.errors import ValidationError
+from tradingagents import batch, storage
+from tradingagents.errors import ConfigError, ValidationError
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 
 DATE = "2024-05-10"
@@ -32,8 +32,6 @@ def test_offline_batch_matches_single_runs_and_is_reused_on_a_second_run(tmp_pat
 
 
 def test_a_failed_ticker_does_not_stop_the_others_and_sets_the_exit_code(tmp_path):
-    from tradingagents import storage
-
     cfg = {"home": str(tmp_path), "max_concurrent_llm_calls": 2}
     # AAPL is being analysed elsewhere (its run lock is held): it fails with exit 6, the others run
     graph = TradingAgentsGraph(config=cfg)
@@ -89,21 +87,48 @@ def test_batch_budget_stops_the_batch_and_a_larger_one_finishes_it_without_redoi
 
 def test_watchlists_are_saved_validated_and_written_atomically(tmp_path):
     cfg = {"home": str(tmp_path)}
-    assert batch.list_watchlists(cfg) == {}
-    assert batch.save_watchlist("Morning", "nvda, aapl,NVDA", cfg) == ["NVDA", "AAPL"]
-    batch.save_watchlist("asia", ["0700.HK", "7203.T"], cfg)
-    assert batch.list_watchlists(cfg) == {"Morning": ["NVDA", "AAPL"], "asia": ["0700.HK", "7203.T"]}
+    assert storage.list_watchlists(cfg) == {}
+    assert storage.save_watchlist("Morning", "nvda, aapl,NVDA", cfg) == ["NVDA", "AAPL"]
+    storage.save_watchlist("asia", ["0700.HK", "7203.T"], cfg)
+    assert storage.list_watchlists(cfg) == {"Morning": ["NVDA", "AAPL"], "asia": ["0700.HK", "7203.T"]}
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
-    assert batch.delete_watchlist("asia", cfg) and not batch.delete_watchlist("asia", cfg)
+    assert storage.delete_watchlist("asia", cfg) and not storage.delete_watchlist("asia", cfg)
     with pytest.raises(ValidationError):
-        batch.save_watchlist("../etc", "NVDA", cfg)
+        storage.save_watchlist("../etc", "NVDA", cfg)
     with pytest.raises(ValidationError):
-        batch.save_watchlist("ok", "NVDA,$$$", cfg)
+        storage.save_watchlist("ok", "NVDA,$$$", cfg)
     # a hand-edited entry that does not validate is left out, the others stay
     doc = json.loads((tmp_path / "watchlists.json").read_text())
     doc["watchlists"]["bad"] = ["$$$"]
     (tmp_path / "watchlists.json").write_text(json.dumps(doc))
-    assert batch.list_watchlists(cfg) == {"Morning": ["NVDA", "AAPL"]}
+    assert storage.list_watchlists(cfg) == {"Morning": ["NVDA", "AAPL"]}
+
+
+def test_a_watchlists_file_written_before_still_loads_and_keeps_its_format(tmp_path):
+    # exactly what the earlier writer (json.dump(..., indent=1), names sorted) left on disk
+    old = '{\n "version": 1,\n "watchlists": {\n  "Morning": [\n   "NVDA",\n   "AAPL"\n  ],\n  "asia": [\n   "0700.HK"\n  ]\n }\n}'
+    (tmp_path / "watchlists.json").write_text(old, encoding="utf-8")
+    cfg = {"home": str(tmp_path)}
+    assert storage.list_watchlists(cfg) == {"Morning": ["NVDA", "AAPL"], "asia": ["0700.HK"]}
+    stray = tmp_path / ".watchlists.json.killed.tmp"  # what a writer killed mid-way left
+    stray.write_text("half")
+    storage.save_watchlist("asia", "0700.HK", cfg)  # the same lists again: the same bytes
+    assert not stray.exists()
+    assert (tmp_path / "watchlists.json").read_text(encoding="utf-8") == old
+    assert repr(storage.open_watchlists(cfg)) == f"FileWatchlists(path={str(tmp_path / 'watchlists.json')!r})"
+
+
+def test_the_watchlists_file_is_the_watchlists_path_setting(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "shared" / "lists.json"
+    cfg = {"home": str(tmp_path / "home"), "watchlists_path": str(elsewhere)}
+    storage.save_watchlist("morning", "NVDA", cfg)
+    assert json.loads(elsewhere.read_text())["watchlists"] == {"morning": ["NVDA"]}
+    assert not (tmp_path / "home" / "watchlists.json").exists()
+    monkeypatch.setenv("TRADINGAGENTS_WATCHLISTS_PATH", str(elsewhere))  # or from the environment
+    assert storage.list_watchlists({"home": str(tmp_path / "other")}) == {"morning": ["NVDA"]}
+    elsewhere.write_text("{not json")
+    with pytest.raises(ConfigError, match="lists.json is not a readable watchlist file"):
+        storage.list_watchlists(cfg)
 
 
 def test_estimates_come_from_past_runs_of_the_same_configuration_else_a_typical_run(tmp_path):
@@ -131,7 +156,7 @@ def test_cli_batch_prints_one_line_per_ticker_and_exits_with_the_worst_code(tmp_
     assert main(["batch", "NVDA,AAPL", DATE, "--home", home, "--quiet"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("NVDA") and "done" in out and "total $0.0000" in out
-    batch.save_watchlist("morning", "NVDA,MSFT", {"home": home})
+    storage.save_watchlist("morning", "NVDA,MSFT", {"home": home})
     assert main(["batch", "@morning", DATE, "--home", home, "--json", "--quiet"]) == 0
     docs = json.loads(capsys.readouterr().out)
     assert [(d["ticker"], d["status"]) for d in docs] == [("NVDA", "reused"), ("MSFT", "done")]

@@ -145,17 +145,17 @@ def test_a_failed_write_names_its_file_and_the_cli_says_what_to_do(monkeypatch, 
     import errno
     import os
 
-    from tradingagents.graph import results
+    from tradingagents import fileio
 
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(results.os, "fsync", full)
+    monkeypatch.setattr(fileio.os, "fsync", full)
     target = tmp_path / "r" / "state.json"
     with pytest.raises(OSError) as info:
-        results.atomic_write_text(target, "x")
+        fileio.atomic_write(target, "x")
     assert info.value.filename == str(target) and not list(target.parent.iterdir())  # no half file
-    monkeypatch.setattr(results.os, "fsync", os.fsync)
+    monkeypatch.setattr(fileio.os, "fsync", os.fsync)
     code = cli._explain(info.value)
     err = capsys.readouterr().err
     assert code == 1 and f"The disk is full writing {target}" in err and "Traceback" not in err

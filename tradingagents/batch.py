@@ -23,24 +23,17 @@ Each ticker's outcome is a ``TickerOutcome`` (plain data, JSON-able); ``on_updat
 called whenever one changes (status, running cost), in the caller's process. ``exit_code(outcomes)``
 is the batch's exit code (``BATCH_EXIT_ORDER``: the worst first).
 
-Saved watchlists: ``list_watchlists(config)``, ``save_watchlist(name, tickers, config)``,
-``delete_watchlist(name, config)``: one JSON file ``<home>/watchlists.json`` written atomically
-(a temporary file then a rename, under a file lock), validated when read; with ``storage_url``
-the desk database's ``ta_watchlists`` table instead (one row a list, so every machine of the desk
-sees the same watchlists).
+Saved watchlists (``batch @name``, the Watchlist page) live in the storage layer:
+``tradingagents.storage.list_watchlists`` / ``save_watchlist`` / ``delete_watchlist``
+(``storage/watchlists.py``); a batch takes at most as many tickers as a watchlist holds.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tradingagents.default_config import _thaw, resolve_config
@@ -53,18 +46,15 @@ from tradingagents.errors import (
     EXIT_OK,
     EXIT_STOPPED,
     BudgetExceeded,
-    ConfigError,
     RunStopped,
-    ValidationError,
     exit_code_for,
     is_resumable,
 )
-from tradingagents.validation import validate_date, validate_tickers
+from tradingagents.storage.watchlists import valid_tickers
+from tradingagents.validation import validate_date
 
-__all__ = ["BATCH_EXIT_ORDER", "TickerOutcome", "delete_watchlist", "exit_code", "list_watchlists",
-           "parse_tickers", "run_batch", "save_watchlist"]
+__all__ = ["BATCH_EXIT_ORDER", "TickerOutcome", "exit_code", "parse_tickers", "run_batch"]
 
-MAX_TICKERS = 200
 # the batch's exit code is the first of these that any ticker has (the worst first): a bug, bad
 # input, the data source, a model failure, busy elsewhere, stopped or over budget; 0 when all ok
 BATCH_EXIT_ORDER = (EXIT_ERROR, EXIT_BAD_INPUT, EXIT_DATA_UNAVAILABLE, EXIT_LLM_FAILURE, EXIT_BUSY, EXIT_STOPPED)
@@ -95,8 +85,8 @@ class TickerOutcome:
 
 
 def parse_tickers(value: str | Iterable[str]) -> list[str]:
-    """Tickers from "NVDA, AAPL msft" or a list (``validation.validate_tickers``, at most MAX_TICKERS)."""
-    return validate_tickers(value, limit=MAX_TICKERS, what="batch")
+    """Tickers from "NVDA, AAPL msft" or a list (validated; at most ``storage.watchlists.MAX_TICKERS``)."""
+    return valid_tickers(value)
 
 
 def exit_code(outcomes: Iterable[TickerOutcome]) -> int:
@@ -276,122 +266,3 @@ def _result_doc(result) -> dict[str, Any]:
     status = "stopped" if isinstance(exc, RunStopped) else "failed"
     return TickerOutcome(task["ticker"], task["date"], status=status, error=str(exc) or type(exc).__name__,
                          exit_code=exit_code_for(exc), resumable=True).to_dict()
-
-
-# ---------------------------------------------------------------------------- saved watchlists
-WATCHLISTS_FILE = "watchlists.json"
-_NAME = re.compile(r"^[\w .\-]{1,60}$")
-
-
-def _watchlists_path(config: Mapping[str, Any] | None) -> Path:
-    return Path(resolve_config(config)["home"]) / WATCHLISTS_FILE
-
-
-def _valid_name(name: object) -> str:
-    text = str(name or "").strip()
-    if not _NAME.match(text):
-        raise ValidationError("A watchlist name is 1 to 60 letters, digits, spaces, dots, dashes or underscores.")
-    return text
-
-
-_PG_SCHEMA = """CREATE TABLE IF NOT EXISTS ta_watchlists (
-    name text PRIMARY KEY, tickers jsonb NOT NULL, saved_at timestamptz NOT NULL DEFAULT now())"""
-_PG_LOCK_WATCHLISTS = 16  # advisory lock (in the storage namespace) around creating the table
-
-
-def _desk(config: Mapping[str, Any] | None):
-    """The desk database when ``storage_url`` is set (its table made on first use), else None."""
-    from tradingagents.storage.pg import LOCK_NAMESPACE, database, storage_url
-
-    url = storage_url(resolve_config(config))
-    if not url:
-        return None
-    db = database(url)
-    if not getattr(db, "_ta_watchlists", False):
-        with db.transaction() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, _PG_LOCK_WATCHLISTS))
-            conn.execute(_PG_SCHEMA)
-        db._ta_watchlists = True
-    return db
-
-
-def _checked(rows: Iterable[tuple[Any, Any]]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for name, tickers in rows:
-        try:
-            out[_valid_name(name)] = parse_tickers(tickers)
-        except (ValidationError, TypeError):
-            continue  # a hand-edited entry that does not validate is left out
-    return out
-
-
-def list_watchlists(config: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
-    """The saved watchlists, name → tickers (entries that do not validate are left out)."""
-    db = _desk(config)
-    if db is not None:
-        with db.transaction() as conn:
-            return _checked(conn.execute("SELECT name, tickers FROM ta_watchlists ORDER BY name").fetchall())
-    path = _watchlists_path(config)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not a readable watchlist file ({exc}); fix or remove it.") from None
-    if not isinstance(doc, Mapping) or not isinstance(doc.get("watchlists") or {}, Mapping):
-        return {}
-    return _checked((doc.get("watchlists") or {}).items())
-
-
-def _write_watchlists(config: Mapping[str, Any] | None, lists: Mapping[str, list[str]]) -> None:
-    path = _watchlists_path(config)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".watchlists.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"version": 1, "watchlists": dict(sorted(lists.items()))}, fh, indent=1)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)  # readers see the old file or the new one, never half of one
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _lock(config: Mapping[str, Any] | None):
-    from filelock import FileLock
-
-    path = _watchlists_path(config)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(path) + ".lock", timeout=10)
-
-
-def save_watchlist(name: str, tickers: str | Iterable[str], config: Mapping[str, Any] | None = None) -> list[str]:
-    """Save (or replace) a named watchlist; returns its validated tickers."""
-    name, names = _valid_name(name), parse_tickers(tickers)
-    db = _desk(config)
-    if db is not None:
-        with db.transaction() as conn:
-            conn.execute("INSERT INTO ta_watchlists (name, tickers) VALUES (%s, %s::jsonb) ON CONFLICT (name) "
-                         "DO UPDATE SET tickers = EXCLUDED.tickers, saved_at = now()", (name, json.dumps(names)))
-        return names
-    with _lock(config):
-        lists = list_watchlists(config)
-        lists[name] = names
-        _write_watchlists(config, lists)
-    return names
-
-
-def delete_watchlist(name: str, config: Mapping[str, Any] | None = None) -> bool:
-    name = _valid_name(name)
-    db = _desk(config)
-    if db is not None:
-        with db.transaction() as conn:
-            return conn.execute("DELETE FROM ta_watchlists WHERE name = %s", (name,)).rowcount > 0
-    with _lock(config):
-        lists = list_watchlists(config)
-        if name not in lists:
-            return False
-        del lists[name]
-        _write_watchlists(config, lists)
-    return True

@@ -489,7 +489,8 @@ def _usd(value: float | None) -> str:
 
 def batch_command(argv: list[str]) -> int:
     """``python -m tradingagents batch TICKERS|@LIST DATE``: one line per ticker, the worst exit code."""
-    from tradingagents.batch import TickerOutcome, exit_code, list_watchlists, parse_tickers, run_batch
+    from tradingagents import storage
+    from tradingagents.batch import TickerOutcome, exit_code, parse_tickers, run_batch
     from tradingagents.default_config import resolve_config
     from tradingagents.validation import ValidationError, validate_date
 
@@ -501,7 +502,7 @@ def batch_command(argv: list[str]) -> int:
         if args.concurrency is not None:
             settings = resolve_config({**dict(settings), "max_concurrent_llm_calls": args.concurrency})
         if args.tickers.startswith("@"):
-            lists = list_watchlists(settings)
+            lists = storage.list_watchlists(settings)
             name = args.tickers[1:].strip()
             if name not in lists:
                 known = ", ".join(sorted(lists)) or "none saved yet"

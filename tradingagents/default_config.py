@@ -56,15 +56,18 @@ BENCHMARK_MAP = {
 }
 DEFAULT_BENCHMARK = "SPY"
 
-# Keys whose value is a path below the home folder when left as None.
-PATH_DEFAULTS = {
+# Keys whose value is a path below the home folder when left as None; a (key, sub-path) pair is
+# below another path key's resolved value instead (so it follows that key when only it is set).
+PATH_DEFAULTS: dict[str, str | tuple[str, str]] = {
     "memory_dir": "memory",
     "memory_log_path": "memory/trading_memory.md",
     "results_dir": "results",
     "checkpoint_dir": "checkpoints",
+    "segments_dir": ("checkpoint_dir", "segments"),  # counters of a run's failed/stopped segments
     "data_cache_dir": "cache",
     "csv_data_dir": "data",
-    "app_runs_dir": "{checkpoint_dir}/app_runs",  # derived from checkpoint_dir (set before it)
+    "app_runs_dir": ("checkpoint_dir", "app_runs"),  # offers to resume app runs after a restart
+    "watchlists_path": "watchlists.json",
 }
 
 MODEL_KEYS = {"quick": "quick_think_llm", "deep": "deep_think_llm"}
@@ -643,7 +646,8 @@ def _resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None) -> Set
     out["home"] = str(home)
     for key, rel in PATH_DEFAULTS.items():
         if not out.get(key):
-            out[key] = str(home / rel.format_map(out))
+            base, sub = rel if isinstance(rel, tuple) else ("home", rel)
+            out[key] = str(Path(out[base]) / sub)
             derived.add(key)
     preset = PROVIDER_PRESETS[out["llm_provider"]]
     for kind, key in MODEL_KEYS.items():

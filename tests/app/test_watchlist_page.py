@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from studio import watchlist_view as view
 from tests.app.apptest_utils import texts
-from tradingagents import batch
+from tradingagents import batch, storage
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "pages/watchlist.py"
@@ -42,7 +42,7 @@ def test_watchlist_page_runs_a_batch_with_tiles_that_open_the_runs(ta_home):
     at.text_area(key="wl_tickers").input("NVDA, AAPL").run()
     at.text_input(key="wl_name").input("pair").run()
     at.button(key="wl_save").click().run()
-    assert batch.list_watchlists() == {"pair": ["NVDA", "AAPL"]}
+    assert storage.list_watchlists() == {"pair": ["NVDA", "AAPL"]}
     at.button(key="wl_start").click().run()
     deadline = time.monotonic() + 60
     while _state(at).get("status") != "finished":

@@ -60,7 +60,7 @@ from tradingagents.backtest import metrics as mt
 from tradingagents.backtest import positions as ps
 from tradingagents.default_config import benchmark_for, public_config, resolve_config
 from tradingagents.errors import ConfigError, DataNotFound, DataUnavailable, RunStopped, ValidationError
-from tradingagents.graph.results import atomic_write_text
+from tradingagents.fileio import atomic_write
 from tradingagents.validation import validate_date, validate_tickers
 
 log = logging.getLogger(__name__)
@@ -273,7 +273,7 @@ class Manifest:
 
     def _save(self) -> None:
         self.doc["updated_at"] = _now()
-        atomic_write_text(self.path, json.dumps(self.doc, indent=1, sort_keys=True, ensure_ascii=False))
+        atomic_write(self.path, json.dumps(self.doc, indent=1, sort_keys=True, ensure_ascii=False))
 
 
 def _now() -> str:
@@ -538,14 +538,14 @@ class Backtest:
         from tradingagents.backtest import report
 
         data = self.compute()
-        atomic_write_text(self.folder / "metrics.json", json.dumps(data["metrics"], indent=2, allow_nan=False))
-        atomic_write_text(self.folder / "equity.csv", equity_csv(self.plans, data["equity"]))
+        atomic_write(self.folder / "metrics.json", json.dumps(data["metrics"], indent=2, allow_nan=False))
+        atomic_write(self.folder / "equity.csv", equity_csv(self.plans, data["equity"]))
         for variant, name in ((TEAM, "decisions.csv"), (TEAM_NO_MEMORY, "decisions_no_memory.csv")):
             if variant in data["decisions"]:
-                atomic_write_text(self.folder / name, decisions_csv(data["decisions"][variant]))
+                atomic_write(self.folder / name, decisions_csv(data["decisions"][variant]))
         info = self.describe()
-        atomic_write_text(self.folder / "report.md", report.markdown(info, self.plans, data))
-        atomic_write_text(self.folder / "report.html", report.html_page(info, self.plans, data))
+        atomic_write(self.folder / "report.md", report.markdown(info, self.plans, data))
+        atomic_write(self.folder / "report.html", report.html_page(info, self.plans, data))
         return data["metrics"]
 
     def describe(self) -> dict[str, Any]:

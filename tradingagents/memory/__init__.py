@@ -1,9 +1,10 @@
 """What the agents remember: per-role BM25 memories and the markdown decision log.
 
-One job per module: ``tokens`` (the tokeniser), ``bm25`` (the index), ``files`` (atomic writes
-and locks), ``log_format`` (the log's entry grammar), ``situation_memory``
-(``FinancialSituationMemory``) and ``trading_log`` (``TradingMemoryLog``). Nothing here imports
-LangGraph or the agents, so the Memory pages and the CLI's ``settle`` stay light.
+One job per module: ``tokens`` (the tokeniser), ``bm25`` (the index), ``files`` (the lock; whole
+files are rewritten by ``tradingagents.fileio``), ``log_format`` (the log's entry grammar),
+``situation_memory`` (``FinancialSituationMemory``) and ``trading_log`` (``TradingMemoryLog``).
+Nothing here imports LangGraph, the agents or the storage layer (which builds on this one), so the
+Memory pages and the CLI's ``settle`` stay light.
 """
 
 from tradingagents.memory.log_format import SEPARATOR

@@ -1,54 +1,16 @@
-"""Files that survive a killed writer: atomic replace with fsync, and a cheap inter-process flock."""
+"""A cheap inter-process flock for the memories (whole-file writes go through ``tradingagents.fileio``)."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import os
-import tempfile
 from pathlib import Path
 
-__all__ = ["FlockFile", "atomic_write", "fsync_dir", "temp_prefix", "LOCK_POLL_S"]
+__all__ = ["FlockFile", "LOCK_POLL_S"]
 
 # filelock polls a contended lock; its 50 ms default makes 8 busy writers crawl.
 LOCK_POLL_S = 0.002
-
-
-def fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def temp_prefix(path: Path) -> str:
-    return f".{path.name}."
-
-
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Unique temp file in the same folder, flush + fsync, os.replace, fsync the folder.
-
-    ``durable=False`` (for caches that can be rebuilt) skips both fsyncs: still never half-written.
-    """
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=temp_prefix(path), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if durable:
-        fsync_dir(folder)
-
 
 
 class FlockFile:

@@ -6,23 +6,21 @@ numpy arrays. It records how many bytes of the jsonl it covers and their BLAKE2b
 the digest is checked against the jsonl's first ``covered`` bytes, so an index left from another
 file, a cleared or rewritten memory or a damaged file is never used (the memory is then rebuilt
 from the jsonl as before); lines appended after it are read from the jsonl as usual. Written to a
-temp file in the same folder and renamed into place, so it is whole or absent.
+temp file in the same folder and renamed into place (``fileio.atomic_file``), so it is whole or absent.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import hashlib
 import json
-import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from tradingagents.fileio import atomic_file
 from tradingagents.memory.bm25 import BM25Index, Postings
 
 __all__ = ["FORMAT", "Loaded", "index_file", "load_index", "new_digest", "save_index"]
@@ -102,16 +100,8 @@ def save_index(
         "texts": np.frombuffer("".join(texts).encode(), dtype=np.uint8),
         "text_ends": ends,
     }
-    target = index_file(jsonl)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic_file(index_file(jsonl), durable=False) as fh:  # a cache: rebuilt from the jsonl if lost
+        np.savez(fh, **arrays)
 
 
 def load_index(jsonl: Path, k1: float, b: float) -> Loaded | None:

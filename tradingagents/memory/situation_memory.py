@@ -37,8 +37,9 @@ from typing import Any
 import numpy as np
 
 from tradingagents.default_config import resolve_config
+from tradingagents.fileio import atomic_write, remove_leftovers
 from tradingagents.memory.bm25 import BM25Index, release_heap
-from tradingagents.memory.files import FlockFile, atomic_write
+from tradingagents.memory.files import FlockFile
 from tradingagents.memory.index_store import index_file, load_index, new_digest, save_index
 from tradingagents.memory.tokens import bm25_tokenize
 from tradingagents.team import MEMORY_NAMES
@@ -262,10 +263,7 @@ class FinancialSituationMemory(RankedMemories):
             self._store()
 
     def _store(self) -> None:  # both locks held
-        target = index_file(self.path)
-        for leftover in target.parent.glob(f".{target.name}.*.tmp"):  # a killed writer's
-            with contextlib.suppress(OSError):
-                leftover.unlink()
+        remove_leftovers(index_file(self.path))  # a killed writer's temp files
         try:
             save_index(
                 self.path, self._index, self._situations, self._recommendations, self._known_from,

@@ -41,7 +41,8 @@ from typing import Any
 from filelock import FileLock
 
 from tradingagents.default_config import resolve_config
-from tradingagents.memory.files import LOCK_POLL_S, atomic_write, fsync_dir, temp_prefix
+from tradingagents.fileio import atomic_write, fsync_dir, remove_leftovers
+from tradingagents.memory.files import LOCK_POLL_S
 from tradingagents.memory.log_format import (
     SEPARATOR,
     Block,
@@ -223,10 +224,7 @@ class TradingMemoryLog:
 
     def _remove_leftovers(self) -> None:
         # Under the lock every temp file of ours (log or index) is a leftover of a killed writer.
-        with contextlib.suppress(OSError):
-            for leftover in self.path.parent.glob(temp_prefix(self.path) + "*.tmp"):
-                with contextlib.suppress(OSError):
-                    leftover.unlink()
+        remove_leftovers(self.path)
 
     def _rotate(self, blocks: list[Block]) -> list[Block]:
         if self.max_entries is None:

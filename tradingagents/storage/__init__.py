@@ -12,17 +12,22 @@ picks the backend. Each factory returns an object with the same interface either
     with run_lock(config, "NVDA", tid): ...    # one run of a thread at a time, desk-wide
     save_run_segments(config, "NVDA", tid, doc); load_run_segments(...); clear_run_segments(...)
     save_app_run(config, doc); load_app_runs(config); app_run(config, tid); delete_app_run(config, tid)
+    lists = open_watchlists(config)            # FileWatchlists | PgWatchlists
+    list_watchlists(config); save_watchlist(name, tickers, config); delete_watchlist(name, config)
 
-Processes with different homes and the same URL see one desk: the same decisions, lessons, runs
-and checkpoints. ``print_log(config, json=False)`` prints the memory log from whichever storage
-(the ``log`` subcommand). Nothing here keeps state besides one connection pool per URL.
+Processes with different homes and the same URL see one desk: the same decisions, lessons, runs,
+checkpoints and watchlists. ``print_log(config, json=False)`` prints the memory log from whichever
+storage (the ``log`` subcommand). Nothing here keeps state besides one connection pool per URL.
+
+Every whole file written here (and by the memories below) goes through ``tradingagents.fileio``'s
+one ``atomic_write``: a ground-floor module, so the memory layer uses it without importing storage.
 """
 
 from __future__ import annotations
 
 import json as _json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -39,23 +44,27 @@ __all__ = [
     "clear_checkpoint",
     "clear_run_segments",
     "delete_app_run",
+    "delete_watchlist",
     "describe",
     "has_checkpoint",
     "list_checkpoints",
     "list_runs",
     "load_app_runs",
+    "list_watchlists",
     "load_run",
     "load_run_segments",
     "open_checkpointer",
     "open_memory_log",
     "open_role_memory",
     "open_run_records",
+    "open_watchlists",
     "print_log",
     "redact_url",
     "run_lock",
     "save_app_run",
     "save_run",
     "save_run_segments",
+    "save_watchlist",
     "storage_url",
 ]
 
@@ -72,7 +81,7 @@ def open_memory_log(config: Mapping[str, Any] | None = None):
         from tradingagents.storage.pg_memory_log import PgMemoryLog
 
         return PgMemoryLog(config, url=url)
-    from tradingagents.agents.utils.memory import TradingMemoryLog
+    from tradingagents.memory.trading_log import TradingMemoryLog
 
     return TradingMemoryLog(config)
 
@@ -83,7 +92,7 @@ def open_role_memory(name: str, config: Mapping[str, Any] | None = None):
         from tradingagents.storage.pg_role_memory import PgRoleMemory
 
         return PgRoleMemory(name, config, url=url)
-    from tradingagents.agents.utils.memory import FinancialSituationMemory
+    from tradingagents.memory.situation_memory import FinancialSituationMemory
 
     return FinancialSituationMemory(name, config)
 
@@ -109,6 +118,33 @@ def list_runs(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
 def load_run(config: Mapping[str, Any] | None, ticker: str, date: str) -> dict[str, Any]:
     """``graph.results.load_run`` from whichever storage (FileNotFoundError when there is none)."""
     return open_run_records(config).load_run(ticker, date)
+
+
+def open_watchlists(config: Mapping[str, Any] | None = None):
+    """The saved watchlists: ``FileWatchlists`` (``watchlists_path``) or ``PgWatchlists`` (``ta_watchlists``)."""
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg_watchlists import PgWatchlists
+
+        return PgWatchlists(config, url=url)
+    from tradingagents.storage.watchlists import FileWatchlists
+
+    return FileWatchlists(config)
+
+
+def list_watchlists(config: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
+    """The saved watchlists, name → tickers (entries that do not validate are left out)."""
+    return open_watchlists(config).list()
+
+
+def save_watchlist(name: str, tickers: str | Iterable[str], config: Mapping[str, Any] | None = None) -> list[str]:
+    """Save (or replace) a named watchlist; returns its validated tickers (ValidationError if not valid)."""
+    return open_watchlists(config).save(name, tickers)
+
+
+def delete_watchlist(name: str, config: Mapping[str, Any] | None = None) -> bool:
+    """Delete a named watchlist; True when there was one."""
+    return open_watchlists(config).delete(name)
 
 
 def open_checkpointer(config: Mapping[str, Any] | None, ticker: str):
@@ -160,8 +196,7 @@ def _segments_name(ticker: str, thread_id: str) -> str:
 def _segments_path(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> Path:
     from tradingagents.default_config import resolve_config
 
-    folder = Path(resolve_config(config)["checkpoint_dir"]) / "segments"
-    return folder / f"{_segments_name(ticker, thread_id)}.json"
+    return Path(resolve_config(config)["segments_dir"]) / f"{_segments_name(ticker, thread_id)}.json"
 
 
 def save_run_segments(config: Mapping[str, Any] | None, ticker: str, thread_id: str, doc: Mapping[str, Any]) -> None:
@@ -176,11 +211,9 @@ def save_run_segments(config: Mapping[str, Any] | None, ticker: str, thread_id: 
                          "DO UPDATE SET doc = EXCLUDED.doc, saved_at = now()",
                          (_segments_name(ticker, thread_id), text))
         return
-    from tradingagents.memory.files import atomic_write
+    from tradingagents.fileio import atomic_write
 
-    path = _segments_path(config, ticker, thread_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, text.encode("utf-8"))
+    atomic_write(_segments_path(config, ticker, thread_id), text)
 
 
 def load_run_segments(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> Any:

@@ -58,7 +58,7 @@ def save_app_run(config: Mapping[str, Any] | None, doc: Mapping[str, Any]) -> No
             conn.execute("INSERT INTO ta_app_runs (thread_id, doc) VALUES (%s, %s::jsonb) ON CONFLICT (thread_id) "
                          "DO UPDATE SET doc = EXCLUDED.doc, saved_at = now()", (kept["thread_id"], text))
         return
-    from tradingagents.memory.files import atomic_write
+    from tradingagents.fileio import atomic_write
 
     atomic_write(_folder(config) / f"{kept['thread_id']}.json", text.encode("utf-8"))
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tradingagents import team
 from tradingagents.default_config import public_config, resolve_config
+from tradingagents.fileio import atomic_write
 from tradingagents.validation import safe_path_component, validate_date
 
 STATE_FILE = "state.json"
@@ -25,28 +24,6 @@ REPORT_FILE = "report.md"
 
 # (report key, title, analyst key) of every analyst, from the roster
 REPORT_SECTIONS = tuple((r.output_key, r.node, r.key) for r in team.ANALYSTS)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file in the same folder, fsync, then os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError) and not exc.filename:
-            # a failed write (a full disk) names no file: say which one it was
-            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-        raise
 
 
 def _message_to_dict(msg: Any) -> dict[str, Any]:
@@ -173,8 +150,8 @@ def save_run(
         "meta": meta_out,
         "state": to_jsonable(dict(final_state)),
     }
-    atomic_write_text(folder / STATE_FILE, json.dumps(doc, ensure_ascii=False, indent=2))
-    atomic_write_text(folder / REPORT_FILE, render_report_markdown(final_state, rating, meta_out))
+    atomic_write(folder / STATE_FILE, json.dumps(doc, ensure_ascii=False, indent=2))
+    atomic_write(folder / REPORT_FILE, render_report_markdown(final_state, rating, meta_out))
     return folder
 
 

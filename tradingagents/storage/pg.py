@@ -96,6 +96,12 @@ CREATE TABLE IF NOT EXISTS ta_app_runs (
     doc         jsonb NOT NULL,
     saved_at    timestamptz NOT NULL DEFAULT now()
 );
+
+CREATE TABLE IF NOT EXISTS ta_watchlists (
+    name        text PRIMARY KEY,
+    tickers     jsonb NOT NULL,
+    saved_at    timestamptz NOT NULL DEFAULT now()
+);
 """
 
 
