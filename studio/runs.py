@@ -38,10 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from tradingagents import team
-from tradingagents.default_config import public_config, resolve_config
+from tradingagents.config import normalize_analysts, public_config, resolve_config
 from tradingagents.errors import TradingAgentsError
 from tradingagents.graph import checkpointer as ckpt
-from tradingagents.graph.analyst_execution import normalize_analysts
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent, describe_error
 from tradingagents.validation import validate_date, validate_ticker
 

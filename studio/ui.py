@@ -23,7 +23,7 @@ import streamlit as st
 from studio.charts import RATING_COLORS
 from studio.runs import CHANGE_LABELS, RunRegistry
 from tradingagents import pricing
-from tradingagents.default_config import DATA_VENDORS, resolve_config
+from tradingagents.config import DATA_VENDORS, resolve_config
 from tradingagents.errors import ConfigError
 from tradingagents.llm_clients.factory import OFFLINE_LABEL, PROVIDER_PRESETS
 from tradingagents.llm_clients.factory import provider_label as engine_provider_label

@@ -12,7 +12,7 @@ from typing import Annotated, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.graph.checkpointer import (
     checkpoint_path,
     checkpoint_step,

@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tradingagents.default_config import _thaw, resolve_config
+from tradingagents.config import _thaw, resolve_config
 from tradingagents.errors import (
     EXIT_BAD_INPUT,
     EXIT_BUSY,

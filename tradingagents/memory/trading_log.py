@@ -40,7 +40,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.memory.files import LOCK_POLL_S, atomic_write, fsync_dir, temp_prefix
 from tradingagents.memory.log_format import (
     SEPARATOR,

@@ -152,7 +152,7 @@ def _segments_name(ticker: str, thread_id: str) -> str:
 
 
 def _segments_path(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> Path:
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
 
     folder = Path(resolve_config(config)["checkpoint_dir"]) / "segments"
     return folder / f"{_segments_name(ticker, thread_id)}.json"
@@ -225,7 +225,7 @@ def run_lock(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> I
     from filelock import FileLock
     from filelock import Timeout as FileLockTimeout
 
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
     from tradingagents.errors import RunAlreadyActive
 
     folder = Path(resolve_config(config)["checkpoint_dir"]) / "locks"

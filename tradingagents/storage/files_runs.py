@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tradingagents import team
-from tradingagents.default_config import public_config, resolve_config
+from tradingagents.config import public_config, resolve_config
 from tradingagents.validation import safe_path_component, validate_date
 
 STATE_FILE = "state.json"

@@ -35,7 +35,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.storage.checkpoint_rows import checkpoint_row, step_of, thread_config
 from tradingagents.validation import safe_path_component
 
