@@ -197,3 +197,18 @@ def test_the_backtest_flags_are_checked_by_their_keys_rules():
         config_from(parser.parse_args([*base, "--risk-rounds", "40"]))
     with pytest.raises(ConfigError, match="--max-concurrent=0 is not valid: expected a whole number at least 1"):
         config_from(parser.parse_args([*base, "--max-concurrent", "0"]))
+
+
+def test_the_config_package_imports_downwards_only():
+    # each module imports only modules above it in this list (no cycle, nothing from the layers above)
+    order = ["redact", "settings", "defaults", "env", "checks", "resolve", "home"]
+    folder = ROOT / "tradingagents" / "config"
+    assert sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__") == sorted(order)
+    for i, name in enumerate(order):
+        mods = _imports(folder / f"{name}.py")
+        inside = {m.split(".")[2] for m in mods if m.startswith("tradingagents.config.")}
+        assert inside <= set(order[:i]), (name, inside)
+        upward = {m for m in mods if m.startswith(("tradingagents.graph", "tradingagents.storage",
+                                                   "tradingagents.dataflows", "tradingagents.agents",
+                                                   "tradingagents.llm_clients", "studio", "pages"))}
+        assert not upward, (name, upward)
