@@ -23,6 +23,7 @@ from tradingagents.config.checks import (
     check_setting,
     check_vendor,
     normalize_analysts,
+    normalize_executor,
     validate_rounds,
 )
 from tradingagents.config.defaults import (
@@ -34,6 +35,8 @@ from tradingagents.config.defaults import (
     DEFAULT_CONFIG,
     DEFAULTS,
     EXECUTION_MODES,
+    EXECUTOR_ALIASES,
+    EXECUTORS,
     MODEL_KEYS,
     NONE_TYPES,
     PATH_DEFAULTS,
@@ -53,9 +56,9 @@ _thaw = thaw  # the name an older caller imports (tradingagents.batch)
 
 __all__ = [
     "ANALYST_ALIASES", "ANALYST_ORDER", "BENCHMARK_MAP", "CHECKS", "DATA_VENDORS", "DEFAULTS", "DEFAULT_BENCHMARK",
-    "DEFAULT_CONFIG", "ENV_PREFIX", "EXECUTION_MODES", "LLM_KEYS", "MODEL_KEYS", "NONE_TYPES", "PATH_DEFAULTS",
+    "DEFAULT_CONFIG", "ENV_PREFIX", "EXECUTION_MODES", "EXECUTORS", "EXECUTOR_ALIASES", "LLM_KEYS", "MODEL_KEYS", "NONE_TYPES", "PATH_DEFAULTS",
     "PATH_PARENTS", "REDACTED", "ROUND_LIMITS", "VENDOR_ALIASES", "WRITABLE_DIRS", "ConfigError", "FrozenDict",
     "FrozenList", "LLMConfigError", "Settings", "benchmark_for", "check_benchmark_map", "check_execution",
     "check_home", "check_setting", "check_vendor", "default_home", "env_overrides", "env_var", "freeze",
-    "normalize_analysts", "public_config", "redact_url", "resolve_config", "thaw", "validate_rounds",
+    "normalize_analysts", "normalize_executor", "public_config", "redact_url", "resolve_config", "thaw", "validate_rounds",
 ]

@@ -7,8 +7,8 @@ the key's default wherever the default is not None itself. The resolver runs the
 caller that checks one value on its own (a CLI flag, a constructor argument) calls
 ``check_setting(key, value, what)`` or the named check below, never a rule of its own.
 
-A check may live next to its domain (``executor.normalize_executor``, ``pricing.validate_pricing``,
-``urls.validate_storage_url``) when the entry here is that function: still one rule per key.
+A check may live next to its domain (``pricing.validate_pricing``, ``urls.validate_storage_url``) when
+the entry here is that function: still one rule per key.
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from tradingagents.config.defaults import (
     DATA_VENDORS,
     DEFAULTS,
     EXECUTION_MODES,
+    EXECUTOR_ALIASES,
+    EXECUTORS,
     PATH_DEFAULTS,
     ROUND_LIMITS,
     VENDOR_ALIASES,
 )
 from tradingagents.config.env import parse_text, shown
 from tradingagents.errors import ConfigError, LLMConfigError
-from tradingagents.executor import normalize_executor
 from tradingagents.llm_presets import PROVIDER_PRESETS, normalize_provider
 from tradingagents.pricing import validate_pricing
 from tradingagents.urls import validate_storage_url
@@ -121,6 +122,14 @@ def check_execution(value: Any, what: str = "analyst_execution") -> str:
     if text not in EXECUTION_MODES:
         raise _fail(what, value, f"use {' or '.join(EXECUTION_MODES)}")
     return text
+
+
+def normalize_executor(value: object, what: str = "executor") -> str:
+    """``threads`` or ``ray`` (``thread`` accepted); ``None`` or blank is the default ("threads")."""
+    text = str(value if value is not None else "").strip().lower() or DEFAULTS["executor"]
+    if text not in EXECUTOR_ALIASES:
+        raise ConfigError(f"{what}: unknown executor {value!r:.40}; use one of: {', '.join(EXECUTORS)}.")
+    return EXECUTOR_ALIASES[text]
 
 
 def check_benchmark_map(value: Any, what: str = "benchmark_map") -> dict[str, str]:

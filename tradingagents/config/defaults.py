@@ -29,6 +29,11 @@ VENDOR_ALIASES = {"yahoo": "yfinance", "yf": "yfinance", "yahoo_finance": "yfina
 EXECUTION_MODES: tuple[str, ...] = ("parallel", "sequential")
 """``analyst_execution``: the analysts as concurrent branches, or one after another."""
 
+EXECUTORS: tuple[str, ...] = ("threads", "ray")
+"""Where batches and backtests run their tasks (``executor``; ``tradingagents.executor`` runs them)."""
+
+EXECUTOR_ALIASES = {"thread": "threads", "threads": "threads", "ray": "ray"}
+
 BENCHMARK_MAP: Mapping[str, str] = MappingProxyType({
     ".NS": "^NSEI",
     ".BO": "^BSESN",
