@@ -167,7 +167,8 @@ def test_every_key_has_one_check_and_callers_use_it():
     assert config.CHECKS["data_vendor"] is config.check_vendor is provider.check_vendor
     assert config.CHECKS["max_debate_rounds"] is config.validate_rounds is config.CHECKS["max_risk_discuss_rounds"]
     assert config.CHECKS["selected_analysts"] is config.normalize_analysts
-    assert config.CHECKS["executor"] is config.normalize_executor is executor.normalize_executor
+    assert config.CHECKS["executor"] is config.normalize_executor
+    assert not hasattr(executor, "normalize_executor")  # get_executor reads the resolved key instead
     assert config.CHECKS["llm_pricing"] is pricing.validate_pricing
     assert config.CHECKS["storage_url"] is urls.validate_storage_url
 

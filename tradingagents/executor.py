@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from tradingagents.config import EXECUTORS, normalize_executor, resolve_config  # noqa: F401  (re-exported)
+from tradingagents.config import resolve_config
 from tradingagents.errors import ConfigError
 
 log = logging.getLogger(__name__)

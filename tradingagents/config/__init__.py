@@ -55,10 +55,11 @@ from tradingagents.errors import ConfigError, LLMConfigError
 _thaw = thaw  # the name an older caller imports (tradingagents.batch)
 
 __all__ = [
-    "ANALYST_ALIASES", "ANALYST_ORDER", "BENCHMARK_MAP", "CHECKS", "DATA_VENDORS", "DEFAULTS", "DEFAULT_BENCHMARK",
-    "DEFAULT_CONFIG", "ENV_PREFIX", "EXECUTION_MODES", "EXECUTORS", "EXECUTOR_ALIASES", "LLM_KEYS", "MODEL_KEYS", "NONE_TYPES", "PATH_DEFAULTS",
-    "PATH_PARENTS", "REDACTED", "ROUND_LIMITS", "VENDOR_ALIASES", "WRITABLE_DIRS", "ConfigError", "FrozenDict",
-    "FrozenList", "LLMConfigError", "Settings", "benchmark_for", "check_benchmark_map", "check_execution",
-    "check_home", "check_setting", "check_vendor", "default_home", "env_overrides", "env_var", "freeze",
-    "normalize_analysts", "normalize_executor", "public_config", "redact_url", "resolve_config", "thaw", "validate_rounds",
+    "ANALYST_ALIASES", "ANALYST_ORDER", "BENCHMARK_MAP", "CHECKS", "DATA_VENDORS", "DEFAULTS",
+    "DEFAULT_BENCHMARK", "DEFAULT_CONFIG", "ENV_PREFIX", "EXECUTION_MODES", "EXECUTORS", "EXECUTOR_ALIASES",
+    "LLM_KEYS", "MODEL_KEYS", "NONE_TYPES", "PATH_DEFAULTS", "PATH_PARENTS", "REDACTED", "ROUND_LIMITS",
+    "VENDOR_ALIASES", "WRITABLE_DIRS", "ConfigError", "FrozenDict", "FrozenList", "LLMConfigError", "Settings",
+    "benchmark_for", "check_benchmark_map", "check_execution", "check_home", "check_setting", "check_vendor",
+    "default_home", "env_overrides", "env_var", "freeze", "normalize_analysts", "normalize_executor",
+    "public_config", "redact_url", "resolve_config", "thaw", "validate_rounds",
 ]
