@@ -102,7 +102,7 @@ def bench_llm_latency() -> dict:
     with FakeOpenAIServer(latency_s=0.2) as server:
         cfg = {"home": _home("llm"), **server.llm_config(), "data_vendor": "demo"}
         elapsed, last, _ = _timed_run(cfg)
-        from tradingagents.default_config import resolve_config
+        from tradingagents.config import resolve_config
 
         parallel = resolve_config(cfg)["analyst_execution"] == "parallel"
         trips = critical_path_calls(last.get("usage_by_node") or {}, parallel)

@@ -81,7 +81,7 @@ def _timed(at) -> float:
 
 def run() -> dict:
     from tests.app.apptest_utils import new_app
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
 
     old_home = os.environ.get("TRADINGAGENTS_HOME")
     with tempfile.TemporaryDirectory(prefix="ta_bench_pages_") as home:

@@ -5,7 +5,7 @@ URL parameters (shareable links):
 - ``?run=<id>``: the run of this server with that id (watch it; only the browser that started it
   may stop or resume it); a refresh restores its settings into the sidebar.
 - ``?ticker=NVDA&date=2024-05-10``: the saved run of that ticker and date under ``<home>/results``;
-  with ``&backtest=<id>&variant=<name>`` the one under ``<home>/backtests/<id>/<name>/results``.
+  with ``&backtest=<id>&variant=<name>`` the one under ``<backtests_dir>/<id>/<name>/results``.
 - ``?prefill=<URL-encoded JSON>``: prefill the form and sidebar with {ticker, date, analysts,
   debate_rounds, risk_rounds, provider, vendor} ("run again with changes").
 """
@@ -23,7 +23,7 @@ from studio import charts, compare, export, ui
 from studio.jobs import RunJob
 from studio.runs import ANALYST_LABELS, REPORT_TITLES
 from tradingagents import estimates, pricing, team
-from tradingagents.default_config import ROUND_LIMITS
+from tradingagents.config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, ValidationError
 from tradingagents.storage import list_runs, load_run
 
@@ -379,7 +379,7 @@ def saved_run_from_url() -> tuple[str, str, dict] | None:
             st.error("The link names a backtest run with a bad id or variant: use letters, digits, '.', '_' "
                      "or '-' for both &backtest= and &variant=.")
             return None
-        cfg["results_dir"] = str(Path(config["home"]) / "backtests" / backtest / variant / "results")
+        cfg["results_dir"] = str(Path(config["backtests_dir"]) / backtest / variant / "results")
     return ticker, date, cfg
 
 

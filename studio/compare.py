@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 
 from tradingagents import pricing, team
 from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
-from tradingagents.default_config import PATH_DEFAULTS
+from tradingagents.config import PATH_DEFAULTS
 from tradingagents.llm_clients.presets import PROVIDER_PRESETS
 
 VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}

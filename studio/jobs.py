@@ -50,7 +50,7 @@ from studio.runs import (
     graph_order,
     run_thread_id,
 )
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.errors import RunStopped, TradingAgentsError
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent, describe_error
 from tradingagents.validation import ValidationError, validate_date, validate_ticker

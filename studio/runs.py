@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tradingagents import team
+from tradingagents.config import normalize_analysts
 from tradingagents.graph import checkpointer as ckpt
-from tradingagents.graph.analyst_execution import normalize_analysts
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
 
 ANALYST_LABELS = {r.key: r.node.removesuffix(" Analyst") for r in team.ANALYSTS}

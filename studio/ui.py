@@ -24,7 +24,7 @@ from studio.charts import RATING_COLORS
 from studio.jobs import MASK, JobRegistry
 from studio.runs import CHANGE_LABELS
 from tradingagents import pricing
-from tradingagents.default_config import DATA_VENDORS, public_config, resolve_config
+from tradingagents.config import DATA_VENDORS, public_config, resolve_config
 from tradingagents.errors import ConfigError
 from tradingagents.llm_clients.factory import OFFLINE_LABEL, PROVIDER_PRESETS
 from tradingagents.llm_clients.factory import provider_label as engine_provider_label

@@ -178,7 +178,7 @@ def test_the_tickers_running_at_once_share_one_bound_of_model_calls(tmp_path):
 
 
 def test_executor_comes_from_the_config_the_environment_or_the_flag(monkeypatch):
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
     from tradingagents.errors import ConfigError
     from tradingagents.executor import RayExecutor, ThreadExecutor, get_executor
 

@@ -74,7 +74,7 @@ def test_budget_stops_at_a_checkpoint_and_a_larger_budget_continues_without_redo
 
 
 def test_max_cost_must_be_a_positive_number():
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
 
     with pytest.raises(ConfigError, match="max_cost_usd"):
         resolve_config({"max_cost_usd": -1})

@@ -12,7 +12,7 @@ from typing import Annotated, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.graph.checkpointer import (
     checkpoint_path,
     checkpoint_step,
@@ -95,12 +95,13 @@ def test_thread_id_formula_and_signature_changes():
     tid = thread_id("nvda", "2024-05-10", sig)
     assert tid == hashlib.sha256(f"NVDA:2024-05-10:{sig}".encode()).hexdigest()[:16]
     assert len(tid) == 16 and int(tid, 16) >= 0
+    assert sig == run_signature(["market", "news"], 1, 1, "stock", "parallel")  # the config's default mode
     variants = {
         run_signature(["market"], 1, 1, "stock"),
         run_signature(["market", "news"], 2, 1, "stock"),
         run_signature(["market", "news"], 1, 2, "stock"),
         run_signature(["market", "news"], 1, 1, "crypto"),
-        run_signature(["market", "news"], 1, 1, "stock", "parallel"),
+        run_signature(["market", "news"], 1, 1, "stock", "sequential"),
         sig,
     }
     assert len(variants) == 6
@@ -112,7 +113,7 @@ def test_thread_id_formula_and_signature_changes():
 
     with pytest.raises(ValidationError):
         TradingAgentsGraph().thread_id("NVDA", "2024-13-01")
-    assert TradingAgentsGraph(["market", "news"], config={"analyst_execution": "sequential"}).thread_id(
+    assert TradingAgentsGraph(["market", "news"], config={"analyst_execution": "parallel"}).thread_id(
         "nvda", "2024-05-10") == thread_id("NVDA", "2024-05-10", sig)
 
 

@@ -7,11 +7,11 @@ import datetime as _dt
 import pandas as pd
 import pytest
 
+from tradingagents.config import resolve_config
 from tradingagents.dataflows.csv_provider import EXPECTED_HEADER
 from tradingagents.dataflows.interface import NO_DATA, DataNotFound, get_provider
 from tradingagents.dataflows.returns import compute_returns
 from tradingagents.dataflows.tools import make_tools
-from tradingagents.default_config import resolve_config
 from tradingagents.validation import InvalidTickerError, ValidationError
 
 

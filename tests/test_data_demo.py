@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tradingagents.config import BENCHMARK_MAP
 from tradingagents.dataflows import demo
 from tradingagents.dataflows.interface import DataNotFound, get_provider, today
-from tradingagents.default_config import BENCHMARK_MAP
 from tradingagents.validation import InvalidDateError, InvalidTickerError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tradingagents import errors
+from tradingagents import config, errors
 from tradingagents.dataflows import interface, provider
 from tradingagents.dataflows.provider import (
     VENDORS,
@@ -54,7 +54,7 @@ def test_importing_the_contract_loads_no_concrete_provider():
                   "dataflows.interface"):
         assert other not in loaded
     # the list of data sources is a config fact: the contract reads it from the config, which loads no data layer
-    cfg_only = subprocess.run([sys.executable, "-c", "import sys, tradingagents.default_config; "
+    cfg_only = subprocess.run([sys.executable, "-c", "import sys, tradingagents.config; "
                                "print(sorted(m for m in sys.modules if m.startswith('tradingagents.')))"],
                               capture_output=True, text=True, cwd=str(ROOT), timeout=300)
     assert cfg_only.returncode == 0 and "dataflows" not in cfg_only.stdout, cfg_only.stdout + cfg_only.stderr
@@ -71,7 +71,14 @@ def test_one_vendors_tuple_and_the_factory_reexports_the_contract():
 
 
 def test_vendor_aliases_and_a_bad_vendor_names_its_setting():
-    assert check_vendor("Yahoo") == "yfinance" and check_vendor(" DEMO ") == "demo" and check_vendor(None) == "demo"
+    # one rule for data_vendor: the data layer's check is the config's, so both normalise alike
+    assert check_vendor is config.check_vendor is config.CHECKS["data_vendor"]
+    assert check_vendor("Yahoo") == "yfinance" and check_vendor(" DEMO ") == "demo"
+    assert check_vendor("yahoo-finance") == "yfinance" == config.resolve_config({"data_vendor": "Yahoo Finance"}).data_vendor
+    # unset means the config's default source, in the check and in the resolved settings alike
+    assert check_vendor(None) == config.DEFAULTS["data_vendor"] == config.resolve_config({}).data_vendor == "demo"
+    with pytest.raises(errors.ConfigError, match="expected one of demo, yfinance, csv"):
+        check_vendor(3)
     assert type(interface.get_provider({"data_vendor": "yahoo"})).__name__ == "YFinanceProvider"
     with pytest.raises(errors.ConfigError) as exc:
         check_vendor("bloomberg", "TRADINGAGENTS_DATA_VENDOR")

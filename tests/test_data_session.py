@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from tradingagents import errors
+from tradingagents.config import resolve_config
 from tradingagents.dataflows.csv_provider import EXPECTED_HEADER
 from tradingagents.dataflows.interface import get_provider
 from tradingagents.dataflows.provider import (
@@ -18,7 +19,6 @@ from tradingagents.dataflows.provider import (
 )
 from tradingagents.dataflows.session import check_prices, note_for, session_for, window_gap
 from tradingagents.dataflows.tools import make_tools, missing_data, missing_from
-from tradingagents.default_config import resolve_config
 
 DEMO = get_provider({"data_vendor": "demo"})
 

@@ -11,6 +11,7 @@ import pytest
 import yfinance
 from yfinance.exceptions import YFRateLimitError, YFTzMissingError
 
+from tradingagents.config import resolve_config
 from tradingagents.dataflows.interface import (
     DATA_UNAVAILABLE,
     NO_DATA,
@@ -20,7 +21,6 @@ from tradingagents.dataflows.interface import (
 )
 from tradingagents.dataflows.tools import make_tools
 from tradingagents.dataflows.yfinance_provider import SNAPSHOT_NOTE, UNREACHABLE, YFinanceProvider
-from tradingagents.default_config import resolve_config
 
 DATA = Path(__file__).parent / "data" / "yfinance"
 

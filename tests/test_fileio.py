@@ -111,10 +111,8 @@ PRIMITIVE = "tradingagents/fileio.py"
 ALLOWED = {
     ("tradingagents/storage/sqlite_checkpoint.py", "os.replace"):
         "moves a damaged checkpoint database aside (…corrupt-<stamp>): a rename, not a write",
-    ("tradingagents/default_config.py", "tempfile.mkstemp"):
+    ("tradingagents/config/home.py", "tempfile.mkstemp"):
         "check_home's probe that a folder is writable: created and removed at once, no file kept",
-    # The app's resume settings: the work that moves them behind storage (issue 20) writes them with
-    # fileio.atomic_write; remove these two entries when it lands.
 }
 RENAMES = {("os", "replace"), ("os", "rename"), ("os", "renames"), ("shutil", "move"),
            ("tempfile", "mkstemp"), ("tempfile", "NamedTemporaryFile")}

@@ -9,7 +9,7 @@ import pytest
 
 from tradingagents.agents.utils.agent_states import AgentState, InvestDebateState, RiskDebateState
 from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
-from tradingagents.default_config import (
+from tradingagents.config import (
     DEFAULT_CONFIG,
     ConfigError,
     Settings,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.test_data_csv_returns import write_csv
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 
 

@@ -11,7 +11,7 @@ from tests.test_agents_nodes import PromptRecorder
 from tests.test_data_csv_returns import write_csv
 from tradingagents import team
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.graph.settlement import SETTLED_KEYS, Settler, SettleResult
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 

@@ -13,7 +13,6 @@ from tradingagents.graph.analyst_execution import (
     ANALYST_SPECS,
     analysts_for_asset,
     build_analyst_execution_plan,
-    normalize_execution_mode,
 )
 from tradingagents.graph.conditional_logic import (
     DEBATE_PATH_MAP,
@@ -120,11 +119,24 @@ def test_crypto_drops_fundamentals():
         analysts_for_asset(["fundamentals"], "crypto")
 
 
-def test_execution_mode():
-    assert normalize_execution_mode("Parallel") == "parallel"
-    assert normalize_execution_mode(None) == "sequential"
-    with pytest.raises(ValidationError):
-        normalize_execution_mode("warp")
+def test_execution_mode_has_one_rule_the_configs(monkeypatch):
+    from tradingagents import config
+    from tradingagents.graph import analyst_execution
+    from tradingagents.graph.setup import GraphSetup
+
+    assert config.check_execution("Parallel") == "parallel"
+    assert config.check_execution(" sequential ") == "sequential"
+    # unset means the config's default, wherever it is read
+    assert config.check_execution(None) == config.DEFAULTS["analyst_execution"] == "parallel"
+    assert config.resolve_config({"analyst_execution": None}).analyst_execution == "parallel"
+    assert config.CHECKS["analyst_execution"] is config.check_execution
+    assert not hasattr(analyst_execution, "normalize_execution_mode")  # no second rule beside it
+    assert GraphSetup.setup_graph.__defaults__ == (None, None)  # the graph's default is the config's too
+    with pytest.raises(ConfigError, match="analyst_execution='warp'.*parallel or sequential"):
+        config.check_execution("warp")
+    monkeypatch.setenv("TRADINGAGENTS_ANALYST_EXECUTION", "warp")
+    with pytest.raises(ConfigError, match="TRADINGAGENTS_ANALYST_EXECUTION='warp'"):
+        config.resolve_config({})
 
 
 def test_propagator_graph_args_carry_recursion_limit_and_thread():

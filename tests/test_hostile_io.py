@@ -11,7 +11,7 @@ import pytest
 from tests.fake_openai import FakeOpenAIServer
 from tests.graph_helpers import fail_once_at
 from tradingagents import cli
-from tradingagents.default_config import public_config, redact_url
+from tradingagents.config import public_config, redact_url
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 
 DATE = "2024-05-10"

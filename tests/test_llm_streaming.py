@@ -16,7 +16,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from studio.runs import ProgressFolder
 from tests.fake_openai import FakeOpenAIServer, Fault, agentic_responder
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.errors import ConfigError, LLMConfigError
 from tradingagents.graph.run_support import _RunReporter
 from tradingagents.graph.trading_graph import TradingAgentsGraph

@@ -9,7 +9,7 @@ import pytest
 
 from tradingagents.agents.utils.agent_utils import recall
 from tradingagents.agents.utils.memory import FinancialSituationMemory
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 from tradingagents.validation import ValidationError
 

@@ -156,7 +156,7 @@ def test_a_backtest_on_ray_runs_its_steps_in_ray_workers_with_the_same_results_a
 def _killing_backtest_task(payload):
     """Kill this Ray worker after AAPL's second step on the first attempt (a marker file says which)."""
     from tradingagents.backtest import engine
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
 
     marker = Path(payload["config"]["home"]) / "killed-AAPL"
     if payload["ticker"] != "AAPL" or payload["variant"] != engine.TEAM or marker.exists():

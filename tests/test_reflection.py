@@ -130,7 +130,7 @@ def _human(rec):
 
 
 def test_reflect_on_final_decision_names_the_real_benchmark_of_a_tokyo_ticker():
-    from tradingagents.default_config import benchmark_for
+    from tradingagents.config import benchmark_for
 
     rec = PromptRecorder()
     reflector = Reflector(OfflineChatModel(callbacks=[rec]))

@@ -9,7 +9,7 @@ import pytest
 
 from tests import pg_server as _pg
 from tradingagents import storage
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.validation import ValidationError
 
 pg_server, pg_url = _pg.pg_server, _pg.pg_url  # the real server's fixtures

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tradingagents import storage
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 
 TID = "0123456789abcdef"
 
@@ -54,7 +54,7 @@ def test_counters_go_to_the_segments_dir_setting(tmp_path):
 
 def test_where_files_live_is_no_difference_between_two_runs_on_the_compare_page(tmp_path):
     from studio import compare
-    from tradingagents.default_config import PATH_DEFAULTS, public_config
+    from tradingagents.config import PATH_DEFAULTS, public_config
 
     new = {"config": public_config(resolve_config({"home": str(tmp_path / "b")}))}
     old = {"config": {k: v for k, v in new["config"].items() if k not in ("watchlists_path", "segments_dir")}}

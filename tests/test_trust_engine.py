@@ -15,7 +15,7 @@ from tests.test_data_csv_returns import rows_for, write_csv
 from tradingagents import team
 from tradingagents.agents.utils.agent_utils import recall
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.errors import DataUnavailable, exit_code_for
 from tradingagents.graph.settlement import Settler
 from tradingagents.graph.trading_graph import TradingAgentsGraph

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tradingagents.default_config import _thaw, resolve_config
+from tradingagents.config import _thaw, resolve_config
 from tradingagents.errors import (
     EXIT_BAD_INPUT,
     EXIT_BUSY,

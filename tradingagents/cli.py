@@ -161,7 +161,7 @@ def _config_from(args: argparse.Namespace) -> dict[str, Any]:
 
 def _settings_from(args: argparse.Namespace, *, check_llm: bool = True):
     """Resolved, validated settings and the LLM settings checked (key, URL): before anything runs."""
-    from tradingagents.default_config import check_home, resolve_config
+    from tradingagents.config import check_home, resolve_config
 
     settings = resolve_config(_config_from(args))
     check_home(settings)  # a home that cannot be written: exit 2 naming the folder, before any work
@@ -435,7 +435,7 @@ def log_command(argv: list[str]) -> int:
     p.add_argument("--home")
     args = p.parse_args(argv)
     try:
-        from tradingagents.default_config import resolve_config
+        from tradingagents.config import resolve_config
         from tradingagents.storage import print_log
 
         settings = resolve_config({"home": args.home} if args.home else {})
@@ -491,7 +491,7 @@ def batch_command(argv: list[str]) -> int:
     """``python -m tradingagents batch TICKERS|@LIST DATE``: one line per ticker, the worst exit code."""
     from tradingagents import storage
     from tradingagents.batch import TickerOutcome, exit_code, parse_tickers, run_batch
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
     from tradingagents.validation import ValidationError, validate_date
 
     args = _batch_parser().parse_args(argv)

@@ -21,7 +21,7 @@ _MAX_PAST_RUNS = 50
 
 def _past_costs(config: Mapping[str, Any]) -> list[float]:
     from tradingagents import storage
-    from tradingagents.graph.analyst_execution import normalize_analysts
+    from tradingagents.config import normalize_analysts
 
     want = {"llm_provider": config.get("llm_provider"), "quick_think_llm": config.get("quick_think_llm"),
             "deep_think_llm": config.get("deep_think_llm"), "max_debate_rounds": config.get("max_debate_rounds"),
@@ -58,7 +58,7 @@ def estimate_run_cost(config: Mapping[str, Any] | None = None) -> dict[str, Any]
     in force (``source`` "typical run"; the judges' calls at the deep model's price). ``cost_usd``
     is None when a model has no price.
     """
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
 
     cfg = resolve_config(config)
     past = _past_costs(cfg)

@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from tradingagents.config import resolve_config
 from tradingagents.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -42,17 +43,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
 
-EXECUTORS = ("threads", "ray")
-_ALIASES = {"thread": "threads", "threads": "threads", "ray": "ray"}
 RAY_MAX_RETRIES = 3
-
-
-def normalize_executor(value: object, what: str = "executor") -> str:
-    """``threads`` or ``ray`` (``thread`` accepted); ConfigError naming ``what`` otherwise."""
-    text = str(value if value is not None else "threads").strip().lower() or "threads"
-    if text not in _ALIASES:
-        raise ConfigError(f"{what}: unknown executor {value!r:.40}; use one of: {', '.join(EXECUTORS)}.")
-    return _ALIASES[text]
 
 
 @dataclass
@@ -222,17 +213,10 @@ def ensure_ray(address: str | None, num_cpus: int):
 
 def get_executor(config: Mapping[str, Any] | None = None, n_tasks: int | None = None) -> Executor:
     """The executor the config asks for (``executor``, default threads), bounded by max_concurrent_llm_calls."""
-    cfg = dict(config or {})
-    kind = normalize_executor(cfg.get("executor"))
-    try:
-        bound = int(cfg.get("max_concurrent_llm_calls") or 1)
-    except (TypeError, ValueError):
-        raise ConfigError(
-            f"max_concurrent_llm_calls must be a whole number ≥ 1, not {cfg.get('max_concurrent_llm_calls')!r}."
-        ) from None
-    bound = max(1, bound)
+    cfg = resolve_config(config)  # executor, max_concurrent_llm_calls, ray_address: checked by their keys' rules
+    bound = cfg["max_concurrent_llm_calls"]
     if n_tasks is not None:
         bound = max(1, min(bound, int(n_tasks)))
-    if kind == "ray":
-        return RayExecutor(bound, address=cfg.get("ray_address"))
+    if cfg["executor"] == "ray":
+        return RayExecutor(bound, address=cfg["ray_address"])
     return ThreadExecutor(bound)

@@ -5,7 +5,7 @@ engine and the app's sidebar all read the same facts without an import cycle.
 
 A preset's default models are used when the caller named none (neither in the config nor in
 ``TRADINGAGENTS_QUICK_THINK_LLM`` / ``TRADINGAGENTS_DEEP_THINK_LLM``); ``None`` keeps the generic
-defaults of ``default_config``. ``ask_server`` presets (vLLM serves the model it was started with,
+defaults of ``tradingagents.config``. ``ask_server`` presets (vLLM serves the model it was started with,
 LM Studio the one that is loaded) resolve to no model name, and the factory reads the first model
 of the server's ``/models`` list.
 """

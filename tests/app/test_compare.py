@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from studio import compare
 from tradingagents.agents.utils.rating import parse_rating
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.graph.results import save_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 from tradingagents.storage import list_runs, load_run

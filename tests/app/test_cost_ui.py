@@ -14,7 +14,7 @@ from studio.ui import get_registry
 from tests.app.apptest_utils import APP, PAGES, new_app, run_until, start_offline_run, texts
 from tests.fake_openai import FakeOpenAIServer
 from tradingagents import estimates, pricing
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.errors import ConfigError
 from tradingagents.graph.events import RunEvent
 from tradingagents.storage import load_run, save_run

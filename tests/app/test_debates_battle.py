@@ -11,7 +11,7 @@ from studio import theme
 from studio.debates import Turn, answered_point, rebuttals, replay_step, sentences, terms, turns_from_saved
 from tests.app.apptest_utils import new_app, texts
 from tradingagents import team
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.graph.results import load_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 
 from studio import export
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.graph.results import load_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 

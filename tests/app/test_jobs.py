@@ -208,7 +208,7 @@ def test_a_run_works_with_its_real_settings_and_saves_only_public_ones(ta_home, 
 
 
 def test_a_run_on_files_saves_its_offer_without_credentials(ta_home):
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
 
     backend = "http://alice:hunter2-pass@127.0.0.1:9/v1"
     seen: list = []

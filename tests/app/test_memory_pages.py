@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.app.apptest_utils import form_button, new_app, texts
 from tradingagents.agents.utils.memory import SEPARATOR, FinancialSituationMemory, TradingMemoryLog
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 
 TICKERS = ("NVDA", "AAPL", "MSFT")
 

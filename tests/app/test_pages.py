@@ -11,7 +11,7 @@ from tests.app.apptest_utils import form_button, new_app, run_until, start_offli
 from tradingagents import team
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
 from tradingagents.agents.utils.rating import was_right
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 
 SEED = [
     ("Rising yields and strong dollar pressure on growth and EM assets",

@@ -15,7 +15,7 @@ from tests.app.apptest_utils import APP, form_button, new_app, run_until, start_
 from tests.browser.harness import free_port
 from tests.fake_openai import FakeOpenAIServer
 from tradingagents import team
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 
 
 @pytest.fixture(autouse=True)

@@ -291,7 +291,7 @@ def test_provider_labels_keep_their_casing():
 
 def test_llm_badge_names_the_server_and_models_without_credentials():
     from studio.ui import badges_html
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
 
     cfg = resolve_config({"llm_provider": "openai_compatible", "backend_url": "http://user:pw@127.0.0.1:9/v1",
                           "quick_think_llm": "q-model", "deep_think_llm": "d-model", "data_vendor": "csv"})

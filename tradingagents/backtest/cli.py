@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from(args: argparse.Namespace) -> dict[str, Any]:
-    from tradingagents.default_config import validate_rounds
+    """The partial config the flags set; a flag whose value breaks its key's one check (the config's)
+    is a ConfigError naming the flag."""
+    from tradingagents.config import check_setting
 
     cfg: dict[str, Any] = {}
     pairs = {"provider": "llm_provider", "backend_url": "backend_url", "quick_model": "quick_think_llm",
@@ -87,14 +89,12 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
             cfg[key] = value
     if getattr(args, "analysts", None):
         cfg["selected_analysts"] = [a.strip() for a in args.analysts.split(",") if a.strip()]
-    if getattr(args, "debate_rounds", None) is not None:
-        cfg["max_debate_rounds"] = validate_rounds(args.debate_rounds, "--debate-rounds")
-    if getattr(args, "risk_rounds", None) is not None:
-        cfg["max_risk_discuss_rounds"] = validate_rounds(args.risk_rounds, "--risk-rounds")
-    if "max_concurrent_llm_calls" in cfg and cfg["max_concurrent_llm_calls"] < 1:
-        from tradingagents.errors import ValidationError
-
-        raise ValidationError("--max-concurrent must be 1 or more.")
+    checked = {"debate_rounds": ("max_debate_rounds", "--debate-rounds"),
+               "risk_rounds": ("max_risk_discuss_rounds", "--risk-rounds"),
+               "max_concurrent": ("max_concurrent_llm_calls", "--max-concurrent")}
+    for attr, (key, flag) in checked.items():
+        if getattr(args, attr, None) is not None:
+            cfg[key] = check_setting(key, getattr(args, attr), flag)
     return cfg
 
 

@@ -23,8 +23,9 @@ runs them; ``run_backtest(...)`` does both. UI-neutral (the CLI and the page dri
 * **Ablation.** ``compare_memory`` runs the same dates again as "TradingAgents (no memory)" with
   ``memory_enabled: False`` and its own results, log, memories and checkpoints under
   ``<backtest>/no_memory/`` so its runs and lessons never mix with the desk's.
-* **Resumable.** The backtest's folder is ``<home>/backtests/<id>/`` with ``id`` derived from the
-  arguments; ``manifest.json`` there records each finished step (written atomically after each).
+* **Resumable.** The backtest's folder is ``<backtests_dir>/<id>/`` (``backtests_dir`` defaults to
+  ``<home>/backtests``) with ``id`` derived from the arguments; ``manifest.json`` there records
+  each finished step (written atomically after each).
   Run again with the same arguments, finished steps are not redone: a step in the manifest is
   taken from it; a step whose run was saved (same graph signature, providers and models) but not
   yet recorded is taken from its saved result; a step killed mid-run resumes from its checkpoint.
@@ -58,7 +59,7 @@ import pandas as pd
 from tradingagents.backtest import baselines as bl
 from tradingagents.backtest import metrics as mt
 from tradingagents.backtest import positions as ps
-from tradingagents.default_config import benchmark_for, public_config, resolve_config
+from tradingagents.config import benchmark_for, public_config, resolve_config
 from tradingagents.errors import ConfigError, DataNotFound, DataUnavailable, RunStopped, ValidationError
 from tradingagents.fileio import atomic_write
 from tradingagents.validation import validate_date, validate_tickers
@@ -149,7 +150,8 @@ def backtest_id(spec: BacktestSpec, config: Mapping[str, Any] | None = None) -> 
 
 
 def backtests_root(config: Mapping[str, Any] | None = None) -> Path:
-    return Path(resolve_config(config)["home"]) / "backtests"
+    """The folder of every backtest: the ``backtests_dir`` setting (default ``<home>/backtests``)."""
+    return Path(resolve_config(config)["backtests_dir"])
 
 
 def variant_config(config: Mapping[str, Any], variant: str, folder: Path) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 ``provider.py`` holds the contract (base class, sentinels, checks, errors, ``VENDORS``);
 ``interface.py`` the factory ``get_provider``; ``session.py`` the pre-run checks the graph calls.
-The names below are loaded on first use, so importing ``tradingagents.dataflows.provider`` (e.g.
-from the config module, for ``VENDORS``/``check_vendor``) imports neither the factory nor the config.
+The names below are loaded on first use, so importing ``tradingagents.dataflows.provider`` imports
+neither the factory nor a concrete provider (``VENDORS`` and ``check_vendor`` are the config's).
 """
 
 from __future__ import annotations

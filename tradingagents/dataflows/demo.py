@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tradingagents.config import BENCHMARK_MAP, DEFAULT_BENCHMARK
 from tradingagents.dataflows.demo_identities import ANCHOR_DATES, INDEX_START_DATE, LEAD_IN_DATE, known
 from tradingagents.dataflows.provider import (
     DataNotFound,
@@ -46,7 +47,6 @@ from tradingagents.dataflows.provider import (
     check_ticker,
     today,
 )
-from tradingagents.default_config import BENCHMARK_MAP, DEFAULT_BENCHMARK
 
 LABEL = "synthetic demo data"
 TAG = f"[{LABEL}]"

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from tradingagents.config import resolve_config
 from tradingagents.dataflows.provider import (  # noqa: F401  (re-exported: the contract's names)
     DATA_UNAVAILABLE,
     NO_DATA,
@@ -35,22 +36,18 @@ from tradingagents.dataflows.provider import (  # noqa: F401  (re-exported: the 
     empty_ohlcv,
     today,
 )
-from tradingagents.default_config import resolve_config
 
 _CACHE: dict[tuple, MarketDataProvider] = {}
 _CACHE_LOCK = threading.Lock()
 
 
 def _provider_key(cfg: Mapping[str, Any]) -> tuple:
-    vendor = check_vendor(cfg.get("data_vendor") or "demo")
+    """What tells two providers apart; ``cfg`` is resolved (its keys were checked by the config)."""
+    vendor = cfg["data_vendor"]
     if vendor == "csv":
         return (vendor, cfg["csv_data_dir"])
     if vendor == "yfinance":
-        try:
-            backoff = max(0.0, min(60.0, float(cfg.get("data_retry_backoff", 1.0) or 0.0)))
-        except (TypeError, ValueError):
-            backoff = 1.0
-        return (vendor, cfg["data_cache_dir"], backoff)
+        return (vendor, cfg["data_cache_dir"], cfg["data_retry_backoff"])
     return (vendor,)
 
 

@@ -21,15 +21,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tradingagents.errors import ConfigError, DataNotFound, DataUnavailable, ProviderUnavailable
+from tradingagents.errors import DataNotFound, DataUnavailable, ProviderUnavailable
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 NO_DATA = "NO_DATA_AVAILABLE:"
 DATA_UNAVAILABLE = "DATA_UNAVAILABLE:"
 
-# the one list of data sources and their aliases lives in the config (the UI and the CLI derive theirs)
-from tradingagents.default_config import DATA_VENDORS as VENDORS  # noqa: E402
-from tradingagents.default_config import VENDOR_ALIASES  # noqa: E402
+# the one list of data sources, their aliases and their one check live in the config (the UI and the CLI
+# derive theirs); check_vendor is the config's ``data_vendor`` check, re-exported for the data layer
+from tradingagents.config import DATA_VENDORS as VENDORS  # noqa: E402
+from tradingagents.config import VENDOR_ALIASES, check_vendor  # noqa: E402
 
 STATEMENT_KINDS = ("balance_sheet", "cashflow", "income_statement")
 STATEMENT_FREQS = ("quarterly", "annual")
@@ -54,19 +55,6 @@ def clean_value(value: Any) -> Any:
 def clean_identity(fields: dict[str, Any]) -> dict[str, Any]:
     """An identity with every placeholder value dropped (the key is left out)."""
     return {k: v for k, v in ((k, clean_value(v)) for k, v in fields.items()) if v is not None}
-
-
-def check_vendor(value: object, setting: str = "data_vendor") -> str:
-    """A data source name (``VENDORS``, or an alias such as "yahoo"); anything else is a ConfigError
-    that names the setting it came from (e.g. "TRADINGAGENTS_DATA_VENDOR" or "--data")."""
-    text = str(value if value is not None else "demo").strip().lower()
-    text = VENDOR_ALIASES.get(text, text)
-    if text not in VENDORS:
-        raise ConfigError(
-            f"{setting}={str(value)[:40]!r} is not a data source. Accepted: {', '.join(VENDORS)} "
-            f"(aliases: {', '.join(sorted(VENDOR_ALIASES))})."
-        )
-    return text
 
 
 def today() -> _dt.date:

@@ -10,10 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tradingagents import team
-from tradingagents.default_config import normalize_analysts as _config_normalize_analysts
+from tradingagents.config import normalize_analysts
 from tradingagents.validation import ValidationError
-
-EXECUTION_MODES = ("sequential", "parallel")
 
 
 @dataclass(frozen=True)
@@ -43,10 +41,6 @@ class AnalystNodeSpec:
 ANALYST_SPECS: dict[str, AnalystNodeSpec] = {role.key: AnalystNodeSpec.for_role(role) for role in team.ANALYSTS}
 ANALYST_ORDER = team.ANALYST_KEYS
 
-# one analyst normaliser: the config's (aliases, order, a ConfigError naming what was wrong)
-normalize_analysts = _config_normalize_analysts
-
-
 def analysts_for_asset(selected: Iterable[str] | str | None, asset_type: str = "stock") -> list[str]:
     """The analysts that run for an asset type: crypto has no fundamentals analyst (as the reference)."""
     keys = normalize_analysts(selected)
@@ -63,11 +57,3 @@ def build_analyst_execution_plan(selected_analysts: Iterable[str] | str | None) 
     """The node specs of the selected analysts, in the selected order."""
     return [ANALYST_SPECS[key] for key in normalize_analysts(selected_analysts)]
 
-
-def normalize_execution_mode(mode: object) -> str:
-    text = str(mode or "sequential").strip().lower()
-    if text not in EXECUTION_MODES:
-        raise ValidationError(
-            f"analyst_execution must be 'sequential' or 'parallel', not {mode!r}."
-        )
-    return text

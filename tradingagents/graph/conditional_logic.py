@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from tradingagents import team
-from tradingagents.default_config import validate_rounds
+from tradingagents.config import validate_rounds
 
 # aliases of the roster's node names (the roster is the one place that declares them)
 BULL, BEAR = (r.node for r in team.speakers("invest"))

@@ -47,7 +47,7 @@ from tradingagents.agents.utils.agent_utils import (
     tagged,
 )
 from tradingagents.agents.utils.rating import HOLD_BAND, normalize_rating, parse_rating, was_right
-from tradingagents.default_config import DEFAULT_BENCHMARK, resolve_config
+from tradingagents.config import DEFAULT_BENCHMARK, resolve_config
 from tradingagents.errors import ValidationError
 
 MAX_REFLECTION_CHARS = 700

@@ -9,7 +9,7 @@ page and the ``settle`` CLI can settle without building it::
     result.pending   # [{ticker, date, reason}]  e.g. "window closes on 2024-05-17"
 
 For each pending entry whose holding window has closed: the raw return and the alpha against the
-ticker's benchmark (``default_config.benchmark_for``), one quick-model reflection naming that
+ticker's benchmark (``config.benchmark_for``), one quick-model reflection naming that
 benchmark, and (when ``memory_enabled``) one lesson per role memory, knowable from the day the
 window closed. All settled entries are written to the log in one atomic batch that also keeps
 their lessons; the lessons then go to the role memories, and the log forgets them only once all
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tradingagents import team
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.errors import TradingAgentsError
 
 log = logging.getLogger(__name__)

@@ -25,11 +25,11 @@ from langgraph.prebuilt import ToolNode
 
 from tradingagents import team
 from tradingagents.agents.utils.agent_states import AgentState
+from tradingagents.config import check_execution
 from tradingagents.graph.analyst_execution import (
     ANALYST_SPECS,
     AnalystNodeSpec,
     build_analyst_execution_plan,
-    normalize_execution_mode,
 )
 from tradingagents.graph.conditional_logic import (
     AGGRESSIVE,
@@ -137,10 +137,10 @@ class GraphSetup:
         clear = agents.create_msg_delete()
         return agent, clear, tools
 
-    def setup_graph(self, selected_analysts=None, analyst_execution: str = "sequential") -> StateGraph:
+    def setup_graph(self, selected_analysts=None, analyst_execution: str | None = None) -> StateGraph:
         from tradingagents import agents
 
-        mode = normalize_execution_mode(analyst_execution)
+        mode = check_execution(analyst_execution)  # the config's one rule (None: its default)
         plan = build_analyst_execution_plan(selected_analysts)
         parallel = mode == "parallel"
         workflow = StateGraph(ParallelAgentState if parallel else AgentState)

@@ -31,14 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from tradingagents import pricing, storage, team
-from tradingagents.default_config import resolve_config
+from tradingagents.config import normalize_analysts, resolve_config
 from tradingagents.errors import RunAlreadyActive, RunStopped, exit_code_for, is_resumable
 from tradingagents.graph import checkpointer as ckpt
-from tradingagents.graph.analyst_execution import (
-    analysts_for_asset,
-    normalize_analysts,
-    normalize_execution_mode,
-)
+from tradingagents.graph.analyst_execution import analysts_for_asset
 from tradingagents.graph.checkpoint_router import CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, describe_error, empty_record
@@ -110,7 +106,7 @@ class TradingAgentsGraph:
         if selected_analysts is None:
             selected_analysts = self.config.get("selected_analysts")
         self.selected_analysts = normalize_analysts(selected_analysts)
-        self.analyst_execution = normalize_execution_mode(self.config.get("analyst_execution"))
+        self.analyst_execution = self.config["analyst_execution"]  # checked by the config
         self.debug = bool(debug)
         self.user_callbacks = list(callbacks or [])
 
@@ -602,8 +598,8 @@ class TradingAgentsGraph:
         else raises ValidationError. One (situation, lesson) per role memory, against the ticker's
         benchmark; nothing is written when ``memory_enabled`` is off.
         """
+        from tradingagents.config import benchmark_for
         from tradingagents.dataflows.returns import parse_returns
-        from tradingagents.default_config import benchmark_for
         from tradingagents.graph.settlement import window_end
 
         outcome = parse_returns(returns, holding_days=int(self.config["holding_days"]))

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from tradingagents.default_config import MODEL_KEYS, env_var, resolve_config
+from tradingagents.config import MODEL_KEYS, env_var, resolve_config
 from tradingagents.errors import LLMCallError, LLMConfigError
 from tradingagents.llm_presets import (
     OFFLINE_LABEL,

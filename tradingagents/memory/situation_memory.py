@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.fileio import atomic_write, remove_leftovers
 from tradingagents.memory.bm25 import BM25Index, release_heap
 from tradingagents.memory.files import FlockFile

@@ -40,7 +40,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.fileio import atomic_write, fsync_dir, remove_leftovers
 from tradingagents.memory.files import LOCK_POLL_S
 from tradingagents.memory.log_format import (

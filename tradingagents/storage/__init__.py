@@ -194,7 +194,7 @@ def _segments_name(ticker: str, thread_id: str) -> str:
 
 
 def _segments_path(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> Path:
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
 
     return Path(resolve_config(config)["segments_dir"]) / f"{_segments_name(ticker, thread_id)}.json"
 
@@ -264,7 +264,7 @@ def run_lock(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> I
     from filelock import FileLock
     from filelock import Timeout as FileLockTimeout
 
-    from tradingagents.default_config import resolve_config
+    from tradingagents.config import resolve_config
     from tradingagents.errors import RunAlreadyActive
 
     folder = Path(resolve_config(config)["checkpoint_dir"]) / "locks"

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tradingagents.default_config import public_config, resolve_config
+from tradingagents.config import public_config, resolve_config
 from tradingagents.storage.pg import database, storage_url
 from tradingagents.validation import ValidationError
 

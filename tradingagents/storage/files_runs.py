@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tradingagents import team
-from tradingagents.default_config import public_config, resolve_config
+from tradingagents.config import DEFAULT_CONFIG, public_config, resolve_config
 from tradingagents.fileio import atomic_write
 from tradingagents.validation import safe_path_component, validate_date
 
@@ -97,7 +97,7 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
     if meta.get("log_note"):
         facts.append(f"- Memory log: {meta['log_note']}")
     if meta.get("analysts"):
-        facts.append(f"- Analysts: {', '.join(meta['analysts'])} ({meta.get('analyst_execution', 'sequential')})")
+        facts.append(f"- Analysts: {', '.join(meta['analysts'])} ({meta.get('analyst_execution') or DEFAULT_CONFIG['analyst_execution']})")
     if meta.get("elapsed_s") is not None:
         facts.append(f"- Run time: {float(meta['elapsed_s']):.1f} s")
     usage = meta.get("usage") or {}

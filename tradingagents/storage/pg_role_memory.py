@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.memory.bm25 import BM25Index
 from tradingagents.memory.situation_memory import RankedMemories, check_pairs, validate_memory_name
 from tradingagents.memory.tokens import bm25_tokenize

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.storage.pg import database, storage_url
 from tradingagents.storage.watchlists import checked, valid_name, valid_tickers
 

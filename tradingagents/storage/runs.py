@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tradingagents.default_config import public_config, resolve_config
+from tradingagents.config import public_config, resolve_config
 from tradingagents.storage.pg import database, pg_text, redact_url, storage_url
 from tradingagents.validation import validate_date, validate_ticker
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.storage.checkpoint_rows import checkpoint_row, step_of, thread_config
 from tradingagents.validation import safe_path_component
 
@@ -114,9 +114,13 @@ def run_signature(
     max_debate_rounds: int,
     max_risk_discuss_rounds: int,
     asset_type: str = "stock",
-    analyst_execution: str = "sequential",
+    analyst_execution: str | None = None,
 ) -> str:
-    """A readable string that changes whenever the shape of the graph changes."""
+    """A readable string that changes whenever the shape of the graph changes (``analyst_execution``
+    None: the config's default, by the config's one rule for that key)."""
+    from tradingagents.config import check_execution
+
+    analyst_execution = check_execution(analyst_execution)
     analysts = ",".join(str(a).strip().lower() for a in selected_analysts)
     return (
         f"analysts={analysts}|debate={int(max_debate_rounds)}|risk={int(max_risk_discuss_rounds)}"

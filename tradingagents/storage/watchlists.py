@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.errors import ConfigError, ValidationError
 from tradingagents.fileio import atomic_write, remove_leftovers
 from tradingagents.validation import validate_tickers

@@ -22,7 +22,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
 
 from tradingagents import team
-from tradingagents.default_config import resolve_config
+from tradingagents.config import resolve_config
 from tradingagents.llm_clients.structured import message_text  # noqa: F401  (re-exported for the agents)
 
 REPORT_KEYS = team.REPORT_KEYS

@@ -1,0 +1,317 @@
+"""One validator per key (``CHECKS``), and the ones other modules call by name.
+
+Each check takes ``(value, what)`` — ``what`` names where the value came from (the key, an
+environment variable, a CLI flag, a form field) — and returns the normalised value or raises a
+``ConfigError`` that names ``what`` and says what is accepted. ``None`` (a key left unset) means
+the key's default wherever the default is not None itself. The resolver runs them all once; a
+caller that checks one value on its own (a CLI flag, a constructor argument) calls
+``check_setting(key, value, what)`` or the named check below, never a rule of its own.
+
+A check may live next to its domain (``pricing.validate_pricing``, ``urls.validate_storage_url``) when
+the entry here is that function: still one rule per key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from tradingagents.config.defaults import (
+    ANALYST_ALIASES,
+    ANALYST_ORDER,
+    DATA_VENDORS,
+    DEFAULTS,
+    EXECUTION_MODES,
+    EXECUTOR_ALIASES,
+    EXECUTORS,
+    PATH_DEFAULTS,
+    ROUND_LIMITS,
+    VENDOR_ALIASES,
+)
+from tradingagents.config.env import parse_text, shown
+from tradingagents.errors import ConfigError, LLMConfigError
+from tradingagents.llm_presets import PROVIDER_PRESETS, normalize_provider
+from tradingagents.pricing import validate_pricing
+from tradingagents.urls import validate_storage_url
+from tradingagents.validation import validate_ticker
+
+Check = Callable[[Any, str], Any]
+
+
+def _fail(what: str, value: object, expected: str, cls: type[ConfigError] = ConfigError) -> ConfigError:
+    return cls(f"{what}={shown(value)} is not valid: {expected}.")
+
+
+# ---------------------------------------------------------------------------- the named checks
+def validate_rounds(value: object, what: str = "max_debate_rounds") -> int:
+    """A round count as an int within ``ROUND_LIMITS``, or a ConfigError that says what is allowed.
+
+    The one rule of ``max_debate_rounds`` and ``max_risk_discuss_rounds``: the resolver, the CLIs and
+    ``ConditionalLogic`` call it.
+    """
+    lo, hi = ROUND_LIMITS
+    if isinstance(value, bool) or not isinstance(value, (int, str, float)):
+        raise ConfigError(f"{what} must be a whole number from {lo} to {hi}, not {type(value).__name__}.")
+    try:
+        number = int(str(value).strip()) if not isinstance(value, float) else int(value)
+    except ValueError:
+        raise ConfigError(f"{what} must be a whole number from {lo} to {hi}, not {str(value)[:40]!r}.") from None
+    if isinstance(value, float) and value != number:
+        raise ConfigError(f"{what} must be a whole number from {lo} to {hi}, not {value!r}.")
+    if not lo <= number <= hi:
+        raise ConfigError(f"{what} must be from {lo} to {hi} (got {number}); each round costs model calls.")
+    return number
+
+
+def normalize_analysts(selected: Any, what: str = "selected_analysts") -> list[str]:
+    """Analyst keys in the given order, without duplicates (aliases such as "sentiment" accepted).
+
+    ``None`` means all of them. A comma-separated string is split. A ConfigError (exit 2) names
+    what was wrong and the accepted names.
+    """
+    accepted = ", ".join(ANALYST_ORDER)
+    if selected is None:
+        return list(ANALYST_ORDER)
+    if isinstance(selected, str):
+        selected = selected.replace(";", ",").split(",")
+    if not isinstance(selected, (list, tuple)):
+        raise _fail(what, selected, f"expected a list of analysts from {accepted}")
+    out: list[str] = []
+    for raw in selected:
+        if not isinstance(raw, str):
+            raise ConfigError(f"{what}: analyst names must be text, not {type(raw).__name__}; choose from {accepted}.")
+        name = raw.strip().lower()
+        if name.endswith(" analyst"):
+            name = name.removesuffix(" analyst")
+        name = ANALYST_ALIASES.get(name, name)
+        if not name:
+            continue
+        if name not in ANALYST_ORDER:
+            raise ConfigError(f"{what}: unknown analyst {shown(raw)}; choose one or more of {accepted}.")
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise ConfigError(f"Select at least one analyst ({what}) from {accepted}.")
+    return out
+
+
+def check_vendor(value: Any, what: str = "data_vendor") -> str:
+    """A market data source (``DATA_VENDORS``, or an alias such as "yahoo"); ``None`` is the default
+    ("demo"). Anything else is a ConfigError naming ``what`` (e.g. "TRADINGAGENTS_DATA_VENDOR")."""
+    if value is None:
+        return DEFAULTS["data_vendor"]
+    if not isinstance(value, str):
+        raise _fail(what, value, f"expected one of {', '.join(DATA_VENDORS)}")
+    name = value.strip().lower().replace("-", "_").replace(" ", "_")
+    name = VENDOR_ALIASES.get(name, name)
+    if name not in DATA_VENDORS:
+        raise ConfigError(
+            f"{what}={shown(value)} is not a market data source. Accepted: {', '.join(DATA_VENDORS)} "
+            "(yahoo also means yfinance)."
+        )
+    return name
+
+
+def check_execution(value: Any, what: str = "analyst_execution") -> str:
+    """``parallel`` or ``sequential`` (any case); ``None`` or blank is the default ("parallel")."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return DEFAULTS["analyst_execution"]
+    text = str(value).strip().lower()
+    if text not in EXECUTION_MODES:
+        raise _fail(what, value, f"use {' or '.join(EXECUTION_MODES)}")
+    return text
+
+
+def normalize_executor(value: object, what: str = "executor") -> str:
+    """``threads`` or ``ray`` (``thread`` accepted); ``None`` or blank is the default ("threads")."""
+    text = str(value if value is not None else "").strip().lower() or DEFAULTS["executor"]
+    if text not in EXECUTOR_ALIASES:
+        raise ConfigError(f"{what}: unknown executor {value!r:.40}; use one of: {', '.join(EXECUTORS)}.")
+    return EXECUTOR_ALIASES[text]
+
+
+def check_benchmark_map(value: Any, what: str = "benchmark_map") -> dict[str, str]:
+    """Exchange suffix → benchmark ticker; the empty suffix ``""`` is the default of tickers without
+    one (``{".T": "^N225", …, "": "SPY"}``, the documents' way)."""
+    if not isinstance(value, Mapping):
+        raise _fail(what, value, 'expected a mapping of exchange suffix to benchmark, e.g. {".T": "^N225", "": "SPY"}')
+    out = {}
+    for suffix, bench in value.items():
+        if not isinstance(suffix, str) or not isinstance(bench, str) or not bench.strip():
+            raise ConfigError(f"{what}: {suffix!r} → {bench!r} is not a ticker suffix (\"\" for tickers "
+                              "without one) and a benchmark ticker.")
+        out[suffix.strip()] = bench.strip().upper()
+    return out
+
+
+# ---------------------------------------------------------------------------- check builders
+def _number(kind: type, *, lo: float | None = None, hi: float | None = None, optional: bool = False,
+            lo_open: bool = False) -> Check:
+    noun = "a whole number" if kind is int else "a number"
+    bounds = []
+    if lo is not None:
+        bounds.append(f"{'above' if lo_open else 'at least'} {lo:g}")
+    if hi is not None:
+        bounds.append(f"at most {hi:g}")
+    expected = noun + (" " + " and ".join(bounds) if bounds else "") + (" (or empty)" if optional else "")
+
+    def check(value: Any, what: str) -> Any:
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
+            if optional:
+                return None
+            raise _fail(what, value, f"expected {expected}")
+        if isinstance(value, bool):
+            raise _fail(what, value, f"expected {expected}")
+        try:
+            number = parse_text(value, kind) if isinstance(value, str) else value
+            if kind is int:
+                if isinstance(number, float) and number != int(number):
+                    raise ValueError
+                number = int(number)
+            else:
+                number = float(number)
+        except (TypeError, ValueError):
+            raise _fail(what, value, f"expected {expected}") from None
+        if number != number or (lo is not None and (number <= lo if lo_open else number < lo)) or (
+            hi is not None and number > hi
+        ):
+            raise _fail(what, value, f"expected {expected}")
+        return number
+
+    return check
+
+
+def _boolean(value: Any, what: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return parse_text(value, bool)
+        except ValueError:
+            pass
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise _fail(what, value, "expected true or false")
+
+
+def _text(*, optional: bool = False) -> Check:
+    def check(value: Any, what: str) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if optional:
+                return None
+            raise ConfigError(f"{what} must not be empty.")
+        if not isinstance(value, str):
+            raise _fail(what, value, f"expected text, not {type(value).__name__}")
+        return value.strip()
+
+    return check
+
+
+def _path(value: Any, what: str) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise _fail(what, value, f"expected a folder or file path, not {type(value).__name__}")
+    text = os.fspath(value)
+    if "\x00" in str(text):
+        raise _fail(what, value, "a path cannot contain a NUL character")
+    return str(Path(text).expanduser())
+
+
+def _provider(value: Any, what: str) -> str:
+    if value is not None and not isinstance(value, str):
+        raise _fail(what, value, "expected a provider name", LLMConfigError)
+    name = normalize_provider(value)
+    if name not in PROVIDER_PRESETS:
+        raise LLMConfigError(f"{what}={shown(value)} is not an LLM provider: use one of {', '.join(PROVIDER_PRESETS)}.")
+    return name
+
+
+def _backend_url(value: Any, what: str) -> str | None:
+    text = _text(optional=True)(value, what)
+    if text is None:
+        return None
+    if not text.lower().startswith(("http://", "https://")):
+        raise LLMConfigError(
+            f"{what}={shown(value)} is not a server URL: use http://host:port/v1 or https://…, "
+            "for example http://localhost:11434/v1."
+        )
+    return text.rstrip("/")
+
+
+def _benchmark(value: Any, what: str) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        return validate_ticker(value)
+    except ValueError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
+
+
+def _ray_address(value: Any, what: str) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    text = str(value).strip()
+    if len(text) > 300 or any(c.isspace() for c in text):
+        raise _fail(what, value, 'use "auto", "host:6379" or "ray://host:10001"')
+    return text
+
+
+CHECKS: Mapping[str, Check] = {
+    "home": _path,
+    **{k: _path for k in PATH_DEFAULTS},
+    "llm_provider": _provider,
+    "deep_think_llm": _text(optional=True),
+    "quick_think_llm": _text(optional=True),
+    "backend_url": _backend_url,
+    "llm_timeout": _number(float, lo=0, lo_open=True, hi=3600),
+    "llm_max_retries": _number(int, lo=0, hi=20),
+    "llm_temperature": _number(float, lo=0, hi=2, optional=True),
+    "max_concurrent_llm_calls": _number(int, lo=1, hi=256),
+    "llm_streaming": _boolean,
+    "data_vendor": check_vendor,
+    "data_retry_backoff": _number(float, lo=0, hi=600),
+    "selected_analysts": normalize_analysts,
+    "max_debate_rounds": validate_rounds,
+    "max_risk_discuss_rounds": validate_rounds,
+    "max_recur_limit": _number(int, lo=1, hi=10_000),
+    "analyst_execution": check_execution,
+    "checkpoint_enabled": _boolean,
+    "memory_enabled": _boolean,
+    "output_language": _text(),
+    "memory_log_max_entries": _number(int, lo=1, optional=True),
+    "bm25_k1": _number(float, lo=0, hi=10),
+    "bm25_b": _number(float, lo=0, hi=1),
+    "holding_days": _number(int, lo=1, hi=260),
+    "benchmark_ticker": _benchmark,
+    "benchmark_map": check_benchmark_map,
+    "storage_url": validate_storage_url,
+    "llm_pricing": validate_pricing,
+    "executor": normalize_executor,
+    "ray_address": _ray_address,
+    "max_cost_usd": _number(float, lo=0, lo_open=True, optional=True),
+}
+"""Key → its one check ``(value, what) -> normalised value``."""
+assert set(CHECKS) == set(DEFAULTS), "every key has one check"
+
+LLM_KEYS = frozenset({"llm_provider", "deep_think_llm", "quick_think_llm", "backend_url", "llm_timeout",
+                      "llm_max_retries", "llm_temperature", "max_concurrent_llm_calls", "llm_streaming"})
+"""Keys without which the models cannot work: their errors are ``LLMConfigError``."""
+
+
+def check_setting(key: str, value: Any, what: str | None = None) -> Any:
+    """``value`` checked and normalised by ``key``'s one check (``what`` names its source: a flag, a
+    field; default the key). A key the config does not know passes through unchanged."""
+    check = CHECKS.get(key)
+    if check is None:
+        return value
+    try:
+        return check(value, what or key)
+    except ConfigError as exc:
+        error = exc if key not in LLM_KEYS or isinstance(exc, LLMConfigError) else LLMConfigError(str(exc))
+        error.key = key  # type: ignore[attr-defined]
+        if error is exc:
+            raise
+        raise error from None
