@@ -21,7 +21,7 @@ PAGES = {
 }
 
 
-def new_app(page: str = "run", timeout: float = 30) -> AppTest:
+def new_app(page: str = "run", timeout: float = 300) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=timeout)
     at.run()
     if page != "run":
@@ -49,7 +49,7 @@ def form_button(at: AppTest, label_part: str):
     raise AssertionError(f"no button with {label_part!r}: {[b.label for b in at.button]}")
 
 
-def run_until(at: AppTest, predicate, timeout: float = 60.0, step: float = 0.2) -> AppTest:
+def run_until(at: AppTest, predicate, timeout: float = 300.0, step: float = 0.2) -> AppTest:
     deadline = time.monotonic() + timeout
     while True:
         at.run()

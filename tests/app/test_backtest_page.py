@@ -18,17 +18,17 @@ PAGE = "pages/backtest.py"
 def _page(query: dict[str, str] | None = None) -> AppTest:
     """The page inside app.py's navigation once it is listed there, else the page file on its own."""
     if PAGE in (ROOT / "app.py").read_text(encoding="utf-8"):
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
         at.run()
         at.switch_page(PAGE)
     else:
-        at = AppTest.from_file(str(ROOT / PAGE), default_timeout=30)
+        at = AppTest.from_file(str(ROOT / PAGE), default_timeout=300)
     for k, v in (query or {}).items():
         at.query_params[k] = v
     return at.run()
 
 
-def _until(at: AppTest, predicate, timeout: float = 40.0) -> AppTest:
+def _until(at: AppTest, predicate, timeout: float = 300.0) -> AppTest:
     deadline = time.monotonic() + timeout
     while True:
         at.run()
@@ -103,29 +103,36 @@ def test_backtest_page_runs_live_and_shows_the_results(ta_home):
 
 
 def test_stop_and_resume_from_the_page(ta_home, monkeypatch):
+    import threading
+
     from tradingagents.graph.trading_graph import TradingAgentsGraph
 
     real = TradingAgentsGraph.propagate
+    calls: list[int] = []
+    release = threading.Event()
 
-    def slow(self, *args, **kwargs):  # ~0.25 s more per step, so there is time to press Stop
-        time.sleep(0.25)
+    def gated(self, *args, **kwargs):  # from the third step on, wait until Stop has been pressed
+        calls.append(1)
+        if len(calls) > 2:
+            release.wait(300)
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(TradingAgentsGraph, "propagate", slow)
+    monkeypatch.setattr(TradingAgentsGraph, "propagate", gated)
     at = _page()
     _fill(at, "AAPL", dt.date(2024, 6, 3), dt.date(2024, 6, 28))
     at.button(key="bt_start_btn").click()
     at.run()
     at = _until(at, lambda a: any(b.key == "bt_stop" for b in a.button) and _done(a) >= 2)
     at.button(key="bt_stop").click()
-    at.run()
+    at.run()  # the click has asked the backtest to stop: the held step may end now
+    release.set()
     at = _until(at, lambda a: _status(a) == "stopped")
     assert "Resume continues where it stopped" in texts(at)
     done_at_stop = _done(at)
     assert 2 <= done_at_stop < 20
     at.button(key="bt_resume").click()
     at.run()
-    at = _until(at, lambda a: _status(a) == "finished", timeout=60)
+    at = _until(at, lambda a: _status(a) == "finished")
     assert not at.exception
 
 
@@ -152,7 +159,7 @@ def test_registry_opens_a_backtest_from_disk_after_a_restart(ta_home):
     reg = JobRegistry()
     spec = BacktestSpec.make("NVDA", "2024-06-03", "2024-06-07")
     bid = reg.start_backtest(spec, {})
-    assert reg.backtest(bid).wait(30) and reg.backtest(bid).status == "finished"
+    assert reg.backtest(bid).wait(300) and reg.backtest(bid).status == "finished"
     again = JobRegistry().backtest(bid, {})  # a new process knows only the folder
     assert again is not None and again.status == "finished" and again.backtest.done_steps() == 5
     assert again.owner is None and again.result == {"folder": str(again.backtest.folder)}
@@ -166,7 +173,7 @@ def test_another_browsers_backtest_is_watched_but_not_stopped(ta_home, monkeypat
     from tradingagents.backtest.engine import Backtest, BacktestSpec
 
     release = threading.Event()
-    monkeypatch.setattr(Backtest, "run", lambda self, on_progress=None, should_stop=None: release.wait(30))
+    monkeypatch.setattr(Backtest, "run", lambda self, on_progress=None, should_stop=None: release.wait(300))
     get_registry.clear()
     bid = get_registry().start_backtest(BacktestSpec.make("NVDA", "2024-06-03", "2024-06-07"), {},
                                         owner="another-browser")
@@ -179,5 +186,5 @@ def test_another_browsers_backtest_is_watched_but_not_stopped(ta_home, monkeypat
         assert get_registry().backtest(bid).running
     finally:
         release.set()
-        get_registry().backtest(bid).wait(10)
+        get_registry().backtest(bid).wait(300)
         get_registry.clear()

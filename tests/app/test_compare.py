@@ -40,7 +40,7 @@ def entry(tmp_path) -> str:
 
 
 def _open(entry: str, page: str, **params) -> AppTest:
-    at = AppTest.from_file(entry, default_timeout=60)
+    at = AppTest.from_file(entry, default_timeout=300)
     for k, v in params.items():
         at.query_params[k] = v
     at.run()

@@ -154,7 +154,7 @@ def test_the_history_and_compare_pages_show_each_runs_cost(ta_home):
     table = next(d.value for d in hist.dataframe if "Cost" in d.value.columns)
     assert dict(zip(table["Ticker"], table["Cost"], strict=True)) == {
         "NVDA": "$0.00 · offline engine", "AAPL": "$0.0421", "MSFT": "—"}
-    cmp = AppTest.from_file(APP, default_timeout=30)
+    cmp = AppTest.from_file(APP, default_timeout=300)
     cmp.query_params["a"], cmp.query_params["b"] = "AAPL|2024-05-10", "NVDA|2024-05-10"
     cmp.run()
     cmp.switch_page(PAGES["compare"]).run()

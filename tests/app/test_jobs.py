@@ -91,18 +91,18 @@ def test_a_run_of_another_owner_cannot_be_stopped_or_resumed_nor_on_its_key(ta_h
     reg = _registry(keys)
     run_id = reg.start_run("NVDA", "2024-05-10", ["market"], api_key=KEY_A, owner="A")
     job = reg.get(run_id, "run")
-    assert isinstance(job, RunJob) and job.wait(10) and job.status == "stopped" and job.resumable
+    assert isinstance(job, RunJob) and job.wait(300) and job.status == "stopped" and job.resumable
     assert job.progress().agents  # anyone may watch
     assert reg.resume(run_id, owner="B") is False and reg.resume(run_id) is False
     assert reg.resume(run_id, owner="B", api_key="sk-B-0123456789") is False  # not even on B's own key
     assert job.attempts == 1 and keys == [KEY_A]
     # a desk lead may resume it, but never on the owner's key
-    assert reg.resume(run_id, owner=LEAD) is True and job.wait(10)
+    assert reg.resume(run_id, owner=LEAD) is True and job.wait(300)
     assert keys == [KEY_A, None] and job.owner == "A"
     # the owner's resume without a key given keeps the key this job holds (its own)... which is now
     # none, since the lead's resume ran without one; with a key, the owner's key is used again
-    assert reg.resume(run_id, owner="A", api_key=KEY_A) is True and job.wait(10)
-    assert reg.resume(run_id, owner="A") is True and job.wait(10)
+    assert reg.resume(run_id, owner="A", api_key=KEY_A) is True and job.wait(300)
+    assert reg.resume(run_id, owner="A") is True and job.wait(300)
     assert keys == [KEY_A, None, KEY_A, KEY_A]
     assert KEY_A not in repr(job)
 
@@ -112,21 +112,21 @@ def test_a_batch_of_another_owner_cannot_be_stopped_or_resumed_nor_on_its_key(ta
     reg = JobRegistry(is_desk_lead=lambda who: who == LEAD)
     batch_id = reg.start_batch(["NVDA", "AAPL"], "2024-05-10", {}, api_key=KEY_A, owner="A")
     job = reg.get(batch_id, "batch")
-    assert isinstance(job, BatchJob) and started.wait(10)
+    assert isinstance(job, BatchJob) and started.wait(300)
     assert job.running and job.progress()["total"] == 2  # anyone may watch
     assert reg.stop(batch_id, owner="B") is False and reg.stop(batch_id) is False
     assert not job.wait(0.2) and job.running and not job.stopping  # still running: nobody stopped it
     assert reg.stop(batch_id, owner="A") is True
-    assert job.wait(10) and job.status == "finished"
+    assert job.wait(300) and job.status == "finished"
     assert [o.status for o in job.result] == ["stopped", "stopped"]
     assert reg.resume(batch_id, owner="B") is False and len(keys) == 1
     started.clear()
-    assert reg.resume(batch_id, owner=LEAD) is True and started.wait(10)
+    assert reg.resume(batch_id, owner=LEAD) is True and started.wait(300)
     assert keys == [KEY_A, None]  # the lead's resume never spends the owner's key
-    assert job.stop(LEAD) and job.wait(10)
+    assert job.stop(LEAD) and job.wait(300)
     started.clear()
-    assert reg.resume(batch_id, owner="A", api_key=KEY_A) is True and started.wait(10)
-    assert job.stop("A") and job.wait(10) and keys == [KEY_A, None, KEY_A]
+    assert reg.resume(batch_id, owner="A", api_key=KEY_A) is True and started.wait(300)
+    assert job.stop("A") and job.wait(300) and keys == [KEY_A, None, KEY_A]
     assert reg.get(batch_id, "run") is None  # a batch is no run
 
 
@@ -138,18 +138,18 @@ def test_a_backtest_of_another_owner_cannot_be_stopped_or_resumed_nor_on_its_key
     spec = BacktestSpec.make("NVDA", "2024-06-03", "2024-06-07")
     bid = reg.start_backtest(spec, {}, api_key=KEY_A, owner="A")
     job = reg.backtest(bid)
-    assert isinstance(job, BacktestJob) and started.wait(10)
+    assert isinstance(job, BacktestJob) and started.wait(300)
     assert reg.start_backtest(spec, {}, owner="B") == bid and reg.backtest(bid) is job  # B watches A's
     assert reg.stop(bid, owner="B") is False and job.running
-    assert reg.stop(bid, owner="A") is True and job.wait(10) and job.status == "stopped"
+    assert reg.stop(bid, owner="A") is True and job.wait(300) and job.status == "stopped"
     assert reg.resume(bid, owner="B") is False and reg.resume(bid, owner="B", api_key="sk-B-0123456789") is False
     assert keys == [KEY_A]
     started.clear()
-    assert reg.resume(bid, owner="A") is True and started.wait(10)  # the owner keeps its key
-    assert job.stop("A") and job.wait(10) and keys == [KEY_A, KEY_A]
+    assert reg.resume(bid, owner="A") is True and started.wait(300)  # the owner keeps its key
+    assert job.stop("A") and job.wait(300) and keys == [KEY_A, KEY_A]
     started.clear()
-    assert reg.resume(bid, owner=LEAD) is True and started.wait(10)  # a lead: never on the owner's key
-    assert job.stop(LEAD) and job.wait(10) and keys == [KEY_A, KEY_A, None] and job.owner == "A"
+    assert reg.resume(bid, owner=LEAD) is True and started.wait(300)  # a lead: never on the owner's key
+    assert job.stop(LEAD) and job.wait(300) and keys == [KEY_A, KEY_A, None] and job.owner == "A"
 
 
 def test_a_backtest_opened_from_its_folder_is_claimed_by_whoever_resumes_it(ta_home, fake_backtest_run):
@@ -159,15 +159,15 @@ def test_a_backtest_opened_from_its_folder_is_claimed_by_whoever_resumes_it(ta_h
     first = JobRegistry()
     bid = first.start_backtest(BacktestSpec.make("NVDA", "2024-06-03", "2024-06-07"), {}, api_key=KEY_A,
                                owner="A")
-    assert started.wait(10) and first.stop(bid, owner="A") and first.backtest(bid).wait(10)
+    assert started.wait(300) and first.stop(bid, owner="A") and first.backtest(bid).wait(300)
     restarted = JobRegistry()  # a new server process: the folder is all it knows
     job = restarted.backtest(bid, {})
     assert job is not None and job.owner is None and job.status == "stopped"
     started.clear()
-    assert restarted.resume(bid, owner="B", api_key="sk-B-0123456789") is True and started.wait(10)
+    assert restarted.resume(bid, owner="B", api_key="sk-B-0123456789") is True and started.wait(300)
     assert job.owner == "B" and keys == [KEY_A, "sk-B-0123456789"]
     assert restarted.stop(bid, owner="A") is False  # it is B's now
-    assert restarted.stop(bid, owner="B") is True and job.wait(10)
+    assert restarted.stop(bid, owner="B") is True and job.wait(300)
 
 
 def _stand_in_factory(seen: list):
@@ -192,7 +192,7 @@ def test_a_run_works_with_its_real_settings_and_saves_only_public_ones(ta_home, 
     seen: list = []
     reg = JobRegistry(graph_factory=_stand_in_factory(seen))
     job = reg.get(reg.start_run("NVDA", "2024-05-10", ["market"], cfg, api_key="sk-0123456789", owner="A"))
-    assert job.wait(10) and job.status == "stopped", job.error
+    assert job.wait(300) and job.status == "stopped", job.error
     # the work got the settings as given: the database's password and the server's credentials
     assert seen[0]["storage_url"] == password_url and seen[0]["backend_url"] == backend
     assert job.config["storage_url"] == password_url and job.config["backend_url"] == backend
@@ -203,7 +203,7 @@ def test_a_run_works_with_its_real_settings_and_saves_only_public_ones(ta_home, 
     assert "s3cr3t-pw" not in text and "hunter2-pass" not in text and "alice:" not in text
     assert "sk-0123456789" not in text
     # a resume with the settings on screen keeps them real too
-    assert reg.resume(job.id, owner="A", config=cfg) is True and job.wait(10)
+    assert reg.resume(job.id, owner="A", config=cfg) is True and job.wait(300)
     assert seen[1]["storage_url"] == password_url and seen[1]["backend_url"] == backend
 
 
@@ -216,7 +216,7 @@ def test_a_run_on_files_saves_its_offer_without_credentials(ta_home):
     job = reg.get(reg.start_run("NVDA", "2024-05-10", ["market"], {
         "llm_provider": "openai_compatible", "backend_url": backend, "quick_think_llm": "m",
         "deep_think_llm": "m"}, api_key="sk-0123456789"))
-    assert job.wait(10) and seen[0]["backend_url"] == backend
+    assert job.wait(300) and seen[0]["backend_url"] == backend
     path = ta_home / "checkpoints" / "app_runs" / f"{job.thread_id}.json"
     assert resolve_config()["app_runs_dir"] == str(path.parent) and path.is_file()
     raw = path.read_text(encoding="utf-8")

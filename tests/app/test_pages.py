@@ -75,7 +75,7 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     at = new_app("run")
     start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market", "news"])
     assert at.query_params.get("run"), "the run id goes into the URL so a refresh finds it"
-    run_until(at, _rating_shown, timeout=90)
+    run_until(at, _rating_shown)
     assert not at.exception, [e.value for e in at.exception]
     badge = next(h.value for h in at.html if 'data-rating="' in h.value)
     rating = badge.split('data-rating="')[1].split('"')[0]
@@ -201,7 +201,7 @@ def test_analysts_in_parallel_toggle_reaches_the_engine():
 
     handle = get_registry().get(at.query_params["run"])
     assert handle.config["analyst_execution"] == "parallel"
-    run_until(at, _rating_shown, timeout=90)
+    run_until(at, _rating_shown)
 
 
 def test_debates_page_follows_a_live_run():
@@ -230,7 +230,7 @@ def test_debates_page_follows_a_live_run():
 def test_run_page_board_is_the_plan_of_run_started():
     at = new_app("run")
     start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["news"])
-    run_until(at, _rating_shown, timeout=90)
+    run_until(at, _rating_shown)
     at.toggle(key=f"details_{at.query_params['run']}").set_value(True).run()
     board = next(h.value for h in at.html if 'class="ta-board"' in h.value)
     shown = [part.split('"', 1)[0] for part in board.split('data-agent="')[1:]]

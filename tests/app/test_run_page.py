@@ -37,7 +37,7 @@ def _use_server(at, url: str, provider: str = "openai_compatible"):
 
 def _opened(run_id: str | None = None, **params) -> AppTest:
     """Another browser (a new session) opening the Run page with these URL parameters."""
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = AppTest.from_file(APP, default_timeout=300)
     if run_id:
         at.query_params["run"] = run_id
     for k, v in params.items():
@@ -116,7 +116,7 @@ def test_refresh_restores_the_runs_settings_and_stop_answers_at_once(ta_home):
         assert not [b for b in again.button if b.label == "Stop"]
         assert "started in another browser" in texts(again)
         # the owner stops: the page says so in the same rerun
-        run_until(at, lambda a: any(b.label == "Stop" for b in a.button), timeout=30)
+        run_until(at, lambda a: any(b.label == "Stop" for b in a.button))
         form_button(at, "Stop").click().run()
         assert any("Stopping after the current step" in w.value for w in at.warning) or handle.done, texts(at)
         assert handle.wait(120) and handle.status == "stopped"
