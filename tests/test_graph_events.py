@@ -12,8 +12,8 @@ from tests.graph_helpers import fail_once_at
 from tradingagents import team
 from tradingagents.errors import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_LLM_FAILURE, LLMCallError, RunStopped
 from tradingagents.graph.events import TERMINAL_KINDS, describe_error, make_event
-from tradingagents.graph.results import load_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.storage.files_runs import load_run
 
 DATE = "2024-05-10"
 

@@ -11,9 +11,9 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
 from tests.fake_openai import FakeOpenAIServer, Fault, agentic_responder
-from tradingagents.agents.utils.rating import parse_rating
 from tradingagents.llm_clients import LLMCallError, create_llm, forget_json_schema_support, invoke_structured
 from tradingagents.llm_clients.structured import JSON_SCHEMA_SUPPORT, support_key
+from tradingagents.rating import parse_rating
 
 PROMPT = [
     SystemMessage("You are the portfolio manager.\nInstrument: NVDA\nAnalysis date: 2024-05-10"),

@@ -19,7 +19,6 @@ from tradingagents import storage
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
 from tradingagents.errors import CheckpointError, ConfigError, RunAlreadyActive
 from tradingagents.graph.checkpointer import TickerCheckpointer, run_signature, thread_id
-from tradingagents.graph.results import render_report_markdown
 from tradingagents.storage import (
     ENV_VAR,
     StorageError,
@@ -35,6 +34,7 @@ from tradingagents.storage import (
     run_lock,
     storage_url,
 )
+from tradingagents.storage.files_runs import render_report_markdown
 from tradingagents.storage.pg_checkpoint import PgTickerCheckpointer
 from tradingagents.storage.runs import FileRunRecords, PgRunRecords
 

@@ -60,7 +60,7 @@ from tradingagents.backtest import metrics as mt
 from tradingagents.backtest import positions as ps
 from tradingagents.default_config import benchmark_for, public_config, resolve_config
 from tradingagents.errors import ConfigError, DataNotFound, DataUnavailable, RunStopped, ValidationError
-from tradingagents.graph.results import atomic_write_text
+from tradingagents.storage.files_runs import atomic_write_text
 from tradingagents.validation import validate_date, validate_tickers
 
 log = logging.getLogger(__name__)
@@ -549,10 +549,10 @@ class Backtest:
         return data["metrics"]
 
     def describe(self) -> dict[str, Any]:
-        from tradingagents.llm_clients.factory import provider_label
+        from tradingagents.llm_presets import provider_label
 
         try:
-            llm = provider_label(self.config)
+            llm = provider_label(self.config["llm_provider"], self.config.get("backend_url"))
         except Exception:  # noqa: BLE001 - a label only
             llm = str(self.config.get("llm_provider"))
         return {"id": self.id, "folder": str(self.folder), "spec": self.spec.to_dict(), "llm": llm,
@@ -618,7 +618,7 @@ def ray_task(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 def _reuse(graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, Any] | None:
     """The step's info from a saved run of it by the same graph and providers (finished before a kill)."""
-    from tradingagents.graph.results import run_dir
+    from tradingagents.storage.files_runs import run_dir
 
     saved = graph.saved_run(ticker, date)
     if saved is None:

@@ -1,23 +1,17 @@
 """Chat-model layer: factory (offline engine, OpenAI, OpenAI-compatible servers), usage
 accounting and structured output with a plain-text fallback."""
 
+from tradingagents.errors import LLMCallError, LLMConfigError
 from tradingagents.llm_clients.factory import (
-    OFFLINE_LABEL,
-    PROVIDER_PRESETS,
-    LLMCallError,
-    LLMConfigError,
     check_llm_config,
     create_llm,
     create_llms,
     make_limiter,
-    provider_label,
     resolve_base_url,
 )
 from tradingagents.llm_clients.structured import forget_json_schema_support, invoke_structured
 
 __all__ = [
-    "OFFLINE_LABEL",
-    "PROVIDER_PRESETS",
     "LLMCallError",
     "LLMConfigError",
     "check_llm_config",
@@ -26,7 +20,6 @@ __all__ = [
     "forget_json_schema_support",
     "invoke_structured",
     "make_limiter",
-    "provider_label",
     "resolve_base_url",
 ]
 

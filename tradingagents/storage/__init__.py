@@ -66,7 +66,7 @@ def open_memory_log(config: Mapping[str, Any] | None = None):
         from tradingagents.storage.pg_memory_log import PgMemoryLog
 
         return PgMemoryLog(config, url=url)
-    from tradingagents.agents.utils.memory import TradingMemoryLog
+    from tradingagents.memory import TradingMemoryLog
 
     return TradingMemoryLog(config)
 
@@ -77,7 +77,7 @@ def open_role_memory(name: str, config: Mapping[str, Any] | None = None):
         from tradingagents.storage.pg_role_memory import PgRoleMemory
 
         return PgRoleMemory(name, config, url=url)
-    from tradingagents.agents.utils.memory import FinancialSituationMemory
+    from tradingagents.memory import FinancialSituationMemory
 
     return FinancialSituationMemory(name, config)
 

@@ -20,7 +20,6 @@ from tradingagents.agents.utils.agent_utils import (
     format_memories,
     header_lines,
     language_instruction,
-    message_text,
     recall,
     reports_block,
     situation_from_reports,
@@ -28,6 +27,7 @@ from tradingagents.agents.utils.agent_utils import (
     tagged,
     turn_label,
 )
+from tradingagents.llm_clients.structured import message_text
 
 
 def create_debater(llm, memory, config, *, role: team.Role, prompt: str):

@@ -18,12 +18,12 @@ from tradingagents.agents.utils.agent_utils import (
     agent_config,
     header_lines,
     language_instruction,
-    message_text,
     reports_block,
     strip_speaker,
     tagged,
     turn_label,
 )
+from tradingagents.llm_clients.structured import message_text
 
 
 def create_risk_debater(llm, config, *, key: str, prompt: str):

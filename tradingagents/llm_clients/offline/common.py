@@ -26,7 +26,6 @@ No signal at all (every tool failed) gives Hold.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -91,11 +90,6 @@ class Signal:
     @property
     def value(self) -> int:
         return {"bullish": 1, "bearish": -1}.get(self.direction, 0)
-
-
-def stable_id(*parts: str) -> str:
-    """A deterministic id of its parts (sha256: the same on every machine, unlike ``hash()``)."""
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
 def instrument_of(text: str) -> str:
