@@ -33,7 +33,7 @@ def _agents_in_order(events):
 
 def test_full_offline_run_events_results_and_log(ta_home):
     events: list[RunEvent] = []
-    graph = TradingAgentsGraph(config={"analyst_execution": "sequential"})  # DESIGN §2's chain
+    graph = TradingAgentsGraph(config={"analyst_execution": "sequential"})  # the sequential chain (docs/ARCHITECTURE.md, "The graph")
     state, rating = graph.propagate("nvda", DATE, on_event=events.append)
     assert rating in RATINGS_5_TIER
     assert state["final_trade_decision"].startswith(f"**Rating**: {rating}")
@@ -42,7 +42,7 @@ def test_full_offline_run_events_results_and_log(ta_home):
         assert state[key].strip(), key
     assert "NVDA" in state["instrument_context"] and "data:" in state["instrument_context"]
 
-    # DESIGN §2 order
+    # the order of docs/ARCHITECTURE.md, "The graph"
     assert _agents_in_order(events) == [
         "Market Analyst", "Sentiment Analyst", "News Analyst", "Fundamentals Analyst", "Bull Researcher",
         "Bear Researcher", "Research Manager", "Trader", "Aggressive Analyst", "Conservative Analyst",

@@ -1,6 +1,6 @@
 """TradingAgentsGraph: propagate a ticker on a date through the team, settle, resume, events.
 
-``propagate(ticker, date)`` (DESIGN §2): validate the input once, before any model call (everything
+``propagate(ticker, date)`` (docs/ARCHITECTURE.md, "propagate"): validate the input once, before any model call (everything
 below receives validated values); (0) no decision without data: ``session.check_prices`` must pass
 (else ``DataUnavailable``, CLI exit 3: nothing settled, logged, saved or charged); (1) settle this
 ticker's pending log entries whose holding window has closed (``settlement.Settler``, sharing this graph's model, log and memories); (2) build the
