@@ -9,9 +9,9 @@ import pytest
 
 from tests.graph_helpers import CallCounter
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
-from tradingagents.errors import ConfigError
+from tradingagents.errors import ConfigError, RunStopped
 from tradingagents.graph import checkpointer as ckpt
-from tradingagents.graph.events import TEAMS, RunEvent, RunStopped
+from tradingagents.graph.events import TEAMS, RunEvent
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 from tradingagents.rating import RATINGS_5_TIER
 from tradingagents.storage.files_runs import list_runs, load_run
