@@ -87,12 +87,6 @@ def normalize_provider(name: object) -> str:
     return _ALIASES.get(text, text)
 
 
-def preset_model(provider: str, kind: str) -> str | None:
-    """The preset's own model for ``kind`` ("quick" or "deep"), or None (generic default / ask the server)."""
-    preset = PROVIDER_PRESETS.get(normalize_provider(provider))
-    return None if preset is None else preset[f"{kind}_model"]
-
-
 def public_url(url: object) -> str:
     """A URL fit for a label or an error message: no user:password part, no query string."""
     from urllib.parse import urlsplit, urlunsplit

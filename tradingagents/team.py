@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 Team = Literal["Analyst Team", "Research Team", "Trading Team", "Risk Management", "Portfolio Management"]
-Debate = Literal["invest", "risk"]
 ModelTier = Literal["quick", "deep"]
 
 TEAMS: tuple[str, ...] = ("Analyst Team", "Research Team", "Trading Team", "Risk Management", "Portfolio Management")
@@ -49,6 +48,11 @@ class Role:
     @property
     def is_analyst(self) -> bool:
         return self.tool_node is not None
+
+    @property
+    def turn_label(self) -> str:
+        """How its turns start in a debate's history: "Bull Analyst", "Aggressive Analyst", …"""
+        return f"{self.speaker} Analyst"
 
     @property
     def nodes(self) -> tuple[str, ...]:
@@ -101,7 +105,6 @@ REPORT_TITLES: dict[str, str] = {r.output_key: r.title for r in ROSTER if r.outp
 """Output key → its short title (Market … Fundamentals, Research plan, Trader, Decision), in OUTPUT_KEYS order."""
 MEMORY_NAMES: tuple[str, ...] = tuple(r.memory for r in ROSTER if r.memory)  # type: ignore[misc]
 MEMORY_ROLE: dict[str, Role] = {r.memory: r for r in ROSTER if r.memory}  # type: ignore[misc]
-DEEP_NODES: frozenset[str] = frozenset(r.node for r in ROSTER if r.model == "deep")
 
 # ---------------------------------------------------------------------------- who is calling a model
 # The reflector's two writers call the quick model outside the graph (graph/reflection.py); they

@@ -245,10 +245,6 @@ class RunEvent:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "RunEvent":
-        return cls(**d)
-
 
 EventCallback = Callable[[RunEvent], None]
 

@@ -122,11 +122,6 @@ def strip_speaker(text: str, speaker: str) -> str:
     return pattern.sub("", body, count=1).strip()
 
 
-def turn_label(role: Any) -> str:
-    """The label a debate turn starts with in the history: "Bull Analyst", "Aggressive Analyst", …"""
-    return f"{role.speaker} Analyst"
-
-
 def create_msg_delete():
     """The ``Msg Clear <Analyst>`` node.
 
