@@ -195,7 +195,7 @@ def plan_ticker(provider, ticker: str, start: str, end: str, every: int, config:
     if frame is None or len(frame) == 0:
         raise DataNotFound(f"No prices for {ticker} from {start} to {end} in this data source; "
                            "check the ticker and the dates.")
-    from tradingagents.dataflows.interface import clip_frame
+    from tradingagents.dataflows.provider import clip_frame
 
     frame = clip_frame(frame, warm_start, end)
     frame = frame[~frame.index.duplicated(keep="last")]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from tradingagents.dataflows.interface import MarketDataProvider, clip_frame, today
+from tradingagents.dataflows.provider import MarketDataProvider, clip_frame, today
 from tradingagents.default_config import benchmark_for, resolve_config
 from tradingagents.validation import ValidationError, validate_date
 
