@@ -11,10 +11,11 @@ from tests.graph_helpers import CallCounter
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
 from tradingagents.errors import ConfigError, RunStopped
 from tradingagents.graph import checkpointer as ckpt
-from tradingagents.graph.events import TEAMS, RunEvent
+from tradingagents.graph.events import RunEvent
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 from tradingagents.rating import RATINGS_5_TIER
 from tradingagents.storage.files_runs import list_runs, load_run
+from tradingagents.team import TEAMS
 from tradingagents.validation import ValidationError
 
 DATE = "2024-05-10"

@@ -8,7 +8,7 @@ plan, the canonical debate speaker and round, and the saved record all come with
 
 Every event has ``kind``, ``node`` (the LangGraph node, e.g. "Market Analyst", "tools_market",
 "Msg Clear Market", or None for run-level events), ``agent`` (= ``role.node`` of the node's role,
-the name the UI shows), ``team`` (= ``role.team``, one of ``TEAMS``), ``data`` and ``ts`` (epoch s).
+the name the UI shows), ``team`` (= ``role.team``, one of ``team.TEAMS``), ``data`` and ``ts`` (epoch s).
 ``agent``/``team`` come from ``tradingagents.team.ROLE_BY_NODE``; node events also carry
 ``data["role"]`` = ``role.key`` ("market", "bull", "portfolio_manager", …).
 
@@ -91,7 +91,6 @@ EventKind = Literal[
     "run_stopped",
 ]
 TERMINAL_KINDS: tuple[str, ...] = ("run_finished", "run_failed", "run_stopped")
-TEAMS = team.TEAMS  # re-exported: the teams come from the roster
 
 
 # ---------------------------------------------------------------------------- the data of each kind
@@ -238,7 +237,7 @@ class RunEvent:
     kind: EventKind
     node: str | None = None  # LangGraph node name, e.g. "Market Analyst", "tools_market"
     agent: str | None = None  # role.node of the node's role: the name the UI shows
-    team: str | None = None  # role.team, one of TEAMS
+    team: str | None = None  # role.team, one of team.TEAMS
     data: dict[str, Any] = field(default_factory=dict)
     ts: float = field(default_factory=time.time)
 
