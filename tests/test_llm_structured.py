@@ -125,8 +125,14 @@ def test_model_without_structured_output_support_uses_text():
 
 
 def test_offline_model_gives_a_schema_instance():
+    from langchain_core.runnables import RunnableLambda
+
+    from tests.graph_helpers import as_role
+
     llm = create_llm({"llm_provider": "offline"}, "deep")
-    obj, raw = invoke_structured(llm, PortfolioDecision, PROMPT)
+    # as the Portfolio Manager's node calls it (the offline engine answers the role its caller names)
+    obj, raw = RunnableLambda(lambda _: invoke_structured(llm, PortfolioDecision, PROMPT)).invoke(
+        None, as_role("portfolio_manager"))
     assert isinstance(obj, PortfolioDecision)
     assert obj.rating in ("Buy", "Overweight", "Hold", "Underweight", "Sell")
 
