@@ -116,7 +116,7 @@ def test_run_records_round_trip_overwrite_and_list_newest_first(pg_url):
 def test_file_and_database_records_hold_the_same_run(pg_url, ta_home):
     files, db = open_run_records({}), open_run_records({"storage_url": pg_url})
     meta = {"analysts": ["market", "news"], "elapsed_s": 1.5}
-    folder = storage.save_run({}, _state(), "Buy", meta)  # graph.results' signature, either storage
+    folder = storage.save_run({}, _state(), "Buy", meta)  # files_runs' signature, either storage
     assert folder == ta_home / "results" / "NVDA" / "2024-05-10" and (folder / "state.json").is_file()
     assert storage.save_run({"storage_url": pg_url}, _state(), "Buy", meta).endswith("#ta_runs/NVDA/2024-05-10")
     assert [r["ticker"] for r in storage.list_runs({})] == [r["ticker"] for r in storage.list_runs(
