@@ -11,7 +11,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
 from tests.fake_openai import FakeOpenAIServer, Fault, agentic_responder
-from tradingagents.llm_clients import LLMCallError, create_llm, forget_json_schema_support, invoke_structured
+from tradingagents.errors import LLMCallError
+from tradingagents.llm_clients import create_llm, forget_json_schema_support, invoke_structured
 from tradingagents.llm_clients.structured import JSON_SCHEMA_SUPPORT, support_key
 from tradingagents.rating import parse_rating
 

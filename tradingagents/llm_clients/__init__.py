@@ -1,7 +1,6 @@
 """Chat-model layer: factory (offline engine, OpenAI, OpenAI-compatible servers), usage
 accounting and structured output with a plain-text fallback."""
 
-from tradingagents.errors import LLMCallError, LLMConfigError
 from tradingagents.llm_clients.factory import (
     check_llm_config,
     create_llm,
@@ -12,8 +11,6 @@ from tradingagents.llm_clients.factory import (
 from tradingagents.llm_clients.structured import forget_json_schema_support, invoke_structured
 
 __all__ = [
-    "LLMCallError",
-    "LLMConfigError",
     "check_llm_config",
     "create_llm",
     "create_llms",
