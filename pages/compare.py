@@ -8,7 +8,7 @@ import html
 import streamlit as st
 
 from studio import compare, ui
-from studio.charts import RATING_COLORS
+from tradingagents.rating import RATING_COLORS
 from tradingagents.storage import list_runs, load_run
 
 ui.require_router()

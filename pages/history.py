@@ -8,7 +8,7 @@ import datetime as dt
 import streamlit as st
 
 from studio import compare, export, theme, ui
-from tradingagents.agents.utils.rating import RATINGS_5_TIER
+from tradingagents.rating import RATINGS_5_TIER
 from tradingagents.storage import list_runs, load_run
 
 ui.require_router()

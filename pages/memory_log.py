@@ -13,7 +13,7 @@ import streamlit as st
 
 from studio import charts, ui
 from studio.memview import situation_html
-from tradingagents.agents.utils.rating import HOLD_BAND, RATINGS_5_TIER, direction
+from tradingagents.rating import HOLD_BAND, RATINGS_5_TIER, direction
 from tradingagents.storage import open_memory_log, storage_url
 
 ui.require_router()
@@ -114,7 +114,7 @@ def filtered(df):
     with row:
         tickers = st.multiselect("Ticker", sorted(df["ticker"].unique()), key="log_tickers", width=280)
         present = set(df["rating"])
-        ratings = st.multiselect("Rating", [r for r in charts.RATING_COLORS if r in present], key="log_ratings",
+        ratings = st.multiselect("Rating", [r for r in RATINGS_5_TIER if r in present], key="log_ratings",
                                  width=280)
         status = st.segmented_control("Status", ["all", "pending", "settled"], default="all", key="log_status",
                                       width="content")

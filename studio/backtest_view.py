@@ -11,9 +11,9 @@ from typing import Any
 
 import pandas as pd
 
-from studio.charts import RATING_COLORS
 from tradingagents.backtest.engine import TEAM, TEAM_NO_MEMORY, calls_per_step
 from tradingagents.backtest.report import COLUMNS, EXTRA, drawdown
+from tradingagents.rating import RATING_COLORS
 
 LINE_STYLE = {TEAM: {"width": 3, "color": "#1f6feb"}, TEAM_NO_MEMORY: {"width": 2, "color": "#8250df", "dash": "dot"}}
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tradingagents import team
-from tradingagents.agents.utils.rating import RATINGS_5_TIER as RATINGS
-from tradingagents.agents.utils.rating import was_right
+from tradingagents.rating import RATING_COLORS, was_right
+from tradingagents.rating import RATINGS_5_TIER as RATINGS
 
 if TYPE_CHECKING:  # pandas and plotly are imported lazily: the first render stays light
     import pandas as pd
@@ -38,8 +38,6 @@ def _subplots(**kwargs):
     return make_subplots(**kwargs)
 
 
-RATING_COLORS = dict(zip(RATINGS, ("#1DB954", "#7BD389", "#F2C94C", "#F2994A", "#EB5757"), strict=True))
-"""One colour per tier of the scale, most bullish (green) to most bearish (red)."""
 TEAM_COLORS = dict(zip(team.TEAMS, ("#2E9BFF", "#9B51E0", "#F2C94C", "#F2994A", "#1DB954"), strict=True))
 # no template of our own: st.plotly_chart's default theme="streamlit" follows the page's light or dark theme
 _LAYOUT = dict(
@@ -313,7 +311,7 @@ def equity_curve(df: pd.DataFrame) -> pd.DataFrame:
     """
     import numpy as np
 
-    from tradingagents.agents.utils.rating import direction
+    from tradingagents.rating import direction
 
     settled = settled_rows(df)
     settled = settled[settled["raw"].notna()].sort_values(["date", "ticker"], kind="stable")

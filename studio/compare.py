@@ -16,11 +16,11 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from tradingagents import pricing, team
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
 from tradingagents.config import PATH_DEFAULTS
-from tradingagents.llm_clients.presets import PROVIDER_PRESETS
+from tradingagents.llm_presets import provider_label as preset_label
+from tradingagents.rating import RATINGS_5_TIER, parse_rating
+from tradingagents.vendors import vendor_label
 
-VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}
 LADDER = tuple(team.ROLES[k] for k in ("research_manager", "trader", "portfolio_manager"))
 """Who rates, in order: the research manager's plan, the trader's proposal, the final decision."""
 PREFILL_KEYS = ("ticker", "date", "analysts", "max_debate_rounds", "max_risk_discuss_rounds", "llm_provider",
@@ -34,15 +34,7 @@ NOT_CONFIG = frozenset({
 
 def provider_label(name: Any) -> str:
     """The preset's label ("Offline engine (no LLM)", "OpenAI-compatible server"); the name if unknown."""
-    preset = PROVIDER_PRESETS.get(str(name or ""))
-    if not preset:
-        return str(name or "—")
-    label = str(preset["label"])
-    return label[:1].upper() + label[1:]
-
-
-def vendor_label(name: Any) -> str:
-    return VENDOR_LABELS.get(str(name or ""), str(name or "—"))
+    return preset_label(name, capital=True)
 
 
 def readable_time(iso: Any) -> str:

@@ -29,8 +29,8 @@ from urllib.parse import urlsplit
 import markdown as _md
 
 from tradingagents import team
-from tradingagents.agents.utils.rating import RATINGS_5_TIER
-from tradingagents.graph.results import render_report_markdown
+from tradingagents.rating import RATING_COLORS_ON_WHITE
+from tradingagents.storage.files_runs import render_report_markdown
 
 SAFE_SCHEMES = ("http", "https", "mailto")
 DEBATE_STATE_KEYS = {"invest": "investment_debate_state", "risk": "risk_debate_state"}
@@ -256,8 +256,8 @@ blockquote{margin:.3rem 0 1rem 0;padding:.1rem .9rem;border-left:4px solid #c9cf
 @media (prefers-color-scheme:dark){body{background:#0e1117;color:#e6e9ef}blockquote,code,pre{background:#161b26}
 h2{border-color:#2a3242}}
 """
-_BADGE_COLORS = dict(zip(RATINGS_5_TIER, ("#1a9e4a", "#4caf73", "#c79a18", "#d9792f", "#d23f3f"), strict=True))
-"""The rating badge on a white page: the app's tier colours, darkened for contrast."""
+_BADGE_COLORS = RATING_COLORS_ON_WHITE
+"""The rating badge on a white page: the app's tier colours, darkened until its white text reads."""
 
 
 def report_html(

@@ -23,17 +23,12 @@ from typing import Any
 
 from tradingagents import team
 from tradingagents.config import normalize_analysts
-from tradingagents.graph import checkpointer as ckpt
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
+from tradingagents.storage import sqlite_checkpoint as ckpt
 
-ANALYST_LABELS = {r.key: r.node.removesuffix(" Analyst") for r in team.ANALYSTS}
+ANALYST_LABELS = {r.key: r.title for r in team.ANALYSTS}
 """The short name of each analyst for the analyst picker: Market, Sentiment, News, Fundamentals."""
-REPORT_TITLES = {
-    **{r.output_key: r.node.removesuffix(" Analyst") for r in team.ANALYSTS},
-    team.judge("invest").output_key: "Research plan",
-    team.ROLES["trader"].output_key: "Trader",
-    team.judge("risk").output_key: "Decision",
-}
+REPORT_TITLES = team.REPORT_TITLES
 """A tab title per output key, in the order the agents write them (team.OUTPUT_KEYS)."""
 STATUS_OF = {"run_finished": "finished", "run_failed": "failed", "run_stopped": "stopped"}
 CHANGE_LABELS = {
@@ -53,7 +48,7 @@ SAME_RUN_KEYS = ("llm_provider", "quick_think_llm", "deep_think_llm", "data_vend
 
 def config_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """``(label, before, after)`` for each resumable setting that differs (URLs without credentials)."""
-    from tradingagents.llm_clients.presets import public_url
+    from tradingagents.llm_presets import public_url
 
     out = []
     for key, label in CHANGE_LABELS.items():

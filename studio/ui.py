@@ -20,16 +20,16 @@ from typing import Any
 
 import streamlit as st
 
-from studio.charts import RATING_COLORS
 from studio.jobs import MASK, JobRegistry
 from studio.runs import CHANGE_LABELS
 from tradingagents import pricing
 from tradingagents.config import DATA_VENDORS, public_config, resolve_config
 from tradingagents.errors import ConfigError
-from tradingagents.llm_clients.factory import OFFLINE_LABEL, PROVIDER_PRESETS
-from tradingagents.llm_clients.factory import provider_label as engine_provider_label
+from tradingagents.llm_presets import OFFLINE_LABEL, PROVIDER_PRESETS
+from tradingagents.llm_presets import provider_label as preset_label
+from tradingagents.rating import RATING_COLORS
+from tradingagents.vendors import vendor_label
 
-VENDOR_LABELS = {"demo": "Demo market (synthetic)", "yfinance": "Yahoo Finance (live)", "csv": "CSV folder"}
 VENDORS = DATA_VENDORS
 KEY_API = "set_api_key"
 LANGUAGES = ("English", "Chinese", "Japanese", "Korean", "Spanish", "French", "German", "Portuguese", "Italian",
@@ -74,11 +74,8 @@ def provider_options() -> list[str]:
 
 
 def provider_label(name: str) -> str:
-    preset = PROVIDER_PRESETS.get(name)
-    if not preset:
-        return name
-    label = str(preset["label"])
-    return label[:1].upper() + label[1:]  # "offline engine (no LLM)" → "Offline engine (no LLM)"
+    """A provider as a field shows it: "Offline engine (no LLM)" (the presets' label, capitalised)."""
+    return preset_label(name, capital=True)
 
 
 @st.cache_resource(show_spinner=False)
@@ -333,7 +330,7 @@ def badges_html(config: dict[str, Any]) -> str:
     if config.get("llm_provider") == "offline":
         parts.append(f'<span class="ta-badge ta-offline">{html.escape(OFFLINE_LABEL)}</span>')
     else:
-        llm = f"{engine_provider_label(config)} · {config.get('quick_think_llm')} / {config.get('deep_think_llm')}"
+        llm = f"{preset_label(config.get('llm_provider'), config.get('backend_url'))} · {config.get('quick_think_llm')} / {config.get('deep_think_llm')}"
         parts.append(f'<span class="ta-badge ta-llm">LLM: {html.escape(llm)}</span>')
     if config.get("data_vendor") == "demo":
         parts.append('<span class="ta-badge ta-demo">synthetic demo data</span>')
@@ -497,7 +494,7 @@ def sidebar_settings() -> dict[str, Any]:
                      help="The language the model providers write their reports in.")
         if offline:
             st.caption("The offline engine always writes English; the output language applies to model providers.")
-        st.selectbox("Data source", VENDORS, key="set_vendor", format_func=lambda v: VENDOR_LABELS.get(v, v))
+        st.selectbox("Data source", VENDORS, key="set_vendor", format_func=vendor_label)
         prices_editor()
         config = current_config()
         st.caption(f"Home folder: `{config['home']}`")

@@ -87,3 +87,26 @@ def server_fault_at(server, node: str, times: int = 2) -> CallCounter:
             server.inject(Fault.status(500, times=times))
 
     return CallCounter(on_call)
+
+
+def in_node(name: str, node: Callable[[dict], dict]) -> Callable[[dict], dict]:
+    """``node`` called the way the graph calls it: its model calls run inside the node ``name``.
+
+    LangGraph puts ``langgraph_node`` into the run metadata of every call a node makes (the offline
+    engine answers as that node's role); this gives a node factory called outside a graph the same.
+    """
+    from langchain_core.runnables import RunnableLambda
+
+    runnable = RunnableLambda(node, name=name)
+
+    def call(state: dict) -> dict:
+        return runnable.invoke(state, {"metadata": {"langgraph_node": name}})
+
+    return call
+
+
+def as_role(key: str) -> dict:
+    """The run config naming the role of a model call made outside a graph node."""
+    from tradingagents.team import ROLE_METADATA
+
+    return {"metadata": {ROLE_METADATA: key}}

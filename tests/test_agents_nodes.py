@@ -11,28 +11,42 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode
 
-from tradingagents.agents import (
-    create_aggressive_debator,
-    create_bear_researcher,
-    create_bull_researcher,
-    create_conservative_debator,
-    create_fundamentals_analyst,
-    create_market_analyst,
-    create_msg_delete,
-    create_neutral_debator,
-    create_news_analyst,
-    create_portfolio_manager,
-    create_research_manager,
-    create_social_media_analyst,
-    create_trader,
-)
+from tests.graph_helpers import in_node
+from tradingagents import agents, team
+from tradingagents.agents import create_msg_delete
 from tradingagents.agents.utils.agent_states import AgentState
 from tradingagents.agents.utils.agent_utils import MAX_TOOL_ROUNDS
 from tradingagents.agents.utils.memory import FinancialSituationMemory
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
 from tradingagents.dataflows.tools import get_analyst_tools
 from tradingagents.graph.propagation import Propagator
 from tradingagents.llm_clients.offline import OFFLINE_LABEL, OfflineChatModel
+from tradingagents.rating import RATINGS_5_TIER, parse_rating
+
+
+def _in_its_node(key: str):
+    """The role's factory, its node called as the graph calls it (the model calls run in the node)."""
+    role = team.ROLES[key]
+    factory = getattr(agents, role.factory)
+
+    def make(*args, **kwargs):
+        return in_node(role.node, factory(*args, **kwargs))
+
+    make.__name__ = role.factory
+    return make
+
+
+create_market_analyst = _in_its_node("market")
+create_social_media_analyst = _in_its_node("social")
+create_news_analyst = _in_its_node("news")
+create_fundamentals_analyst = _in_its_node("fundamentals")
+create_bull_researcher = _in_its_node("bull")
+create_bear_researcher = _in_its_node("bear")
+create_research_manager = _in_its_node("research_manager")
+create_trader = _in_its_node("trader")
+create_aggressive_debator = _in_its_node("aggressive")
+create_conservative_debator = _in_its_node("conservative")
+create_neutral_debator = _in_its_node("neutral")
+create_portfolio_manager = _in_its_node("portfolio_manager")
 
 TICKER, DATE = "NVDA", "2024-05-10"
 ANALYSTS = {

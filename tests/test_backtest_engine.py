@@ -22,8 +22,8 @@ from tradingagents.backtest.cli import main as cli_main
 from tradingagents.dataflows.interface import get_provider
 from tradingagents.dataflows.returns import compute_returns
 from tradingagents.errors import RunStopped
-from tradingagents.graph.results import load_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.storage.files_runs import load_run
 
 pg_server, pg_url = _pg.pg_server, _pg.pg_url  # the real server's fixtures
 

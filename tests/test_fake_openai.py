@@ -16,7 +16,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from tests.fake_openai import FakeOpenAIServer, Fault, fill_schema, tool_arguments
-from tradingagents.agents.utils.rating import parse_rating
+from tradingagents.rating import parse_rating
 
 PROMPT = [
     SystemMessage("You are the market analyst.\nInstrument: NVDA\nAnalysis date: 2024-05-10\nBe brief."),

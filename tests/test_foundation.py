@@ -8,7 +8,6 @@ import typing
 import pytest
 
 from tradingagents.agents.utils.agent_states import AgentState, InvestDebateState, RiskDebateState
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
 from tradingagents.config import (
     DEFAULT_CONFIG,
     ConfigError,
@@ -18,6 +17,7 @@ from tradingagents.config import (
     resolve_config,
 )
 from tradingagents.graph.propagation import Propagator
+from tradingagents.rating import RATINGS_5_TIER, parse_rating
 from tradingagents.validation import (
     InvalidDateError,
     InvalidTickerError,

@@ -12,8 +12,8 @@ from tests.graph_helpers import fail_once_at
 from tradingagents import team
 from tradingagents.errors import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_LLM_FAILURE, LLMCallError, RunStopped
 from tradingagents.graph.events import TERMINAL_KINDS, describe_error, make_event
-from tradingagents.graph.results import load_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.storage.files_runs import load_run
 
 DATE = "2024-05-10"
 
@@ -179,3 +179,52 @@ def test_a_resumed_run_keeps_every_debate_turn_in_its_record():
     meta = _terminal(events)[0].data["record"]["meta"]
     assert [(t["speaker"], t["turn"]) for t in meta["debate_turns"]] == [
         ("Bull", 1), ("Bear", 2), ("Aggressive", 1), ("Conservative", 2), ("Neutral", 3)]
+
+
+# ---------------------------------------------------------------- the contract as types
+def _keys_fit(event) -> str | None:
+    """None when ``event.data`` has every required key of its kind's TypedDict and no other key."""
+    from tradingagents.graph.events import EVENT_DATA
+
+    spec = EVENT_DATA[event.kind]
+    keys = set(event.data)
+    missing, extra = spec.__required_keys__ - keys, keys - spec.__required_keys__ - spec.__optional_keys__
+    if missing or extra:
+        return f"{event.kind}: missing {sorted(missing)}, not declared {sorted(extra)}"
+    return None
+
+
+def test_every_kind_has_a_typeddict_and_every_event_of_real_runs_has_exactly_its_keys():
+    import typing
+
+    from tradingagents.graph.events import EVENT_DATA, EventKind, RunRecord, RunSettings
+
+    assert set(EVENT_DATA) == set(typing.get_args(EventKind))
+    # a finished run (parallel analysts, so the scratchpad tool events count too), a failed and a stopped one
+    _, events, _, _ = _run({"analyst_execution": "parallel"})
+    failed_events: list = []
+    graph = TradingAgentsGraph(config={"analyst_execution": "sequential"}, callbacks=[fail_once_at("Trader")])
+    with pytest.raises(Exception, match="injected failure"):
+        graph.propagate("NVDA", DATE, on_event=failed_events.append)
+    stopped_events: list = []
+    with pytest.raises(RunStopped):
+        TradingAgentsGraph().propagate("NVDA", DATE, on_event=stopped_events.append, should_stop=lambda: True)
+    everything = events + failed_events + stopped_events
+    assert {e.kind for e in everything} == set(EVENT_DATA)  # every kind was seen
+    assert [problem for e in everything if (problem := _keys_fit(e))] == []
+    # the nested records keep their shapes too
+    for e in everything:
+        if "record" in e.data:
+            assert set(e.data["record"]) == RunRecord.__required_keys__, e.kind
+        if e.kind == "run_started":
+            assert set(e.data["settings"]) == RunSettings.__required_keys__
+            assert all(set(p) == {"team", "agents"} for p in e.data["plan"])
+
+
+def test_a_key_the_types_do_not_declare_is_caught():
+    from tradingagents.graph.events import make_event
+
+    assert _keys_fit(make_event("token", "Trader", text_delta="x")) is None
+    assert _keys_fit(make_event("token", "Trader", text_delta="", restart=True)) is None
+    assert "not declared ['colour']" in _keys_fit(make_event("token", "Trader", text_delta="x", colour=1))
+    assert "missing ['text']" in _keys_fit(make_event("report", "Trader", key="trader_investment_plan"))

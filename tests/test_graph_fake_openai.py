@@ -10,9 +10,9 @@ from tests.fake_openai import (
     fake_openai,  # noqa: F401
 )
 from tests.graph_helpers import CallCounter, comparable
+from tradingagents.errors import LLMCallError
 from tradingagents.graph import checkpointer as ckpt
 from tradingagents.graph.trading_graph import TradingAgentsGraph
-from tradingagents.llm_clients.factory import LLMCallError
 
 DATE = "2024-05-10"
 

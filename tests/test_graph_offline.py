@@ -9,12 +9,13 @@ import pytest
 
 from tests.graph_helpers import CallCounter
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
-from tradingagents.agents.utils.rating import RATINGS_5_TIER
-from tradingagents.errors import ConfigError
+from tradingagents.errors import ConfigError, RunStopped
 from tradingagents.graph import checkpointer as ckpt
-from tradingagents.graph.events import TEAMS, RunEvent, RunStopped
-from tradingagents.graph.results import list_runs, load_run
+from tradingagents.graph.events import RunEvent
 from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.rating import RATINGS_5_TIER
+from tradingagents.storage.files_runs import list_runs, load_run
+from tradingagents.team import TEAMS
 from tradingagents.validation import ValidationError
 
 DATE = "2024-05-10"
@@ -33,7 +34,7 @@ def _agents_in_order(events):
 
 def test_full_offline_run_events_results_and_log(ta_home):
     events: list[RunEvent] = []
-    graph = TradingAgentsGraph(config={"analyst_execution": "sequential"})  # DESIGN §2's chain
+    graph = TradingAgentsGraph(config={"analyst_execution": "sequential"})  # the sequential chain (docs/ARCHITECTURE.md, "The graph")
     state, rating = graph.propagate("nvda", DATE, on_event=events.append)
     assert rating in RATINGS_5_TIER
     assert state["final_trade_decision"].startswith(f"**Rating**: {rating}")
@@ -42,7 +43,7 @@ def test_full_offline_run_events_results_and_log(ta_home):
         assert state[key].strip(), key
     assert "NVDA" in state["instrument_context"] and "data:" in state["instrument_context"]
 
-    # DESIGN §2 order
+    # the order of docs/ARCHITECTURE.md, "The graph"
     assert _agents_in_order(events) == [
         "Market Analyst", "Sentiment Analyst", "News Analyst", "Fundamentals Analyst", "Bull Researcher",
         "Bear Researcher", "Research Manager", "Trader", "Aggressive Analyst", "Conservative Analyst",

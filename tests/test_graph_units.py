@@ -20,8 +20,8 @@ from tradingagents.graph.conditional_logic import (
     ConditionalLogic,
 )
 from tradingagents.graph.propagation import Propagator
-from tradingagents.graph.results import list_runs, load_run, render_report_markdown, save_run
 from tradingagents.graph.signal_processing import SignalProcessor
+from tradingagents.storage.files_runs import list_runs, load_run, render_report_markdown, save_run
 from tradingagents.validation import ValidationError
 
 

@@ -78,7 +78,7 @@ def test_non_ascii_tickers_are_refused_never_rewritten(typed, meant, capsys, ta_
 
 def test_results_folders_of_two_tickers_never_collide(tmp_path):
     from tradingagents.graph.checkpointer import checkpoint_path
-    from tradingagents.graph.results import run_dir
+    from tradingagents.storage.files_runs import run_dir
     from tradingagents.validation import safe_path_component, ticker_from_path_component
 
     tickers = [".A", "_.A", "A", "..A", "_..A", "BRK-B", "7203.T", "^GSPC", "EURUSD=X"]

@@ -13,12 +13,12 @@ from langchain_core.tools import tool
 from tests.fake_openai import FakeOpenAIServer, agentic_responder
 from tests.hostile import hostile_responder as make_hostile_responder
 from tradingagents.agents.managers.portfolio_manager import PortfolioDecision
-from tradingagents.graph.results import load_run
 from tradingagents.graph.signal_processing import process_signal, state_rating
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 from tradingagents.llm_clients.factory import create_llm
 from tradingagents.llm_clients.structured import invoke_structured
 from tradingagents.llm_clients.text import valid_data, valid_text
+from tradingagents.storage.files_runs import load_run
 
 DATE = "2024-05-10"
 LONE = "\ud800"

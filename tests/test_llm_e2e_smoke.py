@@ -15,8 +15,8 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import BaseModel
 
 from tests.fake_openai import FakeOpenAIServer
-from tradingagents.agents.utils.rating import parse_rating
 from tradingagents.llm_clients import UsageTracker, create_llm, create_llms, invoke_structured
+from tradingagents.rating import parse_rating
 
 CALLS: list[tuple[str, dict]] = []
 

@@ -9,17 +9,16 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.tools import tool
 
 from tests.fake_openai import FakeOpenAIServer, Fault
+from tradingagents.errors import LLMCallError, LLMConfigError
 from tradingagents.llm_clients import (
-    PROVIDER_PRESETS,
-    LLMCallError,
-    LLMConfigError,
     UsageTracker,
     check_llm_config,
     create_llm,
     create_llms,
-    provider_label,
     resolve_base_url,
 )
+from tradingagents.llm_presets import PROVIDER_PRESETS, provider_label, public_url
+from tradingagents.team import ROLE_METADATA
 
 PROMPT = [SystemMessage("Instrument: AAPL\nAnalysis date: 2024-05-10\nYou are the trader."), HumanMessage("Go.")]
 SECRET = "sk-test-Zq81SECRETvalue9"
@@ -48,9 +47,12 @@ def test_presets_and_labels():
     assert PROVIDER_PRESETS["deepseek"]["base_url"] == "https://api.deepseek.com/v1"
     with pytest.raises(TypeError):
         PROVIDER_PRESETS["ollama"]["base_url"] = "http://evil"  # read-only
-    assert provider_label({}) == "offline engine (no LLM)"
-    assert provider_label({"llm_provider": "ollama"}) == "Ollama (local)"
-    assert "http://h:1/v1" in provider_label({"llm_provider": "openai_compatible", "backend_url": "http://h:1/v1"})
+    assert provider_label("offline") == "offline engine (no LLM)"
+    assert provider_label("offline", capital=True) == "Offline engine (no LLM)"
+    assert provider_label("ollama") == provider_label("ollama", "http://gpu:11434/v1") == "Ollama (local)"
+    assert provider_label("openai_compatible", "http://h:1/v1") == "OpenAI-compatible server at http://h:1/v1"
+    assert provider_label("openai_compatible") == "OpenAI-compatible server"
+    assert provider_label("nope") == "nope" and provider_label(None) == "—"
     assert resolve_base_url({"llm_provider": "ollama"}) == "http://localhost:11434/v1"
     assert resolve_base_url({"llm_provider": "ollama", "backend_url": "http://gpu:11434/v1/"}) == "http://gpu:11434/v1"
     assert resolve_base_url({}) is None
@@ -93,7 +95,7 @@ def test_offline_provider_is_the_default():
     assert type(llm).__name__ == "OfflineChatModel"
     tracker = UsageTracker()
     llm = create_llm({}, "deep", callbacks=[tracker])
-    llm.invoke("Instrument: NVDA\nAnalysis date: 2024-05-10\nhello")
+    llm.invoke("Instrument: NVDA\nAnalysis date: 2024-05-10\nhello", {"metadata": {ROLE_METADATA: "trader"}})
     assert tracker.totals()["llm_calls"] == 1
 
 
@@ -249,7 +251,7 @@ def test_refused_connection_asks_whether_the_server_runs():
 
 
 def test_every_local_preset_names_a_model_that_exists_there(server):
-    from tradingagents.llm_clients.presets import PROVIDER_PRESETS as PRESETS
+    PRESETS = PROVIDER_PRESETS
 
     ollama = PRESETS["ollama"]
     assert ollama["quick_model"] == ollama["deep_model"] == "llama3.1" and "llama3.1" in ollama["help"]
@@ -287,10 +289,8 @@ def test_async_invoke_goes_through_the_same_checks(server):
 
 
 def test_urls_in_labels_and_errors_hide_credentials():
-    from tradingagents.llm_clients.factory import public_url
-
     assert public_url("https://user:pw@proxy.example:8443/v1?key=abc") == "https://proxy.example:8443/v1"
-    label = provider_label({"llm_provider": "openai_compatible", "backend_url": "http://bob:hunter2@h:1/v1?token=t"})
+    label = provider_label("openai_compatible", "http://bob:hunter2@h:1/v1?token=t")
     assert "hunter2" not in label and "token" not in label and "h:1/v1" in label
 
 

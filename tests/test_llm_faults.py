@@ -11,7 +11,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.tools import tool
 
 from tests.fake_openai import FakeOpenAIServer, Fault
-from tradingagents.llm_clients import LLMCallError, create_llm
+from tradingagents.errors import LLMCallError
+from tradingagents.llm_clients import create_llm
 
 PROMPT = [SystemMessage("Instrument: IBM\nAnalysis date: 2024-02-01"), HumanMessage("Go.")]
 

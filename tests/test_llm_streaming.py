@@ -17,10 +17,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from studio.runs import ProgressFolder
 from tests.fake_openai import FakeOpenAIServer, Fault, agentic_responder
 from tradingagents.config import resolve_config
-from tradingagents.errors import ConfigError, LLMConfigError
+from tradingagents.errors import ConfigError, LLMCallError, LLMConfigError
 from tradingagents.graph.run_support import _RunReporter
 from tradingagents.graph.trading_graph import TradingAgentsGraph
-from tradingagents.llm_clients import LLMCallError, create_llm
+from tradingagents.llm_clients import create_llm
 from tradingagents.llm_clients.streaming import is_restart
 
 DATE = "2024-05-10"

@@ -11,9 +11,10 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
 from tests.fake_openai import FakeOpenAIServer, Fault, agentic_responder
-from tradingagents.agents.utils.rating import parse_rating
-from tradingagents.llm_clients import LLMCallError, create_llm, forget_json_schema_support, invoke_structured
+from tradingagents.errors import LLMCallError
+from tradingagents.llm_clients import create_llm, forget_json_schema_support, invoke_structured
 from tradingagents.llm_clients.structured import JSON_SCHEMA_SUPPORT, support_key
+from tradingagents.rating import parse_rating
 
 PROMPT = [
     SystemMessage("You are the portfolio manager.\nInstrument: NVDA\nAnalysis date: 2024-05-10"),
@@ -125,8 +126,14 @@ def test_model_without_structured_output_support_uses_text():
 
 
 def test_offline_model_gives_a_schema_instance():
+    from langchain_core.runnables import RunnableLambda
+
+    from tests.graph_helpers import as_role
+
     llm = create_llm({"llm_provider": "offline"}, "deep")
-    obj, raw = invoke_structured(llm, PortfolioDecision, PROMPT)
+    # as the Portfolio Manager's node calls it (the offline engine answers the role its caller names)
+    obj, raw = RunnableLambda(lambda _: invoke_structured(llm, PortfolioDecision, PROMPT)).invoke(
+        None, as_role("portfolio_manager"))
     assert isinstance(obj, PortfolioDecision)
     assert obj.rating in ("Buy", "Overweight", "Hold", "Underweight", "Sell")
 

@@ -148,7 +148,7 @@ def test_tokens_from_llm_output_when_messages_have_no_usage():
 def test_a_failed_call_is_not_an_answered_call(server):
     """llm_calls counts the model's answered calls (issue 11.5): one that fails for good is not one."""
     from tests.fake_openai import Fault
-    from tradingagents.llm_clients import LLMCallError
+    from tradingagents.errors import LLMCallError
 
     tracker = UsageTracker()
     llm = create_llm(server.llm_config(llm_max_retries=0), callbacks=[tracker])

@@ -11,6 +11,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
+from tests.graph_helpers import as_role
 from tests.test_agents_nodes import ANALYSTS, DATE, TICKER, analysed_state, analyst_graph, run_rest
 from tradingagents.agents.managers.portfolio_manager import PortfolioDecision
 from tradingagents.graph.propagation import Propagator
@@ -56,7 +57,7 @@ def test_tool_calls_are_deterministic_schema_valid_and_counted():
     messages = [SystemMessage(f"You are the Fundamentals Analyst.\nInstrument: {TICKER}\nAnalysis date: {DATE}"),
                 HumanMessage("Go.")]
     bound = OfflineChatModel().bind_tools(tools)
-    first, second = bound.invoke(messages), bound.invoke(messages)
+    first, second = bound.invoke(messages, as_role("fundamentals")), bound.invoke(messages, as_role("fundamentals"))
     assert first.tool_calls == second.tool_calls and first.id == second.id
     assert [c["name"] for c in first.tool_calls] == [
         "get_fundamentals", "get_income_statement", "get_balance_sheet", "get_cashflow"]
@@ -84,10 +85,11 @@ def test_structured_output_like_langchain_models():
     messages = [SystemMessage(f"You are the Portfolio Manager.\nInstrument: {TICKER}\nAnalysis date: {DATE}"),
                 HumanMessage("<investment_plan>\n**Recommendation**: Sell\n</investment_plan>")]
     llm = OfflineChatModel()
-    decision = llm.with_structured_output(PortfolioDecision).invoke(messages)
+    decision = llm.with_structured_output(PortfolioDecision).invoke(messages, as_role("portfolio_manager"))
     assert isinstance(decision, PortfolioDecision) and decision.rating == "Sell"
     assert OFFLINE_LABEL in decision.executive_summary
-    raw = llm.with_structured_output(PortfolioDecision, method="json_schema", include_raw=True).invoke(messages)
+    raw = llm.with_structured_output(PortfolioDecision, method="json_schema", include_raw=True).invoke(
+        messages, as_role("portfolio_manager"))
     assert isinstance(raw["raw"], AIMessage) and raw["parsing_error"] is None
     assert raw["parsed"] == decision
 
@@ -95,7 +97,7 @@ def test_structured_output_like_langchain_models():
         label: str
         size: int
 
-    other = llm.with_structured_output(Other).invoke(messages)  # an unknown schema still validates
+    other = llm.with_structured_output(Other).invoke(messages, as_role("portfolio_manager"))  # an unknown schema validates
     assert isinstance(other, Other)
 
 
@@ -126,9 +128,18 @@ def test_the_rating_follows_the_documented_score():
     assert f"a net score of {net} or {everything.ratio:+.2f} per signal" in state["investment_plan"]
 
 
-def test_an_unknown_role_gets_a_labelled_answer_not_a_crash():
-    answer = OfflineChatModel().invoke([HumanMessage("Instrument: AAPL\nAnalysis date: 2024-01-02\nWrite a poem.")])
-    assert OFFLINE_LABEL in answer.content and "AAPL" in answer.content
+def test_a_call_that_names_no_role_is_refused_with_a_clear_error_whatever_its_prompt_says():
+    import pytest
+
+    from tradingagents.errors import LLMConfigError
+
+    prompt = [SystemMessage("You are the Trader of a trading team.\nInstrument: AAPL\nAnalysis date: 2024-01-02")]
+    with pytest.raises(LLMConfigError, match="cannot tell which role .* outside a graph node.*ta_role"):
+        OfflineChatModel().invoke(prompt)  # the prose names a role: it is not read
+    with pytest.raises(LLMConfigError, match="graph node 'Summariser', which is no agent of the roster"):
+        OfflineChatModel().invoke(prompt, {"metadata": {"langgraph_node": "Summariser"}})
+    with pytest.raises(LLMConfigError, match="unknown role.*'traderr'"):
+        OfflineChatModel().invoke(prompt, as_role("traderr"))
 
 
 _SUBPROCESS = """
@@ -195,7 +206,8 @@ def test_the_market_analyst_asks_for_all_indicators_in_one_call_when_the_tool_al
 
     tools = get_analyst_tools("market", {}, as_of=DATE)
     calls = OfflineChatModel().bind_tools(tools).invoke(
-        [SystemMessage(f"You are the Market Analyst.\nInstrument: {TICKER}\nAnalysis date: {DATE}")]).tool_calls
+        [SystemMessage(f"You are the Market Analyst.\nInstrument: {TICKER}\nAnalysis date: {DATE}")],
+        as_role("market")).tool_calls
     assert [c["name"] for c in calls] == ["get_stock_data", "get_indicators"]
     assert calls[1]["args"]["indicator"].split(",") == [
         "close_50_sma", "close_200_sma", "macd", "macds", "rsi", "boll_ub", "boll_lb", "atr"]
@@ -211,23 +223,67 @@ AGENT_PROMPTS = {
 }
 
 
-def test_every_roster_role_is_recognised_from_its_own_prompt():
-    import importlib
+def test_every_role_is_the_one_of_the_node_the_call_runs_in():
+    from tradingagents.llm_clients.offline.engine import ROLES, role_for
+    from tradingagents.team import LESSONS, REFLECTION, ROLE_METADATA, ROSTER
 
-    from tradingagents.graph.reflection import LESSONS_PROMPT, REFLECTION_PROMPT
-    from tradingagents.llm_clients.offline.engine import LESSONS, REFLECTION, detect_role
-    from tradingagents.team import ROLES, ROSTER
-
-    assert set(AGENT_PROMPTS) == set(ROLES)  # every role of the roster is covered
-    for key, module in AGENT_PROMPTS.items():
-        prompt = importlib.import_module(f"tradingagents.agents.{module}").PROMPT
-        assert detect_role(prompt) is ROLES[key], key
-    assert detect_role(REFLECTION_PROMPT) is REFLECTION and detect_role(LESSONS_PROMPT) is LESSONS
-    assert detect_role("You are a helpful assistant.") is None
-    # a later mention of another role does not win over the first
-    assert detect_role("You are the Bear Researcher, debating the Bull Researcher.") is ROLES["bear"]
+    assert set(AGENT_PROMPTS) == {r.key for r in ROSTER}  # every role of the roster is covered
+    assert ROLES == (*ROSTER, REFLECTION, LESSONS)
+    for role in ROSTER:
+        assert role_for({"langgraph_node": role.node}) is role, role.node
+        assert role_for({ROLE_METADATA: role.key}) is role, role.key
+    assert role_for({ROLE_METADATA: "reflection"}) is REFLECTION and role_for({ROLE_METADATA: "lessons"}) is LESSONS
+    # the explicit role wins over the node (a caller outside the graph may run inside some node)
+    assert role_for({"langgraph_node": "Trader", ROLE_METADATA: "lessons"}) is LESSONS
     assert [r.node for r in ROSTER if r.memory] == ["Bull Researcher", "Bear Researcher", "Research Manager",
                                                     "Trader", "Portfolio Manager"]
+
+
+def _role_texts(state: dict) -> dict:
+    from tests.test_agents_nodes import run_rest
+
+    final = run_rest(dict(state), OfflineChatModel())
+    return {k: final[k] for k in ("investment_debate_state", "investment_plan", "trader_investment_plan",
+                                  "risk_debate_state", "final_trade_decision")}
+
+
+def test_editing_a_prompts_you_are_the_sentence_changes_no_answer(monkeypatch):
+    """The role comes from the node, so a prompt may name its role any way (or another role's way)."""
+    import importlib
+
+    from tradingagents.graph.reflection import Reflector
+
+    state = analysed_state()
+    before = _role_texts(state)
+    assert before == _role_texts(state)  # same inputs, same answers
+    for key, module in AGENT_PROMPTS.items():
+        if key in ANALYSTS:
+            continue  # the analysts' reports come from their tool results (checked below)
+        agent = importlib.import_module(f"tradingagents.agents.{module}")
+        sentence = re.search(r"You are the [^.,]+", agent.PROMPT).group(0)
+        # the worst edit: the prose now names another role of the roster
+        monkeypatch.setattr(agent, "PROMPT", agent.PROMPT.replace(sentence, "You are the Market Analyst"))
+    after = _role_texts(state)
+    assert after == before
+    # an analyst: the prompt names another analyst, the report stays the market report
+    market = importlib.import_module("tradingagents.agents.analysts.market_analyst")
+    plain = _market_run()["market_report"]
+    monkeypatch.setattr(market, "PROMPT", market.PROMPT.replace("You are the Market Analyst",
+                                                                "You are the Fundamentals Analyst"))
+    assert _market_run()["market_report"] == plain and "Fundamentals Analyst" not in plain
+    # the reflector's writers name their role in the run metadata, not in the prose
+    from tradingagents.graph import reflection
+
+    outcome = dict(ticker="NVDA", date="2024-05-10", rating="Buy", decision="**Rating**: Buy", raw=0.03,
+                   alpha=0.01, holding=5, reports=None)
+    text, lessons = Reflector(OfflineChatModel()).reflect_on_decision(**outcome), Reflector(
+        OfflineChatModel()).role_lessons(**outcome)
+    monkeypatch.setattr(reflection, "REFLECTION_PROMPT", reflection.REFLECTION_PROMPT.replace(
+        "You are the Reflection Analyst", "You are the Lessons Analyst"))
+    monkeypatch.setattr(reflection, "LESSONS_PROMPT", reflection.LESSONS_PROMPT.replace(
+        "You are the Lessons Analyst", "You are the Trader"))
+    assert Reflector(OfflineChatModel()).reflect_on_decision(**outcome) == text
+    assert Reflector(OfflineChatModel()).role_lessons(**outcome) == lessons
 
 
 def test_the_scale_and_report_names_are_views_of_rating_and_team():
@@ -255,11 +311,11 @@ def test_each_module_of_the_package_imports_on_its_own():
                    for m in ("common", "engine", "roles", "analysts"))
 
 
-def _reflect(lines: str, role: str = "Reflection Analyst") -> str:
+def _reflect(lines: str, role: str = "reflection") -> str:
     return OfflineChatModel().invoke([
-        SystemMessage(f"You are the {role} of a trading team.\nInstrument: NVDA\nAnalysis date: 2024-05-10"),
+        SystemMessage("Look back at a decision.\nInstrument: NVDA\nAnalysis date: 2024-05-10"),
         HumanMessage(lines),
-    ]).content
+    ], as_role(role)).content
 
 
 def test_reflection_follows_the_verdict_line_not_the_rounded_alpha():
@@ -269,7 +325,7 @@ def test_reflection_follows_the_verdict_line_not_the_rounded_alpha():
     assert "was right" in _reflect(outcome + "Verdict: right")
     assert "was wrong" in _reflect(outcome + "Verdict: wrong")
     assert "was wrong" in _reflect(outcome)  # no verdict: rating.was_right on the alpha as quoted
-    lessons = _reflect(outcome + "Verdict: right", "Lessons Analyst")
+    lessons = _reflect(outcome + "Verdict: right", "lessons")
     assert "Trader: The BUY on NVDA was right" in lessons
 
 
@@ -284,36 +340,33 @@ def test_portfolio_manager_never_says_there_is_nothing_to_learn_from_while_apply
     prompt = ("You are the Portfolio Manager of a trading team.\nInstrument: NVDA\nAnalysis date: 2024-05-10\n"
               "<past_lessons>\n1. Trim size when RSI is overbought (similarity 1.00)\n</past_lessons>\n"
               "<past_decisions>\n(none)\n</past_decisions>")
-    text = OfflineChatModel().invoke([SystemMessage(prompt), HumanMessage("Decide.")]).content
+    text = OfflineChatModel().invoke([SystemMessage(prompt), HumanMessage("Decide.")], as_role("portfolio_manager")).content
     assert "Lesson applied: Trim size when RSI is overbought" in text
     assert "no settled decision on this ticker to learn from" not in text
     assert "No earlier decision on NVDA has settled yet; the lesson below comes from similar situations" in text
 
 
-def _offline_run(ticker: str, date: str):
+def _offline_run(ticker: str, date: str, **config):
     from tradingagents.graph.trading_graph import TradingAgentsGraph
 
     events = []
     graph = TradingAgentsGraph(selected_analysts=["market"],
-                               config={"analyst_execution": "sequential", "max_debate_rounds": 1})
+                               config={"analyst_execution": "sequential", "max_debate_rounds": 1, **config})
     state, rating = graph.propagate(ticker, date, on_event=events.append)
     messages = [[m.type, m.id, m.content, getattr(m, "tool_calls", None)] for m in state.get("messages") or []]
     return {**{k: v for k, v in state.items() if k != "messages"}, "messages": messages}, rating, events
 
 
-def test_streamed_text_arrives_in_words_and_the_final_state_is_the_unstreamed_one(ta_home, monkeypatch):
+def test_streamed_text_arrives_in_words_and_the_final_state_is_the_unstreamed_one(ta_home):
     """The graph streams (LangGraph "messages" mode): the offline model answers word by word, so token
     events carry part of a text before the whole; what the run decides is byte-for-byte unchanged."""
-    from langchain_core.language_models.chat_models import BaseChatModel
-
     streamed, rating, events = _offline_run("AAPL", "2024-03-15")
     tokens = [e for e in events if e.kind == "token" and e.node == "Market Analyst"]
     assert len(tokens) >= 2, "the report reached the page in one piece"
     assert 0 < len(tokens[0].data["text_delta"]) < len(streamed["market_report"]) / 10
     assert "".join(t.data["text_delta"] for t in tokens).endswith(streamed["market_report"])
 
-    monkeypatch.setattr(OfflineChatModel, "_stream", BaseChatModel._stream)  # LangChain falls back to invoke
-    plain, plain_rating, plain_events = _offline_run("AAPL", "2024-03-15")
+    plain, plain_rating, plain_events = _offline_run("AAPL", "2024-03-15", llm_streaming=False)
     assert [len([e for e in plain_events if e.kind == "token" and e.node == "Market Analyst"])] == [1]
     assert rating == plain_rating
     assert json.dumps(streamed, sort_keys=True, default=str) == json.dumps(plain, sort_keys=True, default=str)
@@ -321,14 +374,26 @@ def test_streamed_text_arrives_in_words_and_the_final_state_is_the_unstreamed_on
 
 def test_stream_delay_is_validated_and_only_changes_timing(monkeypatch):
     import pytest
+    from langchain_core.callbacks import BaseCallbackHandler
 
     from tradingagents.llm_clients.offline.model import STREAM_DELAY_ENV
 
-    msgs = [SystemMessage("You are the Bull Researcher. Instrument: NVDA\nAnalysis date: 2024-05-10"),
-            HumanMessage("Make the bull case.")]
+    class Words(BaseCallbackHandler):
+        def __init__(self):
+            self.pieces = []
+
+        def on_llm_new_token(self, token, **kwargs):
+            self.pieces.append(token)
+
+    msgs = [SystemMessage("Instrument: NVDA\nAnalysis date: 2024-05-10"), HumanMessage("Make the bull case.")]
     monkeypatch.setenv(STREAM_DELAY_ENV, "0.001")
-    chunks = list(OfflineChatModel().stream(msgs))
-    assert len(chunks) > 10 and "".join(c.content for c in chunks) == OfflineChatModel().invoke(msgs).content
+    words = Words()
+    paced = OfflineChatModel(callbacks=[words]).invoke(msgs, as_role("bull"))
+    monkeypatch.delenv(STREAM_DELAY_ENV)
+    quiet = Words()
+    unstreamed = OfflineChatModel(streaming=False, callbacks=[quiet]).invoke(msgs, as_role("bull"))
+    assert len(words.pieces) > 10 and "".join(words.pieces) == paced.content == unstreamed.content
+    assert quiet.pieces == [] and paced.id == unstreamed.id
     for bad in ("fast", "-1", "5"):
         monkeypatch.setenv(STREAM_DELAY_ENV, bad)
         with pytest.raises(ValueError, match="number from 0 to 1"):

@@ -108,7 +108,7 @@ def test_failure_in_one_branch_resumes_without_rerunning_finished_branches(ta_ho
 
 
 def test_stop_mid_branches_then_resume_matches_an_undisturbed_run(ta_home):
-    from tradingagents.graph.events import RunStopped
+    from tradingagents.errors import RunStopped
 
     ref_state, ref_rating = TradingAgentsGraph(
         config={"analyst_execution": "parallel", "home": str(ta_home / "ref")}).propagate("NVDA", DATE)

@@ -19,7 +19,6 @@ from tradingagents import storage
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
 from tradingagents.errors import CheckpointError, ConfigError, RunAlreadyActive
 from tradingagents.graph.checkpointer import TickerCheckpointer, run_signature, thread_id
-from tradingagents.graph.results import render_report_markdown
 from tradingagents.storage import (
     ENV_VAR,
     StorageError,
@@ -35,6 +34,7 @@ from tradingagents.storage import (
     run_lock,
     storage_url,
 )
+from tradingagents.storage.files_runs import render_report_markdown
 from tradingagents.storage.pg_checkpoint import PgTickerCheckpointer
 from tradingagents.storage.runs import FileRunRecords, PgRunRecords
 
@@ -116,7 +116,7 @@ def test_run_records_round_trip_overwrite_and_list_newest_first(pg_url):
 def test_file_and_database_records_hold_the_same_run(pg_url, ta_home):
     files, db = open_run_records({}), open_run_records({"storage_url": pg_url})
     meta = {"analysts": ["market", "news"], "elapsed_s": 1.5}
-    folder = storage.save_run({}, _state(), "Buy", meta)  # graph.results' signature, either storage
+    folder = storage.save_run({}, _state(), "Buy", meta)  # files_runs' signature, either storage
     assert folder == ta_home / "results" / "NVDA" / "2024-05-10" and (folder / "state.json").is_file()
     assert storage.save_run({"storage_url": pg_url}, _state(), "Buy", meta).endswith("#ta_runs/NVDA/2024-05-10")
     assert [r["ticker"] for r in storage.list_runs({})] == [r["ticker"] for r in storage.list_runs(

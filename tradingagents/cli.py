@@ -56,7 +56,7 @@ EXAMPLES = """examples:
 
 def _providers_help() -> str:
     """The providers, each with its URL and default models (from the presets: one source)."""
-    from tradingagents.llm_clients.presets import PROVIDER_PRESETS
+    from tradingagents.llm_presets import PROVIDER_PRESETS
 
     lines = ["providers (--provider; default models unless --quick-model/--deep-model name others):"]
     for name, preset in PROVIDER_PRESETS.items():

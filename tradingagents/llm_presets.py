@@ -87,12 +87,6 @@ def normalize_provider(name: object) -> str:
     return _ALIASES.get(text, text)
 
 
-def preset_model(provider: str, kind: str) -> str | None:
-    """The preset's own model for ``kind`` ("quick" or "deep"), or None (generic default / ask the server)."""
-    preset = PROVIDER_PRESETS.get(normalize_provider(provider))
-    return None if preset is None else preset[f"{kind}_model"]
-
-
 def public_url(url: object) -> str:
     """A URL fit for a label or an error message: no user:password part, no query string."""
     from urllib.parse import urlsplit, urlunsplit
@@ -106,3 +100,18 @@ def public_url(url: object) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", "")) if parts.scheme else text.split("?")[0]
+
+
+def provider_label(name: object, url: object = None, *, capital: bool = False) -> str:
+    """How a provider is named wherever it shows: the preset's label ("offline engine (no LLM)",
+    "Ollama (local)"); an OpenAI-compatible server with its ``url`` is "OpenAI-compatible server at
+    <url without credentials>". ``capital`` starts it with a capital letter (a label that opens a
+    line or a cell: "Offline engine (no LLM)"); the rest keeps its casing. An unknown name is shown
+    as it is ("—" when empty)."""
+    preset = PROVIDER_PRESETS.get(str(name or ""))
+    if not preset:
+        return str(name or "—")
+    label = str(preset["label"])
+    if name == "openai_compatible" and url:
+        label = f"{label} at {public_url(url)}"
+    return label[:1].upper() + label[1:] if capital else label

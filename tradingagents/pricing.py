@@ -33,7 +33,6 @@ OFFLINE_MODEL = "offline"
 # USD per 1M tokens (input, output): OpenAI's published list prices (standard tier, no cached-input
 # or batch discount) as of 2025-08. Prices change: override any of them with config["llm_pricing"]
 # or TRADINGAGENTS_LLM_PRICING rather than trusting this table for a bill.
-PRICING_AS_OF = "2025-08"
 DEFAULT_PRICING: Mapping[str, tuple[float, float]] = {
     "gpt-5": (1.25, 10.00),
     "gpt-5-mini": (0.25, 2.00),

@@ -88,3 +88,38 @@ def was_right(rating: str | None, alpha: float | None) -> bool | None:
     if d < 0:
         return alpha < 0
     return abs(alpha) <= HOLD_BAND
+
+
+# ---------------------------------------------------------------------------- colours
+RATING_COLORS: dict[str, str] = dict(zip(RATINGS_5_TIER, ("#1DB954", "#7BD389", "#F2C94C", "#F2994A", "#EB5757"),
+                                         strict=True))
+"""The one colour of each tier (Buy green … Sell red): mid-tones that read on the app's light and dark pages."""
+
+
+def _luminance(color: str) -> float:
+    def channel(v: float) -> float:
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(a: str, b: str) -> float:
+    """The WCAG contrast ratio of two ``#rrggbb`` colours (1 to 21)."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def darkened(color: str, against: str = "#ffffff", ratio: float = 4.5) -> str:
+    """``color`` mixed toward black, in 5 % steps, until ``against`` (white text) reads on it at ``ratio``."""
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    for step in range(21):
+        keep = 1 - step / 20
+        out = f"#{round(r * keep):02x}{round(g * keep):02x}{round(b * keep):02x}"
+        if contrast(out, against) >= ratio:
+            return out
+    return "#000000"
+
+
+RATING_COLORS_ON_WHITE: dict[str, str] = {tier: darkened(c) for tier, c in RATING_COLORS.items()}
+"""The same colours darkened until white text reads on them (WCAG AA, 4.5): badges and marks on a white page."""

@@ -7,8 +7,8 @@ or the quick model. Analysts additionally carry their clear and tool nodes.
 
 Graph wiring (``graph/setup.py``), routers (``graph/conditional_logic.py``), node metadata on
 events (``graph/events.py``), the memory names of ``TradingAgentsGraph``, the offline engine's
-role detection and the app's progress board and debate bubbles all read this module; none of
-them declares a node name, a team, a speaker or a memory name of its own.
+role (``role_of``: from the node a model call runs in) and the app's progress board and debate
+bubbles all read this module; none of them declares a node name, a team, a speaker or a memory name of its own.
 
 This module imports nothing from the package, so any layer may depend on it.
 """
@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 Team = Literal["Analyst Team", "Research Team", "Trading Team", "Risk Management", "Portfolio Management"]
-Debate = Literal["invest", "risk"]
 ModelTier = Literal["quick", "deep"]
 
 TEAMS: tuple[str, ...] = ("Analyst Team", "Research Team", "Trading Team", "Risk Management", "Portfolio Management")
@@ -40,6 +39,7 @@ class Role:
     speaker: str | None = None  # its canonical label in that debate: "Bull", "Aggressive", …
     judges: str | None = None  # the debate whose verdict it writes
     memory: str | None = None  # the per-role FinancialSituationMemory it reads and learns into
+    title: str | None = None  # the short title of its output where the app shows it (a tab): "Research plan"
     # analysts only
     clear_node: str | None = None
     tool_node: str | None = None
@@ -50,6 +50,11 @@ class Role:
         return self.tool_node is not None
 
     @property
+    def turn_label(self) -> str:
+        """How its turns start in a debate's history: "Bull Analyst", "Aggressive Analyst", …"""
+        return f"{self.speaker} Analyst"
+
+    @property
     def nodes(self) -> tuple[str, ...]:
         """Every graph node that belongs to this role (agent, then tools and clear for analysts)."""
         return tuple(n for n in (self.node, self.tool_node, self.clear_node) if n)
@@ -57,7 +62,7 @@ class Role:
 
 def _analyst(key: str, node: str, clear: str, factory: str, report: str) -> Role:
     return Role(key=key, node=node, team="Analyst Team", output_key=report, clear_node=clear,
-                tool_node=f"tools_{key}", factory=factory)
+                tool_node=f"tools_{key}", factory=factory, title=node.removesuffix(" Analyst"))
 
 
 ROSTER: tuple[Role, ...] = (
@@ -73,9 +78,9 @@ ROSTER: tuple[Role, ...] = (
          memory="bear_memory", factory="create_bear_researcher"),
     Role(key="research_manager", node="Research Manager", team="Research Team", model="deep",
          output_key="investment_plan", judges="invest", memory="invest_judge_memory",
-         factory="create_research_manager"),
+         factory="create_research_manager", title="Research plan"),
     Role(key="trader", node="Trader", team="Trading Team", output_key="trader_investment_plan",
-         memory="trader_memory", factory="create_trader"),
+         memory="trader_memory", factory="create_trader", title="Trader"),
     Role(key="aggressive", node="Aggressive Analyst", team="Risk Management", debate="risk",
          speaker="Aggressive", factory="create_aggressive_debator"),
     Role(key="conservative", node="Conservative Analyst", team="Risk Management", debate="risk",
@@ -84,7 +89,7 @@ ROSTER: tuple[Role, ...] = (
          factory="create_neutral_debator"),
     Role(key="portfolio_manager", node="Portfolio Manager", team="Portfolio Management", model="deep",
          output_key="final_trade_decision", judges="risk", memory="risk_manager_memory",
-         factory="create_portfolio_manager"),
+         factory="create_portfolio_manager", title="Decision"),
 )
 
 # ---------------------------------------------------------------------------- derived lookups
@@ -96,9 +101,42 @@ ANALYSTS: tuple[Role, ...] = tuple(r for r in ROSTER if r.is_analyst)
 ANALYST_KEYS: tuple[str, ...] = tuple(r.key for r in ANALYSTS)
 REPORT_KEYS: tuple[str, ...] = tuple(r.output_key for r in ANALYSTS)  # type: ignore[misc]
 OUTPUT_KEYS: tuple[str, ...] = tuple(r.output_key for r in ROSTER if r.output_key)  # type: ignore[misc]
+REPORT_TITLES: dict[str, str] = {r.output_key: r.title for r in ROSTER if r.output_key}  # type: ignore[misc]
+"""Output key → its short title (Market … Fundamentals, Research plan, Trader, Decision), in OUTPUT_KEYS order."""
 MEMORY_NAMES: tuple[str, ...] = tuple(r.memory for r in ROSTER if r.memory)  # type: ignore[misc]
 MEMORY_ROLE: dict[str, Role] = {r.memory: r for r in ROSTER if r.memory}  # type: ignore[misc]
-DEEP_NODES: frozenset[str] = frozenset(r.node for r in ROSTER if r.model == "deep")
+
+# ---------------------------------------------------------------------------- who is calling a model
+# The reflector's two writers call the quick model outside the graph (graph/reflection.py); they
+# are not agents of the graph, so they are not in the roster.
+REFLECTION = Role(key="reflection", node="Reflection Analyst", team="Reflection")
+LESSONS = Role(key="lessons", node="Lessons Analyst", team="Reflection")
+WRITERS: dict[str, Role] = {r.key: r for r in (*ROSTER, REFLECTION, LESSONS)}
+"""Every role that calls a model, by key: the roster's agents, then the reflector's two writers."""
+
+ROLE_METADATA = "ta_role"
+"""The run-metadata key naming the role of a model call made outside a graph node (its ``key``).
+
+Inside the graph the role is the node's: LangGraph puts ``langgraph_node`` into every call's run
+metadata, and ``ROLE_BY_NODE`` maps it to the role. A caller outside the graph passes
+``config={"metadata": {ROLE_METADATA: role.key}}`` (see ``role_of``)."""
+
+
+def role_of(metadata: object) -> Role | None:
+    """The role a model call was made for, from its run metadata (None when it names none).
+
+    An explicit ``ROLE_METADATA`` key wins; otherwise the LangGraph node the call runs in.
+    An unknown explicit key raises ``KeyError`` (a typo must not fall back to a node).
+    """
+    if not isinstance(metadata, dict):
+        return None
+    key = metadata.get(ROLE_METADATA)
+    if key is not None:
+        if key not in WRITERS:
+            raise KeyError(f"{ROLE_METADATA}={key!r} is no role; known: {', '.join(WRITERS)}")
+        return WRITERS[key]
+    node = metadata.get("langgraph_node")
+    return ROLE_BY_NODE.get(node) if isinstance(node, str) else None
 
 
 def speakers(debate: str) -> tuple[Role, ...]:

@@ -13,11 +13,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from studio import compare
-from tradingagents.agents.utils.rating import parse_rating
 from tradingagents.config import resolve_config
-from tradingagents.graph.results import save_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.rating import parse_rating
 from tradingagents.storage import list_runs, load_run
+from tradingagents.storage.files_runs import save_run
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW_PAGES = (

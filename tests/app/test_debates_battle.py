@@ -12,8 +12,8 @@ from studio.debates import Turn, answered_point, rebuttals, replay_step, sentenc
 from tests.app.apptest_utils import new_app, texts
 from tradingagents import team
 from tradingagents.config import resolve_config
-from tradingagents.graph.results import load_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.storage.files_runs import load_run
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 
 from studio import export
 from tradingagents.config import resolve_config
-from tradingagents.graph.results import load_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.storage.files_runs import load_run
 
 HOSTILE = "\n".join([
     "Buy it. [x](javascript:alert(1)) and [y]( JaVaScRiPt:alert(2) ) and [z](java\tscript:alert(3))",

@@ -10,8 +10,8 @@ import pytest
 from tests.app.apptest_utils import form_button, new_app, run_until, start_offline_run, texts
 from tradingagents import team
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
-from tradingagents.agents.utils.rating import was_right
 from tradingagents.config import resolve_config
+from tradingagents.rating import was_right
 
 SEED = [
     ("Rising yields and strong dollar pressure on growth and EM assets",
@@ -105,7 +105,7 @@ def test_offline_run_to_completion_then_debates_and_settle(ta_home):
     assert avatars["Bull Researcher"] != avatars["Bear Researcher"]
     assert "Research Manager — verdict" in texts(at) and "Portfolio Manager — verdict" in texts(at)
     # the bubbles are the saved meta's debate_turns, one for one, for the current run and reopened
-    from tradingagents.graph.results import load_run
+    from tradingagents.storage.files_runs import load_run
 
     saved = load_run(resolve_config(), "NVDA", "2024-05-10")
     recorded = [team.ROLES[t["role"]].node for t in saved["meta"]["debate_turns"]]

@@ -9,8 +9,8 @@ from studio.runs import derive_progress
 from tests.app.apptest_utils import stopping_factory
 from tests.browser.harness import free_port
 from tests.fake_openai import FakeOpenAIServer
-from tradingagents.agents.utils.rating import RATINGS_5_TIER
 from tradingagents.errors import LLMConfigError
+from tradingagents.rating import RATINGS_5_TIER
 
 
 def test_only_the_owner_may_stop_or_resume_others_may_watch(ta_home):

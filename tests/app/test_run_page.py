@@ -73,7 +73,7 @@ def test_a_refused_ollama_connection_is_a_sentence_without_tracebacks(ta_home, c
 def test_ollama_blank_models_mean_the_presets_default_and_its_help_is_shown(ta_home):
     at = new_app("run")
     at.selectbox(key="set_provider").set_value("ollama").run()
-    from tradingagents.llm_clients.presets import PROVIDER_PRESETS
+    from tradingagents.llm_presets import PROVIDER_PRESETS
 
     assert at.text_input(key="set_quick").value == "" and at.text_input(key="set_deep").value == ""
     assert PROVIDER_PRESETS["ollama"]["help"] in [c.value for c in at.sidebar.caption]

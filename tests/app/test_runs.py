@@ -8,10 +8,10 @@ from studio.jobs import JobRegistry
 from tests.app.apptest_utils import stopping_factory
 from tests.browser.harness import free_port
 from tradingagents import team
-from tradingagents.agents.utils.rating import RATINGS_5_TIER
 from tradingagents.config import resolve_config
 from tradingagents.errors import ConfigError
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
+from tradingagents.rating import RATINGS_5_TIER
 from tradingagents.validation import ValidationError
 
 

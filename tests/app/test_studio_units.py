@@ -16,9 +16,9 @@ from studio.memview import (
 )
 from studio.runs import REPORT_TITLES, derive_progress, graph_order
 from tradingagents import team
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, was_right
 from tradingagents.errors import ConfigError
 from tradingagents.graph.events import RunEvent
+from tradingagents.rating import RATING_COLORS, RATINGS_5_TIER, was_right
 
 
 def ev(kind, node=None, agent=None, team=None, ts=0.0, **data):
@@ -37,7 +37,7 @@ def test_ui_tables_are_the_roster_s():
     assert list(REPORT_TITLES) == list(team.OUTPUT_KEYS)
     assert list(ROLES) == list(team.MEMORY_NAMES)
     assert ROLES["invest_judge_memory"] == "Research Manager"
-    assert list(charts.RATING_COLORS) == list(RATINGS_5_TIER) and list(charts.TEAM_COLORS) == list(team.TEAMS)
+    assert list(RATING_COLORS) == list(RATINGS_5_TIER) and list(charts.TEAM_COLORS) == list(team.TEAMS)
 
 
 PLAN = team.plan(["market"])

@@ -1,4 +1,4 @@
-"""Agent node factories, one file per role (DESIGN §2; contracts in each module's docstring).
+"""Agent node factories, one file per role (docs/ARCHITECTURE.md, "The engine contract"; contracts in each module's docstring).
 
 Imported lazily: ``tradingagents.agents.utils.memory`` and ``rating`` are used by light callers
 (the Memory pages, the CLI's settle) that should not pay for loading every agent and LangGraph.

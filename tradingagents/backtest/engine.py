@@ -197,7 +197,7 @@ def plan_ticker(provider, ticker: str, start: str, end: str, every: int, config:
     if frame is None or len(frame) == 0:
         raise DataNotFound(f"No prices for {ticker} from {start} to {end} in this data source; "
                            "check the ticker and the dates.")
-    from tradingagents.dataflows.interface import clip_frame
+    from tradingagents.dataflows.provider import clip_frame
 
     frame = clip_frame(frame, warm_start, end)
     frame = frame[~frame.index.duplicated(keep="last")]
@@ -551,10 +551,10 @@ class Backtest:
         return data["metrics"]
 
     def describe(self) -> dict[str, Any]:
-        from tradingagents.llm_clients.factory import provider_label
+        from tradingagents.llm_presets import provider_label
 
         try:
-            llm = provider_label(self.config)
+            llm = provider_label(self.config["llm_provider"], self.config.get("backend_url"))
         except Exception:  # noqa: BLE001 - a label only
             llm = str(self.config.get("llm_provider"))
         return {"id": self.id, "folder": str(self.folder), "spec": self.spec.to_dict(), "llm": llm,
@@ -620,7 +620,7 @@ def ray_task(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 def _reuse(graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, Any] | None:
     """The step's info from a saved run of it by the same graph and providers (finished before a kill)."""
-    from tradingagents.graph.results import run_dir
+    from tradingagents.storage.files_runs import run_dir
 
     saved = graph.saved_run(ticker, date)
     if saved is None:

@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tradingagents.agents.utils.rating import was_right
+from tradingagents.rating import was_right
 
 TRADING_DAYS = 252
 

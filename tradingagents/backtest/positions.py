@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, normalize_rating
+from tradingagents.rating import RATINGS_5_TIER, normalize_rating
 from tradingagents.validation import ValidationError
 
 HOLD = None  # "keep the current position"

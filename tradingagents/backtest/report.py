@@ -11,13 +11,12 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tradingagents.agents.utils.rating import RATING_SCORE
+from tradingagents.rating import RATING_COLORS_ON_WHITE as RATING_COLOURS
+from tradingagents.rating import RATING_SCORE
 
 COLUMNS = (("cr", "CR %", True), ("arr", "ARR %", True), ("sharpe", "SR", False), ("mdd", "MDD %", True))
 EXTRA = (("hit_rate", "Hit rate %", True), ("avg_alpha", "Avg alpha %", True), ("turnover", "Turnover", False))
 PALETTE = ("#1f6feb", "#8250df", "#bf8700", "#1a7f37", "#cf222e", "#6e7781", "#0a3069", "#953800")
-RATING_COLOURS = {"Buy": "#1a7f37", "Overweight": "#4ac26b", "Hold": "#9a6700", "Underweight": "#fb8f44",
-                  "Sell": "#cf222e"}
 
 
 def fmt(value: Any, pct: bool) -> str:

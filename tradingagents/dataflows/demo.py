@@ -944,11 +944,6 @@ class DemoProvider(MarketDataProvider):
         return posts
 
 
-def generation_days(ticker: str) -> int:
-    """Rows of the cached full path (for the bench)."""
-    return len(_full(check_ticker(ticker)))
-
-
 def clear_cache() -> None:
     """Drop the in-process caches (the bench times a cold generation)."""
     _path.cache_clear()

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from tradingagents.config import benchmark_for, resolve_config
-from tradingagents.dataflows.interface import MarketDataProvider, clip_frame, today
+from tradingagents.dataflows.provider import MarketDataProvider, clip_frame, today
 from tradingagents.validation import ValidationError, validate_date
 
 # Calendar days of history fetched before the decision date to find "the last close before it".

@@ -28,10 +28,6 @@ class AnalystNodeSpec:
         """The private message scratchpad of this analyst in parallel mode."""
         return f"{self.key}_messages"
 
-    @property
-    def node_names(self) -> tuple[str, str, str]:
-        return (self.agent_node, self.tool_node, self.clear_node)
-
     @classmethod
     def for_role(cls, role: team.Role) -> AnalystNodeSpec:
         return cls(key=role.key, agent_node=role.node, clear_node=role.clear_node, tool_node=role.tool_node,

@@ -1,13 +1,35 @@
-"""The per-ticker SQLite checkpoints, under the name the design documents give them.
+"""The per-ticker SQLite checkpoints, under the name the specification gives them.
 
-``thread_id``, ``get_checkpointer``, ``checkpoint_step``, ``clear_checkpoint`` (and the rest) live
-in ``tradingagents.storage.sqlite_checkpoint``: persistence belongs to the storage layer, which the
-graph uses and which never imports the graph. This name is that same module object, so every
-documented import (and anything that patches it) keeps working.
+They live in ``tradingagents.storage.sqlite_checkpoint`` (persistence belongs to the storage layer,
+which the graph uses and which never imports the graph); the project imports that module. This name
+re-exports the specification's calls (``thread_id``, ``get_checkpointer``, ``checkpoint_step``,
+``clear_checkpoint``) and the store's other public names for code written against the documents.
 """
 
-import sys
+from tradingagents.storage.sqlite_checkpoint import (
+    CheckpointError,
+    TickerCheckpointer,
+    checkpoint_path,
+    checkpoint_step,
+    clear_all_checkpoints,
+    clear_checkpoint,
+    get_checkpointer,
+    has_checkpoint,
+    list_checkpoints,
+    run_signature,
+    thread_id,
+)
 
-from tradingagents.storage import sqlite_checkpoint as _impl
-
-sys.modules[__name__] = _impl
+__all__ = [
+    "CheckpointError",
+    "TickerCheckpointer",
+    "checkpoint_path",
+    "checkpoint_step",
+    "clear_all_checkpoints",
+    "clear_checkpoint",
+    "get_checkpointer",
+    "has_checkpoint",
+    "list_checkpoints",
+    "run_signature",
+    "thread_id",
+]

@@ -1,4 +1,4 @@
-"""Routers of the conditional edges (DESIGN §2).
+"""Routers of the conditional edges (docs/ARCHITECTURE.md, "The graph").
 
 Every router returns a node name that is a key of the path map the graph attaches to its edge
 (``DEBATE_PATH_MAP``, ``RISK_ANALYSIS_PATH_MAP``, ``analyst_path_map``), and every router falls back

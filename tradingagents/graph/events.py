@@ -8,7 +8,7 @@ plan, the canonical debate speaker and round, and the saved record all come with
 
 Every event has ``kind``, ``node`` (the LangGraph node, e.g. "Market Analyst", "tools_market",
 "Msg Clear Market", or None for run-level events), ``agent`` (= ``role.node`` of the node's role,
-the name the UI shows), ``team`` (= ``role.team``, one of ``TEAMS``), ``data`` and ``ts`` (epoch s).
+the name the UI shows), ``team`` (= ``role.team``, one of ``team.TEAMS``), ``data`` and ``ts`` (epoch s).
 ``agent``/``team`` come from ``tradingagents.team.ROLE_BY_NODE``; node events also carry
 ``data["role"]`` = ``role.key`` ("market", "bull", "portfolio_manager", …).
 
@@ -57,20 +57,22 @@ Every ``propagate`` call emits exactly one terminal event (run_finished, run_fai
 run_stopped), including a call refused by validation before anything ran (then run_failed with
 no run_started before it), so no UI ever has to fabricate one. ``resumable`` is true only when
 checkpoints are on and the error class says running again continues (``errors.is_resumable``).
+
+The same contract as types: one ``TypedDict`` per kind for ``data`` (``RunStartedData`` …
+``RunStoppedData``), and ``EVENT_DATA`` maps each kind to its type; a test checks that every event
+of real runs has exactly the keys its type declares (``NotRequired`` ones only when sent).
 """
 
-from __future__ import annotations
+# no ``from __future__ import annotations`` here: Python 3.11's TypedDict reads ``NotRequired`` only
+# from evaluated annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from tradingagents import team
-from tradingagents.errors import (
-    RunStopped,  # noqa: F401  (re-exported: one error hierarchy)
-    TradingAgentsError,
-)
+from tradingagents.errors import TradingAgentsError
 
 EventKind = Literal[
     "run_started",
@@ -89,7 +91,145 @@ EventKind = Literal[
     "run_stopped",
 ]
 TERMINAL_KINDS: tuple[str, ...] = ("run_finished", "run_failed", "run_stopped")
-TEAMS = team.TEAMS  # re-exported: the teams come from the roster
+
+
+# ---------------------------------------------------------------------------- the data of each kind
+class PlanTeam(TypedDict):
+    team: str
+    agents: list[str]  # node names in run order
+
+
+class RunSettings(TypedDict):
+    llm_provider: str
+    llm_label: str
+    quick_think_llm: str | None
+    deep_think_llm: str | None
+    data_vendor: str
+    data_label: str
+    max_debate_rounds: int
+    max_risk_discuss_rounds: int
+
+
+class RunRecord(TypedDict):
+    results_path: str | None  # the run folder; None when nothing was saved
+    report_path: str | None
+    state_path: str | None
+    meta: dict[str, Any]  # the run's meta as saved (usage, elapsed_s, node_times_ms, debate_turns, …)
+
+
+class RunStartedData(TypedDict):
+    ticker: str
+    date: str
+    analysts: list[str]
+    analyst_execution: str
+    resumed: bool
+    thread_id: str
+    plan: list[PlanTeam]
+    settings: RunSettings
+    warnings: list[str]
+
+
+class SettleStartedData(TypedDict):
+    ticker: str
+
+
+class SettleFinishedData(TypedDict):
+    ticker: str
+    settled: int
+    pending: int
+    problems: list[str]
+    error: str | None
+
+
+class NodeStartedData(TypedDict):
+    role: str
+
+
+class NodeFinishedData(TypedDict):
+    role: str
+    duration_s: float
+    started_at: float
+
+
+class ToolCallData(TypedDict):
+    role: str
+    tool: str | None
+    args: dict[str, Any]
+    result_chars: int
+    result_preview: str
+
+
+class ReportData(TypedDict):
+    role: str
+    key: str  # one of team.OUTPUT_KEYS
+    text: str
+
+
+class DebateTurnData(TypedDict):
+    role: str
+    debate: str  # "invest" | "risk"
+    speaker: str  # role.speaker: "Bull", "Aggressive", …
+    round: int
+    turn: int
+    text: str
+
+
+class JudgeDecisionData(TypedDict):
+    role: str
+    debate: str
+    text: str
+
+
+class LlmUsageData(TypedDict):
+    llm_calls: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+
+class TokenData(TypedDict):
+    role: str
+    text_delta: str
+    restart: NotRequired[bool]  # sent (True, with an empty delta) only when the call is retried
+
+
+class RunFinishedData(TypedDict):
+    rating: str
+    elapsed_s: float
+    record: RunRecord
+
+
+class RunFailedData(TypedDict):
+    error: str
+    error_type: str
+    exit_code: int
+    resumable: bool
+    record: RunRecord
+
+
+class RunStoppedData(TypedDict):
+    resumable: bool
+    record: RunRecord
+
+
+EVENT_DATA: dict[str, type] = {
+    "run_started": RunStartedData,
+    "settle_started": SettleStartedData,
+    "settle_finished": SettleFinishedData,
+    "node_started": NodeStartedData,
+    "node_finished": NodeFinishedData,
+    "tool_call": ToolCallData,
+    "report": ReportData,
+    "debate_turn": DebateTurnData,
+    "judge_decision": JudgeDecisionData,
+    "llm_usage": LlmUsageData,
+    "token": TokenData,
+    "run_finished": RunFinishedData,
+    "run_failed": RunFailedData,
+    "run_stopped": RunStoppedData,
+}
+"""Each event kind → the TypedDict of its ``data`` (the table above, as types)."""
 
 
 @dataclass
@@ -97,16 +237,12 @@ class RunEvent:
     kind: EventKind
     node: str | None = None  # LangGraph node name, e.g. "Market Analyst", "tools_market"
     agent: str | None = None  # role.node of the node's role: the name the UI shows
-    team: str | None = None  # role.team, one of TEAMS
+    team: str | None = None  # role.team, one of team.TEAMS
     data: dict[str, Any] = field(default_factory=dict)
     ts: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunEvent:
-        return cls(**d)
 
 
 EventCallback = Callable[[RunEvent], None]

@@ -1,4 +1,4 @@
-"""Initial state and graph invocation arguments (DESIGN §2)."""
+"""Initial state and graph invocation arguments (docs/ARCHITECTURE.md, "State")."""
 
 from __future__ import annotations
 

@@ -38,17 +38,16 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from tradingagents import team
 from tradingagents.agents.utils.agent_utils import (
-    REPORT_KEYS,
     header_lines,
     language_instruction,
-    message_text,
     reports_block,
     situation_from_reports,
     tagged,
 )
-from tradingagents.agents.utils.rating import HOLD_BAND, normalize_rating, parse_rating, was_right
 from tradingagents.config import DEFAULT_BENCHMARK, resolve_config
 from tradingagents.errors import ValidationError
+from tradingagents.llm_clients.structured import message_text
+from tradingagents.rating import HOLD_BAND, normalize_rating, parse_rating, was_right
 
 MAX_REFLECTION_CHARS = 700
 MAX_LESSON_CHARS = 400
@@ -171,15 +170,17 @@ class Reflector:
             tagged("decision", decision),
         ]
         if reports:
-            parts.append(reports_block({k: reports.get(k) for k in REPORT_KEYS}))
+            parts.append(reports_block({k: reports.get(k) for k in team.REPORT_KEYS}))
         return "\n\n".join(parts)
 
-    def _ask(self, prompt: str, context: str, ticker: str, date: str) -> str:
+    def _ask(self, role: team.Role, prompt: str, context: str, ticker: str, date: str) -> str:
         state = {"company_of_interest": ticker, "trade_date": date}
         roles = list(ROLE_MEMORIES.values())
         system = prompt.format(header=header_lines(state), language=language_instruction(self.config),
                                n_roles=len(roles), role_lines="\n".join(f"{r}: …" for r in roles)).strip()
-        result = self.llm.invoke([SystemMessage(content=system), HumanMessage(content=context)])
+        # outside the graph no node names the role: the call says which writer it is (team.ROLE_METADATA)
+        result = self.llm.invoke([SystemMessage(content=system), HumanMessage(content=context)],
+                                 config={"metadata": {team.ROLE_METADATA: role.key}})
         return message_text(result)
 
     # -- public API ------------------------------------------------------------------------------
@@ -224,7 +225,7 @@ class Reflector:
         """2–4 sanitised sentences that cite the realised return and alpha (against ``benchmark``)."""
         context = self._context(ticker=ticker, date=date, rating=rating, decision=decision, raw=raw,
                                 alpha=alpha, holding=holding, reports=reports, benchmark=benchmark)
-        text = sanitize_reflection(self._ask(REFLECTION_PROMPT, context, ticker, date))
+        text = sanitize_reflection(self._ask(team.REFLECTION, REFLECTION_PROMPT, context, ticker, date))
         fact = self.fact_sentence(ticker=ticker, date=date, rating=rating, raw=raw, alpha=alpha, holding=holding,
                                   benchmark=benchmark)
         if not _cites(text, alpha) or not _cites(text, raw):
@@ -243,7 +244,7 @@ class Reflector:
         """``{memory_name: (situation, lesson)}`` for every role memory of the roster."""
         context = self._context(ticker=ticker, date=date, rating=rating, decision=decision, raw=raw,
                                 alpha=alpha, holding=holding, reports=reports, benchmark=benchmark)
-        answer = self._ask(LESSONS_PROMPT, context, ticker, date)
+        answer = self._ask(team.LESSONS, LESSONS_PROMPT, context, ticker, date)
         by_role = parse_lessons(answer)
         situation = situation_from_reports(reports or {})
         if not situation.strip():

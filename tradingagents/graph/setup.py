@@ -1,4 +1,5 @@
-"""Builds the StateGraph of DESIGN §2, sequential or with the analysts as parallel branches.
+"""Builds the StateGraph, sequential or with the analysts as parallel branches (docs/ARCHITECTURE.md,
+"The graph").
 
 Sequential: START → analysts in the selected order (each: agent ⇄ tools, then its Msg Clear node)
 → Bull ⇄ Bear → Research Manager → Trader → Aggressive → Conservative → Neutral (rotating) →

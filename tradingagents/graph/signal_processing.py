@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
+from tradingagents.rating import RATINGS_5_TIER, parse_rating
 
 
 class SignalProcessor:

@@ -1,6 +1,6 @@
 """TradingAgentsGraph: propagate a ticker on a date through the team, settle, resume, events.
 
-``propagate(ticker, date)`` (DESIGN §2): validate the input once, before any model call (everything
+``propagate(ticker, date)`` (docs/ARCHITECTURE.md, "propagate"): validate the input once, before any model call (everything
 below receives validated values); (0) no decision without data: ``session.check_prices`` must pass
 (else ``DataUnavailable``, CLI exit 3: nothing settled, logged, saved or charged); (1) settle this
 ticker's pending log entries whose holding window has closed (``settlement.Settler``, sharing this graph's model, log and memories); (2) build the
@@ -33,16 +33,16 @@ from typing import Any
 from tradingagents import pricing, storage, team
 from tradingagents.config import normalize_analysts, resolve_config
 from tradingagents.errors import RunAlreadyActive, RunStopped, exit_code_for, is_resumable
-from tradingagents.graph import checkpointer as ckpt
 from tradingagents.graph.analyst_execution import analysts_for_asset
 from tradingagents.graph.checkpoint_router import CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, describe_error, empty_record
 from tradingagents.graph.propagation import Propagator
-from tradingagents.graph.results import REPORT_FILE, STATE_FILE, public_meta
 from tradingagents.graph.run_support import _Budget, _RunReporter, _UsageSidecar
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, CompiledGraphCache, GraphSetup
 from tradingagents.graph.signal_processing import SignalProcessor, state_rating
+from tradingagents.storage import sqlite_checkpoint as ckpt
+from tradingagents.storage.files_runs import REPORT_FILE, STATE_FILE, public_meta
 from tradingagents.validation import (
     InvalidDateError,
     ValidationError,
@@ -539,9 +539,9 @@ class TradingAgentsGraph:
     def settings(self) -> dict[str, Any]:
         """The run's settings as the UI shows them (run_started's ``settings``, the saved meta)."""
         try:
-            from tradingagents.llm_clients.factory import provider_label
+            from tradingagents.llm_presets import provider_label
 
-            llm_label = provider_label(self.config)
+            llm_label = provider_label(self.config["llm_provider"], self.config.get("backend_url"))
         except Exception:
             llm_label = str(self.config.get("llm_provider"))
         try:

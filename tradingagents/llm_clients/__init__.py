@@ -2,31 +2,21 @@
 accounting and structured output with a plain-text fallback."""
 
 from tradingagents.llm_clients.factory import (
-    OFFLINE_LABEL,
-    PROVIDER_PRESETS,
-    LLMCallError,
-    LLMConfigError,
     check_llm_config,
     create_llm,
     create_llms,
     make_limiter,
-    provider_label,
     resolve_base_url,
 )
 from tradingagents.llm_clients.structured import forget_json_schema_support, invoke_structured
 
 __all__ = [
-    "OFFLINE_LABEL",
-    "PROVIDER_PRESETS",
-    "LLMCallError",
-    "LLMConfigError",
     "check_llm_config",
     "create_llm",
     "create_llms",
     "forget_json_schema_support",
     "invoke_structured",
     "make_limiter",
-    "provider_label",
     "resolve_base_url",
 ]
 

@@ -32,9 +32,7 @@ from typing import Any, Literal
 from tradingagents.config import MODEL_KEYS, env_var, resolve_config
 from tradingagents.errors import LLMCallError, LLMConfigError
 from tradingagents.llm_presets import (
-    OFFLINE_LABEL,
     PROVIDER_PRESETS,
-    normalize_provider,
     public_url,
 )
 
@@ -44,17 +42,10 @@ Kind = Literal["quick", "deep"]
 
 __all__ = [
     "NO_KEY_PLACEHOLDER",
-    "OFFLINE_LABEL",
-    "PROVIDER_PRESETS",
-    "LLMCallError",
-    "LLMConfigError",
     "check_llm_config",
     "create_llm",
     "create_llms",
     "make_limiter",
-    "normalize_provider",
-    "provider_label",
-    "public_url",
     "resolve_base_url",
 ]
 
@@ -66,19 +57,6 @@ def _config_error(message: str, *, key: str | None = None, key_env: str | None =
     error.key = key  # type: ignore[attr-defined]
     error.key_env = key_env  # type: ignore[attr-defined]
     return error
-
-
-def provider_label(config: Mapping[str, Any] | None = None) -> str:
-    """Human label of the configured provider, e.g. 'offline engine (no LLM)' or 'Ollama (local)'."""
-    cfg = resolve_config(config)
-    provider = cfg["llm_provider"]
-    preset = PROVIDER_PRESETS[provider]
-    if provider == "offline":
-        return OFFLINE_LABEL
-    url = cfg.get("backend_url")
-    if provider == "openai_compatible" and url:
-        return f"{preset['label']} at {public_url(url)}"
-    return str(preset["label"])
 
 
 def resolve_base_url(config: Mapping[str, Any] | None = None) -> str | None:
@@ -214,7 +192,7 @@ def create_llm(
     if provider == "offline":
         from tradingagents.llm_clients.offline import OfflineChatModel
 
-        llm = OfflineChatModel(model_name="offline")
+        llm = OfflineChatModel(model_name="offline", streaming=cfg["llm_streaming"])
         if callbacks:
             llm.callbacks = list(callbacks)
         return llm

@@ -15,8 +15,6 @@ from typing import Any
 
 import httpx
 
-REPLACEMENT = "\ufffd"
-
 
 def valid_text(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD (a valid pair is kept as its character)."""

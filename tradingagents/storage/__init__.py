@@ -6,7 +6,7 @@ picks the backend. Each factory returns an object with the same interface either
     log = open_memory_log(config)              # TradingMemoryLog | PgMemoryLog
     mem = open_role_memory("bull_memory", config)  # FinancialSituationMemory | PgRoleMemory
     runs = open_run_records(config)            # FileRunRecords | PgRunRecords
-    save_run(config, state, rating, meta); list_runs(config); load_run(config, t, d)  # graph.results' calls
+    save_run(config, state, rating, meta); list_runs(config); load_run(config, t, d)  # storage.files_runs' calls
     with open_checkpointer(config, "NVDA") as saver: ...   # TickerCheckpointer | PgTickerCheckpointer
     checkpoint_step(config, "NVDA", tid); has_checkpoint(...); clear_checkpoint(...)
     with run_lock(config, "NVDA", tid): ...    # one run of a thread at a time, desk-wide
@@ -81,7 +81,7 @@ def open_memory_log(config: Mapping[str, Any] | None = None):
         from tradingagents.storage.pg_memory_log import PgMemoryLog
 
         return PgMemoryLog(config, url=url)
-    from tradingagents.memory.trading_log import TradingMemoryLog
+    from tradingagents.memory import TradingMemoryLog
 
     return TradingMemoryLog(config)
 
@@ -92,7 +92,7 @@ def open_role_memory(name: str, config: Mapping[str, Any] | None = None):
         from tradingagents.storage.pg_role_memory import PgRoleMemory
 
         return PgRoleMemory(name, config, url=url)
-    from tradingagents.memory.situation_memory import FinancialSituationMemory
+    from tradingagents.memory import FinancialSituationMemory
 
     return FinancialSituationMemory(name, config)
 
@@ -106,17 +106,17 @@ def open_run_records(config: Mapping[str, Any] | None = None):
 
 def save_run(config: Mapping[str, Any] | None, final_state: Mapping[str, Any], rating: str | None,
              meta: Mapping[str, Any] | None = None):
-    """``graph.results.save_run`` with the same arguments, into whichever storage (returns where)."""
+    """``storage.files_runs.save_run`` with the same arguments, into whichever storage (returns where)."""
     return open_run_records(config).save_run(final_state, rating, meta)
 
 
 def list_runs(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """``graph.results.list_runs`` from whichever storage."""
+    """``storage.files_runs.list_runs`` from whichever storage."""
     return open_run_records(config).list_runs()
 
 
 def load_run(config: Mapping[str, Any] | None, ticker: str, date: str) -> dict[str, Any]:
-    """``graph.results.load_run`` from whichever storage (FileNotFoundError when there is none)."""
+    """``storage.files_runs.load_run`` from whichever storage (FileNotFoundError when there is none)."""
     return open_run_records(config).load_run(ticker, date)
 
 

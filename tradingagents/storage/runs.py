@@ -2,7 +2,7 @@
 
 ``open_run_records(config)`` (in ``tradingagents.storage``) returns one of these; both have
 ``save_run(final_state, rating, meta=None)`` (returns where it went), ``list_runs()`` (newest
-first, the same dict keys as ``graph.results.list_runs``), ``load_run(ticker, date)`` (``{"state",
+first, the same dict keys as ``storage.files_runs.list_runs``), ``load_run(ticker, date)`` (``{"state",
 "rating", "meta"}``, FileNotFoundError when there is none) and ``load_report(ticker, date)`` (the
 markdown report).
 
@@ -36,7 +36,7 @@ def _opt_text(value: Any) -> str | None:
 
 
 class FileRunRecords:
-    """The embedded default: ``graph.results`` (state.json and report.md per run folder)."""
+    """The embedded default: ``storage.files_runs`` (state.json and report.md per run folder)."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         self.config = _safe_config(resolve_config(config))

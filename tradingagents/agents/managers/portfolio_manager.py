@@ -15,13 +15,12 @@ from tradingagents.agents.utils.agent_utils import (
     format_memories,
     header_lines,
     language_instruction,
-    message_text,
     recall,
     reports_block,
     tagged,
 )
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
-from tradingagents.llm_clients.structured import invoke_structured
+from tradingagents.llm_clients.structured import invoke_structured, message_text
+from tradingagents.rating import RATINGS_5_TIER, parse_rating
 
 
 class PortfolioDecision(BaseModel):

@@ -14,12 +14,12 @@ from tradingagents.agents.utils.agent_utils import (
     format_memories,
     header_lines,
     language_instruction,
-    message_text,
     recall,
     reports_block,
     tagged,
 )
-from tradingagents.agents.utils.rating import RATINGS_5_TIER, parse_rating
+from tradingagents.llm_clients.structured import message_text
+from tradingagents.rating import RATINGS_5_TIER, parse_rating
 
 PROMPT = """You are the Research Manager of a trading team: you judge the debate between the Bull and Bear
 Researchers and turn it into an investment plan for the Trader.

@@ -20,22 +20,21 @@ from tradingagents.agents.utils.agent_utils import (
     format_memories,
     header_lines,
     language_instruction,
-    message_text,
     recall,
     reports_block,
     situation_from_reports,
     strip_speaker,
     tagged,
-    turn_label,
 )
+from tradingagents.llm_clients.structured import message_text
 
 
 def create_debater(llm, memory, config, *, role: team.Role, prompt: str):
     """A node for ``role`` (bull or bear) that adds one turn prefixed ``"<label>:"`` to the debate."""
     cfg = agent_config(config)
-    speaker = turn_label(role)
+    speaker = role.turn_label
     own_key = f"{role.key}_history"
-    opponent = turn_label(next(r for r in team.speakers(role.debate) if r is not role))
+    opponent = next(r for r in team.speakers(role.debate) if r is not role).turn_label
 
     def debater_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_invest_debate_state(), **dict(state.get("investment_debate_state") or {})}

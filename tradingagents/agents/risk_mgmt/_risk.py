@@ -18,19 +18,18 @@ from tradingagents.agents.utils.agent_utils import (
     agent_config,
     header_lines,
     language_instruction,
-    message_text,
     reports_block,
     strip_speaker,
     tagged,
-    turn_label,
 )
+from tradingagents.llm_clients.structured import message_text
 
 
 def create_risk_debater(llm, config, *, key: str, prompt: str):
     """A node that adds one turn of ``key`` (aggressive|conservative|neutral) to ``risk_debate_state``."""
     cfg = agent_config(config)
     role = team.ROLES[key]
-    speaker, latest = turn_label(role), role.speaker
+    speaker, latest = role.turn_label, role.speaker
     others = [r.key for r in team.speakers(role.debate) if r is not role]
 
     def risk_node(state: Mapping[str, Any]) -> dict[str, Any]:

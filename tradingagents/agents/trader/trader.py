@@ -15,12 +15,12 @@ from tradingagents.agents.utils.agent_utils import (
     format_memories,
     header_lines,
     language_instruction,
-    message_text,
     recall,
     reports_block,
     tagged,
 )
-from tradingagents.agents.utils.rating import direction, parse_rating
+from tradingagents.llm_clients.structured import message_text
+from tradingagents.rating import direction, parse_rating
 
 NAME = team.ROLES["trader"].node
 RECENT_SESSIONS = 5

@@ -1,4 +1,4 @@
-"""The graph's state contract (DESIGN §2)."""
+"""The graph's state contract (docs/ARCHITECTURE.md, "State")."""
 
 from __future__ import annotations
 

@@ -14,7 +14,6 @@ one place:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -23,15 +22,9 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, Syst
 
 from tradingagents import team
 from tradingagents.config import resolve_config
-from tradingagents.llm_clients.structured import message_text  # noqa: F401  (re-exported for the agents)
+from tradingagents.ids import stable_id
+from tradingagents.llm_clients.structured import message_text
 
-REPORT_KEYS = team.REPORT_KEYS
-REPORT_TITLES = {
-    "market_report": "Market (technical) report",
-    "sentiment_report": "Sentiment report",
-    "news_report": "News report",
-    "fundamentals_report": "Fundamentals report",
-}
 # An analyst that keeps calling tools is asked to write its report after this many tool rounds.
 MAX_TOOL_ROUNDS = 6
 
@@ -76,7 +69,7 @@ def tagged(tag: str, text: str | None) -> str:
 
 def reports_block(state: Mapping[str, Any]) -> str:
     """The four analyst reports, each in its own tag (missing ones say so)."""
-    return "\n\n".join(tagged(key, state.get(key) or "") for key in REPORT_KEYS)
+    return "\n\n".join(tagged(key, state.get(key) or "") for key in team.REPORT_KEYS)
 
 
 def situation_from_reports(reports: Mapping[str, Any]) -> str:
@@ -86,7 +79,7 @@ def situation_from_reports(reports: Mapping[str, Any]) -> str:
     every report without a very long report drowning the others.
     """
     parts = []
-    for key in REPORT_KEYS:
+    for key in team.REPORT_KEYS:
         text = str(reports.get(key) or "").strip()
         if text:
             parts.append(text[:1500])
@@ -129,17 +122,6 @@ def strip_speaker(text: str, speaker: str) -> str:
     return pattern.sub("", body, count=1).strip()
 
 
-def turn_label(role: Any) -> str:
-    """The label a debate turn starts with in the history: "Bull Analyst", "Aggressive Analyst", …"""
-    return f"{role.speaker} Analyst"
-
-
-def stable_id(*parts: str) -> str:
-    """A deterministic id from text parts (never Python's randomised ``hash()``)."""
-    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
-    return digest[:24]
-
-
 def create_msg_delete():
     """The ``Msg Clear <Analyst>`` node.
 
@@ -154,7 +136,7 @@ def create_msg_delete():
         messages = list(state.get("messages") or [])
         removals = [RemoveMessage(id=m.id) for m in messages if getattr(m, "id", None)]
         used = {m.id for m in messages if getattr(m, "id", None)}
-        base = stable_id("placeholder", ticker, date, str(state.get("sender") or ""))
+        base = stable_id("placeholder", ticker, date, str(state.get("sender") or ""), length=24)
         placeholder_id = f"placeholder-{base}"
         n = 1
         while placeholder_id in used:  # never re-use an id that is being removed in this update

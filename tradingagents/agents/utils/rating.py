@@ -1,10 +1,11 @@
-"""The rating scale, where the design map places it: re-exported from ``tradingagents.rating``.
+"""The rating scale under the specification's name: re-exported from ``tradingagents.rating``.
 
-The scale lives on the package's ground floor so that the memory log, the LLM layer and storage
-(which sit below the agents) can use it without importing the agents.
+The scale lives on the package's ground floor (the memory log, the LLM layer and storage sit below
+the agents); the project imports it from there, and this name stays for code written against the
+documents.
 """
 
-from tradingagents.rating import (  # noqa: F401
+from tradingagents.rating import (
     BEARISH,
     BULLISH,
     HOLD_BAND,
@@ -15,3 +16,15 @@ from tradingagents.rating import (  # noqa: F401
     parse_rating,
     was_right,
 )
+
+__all__ = [
+    "BEARISH",
+    "BULLISH",
+    "HOLD_BAND",
+    "RATING_SCORE",
+    "RATINGS_5_TIER",
+    "direction",
+    "normalize_rating",
+    "parse_rating",
+    "was_right",
+]

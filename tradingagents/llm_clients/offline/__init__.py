@@ -7,7 +7,7 @@ modules depend one way only, so nothing imports in a cycle::
       ↑
     analysts (tool calls and reports)      roles (debaters, managers, trader, reflection)
       ↑                                      ↑
-    engine  (role detection from the roster, dispatch: messages in, one AIMessage out)
+    engine  (the role from the call's node via the roster, dispatch: messages in, one AIMessage out)
       ↑
     model   (the LangChain chat model)
 """

@@ -35,12 +35,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from tradingagents.ids import stable_id
 from tradingagents.llm_clients.offline.common import (
     FOOTER,
     Signal,
     clip,
     join_names,
-    stable_id,
     tone,
 )
 from tradingagents.team import Role
@@ -150,7 +150,7 @@ def plan_tool_calls(role: Role, tools: Sequence[dict[str, Any]], ticker: str, da
         args = build_args(by_name[name], ticker, date, overrides)
         payload = json.dumps(args, sort_keys=True)
         calls.append(
-            {"name": name, "args": args, "id": "call_" + stable_id(role.node, ticker, date, name, payload)[:20],
+            {"name": name, "args": args, "id": "call_" + stable_id(role.node, ticker, date, name, payload, length=20),
              "type": "tool_call"}
         )
     return calls

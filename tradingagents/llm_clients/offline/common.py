@@ -26,7 +26,6 @@ No signal at all (every tool failed) gives Hold.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -54,7 +53,6 @@ _SIGNAL_RE = re.compile(
 )
 _RECOMMENDATION_RE = re.compile(r"\*\*Recommendation\*\*\s*:\s*\**\s*(" + TIER_ALT + r")\b")
 _PROPOSAL_RE = re.compile(r"FINAL TRANSACTION PROPOSAL\s*:\s*\**\s*(BUY|HOLD|SELL)\b", re.IGNORECASE)
-_BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
 
 SOURCES = {r.output_key: r.output_key.replace("_", " ") for r in ANALYSTS}  # type: ignore[union-attr]
 """Each analyst report's prompt tag → how a turn names it ("market report", …), from the roster."""
@@ -91,11 +89,6 @@ class Signal:
     @property
     def value(self) -> int:
         return {"bullish": 1, "bearish": -1}.get(self.direction, 0)
-
-
-def stable_id(*parts: str) -> str:
-    """A deterministic id of its parts (sha256: the same on every machine, unlike ``hash()``)."""
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
 def instrument_of(text: str) -> str:
@@ -201,14 +194,6 @@ def proposal_in(text: str) -> str | None:
     return matches[-1].upper() if matches else None
 
 
-def first_bold(text: str, exclude: Iterable[str] = ()) -> str | None:
-    """The first **bold** phrase of a turn that is not in ``exclude`` (the signal it leads with)."""
-    skip = {e.lower() for e in exclude}
-    for match in _BOLD_RE.finditer(text or ""):
-        phrase = match.group(1).strip()
-        if phrase.lower() not in skip and phrase not in TIERS and phrase.upper() not in TIER_ACTION.values():
-            return phrase
-    return None
 
 
 def _lexicon(words: tuple[str, ...]) -> re.Pattern[str]:

@@ -1,47 +1,53 @@
-"""The offline engine's dispatcher: messages (+ bound tools) in, one AIMessage out.
+"""The offline engine's dispatcher: messages (+ bound tools) and a role in, one AIMessage out.
 
-The role comes from the system prompt's "You are the <Role>" sentence; the instrument and date
-from its ``Instrument:`` / ``Analysis date:`` lines. Analysts bound to tools call them first and
-write their report once the ToolMessages are back (``analysts``); every other role answers
-from the reports and debate in its prompt (``roles``). The roles are the roster's
-(``tradingagents.team``) plus the reflector's two writers. A forced tool call (``tool_choice="any"``
-or a named tool — what ``with_structured_output`` sends) is answered with that tool's arguments,
-filled from the role's structured answer.
+The role is the node's, never read from the prompt: inside the graph LangGraph names the node in
+each model call's run metadata (``langgraph_node``), and a caller outside the graph (the reflector)
+names its role explicitly (``team.ROLE_METADATA``); ``team.role_of`` reads both. Editing a prompt's
+"You are the …" sentence therefore never changes which role answers. The instrument and date come
+from the prompt's ``Instrument:`` / ``Analysis date:`` lines. Analysts bound to tools call them first
+and write their report once the ToolMessages are back (``analysts``); every other role answers from
+the reports and debate in its prompt (``roles``). A forced tool call (``tool_choice="any"`` or a
+named tool — what ``with_structured_output`` sends) is answered with that tool's arguments, filled
+from the role's structured answer.
 
-Deterministic: the answer and its id depend only on the messages and tools.
+Deterministic: the answer and its id depend only on the role, the messages and the tools.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
+from tradingagents.errors import LLMConfigError
+from tradingagents.ids import stable_id
 from tradingagents.llm_clients.offline import analysts, roles
-from tradingagents.llm_clients.offline.common import FOOTER, OFFLINE_LABEL, date_of, instrument_of, stable_id
-from tradingagents.team import ROSTER, Role
+from tradingagents.llm_clients.offline.common import OFFLINE_LABEL, date_of, instrument_of
+from tradingagents.team import LESSONS, REFLECTION, ROLE_METADATA, WRITERS, Role, role_of
 
-__all__ = ["OFFLINE_LABEL", "ROLES", "detect_role", "respond", "stable_id"]
+__all__ = ["OFFLINE_LABEL", "ROLES", "respond", "role_for"]
 
-# The reflector's two writers are not agents of the graph (not in the roster): their prompts open
-# with "You are the Reflection Analyst" / "You are the Lessons Analyst" (graph/reflection.py).
-REFLECTION = Role(key="reflection", node="Reflection Analyst", team="Reflection")
-LESSONS = Role(key="lessons", node="Lessons Analyst", team="Reflection")
-ROLES: tuple[Role, ...] = (*ROSTER, REFLECTION, LESSONS)
+ROLES: tuple[Role, ...] = tuple(WRITERS.values())
 """Every role the engine answers: the roster's agents, then the reflector's two writers."""
 
 
-def _role_pattern(role: Role) -> re.Pattern[str]:
-    # "You are the <node>", allowing one qualifying word inside the name, as the risk analysts'
-    # prompts say "You are the Aggressive Risk Analyst" for the node "Aggressive Analyst"
-    words = [re.escape(w) for w in role.node.split()]
-    return re.compile(r"You are the " + r"(?:\s+\w+)?\s+".join(words) + r"\b")
-
-
-_PATTERNS = tuple((role, _role_pattern(role)) for role in ROLES)
+def role_for(metadata: Mapping[str, Any] | None) -> Role:
+    """The role of a model call from its run metadata; a clear error when it names none."""
+    try:
+        role = role_of(dict(metadata or {}))
+    except KeyError as exc:
+        raise LLMConfigError(f"The {OFFLINE_LABEL} was called for an unknown role: {exc.args[0]}.") from None
+    if role is None:
+        node = (metadata or {}).get("langgraph_node")
+        where = f"in the graph node {node!r}, which is no agent of the roster" if node else "outside a graph node"
+        raise LLMConfigError(
+            f"The {OFFLINE_LABEL} cannot tell which role this call is for: it was made {where}. Call it from an "
+            f"agent's node, or name the role in the run metadata: "
+            f"config={{'metadata': {{{ROLE_METADATA!r}: <one of {', '.join(WRITERS)}>}}}}."
+        )
+    return role
 
 
 def _text(message: BaseMessage) -> str:
@@ -51,16 +57,6 @@ def _text(message: BaseMessage) -> str:
     if isinstance(content, list):
         return "".join(b if isinstance(b, str) else str(b.get("text") or "") for b in content if isinstance(b, str | dict))
     return str(content or "")
-
-
-def detect_role(text: str) -> Role | None:
-    """The first role named as "You are the <Role>" in the text (system prompt first)."""
-    best: tuple[int, Role] | None = None
-    for role, pattern in _PATTERNS:
-        match = pattern.search(text)
-        if match and (best is None or match.start() < best[0]):
-            best = (match.start(), role)
-    return best[1] if best else None
 
 
 def _prompt_text(messages: Sequence[BaseMessage]) -> str:
@@ -118,13 +114,8 @@ def _fill_schema(parameters: dict[str, Any], answer: dict[str, Any], fallback_te
     return out
 
 
-def _text_answer(role: Role | None, prompt: str, messages: Sequence[BaseMessage]) -> str:
+def _text_answer(role: Role, prompt: str, messages: Sequence[BaseMessage]) -> str:
     ticker, date = instrument_of(prompt), date_of(prompt)
-    if role is None:
-        return (
-            f"The {OFFLINE_LABEL} has no role for this request about {ticker} as of {date}; it answers only the "
-            "agent roles of the trading graph.\n\n" + FOOTER
-        )
     if role.is_analyst:
         return analysts.write_report(role, ticker, date, messages)
     if role.debate == "invest":
@@ -141,11 +132,13 @@ def _text_answer(role: Role | None, prompt: str, messages: Sequence[BaseMessage]
         return roles.trader_plan(prompt)
     if role is REFLECTION:
         return roles.reflection(prompt)
-    return roles.role_lessons(prompt)
+    if role is LESSONS:
+        return roles.role_lessons(prompt)
+    raise LLMConfigError(f"The {OFFLINE_LABEL} has no answer for the role {role.key!r}.")
 
 
-def _structured_answer(role: Role | None, prompt: str, messages: Sequence[BaseMessage]) -> dict[str, Any]:
-    if role is not None and role.judges == "risk":  # the Portfolio Manager's PortfolioDecision
+def _structured_answer(role: Role, prompt: str, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    if role.judges == "risk":  # the Portfolio Manager's PortfolioDecision
         return roles.portfolio_decision(prompt)
     return {}
 
@@ -169,14 +162,14 @@ def _has_tool_results(messages: Sequence[BaseMessage]) -> bool:
 
 def respond(
     messages: Sequence[BaseMessage],
+    role: Role,
     *,
     tools: Sequence[dict[str, Any]] = (),
     tool_choice: Any = None,
     model_name: str = "offline",
 ) -> AIMessage:
-    """The offline engine's answer to ``messages`` (an AIMessage with text or tool calls)."""
+    """The offline engine's answer to ``messages`` as ``role`` (an AIMessage with text or tool calls)."""
     prompt = _prompt_text(messages)
-    role = detect_role(prompt)
     ticker, date = instrument_of(prompt), date_of(prompt)
     digest = stable_id(model_name, json.dumps([[m.type, _text(m)] for m in messages]),
                        json.dumps(list(tools), sort_keys=True, default=str), str(tool_choice))
@@ -196,7 +189,7 @@ def respond(
             response_metadata={**metadata, "finish_reason": "tool_calls"},
         )
 
-    if tools and role is not None and role.is_analyst and not _has_tool_results(messages):
+    if tools and role.is_analyst and not _has_tool_results(messages):
         calls = analysts.plan_tool_calls(role, tools, ticker, date)
         if calls:
             return AIMessage(

@@ -3,7 +3,10 @@
 ``OfflineChatModel`` plugs in wherever a chat model goes, so the same graph, nodes and ToolNodes
 run. It works only from the messages it is given, exactly like an LLM:
 
-- it recognises its role from the system prompt ("You are the Market Analyst …");
+- it answers as the role of the graph node it is called from (LangGraph's ``langgraph_node`` run
+  metadata, mapped by the roster); a call outside the graph names its role in the run metadata
+  (``config={"metadata": {team.ROLE_METADATA: "reflection"}}``), and a call that names none is an
+  error: the prompt's prose never decides the role;
 - bound to tools (``bind_tools``), an analyst first answers with real tool calls whose arguments
   come from each tool's JSON schema and the ``Instrument:`` / ``Analysis date:`` prompt lines;
   once the ToolMessages are back it writes its report from their text, quoting the tools' numbers
@@ -20,8 +23,11 @@ other roles use them in :mod:`~tradingagents.llm_clients.offline.roles`.
 Same messages in → same answer out, on every machine: no clock, no randomness, no ``hash()``.
 Every report it writes says "offline engine (no LLM)".
 
-Streamed (LangGraph's ``messages`` mode, ``.stream()``), a text answer arrives word by word, so the Run
-page's live text works offline too; the assembled message is the one ``invoke`` gives without streaming.
+While it answers (``streaming``, default true; ``llm_streaming: false`` turns it off), a text answer goes
+to the callbacks word by word (``on_llm_new_token``: LangGraph's ``messages`` mode), so the Run page's live
+text works offline too; the message returned is the same either way. The words are sent from ``_generate``,
+where the run manager (and with it the calling node) is known, as ``BoundedChatOpenAI`` does; ``.stream()``
+therefore yields the whole answer as one chunk while its callbacks see the words.
 ``TRADINGAGENTS_OFFLINE_STREAM_DELAY_S`` (default 0, at most 1) pauses between the words, for a demo or a
 browser test that wants to watch the text grow; it changes timing only, never the text.
 """
@@ -43,7 +49,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
-from tradingagents.llm_clients.offline.engine import OFFLINE_LABEL, respond
+from tradingagents.llm_clients.offline.engine import OFFLINE_LABEL, respond, role_for
 
 __all__ = ["OFFLINE_LABEL", "OfflineChatModel", "stream_delay_from_env"]
 
@@ -70,6 +76,7 @@ class OfflineChatModel(BaseChatModel):
     """A chat model that answers every agent role deterministically from its prompt and tool data."""
 
     model_name: str = "offline"
+    streaming: bool = True  # send a text answer's words to the callbacks while answering
     stream_delay_s: float = 0.0  # pause between streamed words (timing only; see the module docstring)
 
     model_config = ConfigDict(protected_namespaces=(), arbitrary_types_allowed=True)
@@ -102,29 +109,25 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._answer(messages, **kwargs))])
-
-    def _answer(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
-        return respond(
+        # the run metadata holds the calling node (or the caller's explicit role) and the model's own
+        message = respond(
             messages,
+            role_for(run_manager.metadata if run_manager is not None else {}),
             tools=kwargs.get("tools") or [],
             tool_choice=kwargs.get("tool_choice"),
             model_name=self.model_name,
         )
+        if run_manager is not None and self.streaming:
+            for chunk in self._chunks(message):
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        """The same answer as ``_generate``: a text word by word, tool calls in one chunk.
+    def _chunks(self, message: AIMessage) -> Iterator[ChatGenerationChunk]:
+        """The answer as it streams: a text word by word, tool calls in one chunk.
 
         Id on every chunk, usage and response metadata on the last only (chunks add them up), so the
-        message LangChain assembles from the chunks equals the unstreamed one.
+        message assembled from the chunks equals the one returned.
         """
-        message = self._answer(messages, **kwargs)
         text = message.content if isinstance(message.content, str) else ""
         pieces = _WORDS.findall(text) if text and not message.tool_calls else []
         if "".join(pieces) != text or not pieces:

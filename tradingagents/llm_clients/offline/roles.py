@@ -63,11 +63,6 @@ _BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
 PLAN_TAG = judge("invest").output_key  # the Research Manager's plan, as the later prompts tag it
 
 
-def turn_prefix(role: Role) -> str:
-    """How a debate turn of ``role`` starts in the history: "Bull Analyst", "Aggressive Analyst", …"""
-    return f"{role.speaker} Analyst"
-
-
 def _first_lesson(text: str) -> str | None:
     lessons = tag(text, "past_lessons")
     if not lessons or lessons.startswith("No past lessons"):
@@ -137,7 +132,7 @@ def debate_turn(role: Role, text: str) -> str:
     score = score_of(signals)
     mine_dir, their_dir = ("bullish", "bearish") if bull else ("bearish", "bullish")
     opponent = next(r for r in speakers("invest") if r != role)
-    me, opponent_name = turn_prefix(role), str(opponent.speaker).lower()
+    me, opponent_name = role.turn_label, str(opponent.speaker).lower()
     mine = [s for s in signals if s.direction == mine_dir]
     theirs = [s for s in signals if s.direction == their_dir]
     round_no = tag(text, "debate_history").count(f"{me}:") + 1
@@ -208,7 +203,7 @@ def research_plan(text: str) -> str:
     score = score_of(signals)
     tier = score.tier
     history = tag(text, "debate_history")
-    rounds = history.count(f"{turn_prefix(speakers('invest')[0])}:")
+    rounds = history.count(f"{speakers('invest')[0].turn_label}:")
     bulls = [s for s in signals if s.direction == "bullish"]
     bears = [s for s in signals if s.direction == "bearish"]
     bull_best = _cited(history, bulls) or (bulls[0] if bulls else None)
@@ -301,7 +296,7 @@ def risk_turn(role: Role, text: str) -> str:
     """One risk-committee turn. The 'direction' is the trader's BUY/SELL, or for a HOLD the side
     the signals lean to (bullish when tied): the aggressive analyst presses it, the conservative
     one raises what argues against it, the neutral one proposes how to stage or trigger it."""
-    speaker, key = turn_prefix(role), role.key
+    speaker, key = role.turn_label, role.key
     ticker = instrument_of(text)
     signals = signals_from_prompt(text)
     score = score_of(signals)

@@ -1,0 +1,19 @@
+"""How each market data source is named where people pick or read it (the sidebar, History, Compare).
+
+The sources themselves (``DATA_VENDORS``) are a config fact; their providers live in ``dataflows/``.
+This module imports nothing, so the config, the engine and the app can all read it.
+"""
+
+from __future__ import annotations
+
+VENDOR_LABELS: dict[str, str] = {
+    "demo": "Demo market (synthetic)",
+    "yfinance": "Yahoo Finance (live)",
+    "csv": "CSV folder",
+}
+"""data_vendor → its label; one entry per accepted source (a test checks them against the config)."""
+
+
+def vendor_label(name: object) -> str:
+    """The source's label; an unknown name as it is ("—" when empty)."""
+    return VENDOR_LABELS.get(str(name or ""), str(name or "—"))
