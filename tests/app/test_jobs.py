@@ -24,18 +24,21 @@ KEY_A = "sk-owner-A-0123456789"
 LEAD = "desk-lead"
 
 
+class _StoppingEngine:
+    """An engine whose runs stop at once, resumable."""
+
+    def propagate(self, ticker, date, *, on_event, should_stop):
+        on_event(RunEvent(kind="run_started", data={"plan": team.plan(["market"])}))
+        on_event(RunEvent(kind="run_stopped", data={"resumable": True, "record": {}}))
+        return {}, None
+
+
 def _registry(keys: list) -> JobRegistry:
     """A registry whose runs stop at once (resumable) and record the key each attempt was given."""
 
-    class Engine:
-        def propagate(self, ticker, date, *, on_event, should_stop):
-            on_event(RunEvent(kind="run_started", data={"plan": team.plan(["market"])}))
-            on_event(RunEvent(kind="run_stopped", data={"resumable": True, "record": {}}))
-            return {}, None
-
     def factory(*, selected_analysts, config, api_key):
         keys.append(api_key)
-        return Engine()
+        return _StoppingEngine()
 
     return JobRegistry(graph_factory=factory, is_desk_lead=lambda who: who == LEAD)
 
@@ -171,15 +174,9 @@ def test_a_backtest_opened_from_its_folder_is_claimed_by_whoever_resumes_it(ta_h
 
 
 def _stand_in_factory(seen: list):
-    class Engine:
-        def propagate(self, ticker, date, *, on_event, should_stop):
-            on_event(RunEvent(kind="run_started", data={"plan": team.plan(["market"])}))
-            on_event(RunEvent(kind="run_stopped", data={"resumable": True, "record": {}}))
-            return {}, None
-
     def factory(*, selected_analysts, config, api_key):
         seen.append(dict(config))
-        return Engine()
+        return _StoppingEngine()
 
     return factory
 
