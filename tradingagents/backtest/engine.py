@@ -56,6 +56,7 @@ from typing import Any
 import pandas as pd
 
 from tradingagents.backtest import baselines as bl
+from tradingagents.backtest import bootstrap as bs
 from tradingagents.backtest import metrics as mt
 from tradingagents.backtest import positions as ps
 from tradingagents.default_config import benchmark_for, public_config, resolve_config
@@ -71,10 +72,17 @@ STRATEGIES = (TEAM, *bl.BASELINES)
 """The strategy names of metrics.json and equity.csv, exactly (the ablation adds TEAM_NO_MEMORY)."""
 BENCHMARK_PREFIX = "Benchmark"  # "Benchmark (SPY)": buy and hold of the ticker's benchmark
 
+CONTROL_PREFIX = "Control world "  # the team on no-edge world k: "Control world 3"
+PORTFOLIO = "PORTFOLIO"  # the watchlist as one book, in metrics.json and equity.csv
+META_KEYS = mt.META_KEYS  # metrics.json's keys that are not a ticker
+DEFAULT_COST_BPS = 5.0
+"""Cost per unit of turnover, in basis points, charged by default (``--cost-bps 0``: the paper's)."""
+
 MANIFEST = "manifest.json"
 OUTPUT_FILES = ("metrics.json", "equity.csv", "decisions.csv", "report.md", "report.html")
 MAX_TICKERS = 20
 MAX_STEPS = 5000
+MAX_CONTROL = 200
 
 # the settings that change what a step computes: part of the backtest's id
 _RUN_KEYS = ("llm_provider", "quick_think_llm", "deep_think_llm", "backend_url", "data_vendor",
@@ -95,42 +103,75 @@ class BacktestSpec:
     every: int = 1
     compare_memory: bool = False
     allow_short: bool = False
-    cost_bps: float = 0.0
+    cost_bps: float = DEFAULT_COST_BPS
+    seed: int = bs.DEFAULT_SEED
+    control: int = 0
+    portfolio: str | None = None
 
     @classmethod
     def make(cls, tickers: str | Sequence[str], start: object, end: object, every: object = 1,
-             compare_memory: bool = False, allow_short: bool = False, cost_bps: object = 0.0) -> BacktestSpec:
-        """A validated spec; every problem is a ValidationError that says what is accepted."""
+             compare_memory: bool = False, allow_short: bool = False, cost_bps: object = None,
+             seed: object = None, control: object = 0, portfolio: object = None) -> BacktestSpec:
+        """A validated spec; every problem is a ValidationError that says what is accepted.
+        ``cost_bps`` None is the default (``DEFAULT_COST_BPS``); 0 is the paper's setting."""
         clean = validate_tickers(tickers, limit=MAX_TICKERS, what="backtest")
         s = validate_date(start)
         e = validate_date(end, allow_future=True)
         e = min(e, _dt.date.today().isoformat())
         if s >= e:
             raise ValidationError(f"The start date {s} must be before the end date {e}.")
-        if isinstance(every, bool):
-            raise ValidationError("every must be a whole number of trading days ≥ 1.")
+        n = _whole(every, "every", "a whole number of trading days ≥ 1", 1, 250)
         try:
-            n = int(str(every).strip())
-        except ValueError:
-            raise ValidationError(f"every must be a whole number of trading days ≥ 1, not {every!r}.") from None
-        if n < 1 or n > 250:
-            raise ValidationError(f"every must be from 1 to 250 trading days, got {n}.")
-        try:
-            cost = float(cost_bps or 0.0)
+            cost = DEFAULT_COST_BPS if cost_bps is None or cost_bps == "" else float(cost_bps)
         except (TypeError, ValueError):
             raise ValidationError(f"cost_bps must be a number of basis points, not {cost_bps!r}.") from None
         if not 0.0 <= cost <= 1000.0 or cost != cost:
             raise ValidationError(f"cost_bps must be from 0 to 1000 basis points, got {cost_bps!r}.")
-        return cls(tuple(clean), s, e, n, bool(compare_memory), bool(allow_short), cost)
+        seed_n = bs.DEFAULT_SEED if seed is None or seed == "" else _whole(seed, "seed", "a whole number ≥ 0",
+                                                                           0, 2**32 - 1)
+        worlds = _whole(control or 0, "control", "a whole number of worlds from 0", 0, MAX_CONTROL)
+        book = None if portfolio in (None, "", "none", False) else str(portfolio).strip().lower()
+        if book is not None and book not in ps.WEIGHTINGS:
+            raise ValidationError(f"portfolio must be one of {', '.join(ps.WEIGHTINGS)}, not {portfolio!r}.")
+        if book is not None and len(clean) < 2:
+            raise ValidationError("A portfolio needs at least two tickers; give a comma-separated watchlist.")
+        return cls(tuple(clean), s, e, n, bool(compare_memory), bool(allow_short), cost, seed_n, worlds, book)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["tickers"] = list(self.tickers)
+        # left out at their defaults, so a backtest made before these options keeps its id
+        for key, default in (("seed", bs.DEFAULT_SEED), ("control", 0), ("portfolio", None)):
+            if d[key] == default:
+                del d[key]
         return d
 
     @property
     def variants(self) -> tuple[str, ...]:
+        """The variants on the real market (the team, and the ablation with ``compare_memory``)."""
         return (TEAM, TEAM_NO_MEMORY) if self.compare_memory else (TEAM,)
+
+    @property
+    def control_variants(self) -> tuple[str, ...]:
+        """``Control world 1`` … ``Control world N``: the team on the no-edge worlds."""
+        return tuple(f"{CONTROL_PREFIX}{k}" for k in range(1, self.control + 1))
+
+    @property
+    def all_variants(self) -> tuple[str, ...]:
+        """Every variant whose steps run (the real ones, then the control worlds)."""
+        return self.variants + self.control_variants
+
+
+def _whole(value: object, name: str, what: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool):
+        raise ValidationError(f"{name} must be {what}.")
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise ValidationError(f"{name} must be {what}, not {value!r}.") from None
+    if n < lo or n > hi:
+        raise ValidationError(f"{name} must be from {lo} to {hi}, got {n}.")
+    return n
 
 
 def run_settings(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -152,9 +193,25 @@ def backtests_root(config: Mapping[str, Any] | None = None) -> Path:
     return Path(resolve_config(config)["home"]) / "backtests"
 
 
-def variant_config(config: Mapping[str, Any], variant: str, folder: Path) -> dict[str, Any]:
-    """The config of a variant's runs: the desk's for the team, a separate one for the ablation."""
+def variant_config(config: Mapping[str, Any], variant: str, folder: Path,
+                   world: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The config of a variant's runs: the desk's for the team, a separate one for the ablation, and
+    for a control world (``world``: its ``worlds.world_spec``) the desk's settings on the world's
+    prices with its own results, log, memories and checkpoints in files under the backtest."""
     cfg = resolve_config(config)
+    if variant.startswith(CONTROL_PREFIX):
+        if world is None:
+            raise ValueError(f"{variant} needs its world")
+        base = folder / "control" / f"world_{int(variant[len(CONTROL_PREFIX):]):03d}"
+        return resolve_config({
+            **dict(cfg),
+            "synthetic_world": world,
+            "storage_url": None,
+            "results_dir": str(base / "results"),
+            "memory_dir": str(base / "memory"),
+            "memory_log_path": str(base / "memory" / "trading_memory.md"),
+            "checkpoint_dir": str(base / "checkpoints"),
+        })
     if variant != TEAM_NO_MEMORY:
         return cfg
     base = folder / "no_memory"
@@ -205,6 +262,7 @@ def plan_ticker(provider, ticker: str, start: str, end: str, every: int, config:
     if len(days) < 2:
         raise ValidationError(f"{ticker} has {len(days)} trading day(s) from {start} to {end}; "
                               "a backtest needs at least two. Widen the range.")
+    check_daily_bars(ticker, in_range.index)
     closes = [float(x) for x in in_range["Close"]]
     plan = TickerPlan(ticker, days, days[::every], closes, frame)
     bench = benchmark_for(ticker, config)
@@ -223,6 +281,28 @@ def plan_ticker(provider, ticker: str, start: str, end: str, every: int, config:
     else:
         plan.benchmark_closes = list(closes)
     return plan
+
+
+def bar_interval_days(index: pd.DatetimeIndex) -> float:
+    """The median number of calendar days between consecutive bars (1 for daily bars with
+    weekends, about 7 for weekly bars, about 30 for monthly)."""
+    if len(index) < 2:
+        return 1.0
+    gaps = pd.Series(pd.DatetimeIndex(index).sort_values()).diff().dropna().dt.days
+    return float(gaps.median())
+
+
+def check_daily_bars(ticker: str, index: pd.DatetimeIndex) -> None:
+    """Refuse bars that are not daily: every rule here (``every`` N trading days, the baselines'
+    windows, √252 and 252 in the annualisation, the holding window) counts trading days."""
+    gap = bar_interval_days(index)
+    if gap > 3.5:
+        kind = "weekly" if gap < 20 else "monthly" if gap < 60 else "sparse"
+        raise ValidationError(
+            f"The prices of {ticker} are {kind} bars (a median of {gap:g} days apart); a backtest needs "
+            "daily bars (one row per trading day), because its steps, baselines and annualisation count "
+            "trading days. Supply daily prices (e.g. a daily CSV in csv_data_dir) or use the demo or "
+            "yfinance data.")
 
 
 # ---------------------------------------------------------------------------------------- manifest
@@ -334,7 +414,7 @@ class Backtest:
         self.plans: dict[str, TickerPlan] = {
             t: plan_ticker(self.provider, t, spec.start, spec.end, spec.every, self.config) for t in spec.tickers
         }
-        self.total_steps = sum(len(p.steps) for p in self.plans.values()) * len(spec.variants)
+        self.total_steps = sum(len(p.steps) for p in self.plans.values()) * len(spec.all_variants)
         if self.total_steps > MAX_STEPS:
             raise ValidationError(f"This backtest has {self.total_steps} steps (at most {MAX_STEPS}); "
                                   "use a larger --every or a shorter range.")
@@ -350,7 +430,7 @@ class Backtest:
 
     # ------------------------------------------------------------------ progress
     def done_steps(self) -> int:
-        return sum(len(self.manifest.steps(v, t)) for v in self.spec.variants for t in self.spec.tickers)
+        return sum(len(self.manifest.steps(v, t)) for v in self.spec.all_variants for t in self.spec.tickers)
 
     def progress(self) -> dict[str, Any]:
         """``{done, total, fraction, elapsed_s, eta_s, step_s, current, status}`` (a snapshot)."""
@@ -361,7 +441,7 @@ class Backtest:
         elapsed = time.time() - self._started if self._started else 0.0
         mean = sum(durations) / len(durations) if durations else None
         remaining = max(0, self.total_steps - done)
-        eta = remaining * mean / max(1, min(self._workers, len(self.spec.tickers) * len(self.spec.variants))) \
+        eta = remaining * mean / max(1, min(self._workers, len(self.spec.tickers) * len(self.spec.all_variants))) \
             if mean is not None else None
         return {"done": done, "total": self.total_steps, "fraction": done / self.total_steps if self.total_steps else 1.0,
                 "elapsed_s": elapsed, "eta_s": eta, "step_s": mean, "current": current, "status": self.status}
@@ -401,7 +481,7 @@ class Backtest:
         self.manifest.set(status="running", error=None, total_steps=self.total_steps,
                           plan={t: {"days": len(p.days), "steps": p.steps, "benchmark": p.benchmark}
                                 for t, p in self.plans.items()})
-        tasks = [(ticker, variant) for variant in self.spec.variants for ticker in self.spec.tickers]
+        tasks = [(ticker, variant) for variant in self.spec.all_variants for ticker in self.spec.tickers]
         executor = get_executor(self.config, len(tasks))
         self._workers = executor.max_workers
         emit = _safe_callback(on_progress)
@@ -431,9 +511,24 @@ class Backtest:
         """The ticker's steps not yet in the manifest, in date order."""
         return [d for d in self.plans[ticker].steps if self.manifest.step(variant, ticker, d) is None]
 
+    def world(self, variant: str) -> dict[str, Any] | None:
+        """The world spec of a control variant (``None`` for the real market's variants): each
+        ticker's and benchmark's drift and volatility matched to its real closes over the range."""
+        if not variant.startswith(CONTROL_PREFIX):
+            return None
+        from tradingagents.backtest import worlds as wd
+
+        series: dict[str, dict[str, float]] = {}
+        for ticker, plan in self.plans.items():
+            series[ticker] = {**wd.matched_params(plan.closes), "level": plan.closes[0]}
+            if plan.benchmark and plan.benchmark_closes is not None and plan.benchmark not in series:
+                series[plan.benchmark] = {**wd.matched_params(plan.benchmark_closes),
+                                          "level": plan.benchmark_closes[0]}
+        return wd.world_spec(self.spec.seed, int(variant[len(CONTROL_PREFIX):]), self.spec.start, series)
+
     def _task_config(self, variant: str) -> dict[str, Any]:
         """The variant's config with this task's share of the model-call bound."""
-        cfg = variant_config(self.config, variant, self.folder)
+        cfg = variant_config(self.config, variant, self.folder, self.world(variant))
         share = self.per_graph_llm_calls()
         if share != int(cfg.get("max_concurrent_llm_calls") or 1):
             cfg = resolve_config({**dict(cfg), "max_concurrent_llm_calls": share})
@@ -487,40 +582,175 @@ class Backtest:
 
     # ------------------------------------------------------------------ outputs
     def compute(self) -> dict[str, Any]:
-        """Equity, positions and metrics of every (ticker, strategy) from the finished steps."""
-        out: dict[str, Any] = {"equity": {}, "metrics": {}, "decisions": {}, "notes": []}
+        """Equity, positions and metrics of every (ticker, strategy) from the finished steps; with
+        ``portfolio`` the book too (``PORTFOLIO``); with ``control`` the no-edge distribution."""
+        out: dict[str, Any] = {"equity": {}, "metrics": {}, "decisions": {}, "notes": [], "days": {},
+                               "weights": [], "control": None, "blocks": {}}
+        positions: dict[str, dict[str, list[float]]] = {}
+        scored: dict[str, list[tuple[str | None, float | None]]] = {}
+        cost = self.spec.cost_bps
         for ticker, plan in self.plans.items():
             curves: dict[str, list[float]] = {}
             metrics: dict[str, Any] = {}
+            held: dict[str, list[float]] = {}
             for variant in self.spec.variants:
                 decided = self.decisions(variant, ticker)[ticker]
                 missing = [d for d in plan.steps if d not in decided]
                 if missing:
                     raise RuntimeError(f"{variant} {ticker}: {len(missing)} step(s) not finished")
                 pos = ps.positions_from_decisions(plan.days, decided, self.position_map)
-                curves[variant] = ps.equity_curve(plan.closes, pos, self.spec.cost_bps)
+                held[variant] = pos
+                curves[variant] = ps.equity_curve(plan.closes, pos, cost)
                 pos_by_day = dict(zip(plan.days, pos, strict=True))
                 rows = []
-                scored = []
+                mine = []
                 for d, rating in decided.items():
                     alpha = self._alpha(ticker, d)
                     rows.append({"date": d, "ticker": ticker, "rating": rating, "position": pos_by_day[d],
                                  "alpha": alpha})
-                    scored.append((rating, alpha))
+                    mine.append((rating, alpha))
                 out["decisions"].setdefault(variant, []).extend(rows)
-                metrics[variant] = mt.strategy_metrics(curves[variant], turnover=ps.turnover(pos), decisions=scored)
+                scored.setdefault(variant, []).extend(mine)
+                metrics[variant] = mt.strategy_metrics(curves[variant], turnover=ps.turnover(pos), decisions=mine)
             for name, pos in bl.baseline_positions(plan.frame, plan.days, self.spec.allow_short).items():
-                curves[name] = ps.equity_curve(plan.closes, pos, self.spec.cost_bps)
+                held[name] = pos
+                curves[name] = ps.equity_curve(plan.closes, pos, cost)
                 metrics[name] = mt.strategy_metrics(curves[name], turnover=ps.turnover(pos))
+            for name in metrics:
+                metrics[name]["cost_bps"] = cost
             if plan.benchmark_closes is not None:
                 name = f"{BENCHMARK_PREFIX} ({plan.benchmark})"
                 curves[name] = [c / plan.benchmark_closes[0] for c in plan.benchmark_closes]
-                metrics[name] = mt.strategy_metrics(curves[name], turnover=1.0)
+                metrics[name] = {**mt.strategy_metrics(curves[name], turnover=1.0), "cost_bps": 0.0}
             if plan.benchmark_note:
                 out["notes"].append(plan.benchmark_note)
+            self._score(ticker, curves, metrics, out)
+            positions[ticker] = held
+            out["days"][ticker] = plan.days
             out["equity"][ticker] = curves
             out["metrics"][ticker] = metrics
+        if self.spec.portfolio:
+            days, curves, metrics, weights = self._book({t: p.closes for t, p in self.plans.items()}, positions,
+                                                        scored, with_benchmark=True)
+            self._score(PORTFOLIO, curves, metrics, out)
+            out["days"][PORTFOLIO] = days
+            out["equity"][PORTFOLIO] = curves
+            out["metrics"][PORTFOLIO] = metrics
+            out["weights"] = weights
+        if self.spec.control:
+            out["control"] = self._control(out["metrics"])
+        # metrics.json's two keys that are not a ticker: how the intervals were drawn, and the control
+        out["metrics"]["bootstrap"] = {
+            "method": "stationary bootstrap (Politis & Romano 1994), percentile intervals, paired across strategies",
+            "level": bs.LEVEL, "reps": bs.DEFAULT_REPS, "seed": self.spec.seed, "mean_block_length": out["blocks"]}
+        if out["control"] is not None:
+            out["metrics"]["control"] = out["control"]
         return out
+
+    def _score(self, key: str, curves: Mapping[str, list[float]], metrics: dict[str, Any], out: dict[str, Any]) -> None:
+        """Jensen's alpha, the bootstrap intervals and the team's p-value (``bootstrap``) into ``metrics``."""
+        returns = {name: mt.equity_returns(curve) for name, curve in curves.items()}
+        bench_name = next((n for n in curves if n.startswith(BENCHMARK_PREFIX)), None)
+        bench = returns[bench_name] if bench_name else None
+        ci = bs.intervals(returns, bench=bench, key=key, seed=self.spec.seed, team=TEAM, buy_hold=bl.BUY_HOLD)
+        out["blocks"][key] = bs.default_block_length(len(next(iter(returns.values()))))
+        for name, m in metrics.items():
+            m["alpha"] = bs.jensen_alpha(returns[name], bench, mt.TRADING_DAYS)
+            m.update(ci[name])
+
+    def _book(self, closes: Mapping[str, Sequence[float]], positions: Mapping[str, Mapping[str, Sequence[float]]],
+              scored: Mapping[str, Sequence[tuple[str | None, float | None]]] | None = None, *,
+              with_benchmark: bool = False, strategies: Sequence[str] | None = None):
+        """The watchlist as one book: ``(days, curves, metrics, weight rows)`` (see positions.book_*).
+
+        The book's days are the union of the members' days; a member's close is carried over a day
+        it did not trade (a return of 0) and its position likewise (flat before its first day)."""
+        days = sorted({d for p in self.plans.values() for d in p.days})
+        members = list(self.plans)
+        n = len(members)
+        member_returns: dict[str, list[float]] = {}
+        for t in members:
+            series = pd.Series(list(closes[t]), index=self.plans[t].days).reindex(days).ffill().bfill()
+            member_returns[t] = ps.daily_returns(list(series))
+        names = list(strategies) if strategies is not None else list(next(iter(positions.values())))
+        cost = self.spec.cost_bps
+        curves: dict[str, list[float]] = {}
+        metrics: dict[str, Any] = {}
+        rows: list[dict[str, Any]] = []
+        for name in names:
+            held = {t: list(pd.Series(list(positions[t][name]), index=self.plans[t].days).reindex(days).ffill()
+                            .fillna(0.0)) for t in members}
+            exposures = ps.book_exposures(held, self.spec.portfolio or "equal")
+            curves[name] = ps.book_equity(member_returns, exposures, cost)
+            decisions = scored.get(name) if scored is not None and name in scored else None
+            metrics[name] = {**mt.strategy_metrics(curves[name], turnover=ps.book_turnover(exposures),
+                                                   decisions=decisions), "cost_bps": cost}
+            if with_benchmark:
+                for t in members:
+                    for i, d in enumerate(days):
+                        x = exposures[t][i]
+                        weight = 1.0 / n if self.spec.portfolio == "equal" else abs(x)
+                        rows.append({"date": d, "ticker": t, "strategy": name, "position": held[t][i],
+                                     "weight": weight, "exposure": x})
+        if with_benchmark and all(p.benchmark_closes is not None for p in self.plans.values()):
+            benches = sorted({p.benchmark for p in self.plans.values()})
+            bench_returns = {}
+            for t in members:
+                series = pd.Series(self.plans[t].benchmark_closes, index=self.plans[t].days).reindex(days).ffill().bfill()
+                bench_returns[t] = ps.daily_returns(list(series))
+            name = f"{BENCHMARK_PREFIX} ({' + '.join(benches)})"
+            curves[name] = ps.book_equity(bench_returns, {t: [1.0 / n] * len(days) for t in members}, 0.0)
+            metrics[name] = {**mt.strategy_metrics(curves[name], turnover=1.0), "cost_bps": 0.0}
+        return days, curves, metrics, rows
+
+    def _control(self, real: Mapping[str, Any]) -> dict[str, Any]:
+        """The team and Buy & Hold on each no-edge world: per ticker (and the book) the distribution of
+        the team's excess cumulative return over Buy & Hold, and where the real result falls in it."""
+        from tradingagents.backtest import worlds as wd
+        from tradingagents.dataflows.interface import get_provider
+
+        cost = self.spec.cost_bps
+        by_key: dict[str, list[dict[str, Any]]] = {}
+        for k, variant in enumerate(self.spec.control_variants, start=1):
+            provider = get_provider(variant_config(self.config, variant, self.folder, self.world(variant)))
+            closes: dict[str, list[float]] = {}
+            held: dict[str, dict[str, list[float]]] = {}
+            for ticker, plan in self.plans.items():
+                frame = provider.ohlcv(ticker, plan.days[0], plan.days[-1])
+                close = frame["Close"].astype(float)
+                close = close[~close.index.duplicated(keep="last")]
+                wclose = [float(x) for x in close.reindex(pd.DatetimeIndex(pd.to_datetime(plan.days))).ffill().bfill()]
+                decided = self.decisions(variant, ticker)[ticker]
+                missing = [d for d in plan.steps if d not in decided]
+                if missing:
+                    raise RuntimeError(f"{variant} {ticker}: {len(missing)} step(s) not finished")
+                pos = ps.positions_from_decisions(plan.days, decided, self.position_map)
+                closes[ticker] = wclose
+                held[ticker] = {TEAM: pos, bl.BUY_HOLD: [1.0] * len(plan.days)}
+                by_key.setdefault(ticker, []).append(
+                    _world_row(k, ps.equity_curve(wclose, pos, cost), ps.equity_curve(wclose, held[ticker][bl.BUY_HOLD], cost)))
+            if self.spec.portfolio:
+                _days, curves, _m, _rows = self._book(closes, held, strategies=(TEAM, bl.BUY_HOLD))
+                by_key.setdefault(PORTFOLIO, []).append(_world_row(k, curves[TEAM], curves[bl.BUY_HOLD]))
+        summary: dict[str, Any] = {}
+        for key, rows in by_key.items():
+            excess = [r["excess_cr"] for r in rows]
+            team, bh = real[key][TEAM], real[key][bl.BUY_HOLD]
+            real_excess = team["cr"] - bh["cr"]
+            beat = sum(1 for x in excess if x > 0)
+            summary[key] = {
+                "worlds": len(rows), "beat_buy_hold": beat,
+                "excess_cr": wd.summarise(excess),
+                "team_cr": wd.summarise([r["team_cr"] for r in rows]),
+                "team_sharpe": wd.summarise([r["team_sharpe"] for r in rows]),
+                "real_excess_cr": real_excess,
+                "real_beats_share_of_worlds": sum(1 for x in excess if x < real_excess) / len(rows),
+                "by_world": rows,
+                "text": (f"The team beat Buy & Hold in {beat} of {len(rows)} worlds with no edge; "
+                         f"on the real prices its cumulative return over Buy & Hold's was "
+                         f"{real_excess * 100:+.2f}%."),
+            }
+        return {"worlds": self.spec.control, "seed": self.spec.seed, "by_ticker": summary}
 
     def _alpha(self, ticker: str, date: str) -> float | None:
         from tradingagents.dataflows.returns import compute_returns
@@ -539,7 +769,9 @@ class Backtest:
 
         data = self.compute()
         atomic_write_text(self.folder / "metrics.json", json.dumps(data["metrics"], indent=2, allow_nan=False))
-        atomic_write_text(self.folder / "equity.csv", equity_csv(self.plans, data["equity"]))
+        atomic_write_text(self.folder / "equity.csv", equity_csv(data["days"], data["equity"]))
+        if data["weights"]:
+            atomic_write_text(self.folder / "weights.csv", weights_csv(data["weights"]))
         for variant, name in ((TEAM, "decisions.csv"), (TEAM_NO_MEMORY, "decisions_no_memory.csv")):
             if variant in data["decisions"]:
                 atomic_write_text(self.folder / name, decisions_csv(data["decisions"][variant]))
@@ -555,7 +787,9 @@ class Backtest:
             llm = provider_label(self.config)
         except Exception:  # noqa: BLE001 - a label only
             llm = str(self.config.get("llm_provider"))
-        return {"id": self.id, "folder": str(self.folder), "spec": self.spec.to_dict(), "llm": llm,
+        spec = {**self.spec.to_dict(), "seed": self.spec.seed, "control": self.spec.control,
+                "portfolio": self.spec.portfolio}
+        return {"id": self.id, "folder": str(self.folder), "spec": spec, "llm": llm,
                 "data": getattr(self.provider, "label", self.config.get("data_vendor")),
                 "settings": public_config(run_settings(self.config)),
                 "positions": {k: ("keep" if v is None else v) for k, v in self.position_map.items()}}
@@ -627,6 +861,12 @@ def _reuse(graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, A
             "reused": True, "resumed": False, "llm_calls": 0}
 
 
+def _world_row(world: int, team: Sequence[float], buy_hold: Sequence[float]) -> dict[str, Any]:
+    team_cr, bh_cr = mt.cumulative_return(team), mt.cumulative_return(buy_hold)
+    return {"world": world, "team_cr": team_cr, "buy_hold_cr": bh_cr, "excess_cr": team_cr - bh_cr,
+            "team_sharpe": mt.sharpe_ratio(team), "buy_hold_sharpe": mt.sharpe_ratio(buy_hold)}
+
+
 def _safe_callback(cb: ProgressCallback | None) -> ProgressCallback:
     def emit(event: dict[str, Any]) -> None:
         if cb is None:
@@ -639,15 +879,29 @@ def _safe_callback(cb: ProgressCallback | None) -> ProgressCallback:
     return emit
 
 
-def equity_csv(plans: Mapping[str, TickerPlan], equity: Mapping[str, Mapping[str, list[float]]]) -> str:
+def equity_csv(days: Mapping[str, Any], equity: Mapping[str, Mapping[str, list[float]]]) -> str:
+    """``date,ticker,strategy,equity``; ``days`` maps each ticker (and ``PORTFOLIO``) to its days
+    (or to its ``TickerPlan``)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["date", "ticker", "strategy", "equity"])
     for ticker, curves in equity.items():
-        days = plans[ticker].days
+        these = days[ticker]
+        these = getattr(these, "days", these)
         for strategy, curve in curves.items():
-            for day, value in zip(days, curve, strict=True):
+            for day, value in zip(these, curve, strict=True):
                 w.writerow([day, ticker, strategy, repr(float(value))])
+    return buf.getvalue()
+
+
+def weights_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``date,ticker,strategy,position,weight,exposure`` of the book's members after each close."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["date", "ticker", "strategy", "position", "weight", "exposure"])
+    for r in rows:
+        w.writerow([r["date"], r["ticker"], r["strategy"], repr(float(r["position"])), repr(float(r["weight"])),
+                    repr(float(r["exposure"]))])
     return buf.getvalue()
 
 

@@ -63,6 +63,21 @@ def get_provider(config: Mapping[str, Any] | None = None) -> MarketDataProvider:
     cfg = resolve_config(config)
     key = _provider_key(cfg)
     vendor = key[0]
+    world = cfg.get("synthetic_world")
+    if world:  # a backtest's no-edge control world: the source's prices replaced by random walks
+        import json
+
+        from tradingagents.backtest.worlds import WorldProvider, plain
+
+        world = plain(world)
+        wkey = (*key, "world", json.dumps(world, sort_keys=True))
+        with _CACHE_LOCK:
+            prov = _CACHE.get(wkey)
+        if prov is None:
+            prov = WorldProvider(get_provider({**dict(cfg), "synthetic_world": None}), world)
+            with _CACHE_LOCK:
+                prov = _CACHE.setdefault(wkey, prov)
+        return prov
     with _CACHE_LOCK:
         prov = _CACHE.get(key)
         if prov is not None:
