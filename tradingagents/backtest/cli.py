@@ -48,6 +48,9 @@ def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="also run the same configuration on N no-edge random-walk worlds (the no-edge distribution)")
     p.add_argument("--portfolio", choices=("equal", "conviction"),
                    help="also score the tickers as one book (PORTFOLIO): equal weights or weights from the ratings")
+    p.add_argument("--blind", action="store_true",
+                   help="blind run: the models see an alias, dates shifted by 28 years and rebased prices, never "
+                        "the real ticker, name or calendar; everything stored is mapped back")
     p.add_argument("--provider", help="LLM provider: offline (default), openai, openai_compatible, ollama, …")
     p.add_argument("--backend-url", help="base URL of an OpenAI-compatible server")
     p.add_argument("--quick-model", help="quick-thinking model name")
@@ -199,7 +202,8 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         spec = BacktestSpec.make(args.tickers, args.start, args.end, args.every, args.compare_memory,
                                  args.allow_short, args.cost_bps, seed=getattr(args, "seed", None),
                                  control=getattr(args, "control", 0) or 0,
-                                 portfolio=getattr(args, "portfolio", None))
+                                 portfolio=getattr(args, "portfolio", None),
+                                 blind=bool(getattr(args, "blind", False)))
         bt = Backtest(spec, cfg)
         done = bt.done_steps()
         if not args.quiet:

@@ -107,11 +107,13 @@ class BacktestSpec:
     seed: int = bs.DEFAULT_SEED
     control: int = 0
     portfolio: str | None = None
+    blind: bool = False
 
     @classmethod
     def make(cls, tickers: str | Sequence[str], start: object, end: object, every: object = 1,
              compare_memory: bool = False, allow_short: bool = False, cost_bps: object = None,
-             seed: object = None, control: object = 0, portfolio: object = None) -> BacktestSpec:
+             seed: object = None, control: object = 0, portfolio: object = None,
+             blind: bool = False) -> BacktestSpec:
         """A validated spec; every problem is a ValidationError that says what is accepted.
         ``cost_bps`` None is the default (``DEFAULT_COST_BPS``); 0 is the paper's setting."""
         clean = validate_tickers(tickers, limit=MAX_TICKERS, what="backtest")
@@ -135,13 +137,14 @@ class BacktestSpec:
             raise ValidationError(f"portfolio must be one of {', '.join(ps.WEIGHTINGS)}, not {portfolio!r}.")
         if book is not None and len(clean) < 2:
             raise ValidationError("A portfolio needs at least two tickers; give a comma-separated watchlist.")
-        return cls(tuple(clean), s, e, n, bool(compare_memory), bool(allow_short), cost, seed_n, worlds, book)
+        return cls(tuple(clean), s, e, n, bool(compare_memory), bool(allow_short), cost, seed_n, worlds, book,
+                   bool(blind))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["tickers"] = list(self.tickers)
         # left out at their defaults, so a backtest made before these options keeps its id
-        for key, default in (("seed", bs.DEFAULT_SEED), ("control", 0), ("portfolio", None)):
+        for key, default in (("seed", bs.DEFAULT_SEED), ("control", 0), ("portfolio", None), ("blind", False)):
             if d[key] == default:
                 del d[key]
         return d
@@ -194,10 +197,20 @@ def backtests_root(config: Mapping[str, Any] | None = None) -> Path:
 
 
 def variant_config(config: Mapping[str, Any], variant: str, folder: Path,
-                   world: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   world: Mapping[str, Any] | None = None, blind: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The config of a variant's runs: the desk's for the team, a separate one for the ablation, and
     for a control world (``world``: its ``worlds.world_spec``) the desk's settings on the world's
-    prices with its own results, log, memories and checkpoints in files under the backtest."""
+    prices with its own results, log, memories and checkpoints in files under the backtest.
+    ``blind`` (a ``BlindMap.to_dict``): the same, seen through the map, in a desk of its own under
+    ``<backtest>/blind/`` (a blind run must never read the desk's real log or lessons)."""
+    if blind:
+        cfg = variant_config(config, variant, folder / "blind", world)
+        if variant == TEAM:
+            base = folder / "blind" / "desk"
+            cfg = resolve_config({**dict(cfg), "results_dir": str(base / "results"), "memory_dir": str(base / "memory"),
+                                  "memory_log_path": str(base / "memory" / "trading_memory.md"),
+                                  "checkpoint_dir": str(base / "checkpoints")})
+        return resolve_config({**dict(cfg), "blind": dict(blind), "storage_url": None})
     cfg = resolve_config(config)
     if variant.startswith(CONTROL_PREFIX):
         if world is None:
@@ -425,6 +438,7 @@ class Backtest:
         self._started: float | None = None
         self._current: dict[str, tuple[str, str]] = {}  # task key -> (ticker, date) running now
         self._workers = 1
+        self._blind: dict[str, Any] | None = None
         self.status = self.manifest.doc.get("status", "planned")
         self.error: str | None = None
 
@@ -511,6 +525,16 @@ class Backtest:
         """The ticker's steps not yet in the manifest, in date order."""
         return [d for d in self.plans[ticker].steps if self.manifest.step(variant, ticker, d) is None]
 
+    def blind_map(self) -> dict[str, Any] | None:
+        """The backtest's ``BlindMap`` as plain data (``None`` unless ``blind``): anchored on its start."""
+        if not self.spec.blind:
+            return None
+        from tradingagents.dataflows.blind import BlindMap
+
+        if self._blind is None:
+            self._blind = BlindMap.make(self.spec.tickers, self.spec.start, self.provider).to_dict()
+        return self._blind
+
     def world(self, variant: str) -> dict[str, Any] | None:
         """The world spec of a control variant (``None`` for the real market's variants): each
         ticker's and benchmark's drift and volatility matched to its real closes over the range."""
@@ -528,7 +552,7 @@ class Backtest:
 
     def _task_config(self, variant: str) -> dict[str, Any]:
         """The variant's config with this task's share of the model-call bound."""
-        cfg = variant_config(self.config, variant, self.folder, self.world(variant))
+        cfg = variant_config(self.config, variant, self.folder, self.world(variant), self.blind_map())
         share = self.per_graph_llm_calls()
         if share != int(cfg.get("max_concurrent_llm_calls") or 1):
             cfg = resolve_config({**dict(cfg), "max_concurrent_llm_calls": share})
@@ -775,6 +799,14 @@ class Backtest:
         for variant, name in ((TEAM, "decisions.csv"), (TEAM_NO_MEMORY, "decisions_no_memory.csv")):
             if variant in data["decisions"]:
                 atomic_write_text(self.folder / name, decisions_csv(data["decisions"][variant]))
+        if self.spec.blind:  # the blind desks' logs and lessons, stored mapped back to the real names
+            from tradingagents.dataflows.blind import BlindMap
+
+            blind = BlindMap.from_dict(self.blind_map())
+            for variant in self.spec.all_variants:
+                cfg = self._task_config(variant)
+                slug = variant.lower().replace(" ", "_").replace("(", "").replace(")", "")
+                unblind_tree(Path(cfg["memory_dir"]), self.folder / "blind" / "real_memory" / slug, blind)
         info = self.describe()
         atomic_write_text(self.folder / "report.md", report.markdown(info, self.plans, data))
         atomic_write_text(self.folder / "report.html", report.html_page(info, self.plans, data))
@@ -788,7 +820,7 @@ class Backtest:
         except Exception:  # noqa: BLE001 - a label only
             llm = str(self.config.get("llm_provider"))
         spec = {**self.spec.to_dict(), "seed": self.spec.seed, "control": self.spec.control,
-                "portfolio": self.spec.portfolio}
+                "portfolio": self.spec.portfolio, "blind": self.spec.blind}
         return {"id": self.id, "folder": str(self.folder), "spec": spec, "llm": llm,
                 "data": getattr(self.provider, "label", self.config.get("data_vendor")),
                 "settings": public_config(run_settings(self.config)),
@@ -809,6 +841,12 @@ def run_steps(cfg: Mapping[str, Any], api_key: str | None, ticker: str, steps: S
 
     graph = None
     ran = 0
+    blind = None
+    if cfg.get("blind"):  # the run is made on the alias and the shifted date; stored mapped back
+        from tradingagents.backtest.worlds import plain
+        from tradingagents.dataflows.blind import BlindMap
+
+        blind = BlindMap.from_dict(plain(cfg["blind"]))
     for date in steps:
         if stop():
             raise RunStopped(f"Stopped before {ticker} {date}; run the same backtest again to resume.")
@@ -816,15 +854,21 @@ def run_steps(cfg: Mapping[str, Any], api_key: str | None, ticker: str, steps: S
             graph = TradingAgentsGraph(config=cfg, api_key=api_key)
         started(date)
         t0 = time.time()
+        seen_ticker, seen_date = (blind.alias(ticker), blind.blind_date(date)) if blind else (ticker, date)
         try:
-            info = _reuse(graph, cfg, ticker, date)
+            info = _reuse(graph, cfg, seen_ticker, seen_date)
             if info is None:
-                _state, rating = graph.propagate(ticker, date, should_stop=stop)
+                _state, rating = graph.propagate(seen_ticker, seen_date, should_stop=stop)
                 info = {"rating": rating, "results_path": graph.last_run.get("results_path"),
                         "elapsed_s": round(time.time() - t0, 4), "reused": False,
                         "resumed": bool(graph.last_run.get("resumed")),
                         "llm_calls": (graph.last_run.get("usage") or {}).get("llm_calls")}
                 ran += 1
+            if blind is not None and info.get("results_path"):
+                real = Path(cfg["results_dir"]).parent / "real_results" / ticker / date
+                unblind_tree(Path(info["results_path"]), real, blind)
+                info["results_path"] = str(real)
+                info["blind"] = {"alias": seen_ticker, "date": seen_date}
         except BaseException:
             finished(None, None)
             raise
@@ -865,6 +909,22 @@ def _world_row(world: int, team: Sequence[float], buy_hold: Sequence[float]) -> 
     team_cr, bh_cr = mt.cumulative_return(team), mt.cumulative_return(buy_hold)
     return {"world": world, "team_cr": team_cr, "buy_hold_cr": bh_cr, "excess_cr": team_cr - bh_cr,
             "team_sharpe": mt.sharpe_ratio(team), "buy_hold_sharpe": mt.sharpe_ratio(buy_hold)}
+
+
+def unblind_tree(src: Path, dst: Path, blind) -> None:
+    """Copy the text files under ``src`` to ``dst`` with the blind map undone (real ticker and dates)."""
+    if not src.exists():
+        return
+    files = [src] if src.is_file() else [p for p in src.rglob("*") if p.is_file()]
+    for path in files:
+        if path.suffix not in (".md", ".json", ".txt", ".csv", ".jsonl"):
+            continue
+        rel = path.name if src.is_file() else path.relative_to(src)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        atomic_write_text(dst / rel if not src.is_file() else dst, blind.unblind_text(text))
 
 
 def _safe_callback(cb: ProgressCallback | None) -> ProgressCallback:

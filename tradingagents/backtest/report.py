@@ -101,7 +101,9 @@ def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[st
               f"- Intervals: 95%, stationary block bootstrap of daily returns (seed {spec['seed']})"
               + (f"; the watchlist as one book ({spec['portfolio']} weights): {PORTFOLIO}" if spec.get("portfolio")
                  else ""),
-              f"- Model: {info['llm']}; data: {info['data']}",
+              f"- Model: {info['llm']}; data: {info['data']}"
+              + ("; **blind run** (the models saw aliases, dates shifted by whole years and rebased prices)"
+                 if spec.get("blind") else ""),
               f"- Folder: `{info['folder']}`", ""]
     lines.append("CR = cumulative return, ARR = annualised return, SR = Sharpe ratio (daily, risk-free 0, ×√252), "
                  "MDD = maximum drawdown; hit rate and alpha over the holding window of each decision.")
