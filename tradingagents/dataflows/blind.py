@@ -137,15 +137,11 @@ class BlindMap:
 
     # ---- text
     def _scrub_patterns(self) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
-        """Tickers (and their names' first words) as written; full and short names in any case."""
+        """Tickers as written (a ticker may be a common word in lower case); names in any case."""
         if self._patterns is None:
             exact = {t for t in self.tickers} | {t.partition(".")[0] for t in self.tickers if "." in t}
-            loose: set[str] = set()
-            for t in self.tickers:
-                variants = self.names.get(t, ())
-                for n in variants:
-                    (loose if " " in n or n == max(variants, key=len) else exact).add(n)
-            exact = {w for w in exact if len(w) >= 1}
+            # names in any case (over-scrubbing a common word is safe; a leak is not)
+            loose = {n for t in self.tickers for n in self.names.get(t, ())}
 
             def alternation(words: set[str]) -> str:
                 return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
