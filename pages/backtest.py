@@ -155,7 +155,7 @@ st.caption("The team over a date range, one decision every N trading days per ti
 today = dt.date.today()
 for k, v in (("bt_tickers", "NVDA"), ("bt_start", today - dt.timedelta(days=182)), ("bt_end", today - dt.timedelta(days=1)),
              ("bt_every", 5), ("bt_compare", False), ("bt_short", False), ("bt_cost", 5.0),
-             ("bt_portfolio", "none"), ("bt_control", 0)):
+             ("bt_portfolio", "none"), ("bt_control", 0), ("bt_blind", False)):
     st.session_state.setdefault(k, v)
 
 with st.container(border=True):
@@ -169,6 +169,9 @@ with st.container(border=True):
                   help='Runs the same dates again with no past context and no role memories ("TradingAgents (no '
                        "memory)\"), kept apart from the desk's log and lessons.")
         st.toggle("Allow short", key="bt_short", help="Underweight −0.5 and Sell −1.0 (default long-only: 0).")
+        st.toggle("Blind", key="bt_blind",
+                  help="The models see an alias, dates shifted by 28 years and rebased prices, never the real "
+                       "ticker, name or calendar; results are shown and stored in real names.")
         st.number_input("Cost (bps per unit of turnover)", min_value=0.0, max_value=1000.0, step=1.0, key="bt_cost",
                         width=220, help="Charged on every strategy; 0 is the paper's setting.")
         st.selectbox("Watchlist as one book", ("none", "equal", "conviction"), key="bt_portfolio", width=200,
@@ -180,7 +183,8 @@ with st.container(border=True):
     try:
         spec = BacktestSpec.make(s["bt_tickers"], s["bt_start"], s["bt_end"], int(s["bt_every"]), s["bt_compare"],
                                  s["bt_short"], float(s["bt_cost"]), control=int(s["bt_control"]),
-                                 portfolio=None if s["bt_portfolio"] == "none" else s["bt_portfolio"])
+                                 portfolio=None if s["bt_portfolio"] == "none" else s["bt_portfolio"],
+                                 blind=bool(s["bt_blind"]))
     except TradingAgentsError as exc:
         st.warning(str(exc), icon=":material/edit:")
     paid = config.get("llm_provider") != "offline"

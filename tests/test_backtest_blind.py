@@ -89,3 +89,24 @@ def test_a_blind_backtest_through_the_fake_server_leaks_nothing_and_stores_real_
         ta_home / "memory" / "trading_memory.md").read_text()
     # the same backtest, not blind, is another one (its own id and folder)
     assert Backtest(BacktestSpec.make("NVDA,AAPL", START, END, every=5), cfg).folder != folder
+
+
+def test_a_blind_cli_run_through_the_fake_server_leaks_nothing_and_shows_real_names(ta_home, capsys):
+    from tradingagents.cli import main
+
+    name_words = name_variants(get_provider({}).identity("AAPL")["name"])
+    with FakeOpenAIServer() as server:
+        code = main(["AAPL", "2024-06-03", "--blind", "--provider", "openai_compatible", "--backend-url",
+                     server.base_url, "--quick-model", "fake-quick", "--deep-model", "fake-deep", "-q"])
+        requests = list(server.requests)
+    out = capsys.readouterr().out
+    assert code == 0 and len(requests) > 5
+    for body in requests:
+        text = _all_text(body.get("messages")) + _all_text(body.get("tools"))
+        for word in ("AAPL", *name_words):
+            assert not re.search(r"(?<![A-Za-z0-9])" + re.escape(word) + r"(?![A-Za-z0-9])", text, re.I), word
+        assert "2024-" not in text and not re.search(r"(?<![\d.])202[34](?![\d])", text)
+    report_line = next(line for line in out.splitlines() if line.startswith("Report: "))
+    report = open(report_line.split(": ", 1)[1] + "/report.md", encoding="utf-8").read()
+    assert report.startswith("# AAPL — 2024-06-03")
+    assert not (ta_home / "results" / "AAPL").exists()  # the real desk is untouched by a blind run

@@ -101,6 +101,8 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-cost", help="USD budget of the run: stop at a checkpoint (exit 5) before a step "
                    "would exceed it (prices: llm_pricing / TRADINGAGENTS_LLM_PRICING)")
     p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
+    p.add_argument("--blind", action="store_true", help="blind run: the models see an alias, the date shifted by "
+                   "28 years and rebased prices; what is shown and stored is mapped back (<home>/blind/)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
     p.add_argument("--debug", action="store_true", help="print every node's state update")
     return p
@@ -327,6 +329,15 @@ def run_command(argv: list[str]) -> int:
         date = validate_date(args.date)
         settings = _settings_from(args)  # every setting and the LLM key checked: exit 2 before any work
         checkpointing = bool(settings["checkpoint_enabled"])
+        if args.blind:
+            from tradingagents.dataflows.blind import run_blind
+
+            out = run_blind(settings, ticker, date, asset_type=args.asset_type, on_event=_Progress(quiet=args.quiet),
+                            should_stop=stop.is_set, debug=args.debug)
+            _print(f"Rating: {out['rating']}")
+            _print(f"Blind: the models saw {out['alias']} on {out['blind_date']}")
+            _print(f"Report: {out['results_path']}")
+            return EXIT_OK
         from tradingagents.graph.trading_graph import TradingAgentsGraph
 
         graph = TradingAgentsGraph(settings["selected_analysts"], debug=args.debug, config=settings)

@@ -913,18 +913,9 @@ def _world_row(world: int, team: Sequence[float], buy_hold: Sequence[float]) -> 
 
 def unblind_tree(src: Path, dst: Path, blind) -> None:
     """Copy the text files under ``src`` to ``dst`` with the blind map undone (real ticker and dates)."""
-    if not src.exists():
-        return
-    files = [src] if src.is_file() else [p for p in src.rglob("*") if p.is_file()]
-    for path in files:
-        if path.suffix not in (".md", ".json", ".txt", ".csv", ".jsonl"):
-            continue
-        rel = path.name if src.is_file() else path.relative_to(src)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        atomic_write_text(dst / rel if not src.is_file() else dst, blind.unblind_text(text))
+    from tradingagents.dataflows.blind import unblind_files
+
+    unblind_files(src, dst, blind)
 
 
 def _safe_callback(cb: ProgressCallback | None) -> ProgressCallback:
