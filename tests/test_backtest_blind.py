@@ -110,3 +110,18 @@ def test_a_blind_cli_run_through_the_fake_server_leaks_nothing_and_shows_real_na
     report = open(report_line.split(": ", 1)[1] + "/report.md", encoding="utf-8").read()
     assert report.startswith("# AAPL — 2024-06-03")
     assert not (ta_home / "results" / "AAPL").exists()  # the real desk is untouched by a blind run
+
+
+def test_prices_quoted_in_news_and_posts_are_rebased_like_the_prices(ta_home):
+    base = get_provider({})
+    blind = BlindMap.make(["NVDA"], START, base)
+    provider = get_provider({"blind": blind.to_dict()})
+    alias = blind.alias("NVDA")
+    factor = provider.price_factor("NVDA")
+    pattern = re.compile(r"closed at (\d+\.\d+)")
+    real_posts = [p["text"] for p in base.social("NVDA", END, 30) if pattern.search(p["text"])]
+    seen_posts = [p["text"] for p in provider.social(alias, blind.blind_date(END), 30) if pattern.search(p["text"])]
+    assert real_posts and len(real_posts) == len(seen_posts)
+    for real, seen in zip(real_posts, seen_posts, strict=True):
+        assert float(pattern.search(seen).group(1)) == pytest.approx(float(pattern.search(real).group(1)) * factor,
+                                                                     abs=0.006)

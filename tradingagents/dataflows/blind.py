@@ -338,7 +338,7 @@ class BlindProvider(MarketDataProvider):
     def news(self, ticker: str, start: str, end: str) -> list[dict[str, Any]]:
         real = self.blind.unalias(check_ticker(ticker))
         items = self._call(self.base.news, real, self.blind.real_date(start), self.blind.real_date(end))
-        return [self._item(it) for it in items]
+        return [self._item(it, real) for it in items]
 
     def global_news(self, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]:
         items = self._call(self.base.global_news, self.blind.real_date(as_of), look_back_days)
@@ -347,13 +347,52 @@ class BlindProvider(MarketDataProvider):
     def social(self, ticker: str, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]:
         real = self.blind.unalias(check_ticker(ticker))
         items = self._call(self.base.social, real, self.blind.real_date(as_of), look_back_days)
-        return [self._item(it) for it in items]
+        return [self._item(it, real) for it in items]
 
-    def _item(self, item: Mapping[str, Any]) -> dict[str, Any]:
+    def _item(self, item: Mapping[str, Any], real: str | None = None) -> dict[str, Any]:
         out = dict(self.blind.blind_value(dict(item)))
         if "source" in out:
             out["source"] = self.label
+        fp = self.price_factor(real) if real else None
+        fm = self.blind.money_factor(real) if real else None
+        for key, value in out.items():
+            if isinstance(value, str):
+                out[key] = self._rebase_text(value, fp, fm)
         return out
+
+    def _rebase_text(self, text: str, fp: float | None, fm: float | None) -> str:
+        """Prices and money amounts quoted in a text, rebased like the data (a heuristic on the
+        phrases news and posts use: "closed at 59.55", "54.08 USD", "105,743 million USD"; an index's
+        level "SPY settled at 505.81" with that index's factor)."""
+        def number(m_value: str, factor: float) -> str:
+            raw = m_value.replace(",", "")
+            decimals = len(raw.split(".")[1]) if "." in raw else 0
+            value = float(raw) * factor
+            return f"{value:,.{max(decimals, 2) if decimals else 0}f}" if "," in m_value else f"{value:.{decimals or 2}f}"
+
+        if fm is not None:
+            text = _MONEY.sub(lambda m: number(m.group(1), fm) + m.group(2), text)
+        if fp is not None:
+            text = _PRICE.sub(lambda m: m.group(1) + number(m.group(2), fp), text)
+            text = _PRICE_CCY.sub(lambda m: number(m.group(1), fp) + m.group(2), text)
+            text = _EPS.sub(lambda m: m.group(1) + number(m.group(2), fp) + (m.group(3) or "")
+                            + (number(m.group(4), fp) if m.group(4) else ""), text)
+        for sym in set(_INDEX_LEVEL.findall(text)):
+            try:
+                f = self.price_factor(self.blind.unalias(sym))
+            except Exception:  # noqa: BLE001 - no price for it: its level stays out of the text
+                f = None
+            text = re.sub(r"(\b" + re.escape(sym) + r"\b[^.;]*?\b(?:settled|ended the week|closed) at )(\d[\d,]*(?:\.\d+)?)",
+                          lambda m, f=f: m.group(1) + (number(m.group(2), f) if f else "its level"), text)
+        return text
+
+
+_MONEY = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?)(\s(?:thousand|million|billion|trillion)\b)")
+_PRICE = re.compile(r"(\b(?:closed at|close was|close of|price target|target of|trading at|traded at|"
+                    r"opened at|high of|low of)\s+\$?)(\d[\d,]*(?:\.\d+)?)(?![\d:])")
+_PRICE_CCY = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+)(\s(?:USD|EUR|GBP|JPY|HKD|CNY|INR|CAD|AUD|CHF)\b)")
+_EPS = re.compile(r"(\bEPS\s+)(\d+\.\d+)(?:(\s+vs\.?\s+)(\d+\.\d+))?")
+_INDEX_LEVEL = re.compile(r"\b([A-Z^][A-Z0-9.^=]{1,9})\b(?=[^.;]*?\b(?:settled|ended the week|closed) at \d)")
 
 
 def _looks_like_date(value: str) -> bool:
