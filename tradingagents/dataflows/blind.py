@@ -382,7 +382,7 @@ class BlindProvider(MarketDataProvider):
                 f = self.price_factor(self.blind.unalias(sym))
             except Exception:  # noqa: BLE001 - no price for it: its level stays out of the text
                 f = None
-            text = re.sub(r"(\b" + re.escape(sym) + r"\b[^.;]*?\b(?:settled|ended the week|closed) at )(\d[\d,]*(?:\.\d+)?)",
+            text = re.sub(r"(\b" + re.escape(sym) + r"\b[^.;]*?\b(?:settled|ended the week) at )(\d[\d,]*(?:\.\d+)?)",
                           lambda m, f=f: m.group(1) + (number(m.group(2), f) if f else "its level"), text)
         return text
 
@@ -392,7 +392,7 @@ _PRICE = re.compile(r"(\b(?:closed at|close was|close of|price target|target of|
                     r"opened at|high of|low of)\s+\$?)(\d[\d,]*(?:\.\d+)?)(?![\d:])")
 _PRICE_CCY = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+)(\s(?:USD|EUR|GBP|JPY|HKD|CNY|INR|CAD|AUD|CHF)\b)")
 _EPS = re.compile(r"(\bEPS\s+)(\d+\.\d+)(?:(\s+vs\.?\s+)(\d+\.\d+))?")
-_INDEX_LEVEL = re.compile(r"\b([A-Z^][A-Z0-9.^=]{1,9})\b(?=[^.;]*?\b(?:settled|ended the week|closed) at \d)")
+_INDEX_LEVEL = re.compile(r"\b([A-Z^][A-Z0-9.^=]{1,9})\b(?=[^.;]*?\b(?:settled|ended the week) at \d)")
 
 
 def _looks_like_date(value: str) -> bool:
