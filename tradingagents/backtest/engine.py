@@ -35,6 +35,12 @@ runs them; ``run_backtest(...)`` does both. UI-neutral (the CLI and the page dri
   (``date,ticker,strategy,equity``), ``decisions.csv`` (``date,ticker,rating,position``, the team's
   decisions; the ablation's go to ``decisions_no_memory.csv``), ``report.md`` and ``report.html``.
   Positions and equity: ``positions``; baselines: ``baselines``; metrics: ``metrics``.
+* **Is the edge real?** Costs by default (``DEFAULT_COST_BPS``), intervals and the team's p-value
+  (``bootstrap``, via ``evaluation.score``), the watchlist as one book (``portfolio``:
+  ``PORTFOLIO`` in metrics.json and equity.csv, members' weights in ``weights.csv``), the no-edge
+  control (``control``: the team on random-walk ``worlds``, steps recorded as ``Control world k``)
+  and blind runs (``blind``: the steps run through ``dataflows.blind``, in a desk of their own,
+  recorded and stored in real names). Daily bars only (``check_daily_bars``).
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ import pandas as pd
 
 from tradingagents.backtest import baselines as bl
 from tradingagents.backtest import bootstrap as bs
+from tradingagents.backtest import evaluation as ev
 from tradingagents.backtest import metrics as mt
 from tradingagents.backtest import positions as ps
 from tradingagents.default_config import benchmark_for, public_config, resolve_config
@@ -66,14 +73,14 @@ from tradingagents.validation import validate_date, validate_tickers
 
 log = logging.getLogger(__name__)
 
-TEAM = "TradingAgents"
+TEAM = ev.TEAM  # "TradingAgents"
 TEAM_NO_MEMORY = "TradingAgents (no memory)"
 STRATEGIES = (TEAM, *bl.BASELINES)
 """The strategy names of metrics.json and equity.csv, exactly (the ablation adds TEAM_NO_MEMORY)."""
-BENCHMARK_PREFIX = "Benchmark"  # "Benchmark (SPY)": buy and hold of the ticker's benchmark
+BENCHMARK_PREFIX = ev.BENCHMARK_PREFIX  # "Benchmark (SPY)": buy and hold of the ticker's benchmark
 
 CONTROL_PREFIX = "Control world "  # the team on no-edge world k: "Control world 3"
-PORTFOLIO = "PORTFOLIO"  # the watchlist as one book, in metrics.json and equity.csv
+PORTFOLIO = ev.PORTFOLIO  # the watchlist as one book, in metrics.json and equity.csv
 META_KEYS = mt.META_KEYS  # metrics.json's keys that are not a ticker
 DEFAULT_COST_BPS = 5.0
 """Cost per unit of turnover, in basis points, charged by default (``--cost-bps 0``: the paper's)."""
@@ -648,21 +655,21 @@ class Backtest:
                 metrics[name] = {**mt.strategy_metrics(curves[name], turnover=1.0), "cost_bps": 0.0}
             if plan.benchmark_note:
                 out["notes"].append(plan.benchmark_note)
-            self._score(ticker, curves, metrics, out)
+            ev.score(self, ticker, curves, metrics, out)
             positions[ticker] = held
             out["days"][ticker] = plan.days
             out["equity"][ticker] = curves
             out["metrics"][ticker] = metrics
         if self.spec.portfolio:
-            days, curves, metrics, weights = self._book({t: p.closes for t, p in self.plans.items()}, positions,
+            days, curves, metrics, weights = ev.book(self, {t: p.closes for t, p in self.plans.items()}, positions,
                                                         scored, with_benchmark=True)
-            self._score(PORTFOLIO, curves, metrics, out)
+            ev.score(self, PORTFOLIO, curves, metrics, out)
             out["days"][PORTFOLIO] = days
             out["equity"][PORTFOLIO] = curves
             out["metrics"][PORTFOLIO] = metrics
             out["weights"] = weights
         if self.spec.control:
-            out["control"] = self._control(out["metrics"])
+            out["control"] = ev.control(self, out["metrics"])
         # metrics.json's two keys that are not a ticker: how the intervals were drawn, and the control
         out["metrics"]["bootstrap"] = {
             "method": "stationary bootstrap (Politis & Romano 1994), percentile intervals, paired across strategies",
@@ -670,111 +677,6 @@ class Backtest:
         if out["control"] is not None:
             out["metrics"]["control"] = out["control"]
         return out
-
-    def _score(self, key: str, curves: Mapping[str, list[float]], metrics: dict[str, Any], out: dict[str, Any]) -> None:
-        """Jensen's alpha, the bootstrap intervals and the team's p-value (``bootstrap``) into ``metrics``."""
-        returns = {name: mt.equity_returns(curve) for name, curve in curves.items()}
-        bench_name = next((n for n in curves if n.startswith(BENCHMARK_PREFIX)), None)
-        bench = returns[bench_name] if bench_name else None
-        ci = bs.intervals(returns, bench=bench, key=key, seed=self.spec.seed, team=TEAM, buy_hold=bl.BUY_HOLD)
-        out["blocks"][key] = bs.default_block_length(len(next(iter(returns.values()))))
-        for name, m in metrics.items():
-            m["alpha"] = bs.jensen_alpha(returns[name], bench, mt.TRADING_DAYS)
-            m.update(ci[name])
-
-    def _book(self, closes: Mapping[str, Sequence[float]], positions: Mapping[str, Mapping[str, Sequence[float]]],
-              scored: Mapping[str, Sequence[tuple[str | None, float | None]]] | None = None, *,
-              with_benchmark: bool = False, strategies: Sequence[str] | None = None):
-        """The watchlist as one book: ``(days, curves, metrics, weight rows)`` (see positions.book_*).
-
-        The book's days are the union of the members' days; a member's close is carried over a day
-        it did not trade (a return of 0) and its position likewise (flat before its first day)."""
-        days = sorted({d for p in self.plans.values() for d in p.days})
-        members = list(self.plans)
-        n = len(members)
-        member_returns: dict[str, list[float]] = {}
-        for t in members:
-            series = pd.Series(list(closes[t]), index=self.plans[t].days).reindex(days).ffill().bfill()
-            member_returns[t] = ps.daily_returns(list(series))
-        names = list(strategies) if strategies is not None else list(next(iter(positions.values())))
-        cost = self.spec.cost_bps
-        curves: dict[str, list[float]] = {}
-        metrics: dict[str, Any] = {}
-        rows: list[dict[str, Any]] = []
-        for name in names:
-            held = {t: list(pd.Series(list(positions[t][name]), index=self.plans[t].days).reindex(days).ffill()
-                            .fillna(0.0)) for t in members}
-            exposures = ps.book_exposures(held, self.spec.portfolio or "equal")
-            curves[name] = ps.book_equity(member_returns, exposures, cost)
-            decisions = scored.get(name) if scored is not None and name in scored else None
-            metrics[name] = {**mt.strategy_metrics(curves[name], turnover=ps.book_turnover(exposures),
-                                                   decisions=decisions), "cost_bps": cost}
-            if with_benchmark:
-                for t in members:
-                    for i, d in enumerate(days):
-                        x = exposures[t][i]
-                        weight = 1.0 / n if self.spec.portfolio == "equal" else abs(x)
-                        rows.append({"date": d, "ticker": t, "strategy": name, "position": held[t][i],
-                                     "weight": weight, "exposure": x})
-        if with_benchmark and all(p.benchmark_closes is not None for p in self.plans.values()):
-            benches = sorted({p.benchmark for p in self.plans.values()})
-            bench_returns = {}
-            for t in members:
-                series = pd.Series(self.plans[t].benchmark_closes, index=self.plans[t].days).reindex(days).ffill().bfill()
-                bench_returns[t] = ps.daily_returns(list(series))
-            name = f"{BENCHMARK_PREFIX} ({' + '.join(benches)})"
-            curves[name] = ps.book_equity(bench_returns, {t: [1.0 / n] * len(days) for t in members}, 0.0)
-            metrics[name] = {**mt.strategy_metrics(curves[name], turnover=1.0), "cost_bps": 0.0}
-        return days, curves, metrics, rows
-
-    def _control(self, real: Mapping[str, Any]) -> dict[str, Any]:
-        """The team and Buy & Hold on each no-edge world: per ticker (and the book) the distribution of
-        the team's excess cumulative return over Buy & Hold, and where the real result falls in it."""
-        from tradingagents.backtest import worlds as wd
-        from tradingagents.dataflows.interface import get_provider
-
-        cost = self.spec.cost_bps
-        by_key: dict[str, list[dict[str, Any]]] = {}
-        for k, variant in enumerate(self.spec.control_variants, start=1):
-            provider = get_provider(variant_config(self.config, variant, self.folder, self.world(variant)))
-            closes: dict[str, list[float]] = {}
-            held: dict[str, dict[str, list[float]]] = {}
-            for ticker, plan in self.plans.items():
-                frame = provider.ohlcv(ticker, plan.days[0], plan.days[-1])
-                close = frame["Close"].astype(float)
-                close = close[~close.index.duplicated(keep="last")]
-                wclose = [float(x) for x in close.reindex(pd.DatetimeIndex(pd.to_datetime(plan.days))).ffill().bfill()]
-                decided = self.decisions(variant, ticker)[ticker]
-                missing = [d for d in plan.steps if d not in decided]
-                if missing:
-                    raise RuntimeError(f"{variant} {ticker}: {len(missing)} step(s) not finished")
-                pos = ps.positions_from_decisions(plan.days, decided, self.position_map)
-                closes[ticker] = wclose
-                held[ticker] = {TEAM: pos, bl.BUY_HOLD: [1.0] * len(plan.days)}
-                by_key.setdefault(ticker, []).append(
-                    _world_row(k, ps.equity_curve(wclose, pos, cost), ps.equity_curve(wclose, held[ticker][bl.BUY_HOLD], cost)))
-            if self.spec.portfolio:
-                _days, curves, _m, _rows = self._book(closes, held, strategies=(TEAM, bl.BUY_HOLD))
-                by_key.setdefault(PORTFOLIO, []).append(_world_row(k, curves[TEAM], curves[bl.BUY_HOLD]))
-        summary: dict[str, Any] = {}
-        for key, rows in by_key.items():
-            excess = [r["excess_cr"] for r in rows]
-            team, bh = real[key][TEAM], real[key][bl.BUY_HOLD]
-            real_excess = team["cr"] - bh["cr"]
-            beat = sum(1 for x in excess if x > 0)
-            summary[key] = {
-                "worlds": len(rows), "beat_buy_hold": beat,
-                "excess_cr": wd.summarise(excess),
-                "team_cr": wd.summarise([r["team_cr"] for r in rows]),
-                "team_sharpe": wd.summarise([r["team_sharpe"] for r in rows]),
-                "real_excess_cr": real_excess,
-                "real_beats_share_of_worlds": sum(1 for x in excess if x < real_excess) / len(rows),
-                "by_world": rows,
-                "text": (f"The team beat Buy & Hold in {beat} of {len(rows)} worlds with no edge; "
-                         f"on the real prices its cumulative return over Buy & Hold's was "
-                         f"{real_excess * 100:+.2f}%."),
-            }
-        return {"worlds": self.spec.control, "seed": self.spec.seed, "by_ticker": summary}
 
     def _alpha(self, ticker: str, date: str) -> float | None:
         from tradingagents.dataflows.returns import compute_returns
@@ -903,12 +805,6 @@ def _reuse(graph, cfg: Mapping[str, Any], ticker: str, date: str) -> dict[str, A
         return None
     return {"rating": saved["rating"], "results_path": str(run_dir(cfg, ticker, date)), "elapsed_s": 0.0,
             "reused": True, "resumed": False, "llm_calls": 0}
-
-
-def _world_row(world: int, team: Sequence[float], buy_hold: Sequence[float]) -> dict[str, Any]:
-    team_cr, bh_cr = mt.cumulative_return(team), mt.cumulative_return(buy_hold)
-    return {"world": world, "team_cr": team_cr, "buy_hold_cr": bh_cr, "excess_cr": team_cr - bh_cr,
-            "team_sharpe": mt.sharpe_ratio(team), "buy_hold_sharpe": mt.sharpe_ratio(buy_hold)}
 
 
 def unblind_tree(src: Path, dst: Path, blind) -> None:
