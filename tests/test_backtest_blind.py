@@ -125,3 +125,25 @@ def test_prices_quoted_in_news_and_posts_are_rebased_like_the_prices(ta_home):
     for real, seen in zip(real_posts, seen_posts, strict=True):
         assert float(pattern.search(seen).group(1)) == pytest.approx(float(pattern.search(real).group(1)) * factor,
                                                                      abs=0.006)
+
+
+def test_a_blind_batch_names_no_ticker_of_the_watchlist_in_any_prompt(ta_home, capsys):
+    from tradingagents.cli import main
+
+    base = get_provider({})
+    words = ["NVDA", "AAPL", *name_variants(base.identity("NVDA")["name"]), *name_variants(base.identity("AAPL")["name"])]
+    with FakeOpenAIServer() as server:
+        code = main(["batch", "NVDA,AAPL", "2024-06-03", "--blind", "--provider", "openai_compatible",
+                     "--backend-url", server.base_url, "--quick-model", "fake-quick", "--deep-model", "fake-deep",
+                     "--json", "-q"])
+        requests = list(server.requests)
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0 and [r["ticker"] for r in rows] == ["NVDA", "AAPL"] and all(r["status"] == "done" for r in rows)
+    for body in requests:
+        text = _all_text(body.get("messages")) + _all_text(body.get("tools"))
+        for word in words:
+            assert not re.search(r"(?<![A-Za-z0-9])" + re.escape(word) + r"(?![A-Za-z0-9])", text, re.I), word
+        assert "2024-" not in text
+    for r in rows:
+        assert open(f"{r['results_path']}/report.md", encoding="utf-8").read().startswith(f"# {r['ticker']} — 2024-06-03")
+    assert main(["batch", "NVDA,AAPL", "2024-06-03", "--blind", "--max-cost", "1"]) == 2

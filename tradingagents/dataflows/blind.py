@@ -429,17 +429,20 @@ def unblind_files(src: str | Path, dst: str | Path, blind: BlindMap) -> None:
 
 
 def run_blind(settings: Mapping[str, Any], ticker: str, date: str, *, asset_type: str = "stock",
-              on_event=None, should_stop=None, api_key: str | None = None, debug: bool = False) -> dict[str, Any]:
+              on_event=None, should_stop=None, api_key: str | None = None, debug: bool = False,
+              watchlist: Iterable[str] | None = None) -> dict[str, Any]:
     """One blind analysis of ``ticker`` on ``date``: the models see the alias and the shifted date;
     the events shown and the run stored (``<home>/blind/real_results/<TICKER>/<date>/``, and the
     blind desk's log mapped back to ``<home>/blind/real_memory/``) are in real names and dates.
+    ``watchlist`` (a batch's tickers) are all mapped, so none of them is named in another's texts.
     Returns ``{rating, results_path, alias, blind_date, record}``."""
     from tradingagents.dataflows.interface import get_provider
     from tradingagents.default_config import resolve_config
     from tradingagents.graph.trading_graph import TradingAgentsGraph
 
     cfg = resolve_config(settings)
-    blind = BlindMap.make([ticker], date, get_provider(cfg))
+    names = [ticker.upper(), *(t.upper() for t in (watchlist or ()) if t.upper() != ticker.upper())]
+    blind = BlindMap.make(names, date, get_provider(cfg))
     root = Path(cfg["home"]) / "blind"
     bcfg = resolve_config(blind_config(cfg, blind, root / "desk"))
 
