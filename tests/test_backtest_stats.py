@@ -186,6 +186,10 @@ def test_control_runs_the_team_on_no_edge_worlds_and_reports_the_distribution(ta
         c = control["by_ticker"][ticker]
         assert [r["world"] for r in c["by_world"]] == [1, 2]
         assert c["beat_buy_hold"] == sum(r["excess_cr"] > 0 for r in c["by_world"])
+        # a team that stayed flat in a world has no Sharpe ratio (None): it did not beat Buy & Hold's
+        assert c["beat_buy_hold_sharpe"] == sum(r["team_sharpe"] is not None and r["buy_hold_sharpe"] is not None
+                                                and r["team_sharpe"] > r["buy_hold_sharpe"] + 1e-12
+                                                for r in c["by_world"])
         assert f"in {c['beat_buy_hold']} of 2 worlds with no edge" in c["text"]
         real = result.metrics[ticker]
         assert c["real_excess_cr"] == pytest.approx(real[TEAM]["cr"] - real["Buy & Hold"]["cr"])

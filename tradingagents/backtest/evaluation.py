@@ -128,6 +128,8 @@ def control(bt: Backtest, real: Mapping[str, Any]) -> dict[str, Any]:
         beat = sum(1 for x in excess if x > 0)
         summary[key] = {
             "worlds": len(rows), "beat_buy_hold": beat,
+            "beat_buy_hold_sharpe": sum(1 for r in rows if r["team_sharpe"] is not None and r["buy_hold_sharpe"]
+                                        is not None and r["team_sharpe"] > r["buy_hold_sharpe"] + 1e-12),
             "excess_cr": wd.summarise(excess),
             "team_cr": wd.summarise([r["team_cr"] for r in rows]),
             "team_sharpe": wd.summarise([r["team_sharpe"] for r in rows]),
