@@ -85,6 +85,11 @@ def render_results(handle, outputs: dict) -> None:
     st.caption("CR cumulative return, ARR annualised, SR Sharpe ratio (daily, risk-free 0), MDD maximum drawdown; "
                "hit rate and alpha of the team's decisions over their holding window. Percentages.")
     st.dataframe(view.paper_table(outputs["metrics"]), hide_index=True, width="stretch")
+    st.caption("Costs are charged on every strategy per unit of turnover (Cost bps); the 95% intervals are from a "
+               "stationary block bootstrap of the daily returns; p vs B&H is one-sided (the team's mean daily "
+               "return above Buy & Hold's). PORTFOLIO is the watchlist as one book.")
+    for line in view.control_text(outputs["metrics"]):
+        st.info(line, icon=":material/casino:")
     equity = outputs["equity"]
     decisions = outputs["decisions"]
     for ticker in handle.backtest.spec.tickers:
@@ -144,7 +149,8 @@ st.caption("The team over a date range, one decision every N trading days per ti
 
 today = dt.date.today()
 for k, v in (("bt_tickers", "NVDA"), ("bt_start", today - dt.timedelta(days=182)), ("bt_end", today - dt.timedelta(days=1)),
-             ("bt_every", 5), ("bt_compare", False), ("bt_short", False), ("bt_cost", 0.0)):
+             ("bt_every", 5), ("bt_compare", False), ("bt_short", False), ("bt_cost", 5.0),
+             ("bt_portfolio", "none"), ("bt_control", 0), ("bt_blind", False)):
     st.session_state.setdefault(k, v)
 
 with st.container(border=True):
@@ -158,19 +164,29 @@ with st.container(border=True):
                   help='Runs the same dates again with no past context and no role memories ("TradingAgents (no '
                        "memory)\"), kept apart from the desk's log and lessons.")
         st.toggle("Allow short", key="bt_short", help="Underweight −0.5 and Sell −1.0 (default long-only: 0).")
-        st.number_input("Cost (bps per position change)", min_value=0.0, max_value=1000.0, step=1.0, key="bt_cost",
-                        width=220)
+        st.toggle("Blind", key="bt_blind",
+                  help="The models see an alias, dates shifted by 28 years and rebased prices, never the real "
+                       "ticker, name or calendar; results are shown and stored in real names.")
+        st.number_input("Cost (bps per unit of turnover)", min_value=0.0, max_value=1000.0, step=1.0, key="bt_cost",
+                        width=220, help="Charged on every strategy; 0 is the paper's setting.")
+        st.selectbox("Watchlist as one book", ("none", "equal", "conviction"), key="bt_portfolio", width=200,
+                     help="Also score the tickers as one portfolio (PORTFOLIO): equal weights or weights from the ratings.")
+        st.number_input("No-edge worlds", min_value=0, max_value=200, step=1, key="bt_control", width=160,
+                        help="Also run the same configuration on N random-walk worlds with no edge.")
     s = st.session_state
     spec = None
     try:
         spec = BacktestSpec.make(s["bt_tickers"], s["bt_start"], s["bt_end"], int(s["bt_every"]), s["bt_compare"],
-                                 s["bt_short"], float(s["bt_cost"]))
+                                 s["bt_short"], float(s["bt_cost"]), control=int(s["bt_control"]),
+                                 portfolio=None if s["bt_portfolio"] == "none" else s["bt_portfolio"],
+                                 blind=bool(s["bt_blind"]))
     except TradingAgentsError as exc:
         st.warning(str(exc), icon=":material/edit:")
     paid = config.get("llm_provider") != "offline"
     confirmed = True
     if spec is not None:
-        steps = view.estimate_steps(spec.tickers, spec.start, spec.end, spec.every, spec.compare_memory)
+        steps = view.estimate_steps(spec.tickers, spec.start, spec.end, spec.every, spec.compare_memory,
+                                    spec.control)
         if paid:
             st.info(view.cost_estimate_text(steps, config), icon=":material/payments:")
             confirmed = st.checkbox("I understand this backtest makes paid model calls", key="bt_confirm")

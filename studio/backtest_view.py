@@ -12,7 +12,8 @@ from typing import Any
 import pandas as pd
 
 from tradingagents.backtest.engine import TEAM, TEAM_NO_MEMORY, calls_per_step
-from tradingagents.backtest.report import COLUMNS, EXTRA, drawdown
+from tradingagents.backtest.metrics import by_ticker
+from tradingagents.backtest.report import COLUMNS, EXTRA, INTERVALS, control_lines, drawdown, fmt_ci
 from tradingagents.rating import RATING_COLORS
 
 LINE_STYLE = {TEAM: {"width": 3, "color": "#1f6feb"}, TEAM_NO_MEMORY: {"width": 2, "color": "#8250df", "dash": "dot"}}
@@ -24,11 +25,13 @@ def _go():
     return go
 
 
-def estimate_steps(tickers: Sequence[str], start: str, end: str, every: int, compare_memory: bool) -> int:
-    """Steps before planning (weekdays as trading days): for the cost estimate on the form."""
+def estimate_steps(tickers: Sequence[str], start: str, end: str, every: int, compare_memory: bool,
+                   control: int = 0) -> int:
+    """Steps before planning (weekdays as trading days): for the cost estimate on the form
+    (each no-edge world runs every step again)."""
     days = len(pd.bdate_range(start, end)) if start <= end else 0
     per_ticker = (days + every - 1) // every if days else 0
-    return per_ticker * len(tickers) * (2 if compare_memory else 1)
+    return per_ticker * len(tickers) * ((2 if compare_memory else 1) + int(control or 0))
 
 
 def cost_estimate_text(steps: int, config: Mapping[str, Any]) -> str:
@@ -39,16 +42,29 @@ def cost_estimate_text(steps: int, config: Mapping[str, Any]) -> str:
 
 
 def paper_table(metrics: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """Rows (ticker, strategy); columns CR %, ARR %, SR, MDD %, hit rate %, avg alpha %, turnover."""
+    """Rows (ticker, strategy); columns CR %, ARR %, SR, MDD %, hit rate %, avg alpha %, turnover,
+    then the 95% intervals of CR, SR and alpha, the alpha, the team's p vs Buy & Hold and the costs."""
     rows = []
-    for ticker, by_strategy in metrics.items():
+    for ticker, by_strategy in by_ticker(dict(metrics)).items():
         for strategy, m in by_strategy.items():
             row: dict[str, Any] = {"Ticker": ticker, "Strategy": strategy}
             for key, label, pct in COLUMNS + EXTRA:
                 v = m.get(key)
                 row[label] = None if v is None else round(v * 100 if pct else v, 2)
+            for key, label, pct in INTERVALS:
+                v = m.get(key)
+                if key.endswith("_ci"):
+                    row[label] = fmt_ci(v, pct)
+                else:
+                    row[label] = None if v is None else round(v * 100 if pct else v, 3)
+            row["Cost bps"] = m.get("cost_bps")
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def control_text(metrics: Mapping[str, Any]) -> list[str]:
+    """The no-edge control's sentences (empty without ``--control``)."""
+    return control_lines({"control": metrics.get("control")})
 
 
 def equity_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]], title: str = ""):

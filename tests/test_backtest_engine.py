@@ -85,8 +85,13 @@ def test_backtest_outputs_follow_from_equity_and_prices(ta_home):
         else:
             assert got["sharpe"] == pytest.approx(expected["sharpe"], rel=1e-9), strategy
 
-    # Buy & Hold and the benchmark are the prices themselves
-    assert curves["Buy & Hold"] == pytest.approx(list(closes / closes.iloc[0]), rel=1e-12)
+    # Buy & Hold is the prices less the default cost of its entry (5 bps of one unit of turnover,
+    # charged on the first mark); the benchmark index is the prices themselves (not traded)
+    c = 5 / 10_000
+    assert metrics["NVDA"]["Buy & Hold"]["cost_bps"] == 5.0
+    bh = [1.0] + [(1 + closes.iloc[1] / closes.iloc[0] - 1 - c) * closes.iloc[t] / closes.iloc[1]
+                  for t in range(1, len(closes))]
+    assert curves["Buy & Hold"] == pytest.approx(bh, rel=1e-12)
     spy = _closes("SPY", START, END)
     assert curves["Benchmark (SPY)"] == pytest.approx(list(spy / spy.iloc[0]), rel=1e-12)
 
@@ -102,7 +107,8 @@ def test_backtest_outputs_follow_from_equity_and_prices(ta_home):
         assert float(by_day[day]["position"]) == pos
         held.append(pos)
     for t in range(1, len(days)):
-        equity.append(equity[-1] * (1 + held[t - 1] * (closes.iloc[t] / closes.iloc[t - 1] - 1)))
+        change = abs(held[t - 1] - (held[t - 2] if t >= 2 else 0.0))
+        equity.append(equity[-1] * (1 + held[t - 1] * (closes.iloc[t] / closes.iloc[t - 1] - 1) - c * change))
     assert curves[TEAM] == pytest.approx(equity, rel=1e-12)
 
     # hit rate and alpha from the decisions and the engine's own returns

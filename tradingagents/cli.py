@@ -101,6 +101,8 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-cost", help="USD budget of the run: stop at a checkpoint (exit 5) before a step "
                    "would exceed it (prices: llm_pricing / TRADINGAGENTS_LLM_PRICING)")
     p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
+    p.add_argument("--blind", action="store_true", help="blind run: the models see an alias, the date shifted by "
+                   "28 years and rebased prices; what is shown and stored is mapped back (<home>/blind/)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
     p.add_argument("--debug", action="store_true", help="print every node's state update")
     return p
@@ -327,6 +329,15 @@ def run_command(argv: list[str]) -> int:
         date = validate_date(args.date)
         settings = _settings_from(args)  # every setting and the LLM key checked: exit 2 before any work
         checkpointing = bool(settings["checkpoint_enabled"])
+        if args.blind:
+            from tradingagents.graph.blind_run import run_blind
+
+            out = run_blind(settings, ticker, date, asset_type=args.asset_type, on_event=_Progress(quiet=args.quiet),
+                            should_stop=stop.is_set, debug=args.debug)
+            _print(f"Rating: {out['rating']}")
+            _print(f"Blind: the models saw {out['alias']} on {out['blind_date']}")
+            _print(f"Report: {out['results_path']}")
+            return EXIT_OK
         from tradingagents.graph.trading_graph import TradingAgentsGraph
 
         graph = TradingAgentsGraph(settings["selected_analysts"], debug=args.debug, config=settings)
@@ -479,8 +490,42 @@ def _batch_parser():
     p.add_argument("--debate-rounds", type=int)
     p.add_argument("--risk-rounds", type=int)
     p.add_argument("--json", action="store_true", help="the outcomes as JSON on stdout")
+    p.add_argument("--blind", action="store_true", help="blind runs, one ticker after another: the models see "
+                   "aliases, the date shifted by 28 years and rebased prices (stored in real names, <home>/blind/)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     return p
+
+
+def _blind_batch(tickers: list[str], date: str, settings, args, stop: threading.Event) -> int:
+    """``batch --blind``: each ticker a blind run in turn (every watchlist ticker mapped in each)."""
+    from tradingagents.graph.blind_run import run_blind
+    from tradingagents.validation import ValidationError
+
+    if settings.get("max_cost_usd") is not None or settings.get("executor") == "ray":
+        raise ValidationError("--blind runs the tickers one after another on this machine: leave out --max-cost "
+                              "and --executor ray.")
+    worst = EXIT_OK
+    rows = []
+    for ticker in tickers:
+        try:
+            out = run_blind(settings, ticker, date, should_stop=stop.is_set, watchlist=tickers)
+            rows.append({"ticker": ticker, "status": "done", "rating": out["rating"], "alias": out["alias"],
+                         "results_path": out["results_path"]})
+        except Exception as exc:  # noqa: BLE001 - one ticker's failure is its line; the others go on
+            code = _explain(exc, resumes=False)
+            worst = max(worst, code)
+            rows.append({"ticker": ticker, "status": "failed", "rating": None, "error": str(exc)})
+            if code == EXIT_STOPPED:
+                break
+    if args.json:
+        import json
+
+        print(json.dumps(rows, indent=1))
+    else:
+        for r in rows:
+            _print(f"{r['ticker']:<10} {r['status']:<8} {r['rating'] or '-':<12} blind"
+                   + (f" ({r['alias']}) {r['results_path']}" if r.get("alias") else ""))
+    return worst
 
 
 def _usd(value: float | None) -> str:
@@ -511,6 +556,8 @@ def batch_command(argv: list[str]) -> int:
         else:
             tickers = parse_tickers(args.tickers)
         date = validate_date(args.date)
+        if args.blind:
+            return _blind_batch(list(tickers), date, settings, args, stop)
         from tradingagents.estimates import estimate_batch_cost
 
         estimate = estimate_batch_cost(settings, len(tickers))

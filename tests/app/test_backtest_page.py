@@ -80,6 +80,10 @@ def test_backtest_page_runs_live_and_shows_the_results(ta_home):
     paper = next(t for t in tables if "Strategy" in t.columns)
     assert {"TradingAgents", "Buy & Hold", "MACD", "KDJ & RSI", "ZMR", "SMA"} <= set(paper["Strategy"])
     assert {"CR %", "ARR %", "SR", "MDD %"} <= set(paper.columns)
+    # the intervals, the team's p-value and the default cost are shown beside the paper's columns
+    assert {"CR 95% CI", "SR 95% CI", "Alpha 95% CI", "p vs B&H", "Cost bps"} <= set(paper.columns)
+    bh = paper[paper["Strategy"] == "Buy & Hold"].iloc[0]
+    assert bh["CR 95% CI"].startswith("[") and bh["Cost bps"] == 5.0
     steps = next(t for t in tables if "rating" in t.columns)
     assert len(steps) == 15
     labels = [t.label for t in at.tabs]

@@ -21,6 +21,8 @@ EXAMPLES = """examples:
   python -m tradingagents backtest NVDA --start 2024-06-03 --end 2024-11-29
   python -m tradingagents backtest NVDA,AAPL --start 2024-06-03 --end 2024-11-29 --every 5 --compare-memory
   python -m tradingagents backtest AAPL --start 2024-06-03 --end 2024-11-29 --provider openai --data yfinance
+  python -m tradingagents backtest NVDA,AAPL,MSFT --start 2024-01-02 --end 2024-12-31 --every 5 \
+      --portfolio equal --control 20 --seed 7 --cost-bps 5
 
 Offline engine and demo market by default. Run the same command again to resume a stopped or
 killed backtest: finished steps are not redone.
@@ -38,7 +40,17 @@ def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--compare-memory", action="store_true",
                    help='also run the same dates without past context and role memories ("TradingAgents (no memory)")')
     p.add_argument("--allow-short", action="store_true", help="Underweight -0.5 and Sell -1.0 (default long-only)")
-    p.add_argument("--cost-bps", type=float, default=0.0, help="cost in basis points per unit of position change")
+    p.add_argument("--cost-bps", type=float, default=None,
+                   help="cost in basis points per unit of turnover, on every strategy (default 5; 0 = the paper's)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the bootstrap intervals and of the control worlds (default 7: same backtest, same bytes)")
+    p.add_argument("--control", type=int, default=0, metavar="N",
+                   help="also run the same configuration on N no-edge random-walk worlds (the no-edge distribution)")
+    p.add_argument("--portfolio", choices=("equal", "conviction"),
+                   help="also score the tickers as one book (PORTFOLIO): equal weights or weights from the ratings")
+    p.add_argument("--blind", action="store_true",
+                   help="blind run: the models see an alias, dates shifted by 28 years and rebased prices, never "
+                        "the real ticker, name or calendar; everything stored is mapped back")
     p.add_argument("--provider", help="LLM provider: offline (default), openai, openai_compatible, ollama, …")
     p.add_argument("--backend-url", help="base URL of an OpenAI-compatible server")
     p.add_argument("--quick-model", help="quick-thinking model name")
@@ -140,17 +152,30 @@ def format_duration(seconds: float | None) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
-def summary_table(metrics: dict[str, Any]) -> str:
-    from tradingagents.backtest.report import _header, table_rows
+SUMMARY_COLUMNS = ("Strategy", "CR %", "CR 95% CI", "SR", "SR 95% CI", "MDD %", "p vs B&H")
 
+
+def summary_table(metrics: dict[str, Any], cost_bps: float | None = None) -> str:
+    """The paper's columns with the 95% intervals, per ticker (and ``PORTFOLIO``); then the costs
+    and, with a control, one line per ticker on the no-edge worlds."""
+    from tradingagents.backtest.metrics import by_ticker
+    from tradingagents.backtest.report import _header, control_lines, table_rows
+
+    head = _header()
+    pick = [head.index(c) for c in SUMMARY_COLUMNS]
     lines = []
-    for ticker, by_strategy in metrics.items():
-        rows = [_header()[:5], *[r[:5] for r in table_rows(by_strategy)]]
-        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for ticker, by_strategy in by_ticker(metrics).items():
+        rows = [[head[i] for i in pick], *[[r[i] for i in pick] for r in table_rows(by_strategy)]]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(pick))]
         lines.append(ticker)
         for r in rows:
             lines.append("  " + "  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i])
                                           for i, c in enumerate(r)))
+    if cost_bps is not None:
+        lines.append(f"costs {cost_bps:g} bps per unit of turnover on every strategy"
+                     + (" (the paper's setting)" if cost_bps == 0 else "") + "; 95% stationary-bootstrap intervals")
+    if metrics.get("control"):
+        lines += control_lines({"control": metrics["control"]})
     return "\n".join(lines)
 
 
@@ -175,7 +200,10 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
 
         cfg = config_from(args)
         spec = BacktestSpec.make(args.tickers, args.start, args.end, args.every, args.compare_memory,
-                                 args.allow_short, args.cost_bps)
+                                 args.allow_short, args.cost_bps, seed=getattr(args, "seed", None),
+                                 control=getattr(args, "control", 0) or 0,
+                                 portfolio=getattr(args, "portfolio", None),
+                                 blind=bool(getattr(args, "blind", False)))
         bt = Backtest(spec, cfg)
         done = bt.done_steps()
         if not args.quiet:
@@ -183,7 +211,7 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
             print(f"Backtest {bt.id}: {', '.join(spec.tickers)} {spec.start} → {spec.end}, every {spec.every} "
                   f"trading day(s), {how}", file=sys.stderr, flush=True)
         result = bt.run(on_progress=ProgressBar(quiet=args.quiet), should_stop=stop.is_set)
-        print(summary_table(result.metrics))
+        print(summary_table(result.metrics, spec.cost_bps))
         if not args.quiet:
             print(f"done in {format_duration(time.time() - started)}", file=sys.stderr)
         print(f"Backtest: {result.folder}")

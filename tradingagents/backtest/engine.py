@@ -36,6 +36,12 @@ runs them; ``run_backtest(...)`` does both. UI-neutral (the CLI and the page dri
   (``date,ticker,strategy,equity``), ``decisions.csv`` (``date,ticker,rating,position``, the team's
   decisions; the ablation's go to ``decisions_no_memory.csv``), ``report.md`` and ``report.html``.
   Positions and equity: ``positions``; baselines: ``baselines``; metrics: ``metrics``.
+* **Is the edge real?** Costs by default (``DEFAULT_COST_BPS``), intervals and the team's p-value
+  (``bootstrap``, via ``evaluation.score``), the watchlist as one book (``portfolio``:
+  ``PORTFOLIO`` in metrics.json and equity.csv, members' weights in ``weights.csv``), the no-edge
+  control (``control``: the team on random-walk ``worlds``, steps recorded as ``Control world k``)
+  and blind runs (``blind``: the steps run through ``dataflows.blind``, in a desk of their own,
+  recorded and stored in real names). Daily bars only (``check_daily_bars``).
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ from typing import Any
 import pandas as pd
 
 from tradingagents.backtest import baselines as bl
+from tradingagents.backtest import bootstrap as bs
+from tradingagents.backtest import evaluation as ev
 from tradingagents.backtest import metrics as mt
 from tradingagents.backtest import positions as ps
 from tradingagents.config import benchmark_for, public_config, resolve_config
@@ -66,16 +74,23 @@ from tradingagents.validation import validate_date, validate_tickers
 
 log = logging.getLogger(__name__)
 
-TEAM = "TradingAgents"
+TEAM = ev.TEAM  # "TradingAgents"
 TEAM_NO_MEMORY = "TradingAgents (no memory)"
 STRATEGIES = (TEAM, *bl.BASELINES)
 """The strategy names of metrics.json and equity.csv, exactly (the ablation adds TEAM_NO_MEMORY)."""
-BENCHMARK_PREFIX = "Benchmark"  # "Benchmark (SPY)": buy and hold of the ticker's benchmark
+BENCHMARK_PREFIX = ev.BENCHMARK_PREFIX  # "Benchmark (SPY)": buy and hold of the ticker's benchmark
+
+CONTROL_PREFIX = "Control world "  # the team on no-edge world k: "Control world 3"
+PORTFOLIO = ev.PORTFOLIO  # the watchlist as one book, in metrics.json and equity.csv
+META_KEYS = mt.META_KEYS  # metrics.json's keys that are not a ticker
+DEFAULT_COST_BPS = 5.0
+"""Cost per unit of turnover, in basis points, charged by default (``--cost-bps 0``: the paper's)."""
 
 MANIFEST = "manifest.json"
 OUTPUT_FILES = ("metrics.json", "equity.csv", "decisions.csv", "report.md", "report.html")
 MAX_TICKERS = 20
 MAX_STEPS = 5000
+MAX_CONTROL = 200
 
 # the settings that change what a step computes: part of the backtest's id
 _RUN_KEYS = ("llm_provider", "quick_think_llm", "deep_think_llm", "backend_url", "data_vendor",
@@ -96,42 +111,78 @@ class BacktestSpec:
     every: int = 1
     compare_memory: bool = False
     allow_short: bool = False
-    cost_bps: float = 0.0
+    cost_bps: float = DEFAULT_COST_BPS
+    seed: int = bs.DEFAULT_SEED
+    control: int = 0
+    portfolio: str | None = None
+    blind: bool = False
 
     @classmethod
     def make(cls, tickers: str | Sequence[str], start: object, end: object, every: object = 1,
-             compare_memory: bool = False, allow_short: bool = False, cost_bps: object = 0.0) -> BacktestSpec:
-        """A validated spec; every problem is a ValidationError that says what is accepted."""
+             compare_memory: bool = False, allow_short: bool = False, cost_bps: object = None,
+             seed: object = None, control: object = 0, portfolio: object = None,
+             blind: bool = False) -> BacktestSpec:
+        """A validated spec; every problem is a ValidationError that says what is accepted.
+        ``cost_bps`` None is the default (``DEFAULT_COST_BPS``); 0 is the paper's setting."""
         clean = validate_tickers(tickers, limit=MAX_TICKERS, what="backtest")
         s = validate_date(start)
         e = validate_date(end, allow_future=True)
         e = min(e, _dt.date.today().isoformat())
         if s >= e:
             raise ValidationError(f"The start date {s} must be before the end date {e}.")
-        if isinstance(every, bool):
-            raise ValidationError("every must be a whole number of trading days ≥ 1.")
+        n = _whole(every, "every", "a whole number of trading days ≥ 1", 1, 250)
         try:
-            n = int(str(every).strip())
-        except ValueError:
-            raise ValidationError(f"every must be a whole number of trading days ≥ 1, not {every!r}.") from None
-        if n < 1 or n > 250:
-            raise ValidationError(f"every must be from 1 to 250 trading days, got {n}.")
-        try:
-            cost = float(cost_bps or 0.0)
+            cost = DEFAULT_COST_BPS if cost_bps is None or cost_bps == "" else float(cost_bps)
         except (TypeError, ValueError):
             raise ValidationError(f"cost_bps must be a number of basis points, not {cost_bps!r}.") from None
         if not 0.0 <= cost <= 1000.0 or cost != cost:
             raise ValidationError(f"cost_bps must be from 0 to 1000 basis points, got {cost_bps!r}.")
-        return cls(tuple(clean), s, e, n, bool(compare_memory), bool(allow_short), cost)
+        seed_n = bs.DEFAULT_SEED if seed is None or seed == "" else _whole(seed, "seed", "a whole number ≥ 0",
+                                                                           0, 2**32 - 1)
+        worlds = _whole(control or 0, "control", "a whole number of worlds from 0", 0, MAX_CONTROL)
+        book = None if portfolio in (None, "", "none", False) else str(portfolio).strip().lower()
+        if book is not None and book not in ps.WEIGHTINGS:
+            raise ValidationError(f"portfolio must be one of {', '.join(ps.WEIGHTINGS)}, not {portfolio!r}.")
+        if book is not None and len(clean) < 2:
+            raise ValidationError("A portfolio needs at least two tickers; give a comma-separated watchlist.")
+        return cls(tuple(clean), s, e, n, bool(compare_memory), bool(allow_short), cost, seed_n, worlds, book,
+                   bool(blind))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["tickers"] = list(self.tickers)
+        # left out at their defaults, so a backtest made before these options keeps its id
+        for key, default in (("seed", bs.DEFAULT_SEED), ("control", 0), ("portfolio", None), ("blind", False)):
+            if d[key] == default:
+                del d[key]
         return d
 
     @property
     def variants(self) -> tuple[str, ...]:
+        """The variants on the real market (the team, and the ablation with ``compare_memory``)."""
         return (TEAM, TEAM_NO_MEMORY) if self.compare_memory else (TEAM,)
+
+    @property
+    def control_variants(self) -> tuple[str, ...]:
+        """``Control world 1`` … ``Control world N``: the team on the no-edge worlds."""
+        return tuple(f"{CONTROL_PREFIX}{k}" for k in range(1, self.control + 1))
+
+    @property
+    def all_variants(self) -> tuple[str, ...]:
+        """Every variant whose steps run (the real ones, then the control worlds)."""
+        return self.variants + self.control_variants
+
+
+def _whole(value: object, name: str, what: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool):
+        raise ValidationError(f"{name} must be {what}.")
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise ValidationError(f"{name} must be {what}, not {value!r}.") from None
+    if n < lo or n > hi:
+        raise ValidationError(f"{name} must be from {lo} to {hi}, got {n}.")
+    return n
 
 
 def run_settings(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -154,9 +205,35 @@ def backtests_root(config: Mapping[str, Any] | None = None) -> Path:
     return Path(resolve_config(config)["backtests_dir"])
 
 
-def variant_config(config: Mapping[str, Any], variant: str, folder: Path) -> dict[str, Any]:
-    """The config of a variant's runs: the desk's for the team, a separate one for the ablation."""
+def variant_config(config: Mapping[str, Any], variant: str, folder: Path,
+                   world: Mapping[str, Any] | None = None, blind: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The config of a variant's runs: the desk's for the team, a separate one for the ablation, and
+    for a control world (``world``: its ``worlds.world_spec``) the desk's settings on the world's
+    prices with its own results, log, memories and checkpoints in files under the backtest.
+    ``blind`` (a ``BlindMap.to_dict``): the same, seen through the map, in a desk of its own under
+    ``<backtest>/blind/`` (a blind run must never read the desk's real log or lessons)."""
+    if blind:
+        cfg = variant_config(config, variant, folder / "blind", world)
+        if variant == TEAM:
+            base = folder / "blind" / "desk"
+            cfg = resolve_config({**dict(cfg), "results_dir": str(base / "results"), "memory_dir": str(base / "memory"),
+                                  "memory_log_path": str(base / "memory" / "trading_memory.md"),
+                                  "checkpoint_dir": str(base / "checkpoints")})
+        return resolve_config({**dict(cfg), "blind": dict(blind), "storage_url": None})
     cfg = resolve_config(config)
+    if variant.startswith(CONTROL_PREFIX):
+        if world is None:
+            raise ValueError(f"{variant} needs its world")
+        base = folder / "control" / f"world_{int(variant[len(CONTROL_PREFIX):]):03d}"
+        return resolve_config({
+            **dict(cfg),
+            "synthetic_world": world,
+            "storage_url": None,
+            "results_dir": str(base / "results"),
+            "memory_dir": str(base / "memory"),
+            "memory_log_path": str(base / "memory" / "trading_memory.md"),
+            "checkpoint_dir": str(base / "checkpoints"),
+        })
     if variant != TEAM_NO_MEMORY:
         return cfg
     base = folder / "no_memory"
@@ -207,6 +284,7 @@ def plan_ticker(provider, ticker: str, start: str, end: str, every: int, config:
     if len(days) < 2:
         raise ValidationError(f"{ticker} has {len(days)} trading day(s) from {start} to {end}; "
                               "a backtest needs at least two. Widen the range.")
+    check_daily_bars(ticker, in_range.index)
     closes = [float(x) for x in in_range["Close"]]
     plan = TickerPlan(ticker, days, days[::every], closes, frame)
     bench = benchmark_for(ticker, config)
@@ -225,6 +303,28 @@ def plan_ticker(provider, ticker: str, start: str, end: str, every: int, config:
     else:
         plan.benchmark_closes = list(closes)
     return plan
+
+
+def bar_interval_days(index: pd.DatetimeIndex) -> float:
+    """The median number of calendar days between consecutive bars (1 for daily bars with
+    weekends, about 7 for weekly bars, about 30 for monthly)."""
+    if len(index) < 2:
+        return 1.0
+    gaps = pd.Series(pd.DatetimeIndex(index).sort_values()).diff().dropna().dt.days
+    return float(gaps.median())
+
+
+def check_daily_bars(ticker: str, index: pd.DatetimeIndex) -> None:
+    """Refuse bars that are not daily: every rule here (``every`` N trading days, the baselines'
+    windows, √252 and 252 in the annualisation, the holding window) counts trading days."""
+    gap = bar_interval_days(index)
+    if gap > 3.5:
+        kind = "weekly" if gap < 20 else "monthly" if gap < 60 else "sparse"
+        raise ValidationError(
+            f"The prices of {ticker} are {kind} bars (a median of {gap:g} days apart); a backtest needs "
+            "daily bars (one row per trading day), because its steps, baselines and annualisation count "
+            "trading days. Supply daily prices (e.g. a daily CSV in csv_data_dir) or use the demo or "
+            "yfinance data.")
 
 
 # ---------------------------------------------------------------------------------------- manifest
@@ -336,7 +436,7 @@ class Backtest:
         self.plans: dict[str, TickerPlan] = {
             t: plan_ticker(self.provider, t, spec.start, spec.end, spec.every, self.config) for t in spec.tickers
         }
-        self.total_steps = sum(len(p.steps) for p in self.plans.values()) * len(spec.variants)
+        self.total_steps = sum(len(p.steps) for p in self.plans.values()) * len(spec.all_variants)
         if self.total_steps > MAX_STEPS:
             raise ValidationError(f"This backtest has {self.total_steps} steps (at most {MAX_STEPS}); "
                                   "use a larger --every or a shorter range.")
@@ -347,12 +447,13 @@ class Backtest:
         self._started: float | None = None
         self._current: dict[str, tuple[str, str]] = {}  # task key -> (ticker, date) running now
         self._workers = 1
+        self._blind: dict[str, Any] | None = None
         self.status = self.manifest.doc.get("status", "planned")
         self.error: str | None = None
 
     # ------------------------------------------------------------------ progress
     def done_steps(self) -> int:
-        return sum(len(self.manifest.steps(v, t)) for v in self.spec.variants for t in self.spec.tickers)
+        return sum(len(self.manifest.steps(v, t)) for v in self.spec.all_variants for t in self.spec.tickers)
 
     def progress(self) -> dict[str, Any]:
         """``{done, total, fraction, elapsed_s, eta_s, step_s, current, status}`` (a snapshot)."""
@@ -363,7 +464,7 @@ class Backtest:
         elapsed = time.time() - self._started if self._started else 0.0
         mean = sum(durations) / len(durations) if durations else None
         remaining = max(0, self.total_steps - done)
-        eta = remaining * mean / max(1, min(self._workers, len(self.spec.tickers) * len(self.spec.variants))) \
+        eta = remaining * mean / max(1, min(self._workers, len(self.spec.tickers) * len(self.spec.all_variants))) \
             if mean is not None else None
         return {"done": done, "total": self.total_steps, "fraction": done / self.total_steps if self.total_steps else 1.0,
                 "elapsed_s": elapsed, "eta_s": eta, "step_s": mean, "current": current, "status": self.status}
@@ -403,7 +504,7 @@ class Backtest:
         self.manifest.set(status="running", error=None, total_steps=self.total_steps,
                           plan={t: {"days": len(p.days), "steps": p.steps, "benchmark": p.benchmark}
                                 for t, p in self.plans.items()})
-        tasks = [(ticker, variant) for variant in self.spec.variants for ticker in self.spec.tickers]
+        tasks = [(ticker, variant) for variant in self.spec.all_variants for ticker in self.spec.tickers]
         executor = get_executor(self.config, len(tasks))
         self._workers = executor.max_workers
         emit = _safe_callback(on_progress)
@@ -433,9 +534,38 @@ class Backtest:
         """The ticker's steps not yet in the manifest, in date order."""
         return [d for d in self.plans[ticker].steps if self.manifest.step(variant, ticker, d) is None]
 
+    def blind_map(self) -> dict[str, Any] | None:
+        """The backtest's ``BlindMap`` as plain data (``None`` unless ``blind``): anchored on its start."""
+        if not self.spec.blind:
+            return None
+        from tradingagents.dataflows.blind import BlindMap
+
+        if self._blind is None:
+            self._blind = BlindMap.make(self.spec.tickers, self.spec.start, self.provider).to_dict()
+        return self._blind
+
+    def world(self, variant: str) -> dict[str, Any] | None:
+        """The world spec of a control variant (``None`` for the real market's variants): each
+        ticker's and benchmark's drift and volatility matched to its real closes over the range."""
+        if not variant.startswith(CONTROL_PREFIX):
+            return None
+        from tradingagents.dataflows import worlds as wd
+
+        series: dict[str, dict[str, float]] = {}
+        for ticker, plan in self.plans.items():
+            series[ticker] = {**wd.matched_params(plan.closes), "level": plan.closes[0]}
+            if plan.benchmark and plan.benchmark_closes is not None and plan.benchmark not in series:
+                series[plan.benchmark] = {**wd.matched_params(plan.benchmark_closes),
+                                          "level": plan.benchmark_closes[0]}
+        return wd.world_spec(self.spec.seed, int(variant[len(CONTROL_PREFIX):]), self.spec.start, series)
+
+    def world_config(self, variant: str) -> dict[str, Any]:
+        """A control world's config (its prices, its own desk), seen as it is, not through a blind map."""
+        return variant_config(self.config, variant, self.folder, self.world(variant))
+
     def _task_config(self, variant: str) -> dict[str, Any]:
         """The variant's config with this task's share of the model-call bound."""
-        cfg = variant_config(self.config, variant, self.folder)
+        cfg = variant_config(self.config, variant, self.folder, self.world(variant), self.blind_map())
         share = self.per_graph_llm_calls()
         if share != int(cfg.get("max_concurrent_llm_calls") or 1):
             cfg = resolve_config({**dict(cfg), "max_concurrent_llm_calls": share})
@@ -489,39 +619,69 @@ class Backtest:
 
     # ------------------------------------------------------------------ outputs
     def compute(self) -> dict[str, Any]:
-        """Equity, positions and metrics of every (ticker, strategy) from the finished steps."""
-        out: dict[str, Any] = {"equity": {}, "metrics": {}, "decisions": {}, "notes": []}
+        """Equity, positions and metrics of every (ticker, strategy) from the finished steps; with
+        ``portfolio`` the book too (``PORTFOLIO``); with ``control`` the no-edge distribution."""
+        out: dict[str, Any] = {"equity": {}, "metrics": {}, "decisions": {}, "notes": [], "days": {},
+                               "weights": [], "control": None, "blocks": {}}
+        positions: dict[str, dict[str, list[float]]] = {}
+        scored: dict[str, list[tuple[str | None, float | None]]] = {}
+        cost = self.spec.cost_bps
         for ticker, plan in self.plans.items():
             curves: dict[str, list[float]] = {}
             metrics: dict[str, Any] = {}
+            held: dict[str, list[float]] = {}
             for variant in self.spec.variants:
                 decided = self.decisions(variant, ticker)[ticker]
                 missing = [d for d in plan.steps if d not in decided]
                 if missing:
                     raise RuntimeError(f"{variant} {ticker}: {len(missing)} step(s) not finished")
                 pos = ps.positions_from_decisions(plan.days, decided, self.position_map)
-                curves[variant] = ps.equity_curve(plan.closes, pos, self.spec.cost_bps)
+                held[variant] = pos
+                curves[variant] = ps.equity_curve(plan.closes, pos, cost)
                 pos_by_day = dict(zip(plan.days, pos, strict=True))
                 rows = []
-                scored = []
+                mine = []
                 for d, rating in decided.items():
                     alpha = self._alpha(ticker, d)
                     rows.append({"date": d, "ticker": ticker, "rating": rating, "position": pos_by_day[d],
                                  "alpha": alpha})
-                    scored.append((rating, alpha))
+                    mine.append((rating, alpha))
                 out["decisions"].setdefault(variant, []).extend(rows)
-                metrics[variant] = mt.strategy_metrics(curves[variant], turnover=ps.turnover(pos), decisions=scored)
+                scored.setdefault(variant, []).extend(mine)
+                metrics[variant] = mt.strategy_metrics(curves[variant], turnover=ps.turnover(pos), decisions=mine)
             for name, pos in bl.baseline_positions(plan.frame, plan.days, self.spec.allow_short).items():
-                curves[name] = ps.equity_curve(plan.closes, pos, self.spec.cost_bps)
+                held[name] = pos
+                curves[name] = ps.equity_curve(plan.closes, pos, cost)
                 metrics[name] = mt.strategy_metrics(curves[name], turnover=ps.turnover(pos))
+            for name in metrics:
+                metrics[name]["cost_bps"] = cost
             if plan.benchmark_closes is not None:
                 name = f"{BENCHMARK_PREFIX} ({plan.benchmark})"
                 curves[name] = [c / plan.benchmark_closes[0] for c in plan.benchmark_closes]
-                metrics[name] = mt.strategy_metrics(curves[name], turnover=1.0)
+                metrics[name] = {**mt.strategy_metrics(curves[name], turnover=1.0), "cost_bps": 0.0}
             if plan.benchmark_note:
                 out["notes"].append(plan.benchmark_note)
+            ev.score(self, ticker, curves, metrics, out)
+            positions[ticker] = held
+            out["days"][ticker] = plan.days
             out["equity"][ticker] = curves
             out["metrics"][ticker] = metrics
+        if self.spec.portfolio:
+            days, curves, metrics, weights = ev.book(self, {t: p.closes for t, p in self.plans.items()}, positions,
+                                                        scored, with_benchmark=True)
+            ev.score(self, PORTFOLIO, curves, metrics, out)
+            out["days"][PORTFOLIO] = days
+            out["equity"][PORTFOLIO] = curves
+            out["metrics"][PORTFOLIO] = metrics
+            out["weights"] = weights
+        if self.spec.control:
+            out["control"] = ev.control(self, out["metrics"])
+        # metrics.json's two keys that are not a ticker: how the intervals were drawn, and the control
+        out["metrics"]["bootstrap"] = {
+            "method": "stationary bootstrap (Politis & Romano 1994), percentile intervals, paired across strategies",
+            "level": bs.LEVEL, "reps": bs.DEFAULT_REPS, "seed": self.spec.seed, "mean_block_length": out["blocks"]}
+        if out["control"] is not None:
+            out["metrics"]["control"] = out["control"]
         return out
 
     def _alpha(self, ticker: str, date: str) -> float | None:
@@ -541,10 +701,21 @@ class Backtest:
 
         data = self.compute()
         atomic_write(self.folder / "metrics.json", json.dumps(data["metrics"], indent=2, allow_nan=False))
-        atomic_write(self.folder / "equity.csv", equity_csv(self.plans, data["equity"]))
+        atomic_write(self.folder / "equity.csv", equity_csv(data["days"], data["equity"]))
+        if data["weights"]:
+            atomic_write(self.folder / "weights.csv", weights_csv(data["weights"]))
         for variant, name in ((TEAM, "decisions.csv"), (TEAM_NO_MEMORY, "decisions_no_memory.csv")):
             if variant in data["decisions"]:
                 atomic_write(self.folder / name, decisions_csv(data["decisions"][variant]))
+        if self.spec.blind:  # the blind desks' logs and lessons, stored mapped back to the real names
+            from tradingagents.dataflows.blind import BlindMap
+            from tradingagents.graph.blind_run import unblind_files
+
+            blind = BlindMap.from_dict(self.blind_map())
+            for variant in self.spec.all_variants:
+                cfg = self._task_config(variant)
+                slug = variant.lower().replace(" ", "_").replace("(", "").replace(")", "")
+                unblind_files(Path(cfg["memory_dir"]), self.folder / "blind" / "real_memory" / slug, blind)
         info = self.describe()
         atomic_write(self.folder / "report.md", report.markdown(info, self.plans, data))
         atomic_write(self.folder / "report.html", report.html_page(info, self.plans, data))
@@ -557,7 +728,9 @@ class Backtest:
             llm = provider_label(self.config["llm_provider"], self.config.get("backend_url"))
         except Exception:  # noqa: BLE001 - a label only
             llm = str(self.config.get("llm_provider"))
-        return {"id": self.id, "folder": str(self.folder), "spec": self.spec.to_dict(), "llm": llm,
+        spec = {**self.spec.to_dict(), "seed": self.spec.seed, "control": self.spec.control,
+                "portfolio": self.spec.portfolio, "blind": self.spec.blind}
+        return {"id": self.id, "folder": str(self.folder), "spec": spec, "llm": llm,
                 "data": getattr(self.provider, "label", self.config.get("data_vendor")),
                 "settings": public_config(run_settings(self.config)),
                 "positions": {k: ("keep" if v is None else v) for k, v in self.position_map.items()}}
@@ -577,6 +750,12 @@ def run_steps(cfg: Mapping[str, Any], api_key: str | None, ticker: str, steps: S
 
     graph = None
     ran = 0
+    blind = None
+    if cfg.get("blind"):  # the run is made on the alias and the shifted date; stored mapped back
+        from tradingagents.dataflows.blind import BlindMap
+        from tradingagents.dataflows.worlds import plain
+
+        blind = BlindMap.from_dict(plain(cfg["blind"]))
     for date in steps:
         if stop():
             raise RunStopped(f"Stopped before {ticker} {date}; run the same backtest again to resume.")
@@ -584,15 +763,23 @@ def run_steps(cfg: Mapping[str, Any], api_key: str | None, ticker: str, steps: S
             graph = TradingAgentsGraph(config=cfg, api_key=api_key)
         started(date)
         t0 = time.time()
+        seen_ticker, seen_date = (blind.alias(ticker), blind.blind_date(date)) if blind else (ticker, date)
         try:
-            info = _reuse(graph, cfg, ticker, date)
+            info = _reuse(graph, cfg, seen_ticker, seen_date)
             if info is None:
-                _state, rating = graph.propagate(ticker, date, should_stop=stop)
+                _state, rating = graph.propagate(seen_ticker, seen_date, should_stop=stop)
                 info = {"rating": rating, "results_path": graph.last_run.get("results_path"),
                         "elapsed_s": round(time.time() - t0, 4), "reused": False,
                         "resumed": bool(graph.last_run.get("resumed")),
                         "llm_calls": (graph.last_run.get("usage") or {}).get("llm_calls")}
                 ran += 1
+            if blind is not None and info.get("results_path"):
+                from tradingagents.graph.blind_run import unblind_files
+
+                real = Path(cfg["results_dir"]).parent / "real_results" / ticker / date
+                unblind_files(Path(info["results_path"]), real, blind)
+                info["results_path"] = str(real)
+                info["blind"] = {"alias": seen_ticker, "date": seen_date}
         except BaseException:
             finished(None, None)
             raise
@@ -641,15 +828,29 @@ def _safe_callback(cb: ProgressCallback | None) -> ProgressCallback:
     return emit
 
 
-def equity_csv(plans: Mapping[str, TickerPlan], equity: Mapping[str, Mapping[str, list[float]]]) -> str:
+def equity_csv(days: Mapping[str, Any], equity: Mapping[str, Mapping[str, list[float]]]) -> str:
+    """``date,ticker,strategy,equity``; ``days`` maps each ticker (and ``PORTFOLIO``) to its days
+    (or to its ``TickerPlan``)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["date", "ticker", "strategy", "equity"])
     for ticker, curves in equity.items():
-        days = plans[ticker].days
+        these = days[ticker]
+        these = getattr(these, "days", these)
         for strategy, curve in curves.items():
-            for day, value in zip(days, curve, strict=True):
+            for day, value in zip(these, curve, strict=True):
                 w.writerow([day, ticker, strategy, repr(float(value))])
+    return buf.getvalue()
+
+
+def weights_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``date,ticker,strategy,position,weight,exposure`` of the book's members after each close."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["date", "ticker", "strategy", "position", "weight", "exposure"])
+    for r in rows:
+        w.writerow([r["date"], r["ticker"], r["strategy"], repr(float(r["position"])), repr(float(r["weight"])),
+                    repr(float(r["exposure"]))])
     return buf.getvalue()
 
 

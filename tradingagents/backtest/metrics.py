@@ -25,6 +25,13 @@ from typing import Any
 from tradingagents.rating import was_right
 
 TRADING_DAYS = 252
+META_KEYS = ("bootstrap", "control")
+"""The keys of metrics.json that are not a ticker (or ``PORTFOLIO``)."""
+
+
+def by_ticker(metrics: dict[str, Any]) -> dict[str, Any]:
+    """metrics.json's ``{ticker: {strategy: {…}}}`` part (without ``bootstrap`` and ``control``)."""
+    return {k: v for k, v in metrics.items() if k not in META_KEYS}
 
 
 def equity_returns(equity: Sequence[float]) -> list[float]:

@@ -96,3 +96,60 @@ def turnover(positions: Sequence[float]) -> float:
         total += abs(float(p) - prev)
         prev = float(p)
     return total
+
+
+# ---------------------------------------------------------------------------------------- the book
+WEIGHTINGS = ("equal", "conviction")
+
+
+def book_exposures(positions: Mapping[str, Sequence[float]], weighting: str) -> dict[str, list[float]]:
+    """Each member's exposure (fraction of the book's equity) after each close.
+
+    ``equal``: ``x_i = p_i / N`` (each member has a 1/N sleeve, held at its position);
+    ``conviction``: ``x_i = p_i / Σ_j |p_j|`` (the book split in proportion to the members' target
+    positions, so a Buy gets twice an Overweight; flat when every member is flat)."""
+    if weighting not in WEIGHTINGS:
+        raise ValidationError(f"portfolio must be one of {', '.join(WEIGHTINGS)}, not {weighting!r}.")
+    names = list(positions)
+    n_days = {len(v) for v in positions.values()}
+    if len(n_days) != 1:
+        raise ValueError("members' positions on different days")
+    days = n_days.pop()
+    out: dict[str, list[float]] = {k: [] for k in names}
+    for t in range(days):
+        ps_t = [float(positions[k][t]) for k in names]
+        if weighting == "equal":
+            xs = [p / len(names) for p in ps_t]
+        else:
+            gross = sum(abs(p) for p in ps_t)
+            xs = [p / gross if gross > 0 else 0.0 for p in ps_t]
+        for k, x in zip(names, xs, strict=True):
+            out[k].append(x)
+    return out
+
+
+def book_equity(returns: Mapping[str, Sequence[float]], exposures: Mapping[str, Sequence[float]],
+                cost_bps: float = 0.0) -> list[float]:
+    """The book's daily equity from 1.0: ``e[t] = e[t-1]·(1 + Σ_i x_i[t-1]·r_i[t] − c·Σ_i |x_i[t-1] − x_i[t-2]|)``.
+
+    ``returns[i]`` are member i's close-to-close returns on the book's days (one fewer than the
+    days), ``exposures[i][t]`` its exposure after day t's close (``x[-1] = 0``); with one member of
+    exposure ``p`` this is ``equity_curve`` exactly."""
+    names = list(exposures)
+    if not names:
+        return []
+    days = len(exposures[names[0]])
+    c = float(cost_bps) / 10_000.0
+    equity = [1.0]
+    prev = dict.fromkeys(names, 0.0)
+    for t in range(1, days):
+        gain = sum(float(exposures[k][t - 1]) * float(returns[k][t - 1]) for k in names)
+        cost = c * sum(abs(float(exposures[k][t - 1]) - prev[k]) for k in names)
+        equity.append(equity[-1] * (1.0 + gain - cost))
+        prev = {k: float(exposures[k][t - 1]) for k in names}
+    return equity
+
+
+def book_turnover(exposures: Mapping[str, Sequence[float]]) -> float:
+    """``Σ_i turnover(x_i)``: the book's total change of exposure (entry from flat included)."""
+    return sum(turnover(x) for x in exposures.values())

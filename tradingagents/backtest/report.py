@@ -11,11 +11,16 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tradingagents.backtest.metrics import by_ticker
 from tradingagents.rating import RATING_COLORS_ON_WHITE as RATING_COLOURS
 from tradingagents.rating import RATING_SCORE
 
+PORTFOLIO = "PORTFOLIO"
+
 COLUMNS = (("cr", "CR %", True), ("arr", "ARR %", True), ("sharpe", "SR", False), ("mdd", "MDD %", True))
 EXTRA = (("hit_rate", "Hit rate %", True), ("avg_alpha", "Avg alpha %", True), ("turnover", "Turnover", False))
+INTERVALS = (("cr_ci", "CR 95% CI", True), ("sharpe_ci", "SR 95% CI", False), ("alpha", "Alpha %/yr", True),
+             ("alpha_ci", "Alpha 95% CI", True), ("p_value_vs_buy_hold", "p vs B&H", False))
 PALETTE = ("#1f6feb", "#8250df", "#bf8700", "#1a7f37", "#cf222e", "#6e7781", "#0a3069", "#953800")
 
 
@@ -25,8 +30,17 @@ def fmt(value: Any, pct: bool) -> str:
     return f"{value * 100:+.2f}" if pct and not isinstance(value, str) else f"{value:.2f}"
 
 
+def fmt_ci(value: Any, pct: bool) -> str:
+    """``[-3.10, +12.40]`` (percent when ``pct``), ``–`` when unknown."""
+    if not value:
+        return "–"
+    lo, hi = value
+    return f"[{fmt(lo, pct)}, {fmt(hi, pct)}]"
+
+
 def table_rows(metrics: Mapping[str, Any]) -> list[list[str]]:
-    """One row per strategy: name, CR %, ARR %, SR, MDD %, hit rate %, avg alpha %, turnover."""
+    """One row per strategy: name, CR %, ARR %, SR, MDD %, hit rate %, avg alpha %, turnover, then
+    the 95% intervals of CR and SR, Jensen's alpha and its interval, and the team's p vs Buy & Hold."""
     rows = []
     for strategy, m in metrics.items():
         row = [strategy]
@@ -34,12 +48,46 @@ def table_rows(metrics: Mapping[str, Any]) -> list[list[str]]:
             v = m.get(key)
             unsigned = key in ("mdd", "hit_rate")  # a size, not a gain or a loss
             row.append("–" if v is None else (f"{v * 100:.2f}" if unsigned else fmt(v, pct)))
+        for key, _label, pct in INTERVALS:
+            v = m.get(key)
+            if key.endswith("_ci"):
+                row.append(fmt_ci(v, pct))
+            elif key == "p_value_vs_buy_hold":
+                row.append("–" if v is None else f"{v:.3f}")
+            else:
+                row.append(fmt(v, pct))
         rows.append(row)
     return rows
 
 
 def _header() -> list[str]:
-    return ["Strategy", *(label for _, label, _ in COLUMNS + EXTRA)]
+    return ["Strategy", *(label for _, label, _ in COLUMNS + EXTRA + INTERVALS)]
+
+
+def _day_count(data: Mapping[str, Any], plans: Mapping[str, Any], key: str) -> tuple[int, int | None]:
+    if key in plans:
+        return len(plans[key].days), len(plans[key].steps)
+    return len((data.get("days") or {}).get(key, ())), None
+
+
+def control_lines(data: Mapping[str, Any]) -> list[str]:
+    """One sentence per ticker (and the book) on the no-edge worlds, with the distribution."""
+    control = data.get("control")
+    if not control:
+        return []
+    out = []
+    for key, c in control["by_ticker"].items():
+        e = c["excess_cr"]
+        out.append(f"{key}: {c['text']} Excess CR over Buy & Hold in the worlds: mean {fmt(e['mean'], True)}%, "
+                   f"5–95% [{fmt(e['p05'], True)}, {fmt(e['p95'], True)}]%; the real result is above "
+                   f"{c['real_beats_share_of_worlds'] * 100:.0f}% of them.")
+    return out
+
+
+def cost_text(spec: Mapping[str, Any]) -> str:
+    bps = float(spec.get("cost_bps") or 0.0)
+    return (f"Costs: {bps:g} bps per unit of turnover, on every strategy (the benchmark index is not traded)"
+            + (" — the paper's setting (no costs)" if bps == 0 else ""))
 
 
 def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[str, Any]) -> str:
@@ -48,15 +96,21 @@ def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[st
     lines += [f"- Decisions every {spec['every']} trading day(s); positions: "
               + ", ".join(f"{k} {v}" for k, v in info["positions"].items())
               + ("; short selling allowed" if spec["allow_short"] else "; long-only"),
-              f"- Costs: {spec['cost_bps']:g} bps per unit of position change",
-              f"- Model: {info['llm']}; data: {info['data']}",
+              f"- {cost_text(spec)}",
+              f"- Intervals: 95%, stationary block bootstrap of daily returns (seed {spec['seed']})"
+              + (f"; the watchlist as one book ({spec['portfolio']} weights): {PORTFOLIO}" if spec.get("portfolio")
+                 else ""),
+              f"- Model: {info['llm']}; data: {info['data']}"
+              + ("; **blind run** (the models saw aliases, dates shifted by whole years and rebased prices)"
+                 if spec.get("blind") else ""),
               f"- Folder: `{info['folder']}`", ""]
     lines.append("CR = cumulative return, ARR = annualised return, SR = Sharpe ratio (daily, risk-free 0, ×√252), "
                  "MDD = maximum drawdown; hit rate and alpha over the holding window of each decision.")
     lines.append("")
-    for ticker, metrics in data["metrics"].items():
-        plan = plans[ticker]
-        lines.append(f"## {ticker} ({len(plan.days)} trading days, {len(plan.steps)} decisions)")
+    for ticker, metrics in by_ticker(data["metrics"]).items():
+        n_days, n_steps = _day_count(data, plans, ticker)
+        what = f"{n_steps} decisions" if n_steps is not None else "the book of every ticker"
+        lines.append(f"## {ticker} ({n_days} trading days, {what})")
         lines.append("")
         head = _header()
         lines.append("| " + " | ".join(head) + " |")
@@ -67,6 +121,11 @@ def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[st
     for note in data.get("notes") or []:
         lines.append(f"> {note}")
     lines.append("")
+    if data.get("control"):
+        lines.append(f"## No-edge control ({data['control']['worlds']} random-walk worlds)")
+        lines.append("")
+        lines += [f"- {line}" for line in control_lines(data)]
+        lines.append("")
     lines.append("## Decisions")
     lines.append("")
     lines.append("| date | ticker | rating | position | alpha % |")
@@ -155,11 +214,11 @@ def html_page(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[s
     body = [f"<h1>{html.escape(title)}</h1>",
             f"<p class='note'>Decisions every {spec['every']} trading day(s); positions "
             + html.escape(", ".join(f"{k} {v}" for k, v in info["positions"].items()))
-            + f"; costs {spec['cost_bps']:g} bps. Model: {html.escape(str(info['llm']))}; data: "
+            + f". {html.escape(cost_text(spec))}. 95% intervals from a stationary block bootstrap. Model: {html.escape(str(info['llm']))}; data: "
             f"{html.escape(str(info['data']))}. Folder <code>{html.escape(info['folder'])}</code>.</p>",
             "<p class='note'>CR cumulative return, ARR annualised return, SR Sharpe ratio, MDD maximum drawdown.</p>"]
-    for ticker, metrics in data["metrics"].items():
-        plan = plans[ticker]
+    for ticker, metrics in by_ticker(data["metrics"]).items():
+        plan = plans.get(ticker)
         curves = data["equity"][ticker]
         body.append(f"<h2>{html.escape(ticker)}</h2>")
         body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in _header()) + "</tr>")
@@ -167,9 +226,12 @@ def html_page(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[s
             cls = ' class="team"' if row[0].startswith("TradingAgents") else ""
             body.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
         body.append("</table>")
-        body.append(line_chart_svg(curves, plan.days, title=f"{ticker}: equity (1.0 = start)"))
+        days = plan.days if plan is not None else data["days"][ticker]
+        body.append(line_chart_svg(curves, days, title=f"{ticker}: equity (1.0 = start)"))
         dd = {k: drawdown(v) for k, v in curves.items() if k.startswith("TradingAgents") or k == "Buy & Hold"}
-        body.append(line_chart_svg(dd, plan.days, title=f"{ticker}: drawdown", pct=True, height=200))
+        body.append(line_chart_svg(dd, days, title=f"{ticker}: drawdown", pct=True, height=200))
+        if plan is None:
+            continue
         index = {d: i for i, d in enumerate(plan.days)}
         marks = [(index[r["date"]], plan.closes[index[r["date"]]], RATING_COLOURS.get(r["rating"], "#6e7781"),
                   f"{r['date']}: {r['rating']} (position {r['position']:g})")
@@ -178,6 +240,10 @@ def html_page(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[s
                                    title=f"{ticker}: the team's ratings over the price", markers=marks))
     for note in data.get("notes") or []:
         body.append(f"<p class='note'>{html.escape(note)}</p>")
+    if data.get("control"):
+        body.append(f"<h2>No-edge control ({data['control']['worlds']} random-walk worlds)</h2><ul>")
+        body += [f"<li>{html.escape(line)}</li>" for line in control_lines(data)]
+        body.append("</ul>")
     body.append("<h2>Decisions</h2><table><tr><th>date</th><th>ticker</th><th>rating</th><th>position</th>"
                 "<th>alpha %</th></tr>")
     for r in data["decisions"].get("TradingAgents", []):

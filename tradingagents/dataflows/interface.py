@@ -60,6 +60,37 @@ def get_provider(config: Mapping[str, Any] | None = None) -> MarketDataProvider:
     cfg = resolve_config(config)
     key = _provider_key(cfg)
     vendor = key[0]
+    blind = cfg.get("blind")
+    if blind:  # a blind run: the models see aliases, shifted dates and rebased prices (dataflows/blind.py)
+        import json
+
+        from tradingagents.dataflows.blind import BlindMap, BlindProvider
+        from tradingagents.dataflows.worlds import plain
+
+        blind = plain(blind)
+        bkey = (*key, "blind", json.dumps(blind, sort_keys=True), json.dumps(plain(cfg.get("synthetic_world"))))
+        with _CACHE_LOCK:
+            prov = _CACHE.get(bkey)
+        if prov is None:
+            prov = BlindProvider(get_provider({**dict(cfg), "blind": None}), BlindMap.from_dict(blind))
+            with _CACHE_LOCK:
+                prov = _CACHE.setdefault(bkey, prov)
+        return prov
+    world = cfg.get("synthetic_world")
+    if world:  # a backtest's no-edge control world: the source's prices replaced by random walks
+        import json
+
+        from tradingagents.dataflows.worlds import WorldProvider, plain
+
+        world = plain(world)
+        wkey = (*key, "world", json.dumps(world, sort_keys=True))
+        with _CACHE_LOCK:
+            prov = _CACHE.get(wkey)
+        if prov is None:
+            prov = WorldProvider(get_provider({**dict(cfg), "synthetic_world": None}), world)
+            with _CACHE_LOCK:
+                prov = _CACHE.setdefault(wkey, prov)
+        return prov
     with _CACHE_LOCK:
         prov = _CACHE.get(key)
         if prov is not None:

@@ -257,7 +257,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
     src = _source(provider)
 
     def get_stock_data(
-        symbol: Annotated[str, "Ticker symbol, e.g. AAPL, 7203.T, ^GSPC"],
+        symbol: Annotated[str, "Ticker symbol exactly as the Instrument line gives it (a suffix such as .T, an index ^)"],
         start_date: Annotated[str, "First date, YYYY-MM-DD"],
         end_date: Annotated[str, "Last date, YYYY-MM-DD (inclusive; clamped to the analysis date)"],
     ) -> str:
