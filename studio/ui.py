@@ -392,6 +392,15 @@ def audit(action: str, target: str | None = None, **detail: Any) -> None:
         st.warning(f"The audit trail could not record {action}: {exc}", icon=":material/warning:")
 
 
+def not_yours_text(job_owner: str | None, what: str) -> str:
+    """Why a watcher has no Stop/Resume button: who started the job and who may control it."""
+    if job_owner and "@" in job_owner:
+        return (f"This run was started by {job_owner}: you can watch it; only they or a desk lead can {what} it.")
+    if what == "resume":
+        return "This run was started in another browser: only that browser can resume it."
+    return f"This run was started in another browser: you can watch it; only that browser can {what} it."
+
+
 def sign_in_page() -> None:
     """The only page an unsigned visitor of a configured app sees."""
     st.title(":material/lock: TradingAgents Studio")
