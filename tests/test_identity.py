@@ -51,3 +51,14 @@ def test_the_audit_trail_appends_and_skips_a_torn_line(ta_home):
     assert [(e["by"], e["action"]) for e in got] == [("ann@desk.example", "job_start"), ("lead@desk.example", "job_stop")]
     assert got[0]["detail"] == {"kind": "run"}
     assert all(json.loads(line) for line in open(cfg["audit_path"], encoding="utf-8") if line.startswith('{"action'))
+
+
+def test_a_settlement_records_who_settled(ta_home):
+    from tradingagents.graph.settlement import Settler
+
+    TradingAgentsGraph(["market"], config={"user": "ann@desk.example"}).propagate("NVDA", "2024-05-01")
+    result = Settler({"user": "lead@desk.example"}).settle()
+    assert [(s["ticker"], s["date"]) for s in result.settled] == [("NVDA", "2024-05-01")]
+    [entry] = storage.open_memory_log(resolve_config()).load_entries()
+    assert not entry["pending"]
+    assert (entry["by"], entry["settled_by"]) == ("ann@desk.example", "lead@desk.example")

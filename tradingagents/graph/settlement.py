@@ -165,7 +165,7 @@ class Settler:
                 continue
             result.settled.append({k: settled[k] for k in SETTLED_KEYS})
             update = {k: settled[k] for k in ("ticker", "date", "raw", "alpha", "holding", "reflection",
-                                              "benchmark", *PRICE_KEYS)}
+                                              "benchmark", "settled_by", *PRICE_KEYS)}
             if lessons is not None:
                 pairs, known_from = lessons
                 update["lessons_due"] = {k: [v[0], v[1]] for k, v in pairs.items() if v and v[0] and v[1]}
