@@ -19,11 +19,16 @@ PAGES = [
     st.Page("pages/backtest.py", title="Backtest", icon=":material/query_stats:", url_path="backtest"),
 ]
 
-page = st.navigation(PAGES)
-ui.require_valid_environment()  # a bad TRADINGAGENTS_* variable: one plain message, no traceback
-ui.inject_css()
-st.html(theme.base_css())
-ui.sidebar_settings()
-with ui.routed():
-    page.run()
-ui.warm_up()  # after the page is on screen: load the engine in the background
+AUDIT_PAGE = st.Page("pages/audit.py", title="Audit", icon=":material/policy:", url_path="audit")
+
+if ui.require_sign_in():  # with [auth] secrets: an unsigned visitor is routed to the sign-in screen only
+    # the audit page is listed for desk leads only (it tells anyone else who may read it)
+    page = st.navigation(PAGES + ([AUDIT_PAGE] if ui.is_desk_lead(ui.signed_in_email()) else []))
+    ui.require_valid_environment()  # a bad TRADINGAGENTS_* variable: one plain message, no traceback
+    ui.inject_css()
+    st.html(theme.base_css())
+    ui.sidebar_identity()
+    ui.sidebar_settings()
+    with ui.routed():
+        page.run()
+    ui.warm_up()  # after the page is on screen: load the engine in the background

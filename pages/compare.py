@@ -74,6 +74,8 @@ def main() -> None:
     label_a, label_b = f"A · {ta} {da}", f"B · {tb} {db}"
     if a_id == b_id:
         st.caption("Both sides show the same run: pick another for Run B.")
+    by_a, by_b = ((r.get("meta") or {}).get("by") or "—" for r in (run_a, run_b))
+    st.caption(f"Run by: A · {by_a} — B · {by_b}")
 
     st.subheader("Rating ladder")
     st.caption("Research manager → trader → portfolio manager: how each stage rated the idea. The portfolio "

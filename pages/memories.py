@@ -114,6 +114,7 @@ def confirm_add(role: str, situation: str, advice: str) -> None:
     a, b = st.columns(2)
     if a.button("Yes, add it", type="primary", key="confirm_add_yes"):
         memory(role).add_situations([(situation, advice)])
+        ui.audit("memory_add", role, situation=situation[:200], advice=advice[:200])
         st.session_state["mem_done"] = (role, f"Added to the {ROLES[role].lower()}'s memory.")
         _dismiss()
         st.rerun()
@@ -128,6 +129,7 @@ def confirm_clear(role: str) -> None:
     a, b = st.columns(2)
     if a.button("Yes, clear it", type="primary", key="confirm_clear_yes"):
         memory(role).clear()
+        ui.audit("memory_retire", role, lessons=counts[role], what="cleared the role's memory")
         st.session_state["mem_done"] = (role, f"The {ROLES[role].lower()}'s memory is now empty.")
         _dismiss()
         st.rerun()

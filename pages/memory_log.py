@@ -82,6 +82,8 @@ def settle_section(config) -> None:
                 st.session_state["settle_result"] = ("error", str(exc) or type(exc).__name__)
             else:
                 st.session_state["settle_result"] = ("ok", (list(outcome.settled), list(outcome.pending)))
+                ui.audit("settle", f"{len(outcome.settled)} decision(s)",
+                         settled=[f"{r.get('ticker')} {r.get('date')}" for r in outcome.settled])
 
     result = st.session_state.get("settle_result")
     if not result:
@@ -219,6 +221,11 @@ def main() -> None:
         with st.expander(f"{row.date} · {row.ticker} · {row.rating} · {tag}"):
             # model text: Markdown rendered safely, "$120 and $130" stays prices (st.markdown would typeset math)
             st.html(f"<b>Decision</b>{situation_html(decision or '_none_')}")
+            who = [f"{what} {v}" for what, v in (("run by", getattr(row, "by", None)),
+                                                 ("settled by", getattr(row, "settled_by", None)))
+                   if isinstance(v, str) and v]
+            if who:
+                st.caption(" · ".join(who).capitalize())
             if reflection:
                 st.html(f"<b>Reflection</b>{situation_html(reflection)}")
 

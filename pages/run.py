@@ -209,8 +209,7 @@ def live_run(run_id: str) -> None:
         st.warning("Stopping after the current step… No new agent starts; the checkpoint is kept.",
                    icon=":material/hourglass_top:")
     if not mine:
-        st.caption("This run was started in another browser: you can watch it; only that browser can stop "
-                   "or resume it.")
+        st.caption(ui.not_yours_text(handle.owner, "stop or resume"))
     changes_note(handle)
     render_progress(handle, live=True)
 
@@ -499,7 +498,7 @@ if handle is not None:
             else:
                 st.warning(f"The run was stopped.{kept}")
             if not mine:
-                st.caption("This run was started in another browser: only that browser can resume it.")
+                st.caption(ui.not_yours_text(handle.owner, "resume"))
             else:
                 again = "Resume" if handle.resumable else "Run again"
                 hint = ("Continues from the checkpoint with the settings on screen now."

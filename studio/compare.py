@@ -27,7 +27,8 @@ PREFILL_KEYS = ("ticker", "date", "analysts", "max_debate_rounds", "max_risk_dis
                 "data_vendor")
 NOT_CONFIG = frozenset({
     "ticker", "date", "thread_id", "resumed", "elapsed_s", "usage", "node_times_ms", "debate_turns", "config",
-    "instrument_context", "home", *PATH_DEFAULTS, "llm_label", "data_label", "asset_type",
+    "instrument_context", "home", *PATH_DEFAULTS, "llm_label", "data_label", "asset_type", "by", "user",
+    "desk_leads",
 })
 """Meta keys that describe the run itself or where files live, not how it was configured."""
 
@@ -71,6 +72,7 @@ class HistoryRow:
     vendor: str
     models: tuple[str, ...] = field(default_factory=tuple)  # quick, deep (empty for the offline engine)
     cost: str = "—"  # the saved meta.usage.cost_usd as shown (run_cost_text)
+    by: str = ""  # who ran it (the saved meta's ``by``; empty for a run saved before it was recorded)
 
     @property
     def saved(self) -> str:
@@ -83,7 +85,7 @@ class HistoryRow:
 
     def as_display(self) -> dict[str, Any]:
         return {"Ticker": self.ticker, "Date": self.date, "Rating": self.rating or "—", "LLM": self.llm,
-                "Cost": self.cost, "Data": vendor_label(self.vendor), "Saved": self.saved,
+                "Cost": self.cost, "Data": vendor_label(self.vendor), "By": self.by or "—", "Saved": self.saved,
                 "Open": run_link(self.ticker, self.date), "Debates": debates_link(self.ticker, self.date)}
 
 
@@ -109,7 +111,7 @@ def history_rows(runs: Iterable[Mapping[str, Any]], metas: Mapping[tuple[str, st
             models = tuple(str(m) for m in (meta.get("quick_think_llm"), meta.get("deep_think_llm")) if m)
         out.append(HistoryRow(ticker, date, r.get("rating"), str(r.get("saved_at") or ""), provider,
                               str(r.get("data_vendor") or meta.get("data_vendor") or ""), models,
-                              run_cost_text(meta, provider)))
+                              run_cost_text(meta, provider), str(meta.get("by") or "")))
     return out
 
 

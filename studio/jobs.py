@@ -25,7 +25,8 @@ restart) is claimed by whoever resumes it. The API key is held by the job in mem
 its config, events, errors or repr) and only the owner's key is ever spent: a resume uses the key
 given now, or, by the owner itself, the key the job holds; a resume by anyone else never reuses it.
 ``JobRegistry(is_desk_lead=…)`` is the hook for desk leads (they may control others' jobs, with
-their own key only).
+their own key only); ``JobRegistry(on_action=…)`` is told of every start, stop and resume asked
+through the registry, granted or refused (the app records them in the audit trail).
 
 Secrets are masked only where settings are shown or saved (``public_config``, in the storage of
 the app-run offers and in what the pages draw), never before they are used: a run's ``config`` is
@@ -58,6 +59,9 @@ from tradingagents.validation import ValidationError, validate_date, validate_ti
 KINDS = ("run", "batch", "backtest")
 MASK = "***"  # what public_config puts in place of a URL's credentials
 DeskLead = Callable[[str], bool]
+OnAction = Callable[[str, "Job", "str | None", bool], None]
+"""``on_action(action, job, who, done)``: told of every ``job_start``, ``job_stop`` and ``job_resume``
+asked through the registry (``done`` False: refused, e.g. not ``who``'s job), for the audit trail."""
 
 
 def may_control(job_owner: str | None, who: str | None, is_desk_lead: DeskLead | None = None) -> bool:
@@ -504,12 +508,17 @@ class JobRegistry:
     """Thread-safe registry of this server process's jobs of every kind, newest first in ``list()``."""
 
     def __init__(self, graph_factory: GraphFactory | None = None, max_per_kind: int = 50,
-                 is_desk_lead: DeskLead | None = None) -> None:
+                 is_desk_lead: DeskLead | None = None, on_action: OnAction | None = None) -> None:
         self._factory = graph_factory or _default_graph_factory
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
         self._max_per_kind = max_per_kind
         self._is_lead = is_desk_lead
+        self._on_action = on_action
+
+    def _tell(self, action: str, job: Job | None, who: str | None, done: bool) -> None:
+        if self._on_action is not None and job is not None:
+            self._on_action(action, job, who, done)
 
     # --- every kind -------------------------------------------------------------------------------
     def _add(self, job: Job) -> Job:
@@ -539,12 +548,16 @@ class JobRegistry:
     def stop(self, job_id: str, *, owner: str | None = None) -> bool:
         """Ask a running job to stop at its next step. False when it is not running or not ``owner``'s."""
         job = self.get(job_id)
-        return job is not None and job.stop(owner)
+        done = job is not None and job.stop(owner)
+        self._tell("job_stop", job, owner, done)
+        return done
 
     def resume(self, job_id: str, *, owner: str | None = None, api_key: str | None = None, **changes: Any) -> bool:
         """``job.resume``: False when there is no such job, it cannot resume, or it is not ``owner``'s."""
         job = self.get(job_id)
-        return job is not None and job.resume(owner, api_key=api_key, **changes)
+        done = job is not None and job.resume(owner, api_key=api_key, **changes)
+        self._tell("job_resume", job, owner, done)
+        return done
 
     def wait(self, job_id: str, timeout: float | None = None) -> Any:
         job = self.get(job_id)
@@ -585,6 +598,7 @@ class JobRegistry:
                      factory=self._factory)
         self._add(job)
         job._launch()
+        self._tell("job_start", job, owner, True)
         return job.id
 
     def checkpointed_runs(self, config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -633,6 +647,7 @@ class JobRegistry:
                        api_key=api_key)
         self._add(job)
         job._launch()
+        self._tell("job_start", job, owner, True)
         return job.id
 
     # --- backtests ----------------------------------------------------------------------------------
@@ -653,6 +668,7 @@ class JobRegistry:
         job = BacktestJob(backtest, owner=owner, api_key=api_key)
         self._add(job)
         job._launch()
+        self._tell("job_start", job, owner, True)
         return job.id
 
     def backtest(self, backtest_id: str | None, config: Mapping[str, Any] | None = None) -> BacktestJob | None:

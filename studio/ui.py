@@ -78,11 +78,51 @@ def provider_label(name: str) -> str:
     return preset_label(name, capital=True)
 
 
+LEAD_ROLES = ("desk_lead", "desk-lead")
+"""A signed-in user whose ID token's ``roles`` or ``groups`` claim holds one of these is a desk lead too."""
+
+
+@st.cache_resource(show_spinner=False)
+def _role_leads() -> set[str]:
+    """The e-mails that signed in to this server with a desk-lead role claim (the claim is only in their session)."""
+    return set()
+
+
+def is_desk_lead(who: str | None) -> bool:
+    """Whether ``who`` (an owner id) is a desk lead: listed in ``desk_leads`` (``TRADINGAGENTS_DESK_LEADS``) or
+    signed in with a desk-lead role claim. Only a signed-in e-mail can be one (a browser id never is)."""
+    if not who or "@" not in who:
+        return False
+    who = who.strip().lower()
+    try:
+        leads = resolve_config()["desk_leads"]
+    except ConfigError:
+        leads = []
+    return who in leads or who in _role_leads()
+
+
 @st.cache_resource(show_spinner=False)
 def get_registry() -> JobRegistry:
     """The one job registry per server process (runs, batches, backtests): jobs survive page switches
-    and browser refreshes. Every page passes ``owner()`` to start, stop or resume one."""
-    return JobRegistry()
+    and browser refreshes. Every page passes ``owner()`` to start, stop or resume one; desk leads
+    (``is_desk_lead``) may stop or resume anyone's."""
+    return JobRegistry(is_desk_lead=is_desk_lead, on_action=_audit_job)
+
+
+def job_target(job: Any) -> str:
+    """A job as the audit names it: ``run NVDA 2024-05-10 (id)``, ``batch 3 tickers 2024-05-10 (id)``, ``backtest id``."""
+    if job.kind == "run":
+        return f"run {job.ticker} {job.date} ({job.id})"
+    if job.kind == "batch":
+        return f"batch {len(job.tickers)} tickers {job.date} ({job.id})"
+    return f"{job.kind} {job.id}"
+
+
+def _audit_job(action: str, job: Any, who: str | None, done: bool) -> None:
+    """The registry's ``on_action``: every start, stop and resume asked from a page (runs in that page's
+    script thread, so the session's user is known), with the job's owner and whether it was granted."""
+    owner_of = job.owner if (job.owner or "").count("@") else ("a browser (no sign-in)" if job.owner else "nobody")
+    audit(action if done else f"{action}_refused", job_target(job), kind=job.kind, job_owner=owner_of)
 
 
 WARM_MODULES = (
@@ -195,6 +235,9 @@ def current_config() -> dict[str, Any]:
             partial[key] = typed
     if s.get(KEY_PRICING):  # this session's edits of the Model prices table
         partial["llm_pricing"] = dict(s[KEY_PRICING])
+    who = signed_in_email()
+    if who:  # the engine writes it as ``by`` (runs' meta, log entries, backtests, settlements)
+        partial["user"] = who
     return resolve_config(partial)
 
 
@@ -293,13 +336,102 @@ def browser_id() -> str:
     return st.session_state["_browser_id"]
 
 
+def auth_configured() -> bool:
+    """Whether the app requires sign-in: Streamlit's ``[auth]`` secrets are set (``.streamlit/secrets.toml``
+    or ``--secrets.files``). Without them the app is open, as on one's own machine."""
+    with contextlib.suppress(Exception):  # no secrets file at all: Streamlit raises on the lookup
+        return "auth" in st.secrets
+    return False
+
+
+def signed_in_email() -> str | None:
+    """The signed-in user's e-mail (lower case; the ``sub`` claim when the provider gives no e-mail), or None."""
+    if not auth_configured():
+        return None
+    with contextlib.suppress(Exception):
+        if st.user.get("is_logged_in"):
+            who = st.user.get("email") or st.user.get("sub")
+            if not who:
+                return None
+            who = str(who).strip().lower()
+            claims = [st.user.get("roles"), st.user.get("groups")]
+            if any(isinstance(c, list | tuple) and any(str(r).lower() in LEAD_ROLES for r in c) for c in claims):
+                _role_leads().add(who)
+            return who
+    return None
+
+
 def owner() -> str:
     """Who is using the app, for the job registry's one ownership rule (``studio.jobs.may_control``).
 
-    Every page passes it for every kind of job. Today it is the browser (``browser_id``); a signed-in
-    identity, once there is one, is returned here instead and nothing else changes.
+    Every page passes it for every kind of job: the signed-in e-mail when the app has sign-in
+    (``[auth]`` secrets), else the browser (``browser_id``).
     """
-    return browser_id()
+    return signed_in_email() or browser_id()
+
+
+def user_label() -> str:
+    """Who causes what this session does (``by`` in saved meta and the audit): the signed-in e-mail, else the
+    config's ``user`` (``TRADINGAGENTS_USER``) or the OS user the server runs as."""
+    from tradingagents.storage import default_user
+
+    return signed_in_email() or default_user(resolve_config())
+
+
+def audit(action: str, target: str | None = None, **detail: Any) -> None:
+    """Record an action of this session's user in the audit trail (storage's ``record_audit``); an audit
+    store that cannot be written is reported, never hides the action itself."""
+    from tradingagents.storage import record_audit
+
+    try:
+        record_audit(resolve_config(), action, by=user_label(), target=target, **detail)
+    except Exception as exc:  # noqa: BLE001 - the action happened; say that its record did not
+        st.warning(f"The audit trail could not record {action}: {exc}", icon=":material/warning:")
+
+
+def not_yours_text(job_owner: str | None, what: str) -> str:
+    """Why a watcher has no Stop/Resume button: who started the job and who may control it."""
+    if job_owner and "@" in job_owner:
+        return (f"This run was started by {job_owner}: you can watch it; only they or a desk lead can {what} it.")
+    if what == "resume":
+        return "This run was started in another browser: only that browser can resume it."
+    return f"This run was started in another browser: you can watch it; only that browser can {what} it."
+
+
+def sign_in_page() -> None:
+    """The only page an unsigned visitor of a configured app sees."""
+    st.title(":material/lock: TradingAgents Studio")
+    st.markdown("This desk's app requires sign-in. Runs, decisions and lessons are shown to signed-in users only.")
+    if st.button("Sign in", type="primary", icon=":material/login:", key="sign_in"):
+        st.login()
+
+
+def require_sign_in() -> bool:
+    """app.py calls it first: True when the visitor may see the pages (signed in, or no sign-in configured).
+
+    An unsigned visitor of a configured app is routed to ``sign_in_page`` only (a navigation of one
+    hidden page, so no other page is listed or reachable by its URL).
+    """
+    if not auth_configured() or signed_in_email():
+        return True
+    st.navigation([st.Page(sign_in_page, title="Sign in", url_path="sign_in")], position="hidden").run()
+    return False
+
+
+def sidebar_identity() -> None:
+    """Who is signed in and a Sign out button (only when the app has sign-in); records the sign-in once."""
+    who = signed_in_email()
+    if not who:
+        return
+    if st.session_state.get("_audited_sign_in") != who:
+        st.session_state["_audited_sign_in"] = who
+        audit("sign_in")
+    with st.sidebar:
+        lead = " · desk lead" if is_desk_lead(who) else ""
+        st.markdown(f":material/account_circle: Signed in as **{who}**{lead}")
+        if st.button("Sign out", key="sign_out", icon=":material/logout:"):
+            audit("sign_out")
+            st.logout()
 
 
 def config_error_text(exc: BaseException, config: Any = None) -> str:

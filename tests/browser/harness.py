@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,9 +52,13 @@ def _healthy(url: str) -> bool:
 
 @contextlib.contextmanager
 def streamlit_server(home: Path, *, log_path: Path | None = None, timeout: float = HANG_MS / 1000,
-                     extra_env: dict[str, str] | None = None) -> Iterator[str]:
-    """Start the app with ``TRADINGAGENTS_HOME=home``; yield its base URL once /_stcore/health is OK."""
-    port = free_port()
+                     extra_env: dict[str, str] | None = None, extra_args: Sequence[str] = (),
+                     port: int | None = None) -> Iterator[str]:
+    """Start the app with ``TRADINGAGENTS_HOME=home``; yield its base URL once /_stcore/health is OK.
+
+    ``extra_args``: more ``streamlit run`` flags (e.g. ``--secrets.files`` of a temporary secrets file);
+    ``port``: a port chosen beforehand (a sign-in redirect URI names it), else a free one."""
+    port = port or free_port()
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRADINGAGENTS_")}
     env.update({"TRADINGAGENTS_HOME": str(home), "PYTHONUNBUFFERED": "1"})
@@ -62,7 +66,7 @@ def streamlit_server(home: Path, *, log_path: Path | None = None, timeout: float
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false",
+        "--browser.gatherUsageStats", "false", *extra_args,
     ]  # no other flag: the app runs on .streamlit/config.toml as a user's `streamlit run app.py` does
     log_path = log_path or (home / "streamlit.log")
     log_path.parent.mkdir(parents=True, exist_ok=True)

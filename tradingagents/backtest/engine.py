@@ -338,7 +338,8 @@ class Manifest:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, folder: Path, args: dict[str, Any]) -> Manifest:
+    def open(cls, folder: Path, args: dict[str, Any], by: str | None = None) -> Manifest:
+        """The folder's manifest, or a new one (``by``: who planned it, kept as the manifest's ``by``)."""
         path = folder / MANIFEST
         if path.is_file():
             try:
@@ -353,7 +354,7 @@ class Manifest:
             return cls(folder, doc)
         now = _now()
         return cls(folder, {"version": 1, "id": folder.name, "args": args, "created_at": now, "updated_at": now,
-                            "status": "planned", "steps": {}, "error": None})
+                            "status": "planned", "steps": {}, "error": None, "by": by})
 
     def step(self, variant: str, ticker: str, date: str) -> dict[str, Any] | None:
         with self._lock:
@@ -403,7 +404,7 @@ def list_backtests(config: Mapping[str, Any] | None = None) -> list[dict[str, An
         done = sum(len(d) for v in (doc.get("steps") or {}).values() for d in v.values())
         out.append({"id": doc.get("id") or path.parent.name, "path": str(path.parent), "status": doc.get("status"),
                     "args": doc.get("args") or {}, "done": done, "total": doc.get("total_steps"),
-                    "updated_at": doc.get("updated_at") or ""})
+                    "updated_at": doc.get("updated_at") or "", "by": doc.get("by")})
     out.sort(key=lambda r: r["updated_at"], reverse=True)
     return out
 
@@ -441,7 +442,9 @@ class Backtest:
             raise ValidationError(f"This backtest has {self.total_steps} steps (at most {MAX_STEPS}); "
                                   "use a larger --every or a shorter range.")
         self.position_map = ps.position_map(spec.allow_short)
-        self.manifest = Manifest.open(self.folder, self.args)
+        from tradingagents.storage import default_user
+
+        self.manifest = Manifest.open(self.folder, self.args, by=default_user(self.config))
         self._lock = threading.Lock()
         self._durations: list[float] = []  # steps actually run in this process (not reused)
         self._started: float | None = None

@@ -259,6 +259,28 @@ def _ray_address(value: Any, what: str) -> str | None:
     return text
 
 
+def _emails(value: Any, what: str) -> list[str]:
+    """A list of e-mail addresses (or a comma-separated text), lower case, without repeats."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [part for part in value.split(",")]
+    if not isinstance(value, list | tuple):
+        raise _fail(what, value, "expected a list of e-mail addresses")
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            raise _fail(what, value, "expected a list of e-mail addresses")
+        text = item.strip().lower()
+        if not text:
+            continue
+        if "@" not in text or any(c.isspace() for c in text) or len(text) > 320:
+            raise _fail(what, item, "expected an e-mail address such as lead@example.com")
+        if text not in out:
+            out.append(text)
+    return out
+
+
 CHECKS: Mapping[str, Check] = {
     "home": _path,
     **{k: _path for k in PATH_DEFAULTS},
@@ -292,6 +314,8 @@ CHECKS: Mapping[str, Check] = {
     "executor": normalize_executor,
     "ray_address": _ray_address,
     "max_cost_usd": _number(float, lo=0, lo_open=True, optional=True),
+    "user": _text(optional=True),
+    "desk_leads": _emails,
 }
 """Key → its one check ``(value, what) -> normalised value``."""
 assert set(CHECKS) == set(DEFAULTS), "every key has one check"

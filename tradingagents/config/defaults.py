@@ -60,6 +60,7 @@ PATH_DEFAULTS: Mapping[str, str] = MappingProxyType({
     "app_runs_dir": "checkpoints/app_runs",
     "backtests_dir": "backtests",
     "watchlists_path": "watchlists.json",
+    "audit_path": "audit.jsonl",  # the append-only audit trail (files storage; a desk database has ta_audit)
     "data_cache_dir": "cache",
     "csv_data_dir": "data",
 })
@@ -128,6 +129,11 @@ DEFAULTS: dict[str, Any] = {
     "ray_address": None,  # None: a local Ray on 127.0.0.1; "ray://host:10001" or "host:6379" a cluster
     # stop a run (and a batch, in total) at a checkpoint before its next step would cost more (USD)
     "max_cost_usd": None,
+    # who causes what this process does (``by`` in saved meta, log entries and the audit): the app sets
+    # the signed-in e-mail; None: the OS user (the CLI; TRADINGAGENTS_USER sets it)
+    "user": None,
+    # the desk leads' e-mails (TRADINGAGENTS_DESK_LEADS, comma-separated): they may stop or resume anyone's job
+    "desk_leads": [],
 }
 """Every key with its default (plain values; ``DEFAULT_CONFIG`` is the frozen view)."""
 
@@ -142,6 +148,7 @@ NONE_TYPES: dict[str, type] = {
     "llm_pricing": dict,
     "ray_address": str,
     "max_cost_usd": float,
+    "user": str,
 }
 """Types of the keys whose default is None (so an environment variable can be coerced)."""
 

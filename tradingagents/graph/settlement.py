@@ -165,7 +165,7 @@ class Settler:
                 continue
             result.settled.append({k: settled[k] for k in SETTLED_KEYS})
             update = {k: settled[k] for k in ("ticker", "date", "raw", "alpha", "holding", "reflection",
-                                              "benchmark", *PRICE_KEYS)}
+                                              "benchmark", "settled_by", *PRICE_KEYS)}
             if lessons is not None:
                 pairs, known_from = lessons
                 update["lessons_due"] = {k: [v[0], v[1]] for k, v in pairs.items() if v and v[0] and v[1]}
@@ -237,7 +237,8 @@ class Settler:
         settled = {"ticker": entry["ticker"], "date": entry["date"], "rating": entry.get("rating"), "raw": raw,
                    "alpha": alpha, "holding": holding, "benchmark": benchmark, "reflection": reflection,
                    "entry_price": outcome.get("start_close"), "exit_price": outcome.get("end_close"),
-                   "bench_raw": outcome.get("benchmark_raw"), "end_date": outcome.get("end_date")}
+                   "bench_raw": outcome.get("benchmark_raw"), "end_date": outcome.get("end_date"),
+                   "settled_by": _who(self.config)}
         return settled, lessons
 
     def _reports_for(self, ticker: str, date: str) -> dict[str, Any] | None:
@@ -260,3 +261,10 @@ class Settler:
                 memory.add_situations([(pair[0], pair[1])], known_from=known_from)
                 written += 1
         return written
+
+
+def _who(config) -> str:
+    """Who settles (``settled_by``): the config's ``user`` (the app's signed-in e-mail), else the OS user."""
+    from tradingagents.storage import default_user
+
+    return default_user(config)

@@ -351,6 +351,7 @@ class TradingAgentsGraph:
             "data_vendor": self.config.get("data_vendor"),
             "llm_provider": self.config.get("llm_provider"),
             "models": {"quick": self.config.get("quick_think_llm"), "deep": self.config.get("deep_think_llm")},
+            "by": storage.default_user(self.config),
         }
         update = getattr(self.memory_log, "update_pending", None)
         if callable(update):
@@ -405,6 +406,7 @@ class TradingAgentsGraph:
             **settings,
             "instrument_context": final_state.get("instrument_context"),
             "thread_id": tid,
+            "by": storage.default_user(cfg),  # who ran it: config "user" (the app's signed-in e-mail), else the OS user
             "resumed": reporter.resumed,
             "session_note": session_note,
             "missing_data": missing,

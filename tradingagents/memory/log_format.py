@@ -3,9 +3,9 @@
 An entry (a *block*) is a tag line, ``DECISION:`` and the decision text; a settled one adds
 ``REFLECTION:``, the reflection and a hidden line with the exact returns. Blocks are followed by
 ``SEPARATOR``. A block may end with one hidden line ``<!-- meta {json} -->`` (after everything else):
-the decision's provenance (``data_vendor``, ``llm_provider``, ``models``) and, once settled, the
-prices it was settled on (``entry_price``, ``exit_price``, ``bench_raw``, ``benchmark``,
-``end_date``); a block without it (an old entry) reads with those keys None. In model text every line starting with ``\\``, ``[``, ``<``, ``DECISION:`` or
+the decision's provenance (``data_vendor``, ``llm_provider``, ``models``, ``by``: who ran it) and,
+once settled, the prices it was settled on (``entry_price``, ``exit_price``, ``bench_raw``,
+``benchmark``, ``end_date``) and ``settled_by`` (who settled it); a block without it (an old entry) reads with those keys None. In model text every line starting with ``\\``, ``[``, ``<``, ``DECISION:`` or
 ``REFLECTION:`` gets one extra leading backslash (removed on reading), so no text can forge a
 separator, a tag or a section header.
 """
@@ -41,7 +41,7 @@ _META_HEAD = "\n\n<!-- meta "
 _META_TAIL = " -->"
 # what the hidden meta line may hold (anything else in it is ignored on reading)
 META_KEYS = ("data_vendor", "llm_provider", "models", "entry_price", "exit_price", "bench_raw", "benchmark",
-             "end_date")
+             "end_date", "by", "settled_by")
 # lessons derived at settlement and not yet written to every role memory (cleared once they are)
 _LESSON_KEYS = ("lessons_due", "lessons_known_from")
 _DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
@@ -290,7 +290,7 @@ def check_provenance(provenance: Any) -> dict | None:
     if not isinstance(provenance, dict):
         raise ValueError(f"provenance must be a dict with data_vendor, llm_provider, models; not {provenance!r:.60}")
     out: dict[str, Any] = {}
-    for key in ("data_vendor", "llm_provider"):
+    for key in ("data_vendor", "llm_provider", "by"):
         out[key] = _short_text(provenance.get(key), key)
     models = provenance.get("models")
     if models is not None:
@@ -313,6 +313,9 @@ def check_settle_meta(update: Any) -> dict:
     bench = _short_text(update.get("benchmark"), "benchmark")
     if bench:
         out["benchmark"] = bench
+    who = _short_text(update.get("settled_by"), "settled_by")
+    if who:
+        out["settled_by"] = who
     if update.get("end_date") is not None:
         out["end_date"] = validate_date(update["end_date"], allow_future=True)
     due = update.get("lessons_due")

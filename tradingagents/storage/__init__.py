@@ -14,6 +14,7 @@ picks the backend. Each factory returns an object with the same interface either
     save_app_run(config, doc); load_app_runs(config); app_run(config, tid); delete_app_run(config, tid)
     lists = open_watchlists(config)            # FileWatchlists | PgWatchlists
     list_watchlists(config); save_watchlist(name, tickers, config); delete_watchlist(name, config)
+    record_audit(config, "job_stop", by=…, target=…); read_audit(config)   # the append-only audit trail
 
 Processes with different homes and the same URL see one desk: the same decisions, lessons, runs,
 checkpoints and watchlists. ``print_log(config, json=False)`` prints the memory log from whichever
@@ -33,12 +34,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from tradingagents.storage.app_runs import app_run, delete_app_run, load_app_runs, save_app_run
+from tradingagents.storage.audit import default_user, read_audit, record_audit
 from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
 
 __all__ = [
     "ENV_VAR",
     "StorageError",
     "app_run",
+    "default_user",
+    "read_audit",
+    "record_audit",
     "checkpoint_step",
     "clear_all_checkpoints",
     "clear_checkpoint",

@@ -102,6 +102,15 @@ CREATE TABLE IF NOT EXISTS ta_watchlists (
     tickers     jsonb NOT NULL,
     saved_at    timestamptz NOT NULL DEFAULT now()
 );
+
+CREATE TABLE IF NOT EXISTS ta_audit (
+    id          bigserial PRIMARY KEY,
+    at          double precision NOT NULL,
+    by_user     text NOT NULL,
+    action      text NOT NULL,
+    target      text NOT NULL DEFAULT '',
+    detail      jsonb NOT NULL DEFAULT '{}'::jsonb
+);
 """
 
 

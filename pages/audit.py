@@ -1,0 +1,58 @@
+"""Audit page (desk leads): the append-only trail of who signed in, started, stopped or resumed a job,
+settled decisions and edited memories; filterable, exported as CSV."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+
+import streamlit as st
+
+from studio import ui
+from tradingagents.errors import TradingAgentsError
+from tradingagents.storage import read_audit
+
+if callable(getattr(ui, "require_router", None)):
+    ui.require_router()
+
+config = ui.current_config()
+st.title("Audit")
+if not ui.is_desk_lead(ui.signed_in_email()):
+    st.info("The audit trail is shown to desk leads only (the e-mails in `desk_leads` / "
+            "TRADINGAGENTS_DESK_LEADS, or a desk-lead role claim, when the app has sign-in).",
+            icon=":material/lock:")
+    st.stop()
+
+st.caption("Every sign-in, job start, stop and resume, settlement and memory edit, oldest first. "
+           "Nothing here can be changed or deleted.")
+try:
+    entries = read_audit(config)
+except (TradingAgentsError, OSError) as exc:
+    st.error(f"The audit trail cannot be read: {exc}", icon=":material/error:")
+    st.stop()
+
+
+def _when(at: float) -> str:
+    return dt.datetime.fromtimestamp(at, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+rows = [{"when": _when(e["at"]), "by": e["by"], "action": e["action"], "target": e["target"],
+         "detail": json.dumps(e["detail"], sort_keys=True) if e["detail"] else ""} for e in entries]
+users = sorted({r["by"] for r in rows})
+actions = sorted({r["action"] for r in rows})
+c1, c2 = st.columns(2)
+pick_users = c1.multiselect("By", users, key="audit_users", placeholder="everyone")
+pick_actions = c2.multiselect("Action", actions, key="audit_actions", placeholder="every action")
+shown = [r for r in rows if (not pick_users or r["by"] in pick_users)
+         and (not pick_actions or r["action"] in pick_actions)]
+st.markdown(f"**{len(shown)}** of {len(rows)} entries")
+if shown:
+    st.dataframe(shown, hide_index=True, width="stretch", key="audit_table")
+buf = io.StringIO()
+writer = csv.DictWriter(buf, fieldnames=["when", "by", "action", "target", "detail"])
+writer.writeheader()
+writer.writerows(shown)
+st.download_button("Export CSV", buf.getvalue(), file_name="audit.csv", mime="text/csv",
+                   icon=":material/download:", key="audit_csv")

@@ -1,0 +1,102 @@
+"""Sign-in (Streamlit's [auth] secrets): unsigned visitors see only the sign-in; the signed-in e-mail is the
+owner; desk leads may stop others' jobs and read the audit; without [auth] nothing changes."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from studio.jobs import JobRegistry, may_control
+from tests.app.apptest_utils import APP, texts
+from tradingagents.config import resolve_config
+from tradingagents.errors import ConfigError
+from tradingagents.storage import read_audit, record_audit
+
+AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32,
+        "client_id": "studio", "client_secret": "secret",
+        "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+
+
+def _app(user: dict | None, *, auth: bool = True) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    if auth:
+        at.secrets["auth"] = AUTH
+    if user is not None:
+        at.user = user
+    at.run()
+    return at
+
+
+def test_without_auth_secrets_there_is_no_sign_in_and_no_identity(ta_home):
+    at = _app({"email": "test@example.com"}, auth=False)
+    assert not at.exception
+    assert "Sign in" not in [b.label for b in at.button]
+    assert "Signed in as" not in texts(at)
+    assert at.title[0].value == "Run an analysis"  # the app as today: the Run page, no sign-in
+
+
+def test_an_unsigned_visitor_sees_only_the_sign_in(ta_home):
+    at = _app({"is_logged_in": False})
+    assert not at.exception
+    assert [b.label for b in at.button] == ["Sign in"]
+    assert "requires sign-in" in texts(at)
+    assert not at.sidebar.selectbox  # no settings, no pages
+
+
+def test_a_signed_in_user_is_named_in_the_sidebar_and_the_sign_in_is_audited(ta_home):
+    at = _app({"is_logged_in": True, "email": "Ann@Desk.example", "name": "Ann"})
+    assert not at.exception
+    assert "Signed in as **ann@desk.example**" in texts(at)
+    assert "Sign out" in [b.label for b in at.sidebar.button]
+    at.run()  # a rerun of the same session records the sign-in once
+    entries = [e for e in read_audit(resolve_config()) if e["action"] == "sign_in"]
+    assert [e["by"] for e in entries] == ["ann@desk.example"]
+
+
+def test_the_audit_page_is_for_desk_leads_only(ta_home, monkeypatch):
+    monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", "lead@desk.example")
+    record_audit(resolve_config(), "job_start", by="ann@desk.example", target="run NVDA 2024-05-10 (abc)")
+    lead = _app({"is_logged_in": True, "email": "lead@desk.example"})
+    assert "desk lead" in texts(lead)
+    lead.switch_page("pages/audit.py").run()
+    assert not lead.exception
+    assert lead.title[0].value == "Audit"
+    assert "ann@desk.example" in lead.dataframe[0].value.to_csv()
+    other = _app({"is_logged_in": True, "email": "ann@desk.example"})
+    assert "desk lead" not in texts(other)
+    with pytest.raises(ValueError, match="Known pages"):  # not in the navigation of anyone else
+        other.switch_page("pages/audit.py")
+
+
+def test_desk_leads_config_is_checked_and_lower_cased(ta_home, monkeypatch):
+    monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", " Lead@Desk.example ,b@desk.example,lead@desk.example")
+    assert resolve_config()["desk_leads"] == ["lead@desk.example", "b@desk.example"]
+    with pytest.raises(ConfigError, match="desk_leads"):
+        resolve_config({"desk_leads": ["not an address"]})
+
+
+def test_the_registry_tells_every_start_and_stop_granted_or_refused(ta_home):
+    told: list[tuple[str, str | None, bool]] = []
+    gate = threading.Event()
+
+    class Graph:
+        def __init__(self, **kw):
+            pass
+
+        def propagate(self, *a, should_stop=None, **kw):
+            gate.wait(300)
+            from tradingagents.errors import RunStopped
+            raise RunStopped("stopped")
+
+    reg = JobRegistry(graph_factory=lambda **kw: Graph(**kw), is_desk_lead=lambda w: w == "lead@x.example",
+                      on_action=lambda a, job, who, done: told.append((a, who, done)))
+    run_id = reg.start_run("NVDA", "2024-05-10", ["market"], {"llm_provider": "offline"}, owner="ann@x.example")
+    assert not reg.stop(run_id, owner="bob@x.example")
+    assert reg.stop(run_id, owner="lead@x.example")
+    gate.set()
+    reg.wait(run_id, 300)
+    assert told == [("job_start", "ann@x.example", True), ("job_stop", "bob@x.example", False),
+                    ("job_stop", "lead@x.example", True)]
+    assert may_control("ann@x.example", "lead@x.example", lambda w: w == "lead@x.example")

@@ -1,0 +1,136 @@
+"""Sign-in through a real OpenID Connect provider on 127.0.0.1 (oidc-provider-mock), driven in Chromium.
+
+Two portfolio managers and a desk lead sign in through the provider's login form. Ann's run is held
+mid-analysis by the fake model server (a gate, never a sleep): Bob watches it with no Stop button; the
+lead stops it; the audit page, read by the lead, lists every sign-in, the start and the stop with
+their users. The app's own ``.streamlit/`` folder is never written: the secrets are a temporary file
+passed with ``--secrets.files``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tests.browser.harness import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    HANG_MS,
+    ROOT,
+    fill_run_form,
+    free_port,
+    start_run,
+    streamlit_server,
+    wait_idle,
+)
+
+pytest.importorskip("oidc_provider_mock")
+pytest.importorskip("authlib")
+
+TICKER, DATE = "NVDA", "2024-05-10"
+ANN, BOB, LEAD = "ann@desk.example", "bob@desk.example", "lead@desk.example"
+
+
+def _reports_text(body: dict) -> bool:
+    return bool(body.get("stream")) and any(m.get("role") == "tool" for m in body.get("messages") or [])
+
+
+def _sign_in(browser, url: str, email: str):
+    """A new browser context (its own cookies) signed in as ``email`` through the provider's form."""
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(HANG_MS)
+    page.goto(url + "/")
+    page.get_by_role("button", name="Sign in").click()
+    page.locator("input[name=sub]").last.fill(email)  # the provider's login form
+    page.get_by_role("button", name="Authorize").click()
+    page.get_by_text(f"Signed in as {email}").wait_for()
+    wait_idle(page)
+    return page
+
+
+def test_two_users_and_a_lead_through_a_real_provider(ta_home, tmp_path):
+    from oidc_provider_mock import run_server_in_thread
+    from playwright.sync_api import sync_playwright
+
+    from tests.fake_openai import FakeOpenAIServer, Fault
+
+    secrets_before = sorted(p.name for p in (ROOT / ".streamlit").iterdir())
+    port = free_port()
+    app_url = f"http://127.0.0.1:{port}"
+    gate = threading.Semaphore(0)
+    llm = FakeOpenAIServer().start()
+    try:
+        llm.inject(Fault.hold_stream(2, gate=gate, when=_reports_text))
+        with run_server_in_thread() as oidc:
+            issuer = f"http://127.0.0.1:{oidc.server_port}"
+            secrets = tmp_path / "secrets.toml"
+            secrets.write_text(
+                "[auth]\n"
+                f'redirect_uri = "{app_url}/oauth2callback"\n'
+                'cookie_secret = "a-test-cookie-secret-of-enough-length-0123456789"\n'
+                'client_id = "tradingagents-studio"\n'
+                'client_secret = "test-client-secret"\n'
+                f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n', encoding="utf-8")
+            env = {"TRADINGAGENTS_DESK_LEADS": LEAD, "TRADINGAGENTS_LLM_PROVIDER": "openai_compatible",
+                   "TRADINGAGENTS_BACKEND_URL": llm.base_url, "TRADINGAGENTS_QUICK_THINK_LLM": "fake-quick",
+                   "TRADINGAGENTS_DEEP_THINK_LLM": "fake-deep", "TRADINGAGENTS_LLM_TIMEOUT": "3600",
+                   "OPENAI_API_KEY": "sk-test-not-a-real-key"}
+            with streamlit_server(ta_home, log_path=ARTIFACTS / "browser-sign-in.log", extra_env=env, port=port,
+                                  extra_args=["--secrets.files", str(secrets)]) as url, sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+                try:
+                    # an unsigned visitor sees the sign-in only, on every path
+                    anon = browser.new_page()
+                    anon.set_default_timeout(HANG_MS)
+                    anon.goto(url + "/history")
+                    anon.get_by_role("button", name="Sign in").wait_for()
+                    wait_idle(anon)
+                    assert anon.get_by_role("link", name="History").count() == 0
+                    assert anon.get_by_text("Start analysis").count() == 0
+
+                    ann = _sign_in(browser, url, ANN)
+                    fill_run_form(ann, TICKER, DATE)
+                    start_run(ann)
+                    ann.get_by_role("button", name="Stop").wait_for()
+                    ann.wait_for_function("() => location.search.includes('run=')")
+                    run_url = ann.url
+
+                    bob = _sign_in(browser, url, BOB)
+                    bob.goto(run_url)
+                    bob.get_by_text(f"This run was started by {ANN}").wait_for()
+                    assert bob.get_by_role("button", name="Stop").count() == 0
+
+                    lead = _sign_in(browser, url, LEAD)
+                    lead.get_by_text("desk lead").first.wait_for()
+                    lead.goto(run_url)
+                    lead.get_by_role("button", name="Stop").click()
+                    lead.get_by_text("Stopping after the current step").first.wait_for()
+                    for _ in range(8):
+                        gate.release()  # let the held answer finish: the run stops at its next step
+                    ann.get_by_text("stopped").first.wait_for()
+
+                    lead.goto(url + "/audit")
+                    lead.get_by_role("heading", name="Audit").wait_for()
+                    wait_idle(lead)
+                    with lead.expect_download() as dl:
+                        lead.get_by_role("button", name="Export CSV").click()
+                    rows = dl.value.path().read_text(encoding="utf-8")
+                    for who, action in ((ANN, "sign_in"), (BOB, "sign_in"), (LEAD, "sign_in"),
+                                        (ANN, "job_start"), (LEAD, "job_stop")):
+                        assert any(f",{who},{action}," in line for line in rows.splitlines()), (who, action, rows)
+                    assert f"run {TICKER} {DATE}" in rows
+
+                    bob.goto(url + "/audit")  # not in Bob's navigation: Streamlit shows its default page
+                    wait_idle(bob)
+                    assert bob.get_by_role("link", name="Audit").count() == 0
+                    assert bob.get_by_role("heading", name="Audit").count() == 0
+                finally:
+                    browser.close()
+    finally:
+        for _ in range(16):
+            gate.release()
+        llm.stop()
+    assert sorted(p.name for p in (ROOT / ".streamlit").iterdir()) == secrets_before  # no secrets file left
