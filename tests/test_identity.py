@@ -9,9 +9,9 @@ import json
 
 from tradingagents import storage
 from tradingagents.config import resolve_config
-from tradingagents.graph.results import load_run
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 from tradingagents.memory.log_format import parse_block, render_block
+from tradingagents.storage.files_runs import load_run
 
 DATE = "2024-05-10"
 
@@ -43,9 +43,7 @@ def test_the_audit_trail_appends_and_skips_a_torn_line(ta_home):
     cfg = resolve_config()
     storage.record_audit(cfg, "job_start", by="ann@desk.example", target="run NVDA", kind="run")
     with open(cfg["audit_path"], "a", encoding="utf-8") as fh:
-        fh.write('{"at": 1, "by": "x", "act')  # a killed writer's half line
-    with open(cfg["audit_path"], "a", encoding="utf-8") as fh:
-        fh.write("\n")
+        fh.write('{"at": 1, "by": "x", "act')  # a killed writer's half line, no newline after it
     storage.record_audit(cfg, "job_stop", by="lead@desk.example", target="run NVDA")
     got = storage.read_audit(cfg)
     assert [(e["by"], e["action"]) for e in got] == [("ann@desk.example", "job_start"), ("lead@desk.example", "job_stop")]

@@ -52,8 +52,12 @@ class FileAudit:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(dict(entry), ensure_ascii=False, sort_keys=True) + "\n"
         with FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_S):
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(line)
+            with open(self.path, "a+b") as fh:
+                if fh.tell():  # a killed writer's torn last line: end it, so this entry is whole on its own line
+                    fh.seek(-1, os.SEEK_END)
+                    if fh.read(1) != b"\n":
+                        line = "\n" + line
+                fh.write(line.encode("utf-8"))
                 fh.flush()
                 os.fsync(fh.fileno())
 
