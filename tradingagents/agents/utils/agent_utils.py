@@ -197,3 +197,27 @@ def create_analyst_node(
 
     analyst_node.__name__ = name.lower().replace(" ", "_")
     return analyst_node
+
+
+def lessons_used(memory: Any, memories: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The state update recording the lessons a role was given: ``{"memory_used": {"lessons": {name: [...]}}}``.
+
+    Each lesson as the prompt showed it: its stable id, its similarity score, the date it became
+    known (``situation_date``) and its text. {} without a memory.
+    """
+    name = getattr(memory, "name", None)
+    if memory is None or not name:
+        return {}
+    items = [
+        {"id": m.get("id"), "score": m.get("similarity_score"), "situation_date": m.get("known_from"),
+         "lesson": str(m.get("recommendation") or "").strip()}
+        for m in memories
+    ]
+    return {"memory_used": {"lessons": {str(name): items}}}
+
+
+def memory_used_of(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's ``memory_used`` for its meta: the past decisions and lessons the roles were given."""
+    used = dict(state.get("memory_used") or {})
+    return {"past_decisions": list(used.get("past_decisions") or []),
+            "lessons": {k: list(v) for k, v in (used.get("lessons") or {}).items()}}

@@ -50,14 +50,10 @@ from tradingagents.llm_clients.offline.common import (
     tag,
     toward_hold,
 )
-from tradingagents.rating import was_right
+from tradingagents.rating import parse_settled_headers, was_right
 from tradingagents.team import ROSTER, Role, judge, speakers
 
 _PRICE_LINE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s*(-?\d+(?:\.\d+)?)\s*$", re.MULTILINE)
-_SETTLED_TAG_RE = re.compile(
-    r"\[(\d{4}-\d{2}-\d{2}) \| ([^|\]]+?) \| (" + TIER_ALT + r") \| "
-    r"([+-]\d+(?:\.\d+)?%) \| ([+-]\d+(?:\.\d+)?%) \| (\d+)d\]"
-)
 _BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
 
 PLAN_TAG = judge("invest").output_key  # the Research Manager's plan, as the later prompts tag it
@@ -389,12 +385,23 @@ def _last_close_in_plan(text: str) -> float | None:
 
 
 def _past_same_ticker(text: str, ticker: str) -> tuple[str, str, str, str] | None:
-    """(date, rating, raw, alpha) of the newest settled decision on ``ticker`` in past_decisions."""
-    found = [m for m in _SETTLED_TAG_RE.finditer(tag(text, "past_decisions")) if m.group(2).strip() == ticker]
+    """(date, rating, raw, alpha) of the newest settled decision on ``ticker`` in past_decisions,
+    read with the format the past context is written in (``rating.parse_settled_headers``)."""
+    found = [d for d in parse_settled_headers(tag(text, "past_decisions")) if d["ticker"] == ticker]
     if not found:
         return None
-    newest = max(found, key=lambda m: m.group(1))
-    return newest.group(1), newest.group(3), newest.group(4), newest.group(5)
+    newest = max(found, key=lambda d: d["date"])
+    return newest["date"], newest["rating"], f"{newest['raw']:+.1%}", f"{newest['alpha']:+.1%}"
+
+
+def _settled_citations(text: str) -> str | None:
+    """Every settled decision the prompt's past_decisions holds, cited with its alpha (None: none)."""
+    found = parse_settled_headers(tag(text, "past_decisions"))
+    if not found:
+        return None
+    cited = [f"{d['rating']} on {d['ticker']} of {d['date']} ({d['alpha']:+.1%} alpha, "
+             f"{'right' if was_right(d['rating'], d['alpha']) else 'wrong'})" for d in found]
+    return f"Settled decisions considered ({len(found)}): " + "; ".join(cited) + "."
 
 
 def portfolio_decision(text: str) -> dict[str, Any]:
@@ -423,6 +430,12 @@ def portfolio_decision(text: str) -> dict[str, Any]:
             tier = toward_hold(tier)
             reasons.append(f"moderated from {before} to {tier} because the last {p_rating} call on {ticker} lost "
                            f"({p_alpha} alpha)")
+        elif lost and p_rating == "Hold" and tier == "Hold" and score.net * _pct_value(p_alpha) > 0:
+            # the last Hold missed a move and today's signals lean the same way: take that side, one tier
+            before = tier
+            tier = "Overweight" if _pct_value(p_alpha) > 0 else "Underweight"
+            reasons.append(f"moved from {before} to {tier} because the last Hold on {ticker} missed a "
+                           f"{p_alpha} alpha move and the signals lean the same way")
     bulls = [s for s in signals if s.direction == "bullish"]
     bears = [s for s in signals if s.direction == "bearish"]
     summary = (
@@ -442,6 +455,9 @@ def portfolio_decision(text: str) -> dict[str, Any]:
         thesis_parts.append("The risk committee's conservative voice asked for a smaller size and a tight stop; "
                             + ("the rating reflects it." if reasons else "the evidence outweighs it."))
     thesis_parts.append(past_sentence)
+    citations = _settled_citations(text)
+    if citations:
+        thesis_parts.append(citations)
     if lesson:
         thesis_parts.append(f"Lesson applied: {lesson}")
     thesis_parts.append(f"Scoring: {SCALE_TEXT}")
