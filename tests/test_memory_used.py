@@ -100,3 +100,38 @@ def test_offline_pm_cites_the_settled_decisions_it_was_given():
     assert "Settled decisions considered (3)" in decision and "AAPL of 2024-03-04 (+1.3% alpha, wrong)" in decision
     again = TradingAgentsGraph()
     assert again.memory_log.get_past_memory("NVDA", as_of=DATE)[1] == _saved_meta(graph)["memory_used"]["past_decisions"]
+
+
+# ---------------------------------------------------------------- lessons consistent with the outcome
+def _outcome_prompt(rating: str, alpha: float) -> str:
+    from tradingagents.rating import was_right
+    return (f"Instrument: NVDA\nDate: 2024-05-10\nRating: {rating}\nRealised return: {alpha:+.1%} over 5 trading days\n"
+            f"Alpha vs SPY: {alpha:+.1%}\nVerdict: {'right' if was_right(rating, alpha) else 'wrong'}\n")
+
+
+import pytest  # noqa: E402
+
+from tradingagents.llm_clients.offline import roles  # noqa: E402
+from tradingagents.rating import RATINGS_5_TIER, direction, was_right  # noqa: E402
+
+
+@pytest.mark.parametrize("rating", RATINGS_5_TIER)
+@pytest.mark.parametrize("right", [True, False])
+def test_lessons_agree_with_was_right(rating, right):
+    alpha = {1: 0.04, -1: -0.04, 0: 0.005}[direction(rating)] if right else {1: -0.04, -1: 0.04, 0: 0.06}[direction(rating)]
+    assert was_right(rating, alpha) is right
+    prompt = _outcome_prompt(rating, alpha)
+    reflection = roles.reflection(prompt)
+    lessons = roles.role_lessons(prompt)
+    word = "right" if right else "wrong"
+    assert "call on NVDA of " in reflection and f" was {word}:" in reflection
+    pm = next(line for line in lessons.splitlines() if line.startswith("Portfolio Manager"))
+    assert f"was {word}" in pm
+    if rating == "Hold" and not right:
+        # a wrong Hold never teaches "toward Hold"; it teaches the side the market took
+        assert "toward Hold" not in lessons and "staying at Hold" in reflection and "Overweight" in pm
+        assert "tighter stops" not in lessons
+    elif not right:
+        assert "moderate toward Hold" in pm
+    else:
+        assert "wrong" not in pm

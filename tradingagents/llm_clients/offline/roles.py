@@ -521,6 +521,10 @@ def call_was_right(outcome: dict[str, str]) -> bool:
     return bool(was_right(outcome.get("rating") or "Hold", _pct_value(outcome.get("alpha") or "")))
 
 
+def alpha_of(outcome: dict[str, str]) -> float:
+    return _pct_value(outcome.get("alpha") or "")
+
+
 def _benchmark_name(outcome: dict[str, str]) -> str:
     name = (outcome.get("benchmark") or "").strip()
     return name if name and name.lower() != "benchmark" else "its benchmark"
@@ -547,6 +551,9 @@ def reflection(text: str) -> str:
         third = "Keep weighting these signals the same way in comparable setups."
     elif against:
         third = f"Next time, give more weight to {join_names(against)} before taking a {rating} stance."
+    elif rating == "Hold":
+        third = (f"Next time, take the {'bullish' if alpha_of(o) > 0 else 'bearish'} side when the signals lean "
+                 "that way instead of staying at Hold.")
     else:
         third = f"Next time, demand a second confirming signal before taking a {rating} stance."
     return " ".join([first, second, third])
@@ -583,9 +590,17 @@ def role_lessons(text: str) -> str:
                              "losing side's strongest point more."),
         "portfolio_manager": (f"The final {rating} on {ticker} was right ({alpha_text} alpha); similar evidence "
                               "deserves similar conviction." if right else
+                              f"The final Hold on {ticker} was wrong ({alpha_text} alpha); a move of this size "
+                              f"deserved taking a side: lean {'Overweight' if up else 'Underweight'} when the "
+                              "signals tilt this way." if rating == "Hold" else
                               f"The final {rating} on {ticker} was wrong ({alpha_text} alpha); moderate toward "
                               "Hold when the evidence is this mixed."),
     }
+    if rating == "Hold" and not right:
+        lessons["trader"] = (f"Holding {ticker} was wrong ({o['raw'] or 'n/a'} return, {alpha_text} alpha): staying "
+                             f"flat missed the move; {'buy' if up else 'sell'} a starter position in a similar setup.")
+        lessons["research_manager"] = (f"Recommending Hold on this evidence was wrong ({alpha_text} alpha); side with "
+                                       f"the {'bullish' if up else 'bearish'} case when its signals lead.")
     # one line per role that learns (the roster's roles with a memory), named as the roster names it
     lines = [f"{r.node}: {lessons[r.key]}" for r in ROSTER if r.memory]
     return "\n".join(lines)
