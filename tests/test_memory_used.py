@@ -135,3 +135,17 @@ def test_lessons_agree_with_was_right(rating, right):
         assert "moderate toward Hold" in pm
     else:
         assert "wrong" not in pm
+
+
+def test_a_debater_argues_with_more_conviction_after_its_side_won_and_less_after_it_lost():
+    from tradingagents.team import ROLES
+
+    win = roles.role_lessons(_outcome_prompt("Buy", 0.04)).splitlines()
+    loss = roles.role_lessons(_outcome_prompt("Buy", -0.04)).splitlines()
+    bull_win = next(x for x in win if x.startswith("Bull")).split(": ", 1)[1]
+    bull_loss = next(x for x in loss if x.startswith("Bull")).split(": ", 1)[1]
+    base = "Instrument: NVDA\nDate: 2024-05-10\n"
+    more = roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_win}\n</past_lessons>")
+    less = roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_loss}\n</past_lessons>")
+    assert "with more conviction" in more and "with less conviction" in less
+    assert roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_win}\n</past_lessons>") == more

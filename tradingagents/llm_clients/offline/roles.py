@@ -56,6 +56,11 @@ from tradingagents.team import ROSTER, Role, judge, speakers
 _PRICE_LINE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s*(-?\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 _BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
 
+# how a debater's lesson ends after a settled win / loss of its side: written by role_lessons, read by
+# debate_turn (one phrase for both, never two patterns)
+PRESS_ON = "press them when they recur."
+EASE_OFF = "ask for confirmation before leaning on them."
+
 PLAN_TAG = judge("invest").output_key  # the Research Manager's plan, as the later prompts tag it
 
 
@@ -178,6 +183,11 @@ def debate_turn(role: Role, text: str) -> str:
     lesson = _first_lesson(text)
     if lesson:
         parts.append(f"A past lesson applies here: {lesson}")
+        # a settled win of my side in a similar situation: more conviction; a loss: less
+        if lesson.endswith(PRESS_ON):
+            parts.append("My side was right the last time this setup settled, so I argue it with more conviction.")
+        elif lesson.endswith(EASE_OFF):
+            parts.append("My side was wrong the last time this setup settled, so I argue it with less conviction.")
     return " ".join(parts)
 
 
@@ -576,10 +586,10 @@ def role_lessons(text: str) -> str:
                  "when they recur." if up else
                  f"Bullish readings such as {bulls} did not pay off on {ticker} ({alpha_text} alpha); "
                  "ask for confirmation before leaning on them."),
-        "bear": (f"Bearish readings such as {bears} were borne out on {ticker} ({alpha_text} alpha); "
-                 "press them when they recur." if not up else
+        "bear": (f"Bearish readings such as {bears} were borne out on {ticker} ({alpha_text} alpha); {PRESS_ON}"
+                 if not up else
                  f"Bearish readings such as {bears} did not play out on {ticker} ({alpha_text} alpha); "
-                 "weigh them against the trend next time."),
+                 f"{EASE_OFF}"),
         "trader": (f"The {action} on {ticker} was right ({o['raw'] or 'n/a'} return, {alpha_text} alpha); keep the "
                    "sizing." if right else
                    f"The {action} on {ticker} was wrong ({o['raw'] or 'n/a'} return, {alpha_text} alpha); size "
