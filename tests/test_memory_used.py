@@ -43,8 +43,8 @@ def _lessons_in(prompt: str) -> list[str]:
 def test_lesson_ids_are_stable_across_reopenings():
     first = FinancialSituationMemory("bull_memory")
     first.add_situations([(SITUATION, "Press momentum.")], known_from="2024-01-05")
-    got = FinancialSituationMemory("bull_memory").get_memories(SITUATION, n_matches=1)
-    assert got[0]["id"] == lesson_id(SITUATION, "Press momentum.") == first.get_memories(SITUATION)[0]["id"]
+    got = FinancialSituationMemory("bull_memory").recall_lessons(SITUATION, n_matches=1)
+    assert got[0]["id"] == lesson_id(SITUATION, "Press momentum.") == first.recall_lessons(SITUATION)[0]["id"]
     assert got[0]["known_from"] == "2024-01-05"
 
 

@@ -118,6 +118,14 @@ class RankedMemories:
     def get_memories(
         self, current_situation: str, n_matches: int = 1, *, as_of: str | None = None
     ) -> list[dict[str, Any]]:
+        """Top ``n_matches`` memories: ``matched_situation``, ``recommendation``, ``similarity_score``
+        (the specification's keys, exactly; ``recall_lessons`` adds each lesson's id and date)."""
+        keys = ("matched_situation", "recommendation", "similarity_score")
+        return [{k: m[k] for k in keys} for m in self.recall_lessons(current_situation, n_matches, as_of=as_of)]
+
+    def recall_lessons(
+        self, current_situation: str, n_matches: int = 1, *, as_of: str | None = None
+    ) -> list[dict[str, Any]]:
         """Top ``n_matches`` memories: ``matched_situation``, ``recommendation``, ``similarity_score``.
 
         Scores are divided by the best score of this query (by 1 when no score is positive). An

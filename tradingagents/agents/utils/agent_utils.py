@@ -97,7 +97,9 @@ def recall(memory: Any, state: Mapping[str, Any], situation: str | None = None, 
     if memory is None or not situation.strip():
         return []
     as_of = state.get("trade_date") or None
-    matches = memory.get_memories(situation, n_matches=n_matches, as_of=as_of) or []
+    # with each lesson's id and date when the memory has them (both role-memory backends do)
+    get = getattr(memory, "recall_lessons", None) or memory.get_memories
+    matches = get(situation, n_matches=n_matches, as_of=as_of) or []
     # a match sharing no term with the situation (score 0) is no match: never shown to an agent
     return [m for m in matches if not isinstance(m.get("similarity_score"), int | float) or m["similarity_score"] > 0]
 
