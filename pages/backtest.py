@@ -40,7 +40,9 @@ def _read_outputs(folder: str) -> dict | None:
     path = Path(folder)
     if not (path / "metrics.json").is_file():
         return None
-    return {"metrics": json.loads((path / "metrics.json").read_text(encoding="utf-8")),
+    metrics = json.loads((path / "metrics.json").read_text(encoding="utf-8"))
+    effect = metrics.pop("memory_effect", None)  # the ablation's summary, not a ticker
+    return {"metrics": metrics, "memory_effect": effect,
             "equity": pd.read_csv(path / "equity.csv"),
             "decisions": pd.read_csv(path / "decisions.csv")}
 
@@ -90,6 +92,12 @@ def render_results(handle, outputs: dict) -> None:
                "return above Buy & Hold's). PORTFOLIO is the watchlist as one book.")
     for line in view.control_text(outputs["metrics"]):
         st.info(line, icon=":material/casino:")
+    effect = outputs.get("memory_effect")
+    if effect is not None:
+        st.markdown(f"**What memory changed**: {effect['differing']} of {effect['compared']} decisions differ "
+                    f"(alpha difference over those days {effect['alpha_difference']:+.2%}).")
+        if effect["decisions"]:
+            st.dataframe(pd.DataFrame(effect["decisions"]), hide_index=True, width="stretch")
     equity = outputs["equity"]
     decisions = outputs["decisions"]
     for ticker in handle.backtest.spec.tickers:

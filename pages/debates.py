@@ -79,6 +79,9 @@ def main() -> None:
             return
         turns = turns_from_saved(data.get("state"), data.get("meta"))
 
+    saved_meta = (current.meta if source_id == "current" and current is not None and current.status == "finished"
+                  else None if source_id == "current" else data.get("meta"))
+    ui.render_remembered(saved_meta, f"debates_{source_id}")
     if not turns:
         st.info("This run has no debate turns yet: they appear once the research team starts.")
         return

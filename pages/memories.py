@@ -11,6 +11,7 @@ import streamlit as st
 
 from studio import charts, ui
 from studio.memview import EXAMPLE_SITUATIONS, ROLES, display_terms, shared_terms, situation_html
+from tradingagents.memory.situation_memory import lesson_id
 from tradingagents.storage import open_role_memory, storage_url
 
 ui.require_router()
@@ -47,8 +48,20 @@ row = st.container(horizontal=True, wrap=True)  # wraps onto new lines on a narr
 for role, label in ROLES.items():
     row.metric(label, f"{counts[role]:,}", width=150)
 
+linked = st.query_params.get("memory")  # a link from a run's "What the team remembered"
+if linked in ROLES and "mem_role" not in st.session_state:
+    st.session_state["mem_role"] = linked
 role = st.selectbox("Role", list(ROLES), format_func=lambda r: f"{ROLES[r]} ({counts[r]:,})", key="mem_role")
 mem = memory(role)
+wanted_lesson = st.query_params.get("lesson") if linked == role else None
+if wanted_lesson:
+    found = [(s, r) for s, r in mem.items() if lesson_id(s, r) == wanted_lesson]
+    with st.container(border=True):
+        if found:
+            st.markdown(f"**Lesson `{wanted_lesson}`** (linked from a run)")
+            st.html(f'<div class="ta-advice"><b>Advice:</b> {situation_html(found[0][1])}</div>')
+        else:
+            st.caption(f"Lesson `{wanted_lesson}` is no longer in this memory.")
 
 if mem.problems:
     st.warning(

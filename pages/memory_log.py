@@ -114,6 +114,9 @@ def settle_section(config) -> None:
 def filtered(df):
     row = st.container(horizontal=True, wrap=True)  # wraps onto new lines on a narrow window
     with row:
+        linked = st.query_params.get("ticker")  # a link from a run's "What the team remembered"
+        if linked in set(df["ticker"]) and "log_tickers" not in st.session_state:
+            st.session_state["log_tickers"] = [linked]
         tickers = st.multiselect("Ticker", sorted(df["ticker"].unique()), key="log_tickers", width=280)
         present = set(df["rating"])
         ratings = st.multiselect("Rating", [r for r in RATINGS_5_TIER if r in present], key="log_ratings",

@@ -283,6 +283,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
             with tab:
                 st.markdown(state[k])
     render_cost(meta, key)
+    ui.render_remembered(meta, key)
     md = export.report_markdown(state, rating, meta)
     closes = [float(x) for x in prices["Close"].tail(60)] if prices is not None and len(prices) else None
     page = export.report_html(state, rating, meta, closes=closes)

@@ -125,3 +125,32 @@ def situation_from_state(state: Mapping[str, Any] | None, limit: int = 2000) -> 
     state = state or {}
     text = "\n\n".join((state.get(k) or "").strip() for k in team.REPORT_KEYS if (state.get(k) or "").strip())
     return text[:limit]
+
+
+def remembered(memory_used: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """A run's ``meta["memory_used"]`` as items to show: {kind, who, text, page, params} — each past decision
+    links to its Memory log entry (``/memory_log?ticker=…&date=…``), each lesson to the Memories page
+    (``/memories?memory=…&lesson=<id>``). [] when the run remembered nothing (or predates the record)."""
+    used = memory_used or {}
+    items: list[dict[str, Any]] = []
+    for d in used.get("past_decisions") or []:
+        alpha = d.get("alpha")
+        shown = f"{float(alpha):+.1%} alpha" if isinstance(alpha, int | float) else "alpha unknown"
+        items.append({"kind": "decision", "who": "Past decisions (all roles after the analysts)",
+                      "text": f"{d.get('date')} · {d.get('ticker')} · {d.get('rating')} · {shown}",
+                      "page": "pages/memory_log.py", "params": {"ticker": d.get("ticker"), "date": d.get("date")}})
+    for name, lessons in (used.get("lessons") or {}).items():
+        for lesson in lessons:
+            score = lesson.get("score")
+            shown = f" (similarity {float(score):.2f})" if isinstance(score, int | float) else ""
+            items.append({"kind": "lesson", "who": ROLES.get(name, name), "text": f"{lesson.get('lesson')}{shown}",
+                          "page": "pages/memories.py", "params": {"memory": name, "lesson": lesson.get("id")}})
+    return items
+
+
+def remembered_url(item: Mapping[str, Any]) -> str:
+    """The item's link: ``/memory_log?ticker=NVDA&date=2024-01-02`` or ``/memories?memory=…&lesson=…``."""
+    from urllib.parse import urlencode
+
+    stem = str(item["page"]).rsplit("/", 1)[-1].removesuffix(".py")
+    return f"/{stem}?{urlencode({k: v for k, v in item['params'].items() if v is not None})}"

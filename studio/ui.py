@@ -632,3 +632,19 @@ def sidebar_settings() -> dict[str, Any]:
         st.caption(f"Home folder: `{config['home']}`")
         st.html(badges_html(config))
     return config
+
+
+def render_remembered(meta: dict | None, key: str) -> None:
+    """"What the team remembered": the past decisions and lessons a run's roles were given
+    (``meta["memory_used"]``), each linking to its Memory log entry or its lesson."""
+    from studio.memview import remembered, remembered_url
+
+    items = remembered((meta or {}).get("memory_used"))
+    if (meta or {}).get("memory_used") is None:
+        return  # a run saved before the record existed
+    with st.expander(f"What the team remembered ({len(items)})", expanded=True, key=f"remembered_{key}"):
+        if not items:
+            st.caption("Nothing: no settled decision or matching lesson was known by this run's date.")
+        for who in dict.fromkeys(i["who"] for i in items):
+            st.markdown(f"**{who}**")
+            st.markdown("\n".join(f"- [{i['text']}]({remembered_url(i)})" for i in items if i["who"] == who))

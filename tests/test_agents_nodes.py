@@ -308,7 +308,8 @@ def test_portfolio_manager_reads_past_context_and_learns_from_a_lost_call(analys
     pm = create_portfolio_manager(llm, None)
     fresh = pm(state)["final_trade_decision"]
     assert fresh.startswith("**Rating**: Overweight")
-    past = ("[2024-04-01 | NVDA | Buy | -3.0% | -4.1% | 5d]\n\nDECISION:\nBuy.\n\nREFLECTION:\nWrong call.")
+    # the header exactly as the past context writes it (rating.settled_header)
+    past = ("[2024-04-01 | NVDA | Buy | return -3.0% | alpha -4.1% | 5d]\n\nDECISION:\nBuy.\n\nREFLECTION:\nWrong call.")
     burned = pm({**state, "past_context": past})["final_trade_decision"]
     assert past.splitlines()[0] in rec.texts()[-1]
     assert burned.startswith("**Rating**: Hold")

@@ -138,7 +138,7 @@ _TAG = re.compile(r"\[(\d{4}-\d{2}-\d{2}) \| ([A-Z0-9.^=_+\-]+) \| \w+ \| return
 def test_a_step_never_sees_an_outcome_known_only_after_its_date(ta_home, monkeypatch):
     """Past context and role memories of every step: only outcomes whose window closed by its date."""
     recalls: list[tuple[str, str | None, list[str]]] = []
-    real = FinancialSituationMemory.get_memories
+    real = FinancialSituationMemory.recall_lessons  # what the roles recall through
 
     def spy(self, current_situation, n_matches=1, *, as_of=None):
         out = real(self, current_situation, n_matches, as_of=as_of)
@@ -147,7 +147,7 @@ def test_a_step_never_sees_an_outcome_known_only_after_its_date(ta_home, monkeyp
         recalls.append((self.name, as_of, [known[m["matched_situation"]] for m in out]))
         return out
 
-    monkeypatch.setattr(FinancialSituationMemory, "get_memories", spy)
+    monkeypatch.setattr(FinancialSituationMemory, "recall_lessons", spy)
     spec = BacktestSpec.make("NVDA", START, END, every=1)
     run_backtest(spec, {})
     provider = get_provider({})

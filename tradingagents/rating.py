@@ -123,3 +123,27 @@ def darkened(color: str, against: str = "#ffffff", ratio: float = 4.5) -> str:
 
 RATING_COLORS_ON_WHITE: dict[str, str] = {tier: darkened(c) for tier, c in RATING_COLORS.items()}
 """The same colours darkened until white text reads on them (WCAG AA, 4.5): badges and marks on a white page."""
+
+
+# ---------------------------------------------------------------------------- a settled call, as agents read it
+def settled_header(date: str, ticker: str, rating: str, raw: float, alpha: float, holding: int) -> str:
+    """``[2024-01-02 | NVDA | Buy | return +1.2% | alpha -0.4% | 5d]``: how the past context names a
+    settled decision. ``parse_settled_headers`` reads exactly this format back (one format, one place)."""
+    return f"[{date} | {ticker} | {rating} | return {raw:+.1%} | alpha {alpha:+.1%} | {holding}d]"
+
+
+_SETTLED_HEADER_RE = re.compile(
+    r"\[(\d{4}-\d{2}-\d{2}) \| ([^|\]]+?) \| (" + "|".join(RATINGS_5_TIER) + r") \| "
+    r"return ([+-]\d+(?:\.\d+)?)% \| alpha ([+-]\d+(?:\.\d+)?)% \| (\d+)d\]"
+)
+
+
+def parse_settled_headers(text: str | None) -> list[dict]:
+    """Every ``settled_header`` in ``text``, in order: {date, ticker, rating, raw, alpha, holding}
+    (raw and alpha as fractions, rounded to the 0.1 % the header shows)."""
+    return [
+        {"date": m.group(1), "ticker": m.group(2).strip(), "rating": m.group(3),
+         "raw": round(float(m.group(4)) / 100, 6), "alpha": round(float(m.group(5)) / 100, 6),
+         "holding": int(m.group(6))}
+        for m in _SETTLED_HEADER_RE.finditer(text or "")
+    ]

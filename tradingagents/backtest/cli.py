@@ -212,6 +212,10 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
                   f"trading day(s), {how}", file=sys.stderr, flush=True)
         result = bt.run(on_progress=ProgressBar(quiet=args.quiet), should_stop=stop.is_set)
         print(summary_table(result.metrics, spec.cost_bps))
+        if getattr(bt, "memory_effect", None) is not None:
+            from tradingagents.backtest.memory_effect import describe
+
+            print(describe(bt.memory_effect))
         if not args.quiet:
             print(f"done in {format_duration(time.time() - started)}", file=sys.stderr)
         print(f"Backtest: {result.folder}")

@@ -703,7 +703,13 @@ class Backtest:
         from tradingagents.backtest import report
 
         data = self.compute()
-        atomic_write(self.folder / "metrics.json", json.dumps(data["metrics"], indent=2, allow_nan=False))
+        saved = dict(data["metrics"])
+        if TEAM_NO_MEMORY in data["decisions"]:  # the ablation: which decisions memory changed
+            from tradingagents.backtest.memory_effect import memory_effect
+
+            self.memory_effect = saved["memory_effect"] = memory_effect(data["decisions"][TEAM],
+                                                                        data["decisions"][TEAM_NO_MEMORY])
+        atomic_write(self.folder / "metrics.json", json.dumps(saved, indent=2, allow_nan=False))
         atomic_write(self.folder / "equity.csv", equity_csv(data["days"], data["equity"]))
         if data["weights"]:
             atomic_write(self.folder / "weights.csv", weights_csv(data["weights"]))

@@ -25,12 +25,12 @@ from typing import Any
 from tradingagents.rating import was_right
 
 TRADING_DAYS = 252
-META_KEYS = ("bootstrap", "control")
+META_KEYS = ("bootstrap", "control", "memory_effect")
 """The keys of metrics.json that are not a ticker (or ``PORTFOLIO``)."""
 
 
 def by_ticker(metrics: dict[str, Any]) -> dict[str, Any]:
-    """metrics.json's ``{ticker: {strategy: {…}}}`` part (without ``bootstrap`` and ``control``)."""
+    """metrics.json's ``{ticker: {strategy: {…}}}`` part (without ``bootstrap``, ``control`` and ``memory_effect``)."""
     return {k: v for k, v in metrics.items() if k not in META_KEYS}
 
 

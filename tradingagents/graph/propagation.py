@@ -21,6 +21,7 @@ class Propagator:
         asset_type: str = "stock",
         past_context: str = "",
         instrument_context: str = "",
+        past_decisions: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Every key of AgentState and of both debate states, so nothing downstream KeyErrors."""
         return {
@@ -31,6 +32,7 @@ class Propagator:
             "sender": "",
             "instrument_context": instrument_context,
             "past_context": past_context,
+            "memory_used": {"past_decisions": list(past_decisions or []), "lessons": {}},
             "market_report": "",
             "sentiment_report": "",
             "news_report": "",

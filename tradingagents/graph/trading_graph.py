@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tradingagents import pricing, storage, team
+from tradingagents.agents.utils.agent_utils import memory_used_of
 from tradingagents.config import normalize_analysts, resolve_config
 from tradingagents.errors import RunAlreadyActive, RunStopped, exit_code_for, is_resumable
 from tradingagents.graph.analyst_execution import analysts_for_asset
@@ -416,6 +417,8 @@ class TradingAgentsGraph:
             "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
             "node_times_ms": reporter.node_times_ms(),
             "debate_turns": turns,
+            # what the roles were given from memory, recorded by the nodes that gathered it
+            "memory_used": memory_used_of(final_state),
             "warnings": list(reporter.warnings),
             "config": self.config,  # saved as public_config(...) only
         }
@@ -486,9 +489,10 @@ class TradingAgentsGraph:
             context = instrument_context_for(self._provider(), ticker)
             if session_note:
                 context += f"; {session_note}"
-            past = self.past_context(ticker, trade_date)
+            past, decisions = self.past_memory(ticker, trade_date)
             inputs = self.propagator.create_initial_state(
-                ticker, trade_date, asset_type, past_context=past, instrument_context=context
+                ticker, trade_date, asset_type, past_context=past, instrument_context=context,
+                past_decisions=decisions,
             )
             if self.analyst_execution == "parallel":
                 seed = inputs["messages"][0].content
@@ -566,6 +570,12 @@ class TradingAgentsGraph:
         if not self.config.get("memory_enabled", True):
             return ""
         return self.memory_log.get_past_context(ticker, as_of=trade_date)
+
+    def past_memory(self, ticker: str, trade_date: str) -> tuple[str, list[dict[str, Any]]]:
+        """The past decisions' text for the prompt and the same decisions as data (memory_used)."""
+        if not self.config.get("memory_enabled", True):
+            return "", []
+        return self.memory_log.get_past_memory(ticker, as_of=trade_date)
 
     def process_signal(self, full_signal: str) -> str:
         return self.signal_processor.process_signal(full_signal)

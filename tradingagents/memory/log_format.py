@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
+from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating, settled_header
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 __all__ = ["META_KEYS", "SEPARATOR", "Block", "check_provenance", "check_settle_meta", "escape_text", "parse_block", "pct", "render_block", "render_meta",
@@ -475,7 +475,7 @@ def render_past_context(ticker: str, same: list[tuple], cross: list[tuple]) -> s
         lines = [f"Past decisions on {ticker} and what followed (newest first):"]
         for date, tick, rating, raw, alpha, holding, decision, reflection in same:
             lines.append(
-                f"[{date} | {tick} | {rating} | return {pct(raw)} | alpha {pct(alpha)} | {holding}d]\n"
+                f"{settled_header(date, tick, rating, raw, alpha, holding)}\n"
                 f"DECISION:\n{decision.strip()}\nREFLECTION:\n{reflection.strip()}"
             )
         parts.append("\n\n".join(lines))
@@ -483,8 +483,18 @@ def render_past_context(ticker: str, same: list[tuple], cross: list[tuple]) -> s
         lines = ["Lessons from other instruments (newest first):"]
         for date, tick, rating, raw, alpha, holding, _decision, reflection in cross:
             lines.append(
-                f"- [{date} | {tick} | {rating} | return {pct(raw)} | alpha {pct(alpha)} | {holding}d] "
+                f"- {settled_header(date, tick, rating, raw, alpha, holding)} "
                 f"{' '.join(reflection.split())}"
             )
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
+
+
+def past_decisions_of(same: list[tuple], cross: list[tuple]) -> list[dict]:
+    """The entries ``render_past_context`` shows, as data (a run's ``memory_used["past_decisions"]``)."""
+    return [
+        {"ticker": tick, "date": date, "rating": rating, "raw": raw, "alpha": alpha, "holding": holding,
+         "same_ticker": kind == "same"}
+        for kind, rows in (("same", same), ("cross", cross))
+        for date, tick, rating, raw, alpha, holding, *_rest in rows
+    ]

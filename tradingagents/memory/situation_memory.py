@@ -38,6 +38,7 @@ import numpy as np
 
 from tradingagents.config import resolve_config
 from tradingagents.fileio import atomic_write, remove_leftovers
+from tradingagents.ids import stable_id
 from tradingagents.memory.bm25 import BM25Index, release_heap
 from tradingagents.memory.files import FlockFile
 from tradingagents.memory.index_store import index_file, load_index, new_digest, save_index
@@ -45,7 +46,7 @@ from tradingagents.memory.tokens import bm25_tokenize
 from tradingagents.team import MEMORY_NAMES
 from tradingagents.validation import validate_date
 
-__all__ = ["ROLE_NAMES", "FinancialSituationMemory", "validate_memory_name"]
+__all__ = ["ROLE_NAMES", "FinancialSituationMemory", "lesson_id", "validate_memory_name"]
 
 _log = logging.getLogger(__name__)
 ROLE_NAMES = MEMORY_NAMES  # the roster owns them
@@ -101,6 +102,11 @@ def check_pairs(situations_and_advice: Any, known_from: str | None) -> tuple[lis
     return pairs, known_from
 
 
+def lesson_id(situation: str, recommendation: str) -> str:
+    """A lesson's id: a hash of its situation and its text (stable across reopenings and backends)."""
+    return stable_id("lesson", situation, recommendation, length=12)
+
+
 class RankedMemories:
     """The read side of a role memory, whatever stores it (files here, PostgreSQL in ``storage``).
 
@@ -110,6 +116,14 @@ class RankedMemories:
     """
 
     def get_memories(
+        self, current_situation: str, n_matches: int = 1, *, as_of: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Top ``n_matches`` memories: ``matched_situation``, ``recommendation``, ``similarity_score``
+        (the specification's keys, exactly; ``recall_lessons`` adds each lesson's id and date)."""
+        keys = ("matched_situation", "recommendation", "similarity_score")
+        return [{k: m[k] for k in keys} for m in self.recall_lessons(current_situation, n_matches, as_of=as_of)]
+
+    def recall_lessons(
         self, current_situation: str, n_matches: int = 1, *, as_of: str | None = None
     ) -> list[dict[str, Any]]:
         """Top ``n_matches`` memories: ``matched_situation``, ``recommendation``, ``similarity_score``.
@@ -151,6 +165,9 @@ class RankedMemories:
                     "matched_situation": self._situations[i],
                     "recommendation": self._recommendations[i],
                     "similarity_score": float(s) / denom,
+                    # derived from the content, so the same lesson has the same id in every reopening
+                    "id": lesson_id(self._situations[i], self._recommendations[i]),
+                    "known_from": self._known_from[i],
                 }
                 for i, s in zip(order.tolist(), scores.tolist(), strict=True)
             ]

@@ -51,6 +51,7 @@ from tradingagents.memory.log_format import (
     check_updates,
     known_by,
     parse_block,
+    past_decisions_of,
     render_block,
     render_past_context,
 )
@@ -178,6 +179,10 @@ class TradingMemoryLog:
         ]
 
     def get_past_context(self, ticker: str, n_same: int = 5, n_cross: int = 3, *, as_of: str | None = None) -> str:
+        """The past decisions' text for the prompt (``get_past_memory``'s text)."""
+        return self.get_past_memory(ticker, n_same, n_cross, as_of=as_of)[0]
+
+    def get_past_memory(self, ticker: str, n_same: int = 5, n_cross: int = 3, *, as_of: str | None = None) -> tuple[str, list[dict[str, Any]]]:
         """The newest settled entries for ``ticker`` in full, then the newest lessons from others.
 
         With ``as_of`` (the analysis date) only entries dated before it whose holding window had
@@ -203,7 +208,8 @@ class TradingMemoryLog:
         def row(b: Block) -> tuple:
             return (b.date, b.ticker, b.rating, b.raw_ret, b.alpha, b.holding, *b.body())
 
-        return render_past_context(want, [row(b) for b in same], [row(b) for b in cross])
+        decisions = past_decisions_of([row(b) for b in same], [row(b) for b in cross])
+        return render_past_context(want, [row(b) for b in same], [row(b) for b in cross]), decisions
 
     # ------------------------------------------------------------------ writing
     def _write(self, blocks: list[Block]) -> None:

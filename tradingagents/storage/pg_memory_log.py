@@ -28,6 +28,7 @@ from tradingagents.memory.log_format import (
     check_decision,
     check_updates,
     known_by,
+    past_decisions_of,
     render_past_context,
 )
 from tradingagents.rating import normalize_rating
@@ -106,6 +107,10 @@ class PgMemoryLog:
         return self._read("WHERE pending AND ticker = %s", (validate_ticker(ticker),))
 
     def get_past_context(self, ticker: str, n_same: int = 5, n_cross: int = 3, *, as_of: str | None = None) -> str:
+        """The past decisions' text for the prompt (``get_past_memory``'s text)."""
+        return self.get_past_memory(ticker, n_same, n_cross, as_of=as_of)[0]
+
+    def get_past_memory(self, ticker: str, n_same: int = 5, n_cross: int = 3, *, as_of: str | None = None) -> tuple[str, list[dict[str, Any]]]:
         """The newest settled entries for ``ticker`` in full, then the newest lessons from others.
 
         Same text and same point-in-time rule as ``TradingMemoryLog.get_past_context``.
@@ -115,7 +120,7 @@ class PgMemoryLog:
         n_cross = check_count(n_cross, "n_cross")
         cutoff = validate_date(as_of, allow_future=True) if as_of is not None else None
         if n_same == 0 and n_cross == 0:
-            return ""
+            return "", []
         same: list[dict[str, Any]] = []
         cross: list[dict[str, Any]] = []
         where = "WHERE NOT pending" + (" AND trade_date < %s" if cutoff else "")
@@ -147,7 +152,7 @@ class PgMemoryLog:
                         cross.append(entry)
             chosen = [e["id"] for e in same + cross]
             if not chosen:
-                return ""
+                return "", []
             bodies = {
                 i: (d, r)
                 for i, d, r in conn.execute(
@@ -157,7 +162,8 @@ class PgMemoryLog:
         def row(e: dict[str, Any]) -> tuple:
             return (e["date"], e["ticker"], e["rating"], e["raw"], e["alpha"], e["holding"], *bodies[e["id"]])
 
-        return render_past_context(want, [row(e) for e in same], [row(e) for e in cross])
+        decisions = past_decisions_of([row(e) for e in same], [row(e) for e in cross])
+        return render_past_context(want, [row(e) for e in same], [row(e) for e in cross]), decisions
 
     # ------------------------------------------------------------------ writing
     def _rotate(self, conn: Any) -> None:

@@ -15,6 +15,7 @@ from tradingagents.agents.utils.agent_utils import (
     format_memories,
     header_lines,
     language_instruction,
+    lessons_used,
     recall,
     reports_block,
     tagged,
@@ -114,6 +115,7 @@ def create_portfolio_manager(llm, memory, config=None):
             markdown = render_text_decision(text, rating)
         new_debate = dict(debate)
         new_debate["judge_decision"] = markdown
-        return {"final_trade_decision": markdown, "final_rating": rating, "risk_debate_state": new_debate}
+        return {"final_trade_decision": markdown, "final_rating": rating, "risk_debate_state": new_debate,
+                **lessons_used(memory, memories)}
 
     return portfolio_manager_node

@@ -14,6 +14,7 @@ from tradingagents.agents.utils.agent_utils import (
     format_memories,
     header_lines,
     language_instruction,
+    lessons_used,
     recall,
     reports_block,
     tagged,
@@ -67,6 +68,6 @@ def create_research_manager(llm, memory, config=None):
         plan, _tier = ensure_recommendation(message_text(result))
         new_debate = dict(debate)
         new_debate["judge_decision"] = plan
-        return {"investment_plan": plan, "investment_debate_state": new_debate}
+        return {"investment_plan": plan, "investment_debate_state": new_debate, **lessons_used(memory, memories)}
 
     return research_manager_node

@@ -20,6 +20,7 @@ from tradingagents.agents.utils.agent_utils import (
     format_memories,
     header_lines,
     language_instruction,
+    lessons_used,
     recall,
     reports_block,
     situation_from_reports,
@@ -68,6 +69,6 @@ def create_debater(llm, memory, config, *, role: team.Role, prompt: str):
         }
         new_state[own_key] = own
         return {"investment_debate_state": new_state,
-                "debate_turns": [turn_record(role, new_state["count"], text)]}
+                "debate_turns": [turn_record(role, new_state["count"], text)], **lessons_used(memory, memories)}
 
     return debater_node

@@ -15,6 +15,7 @@ from tradingagents.agents.utils.agent_utils import (
     format_memories,
     header_lines,
     language_instruction,
+    lessons_used,
     recall,
     reports_block,
     tagged,
@@ -105,6 +106,6 @@ def create_trader(llm, memory, config=None):
         )
         result = llm.invoke([SystemMessage(content=system), HumanMessage(content=human)])
         plan, _action = ensure_proposal(message_text(result))
-        return {"trader_investment_plan": plan, "sender": NAME}
+        return {"trader_investment_plan": plan, "sender": NAME, **lessons_used(memory, memories)}
 
     return trader_node

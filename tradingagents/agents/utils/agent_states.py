@@ -16,6 +16,19 @@ def _keep_last(left, right):
     return right if right is not None else left
 
 
+def merge_memory_used(left, right):
+    """Reducer of ``memory_used``: past decisions from the newest writer that has them, lessons merged
+    per memory name with each lesson once (by id), in the order the roles were given them."""
+    left, right = dict(left or {}), dict(right or {})
+    out = {"past_decisions": list(right.get("past_decisions") or left.get("past_decisions") or []),
+           "lessons": {k: list(v) for k, v in (left.get("lessons") or {}).items()}}
+    for name, items in (right.get("lessons") or {}).items():
+        have = out["lessons"].setdefault(name, [])
+        seen = {i.get("id") for i in have}
+        have.extend(i for i in items if i.get("id") not in seen)
+    return out
+
+
 class InvestDebateState(TypedDict):
     bull_history: str
     bear_history: str
@@ -45,6 +58,8 @@ class AgentState(MessagesState):
     sender: Annotated[str, _keep_last]
     instrument_context: str
     past_context: str
+    # what the roles were given from memory (DESIGN §7): {"past_decisions": [...], "lessons": {memory: [...]}}
+    memory_used: Annotated[dict, merge_memory_used]
 
     market_report: Annotated[str, _keep_last]
     sentiment_report: Annotated[str, _keep_last]

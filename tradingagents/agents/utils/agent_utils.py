@@ -97,7 +97,9 @@ def recall(memory: Any, state: Mapping[str, Any], situation: str | None = None, 
     if memory is None or not situation.strip():
         return []
     as_of = state.get("trade_date") or None
-    matches = memory.get_memories(situation, n_matches=n_matches, as_of=as_of) or []
+    # with each lesson's id and date when the memory has them (both role-memory backends do)
+    get = getattr(memory, "recall_lessons", None) or memory.get_memories
+    matches = get(situation, n_matches=n_matches, as_of=as_of) or []
     # a match sharing no term with the situation (score 0) is no match: never shown to an agent
     return [m for m in matches if not isinstance(m.get("similarity_score"), int | float) or m["similarity_score"] > 0]
 
@@ -197,3 +199,27 @@ def create_analyst_node(
 
     analyst_node.__name__ = name.lower().replace(" ", "_")
     return analyst_node
+
+
+def lessons_used(memory: Any, memories: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The state update recording the lessons a role was given: ``{"memory_used": {"lessons": {name: [...]}}}``.
+
+    Each lesson as the prompt showed it: its stable id, its similarity score, the date it became
+    known (``situation_date``) and its text. {} without a memory.
+    """
+    name = getattr(memory, "name", None)
+    if memory is None or not name:
+        return {}
+    items = [
+        {"id": m.get("id"), "score": m.get("similarity_score"), "situation_date": m.get("known_from"),
+         "lesson": str(m.get("recommendation") or "").strip()}
+        for m in memories
+    ]
+    return {"memory_used": {"lessons": {str(name): items}}}
+
+
+def memory_used_of(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's ``memory_used`` for its meta: the past decisions and lessons the roles were given."""
+    used = dict(state.get("memory_used") or {})
+    return {"past_decisions": list(used.get("past_decisions") or []),
+            "lessons": {k: list(v) for k, v in (used.get("lessons") or {}).items()}}

@@ -50,15 +50,16 @@ from tradingagents.llm_clients.offline.common import (
     tag,
     toward_hold,
 )
-from tradingagents.rating import was_right
+from tradingagents.rating import parse_settled_headers, was_right
 from tradingagents.team import ROSTER, Role, judge, speakers
 
 _PRICE_LINE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s*(-?\d+(?:\.\d+)?)\s*$", re.MULTILINE)
-_SETTLED_TAG_RE = re.compile(
-    r"\[(\d{4}-\d{2}-\d{2}) \| ([^|\]]+?) \| (" + TIER_ALT + r") \| "
-    r"([+-]\d+(?:\.\d+)?%) \| ([+-]\d+(?:\.\d+)?%) \| (\d+)d\]"
-)
 _BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
+
+# how a debater's lesson ends after a settled win / loss of its side: written by role_lessons, read by
+# debate_turn (one phrase for both, never two patterns)
+PRESS_ON = "press them when they recur."
+EASE_OFF = "ask for confirmation before leaning on them."
 
 PLAN_TAG = judge("invest").output_key  # the Research Manager's plan, as the later prompts tag it
 
@@ -182,6 +183,11 @@ def debate_turn(role: Role, text: str) -> str:
     lesson = _first_lesson(text)
     if lesson:
         parts.append(f"A past lesson applies here: {lesson}")
+        # a settled win of my side in a similar situation: more conviction; a loss: less
+        if lesson.endswith(PRESS_ON):
+            parts.append("My side was right the last time this setup settled, so I argue it with more conviction.")
+        elif lesson.endswith(EASE_OFF):
+            parts.append("My side was wrong the last time this setup settled, so I argue it with less conviction.")
     return " ".join(parts)
 
 
@@ -389,12 +395,23 @@ def _last_close_in_plan(text: str) -> float | None:
 
 
 def _past_same_ticker(text: str, ticker: str) -> tuple[str, str, str, str] | None:
-    """(date, rating, raw, alpha) of the newest settled decision on ``ticker`` in past_decisions."""
-    found = [m for m in _SETTLED_TAG_RE.finditer(tag(text, "past_decisions")) if m.group(2).strip() == ticker]
+    """(date, rating, raw, alpha) of the newest settled decision on ``ticker`` in past_decisions,
+    read with the format the past context is written in (``rating.parse_settled_headers``)."""
+    found = [d for d in parse_settled_headers(tag(text, "past_decisions")) if d["ticker"] == ticker]
     if not found:
         return None
-    newest = max(found, key=lambda m: m.group(1))
-    return newest.group(1), newest.group(3), newest.group(4), newest.group(5)
+    newest = max(found, key=lambda d: d["date"])
+    return newest["date"], newest["rating"], f"{newest['raw']:+.1%}", f"{newest['alpha']:+.1%}"
+
+
+def _settled_citations(text: str) -> str | None:
+    """Every settled decision the prompt's past_decisions holds, cited with its alpha (None: none)."""
+    found = parse_settled_headers(tag(text, "past_decisions"))
+    if not found:
+        return None
+    cited = [f"{d['rating']} on {d['ticker']} of {d['date']} ({d['alpha']:+.1%} alpha, "
+             f"{'right' if was_right(d['rating'], d['alpha']) else 'wrong'})" for d in found]
+    return f"Settled decisions considered ({len(found)}): " + "; ".join(cited) + "."
 
 
 def portfolio_decision(text: str) -> dict[str, Any]:
@@ -423,6 +440,12 @@ def portfolio_decision(text: str) -> dict[str, Any]:
             tier = toward_hold(tier)
             reasons.append(f"moderated from {before} to {tier} because the last {p_rating} call on {ticker} lost "
                            f"({p_alpha} alpha)")
+        elif lost and p_rating == "Hold" and tier == "Hold" and score.net * _pct_value(p_alpha) > 0:
+            # the last Hold missed a move and today's signals lean the same way: take that side, one tier
+            before = tier
+            tier = "Overweight" if _pct_value(p_alpha) > 0 else "Underweight"
+            reasons.append(f"moved from {before} to {tier} because the last Hold on {ticker} missed a "
+                           f"{p_alpha} alpha move and the signals lean the same way")
     bulls = [s for s in signals if s.direction == "bullish"]
     bears = [s for s in signals if s.direction == "bearish"]
     summary = (
@@ -442,6 +465,9 @@ def portfolio_decision(text: str) -> dict[str, Any]:
         thesis_parts.append("The risk committee's conservative voice asked for a smaller size and a tight stop; "
                             + ("the rating reflects it." if reasons else "the evidence outweighs it."))
     thesis_parts.append(past_sentence)
+    citations = _settled_citations(text)
+    if citations:
+        thesis_parts.append(citations)
     if lesson:
         thesis_parts.append(f"Lesson applied: {lesson}")
     thesis_parts.append(f"Scoring: {SCALE_TEXT}")
@@ -505,6 +531,10 @@ def call_was_right(outcome: dict[str, str]) -> bool:
     return bool(was_right(outcome.get("rating") or "Hold", _pct_value(outcome.get("alpha") or "")))
 
 
+def alpha_of(outcome: dict[str, str]) -> float:
+    return _pct_value(outcome.get("alpha") or "")
+
+
 def _benchmark_name(outcome: dict[str, str]) -> str:
     name = (outcome.get("benchmark") or "").strip()
     return name if name and name.lower() != "benchmark" else "its benchmark"
@@ -531,6 +561,9 @@ def reflection(text: str) -> str:
         third = "Keep weighting these signals the same way in comparable setups."
     elif against:
         third = f"Next time, give more weight to {join_names(against)} before taking a {rating} stance."
+    elif rating == "Hold":
+        third = (f"Next time, take the {'bullish' if alpha_of(o) > 0 else 'bearish'} side when the signals lean "
+                 "that way instead of staying at Hold.")
     else:
         third = f"Next time, demand a second confirming signal before taking a {rating} stance."
     return " ".join([first, second, third])
@@ -553,10 +586,10 @@ def role_lessons(text: str) -> str:
                  "when they recur." if up else
                  f"Bullish readings such as {bulls} did not pay off on {ticker} ({alpha_text} alpha); "
                  "ask for confirmation before leaning on them."),
-        "bear": (f"Bearish readings such as {bears} were borne out on {ticker} ({alpha_text} alpha); "
-                 "press them when they recur." if not up else
+        "bear": (f"Bearish readings such as {bears} were borne out on {ticker} ({alpha_text} alpha); {PRESS_ON}"
+                 if not up else
                  f"Bearish readings such as {bears} did not play out on {ticker} ({alpha_text} alpha); "
-                 "weigh them against the trend next time."),
+                 f"{EASE_OFF}"),
         "trader": (f"The {action} on {ticker} was right ({o['raw'] or 'n/a'} return, {alpha_text} alpha); keep the "
                    "sizing." if right else
                    f"The {action} on {ticker} was wrong ({o['raw'] or 'n/a'} return, {alpha_text} alpha); size "
@@ -567,9 +600,17 @@ def role_lessons(text: str) -> str:
                              "losing side's strongest point more."),
         "portfolio_manager": (f"The final {rating} on {ticker} was right ({alpha_text} alpha); similar evidence "
                               "deserves similar conviction." if right else
+                              f"The final Hold on {ticker} was wrong ({alpha_text} alpha); a move of this size "
+                              f"deserved taking a side: lean {'Overweight' if up else 'Underweight'} when the "
+                              "signals tilt this way." if rating == "Hold" else
                               f"The final {rating} on {ticker} was wrong ({alpha_text} alpha); moderate toward "
                               "Hold when the evidence is this mixed."),
     }
+    if rating == "Hold" and not right:
+        lessons["trader"] = (f"Holding {ticker} was wrong ({o['raw'] or 'n/a'} return, {alpha_text} alpha): staying "
+                             f"flat missed the move; {'buy' if up else 'sell'} a starter position in a similar setup.")
+        lessons["research_manager"] = (f"Recommending Hold on this evidence was wrong ({alpha_text} alpha); side with "
+                                       f"the {'bullish' if up else 'bearish'} case when its signals lead.")
     # one line per role that learns (the roster's roles with a memory), named as the roster names it
     lines = [f"{r.node}: {lessons[r.key]}" for r in ROSTER if r.memory]
     return "\n".join(lines)

@@ -1,0 +1,151 @@
+"""What each role was given from memory is recorded (meta["memory_used"]) and is exactly what its prompt held."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.fake_openai import fake_openai  # noqa: F401
+from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.memory.situation_memory import FinancialSituationMemory, lesson_id
+from tradingagents.rating import parse_settled_headers, settled_header
+
+DATE = "2024-05-10"
+SITUATION = "NVDA market report price trend momentum volume sentiment news fundamentals revenue growth"
+
+
+def _seed(graph) -> None:
+    log = graph.memory_log
+    log.store_decision("NVDA", "2024-03-01", "NVDA decision one", rating="Buy")
+    log.store_decision("AAPL", "2024-03-04", "AAPL decision", rating="Sell")
+    log.store_decision("NVDA", "2024-04-01", "NVDA decision two", rating="Overweight")
+    log.batch_update_with_outcomes([
+        {"ticker": "NVDA", "date": "2024-03-01", "raw": 0.05, "alpha": 0.021, "holding": 5, "reflection": "Right."},
+        {"ticker": "AAPL", "date": "2024-03-04", "raw": -0.01, "alpha": 0.013, "holding": 5, "reflection": "Wrong."},
+        {"ticker": "NVDA", "date": "2024-04-01", "raw": -0.06, "alpha": -0.075, "holding": 5, "reflection": "Lost."},
+    ])
+    for name, memory in graph.memories.items():
+        memory.add_situations([(SITUATION, f"{name}: lesson one on momentum."),
+                               (SITUATION + " earnings", f"{name}: lesson two on earnings.")], known_from="2024-04-10")
+        memory.add_situations([(SITUATION, f"{name}: a lesson from the future.")], known_from="2024-06-01")
+
+
+def _saved_meta(graph) -> dict:
+    return json.loads(Path(graph.last_run["record"]["state_path"]).read_text())["meta"]
+
+
+def _lessons_in(prompt: str) -> list[str]:
+    block = re.search(r"<past_lessons>\n(.*?)\n</past_lessons>", prompt, re.S).group(1)
+    return [re.sub(r"^\d+\. (.*?)(?: \(similarity [0-9.]+\))?$", r"\1", line) for line in block.splitlines()]
+
+
+def test_lesson_ids_are_stable_across_reopenings():
+    first = FinancialSituationMemory("bull_memory")
+    first.add_situations([(SITUATION, "Press momentum.")], known_from="2024-01-05")
+    got = FinancialSituationMemory("bull_memory").recall_lessons(SITUATION, n_matches=1)
+    assert got[0]["id"] == lesson_id(SITUATION, "Press momentum.") == first.recall_lessons(SITUATION)[0]["id"]
+    assert got[0]["known_from"] == "2024-01-05"
+
+
+def test_settled_header_is_read_back_by_the_same_format():
+    header = settled_header("2024-04-01", "NVDA", "Overweight", -0.064, -0.075, 5)
+    assert header == "[2024-04-01 | NVDA | Overweight | return -6.4% | alpha -7.5% | 5d]"
+    assert parse_settled_headers("x " + header) == [
+        {"date": "2024-04-01", "ticker": "NVDA", "rating": "Overweight", "raw": -0.064, "alpha": -0.075, "holding": 5}]
+
+
+def test_prompts_hold_exactly_what_memory_used_lists(fake_openai):  # noqa: F811
+    graph = TradingAgentsGraph(config=fake_openai.llm_config())
+    _seed(graph)
+    graph.propagate("NVDA", DATE)
+    used = _saved_meta(graph)["memory_used"]
+    decisions = [(d["date"], d["ticker"], d["rating"]) for d in used["past_decisions"]]
+    assert decisions == [("2024-04-01", "NVDA", "Overweight"), ("2024-03-01", "NVDA", "Buy"),
+                         ("2024-03-04", "AAPL", "Sell")]
+    assert used["past_decisions"][0]["alpha"] == -0.075
+    # every memory-reading role recorded its lessons; none knowable only after the analysis date
+    assert set(used["lessons"]) == set(graph.memories)
+    for name, items in used["lessons"].items():
+        assert {i["lesson"] for i in items} == {f"{name}: lesson one on momentum.", f"{name}: lesson two on earnings."}
+        assert all(i["situation_date"] == "2024-04-10" and len(i["id"]) == 12 for i in items)
+    prompts = {}
+    for r in fake_openai.chat_requests:
+        text = "\n".join(str(m.get("content")) for m in r["messages"])
+        if "Make the final decision." in text:
+            prompts["risk_manager_memory"] = text
+    pm = prompts["risk_manager_memory"]
+    # the Portfolio Manager's prompt: exactly the settled decisions listed, and exactly the lessons listed
+    assert [(d["date"], d["ticker"], d["rating"]) for d in parse_settled_headers(pm)] == decisions
+    assert _lessons_in(pm) == [i["lesson"] for i in used["lessons"]["risk_manager_memory"]]
+    # the Research Manager (the other judge) likewise
+    rm = next("\n".join(str(m.get("content")) for m in r["messages"]) for r in fake_openai.chat_requests
+              if r["model"] == "fake-deep" and "Make the final decision." not in str(r["messages"]))
+    assert _lessons_in(rm) == [i["lesson"] for i in used["lessons"]["invest_judge_memory"]]
+
+
+def test_a_run_with_memory_off_records_nothing(fake_openai):  # noqa: F811
+    graph = TradingAgentsGraph(config=fake_openai.llm_config(memory_enabled=False))
+    graph.propagate("NVDA", DATE)
+    assert _saved_meta(graph)["memory_used"] == {"past_decisions": [], "lessons": {}}
+
+
+def test_offline_pm_cites_the_settled_decisions_it_was_given():
+    graph = TradingAgentsGraph()
+    _seed(graph)
+    state, _ = graph.propagate("NVDA", DATE)
+    decision = state["final_trade_decision"]
+    assert "has settled yet" not in decision
+    assert "The last settled call on NVDA, Overweight on 2024-04-01" in decision and "-7.5%" in decision
+    assert "Settled decisions considered (3)" in decision and "AAPL of 2024-03-04 (+1.3% alpha, wrong)" in decision
+    again = TradingAgentsGraph()
+    assert again.memory_log.get_past_memory("NVDA", as_of=DATE)[1] == _saved_meta(graph)["memory_used"]["past_decisions"]
+
+
+# ---------------------------------------------------------------- lessons consistent with the outcome
+def _outcome_prompt(rating: str, alpha: float) -> str:
+    from tradingagents.rating import was_right
+    return (f"Instrument: NVDA\nDate: 2024-05-10\nRating: {rating}\nRealised return: {alpha:+.1%} over 5 trading days\n"
+            f"Alpha vs SPY: {alpha:+.1%}\nVerdict: {'right' if was_right(rating, alpha) else 'wrong'}\n")
+
+
+import pytest  # noqa: E402
+
+from tradingagents.llm_clients.offline import roles  # noqa: E402
+from tradingagents.rating import RATINGS_5_TIER, direction, was_right  # noqa: E402
+
+
+@pytest.mark.parametrize("rating", RATINGS_5_TIER)
+@pytest.mark.parametrize("right", [True, False])
+def test_lessons_agree_with_was_right(rating, right):
+    alpha = {1: 0.04, -1: -0.04, 0: 0.005}[direction(rating)] if right else {1: -0.04, -1: 0.04, 0: 0.06}[direction(rating)]
+    assert was_right(rating, alpha) is right
+    prompt = _outcome_prompt(rating, alpha)
+    reflection = roles.reflection(prompt)
+    lessons = roles.role_lessons(prompt)
+    word = "right" if right else "wrong"
+    assert "call on NVDA of " in reflection and f" was {word}:" in reflection
+    pm = next(line for line in lessons.splitlines() if line.startswith("Portfolio Manager"))
+    assert f"was {word}" in pm
+    if rating == "Hold" and not right:
+        # a wrong Hold never teaches "toward Hold"; it teaches the side the market took
+        assert "toward Hold" not in lessons and "staying at Hold" in reflection and "Overweight" in pm
+        assert "tighter stops" not in lessons
+    elif not right:
+        assert "moderate toward Hold" in pm
+    else:
+        assert "wrong" not in pm
+
+
+def test_a_debater_argues_with_more_conviction_after_its_side_won_and_less_after_it_lost():
+    from tradingagents.team import ROLES
+
+    win = roles.role_lessons(_outcome_prompt("Buy", 0.04)).splitlines()
+    loss = roles.role_lessons(_outcome_prompt("Buy", -0.04)).splitlines()
+    bull_win = next(x for x in win if x.startswith("Bull")).split(": ", 1)[1]
+    bull_loss = next(x for x in loss if x.startswith("Bull")).split(": ", 1)[1]
+    base = "Instrument: NVDA\nDate: 2024-05-10\n"
+    more = roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_win}\n</past_lessons>")
+    less = roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_loss}\n</past_lessons>")
+    assert "with more conviction" in more and "with less conviction" in less
+    assert roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_win}\n</past_lessons>") == more
