@@ -562,6 +562,15 @@ class Backtest:
                                           "level": plan.benchmark_closes[0]}
         return wd.world_spec(self.spec.seed, int(variant[len(CONTROL_PREFIX):]), self.spec.start, series)
 
+    def finished_positions(self, variant: str, ticker: str) -> tuple[dict[str, Any], list[float]]:
+        """A variant's decisions on ``ticker`` and the daily positions they give; every step must be done."""
+        plan = self.plans[ticker]
+        decided = self.decisions(variant, ticker)[ticker]
+        missing = [d for d in plan.steps if d not in decided]
+        if missing:
+            raise RuntimeError(f"{variant} {ticker}: {len(missing)} step(s) not finished")
+        return decided, ps.positions_from_decisions(plan.days, decided, self.position_map)
+
     def world_config(self, variant: str) -> dict[str, Any]:
         """A control world's config (its prices, its own desk), seen as it is, not through a blind map."""
         return variant_config(self.config, variant, self.folder, self.world(variant))
@@ -634,11 +643,7 @@ class Backtest:
             metrics: dict[str, Any] = {}
             held: dict[str, list[float]] = {}
             for variant in self.spec.variants:
-                decided = self.decisions(variant, ticker)[ticker]
-                missing = [d for d in plan.steps if d not in decided]
-                if missing:
-                    raise RuntimeError(f"{variant} {ticker}: {len(missing)} step(s) not finished")
-                pos = ps.positions_from_decisions(plan.days, decided, self.position_map)
+                decided, pos = self.finished_positions(variant, ticker)
                 held[variant] = pos
                 curves[variant] = ps.equity_curve(plan.closes, pos, cost)
                 pos_by_day = dict(zip(plan.days, pos, strict=True))

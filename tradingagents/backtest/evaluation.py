@@ -105,11 +105,7 @@ def control(bt: Any, real: Mapping[str, Any]) -> dict[str, Any]:
             close = frame["Close"].astype(float)
             close = close[~close.index.duplicated(keep="last")]
             wclose = [float(x) for x in close.reindex(pd.DatetimeIndex(pd.to_datetime(plan.days))).ffill().bfill()]
-            decided = bt.decisions(variant, ticker)[ticker]
-            missing = [d for d in plan.steps if d not in decided]
-            if missing:
-                raise RuntimeError(f"{variant} {ticker}: {len(missing)} step(s) not finished")
-            pos = ps.positions_from_decisions(plan.days, decided, bt.position_map)
+            _decided, pos = bt.finished_positions(variant, ticker)
             closes[ticker] = wclose
             held[ticker] = {TEAM: pos, bl.BUY_HOLD: [1.0] * len(plan.days)}
             by_key.setdefault(ticker, []).append(
