@@ -207,6 +207,43 @@ def test_memory_file_survives_sigkill_of_writers(tmp_path):
     assert len(acked) > 40
 
 
+def test_a_write_stopped_part_way_leaves_no_part_of_its_call(tmp_path):
+    """A SIGKILL can stop write(2) part-way, leaving whole lines of an unfinished call: what the
+    killed writer left is never read as lessons, and the next writer cuts it off."""
+    memory_dir = tmp_path / "mem"
+    mem = FinancialSituationMemory("bull_memory", {"memory_dir": str(memory_dir)})
+    mem.add_situations([("first call situation", "kept")])
+    path = memory_dir / "bull_memory.jsonl"
+    whole = path.read_bytes()
+    FinancialSituationMemory("bull_memory", {"memory_dir": str(memory_dir)}).add_situations(
+        [("torn call one", "a"), ("torn call two", "b"), ("torn call three", "c")])
+    written = path.read_bytes()[len(whole):]
+    lines = written.split(b"\n")
+    path.write_bytes(whole + lines[0] + b"\n" + lines[1] + b"\n" + lines[2][:9])  # two whole lines and a torn one
+    reader = FinancialSituationMemory("bull_memory", {"memory_dir": str(memory_dir)})
+    assert [r for _, r in reader.items()] == ["kept"] and reader.problems == []
+    reader.add_situations([("after the kill", "next")])
+    assert [r for _, r in FinancialSituationMemory("bull_memory", {"memory_dir": str(memory_dir)}).items()] == [
+        "kept", "next"]
+    after = path.read_bytes()
+    assert after.startswith(whole) and b"torn call" not in after
+
+
+def test_an_unfinished_call_inside_the_file_is_reported_not_indexed(tmp_path):
+    memory_dir = tmp_path / "mem"
+    FinancialSituationMemory("bull_memory", {"memory_dir": str(memory_dir)}).add_situations(
+        [("one", "a"), ("two", "b"), ("three", "c")])
+    path = memory_dir / "bull_memory.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    path.write_bytes(lines[0] + b"\n" + lines[1] + b"\n")  # a writer of an older copy stopped after two parts
+    FinancialSituationMemory("bull_memory", {"memory_dir": str(memory_dir)})  # (an unfinished tail: nothing yet)
+    with open(path, "ab") as fh:  # then someone appended a one-pair call by hand after it
+        fh.write(b'{"situation": "later", "recommendation": "d"}\n')
+    mem = FinancialSituationMemory("bull_memory", {"memory_dir": str(memory_dir)})
+    assert [r for _, r in mem.items()] == ["d"]
+    assert len(mem.problems) == 1 and "lines 1–2 skipped" in mem.problems[0]
+
+
 # ---------------------------------------------------------------- hostile text (hypothesis)
 HOSTILE = st.sampled_from(
     [

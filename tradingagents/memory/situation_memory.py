@@ -5,10 +5,13 @@ from ``config["bm25_k1"]``/``config["bm25_b"]``.
 
 Persistence: ``<memory_dir>/<name>.jsonl`` (``memory_dir`` from the resolved config, i.e. under
 the home by default), one JSON object per line, appended under an inter-process ``flock`` on
-``<name>.jsonl.lock`` with a single ``write`` per ``add_situations`` call (so a call's pairs
-are all there or none are). A torn final line (a writer killed mid-write, never acknowledged) is
-ignored on read and cut off by the next writer; unreadable lines are skipped and listed in
-``problems``. Appends are not fsynced (a killed process loses nothing that was acknowledged; a
+``<name>.jsonl.lock`` with a single ``write`` per ``add_situations`` call. A call of several pairs
+marks each line ``"part": [k, n]`` (its k-th of n lines): a reader indexes a call only once all n
+lines are there, because the kernel may stop a write part-way when the writer is SIGKILLed, leaving
+whole lines of an unfinished call. So a call's pairs are all there or none are. An unfinished call at
+the end of the file (a writer killed mid-write, never acknowledged) is ignored on read and cut off by
+the next writer; unreadable lines, and an unfinished call followed by other lines, are skipped and
+listed in ``problems``. Appends are not fsynced (a killed process loses nothing that was acknowledged; a
 power cut may lose the newest lessons, which the log can rebuild). Every instance picks up lines
 appended by other instances or processes before it answers.
 
@@ -100,6 +103,16 @@ def check_pairs(situations_and_advice: Any, known_from: str | None) -> tuple[lis
             raise TypeError(f"Item {i}: situation and recommendation must both be text.")
         pairs.append((situation, advice))
     return pairs, known_from
+
+
+def _part(value: Any) -> tuple[int, int]:
+    """A line's place in its call, ``"part": [k, n]``; a line without one is a call of its own."""
+    if value is None:
+        return 0, 1
+    if (not isinstance(value, list) or len(value) != 2 or not all(type(v) is int for v in value)
+            or not 0 <= value[0] < value[1]):
+        raise ValueError(f"bad part {value!r}")
+    return value[0], value[1]
 
 
 def lesson_id(situation: str, recommendation: str) -> str:
@@ -316,11 +329,17 @@ class FinancialSituationMemory(RankedMemories):
         end = data.rfind(b"\n")
         if end < 0:
             return  # only a torn (or in-progress) final line
-        self._digest.update(memoryview(data)[: end + 1])
         good: list[tuple[str, str, str | None]] = []
+        call: list[tuple[str, str, str | None]] = []  # the lines so far of a call of several pairs
+        call_line = 0  # the line its first pair is on
+        pos = committed = 0  # bytes of data read; bytes through the last whole record or call
+        line_no = committed_lines = self._line_no
         for raw in data[: end + 1].split(b"\n")[:-1]:
-            self._line_no += 1
+            pos += len(raw) + 1
+            line_no += 1
             if not raw.strip():
+                if not call:
+                    committed, committed_lines = pos, line_no
                 continue
             try:
                 rec = json.loads(raw.decode("utf-8"))
@@ -330,12 +349,39 @@ class FinancialSituationMemory(RankedMemories):
                 known_from = rec.get("known_from")
                 if known_from is not None:
                     known_from = validate_date(known_from, allow_future=True)
+                k, n = _part(rec.get("part"))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                self.problems.append(f"{self.path.name} line {self._line_no} skipped (not a memory: {exc}).")
+                self._drop_call(call, call_line)
+                call = []
+                self.problems.append(f"{self.path.name} line {line_no} skipped (not a memory: {exc}).")
+                committed, committed_lines = pos, line_no
                 continue
-            good.append((situation, recommendation, known_from))
+            if k != len(call):  # a new call began before the last one finished
+                self._drop_call(call, call_line)
+                call = []
+                if k != 0:
+                    self.problems.append(f"{self.path.name} line {line_no} skipped (part {k + 1} of {n} of a call "
+                                         "whose earlier parts are missing).")
+                    committed, committed_lines = pos, line_no
+                    continue
+            if not call:
+                call_line = line_no
+            call.append((situation, recommendation, known_from))
+            if len(call) == n:
+                good.extend(call)
+                call = []
+                committed, committed_lines = pos, line_no
+        # an unfinished call at the end: a writer still writing, or one killed mid-write (the next
+        # writer cuts it off); it is read again next time
+        self._digest.update(memoryview(data)[:committed])
         self._index_pairs(good)
-        self._offset += end + 1
+        self._offset += committed
+        self._line_no = committed_lines
+
+    def _drop_call(self, call: list[tuple[str, str, str | None]], first_line: int) -> None:
+        if call:
+            self.problems.append(f"{self.path.name} lines {first_line}–{first_line + len(call) - 1} skipped "
+                                 "(part of a call whose writer stopped before writing it all).")
 
     # ------------------------------------------------------------------ public API
     def add_situations(
@@ -352,9 +398,11 @@ class FinancialSituationMemory(RankedMemories):
         if not pairs:
             return 0
         extra = {"known_from": known_from} if known_from else {}
+        n = len(pairs)
         payload = bytearray()  # grown in place: no list of a million lines to free afterwards
-        for s, r in pairs:
-            payload += json.dumps({"situation": s, "recommendation": r, **extra}, ensure_ascii=False).encode()
+        for k, (s, r) in enumerate(pairs):
+            part = {"part": [k, n]} if n > 1 else {}
+            payload += json.dumps({"situation": s, "recommendation": r, **extra, **part}, ensure_ascii=False).encode()
             payload += b"\n"
         with self._lock, self._flock:
             self._sync()
@@ -379,13 +427,14 @@ class FinancialSituationMemory(RankedMemories):
         return len(pairs)
 
     def _repair_tail(self) -> None:
-        """A final line without newline is left by a killed writer: complete it if whole, else cut it."""
+        """Cut off what a killed writer left after the last whole call (a one-pair call that lacks only
+        its newline is completed instead)."""
         with open(self.path, "rb") as fh:
             fh.seek(self._offset)
             tail = fh.read()
         try:
             rec = json.loads(tail.decode("utf-8"))
-            whole = isinstance(rec, dict) and "situation" in rec and "recommendation" in rec
+            whole = isinstance(rec, dict) and "situation" in rec and "recommendation" in rec and "part" not in rec
         except ValueError:
             whole = False
         if whole:
