@@ -9,6 +9,7 @@ rating works; llm_streaming off sends no ``stream: true`` request at all.
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
@@ -85,6 +86,27 @@ def test_a_nodes_text_streams_into_the_live_panel_before_its_report(monkeypatch)
     assert all(events.index(t) < finished_at for t in tokens)
     assert "".join(t.data["text_delta"] for t in tokens) == state["market_report"]
     assert ProgressFolder().feed(events[:report_at]).live_text[AGENT] == state["market_report"]
+
+
+def test_a_paused_stream_shows_the_text_it_has_sent_so_far(monkeypatch):
+    """The throttle sends buffered text when its interval is up, not only when the next chunk comes:
+    a stream that pauses (a slow model) shows everything it has written before the pause."""
+    from langchain_core.messages import AIMessageChunk
+
+    monkeypatch.setattr(_RunReporter, "TOKEN_INTERVAL_S", 1.0)
+    events: list = []
+    reporter = _RunReporter(events.append, debug=False, tracker=None)
+    node = "Market Analyst"
+    reporter.on_message((AIMessageChunk(content="Momentum "), {"langgraph_node": node}))  # sent at once
+    reporter.on_message((AIMessageChunk(content="is strong."), {"langgraph_node": node}))  # within the interval
+    deadline = time.monotonic() + 60  # a hang guard only
+    while "".join(e.data["text_delta"] for e in events if e.kind == "token") != "Momentum is strong.":
+        assert time.monotonic() < deadline, [e.data for e in events]
+        time.sleep(0.02)
+    reporter.on_message((AIMessageChunk(content=" More"), {"langgraph_node": node}))  # buffered, timer pending
+    reporter.terminal("run_finished")
+    time.sleep(1.5)  # past the interval: a cancelled timer sends nothing after the terminal event
+    assert events[-1].kind == "run_finished"
 
 
 def test_a_retried_attempt_is_taken_back_from_the_panel_and_never_reaches_the_report(monkeypatch):

@@ -9,6 +9,7 @@ import contextlib
 import logging
 import pprint
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -24,7 +25,8 @@ _DEBATE_STATE_KEY = {"invest": "investment_debate_state", "risk": "risk_debate_s
 
 
 class _RunReporter:
-    """Turns LangGraph stream chunks into RunEvents (one per run; used only by the running thread)."""
+    """Turns LangGraph stream chunks into RunEvents (one per run; used by the running thread, and by
+    the timer that sends the model text a paused stream has left in the buffer)."""
 
     def __init__(self, on_event: EventCallback | None, debug: bool, tracker, cost=None):
         self.cost = cost  # () -> running USD cost of this call's usage (None: a model without a price)
@@ -42,6 +44,8 @@ class _RunReporter:
         self.tool_texts: list[str] = []  # every tool result of this segment (for the missing-data lines)
         self.token_buffer: dict[str, list[str]] = {}  # node → model text not yet sent as a token event
         self.token_sent: dict[str, float] = {}
+        self.token_lock = threading.RLock()  # the buffer, its timers, and emitting what they hold
+        self.token_timers: dict[str, threading.Timer] = {}
         self.warnings: list[str] = []  # what the run worked around (a damaged checkpoint moved aside)
 
     def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
@@ -55,10 +59,14 @@ class _RunReporter:
 
     def terminal(self, kind: str, **data: Any) -> None:
         """The one terminal event of the run (a second one is never sent)."""
-        if self.terminal_sent:
-            return
-        self.terminal_sent = True
-        self.emit(kind, None, **data)
+        with self.token_lock:
+            if self.terminal_sent:
+                return
+            self.terminal_sent = True
+            for timer in self.token_timers.values():
+                timer.cancel()
+            self.token_timers.clear()
+            self.emit(kind, None, **data)
 
     def node_times_ms(self) -> dict[str, float]:
         return {k: v * 1000.0 for k, v in self.node_times.items()}
@@ -133,25 +141,38 @@ class _RunReporter:
         if role is None or node != role.node or getattr(message, "type", "") not in ("ai", "AIMessageChunk"):
             return
         if is_restart(message):  # the model retries this call: what it streamed so far is void
-            self.token_buffer.pop(node, None)
-            self.emit("token", node, text_delta="", restart=True)
+            with self.token_lock:
+                self.token_buffer.pop(node, None)
+                self.emit("token", node, text_delta="", restart=True)
             return
         content = getattr(message, "content", "")
         if isinstance(content, list):  # content blocks
             content = "".join(b.get("text", "") if isinstance(b, Mapping) else str(b) for b in content)
         if not isinstance(content, str) or not content:
             return
-        pending = self.token_buffer.setdefault(node, [])
-        pending.append(content)
-        now = time.time()
-        if now - self.token_sent.get(node, 0.0) >= self.TOKEN_INTERVAL_S:
-            self.flush_tokens(node, now)
+        with self.token_lock:
+            self.token_buffer.setdefault(node, []).append(content)
+            now = time.time()
+            wait = self.token_sent.get(node, 0.0) + self.TOKEN_INTERVAL_S - now
+            if wait <= 0:
+                self.flush_tokens(node, now)
+            elif node not in self.token_timers and not self.terminal_sent:
+                # A stream that pauses (a slow model, a held test server) must not keep its last words in
+                # the buffer until its next chunk: send them when the interval is up.
+                timer = threading.Timer(wait, self.flush_tokens, args=(node,))
+                timer.daemon = True
+                self.token_timers[node] = timer
+                timer.start()
 
     def flush_tokens(self, node: str, now: float | None = None) -> None:
-        pending = self.token_buffer.pop(node, None)
-        if pending:
-            self.token_sent[node] = time.time() if now is None else now
-            self.emit("token", node, text_delta="".join(pending))
+        with self.token_lock:
+            timer = self.token_timers.pop(node, None)
+            if timer is not None and timer is not threading.current_thread():
+                timer.cancel()
+            pending = self.token_buffer.pop(node, None)
+            if pending and not self.terminal_sent:
+                self.token_sent[node] = time.time() if now is None else now
+                self.emit("token", node, text_delta="".join(pending))
 
     def usage_tick(self) -> None:
         if self.tracker is None:
