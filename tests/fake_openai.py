@@ -26,6 +26,9 @@ unless ``times`` is given), ``Fault.cut_stream(after=2)`` (the answer stops afte
 events, or half its JSON body, and the connection closes: a proxy or server dying mid-answer).
 For a ``stream: true`` request ``malformed_json`` garbles one SSE event instead of the body.
 
+A request's ``max_tokens`` (or ``max_completion_tokens``) is honoured: a longer answer is cut there
+(4 characters a token) with ``finish_reason`` "length", and its usage counts at most that many.
+
 Streamed answers go out as a real server sends them: ``Transfer-Encoding: chunked``, one event per
 HTTP chunk, ``chunk_delay_s`` (default 0; or a function of the request body) apart, so a test can
 watch text arrive while it is written. Any fault takes ``when=`` (a predicate on the request body)
@@ -317,6 +320,30 @@ def _tokens(obj: Any) -> int:
     return max(1, len(text) // 4)
 
 
+def _output_limit(body: dict) -> int | None:
+    limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    return int(limit) if isinstance(limit, int | float) and limit > 0 else None
+
+
+def _within_limit(body: dict, answer: dict) -> dict:
+    """The answer cut at the request's ``max_tokens`` (4 characters a token, as ``_tokens`` counts), with
+    finish_reason "length", as a real server stops at the output limit."""
+    limit = _output_limit(body)
+    if limit is None or "choices" in answer:
+        return answer
+    content = answer.get("content") or ""
+    calls = answer.get("tool_calls") or []
+    if calls:
+        text = json.dumps([c.get("arguments") for c in calls], sort_keys=True, default=str)
+        if len(text) // 4 > limit:  # the arguments break off: not JSON any more
+            cut = [{**c, "arguments": json.dumps(c.get("arguments"), default=str)[: limit * 2]} for c in calls]
+            return {**answer, "tool_calls": cut, "finish_reason": "length"}
+        return answer
+    if len(content) // 4 > limit:
+        return {**answer, "content": content[: limit * 4], "finish_reason": "length"}
+    return answer
+
+
 def _completion(body: dict, answer: dict, n: int) -> dict:
     if "choices" in answer:  # a responder may return a full OpenAI response
         return answer
@@ -339,6 +366,8 @@ def _completion(body: dict, answer: dict, n: int) -> dict:
     finish = answer.get("finish_reason") or ("tool_calls" if tool_calls else "stop")
     prompt_tokens = _tokens(body.get("messages") or [])
     completion_tokens = _tokens(message.get("content") or message.get("tool_calls") or "")
+    if (limit := _output_limit(body)) is not None:
+        completion_tokens = min(completion_tokens, limit)
     return {
         "id": f"chatcmpl-fake-{n}",
         "object": "chat.completion",
@@ -511,6 +540,7 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception as exc:  # noqa: BLE001 - a responder bug shows as a 500 with its text
                 self._send_json(500, _error_body(500, f"responder failed: {exc!r}"))
                 return
+        answer = _within_limit(body, answer)
         completion = _completion(body, answer, n)
         kind = fault.kind if fault is not None else None
         if body.get("stream"):
