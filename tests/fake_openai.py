@@ -542,6 +542,10 @@ class _Handler(BaseHTTPRequestHandler):
                 return
         answer = _within_limit(body, answer)
         completion = _completion(body, answer, n)
+        with fake._lock:  # what this answer bills (an answer cut mid-way bills it all the same)
+            usage = completion.get("usage") or {}
+            fake.billed.append((str(body.get("model") or ""), int(usage.get("prompt_tokens") or 0),
+                                int(usage.get("completion_tokens") or 0)))
         kind = fault.kind if fault is not None else None
         if body.get("stream"):
             events = [b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in _stream_chunks(body, completion)]
@@ -632,6 +636,7 @@ class FakeOpenAIServer:
         self.retry_after_ms = int(retry_after_ms)
         self.models = tuple(models)
         self.requests: list[dict] = []
+        self.billed: list[tuple[str, int, int]] = []  # (model, prompt_tokens, completion_tokens) per answer
         self.headers: list[dict] = []
         self.max_in_flight = 0
         self.in_flight = 0
@@ -705,6 +710,12 @@ class FakeOpenAIServer:
         cfg.update(overrides)
         return cfg
 
+    def billed_usd(self, prices: dict[str, Any]) -> float:
+        """What the answers sent so far cost at ``prices`` ({model: [$/1M in, $/1M out]}): the provider's bill."""
+        with self._lock:
+            billed = list(self.billed)
+        return sum((i * prices[m][0] + o * prices[m][1]) / 1_000_000 for m, i, o in billed)
+
     @property
     def chat_requests(self) -> list[dict]:
         with self._lock:
@@ -713,6 +724,7 @@ class FakeOpenAIServer:
     def reset_counters(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.billed.clear()
             self.headers.clear()
             self.max_in_flight = self.in_flight
 

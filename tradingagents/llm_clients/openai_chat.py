@@ -337,13 +337,14 @@ class BoundedChatOpenAI(ChatOpenAI):
                     raise translated from exc
                 finally:
                     stream.close()  # an attempt given up mid-way drops its connection now
-            problem = _stream_problem(chunks)
+            # a cut answer first: its tool arguments are cut too, and the limit is the reason
+            problem, final = _finish_problem(
+                [(c.generation_info or {}).get("finish_reason") for c in chunks], self.max_tokens)
+            if final:
+                take_back()
+                raise self._fail(problem)
             if problem is None:
-                problem, final = _finish_problem(
-                    [(c.generation_info or {}).get("finish_reason") for c in chunks], self.max_tokens)
-                if final:
-                    take_back()
-                    raise self._fail(problem)
+                problem = _stream_problem(chunks)
             if problem is None:
                 result = clean_result(generate_from_stream(iter(chunks)))
                 problem = _message_problem(result, kwargs.get("tools"))
