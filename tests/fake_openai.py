@@ -21,6 +21,8 @@ lines every agent prompt carries (or the clear node's "analysis of X as of D" pl
 Faults (``server.inject(...)``) are consumed by the next requests, in order:
 ``Fault.status(429|500|503, times=1)``, ``Fault.timeout(seconds, times=1)``,
 ``Fault.malformed_json()``, ``Fault.empty_answer()``, ``Fault.unknown_tool("name")``,
+``Fault.stream_error(after=2)`` (a ``data: {"error": …}`` event mid-stream; a 500 unstreamed),
+``Fault.finish("length"|"content_filter")`` (the answer ends with that finish reason),
 ``Fault.no_json_schema()`` (400 to every request carrying response_format, until ``clear_faults``
 unless ``times`` is given), ``Fault.cut_stream(after=2)`` (the answer stops after ``after`` SSE
 events, or half its JSON body, and the connection closes: a proxy or server dying mid-answer).
@@ -114,6 +116,18 @@ class Fault:
         """Stream the answer, but after each count in ``after`` of SSE events wait until the test calls
         ``gate.release()``: a test sees the text at each hold for as long as it likes, on any machine."""
         return Fault("hold_stream", times=1, holds=tuple(sorted(after)), gate=gate, when=when)
+
+    @staticmethod
+    def stream_error(after: int = 2, times: int = 1, message: str = "The server had an error mid-stream (fake)",
+                     when: Callable[[dict], bool] | None = None) -> Fault:
+        """After ``after`` SSE events send ``data: {"error": {...}}`` and end the stream, as OpenAI does when
+        a generation fails once the answer has started (an unstreamed request gets a 500)."""
+        return Fault("stream_error", times=times, seconds=float(after), tool_name=message, when=when)
+
+    @staticmethod
+    def finish(reason: str = "content_filter", times: int = 1, when: Callable[[dict], bool] | None = None) -> Fault:
+        """The answer ends with ``finish_reason`` ``reason`` (``length``, ``content_filter``) instead of "stop"."""
+        return Fault("finish", times=times, tool_name=reason, when=when)
 
     @staticmethod
     def no_json_schema(times: int | None = None) -> Fault:
@@ -527,6 +541,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if fault.kind == "timeout":
                 fake._stop.wait(fault.seconds)
+            if fault.kind == "stream_error" and not body.get("stream"):
+                self._send_json(500, _error_body(500, fault.tool_name), retry_hdr)
+                return
             if fault.kind == "malformed_json" and not body.get("stream"):
                 self._send_json(200, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess')
                 return
@@ -541,6 +558,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(500, _error_body(500, f"responder failed: {exc!r}"))
                 return
         answer = _within_limit(body, answer)
+        if fault is not None and fault.kind == "finish":
+            answer = {**answer, "finish_reason": fault.tool_name}
         completion = _completion(body, answer, n)
         with fake._lock:  # what this answer bills (an answer cut mid-way bills it all the same)
             usage = completion.get("usage") or {}
@@ -552,6 +571,9 @@ class _Handler(BaseHTTPRequestHandler):
             events.append(b"data: [DONE]\n\n")
             if kind == "malformed_json":  # one event's JSON breaks off (a proxy mangling the stream)
                 events[1] = events[1][: len(events[1]) // 2] + b"\n\n"
+            if kind == "stream_error":  # the generation fails once the answer has started
+                error = {"error": {"message": fault.tool_name, "type": "server_error", "param": None, "code": None}}
+                events = [*events[: int(fault.seconds)], b"data: " + json.dumps(error).encode() + b"\n\n"]
             delay = fake.chunk_delay_s(body) if callable(fake.chunk_delay_s) else fake.chunk_delay_s
             self._send_sse(events, cut_after=int(fault.seconds) if kind == "cut_stream" else None, delay=delay,
                            holds=fault.holds if kind == "hold_stream" else (),
