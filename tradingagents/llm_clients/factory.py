@@ -230,10 +230,11 @@ def create_llm(
         BoundedChatOpenAI,
         dict_chunks,
     )
-    from tradingagents.llm_clients.text import valid_unicode_http_client
+    from tradingagents.llm_clients.text import async_http_client, valid_unicode_http_client
 
     # answers are made valid Unicode before the SDK parses them (structured output included)
     kwargs["http_client"] = valid_unicode_http_client(auth=auth)
+    kwargs["http_async_client"] = async_http_client(auth=auth)
 
     llm = BoundedChatOpenAI(**kwargs)
     llm.client = dict_chunks(llm.client)  # streamed chunks as parsed JSON, no SDK model per chunk
