@@ -21,10 +21,15 @@ lines every agent prompt carries (or the clear node's "analysis of X as of D" pl
 Faults (``server.inject(...)``) are consumed by the next requests, in order:
 ``Fault.status(429|500|503, times=1)``, ``Fault.timeout(seconds, times=1)``,
 ``Fault.malformed_json()``, ``Fault.empty_answer()``, ``Fault.unknown_tool("name")``,
+``Fault.stream_error(after=2)`` (a ``data: {"error": …}`` event mid-stream; a 500 unstreamed),
+``Fault.finish("length"|"content_filter")`` (the answer ends with that finish reason),
 ``Fault.no_json_schema()`` (400 to every request carrying response_format, until ``clear_faults``
 unless ``times`` is given), ``Fault.cut_stream(after=2)`` (the answer stops after ``after`` SSE
 events, or half its JSON body, and the connection closes: a proxy or server dying mid-answer).
 For a ``stream: true`` request ``malformed_json`` garbles one SSE event instead of the body.
+
+A request's ``max_tokens`` (or ``max_completion_tokens``) is honoured: a longer answer is cut there
+(4 characters a token) with ``finish_reason`` "length", and its usage counts at most that many.
 
 Streamed answers go out as a real server sends them: ``Transfer-Encoding: chunked``, one event per
 HTTP chunk, ``chunk_delay_s`` (default 0; or a function of the request body) apart, so a test can
@@ -111,6 +116,18 @@ class Fault:
         """Stream the answer, but after each count in ``after`` of SSE events wait until the test calls
         ``gate.release()``: a test sees the text at each hold for as long as it likes, on any machine."""
         return Fault("hold_stream", times=1, holds=tuple(sorted(after)), gate=gate, when=when)
+
+    @staticmethod
+    def stream_error(after: int = 2, times: int = 1, message: str = "The server had an error mid-stream (fake)",
+                     when: Callable[[dict], bool] | None = None) -> Fault:
+        """After ``after`` SSE events send ``data: {"error": {...}}`` and end the stream, as OpenAI does when
+        a generation fails once the answer has started (an unstreamed request gets a 500)."""
+        return Fault("stream_error", times=times, seconds=float(after), tool_name=message, when=when)
+
+    @staticmethod
+    def finish(reason: str = "content_filter", times: int = 1, when: Callable[[dict], bool] | None = None) -> Fault:
+        """The answer ends with ``finish_reason`` ``reason`` (``length``, ``content_filter``) instead of "stop"."""
+        return Fault("finish", times=times, tool_name=reason, when=when)
 
     @staticmethod
     def no_json_schema(times: int | None = None) -> Fault:
@@ -317,6 +334,30 @@ def _tokens(obj: Any) -> int:
     return max(1, len(text) // 4)
 
 
+def _output_limit(body: dict) -> int | None:
+    limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    return int(limit) if isinstance(limit, int | float) and limit > 0 else None
+
+
+def _within_limit(body: dict, answer: dict) -> dict:
+    """The answer cut at the request's ``max_tokens`` (4 characters a token, as ``_tokens`` counts), with
+    finish_reason "length", as a real server stops at the output limit."""
+    limit = _output_limit(body)
+    if limit is None or "choices" in answer:
+        return answer
+    content = answer.get("content") or ""
+    calls = answer.get("tool_calls") or []
+    if calls:
+        text = json.dumps([c.get("arguments") for c in calls], sort_keys=True, default=str)
+        if len(text) // 4 > limit:  # the arguments break off: not JSON any more
+            cut = [{**c, "arguments": json.dumps(c.get("arguments"), default=str)[: limit * 2]} for c in calls]
+            return {**answer, "tool_calls": cut, "finish_reason": "length"}
+        return answer
+    if len(content) // 4 > limit:
+        return {**answer, "content": content[: limit * 4], "finish_reason": "length"}
+    return answer
+
+
 def _completion(body: dict, answer: dict, n: int) -> dict:
     if "choices" in answer:  # a responder may return a full OpenAI response
         return answer
@@ -339,6 +380,8 @@ def _completion(body: dict, answer: dict, n: int) -> dict:
     finish = answer.get("finish_reason") or ("tool_calls" if tool_calls else "stop")
     prompt_tokens = _tokens(body.get("messages") or [])
     completion_tokens = _tokens(message.get("content") or message.get("tool_calls") or "")
+    if (limit := _output_limit(body)) is not None:
+        completion_tokens = min(completion_tokens, limit)
     return {
         "id": f"chatcmpl-fake-{n}",
         "object": "chat.completion",
@@ -498,6 +541,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if fault.kind == "timeout":
                 fake._stop.wait(fault.seconds)
+            if fault.kind == "stream_error" and not body.get("stream"):
+                self._send_json(500, _error_body(500, fault.tool_name), retry_hdr)
+                return
             if fault.kind == "malformed_json" and not body.get("stream"):
                 self._send_json(200, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess')
                 return
@@ -511,13 +557,23 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception as exc:  # noqa: BLE001 - a responder bug shows as a 500 with its text
                 self._send_json(500, _error_body(500, f"responder failed: {exc!r}"))
                 return
+        answer = _within_limit(body, answer)
+        if fault is not None and fault.kind == "finish":
+            answer = {**answer, "finish_reason": fault.tool_name}
         completion = _completion(body, answer, n)
+        with fake._lock:  # what this answer bills (an answer cut mid-way bills it all the same)
+            usage = completion.get("usage") or {}
+            fake.billed.append((str(body.get("model") or ""), int(usage.get("prompt_tokens") or 0),
+                                int(usage.get("completion_tokens") or 0)))
         kind = fault.kind if fault is not None else None
         if body.get("stream"):
             events = [b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in _stream_chunks(body, completion)]
             events.append(b"data: [DONE]\n\n")
             if kind == "malformed_json":  # one event's JSON breaks off (a proxy mangling the stream)
                 events[1] = events[1][: len(events[1]) // 2] + b"\n\n"
+            if kind == "stream_error":  # the generation fails once the answer has started
+                error = {"error": {"message": fault.tool_name, "type": "server_error", "param": None, "code": None}}
+                events = [*events[: int(fault.seconds)], b"data: " + json.dumps(error).encode() + b"\n\n"]
             delay = fake.chunk_delay_s(body) if callable(fake.chunk_delay_s) else fake.chunk_delay_s
             self._send_sse(events, cut_after=int(fault.seconds) if kind == "cut_stream" else None, delay=delay,
                            holds=fault.holds if kind == "hold_stream" else (),
@@ -602,6 +658,7 @@ class FakeOpenAIServer:
         self.retry_after_ms = int(retry_after_ms)
         self.models = tuple(models)
         self.requests: list[dict] = []
+        self.billed: list[tuple[str, int, int]] = []  # (model, prompt_tokens, completion_tokens) per answer
         self.headers: list[dict] = []
         self.max_in_flight = 0
         self.in_flight = 0
@@ -675,6 +732,12 @@ class FakeOpenAIServer:
         cfg.update(overrides)
         return cfg
 
+    def billed_usd(self, prices: dict[str, Any]) -> float:
+        """What the answers sent so far cost at ``prices`` ({model: [$/1M in, $/1M out]}): the provider's bill."""
+        with self._lock:
+            billed = list(self.billed)
+        return sum((i * prices[m][0] + o * prices[m][1]) / 1_000_000 for m, i, o in billed)
+
     @property
     def chat_requests(self) -> list[dict]:
         with self._lock:
@@ -683,6 +746,7 @@ class FakeOpenAIServer:
     def reset_counters(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.billed.clear()
             self.headers.clear()
             self.max_in_flight = self.in_flight
 

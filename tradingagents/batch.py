@@ -14,9 +14,9 @@ With Ray, results and checkpoints live in the shared storage (files under the ho
 the desk's database with ``storage_url``), so a task retried on another worker continues the run.
 
 Budgets: ``max_cost_usd`` in the config is each run's budget; ``run_batch(max_cost_usd=X)`` is the
-batch's. With threads the batch's budget is checked after every step of every run against what the
-whole batch has spent so far plus that run's mean step cost; with Ray (other processes) each
-ticker still to run gets an equal share of what is left. A ticker stopped by a budget has status
+batch's, a hard ceiling: with threads every model call of every run reserves its worst case (prompt
+bound plus ``llm_max_output_tokens``) from the batch's one ledger before it is made, and is refused
+when it would not fit; with Ray (other processes) each ticker gets an equal share as its own budget. A ticker stopped by a budget has status
 ``budget`` (resumable, exit 5).
 
 Each ticker's outcome is a ``TickerOutcome`` (plain data, JSON-able); ``on_update(outcome)`` is
@@ -127,7 +127,13 @@ def run_ticker(task: Mapping[str, Any], emit: Callable[[dict[str, Any]], None] |
             for llm in (graph.quick_thinking_llm, graph.deep_thinking_llm):
                 if getattr(llm, "_limiter", None) is not None:
                     llm._limiter = limiter
-        graph.budget_guard = (lambda spent, mean: guard(ticker, spent, mean)) if guard is not None else None
+        graph.budget_guard = guard.ledger if guard is not None else None
+        if guard is not None:  # under the batch's budget every answer has a real limit (its worst case)
+            from tradingagents.pricing import output_limit
+
+            for llm in (graph.quick_thinking_llm, graph.deep_thinking_llm):
+                if getattr(llm, "max_tokens", 0) is None:
+                    llm.max_tokens = output_limit(cfg, budgeted=True)
         saved = graph.saved_run(ticker, date)
         if saved is not None:
             usage = (saved.get("meta") or {}).get("usage") or {}
@@ -141,7 +147,7 @@ def run_ticker(task: Mapping[str, Any], emit: Callable[[dict[str, Any]], None] |
                     send()
 
             if guard is not None:
-                guard(ticker, 0.0, 0.0)  # nothing left in the batch's budget: do not start
+                guard.check_start(ticker)
             _state, rating = graph.propagate(ticker, date, on_event=on_event if emit else None, should_stop=stop)
             meta = graph.last_run["record"]["meta"]
             usage = meta.get("usage") or {}
@@ -161,28 +167,25 @@ def run_ticker(task: Mapping[str, Any], emit: Callable[[dict[str, Any]], None] |
 
 
 class _BatchBudget:
-    """The batch's budget shared by its runs in this process (threads)."""
+    """The batch's budget shared by its runs in this process (threads): one ``pricing.CostLedger`` that
+    every model call of every ticker reserves its worst case from before it is made (``RunGuard``)."""
 
     def __init__(self, limit: float | None):
+        from tradingagents.pricing import CostLedger
+
         self.limit = limit
-        self.spent: dict[str, float] = {}
-        self.lock = threading.Lock()
+        self.ledger = CostLedger(limit, "the batch's") if limit is not None else None
 
     def total(self) -> float:
-        with self.lock:
-            return sum(self.spent.values())
+        return self.ledger.snapshot()[0] if self.ledger is not None else 0.0
 
-    def __call__(self, ticker: str, run_spent: float, mean_step: float) -> None:
-        if self.limit is None:
-            return
-        with self.lock:
-            self.spent[ticker] = run_spent
-            total = sum(self.spent.values())
-        if total + mean_step > self.limit or (mean_step == 0 and total >= self.limit):
+    def check_start(self, ticker: str) -> None:
+        """Nothing left in the batch's budget: do not start ``ticker``."""
+        if self.ledger is not None and self.ledger.exhausted():
             raise BudgetExceeded(
-                f"The batch's budget is reached: spent ${total:.4f} of ${self.limit:.4f} and {ticker}'s next "
-                f"step would cost about ${mean_step:.4f}. {ticker} is saved at a checkpoint: run the batch "
-                "again with a larger budget (--max-cost) to continue; finished tickers are reused."
+                f"The batch's budget is reached: spent ${self.total():.4f} of ${self.limit:.4f}, nothing is left "
+                f"for {ticker}. Run the batch again with a larger budget (--max-cost) to continue; finished "
+                "tickers are reused."
             )
 
 

@@ -203,3 +203,73 @@ def cost_text(cost: Any, *, offline: bool = False) -> str:
 # ---------------------------------------------------------------------------- estimates
 # A typical model call of the team (prompt with reports and context, one answer), in tokens: the
 # fallback when no past run of the same configuration is saved.
+
+
+# ---------------------------------------------------------------------------- budgets (a hard ceiling)
+# A prompt's tokens are bounded by its UTF-8 bytes (a byte-level BPE token is at least one byte), plus
+# a few tokens a message for the chat format's framing: the reservation never undercounts a prompt.
+MESSAGE_OVERHEAD_TOKENS = 8
+# the answer limit a budgeted run sends (and reserves) when llm_max_output_tokens is not set
+BUDGET_OUTPUT_TOKENS = 8192
+
+
+def output_limit(config: Mapping[str, Any], budgeted: bool | None = None) -> int | None:
+    """The ``max_tokens`` a model of ``config`` sends: ``llm_max_output_tokens``, else
+    ``BUDGET_OUTPUT_TOKENS`` under a budget (``max_cost_usd``, or ``budgeted``), else None."""
+    limit = config.get("llm_max_output_tokens")
+    if limit:
+        return int(limit)
+    if budgeted or (budgeted is None and config.get("max_cost_usd") is not None):
+        return BUDGET_OUTPUT_TOKENS
+    return None
+
+
+def prompt_token_bound(*parts: Any) -> int:
+    """An upper bound of the tokens of a prompt made of ``parts`` (strings, or anything JSON-able)."""
+    total = 0
+    for part in parts:
+        if part is None:
+            continue
+        text = part if isinstance(part, str) else json.dumps(part, default=str, ensure_ascii=False)
+        total += len(text.encode("utf-8", "surrogatepass")) + MESSAGE_OVERHEAD_TOKENS
+    return total
+
+
+class CostLedger:
+    """A budget in USD that model calls reserve their worst case from before they are made.
+
+    ``reserve(usd)`` takes ``usd`` atomically when ``spent + reserved + usd`` stays within the limit
+    (else False: the caller must not make the call); ``settle(reserved, actual)`` gives the
+    reservation back and books what the call really cost. Several threads (parallel analysts, the
+    tickers of a batch) share one ledger, so calls that each fit alone cannot pass together.
+    """
+
+    def __init__(self, limit: float, label: str = "the run's") -> None:
+        import threading
+
+        self.limit = float(limit)
+        self.label = label
+        self.spent = 0.0
+        self.reserved = 0.0
+        self._lock = threading.Lock()
+
+    def reserve(self, usd: float) -> bool:
+        with self._lock:
+            if self.spent + self.reserved + usd > self.limit:
+                return False
+            self.reserved += usd
+            return True
+
+    def settle(self, reserved: float, actual: float) -> None:
+        with self._lock:
+            self.reserved = max(0.0, self.reserved - reserved)
+            self.spent += max(0.0, actual)
+
+    def exhausted(self) -> bool:
+        with self._lock:
+            return self.spent >= self.limit
+
+    def snapshot(self) -> tuple[float, float]:
+        """``(spent, reserved)``."""
+        with self._lock:
+            return self.spent, self.reserved

@@ -293,6 +293,7 @@ CHECKS: Mapping[str, Check] = {
     "llm_temperature": _number(float, lo=0, hi=2, optional=True),
     "max_concurrent_llm_calls": _number(int, lo=1, hi=256),
     "llm_streaming": _boolean,
+    "llm_max_output_tokens": _number(int, lo=16, hi=1_000_000, optional=True),
     "data_vendor": check_vendor,
     "data_retry_backoff": _number(float, lo=0, hi=600),
     "selected_analysts": normalize_analysts,
@@ -321,7 +322,8 @@ CHECKS: Mapping[str, Check] = {
 assert set(CHECKS) == set(DEFAULTS), "every key has one check"
 
 LLM_KEYS = frozenset({"llm_provider", "deep_think_llm", "quick_think_llm", "backend_url", "llm_timeout",
-                      "llm_max_retries", "llm_temperature", "max_concurrent_llm_calls", "llm_streaming"})
+                      "llm_max_retries", "llm_temperature", "max_concurrent_llm_calls", "llm_streaming",
+                      "llm_max_output_tokens"})
 """Keys without which the models cannot work: their errors are ``LLMConfigError``."""
 
 

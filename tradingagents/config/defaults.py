@@ -98,6 +98,10 @@ DEFAULTS: dict[str, Any] = {
     # networked models stream their text as it is written (the live panel); false: one JSON answer per
     # request, for a proxy that buffers server-sent events
     "llm_streaming": True,
+    # the most tokens one model answer may have, sent to the provider as max_tokens: the output part of
+    # the worst case a budget (max_cost_usd) reserves before every call. None: no limit is sent, except
+    # under a budget, which sends (and reserves) pricing.BUDGET_OUTPUT_TOKENS
+    "llm_max_output_tokens": None,
     # market data
     "data_vendor": "demo",  # demo | yfinance | csv
     "data_retry_backoff": 1.0,  # seconds before the first retry of a rate-limited data request
@@ -148,6 +152,7 @@ NONE_TYPES: dict[str, type] = {
     "llm_pricing": dict,
     "ray_address": str,
     "max_cost_usd": float,
+    "llm_max_output_tokens": int,
     "user": str,
 }
 """Types of the keys whose default is None (so an environment variable can be coerced)."""

@@ -1,5 +1,5 @@
 """How one run is carried out beside the lifecycle in ``trading_graph``: the reporter that turns
-LangGraph's stream into ``RunEvent``s, the cost budget checked after each superstep, and the
+LangGraph's stream into ``RunEvent``s, the cost budget reserved before every model call, and the
 counters of earlier segments kept for a resume (so usage and times are the whole run's).
 """
 
@@ -195,43 +195,37 @@ class _RunReporter:
 
 
 class _Budget:
-    """``max_cost_usd`` checked after each superstep: stop when the next step would exceed it.
+    """``max_cost_usd`` as a hard ceiling: every model call reserves its worst case first.
 
-    The next step's cost is guessed as the mean cost per step of this call so far; the run stops
-    at the checkpoint just saved (BudgetExceeded: exit 5, resumable), so running again with a
-    larger budget continues there. The budget counts what this call spends (a resumed run's
-    earlier spending is in its earlier call). A model without a price cannot be budgeted: the
-    check is skipped and said once in the log.
+    The run's ledger (``pricing.CostLedger``, None without a budget) and a batch's shared one
+    (``batch_ledger``) go to one ``RunGuard`` (``llm_clients.usage``), the first callback of the
+    run: before each model call it reserves the call's prompt bound plus ``llm_max_output_tokens``
+    priced for the call's model, and refuses the call (``BudgetExceeded``: exit 5, resumable; the run
+    stops at its last checkpoint) when spent + reservations would pass the budget. Parallel branches
+    reserve from the same ledger under its lock. The budget counts what this call spends (a resumed
+    run's earlier spending is in its earlier call). The guard also carries the run's stop signal,
+    which a streaming model checks between events. The offline engine costs nothing and has no guard.
     """
 
-    def __init__(self, limit, guard, cost, ticker: str, trade_date: str):
+    def __init__(self, limit, batch_ledger, config: Mapping[str, Any], ticker: str, trade_date: str,
+                 should_stop=None):
+        from tradingagents import pricing
+
         self.limit = float(limit) if limit is not None else None
-        self.guard, self.cost, self.ticker, self.date = guard, cost, ticker, trade_date
-        self.steps = 0
-        self.warned = False
+        self.ledger = pricing.CostLedger(self.limit) if self.limit is not None else None
+        self.batch_ledger = batch_ledger
+        self.config, self.ticker, self.date, self.should_stop = config, ticker, trade_date, should_stop
 
-    def after_step(self) -> None:
-        if self.limit is None and self.guard is None:
-            return
-        self.steps += 1
-        spent = self.cost() if self.cost is not None else None
-        if spent is None:
-            if not self.warned:
-                self.warned = True
-                log.warning("max_cost_usd is set but a model of this run has no price; the budget is not enforced "
-                            "(add its price to llm_pricing)")
-            return
-        mean = spent / self.steps
-        if self.limit is not None and spent + mean > self.limit:
-            from tradingagents.errors import BudgetExceeded
+    def callbacks(self) -> list:
+        from tradingagents import pricing
 
-            raise BudgetExceeded(
-                f"Budget reached for {self.ticker} on {self.date}: spent ${spent:.4f} of the ${self.limit:.4f} "
-                f"budget (max_cost_usd) and the next step would cost about ${mean:.4f}. The run is saved at a "
-                "checkpoint: run it again with a larger budget (--max-cost) to continue where it stopped."
-            )
-        if self.guard is not None:
-            self.guard(spent, mean)
+        if pricing.is_offline(self.config):
+            return []
+        from tradingagents.llm_clients.usage import RunGuard
+
+        return [RunGuard((self.ledger, self.batch_ledger), table=pricing.pricing_table(self.config),
+                         max_output_tokens=pricing.output_limit(self.config, budgeted=True),
+                         where=f" for {self.ticker} on {self.date}", should_stop=self.should_stop)]
 
 
 class _UsageSidecar:

@@ -132,8 +132,8 @@ class TradingAgentsGraph:
         # are routed per run to the ticker's database, tools read the run's date from its config
         self.checkpoint_router = CheckpointRouter(self.config)
         self.compiled_graphs = CompiledGraphCache()
-        # a batch's shared budget: guard(run_spent_usd, mean_step_usd) raises BudgetExceeded (batch.py)
-        self.budget_guard: Callable[[float, float], None] | None = None
+        # a batch's shared budget (a pricing.CostLedger every model call of the run reserves from; batch.py)
+        self.budget_guard: Any = None
 
         self.curr_state: dict[str, Any] | None = None
         self.last_run: dict[str, Any] = {}
@@ -464,7 +464,9 @@ class TradingAgentsGraph:
         """Run (or resume) the compiled graph on this run's checkpoint ``route``; the final snapshot."""
         from tradingagents.dataflows.tools import AS_OF_KEY
 
-        callbacks = [reporter.tracker, *self.user_callbacks]
+        budget = _Budget(self.config.get("max_cost_usd"), self.budget_guard, self.config, ticker, trade_date,
+                         should_stop)
+        callbacks = [*budget.callbacks(), reporter.tracker, *self.user_callbacks]  # the guard refuses first
         args = self.propagator.get_graph_args(callbacks=callbacks, thread_id=tid, **{AS_OF_KEY: trade_date},
                                               **route)
         run_config = args["config"]
@@ -513,7 +515,6 @@ class TradingAgentsGraph:
         # "messages" streams the model's text as it is written (token events, throttled).
         stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints", "messages"],
                               durability="sync")
-        budget = _Budget(self.config.get("max_cost_usd"), self.budget_guard, reporter.cost, ticker, trade_date)
         stopped = f"Stopped during the run of {ticker} on {trade_date}; it can be resumed."
         try:
             for mode, chunk in stream:
@@ -531,8 +532,6 @@ class TradingAgentsGraph:
                 reporter.usage_tick()
                 if mode == "checkpoints" and should_stop is not None and should_stop():
                     raise RunStopped(stopped)
-                if mode == "checkpoints" and chunk.get("next"):
-                    budget.after_step()  # BudgetExceeded here stops at this saved checkpoint
         finally:
             stream.close()
         reporter.usage_tick()

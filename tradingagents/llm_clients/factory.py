@@ -29,6 +29,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from tradingagents import pricing
 from tradingagents.config import MODEL_KEYS, env_var, resolve_config
 from tradingagents.errors import LLMCallError, LLMConfigError
 from tradingagents.llm_presets import (
@@ -217,18 +218,26 @@ def create_llm(
         "streaming": cfg["llm_streaming"],
         "disable_streaming": not cfg["llm_streaming"],
         "stream_usage": cfg["llm_streaming"],
+        # the answer's limit is real (the provider stops there), so a budget's worst case is too
+        "max_tokens": pricing.output_limit(cfg),
     }
     if cfg["llm_temperature"] is not None:
         kwargs["temperature"] = cfg["llm_temperature"]
     if callbacks:
         kwargs["callbacks"] = list(callbacks)
-    from tradingagents.llm_clients.openai_chat import BoundedChatOpenAI  # imports langchain-openai
-    from tradingagents.llm_clients.text import valid_unicode_http_client
+
+    from tradingagents.llm_clients.openai_chat import (  # imports langchain-openai
+        BoundedChatOpenAI,
+        dict_chunks,
+    )
+    from tradingagents.llm_clients.text import async_http_client, valid_unicode_http_client
 
     # answers are made valid Unicode before the SDK parses them (structured output included)
     kwargs["http_client"] = valid_unicode_http_client(auth=auth)
+    kwargs["http_async_client"] = async_http_client(auth=auth)
 
     llm = BoundedChatOpenAI(**kwargs)
+    llm.client = dict_chunks(llm.client)  # streamed chunks as parsed JSON, no SDK model per chunk
     llm._limiter = limiter if limiter is not None else make_limiter(cfg)
     return llm
 

@@ -41,9 +41,17 @@ from langchain_core.utils.utils import LC_ID_PREFIX
 from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
-from tradingagents.errors import LLMCallError
+from tradingagents.errors import LLMCallError, RunStopped
 from tradingagents.llm_clients.streaming import restart_chunk
-from tradingagents.llm_clients.text import StreamCut, StreamStalled, clean_message, clean_result, valid_text
+from tradingagents.llm_clients.text import (
+    STREAM_DEADLINE_FACTOR,
+    StreamCut,
+    StreamOverdue,
+    StreamStalled,
+    clean_message,
+    clean_result,
+    valid_text,
+)
 from tradingagents.llm_presets import PROVIDER_PRESETS, public_url
 
 NO_KEY_PLACEHOLDER = "not-needed"
@@ -118,6 +126,9 @@ def _cut_mid_stream(exc: BaseException, started: bool) -> str | None:
     if not isinstance(exc, (openai.APIConnectionError, *_TRANSPORT_ERRORS)):
         return None
     causes = list(_causes(exc))
+    if any(isinstance(c, StreamOverdue) for c in causes):
+        return (f"the streamed answer was still unfinished at its deadline ({STREAM_DEADLINE_FACTOR:g} × "
+                "llm_timeout), though its events kept coming")
     if any(isinstance(c, StreamStalled) for c in causes):
         return "the streamed answer stalled mid-way (no data within the llm_timeout)"
     if started or any(isinstance(c, StreamCut) for c in causes):
@@ -218,7 +229,9 @@ class BoundedChatOpenAI(ChatOpenAI):
             return self._generate_streamed(messages, stop=stop, run_manager=run_manager, **kwargs)
         attempts = (self.max_retries or 0) + 1
         problem = "no attempt was made"
+        guards = _guards(run_manager)
         for _ in range(attempts):
+            self._admit(guards, run_manager, messages, kwargs)
             with _slot(self._limiter):
                 try:
                     result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
@@ -232,10 +245,28 @@ class BoundedChatOpenAI(ChatOpenAI):
                         raise
                     raise translated from exc
             clean_result(result)  # valid Unicode on receipt: no lone surrogate goes any further
-            problem = _message_problem(result, kwargs.get("tools"))
+            problem, final = _finish_problem(_finish_reasons(result.generations), self.max_tokens)
+            if final:
+                raise self._fail(problem)
+            if problem is None:
+                problem = _message_problem(result, kwargs.get("tools"))
             if problem is None:
                 return result
         raise self._fail(problem, retryable=True)
+
+    def _admit(self, guards: list, run_manager: Any, messages, kwargs) -> None:
+        """Before each request: the run's budgets reserve its worst case, or refuse it (``BudgetExceeded``)."""
+        if not guards or run_manager is None:
+            return
+        parts: list[Any] = []
+        for message in messages:
+            parts.append(message.content)
+            for attr in ("tool_calls", "additional_kwargs"):
+                if getattr(message, attr, None):
+                    parts.append(getattr(message, attr))
+        parts += [kwargs.get("tools"), kwargs.get("functions"), kwargs.get("response_format")]
+        for guard in guards:
+            guard.admit(run_manager.run_id, self.model_name, parts, kwargs.get("max_tokens") or self.max_tokens)
 
     # ---------------------------------------------------------------- streaming
     def _should_stream(self, *, async_api, run_manager=None, **kwargs):
@@ -246,21 +277,31 @@ class BoundedChatOpenAI(ChatOpenAI):
             return False
         return super()._should_stream(async_api=async_api, run_manager=run_manager, **kwargs)
 
-    def _streamed_attempts(self, messages, stop, run_manager, kwargs) -> tuple[list, Any]:
+    def _streamed_attempts(self, messages, stop, run_manager, kwargs, control=None) -> tuple[list, Any]:
         """``(chunks, ChatResult)`` of the first good streamed attempt; each chunk went to ``run_manager``
-        as it arrived."""
+        as it arrived. ``control``: the call's run manager when ``run_manager`` is None (``.stream()``),
+        for the run's guards (budget, stop signal)."""
         attempts = (self.max_retries or 0) + 1
         problem = "no attempt was made"
         message_id = f"{LC_ID_PREFIX}-{run_manager.run_id}" if run_manager is not None else None
+        control = control if control is not None else run_manager
+        guards = _guards(control)
         shown = False  # whether the callbacks hold text (or chunks) of a void attempt
-        for _ in range(attempts):
+
+        def take_back() -> None:
+            nonlocal shown
             if shown and run_manager is not None:
                 run_manager.on_llm_new_token("", chunk=restart_chunk(message_id))
-                shown = False
+            shown = False
+
+        for _ in range(attempts):
+            take_back()
+            self._admit(guards, control, messages, kwargs)
             chunks: list = []
             with _slot(self._limiter):
+                stream = super()._stream(messages, stop=stop, run_manager=None, **kwargs)
                 try:
-                    for chunk in super()._stream(messages, stop=stop, run_manager=None, **kwargs):
+                    for chunk in stream:
                         clean_message(chunk.message)  # valid Unicode before anyone sees the chunk
                         if isinstance(chunk.text, str):
                             chunk.text = valid_text(chunk.text)
@@ -270,6 +311,8 @@ class BoundedChatOpenAI(ChatOpenAI):
                         if run_manager is not None:
                             shown = True
                             run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                        if guards and any(g.stop_requested() for g in guards):
+                            raise RunStopped("Stopped during a model call; the run can be resumed.")
                 except (openai.APIResponseValidationError, json.JSONDecodeError):
                     problem = "the server's answer is not valid JSON in the OpenAI format"
                     continue
@@ -281,23 +324,33 @@ class BoundedChatOpenAI(ChatOpenAI):
                     raise OutputParserException(f"the structured answer is not valid JSON: {exc}") from exc
                 except Exception as exc:  # noqa: BLE001 - re-raised, translated when we know it
                     cut = _cut_mid_stream(exc, bool(chunks))
+                    if cut is None and type(exc) is openai.APIError:
+                        # a `data: {"error": ...}` event inside the stream (the SDK raises the bare class)
+                        cut = f"the server reported an error inside its streamed answer: {_short_error(exc)}"
                     if cut is not None:
                         problem = cut
                         continue
-                    if shown and run_manager is not None:  # the call fails: its text so far is void too
-                        run_manager.on_llm_new_token("", chunk=restart_chunk(message_id))
+                    take_back()  # the call fails: its text so far is void too
                     translated = self._translate(exc)
                     if translated is None or translated is exc:
                         raise
                     raise translated from exc
-            problem = _stream_problem(chunks)
+                finally:
+                    stream.close()  # an attempt given up mid-way drops its connection now
+            # a cut answer first: its tool arguments are cut too, and the limit is the reason
+            problem, final = _finish_problem(
+                [(c.generation_info or {}).get("finish_reason") for c in chunks], self.max_tokens)
+            if final:
+                take_back()
+                raise self._fail(problem)
+            if problem is None:
+                problem = _stream_problem(chunks)
             if problem is None:
                 result = clean_result(generate_from_stream(iter(chunks)))
                 problem = _message_problem(result, kwargs.get("tools"))
             if problem is None:
                 return chunks, result
-        if shown and run_manager is not None:
-            run_manager.on_llm_new_token("", chunk=restart_chunk(message_id))
+        take_back()
         raise self._fail(problem, retryable=True)
 
     def _generate_streamed(self, messages, stop=None, run_manager=None, **kwargs):
@@ -305,7 +358,7 @@ class BoundedChatOpenAI(ChatOpenAI):
 
     def _stream(self, messages, stop=None, run_manager=None, **kwargs):
         # the chunks of the good attempt only, once it is known good (see the module docstring)
-        for chunk in self._streamed_attempts(messages, stop, None, kwargs)[0]:
+        for chunk in self._streamed_attempts(messages, stop, None, kwargs, control=run_manager)[0]:
             if run_manager is not None:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
@@ -313,7 +366,8 @@ class BoundedChatOpenAI(ChatOpenAI):
     async def _astream(self, messages, stop=None, run_manager=None, **kwargs):
         from langchain_core.runnables.config import run_in_executor
 
-        chunks, _ = await run_in_executor(None, self._streamed_attempts, messages, stop, None, kwargs)
+        control = run_manager.get_sync() if run_manager is not None else None
+        chunks, _ = await run_in_executor(None, self._streamed_attempts, messages, stop, None, kwargs, control)
         for chunk in chunks:
             if run_manager is not None:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
@@ -352,6 +406,55 @@ def _stream_problem(chunks: list) -> str | None:
         return ("the streamed answer ended without a finish reason (cut off?); if a proxy buffers or cuts "
                 "server-sent events, set llm_streaming to false")
     return None
+
+
+def _finish_reasons(generations) -> list:
+    return [(g.generation_info or {}).get("finish_reason") for g in generations or []]
+
+
+def _finish_problem(reasons: list, max_tokens: Any) -> tuple[str | None, bool]:
+    """``(problem, final)`` of an answer's finish reasons: an answer the provider cut off is never taken
+    as complete. ``length`` (the output limit) is final, a retry would be cut at the same place;
+    ``content_filter`` is retried."""
+    if "length" in reasons:
+        limit = f" of {max_tokens} tokens" if max_tokens else ""
+        return (f"the answer was cut off at the output limit{limit} (finish_reason length); raise "
+                "llm_max_output_tokens or use a model with a larger output", True)
+    if "content_filter" in reasons:
+        return "the provider's content filter stopped the answer (finish_reason content_filter)", False
+    return None, False
+
+
+def _guards(run_manager: Any) -> list:
+    """The run's guards (``usage.RunGuard``: budget and stop signal) among a call's callbacks."""
+    return [h for h in getattr(run_manager, "handlers", None) or () if hasattr(h, "admit")]
+
+
+class _DictChunks:
+    """``client.chat.completions`` whose streams yield each chunk as its parsed JSON (a dict).
+
+    langchain-openai takes a dict chunk as it is (it calls ``model_dump()`` on anything else), so the
+    SDK's per-chunk model construction (``construct_type``, then dumped back to a dict) is skipped:
+    it cost more than everything else a streamed run does. Anything but ``create`` passes through.
+    """
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def create(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._inner.create(*args, **kwargs)
+        if isinstance(result, openai.Stream) and hasattr(result, "_cast_to"):
+            result._cast_to = object  # read on the first event: the SDK then hands on the parsed JSON
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def dict_chunks(client: Any) -> Any:
+    return client if client is None or isinstance(client, _DictChunks) else _DictChunks(client)
 
 
 class _slot:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import httpx
@@ -131,6 +132,16 @@ class StreamStalled(httpx.ReadTimeout):
     """The body of a streamed (SSE) answer stopped arriving for longer than the timeout."""
 
 
+class StreamOverdue(StreamStalled):
+    """A streamed answer still unfinished at its deadline (``STREAM_DEADLINE_FACTOR`` × the timeout),
+    however steadily its events arrive."""
+
+
+# one streamed attempt may take at most this many times the read timeout (llm_timeout) in all: a
+# server that sends one event just inside the timeout cannot hold a call for ever
+STREAM_DEADLINE_FACTOR = 5.0
+
+
 class _MarkedBody(httpx.SyncByteStream):
     """An SSE body whose read errors say they happened mid-answer (``StreamCut`` / ``StreamStalled``).
 
@@ -147,21 +158,36 @@ class _MarkedBody(httpx.SyncByteStream):
     _DONE = b"data: [DONE]"
     _DRAIN_LIMIT = 64 * 1024
 
-    def __init__(self, inner: httpx.SyncByteStream) -> None:
+    def __init__(self, inner: httpx.SyncByteStream, timeout: float | None = None) -> None:
         self.inner = inner
         self._parts = None
         self._tail = b""
         self._done_seen = False
+        self._timeout = timeout if timeout and timeout > 0 else None
 
     def __iter__(self):
+        # the read timeout bounds the wait for bytes; on top of it an idle bound per *event* (bytes that
+        # carry no "data" line, such as keep-alive comments, do not count) and a deadline for the body
+        timeout = self._timeout
+        start = last_event = time.monotonic()
         self._parts = iter(self.inner)
         try:
             for part in self._parts:
+                window = self._tail + part
                 if not self._done_seen:
-                    window = self._tail + part
                     self._done_seen = self._DONE in window
-                    self._tail = window[-len(self._DONE):]
+                self._tail = window[-len(self._DONE):]
+                if timeout is not None:
+                    now = time.monotonic()
+                    if b"data" in window:
+                        last_event = now
+                    elif now - last_event > timeout:
+                        raise StreamStalled(f"no event for {now - last_event:.1f} s (timeout {timeout:g} s)")
+                    if now - start > timeout * STREAM_DEADLINE_FACTOR and not self._done_seen:
+                        raise StreamOverdue(f"unfinished after {now - start:.1f} s")
                 yield part
+        except StreamStalled:
+            raise
         except httpx.TimeoutException as exc:
             raise StreamStalled(f"the streamed answer stalled: {exc}") from exc
         except httpx.TransportError as exc:
@@ -194,7 +220,8 @@ class ValidUnicodeTransport(httpx.BaseTransport):
         if "json" not in response.headers.get("content-type", ""):
             # SSE streams are cleaned per chunk by the chat model
             if isinstance(response.stream, httpx.SyncByteStream):
-                response.stream = _MarkedBody(response.stream)
+                timeout = (request.extensions.get("timeout") or {}).get("read")
+                response.stream = _MarkedBody(response.stream, timeout)
             return response
         body = response.read()
         fixed = valid_json_body(body)
@@ -209,6 +236,25 @@ class ValidUnicodeTransport(httpx.BaseTransport):
         self.inner.close()
 
 
+_SSL_CONTEXT: list = []
+
+
+def _ssl_context():
+    """One TLS context for every client of the process: loading the CA bundle takes ~20 ms a client."""
+    if not _SSL_CONTEXT:
+        _SSL_CONTEXT.append(httpx.create_ssl_context())
+    return _SSL_CONTEXT[0]
+
+
 def valid_unicode_http_client(**kwargs: Any) -> httpx.Client:
     """An ``httpx.Client`` for the OpenAI SDK whose JSON answers never carry a lone surrogate."""
-    return httpx.Client(transport=ValidUnicodeTransport(), follow_redirects=True, **kwargs)
+    transport = ValidUnicodeTransport(httpx.HTTPTransport(verify=_ssl_context()))
+    return httpx.Client(transport=transport, follow_redirects=True, **kwargs)
+
+
+def async_http_client(**kwargs: Any) -> httpx.AsyncClient:
+    """The async client langchain-openai insists on building (``BoundedChatOpenAI`` runs its async calls
+    on the sync path in a worker thread, so it is not used): built from the shared TLS context, it
+    spares the SDK's own (a second HTTP stack imported and a CA bundle loaded, ~0.17 s a process)."""
+    return httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(verify=_ssl_context()), follow_redirects=True,
+                             **kwargs)

@@ -163,3 +163,131 @@ class UsageTracker(BaseCallbackHandler):
     def on_tool_error(self, error, *, run_id, parent_run_id=None, **kwargs):
         with self._lock:
             self._tool_runs.pop(run_id, None)
+
+
+class RunGuard(BaseCallbackHandler):
+    """What a run checks before (and during) every model call: its budgets and its stop signal.
+
+    Budgets (``pricing.CostLedger``: the run's ``max_cost_usd``, a batch's): before every call the
+    guard reserves the call's worst case in each ledger, the prompt's token bound
+    (``pricing.prompt_token_bound`` of the messages, tools and schema) plus the answer's limit
+    (``max_tokens`` as sent, ``llm_max_output_tokens``), priced for the model the call names. The
+    networked chat model calls ``admit`` before each request it sends (every attempt); when a ledger
+    cannot take it the request is refused with ``BudgetExceeded`` (resumable: the run stops at its
+    last checkpoint). At the call's end the reservation is replaced by its reported cost (the worst
+    case when the server reports no usage, or the call failed); a void attempt the model retries is
+    booked at its worst case.
+    A model without a price cannot be budgeted: said once in the log, its calls are not refused.
+
+    ``stop_requested()`` is the run's stop signal, which a streaming model checks between events.
+    """
+
+    raise_error = False  # refusals are raised by the chat model (``admit``), never from a callback
+    run_inline = True
+
+    def __init__(self, ledgers=(), *, table=None, max_output_tokens: int = 8192, where: str = "",
+                 should_stop: Callable[[], bool] | None = None) -> None:
+        super().__init__()
+        self.ledgers = [ledger for ledger in ledgers if ledger is not None]
+        self.table = table
+        self.max_output_tokens = int(max_output_tokens)
+        self.where = where
+        self.should_stop = should_stop
+        self._lock = threading.Lock()
+        self._open: dict[UUID, tuple[str, str, float]] = {}  # run id → (node, model, reserved USD)
+        self._nodes: dict[UUID, str] = {}  # run id → its graph node (for the refusal's message)
+        self._warned = False
+
+    def stop_requested(self) -> bool:
+        try:
+            return bool(self.should_stop is not None and self.should_stop())
+        except Exception:  # noqa: BLE001 - a broken stop callback must not break the call
+            return False
+
+    # ---- the budget
+    def _take(self, node: str, model: str, usd: float) -> None:
+        taken = []
+        for ledger in self.ledgers:
+            if not ledger.reserve(usd):
+                for done in taken:
+                    done.settle(usd, 0.0)
+                raise self._refusal(ledger, node, model, usd)
+            taken.append(ledger)
+
+    def _refusal(self, ledger, node: str, model: str, usd: float):
+        from tradingagents.errors import BudgetExceeded
+
+        spent, reserved = ledger.snapshot()
+        call = f"{node}'s next model call ({model})" if node != UNKNOWN_NODE else f"the next model call ({model})"
+        open_ = f", ${reserved:.4f} held by calls under way" if reserved > 0 else ""
+        if ledger.label == "the batch's":
+            return BudgetExceeded(
+                f"The batch's budget is reached{self.where}: spent ${spent:.4f} of ${ledger.limit:.4f}{open_}, and "
+                f"{call} could cost up to ${usd:.4f} (its prompt and an answer of llm_max_output_tokens). It is "
+                "saved at a checkpoint: run the batch again with a larger budget (--max-cost) to continue; "
+                "finished tickers are reused.")
+        return BudgetExceeded(
+            f"Budget reached{self.where}: spent ${spent:.4f} of the ${ledger.limit:.4f} budget (max_cost_usd)"
+            f"{open_}, and {call} could cost up to ${usd:.4f} (its prompt and an answer of "
+            "llm_max_output_tokens). The run is saved at a checkpoint: run it again with a larger budget "
+            "(--max-cost) to continue where it stopped.")
+
+    def _settle(self, run_id: UUID, actual: float | None) -> None:
+        with self._lock:
+            entry = self._open.pop(run_id, None)
+        if entry is None:
+            return
+        reserved = entry[2]
+        for ledger in self.ledgers:
+            ledger.settle(reserved, reserved if actual is None else actual)
+
+    def on_chat_model_start(self, serialized, messages, *, run_id, parent_run_id=None, tags=None, metadata=None,
+                            **kwargs):
+        if self.ledgers:
+            with self._lock:
+                self._nodes[run_id] = _node_of(metadata)
+
+    def admit(self, run_id: UUID, model: str, prompt_parts, max_tokens: int | None) -> None:
+        """Before each request of call ``run_id`` (the chat model calls it): book a void earlier attempt
+        at its worst case, then reserve this one's, or refuse it with ``BudgetExceeded``."""
+        if not self.ledgers:
+            return
+        from tradingagents import pricing
+
+        prompt = pricing.prompt_token_bound(*prompt_parts)
+        worst = pricing.cost_usd(model, prompt, _int(max_tokens or self.max_output_tokens), self.table)
+        if worst is None:
+            if not self._warned:
+                self._warned = True
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "max_cost_usd is set but the model %r has no price; its calls are not budgeted "
+                    "(add its price to llm_pricing)", model)
+            return
+        self._settle(run_id, None)  # an earlier attempt of this call was void: it cost its worst case
+        with self._lock:
+            node = self._nodes.get(run_id, UNKNOWN_NODE)
+        self._take(node, model, worst)
+        with self._lock:
+            self._open[run_id] = (node, model, worst)
+
+    def on_llm_end(self, response, *, run_id, parent_run_id=None, tags=None, **kwargs):
+        if not self.ledgers:
+            return
+        with self._lock:
+            entry = self._open.get(run_id)
+        if entry is None:
+            return
+        inp, out = tokens_from_result(response)
+        from tradingagents import pricing
+
+        actual = pricing.cost_usd(entry[1], inp, out, self.table) if (inp or out) else None
+        self._settle(run_id, actual)
+        with self._lock:
+            self._nodes.pop(run_id, None)
+
+    def on_llm_error(self, error, *, run_id, parent_run_id=None, tags=None, **kwargs):
+        self._settle(run_id, None)  # what a failed call used is unknown: its worst case
+        with self._lock:
+            self._nodes.pop(run_id, None)
