@@ -17,6 +17,8 @@ import threading
 import time
 from typing import Any
 
+from tradingagents.terminal import safe_stdio, terminal_safe, unfiltered
+
 EXAMPLES = """examples:
   python -m tradingagents backtest NVDA --start 2024-06-03 --end 2024-11-29
   python -m tradingagents backtest NVDA,AAPL --start 2024-06-03 --end 2024-11-29 --every 5 --compare-memory
@@ -135,8 +137,9 @@ class ProgressBar:
         eta_txt = f"  ETA {format_duration(eta)}" if eta is not None and done < total else ""
         line = f"[{bar}] {done:>4}/{total}{what}{eta_txt}"
         tty = hasattr(out, "isatty") and out.isatty()
+        line = terminal_safe(line)  # a ticker's or a server's text never drives the terminal
         if tty:
-            out.write("\r" + line.ljust(self.last_len))
+            unfiltered(out).write("\r" + line.ljust(self.last_len))  # the bar's own carriage return
             self.last_len = len(line)
             if event.get("kind") in ("finished", "stopped", "failed"):
                 out.write("\n")
@@ -244,11 +247,14 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The backtest command; what it prints goes through ``terminal.safe_stdio`` (no control or bidi
+    character of a model, a server or a file reaches the terminal)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "backtest":
         argv = argv[1:]
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help → 0, usage error → 2
-        return int(exc.code or 0) if isinstance(exc.code, int) else 2
-    return run(args)
+    with safe_stdio():
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help → 0, usage error → 2
+            return int(exc.code or 0) if isinstance(exc.code, int) else 2
+        return run(args)
