@@ -22,6 +22,7 @@ from tradingagents.errors import (
     EXIT_LLM_FAILURE,
     EXIT_OK,
     EXIT_STOPPED,
+    EXIT_STORAGE_UNAVAILABLE,
     exit_code_for,
     is_resumable,
 )
@@ -42,6 +43,8 @@ EXIT_CODES_HELP = """exit codes:
   5  stopped (Ctrl-C / SIGTERM) or the cost budget reached (--max-cost); run the same command
      again (with a larger --max-cost) to resume
   6  the same ticker and date is already being analysed (another process or the app)
+  7  the desk database (storage_url) cannot be reached, refuses the login or was lost mid-run;
+     what was checkpointed is kept: once it is back, run the same command again to resume
 """
 
 EXAMPLES = """examples:
@@ -232,6 +235,7 @@ _HEADLINES = {
     EXIT_LLM_FAILURE: "LLM failure",
     EXIT_STOPPED: "Stopped",
     EXIT_BUSY: "Busy",
+    EXIT_STORAGE_UNAVAILABLE: "Desk database unavailable",
 }
 
 
@@ -259,7 +263,7 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
                   file=sys.stderr)
         return code
     _print(f"{headline}: {exc}", file=sys.stderr)
-    if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED) and is_resumable(exc):
+    if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED, EXIT_STORAGE_UNAVAILABLE) and is_resumable(exc):
         if checkpointing:
             print("The run is checkpointed: run the same command again to resume where it stopped.",
                   file=sys.stderr)

@@ -30,7 +30,8 @@ Offline engine and demo market by default. Run the same command again to resume 
 killed backtest: finished steps are not redone.
 
 exit codes: 0 ok, 1 unexpected error, 2 bad input, 3 market data unavailable,
-  4 LLM failure (run again to resume), 5 stopped (run again to resume), 6 already running
+  4 LLM failure (run again to resume), 5 stopped (run again to resume), 6 already running,
+  7 desk database unavailable (run again to resume once it is back)
 """
 
 
@@ -232,7 +233,8 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         return EXIT_STOPPED
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message and an exit code
         code = exit_code_for(exc)
-        what = {EXIT_BAD_INPUT: "Bad input", 3: "Market data unavailable", 4: "LLM failure"}.get(code, "Error")
+        what = {EXIT_BAD_INPUT: "Bad input", 3: "Market data unavailable", 4: "LLM failure",
+                7: "Desk database unavailable"}.get(code, "Error")
         print(f"{what}: {exc}", file=sys.stderr)
         if code not in (EXIT_BAD_INPUT, 3) and is_resumable(exc):
             print("Finished steps are kept: run the same command again to continue.", file=sys.stderr)

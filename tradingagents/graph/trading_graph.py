@@ -35,7 +35,7 @@ from tradingagents.agents.utils.agent_utils import memory_used_of
 from tradingagents.config import normalize_analysts, resolve_config
 from tradingagents.errors import RunAlreadyActive, RunStopped, exit_code_for, is_resumable
 from tradingagents.graph.analyst_execution import analysts_for_asset
-from tradingagents.graph.checkpoint_router import CheckpointRouter
+from tradingagents.graph.checkpoint_router import COUNTERS_KEY, CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, describe_error, empty_record
 from tradingagents.graph.propagation import Propagator
@@ -366,12 +366,13 @@ class TradingAgentsGraph:
         _session, session_note = self._check_data(ticker, trade_date)
         # (1) settling what is due for this ticker: in _execute, right after run_started (its own step)
         sidecar = _UsageSidecar(cfg, ticker, tid)
+        sidecar.started_at = started_at
 
         # (3) the graph (compiled once per shape) and this run's checkpointer (the ticker's database,
         # or a fresh in-memory one; closed when the run ends)
         graph = self.compiled_graph(analysts)
         settings = self.settings()
-        with self.checkpoint_router.route(ticker) as route:
+        with self.checkpoint_router.route(ticker, counters=sidecar.doc if sidecar.enabled else None) as route:
             # shown by run_started and saved in the meta (a damaged database moved aside)
             reporter.warnings.extend(getattr(self.checkpoint_router.saver_for(route), "warnings", None) or [])
             try:
@@ -475,7 +476,8 @@ class TradingAgentsGraph:
         pending_tasks = bool(snapshot.next) or bool(snapshot.tasks)
         resumed = reporter.resumed = bool(snapshot.values) and pending_tasks
         if sidecar is not None:
-            sidecar.load(reporter, resume=bool(snapshot.values))
+            sidecar.load(reporter, resume=bool(snapshot.values),
+                         kept=(snapshot.metadata or {}).get(COUNTERS_KEY))
         reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
                       analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
                       plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
