@@ -220,6 +220,37 @@ def _path(value: Any, what: str) -> str | None:
     return str(Path(text).expanduser())
 
 
+def _home(value: Any, what: str) -> str | None:
+    """A home folder: a path, never a filesystem root (``--home /`` would write results/, memory/,
+    checkpoints/ … straight into ``/``)."""
+    text = _path(value, what)
+    if text is not None and Path(text).resolve() == Path(Path(text).resolve().anchor):
+        raise ConfigError(
+            f"{what}={shown(value)} is the root of the file system: the home folder gets results/, memory/, "
+            "checkpoints/ and more. Use a folder of its own, for example ~/.tradingagents."
+        )
+    return text
+
+
+def _file_path(key: str) -> Check:
+    """The check of a path of a file the engine reads and rewrites (the memory log, the watchlists,
+    the audit trail): never an existing folder."""
+
+    def check(value: Any, what: str) -> str | None:
+        text = _path(value, what)
+        if text is not None and Path(text).is_dir():
+            raise ConfigError(
+                f"{what}={shown(value)} is a folder, but {key} names a file (for example "
+                f"{Path(text) / Path(PATH_DEFAULTS[key]).name}). Give the path of a file."
+            )
+        return text
+
+    return check
+
+
+FILE_PATH_KEYS = frozenset({"memory_log_path", "watchlists_path", "audit_path"})
+
+
 def _provider(value: Any, what: str) -> str:
     if value is not None and not isinstance(value, str):
         raise _fail(what, value, "expected a provider name", LLMConfigError)
@@ -282,8 +313,8 @@ def _emails(value: Any, what: str) -> list[str]:
 
 
 CHECKS: Mapping[str, Check] = {
-    "home": _path,
-    **{k: _path for k in PATH_DEFAULTS},
+    "home": _home,
+    **{k: (_file_path(k) if k in FILE_PATH_KEYS else _path) for k in PATH_DEFAULTS},
     "llm_provider": _provider,
     "deep_think_llm": _text(optional=True),
     "quick_think_llm": _text(optional=True),

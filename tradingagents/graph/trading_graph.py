@@ -30,10 +30,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from langgraph.errors import GraphRecursionError
+
 from tradingagents import pricing, storage, team
 from tradingagents.agents.utils.agent_utils import memory_used_of
 from tradingagents.config import normalize_analysts, resolve_config
-from tradingagents.errors import RunAlreadyActive, RunStopped, exit_code_for, is_resumable
+from tradingagents.errors import ConfigError, RunAlreadyActive, RunStopped, exit_code_for, is_resumable
 from tradingagents.graph.analyst_execution import analysts_for_asset
 from tradingagents.graph.checkpoint_router import COUNTERS_KEY, CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
@@ -535,6 +537,16 @@ class TradingAgentsGraph:
                     raise RunStopped(stopped)
                 if mode == "checkpoints" and chunk.get("next"):
                     budget.after_step()  # BudgetExceeded here stops at this saved checkpoint
+        except GraphRecursionError:
+            limit = self.propagator.max_recur_limit
+            error = ConfigError(
+                f"The run of {ticker} on {trade_date} needed more than max_recur_limit={limit} graph steps "
+                "(TRADINGAGENTS_MAX_RECUR_LIMIT): raise the limit (the default is 100; more "
+                "debate rounds need more); the steps done so far are checkpointed, so running "
+                "again with a larger limit resumes."
+            )
+            error.key = "max_recur_limit"  # type: ignore[attr-defined]
+            raise error from None
         finally:
             stream.close()
         reporter.usage_tick()

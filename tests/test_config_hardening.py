@@ -1,0 +1,79 @@
+"""Settings that used to end in a traceback or in a silent surprise: each is one plain message now."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tradingagents.errors import EXIT_BAD_INPUT, ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+DATE = "2024-05-10"
+
+
+def _main(capsys, *argv: str) -> tuple[int, str]:
+    from tradingagents import cli
+
+    code = cli.main(list(argv))
+    return code, capsys.readouterr().err
+
+
+def test_an_empty_home_variable_is_refused_not_replaced_by_the_users_home(ta_home, monkeypatch, capsys):
+    from tradingagents.config import resolve_config
+
+    monkeypatch.setenv("TRADINGAGENTS_HOME", "")
+    with pytest.raises(ConfigError, match="TRADINGAGENTS_HOME is set but empty"):
+        resolve_config({})
+    code, err = _main(capsys, "NVDA", DATE)
+    assert code == EXIT_BAD_INPUT and "TRADINGAGENTS_HOME is set but empty" in err and "Traceback" not in err
+    assert resolve_config({"home": str(ta_home)})["home"] == str(ta_home)  # --home still works
+
+
+def test_a_misspelt_variable_is_named_with_the_closest_known_one(ta_home, monkeypatch, caplog):
+    from tradingagents.config import resolve_config
+
+    monkeypatch.setenv("TRADINGAGENTS_DATA_VENDR", "csv")
+    with caplog.at_level(logging.WARNING, logger="tradingagents.config"):
+        settings = resolve_config({})
+    assert settings["data_vendor"] == "demo"  # ignored, as before, but not silently:
+    assert "TRADINGAGENTS_DATA_VENDR" in caplog.text and "Did you mean TRADINGAGENTS_DATA_VENDOR?" in caplog.text
+
+
+def test_a_misspelt_variable_warns_on_the_command_lines_stderr(ta_home):
+    env = {**os.environ, "TRADINGAGENTS_HOME": str(ta_home), "TRADINGAGENTS_MAX_DEBATE_ROUND": "3"}
+    proc = subprocess.run([sys.executable, "-m", "tradingagents", "log"], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "TRADINGAGENTS_MAX_DEBATE_ROUND" in proc.stderr and "TRADINGAGENTS_MAX_DEBATE_ROUNDS" in proc.stderr
+    assert proc.stderr.count("TRADINGAGENTS_MAX_DEBATE_ROUND ") == 1  # once, however often settings resolve
+
+
+def test_the_root_folder_is_refused_as_home(ta_home, capsys):
+    from tradingagents.config import resolve_config
+
+    with pytest.raises(ConfigError, match="root of the file system"):
+        resolve_config({"home": "/"})
+    code, err = _main(capsys, "NVDA", DATE, "--home", "/")
+    assert code == EXIT_BAD_INPUT and "root of the file system" in err and "Traceback" not in err
+
+
+def test_a_recursion_limit_too_small_for_the_team_is_a_plain_message(ta_home, monkeypatch, capsys):
+    monkeypatch.setenv("TRADINGAGENTS_MAX_RECUR_LIMIT", "1")
+    code, err = _main(capsys, "NVDA", DATE, "--analysts", "market")
+    assert code == EXIT_BAD_INPUT, err
+    assert "max_recur_limit=1" in err and "Traceback" not in err and "GraphRecursionError" not in err
+
+
+def test_a_folder_as_memory_log_path_is_a_plain_message(ta_home, monkeypatch, capsys):
+    folder = ta_home / "a-folder"
+    folder.mkdir()
+    monkeypatch.setenv("TRADINGAGENTS_MEMORY_LOG_PATH", str(folder))
+    code, err = _main(capsys, "NVDA", DATE, "--analysts", "market")
+    assert code == EXIT_BAD_INPUT and "is a folder" in err and "Traceback" not in err
+    code, err = _main(capsys, "log")
+    assert code == EXIT_BAD_INPUT and "is a folder" in err and "Traceback" not in err
