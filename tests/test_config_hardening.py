@@ -77,3 +77,30 @@ def test_a_folder_as_memory_log_path_is_a_plain_message(ta_home, monkeypatch, ca
     assert code == EXIT_BAD_INPUT and "is a folder" in err and "Traceback" not in err
     code, err = _main(capsys, "log")
     assert code == EXIT_BAD_INPUT and "is a folder" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("env", [{"TRADINGAGENTS_LLM_PRICING": '{"fake-q": [1e308, 1e308]}'},
+                                 {"TRADINGAGENTS_MAX_COST_USD": "1e309"},
+                                 {"TRADINGAGENTS_LLM_TEMPERATURE": "nan"}])
+def test_a_price_or_number_that_is_not_finite_or_absurd_is_refused(ta_home, monkeypatch, capsys, env):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code, err = _main(capsys, "NVDA", DATE, "--analysts", "market")
+    assert code == EXIT_BAD_INPUT and next(iter(env)) in err and "Traceback" not in err
+
+
+def test_a_saved_run_is_strict_json_even_when_a_number_overflowed(ta_home):
+    import json
+
+    from tradingagents.storage.files_runs import save_run
+
+    state = {"company_of_interest": "NVDA", "trade_date": DATE, "final_trade_decision": "**Rating**: Buy",
+             "entry": 1e308 * 10, "ratio": float("nan")}
+    folder = save_run({}, state, "Buy", {"usage": {"cost_usd": 1e308 * 10}})
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} in state.json")
+
+    doc = json.loads((folder / "state.json").read_text(encoding="utf-8"), parse_constant=refuse)
+    assert doc["state"]["entry"] is None and doc["state"]["ratio"] is None
+    assert doc["meta"]["usage"]["cost_usd"] is None

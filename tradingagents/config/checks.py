@@ -13,6 +13,7 @@ the entry here is that function: still one rule per key.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -174,7 +175,7 @@ def _number(kind: type, *, lo: float | None = None, hi: float | None = None, opt
                 number = float(number)
         except (TypeError, ValueError):
             raise _fail(what, value, f"expected {expected}") from None
-        if number != number or (lo is not None and (number <= lo if lo_open else number < lo)) or (
+        if not math.isfinite(number) or (lo is not None and (number <= lo if lo_open else number < lo)) or (
             hi is not None and number > hi
         ):
             raise _fail(what, value, f"expected {expected}")
