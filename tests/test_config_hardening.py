@@ -104,3 +104,27 @@ def test_a_saved_run_is_strict_json_even_when_a_number_overflowed(ta_home):
     doc = json.loads((folder / "state.json").read_text(encoding="utf-8"), parse_constant=refuse)
     assert doc["state"]["entry"] is None and doc["state"]["ratio"] is None
     assert doc["meta"]["usage"]["cost_usd"] is None
+
+
+def test_log_json_keeps_merged_blocks_with_their_problems(ta_home, capsys):
+    import json
+
+    from tradingagents.agents.utils.memory import TradingMemoryLog
+    from tradingagents.config import resolve_config
+
+    log = TradingMemoryLog(None)
+    for day in ("2024-05-01", "2024-05-02", "2024-05-03"):
+        log.store_decision("NVDA", day, "**Rating**: Buy\nreasons")
+    path = Path(resolve_config({})["memory_log_path"])
+    text = path.read_text(encoding="utf-8")
+    first_separator = text.index("<!-- ENTRY_END -->")
+    path.write_text(text[:first_separator] + text[first_separator + len("<!-- ENTRY_END -->"):], encoding="utf-8")
+    from tradingagents import cli
+
+    assert cli.main(["log", "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    read = [r for r in records if not r["problems"]]
+    assert [r["date"] for r in read] == ["2024-05-03"]  # the one entry still whole
+    merged = [r for r in records if r["problems"]]
+    assert len(merged) == 1 and "merged two entries" in merged[0]["problems"][0]
+    assert "2024-05-01" in merged[0]["text"] and "2024-05-02" in merged[0]["text"]  # nothing dropped
