@@ -410,7 +410,8 @@ def settle_command(argv: list[str]) -> int:
         for s in settled:
             holding = s.get("holding", s.get("holding_days"))
             _print(f"{s['date']} {s['ticker']} {s.get('rating')}: return {_pct(s.get('raw'))}, "
-                  f"alpha {_pct(s.get('alpha'))} over {holding}d")
+                  f"alpha {_pct(s.get('alpha'))} over {holding}d"
+                   + (f"\n  note: {s['note']}" if s.get("note") else ""))
         for p in pending:
             _print(f"pending {p['date']} {p['ticker']}: {p.get('reason') or 'reason unknown'}")
         if not settled and not pending:
