@@ -7,7 +7,6 @@ stdout, and an exit code that says what failed.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import signal
 import sys
 import threading
@@ -27,7 +26,7 @@ from tradingagents.errors import (
     is_resumable,
 )
 from tradingagents.stop_signals import install_stop_handlers
-from tradingagents.terminal import safe_stdio, terminal_safe
+from tradingagents.terminal import reader_gone, safe_stdio, terminal_safe
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_DATA_UNAVAILABLE", "EXIT_ERROR", "EXIT_LLM_FAILURE", "EXIT_OK",
            "EXIT_STOPPED", "main", "terminal_safe"]
@@ -592,19 +591,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
             return code
     except BrokenPipeError:
-        return _reader_gone()
-
-
-def _reader_gone() -> int:
-    """stdout's reader closed the pipe (``log | head``): nothing more can be shown, and the reader
-    chose to stop, so exit 0 with no traceback; stdout points at /dev/null so the interpreter's
-    final flush cannot raise again."""
-    import os
-
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_OK
+        return reader_gone()
 
 
 def _dispatch(argv: list[str]) -> int:

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-__all__ = ["BIDI_CONTROLS", "SafeStream", "safe_stdio", "terminal_safe", "unfiltered"]
+__all__ = ["BIDI_CONTROLS", "SafeStream", "reader_gone", "safe_stdio", "terminal_safe", "unfiltered"]
 
 # the bidirectional embeddings/overrides (LRE RLE PDF LRO RLO), isolates (LRI RLI FSI PDI) and marks
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
@@ -82,3 +82,15 @@ def safe_stdio() -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def reader_gone() -> int:
+    """stdout's reader closed the pipe (``log | head``): nothing more can be shown and the reader chose
+    to stop, so the command ends with 0 and no traceback; stdout is pointed at /dev/null so the
+    interpreter's final flush cannot raise again."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0

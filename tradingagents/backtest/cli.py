@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from tradingagents.terminal import safe_stdio, terminal_safe, unfiltered
+from tradingagents.terminal import reader_gone, safe_stdio, terminal_safe, unfiltered
 
 EXAMPLES = """examples:
   python -m tradingagents backtest NVDA --start 2024-06-03 --end 2024-11-29
@@ -232,6 +232,8 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         print("Aborted. Run the same command again to continue.", file=sys.stderr)
         return EXIT_STOPPED
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message and an exit code
+        if isinstance(exc, BrokenPipeError):
+            raise  # stdout's reader is gone: the command line's main ends quietly
         code = exit_code_for(exc)
         what = {EXIT_BAD_INPUT: "Bad input", 3: "Market data unavailable", 4: "LLM failure",
                 7: "Desk database unavailable"}.get(code, "Error")
@@ -254,9 +256,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "backtest":
         argv = argv[1:]
-    with safe_stdio():
-        try:
-            args = build_parser().parse_args(argv)
-        except SystemExit as exc:  # --help → 0, usage error → 2
-            return int(exc.code or 0) if isinstance(exc.code, int) else 2
-        return run(args)
+    try:
+        with safe_stdio():
+            try:
+                args = build_parser().parse_args(argv)
+            except SystemExit as exc:  # --help → 0, usage error → 2
+                return int(exc.code or 0) if isinstance(exc.code, int) else 2
+            code = run(args)
+            sys.stdout.flush()
+            return code
+    except BrokenPipeError:
+        return reader_gone()
