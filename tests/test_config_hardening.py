@@ -123,8 +123,8 @@ def test_log_json_keeps_merged_blocks_with_their_problems(ta_home, capsys):
 
     assert cli.main(["log", "--json"]) == 0
     records = json.loads(capsys.readouterr().out)
-    read = [r for r in records if not r["problems"]]
+    read = [r for r in records if not r.get("problems")]
     assert [r["date"] for r in read] == ["2024-05-03"]  # the one entry still whole
-    merged = [r for r in records if r["problems"]]
+    merged = [r for r in records if r.get("problems")]
     assert len(merged) == 1 and "merged two entries" in merged[0]["problems"][0]
     assert "2024-05-01" in merged[0]["text"] and "2024-05-02" in merged[0]["text"]  # nothing dropped

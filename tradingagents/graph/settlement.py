@@ -56,9 +56,9 @@ class SettleResult:
 
     @property
     def problems(self) -> list[str]:
-        """``"TICKER DATE: reason"`` per entry left pending (the old ``settle_problems`` lines), then
-        the notes of entries settled on imperfect data."""
-        return [f"{p['ticker']} {p['date']}: {p['reason']}" for p in self.pending] + list(self.notes)
+        """``"TICKER DATE: reason"`` per entry left pending (the old ``settle_problems`` lines); the
+        entries settled on imperfect data are in ``notes`` (and each settled dict's ``note``)."""
+        return [f"{p['ticker']} {p['date']}: {p['reason']}" for p in self.pending]
 
 
 def window_end(trade_date: str, holding: int) -> str:

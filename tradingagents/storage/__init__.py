@@ -298,9 +298,9 @@ def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file:
     log = open_memory_log(config)
     entries = log.load_entries()
     if json:
-        # every entry with "problems": [] ; a block kept verbatim but not read (two entries merged by a
-        # damaged separator, a duplicate) is a record of its own with its verbatim "text" and "problems"
-        records = [{**e, "problems": []} for e in entries]
+        # every entry as it loads; then each block kept verbatim but not read (two entries merged by a
+        # damaged separator, a duplicate) as a record of its own with its verbatim "text" and "problems"
+        records = [dict(e) for e in entries]
         unread = getattr(log, "unread_blocks", None)
         blank = dict.fromkeys(entries[0] if entries else ("date", "ticker", "rating", "pending"))
         if callable(unread):
