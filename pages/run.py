@@ -26,6 +26,7 @@ from tradingagents import estimates, pricing, team
 from tradingagents.config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, ValidationError
 from tradingagents.storage import list_runs, load_run
+from tradingagents.validation import DATE_FLOOR as DATE_MIN
 
 ui.require_router()
 
@@ -348,22 +349,34 @@ def form_config() -> dict:
             "analyst_execution": "parallel" if s["form_parallel"] else "sequential"}
 
 
-def apply_prefill(data: dict) -> None:
-    """?prefill= values into the form's fields (before the form is drawn); bad values are ignored."""
+def apply_prefill(data: dict) -> list[str]:
+    """?prefill= values into the form's fields (before the form is drawn); bad values are ignored and
+    a date the form cannot show is named (it would break the date field for the whole session)."""
     s = st.session_state
+    problems = []
     if isinstance(data.get("ticker"), str):
-        s["form_ticker"] = data["ticker"]
-    try:
-        s["form_date"] = dt.date.fromisoformat(str(data["date"]))
-    except (KeyError, ValueError):
-        pass
-    analysts = [a for a in data.get("analysts") or [] if a in team.ANALYST_KEYS]
+        s["form_ticker"] = data["ticker"][:64]
+    if "date" in data:
+        try:
+            day = dt.date.fromisoformat(str(data["date"]))
+        except ValueError:
+            problems.append(f"The link's date {str(data['date'])[:40]!r} is not a date (YYYY-MM-DD): the form "
+                            "keeps its date.")
+        else:
+            if DATE_MIN <= day <= dt.date.today():
+                s["form_date"] = day
+            else:
+                problems.append(f"The link's date {day.isoformat()} is outside the dates an analysis can use "
+                                f"({DATE_MIN.isoformat()} to today): the form keeps its date.")
+    listed = data.get("analysts") if isinstance(data.get("analysts"), list) else []
+    analysts = [a for a in listed if isinstance(a, str) and a in team.ANALYST_KEYS]
     if analysts:
         s["form_analysts"] = analysts
     for field, name in (("form_debate", "debate_rounds"), ("form_risk", "risk_rounds")):
         value = data.get(name)
-        if isinstance(value, int) and ROUND_LIMITS[0] <= value <= ROUND_LIMITS[1]:
+        if isinstance(value, int) and not isinstance(value, bool) and ROUND_LIMITS[0] <= value <= ROUND_LIMITS[1]:
             s[field] = value
+    return problems
 
 
 def saved_run_from_url() -> tuple[str, str, dict] | None:
@@ -395,10 +408,13 @@ for k, v in (("form_ticker", "NVDA"), ("form_date", last_business_day()), ("form
 # (no stale copy of it while the page reruns after the onboarding or a notice goes away)
 notices = st.container()
 prefill = st.session_state.pop("_prefill_form", None)
+prefill_problems = [p for p in [st.session_state.pop("_prefill_problem", None)] if p]
 if prefill:
-    apply_prefill(prefill)
+    prefill_problems += apply_prefill(prefill)
     notices.info("The form is prefilled from the link: change what you like, then start the analysis.",
             icon=":material/edit_note:")
+for problem in prefill_problems:
+    notices.warning(problem, icon=":material/link_off:")
 
 past = list_runs(config)
 offers = registry.checkpointed_runs(config)
@@ -447,7 +463,7 @@ with st.form("run_form", border=True):
     # the date needs room for YYYY/MM/DD at 800 px; a label that wraps there keeps its input in line
     c1, c2, c3, c4 = st.columns([1, 1.4, 0.8, 0.8], vertical_alignment="bottom")
     c1.text_input("Ticker", key="form_ticker", placeholder="e.g. NVDA, BRK-B, 7203.T")
-    c2.date_input("Analysis date", key="form_date", max_value=dt.date.today(), min_value=dt.date(1990, 1, 1))
+    c2.date_input("Analysis date", key="form_date", max_value=dt.date.today(), min_value=DATE_MIN)
     c3.number_input("Debate rounds", min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_debate")
     c4.number_input("Risk rounds", min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_risk")
     # rows that wrap rather than squeeze: at 800 px no label or button is cut to "…"

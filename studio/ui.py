@@ -267,15 +267,36 @@ def mark_settings_of_run(run_id: str) -> None:
     st.session_state["_settings_of_run"] = run_id
 
 
-def parse_prefill(raw: str | None) -> dict[str, Any] | None:
-    """``?prefill=`` (URL-encoded JSON of ticker, date, analysts, rounds, provider, vendor) or None."""
+PREFILL_MAX_CHARS = 4000  # a form's worth of settings; a longer link is refused unread
+# Compare's links name the settings by their config keys; the Run page's short names are accepted too
+_PREFILL_ALIASES = {"max_debate_rounds": "debate_rounds", "max_risk_discuss_rounds": "risk_rounds",
+                    "llm_provider": "provider", "data_vendor": "vendor"}
+
+
+def read_prefill(raw: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """``?prefill=`` as ``(values, problem)``: the JSON object of ticker, date, analysts, rounds,
+    provider and vendor (Compare's config-key names accepted), or None and a plain sentence saying
+    why the link was not used (too long, not JSON, nested too deeply, not an object)."""
     if not raw:
-        return None
+        return None, None
+    refused = "The link's prefill could not be used"
+    if len(raw) > PREFILL_MAX_CHARS:
+        return None, f"{refused}: it is {len(raw):,} characters long (at most {PREFILL_MAX_CHARS:,})."
     try:
         data = json.loads(raw)
+    except RecursionError:
+        return None, f"{refused}: its JSON is nested too deeply."
     except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+        return None, f"{refused}: it is not JSON."
+    if not isinstance(data, dict):
+        return None, f"{refused}: it is not a JSON object of settings."
+    return {_PREFILL_ALIASES.get(k, k): v for k, v in data.items()
+            if not (k in _PREFILL_ALIASES and _PREFILL_ALIASES[k] in data)}, None
+
+
+def parse_prefill(raw: str | None) -> dict[str, Any] | None:
+    """``?prefill=`` (URL-encoded JSON of ticker, date, analysts, rounds, provider, vendor) or None."""
+    return read_prefill(raw)[0]
 
 
 def _restore_settings() -> None:
@@ -296,12 +317,15 @@ def _restore_settings() -> None:
     raw = st.query_params.get("prefill")
     if raw and s.get("_prefill_done") != raw:
         s["_prefill_done"] = raw
-        data = parse_prefill(raw) or {}
-        if data.get("provider") in PROVIDER_PRESETS:
+        data, problem = read_prefill(raw)
+        data = data or {}
+        if problem:
+            s["_prefill_problem"] = problem
+        if isinstance(data.get("provider"), str) and data["provider"] in PROVIDER_PRESETS:
             values.setdefault("set_provider", data["provider"])
             values.setdefault("set_quick", "")
             values.setdefault("set_deep", "")
-        if data.get("vendor") in VENDORS:
+        if isinstance(data.get("vendor"), str) and data["vendor"] in VENDORS:
             values.setdefault("set_vendor", data["vendor"])
         s["_prefill_form"] = data
     for k, v in values.items():

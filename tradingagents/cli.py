@@ -7,7 +7,6 @@ stdout, and an exit code that says what failed.
 from __future__ import annotations
 
 import argparse
-import re
 import signal
 import sys
 import threading
@@ -22,13 +21,15 @@ from tradingagents.errors import (
     EXIT_LLM_FAILURE,
     EXIT_OK,
     EXIT_STOPPED,
+    EXIT_STORAGE_UNAVAILABLE,
     exit_code_for,
     is_resumable,
 )
 from tradingagents.stop_signals import install_stop_handlers
+from tradingagents.terminal import reader_gone, safe_stdio, terminal_safe
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_DATA_UNAVAILABLE", "EXIT_ERROR", "EXIT_LLM_FAILURE", "EXIT_OK",
-           "EXIT_STOPPED", "main"]
+           "EXIT_STOPPED", "main", "terminal_safe"]
 
 EXIT_CODES_HELP = """exit codes:
   0  ok
@@ -41,6 +42,8 @@ EXIT_CODES_HELP = """exit codes:
   5  stopped (Ctrl-C / SIGTERM) or the cost budget reached (--max-cost); run the same command
      again (with a larger --max-cost) to resume
   6  the same ticker and date is already being analysed (another process or the app)
+  7  the desk database (storage_url) cannot be reached, refuses the login or was lost mid-run;
+     what was checkpointed is kept: once it is back, run the same command again to resume
 """
 
 EXAMPLES = """examples:
@@ -174,28 +177,6 @@ def _settings_from(args: argparse.Namespace, *, check_llm: bool = True):
     return settings
 
 
-# what a terminal would act on rather than show: CSI (colours, cursor moves, screen clears), OSC
-# (window titles, hyperlinks, clipboard writes), other ESC sequences, C1 controls (incl. 8-bit CSI)
-# and C0 controls except newline and tab (a carriage return rewrites the line, BEL rings)
-_TERMINAL_CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI … final byte
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC … BEL or ST (or unterminated)
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC strings
-    r"|\x1b[ -/]*[0-~]?"  # any other escape (and a lone ESC)
-    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
-    r"|[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]"
-)
-
-
-def terminal_safe(text: object) -> str:
-    """``text`` with every terminal control sequence removed (``\\n`` and ``\\t`` are kept).
-
-    Everything the CLI prints that came from a model, a server or a file goes through this: an
-    answer cannot recolour, clear or retitle the terminal, write the clipboard or forge a line.
-    """
-    return _TERMINAL_CONTROL.sub("", str(text))
-
-
 def _print(*parts: object, **kwargs: Any) -> None:
     """``print`` with every part made ``terminal_safe``."""
     print(*(terminal_safe(p) for p in parts), **kwargs)
@@ -253,6 +234,7 @@ _HEADLINES = {
     EXIT_LLM_FAILURE: "LLM failure",
     EXIT_STOPPED: "Stopped",
     EXIT_BUSY: "Busy",
+    EXIT_STORAGE_UNAVAILABLE: "Desk database unavailable",
 }
 
 
@@ -264,6 +246,8 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
     """
     from tradingagents.errors import ConfigError
 
+    if isinstance(exc, BrokenPipeError):
+        raise exc  # stdout's reader is gone (``log | head``): main ends quietly
     code = exit_code_for(exc)
     headline = "Configuration error" if isinstance(exc, ConfigError) else _HEADLINES.get(code, "Error")
     key = getattr(exc, "key", None)
@@ -278,7 +262,7 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
                   file=sys.stderr)
         return code
     _print(f"{headline}: {exc}", file=sys.stderr)
-    if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED) and is_resumable(exc):
+    if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED, EXIT_STORAGE_UNAVAILABLE) and is_resumable(exc):
         if checkpointing:
             print("The run is checkpointed: run the same command again to resume where it stopped.",
                   file=sys.stderr)
@@ -425,7 +409,8 @@ def settle_command(argv: list[str]) -> int:
         for s in settled:
             holding = s.get("holding", s.get("holding_days"))
             _print(f"{s['date']} {s['ticker']} {s.get('rating')}: return {_pct(s.get('raw'))}, "
-                  f"alpha {_pct(s.get('alpha'))} over {holding}d")
+                  f"alpha {_pct(s.get('alpha'))} over {holding}d"
+                   + (f"\n  note: {s['note']}" if s.get("note") else ""))
         for p in pending:
             _print(f"pending {p['date']} {p['ticker']}: {p.get('reason') or 'reason unknown'}")
         if not settled and not pending:
@@ -596,7 +581,20 @@ def batch_command(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The one entry of every command; everything it prints goes through ``terminal.safe_stdio``
+    (no control or bidi character of a model, server or file reaches the terminal), and a reader
+    that stops reading (``log | head``) ends the command quietly."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        with safe_stdio():
+            code = _dispatch(argv)
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+            return code
+    except BrokenPipeError:
+        return reader_gone()
+
+
+def _dispatch(argv: list[str]) -> int:
     try:
         if argv and argv[0] == "settle":
             return settle_command(argv[1:])

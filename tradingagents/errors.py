@@ -15,6 +15,7 @@ which is always a plain sentence that says what to do (never the class name).
 | ``BudgetExceeded`` | 5 | yes | the next step would exceed the cost budget |
 | ``RunAlreadyActive`` | 6 | no | the same ticker, date and graph is already running |
 | ``CheckpointError`` | 1 | no | the checkpoint database cannot be opened or written |
+| ``StorageUnavailable`` | 7 | yes | the desk database cannot be reached, refuses the login or went away mid-run |
 | anything else | 1 | (checkpoint kept) | a bug |
 
 This module imports nothing from the package, so every layer may raise these.
@@ -29,6 +30,7 @@ EXIT_DATA_UNAVAILABLE = 3
 EXIT_LLM_FAILURE = 4
 EXIT_STOPPED = 5
 EXIT_BUSY = 6
+EXIT_STORAGE_UNAVAILABLE = 7
 
 
 class TradingAgentsError(Exception):
@@ -131,6 +133,16 @@ class RunAlreadyActive(TradingAgentsError, RuntimeError):
 # ---------------------------------------------------------------------------- storage (exit 1)
 class CheckpointError(TradingAgentsError, RuntimeError):
     """The checkpoint database cannot be opened or written."""
+
+
+class StorageUnavailable(TradingAgentsError, RuntimeError):
+    """The storage behind the run (the desk's PostgreSQL database) cannot be reached, refuses the
+    login, or was lost mid-run. What was saved stays saved: a run keeps its checkpoint up to the
+    last finished step (with its counters), so running the same command again once the database is
+    back resumes. The message names the database without its password."""
+
+    exit_code = EXIT_STORAGE_UNAVAILABLE
+    resumable = True
 
 
 def exit_code_for(exc: BaseException) -> int:

@@ -53,6 +53,10 @@ DEFAULT_PRICING: Mapping[str, tuple[float, float]] = {
 _DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
+# a price above this is a typo, and a cost computed from it could overflow to Infinity in a saved run
+MAX_PRICE_PER_1M = 1_000_000.0
+
+
 def _price(value: Any, where: str, model: str) -> tuple[float, float]:
     if isinstance(value, Mapping):
         value = (value.get("input"), value.get("output"))
@@ -63,8 +67,10 @@ def _price(value: Any, where: str, model: str) -> tuple[float, float]:
         )
     out = []
     for part in value:
-        if isinstance(part, bool) or not isinstance(part, (int, float)) or not math.isfinite(part) or part < 0:
-            raise ConfigError(f"{where}: the price of {model!r} must be two numbers of 0 or more, not {value!r:.60}.")
+        if (isinstance(part, bool) or not isinstance(part, (int, float)) or not math.isfinite(part) or part < 0
+                or part > MAX_PRICE_PER_1M):
+            raise ConfigError(f"{where}: the price of {model!r} must be two numbers from 0 to {MAX_PRICE_PER_1M:,.0f} "
+                              f"(USD per 1M tokens), not {value!r:.60}.")
         out.append(float(part))
     return out[0], out[1]
 

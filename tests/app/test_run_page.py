@@ -248,3 +248,40 @@ def test_another_browsers_run_shows_its_settings_without_credentials(ta_home):
     shown = texts(at)
     assert "hunter2-pass" not in shown and "sk-other" not in shown
     assert "only that browser can resume it" in shown and not [b for b in at.button if "Resume" in str(b.label)]
+
+
+@pytest.mark.parametrize("date", ["1969-12-31", "2999-01-01", "1984-13-40"])
+def test_a_prefill_date_the_form_cannot_show_is_named_and_the_page_keeps_working(ta_home, date):
+    """A link (Compare builds them for old CSV runs too) whose date is outside the form's range used to
+    break the Run page for the whole browser session; now the form keeps its date and says why."""
+    at = _opened(prefill=json.dumps({"ticker": "MSFT", "date": date, "analysts": "market", "debate_rounds": True}))
+    assert not at.exception, at.exception
+    assert at.text_input(key="form_ticker").value == "MSFT"
+    assert at.date_input(key="form_date").value != date
+    assert any("the form keeps its date" in w.value for w in at.warning)
+    at.run()  # and the session goes on working
+    assert not at.exception
+    assert at.multiselect(key="form_analysts").value == list(team.ANALYST_KEYS)  # "market" is no list: ignored
+
+
+def test_a_prefill_link_of_an_old_run_from_compare_fills_the_form(ta_home):
+    from studio import compare
+
+    link = compare.prefill_link({"analysts": ["news"], "max_debate_rounds": 3, "llm_provider": "ollama"},
+                                "IBM", "1985-03-01")
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    at = _opened(prefill=unquote(parse_qs(urlsplit(link).query)["prefill"][0]))
+    assert not at.exception
+    assert at.date_input(key="form_date").value == dt.date(1985, 3, 1)
+    assert at.number_input(key="form_debate").value == 3
+    assert at.selectbox(key="set_provider").value == "ollama"
+
+
+def test_deeply_nested_prefill_json_is_a_plain_refusal(ta_home):
+    at = _opened(prefill="[" * 3000 + "]" * 3000)
+    assert not at.exception
+    assert any("could not be used" in w.value for w in at.warning)
+    at = _opened(prefill="[" * 1999 + "]" * 1999)  # within the length limit, deeper than the parser goes
+    assert not at.exception
+    assert any("nested too deeply" in w.value for w in at.warning)

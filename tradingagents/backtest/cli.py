@@ -17,6 +17,8 @@ import threading
 import time
 from typing import Any
 
+from tradingagents.terminal import reader_gone, safe_stdio, terminal_safe, unfiltered
+
 EXAMPLES = """examples:
   python -m tradingagents backtest NVDA --start 2024-06-03 --end 2024-11-29
   python -m tradingagents backtest NVDA,AAPL --start 2024-06-03 --end 2024-11-29 --every 5 --compare-memory
@@ -28,7 +30,8 @@ Offline engine and demo market by default. Run the same command again to resume 
 killed backtest: finished steps are not redone.
 
 exit codes: 0 ok, 1 unexpected error, 2 bad input, 3 market data unavailable,
-  4 LLM failure (run again to resume), 5 stopped (run again to resume), 6 already running
+  4 LLM failure (run again to resume), 5 stopped (run again to resume), 6 already running,
+  7 desk database unavailable (run again to resume once it is back)
 """
 
 
@@ -135,8 +138,9 @@ class ProgressBar:
         eta_txt = f"  ETA {format_duration(eta)}" if eta is not None and done < total else ""
         line = f"[{bar}] {done:>4}/{total}{what}{eta_txt}"
         tty = hasattr(out, "isatty") and out.isatty()
+        line = terminal_safe(line)  # a ticker's or a server's text never drives the terminal
         if tty:
-            out.write("\r" + line.ljust(self.last_len))
+            unfiltered(out).write("\r" + line.ljust(self.last_len))  # the bar's own carriage return
             self.last_len = len(line)
             if event.get("kind") in ("finished", "stopped", "failed"):
                 out.write("\n")
@@ -228,8 +232,11 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         print("Aborted. Run the same command again to continue.", file=sys.stderr)
         return EXIT_STOPPED
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message and an exit code
+        if isinstance(exc, BrokenPipeError):
+            raise  # stdout's reader is gone: the command line's main ends quietly
         code = exit_code_for(exc)
-        what = {EXIT_BAD_INPUT: "Bad input", 3: "Market data unavailable", 4: "LLM failure"}.get(code, "Error")
+        what = {EXIT_BAD_INPUT: "Bad input", 3: "Market data unavailable", 4: "LLM failure",
+                7: "Desk database unavailable"}.get(code, "Error")
         print(f"{what}: {exc}", file=sys.stderr)
         if code not in (EXIT_BAD_INPUT, 3) and is_resumable(exc):
             print("Finished steps are kept: run the same command again to continue.", file=sys.stderr)
@@ -244,11 +251,19 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The backtest command; what it prints goes through ``terminal.safe_stdio`` (no control or bidi
+    character of a model, a server or a file reaches the terminal)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "backtest":
         argv = argv[1:]
     try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help → 0, usage error → 2
-        return int(exc.code or 0) if isinstance(exc.code, int) else 2
-    return run(args)
+        with safe_stdio():
+            try:
+                args = build_parser().parse_args(argv)
+            except SystemExit as exc:  # --help → 0, usage error → 2
+                return int(exc.code or 0) if isinstance(exc.code, int) else 2
+            code = run(args)
+            sys.stdout.flush()
+            return code
+    except BrokenPipeError:
+        return reader_gone()

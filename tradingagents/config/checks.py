@@ -13,6 +13,7 @@ the entry here is that function: still one rule per key.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -174,7 +175,7 @@ def _number(kind: type, *, lo: float | None = None, hi: float | None = None, opt
                 number = float(number)
         except (TypeError, ValueError):
             raise _fail(what, value, f"expected {expected}") from None
-        if number != number or (lo is not None and (number <= lo if lo_open else number < lo)) or (
+        if not math.isfinite(number) or (lo is not None and (number <= lo if lo_open else number < lo)) or (
             hi is not None and number > hi
         ):
             raise _fail(what, value, f"expected {expected}")
@@ -218,6 +219,37 @@ def _path(value: Any, what: str) -> str | None:
     if "\x00" in str(text):
         raise _fail(what, value, "a path cannot contain a NUL character")
     return str(Path(text).expanduser())
+
+
+def _home(value: Any, what: str) -> str | None:
+    """A home folder: a path, never a filesystem root (``--home /`` would write results/, memory/,
+    checkpoints/ … straight into ``/``)."""
+    text = _path(value, what)
+    if text is not None and Path(text).resolve() == Path(Path(text).resolve().anchor):
+        raise ConfigError(
+            f"{what}={shown(value)} is the root of the file system: the home folder gets results/, memory/, "
+            "checkpoints/ and more. Use a folder of its own, for example ~/.tradingagents."
+        )
+    return text
+
+
+def _file_path(key: str) -> Check:
+    """The check of a path of a file the engine reads and rewrites (the memory log, the watchlists,
+    the audit trail): never an existing folder."""
+
+    def check(value: Any, what: str) -> str | None:
+        text = _path(value, what)
+        if text is not None and Path(text).is_dir():
+            raise ConfigError(
+                f"{what}={shown(value)} is a folder, but {key} names a file (for example "
+                f"{Path(text) / Path(PATH_DEFAULTS[key]).name}). Give the path of a file."
+            )
+        return text
+
+    return check
+
+
+FILE_PATH_KEYS = frozenset({"memory_log_path", "watchlists_path", "audit_path"})
 
 
 def _provider(value: Any, what: str) -> str:
@@ -282,8 +314,8 @@ def _emails(value: Any, what: str) -> list[str]:
 
 
 CHECKS: Mapping[str, Check] = {
-    "home": _path,
-    **{k: _path for k in PATH_DEFAULTS},
+    "home": _home,
+    **{k: (_file_path(k) if k in FILE_PATH_KEYS else _path) for k in PATH_DEFAULTS},
     "llm_provider": _provider,
     "deep_think_llm": _text(optional=True),
     "quick_think_llm": _text(optional=True),

@@ -96,7 +96,57 @@ def env_overrides(environ: Mapping[str, str] | None = None, skip: frozenset[str]
 
 
 def default_home(environ: Mapping[str, str] | None = None) -> Path:
-    """``TRADINGAGENTS_HOME``, else ``~/.tradingagents``."""
+    """``TRADINGAGENTS_HOME``, else ``~/.tradingagents``; a variable that is set but blank is a
+    ``ConfigError`` (an unset expansion such as ``TRADINGAGENTS_HOME=$DIR`` must not quietly write
+    into the user's own home)."""
     environ = os.environ if environ is None else environ
-    home = environ.get("TRADINGAGENTS_HOME")
+    home = environ.get(HOME_VAR)
+    if home is not None and not home.strip():
+        raise blank_home_error()
     return Path(home).expanduser() if home else Path.home() / ".tradingagents"
+
+
+HOME_VAR = ENV_PREFIX + "HOME"
+
+
+def blank_home_error() -> ConfigError:
+    error = ConfigError(
+        f"The environment variable {HOME_VAR} is set but empty. Set it to the folder to use, or unset "
+        "it (unset TRADINGAGENTS_HOME) to use the default ~/.tradingagents."
+    )
+    error.key, error.env_var = "home", HOME_VAR  # type: ignore[attr-defined]
+    return error
+
+
+# TRADINGAGENTS_* variables that are not settings but are read by a part of the project
+OTHER_ENV_VARS = frozenset({"TRADINGAGENTS_STUDIO_WARM_UP", "TRADINGAGENTS_OFFLINE_STREAM_DELAY_S"})
+_warned: set[str] = set()  # names already warned about in this process (a warning, not a setting)
+
+
+def unknown_env_vars(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None]]:
+    """``(name, closest known name or None)`` for each ``TRADINGAGENTS_*`` variable that no setting
+    reads: a misspelt variable would otherwise be ignored without a word."""
+    import difflib
+
+    environ = os.environ if environ is None else environ
+    known = sorted({env_var(key) for key in DEFAULTS} | OTHER_ENV_VARS)
+    out = []
+    for name in sorted(environ):
+        if name.upper().startswith(ENV_PREFIX) and name not in known:
+            close = difflib.get_close_matches(name.upper(), known, n=1, cutoff=0.6)
+            out.append((name, close[0] if close else None))
+    return out
+
+
+def warn_unknown_env_vars(environ: Mapping[str, str] | None = None) -> None:
+    """Log one warning per unknown ``TRADINGAGENTS_*`` variable (once per process), naming the
+    closest known variable."""
+    import logging
+
+    for name, close in unknown_env_vars(environ):
+        if name in _warned:
+            continue
+        _warned.add(name)
+        hint = f" Did you mean {close}?" if close else " See the settings table in the README."
+        logging.getLogger("tradingagents.config").warning(
+            "warning: the environment variable %s is not a TradingAgents setting and is ignored.%s", name, hint)

@@ -15,13 +15,15 @@ from typing import Any
 
 from tradingagents.config.checks import check_setting
 from tradingagents.config.defaults import DEFAULT_BENCHMARK, DEFAULTS, MODEL_KEYS, PATH_DEFAULTS, PATH_PARENTS
-from tradingagents.config.env import default_home, env_overrides, env_var
+from tradingagents.config.env import default_home, env_overrides, env_var, warn_unknown_env_vars
 from tradingagents.config.settings import Settings
 from tradingagents.errors import ConfigError
 from tradingagents.llm_presets import PROVIDER_PRESETS
 
 
 def _resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None) -> Settings:
+    if environ is None:
+        warn_unknown_env_vars()  # a misspelt TRADINGAGENTS_* variable is named, once per process
     env = env_overrides(environ, skip=set(given))
     merged: dict[str, Any] = {**DEFAULTS, **env, **given}
     out: dict[str, Any] = {}

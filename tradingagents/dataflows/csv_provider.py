@@ -92,6 +92,7 @@ class CSVProvider(MarketDataProvider):
         out = clip_frame(full, s, e).copy()
         out.attrs["data_source"] = self.label
         out.attrs["problems"] = list(full.attrs.get("problems", []))
+        out.attrs["dropped_days"] = [d for d in full.attrs.get("dropped_days", []) if s <= d <= e]
         return out
 
     def identity(self, ticker: str) -> dict[str, Any]:
@@ -144,8 +145,11 @@ def _read_prices(path: Path) -> pd.DataFrame:
         df["Volume"] = 0.0
     elif bool(no_volume.any()):
         counts["volume"] += int(no_volume.sum())
+        examples.setdefault("dropped_days", []).extend(d.date().isoformat() for d in df.index[no_volume])
         df = df[~no_volume]
-    df = df[~df.index.duplicated(keep="last")].sort_index()
+    duplicated = df.index.duplicated(keep="last")
+    repeated = sorted({d.date().isoformat() for d in df.index[duplicated]})
+    df = df[~duplicated].sort_index()
     df["Volume"] = df["Volume"].astype("int64")
     df.index.name = "Date"
     labels = {
@@ -163,7 +167,12 @@ def _read_prices(path: Path) -> pd.DataFrame:
                 more = ", …" if counts[k] > len(examples[k]) else ""
                 where = f" (line {', '.join(str(n) for n in sorted(examples[k])[:5])}{more})"
             problems.append(f"{path.name}: {counts[k]} {label}{where}.")
+    if repeated:
+        shown = ", ".join(repeated[:5]) + (", …" if len(repeated) > 5 else "")
+        problems.append(f"{path.name}: {len(repeated)} date(s) appear on more than one row; the last row of each "
+                        f"is used ({shown}).")
     df.attrs["problems"] = problems
+    df.attrs["dropped_days"] = sorted(set(examples.get("dropped_days", [])) - {d.date().isoformat() for d in df.index})
     return df
 
 
@@ -207,6 +216,9 @@ def _clean_chunk(chunk: pd.DataFrame, names: dict[str, str], offset: int, counts
     vol_nan = np.isnan(volume)
     bad_volume = ~bad_date & ~bad_close & ~vol_nan & ~(np.isfinite(volume) & (volume >= 0) & (volume < 9e18))
     keep = ~(bad_date | bad_close | bad_volume)
+    # the trading days whose row was dropped (a settlement window must not silently step over one)
+    examples.setdefault("dropped_days", []).extend(  # type: ignore[arg-type]
+        d.date().isoformat() for d in dates[~bad_date & (bad_close | bad_volume)])
     note("date", bad_date)
     note("close", bad_close)
     note("volume", bad_volume)

@@ -74,13 +74,22 @@ def parse_returns(returns: object, *, holding_days: int) -> dict[str, Any]:
 
 
 def _closes(provider: MarketDataProvider, ticker: str, start: str, end: str) -> pd.Series:
+    """The valid closes; ``attrs["dropped_days"]``: days whose row the source had but could not use (a
+    bad close here, or a row the provider dropped), so a window never silently steps over one."""
     df = provider.ohlcv(ticker, start, end)
+    dropped = set(df.attrs.get("dropped_days") or [])
     df = clip_frame(df, start, end)
     if df.empty or "Close" not in df.columns:
-        return pd.Series(dtype=float)
+        out = pd.Series(dtype=float)
+        out.attrs["dropped_days"] = sorted(dropped)
+        return out
     s = pd.to_numeric(df["Close"], errors="coerce").astype(float)
-    s = s[s.map(math.isfinite) & (s > 0)]  # an inf, NaN or non-positive close is no price
-    return s[~s.index.duplicated(keep="last")]
+    valid = s.map(math.isfinite) & (s > 0)  # an inf, NaN or non-positive close is no price
+    dropped |= {d.date().isoformat() for d in s.index[~valid]}
+    s = s[valid]
+    s = s[~s.index.duplicated(keep="last")]
+    s.attrs["dropped_days"] = sorted(dropped - {d.date().isoformat() for d in s.index})
+    return s
 
 
 def _on_or_before(series: pd.Series, day: pd.Timestamp) -> tuple[pd.Timestamp, float] | None:
@@ -156,6 +165,14 @@ def returns_or_reason(
                           f"{start_day.date().isoformat()} are in the data source so far")
     end_day = after.index[holding_days - 1]
     end_close = float(after.iloc[holding_days - 1])
+    skipped = [d for d in closes.attrs.get("dropped_days", [])
+               if start_day.date().isoformat() < d <= end_day.date().isoformat()]
+    note = None
+    if skipped:  # the window was counted past a dropped row: it ends later than the calendar says; say so
+        more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+        note = (f"the price row of {t} on {skipped[0]}{more} was dropped by the data source (its close or "
+                f"volume is not usable), so the {holding_days}-day window from {start_day.date().isoformat()} "
+                f"was counted past it and ends on {end_day.date().isoformat()}; fix that row for the exact window")
     if end_day.date() > _dt.date.fromisoformat(now):
         return None, f"window closes on {end_day.date().isoformat()}"
     if start_close <= 0:
@@ -188,4 +205,5 @@ def returns_or_reason(
         "start_close": float(start_close),
         "end_close": float(end_close),
         "benchmark_raw": float(bench_raw),
+        "note": note,
     }, ""

@@ -25,7 +25,7 @@ import contextlib
 import itertools
 import random
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -33,8 +33,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from tradingagents.errors import CheckpointError
 
 ROUTE_KEY = "ta_checkpoint_route"
+COUNTERS_KEY = "ta_counters"  # a checkpoint's metadata: the run's counters as of that checkpoint
 
-__all__ = ["ROUTE_KEY", "CheckpointRouter"]
+__all__ = ["COUNTERS_KEY", "ROUTE_KEY", "CheckpointRouter"]
 
 
 class CheckpointRouter(BaseCheckpointSaver):
@@ -45,13 +46,20 @@ class CheckpointRouter(BaseCheckpointSaver):
         self.config = config
         self.persistent = bool(config.get("checkpoint_enabled"))
         self._routes: dict[str, BaseCheckpointSaver] = {}
+        self._counters: dict[str, Callable[[], Mapping[str, Any]]] = {}
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
 
     # ------------------------------------------------------------------ routes
     @contextlib.contextmanager
-    def route(self, ticker: str) -> Iterator[dict[str, str]]:
-        """Open the ticker's saver for one run; yields the ``configurable`` entries that select it."""
+    def route(self, ticker: str, counters: Callable[[], Mapping[str, Any]] | None = None
+              ) -> Iterator[dict[str, str]]:
+        """Open the ticker's saver for one run; yields the ``configurable`` entries that select it.
+
+        ``counters`` (the run's counters so far: calls, tokens, node times) is called at every
+        checkpoint and its document saved in that checkpoint's metadata under ``COUNTERS_KEY``: the
+        same row, so the same transaction (PostgreSQL) or the same write (SQLite). A resume after
+        the database was lost mid-run finds the counters of what the checkpoint holds."""
         if self.persistent:
             from tradingagents import storage
 
@@ -63,11 +71,14 @@ class CheckpointRouter(BaseCheckpointSaver):
         token = f"{ticker}#{next(self._counter)}"
         with self._lock:
             self._routes[token] = saver
+            if counters is not None:
+                self._counters[token] = counters
         try:
             yield {ROUTE_KEY: token}
         finally:
             with self._lock:
                 self._routes.pop(token, None)
+                self._counters.pop(token, None)
             close = getattr(saver, "close", None)
             if callable(close):
                 close()  # one connection per run; never leak it
@@ -100,7 +111,12 @@ class CheckpointRouter(BaseCheckpointSaver):
             config, filter=filter, before=before, limit=limit)
 
     def put(self, config, checkpoint, metadata, new_versions):
-        return self._saver(config).put(config, checkpoint, metadata, new_versions)
+        saver = self._saver(config)
+        with self._lock:
+            counters = self._counters.get(((config or {}).get("configurable") or {}).get(ROUTE_KEY))
+        if counters is not None:
+            metadata = {**metadata, COUNTERS_KEY: dict(counters())}
+        return saver.put(config, checkpoint, metadata, new_versions)
 
     def put_writes(self, config, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
         return self._saver(config).put_writes(config, writes, task_id, task_path)

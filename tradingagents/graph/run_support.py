@@ -229,44 +229,81 @@ class _Budget:
 
 
 class _UsageSidecar:
-    """The counters of a run's earlier segments (failed or stopped), keyed by its checkpoint thread and
-    kept in the run's storage beside its checkpoint (a file under ``checkpoint_dir``, or the desk
-    database, so a resume on another machine adds them too): added on resume, so usage, elapsed time
-    and node times are the whole run's; cleared on success."""
+    """The counters of a run's earlier segments (failed, stopped or cut off), keyed by its checkpoint
+    thread, added on resume so usage, elapsed time and node times are the whole run's; cleared on
+    success. They are kept in two places:
+
+    * with every checkpoint, in its metadata (``doc`` is what ``CheckpointRouter.route(counters=)``
+      saves in the same row: one transaction in PostgreSQL, one write in SQLite), so a run whose
+      database went away mid-run, or whose process was killed, still has the counters of every step
+      its checkpoint holds;
+    * at the end of a failed or stopped segment, in the run's storage (a file under
+      ``checkpoint_dir``, or the desk database), which also counts the calls of the step that did
+      not finish.
+
+    On resume the fuller of the two is taken (both only grow over a run's segments)."""
 
     def __init__(self, cfg: Mapping[str, Any], ticker: str, tid: str) -> None:
         self.cfg, self.ticker, self.tid = cfg, ticker, tid
         self.enabled = bool(cfg.get("checkpoint_enabled"))
         self.elapsed_before = 0.0
+        self.started_at = time.time()
+        self.reporter: _RunReporter | None = None
 
-    def load(self, reporter: _RunReporter, *, resume: bool) -> None:
+    @staticmethod
+    def _parse(doc: Any) -> tuple[dict[str, dict[str, int]], dict[str, float], float] | None:
+        try:
+            by_node = {str(k): {str(c): int(v) for c, v in counts.items()} for k, counts in doc["by_node"].items()}
+            node_times = {str(k): float(v) for k, v in doc["node_times"].items()}
+            return by_node, node_times, max(float(doc["elapsed_s"]), 0.0)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None  # nothing kept (or damaged)
+
+    @staticmethod
+    def _size(parsed) -> tuple[int, float]:
+        by_node, _times, elapsed = parsed
+        return sum(sum(counts.values()) for counts in by_node.values()), elapsed
+
+    def load(self, reporter: _RunReporter, *, resume: bool, kept: Any = None) -> None:
+        """Add the earlier segments' counters to ``reporter``: the stored ones or ``kept`` (the
+        counters in the checkpoint resumed from), whichever holds more."""
+        self.reporter = reporter
         if not self.enabled:
             return
         if not resume:
             self.clear()  # a fresh run: counters of an abandoned one do not belong to it
             return
         try:
-            doc = storage.load_run_segments(self.cfg, self.ticker, self.tid)
-            by_node = {str(k): {str(c): int(v) for c, v in counts.items()} for k, counts in doc["by_node"].items()}
-            node_times = {str(k): float(v) for k, v in doc["node_times"].items()}
-            elapsed = float(doc["elapsed_s"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return  # nothing kept (or damaged): this segment's counters only
+            stored = self._parse(storage.load_run_segments(self.cfg, self.ticker, self.tid))
+        except (OSError, storage.StorageError, ValueError):
+            stored = None
+        in_checkpoint = self._parse(kept) if kept is not None else None
+        candidates = [c for c in (stored, in_checkpoint) if c is not None]
+        if not candidates:
+            return  # this segment's counters only
+        by_node, node_times, elapsed = max(candidates, key=self._size)
         tracker = reporter.tracker
         for node, counts in by_node.items():
             tracker._add(node, **counts)
         for node, secs in node_times.items():
             reporter.node_times[node] = reporter.node_times.get(node, 0.0) + secs
-        self.elapsed_before = max(elapsed, 0.0)
+        self.elapsed_before = elapsed
         reporter.last_usage = None  # the first usage tick shows the accumulated totals
+
+    def doc(self, reporter: _RunReporter | None = None, started_at: float | None = None) -> dict[str, Any]:
+        """The whole run's counters so far (earlier segments included), as JSON."""
+        reporter = reporter or self.reporter
+        if reporter is None:
+            return {}
+        started = self.started_at if started_at is None else started_at
+        return {"by_node": reporter.tracker.by_node(), "node_times": dict(reporter.node_times),
+                "elapsed_s": self.elapsed_before + (time.time() - started)}
 
     def save(self, reporter: _RunReporter, started_at: float) -> None:
         if not self.enabled:
             return
-        doc = {"by_node": reporter.tracker.by_node(), "node_times": dict(reporter.node_times),
-               "elapsed_s": self.elapsed_before + (time.time() - started_at)}
         try:
-            storage.save_run_segments(self.cfg, self.ticker, self.tid, doc)
+            storage.save_run_segments(self.cfg, self.ticker, self.tid, self.doc(reporter, started_at))
         except (OSError, storage.StorageError) as exc:  # counters are worth less than the run's own error
             log.warning("could not keep the run's counters for its resume: %s", exc)
 

@@ -52,10 +52,12 @@ class SettleResult:
 
     settled: list[dict[str, Any]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # "TICKER DATE: settled, but …" (a window shifted by a dropped row)
 
     @property
     def problems(self) -> list[str]:
-        """``"TICKER DATE: reason"`` per entry left pending (the old ``settle_problems`` lines)."""
+        """``"TICKER DATE: reason"`` per entry left pending (the old ``settle_problems`` lines); the
+        entries settled on imperfect data are in ``notes`` (and each settled dict's ``note``)."""
         return [f"{p['ticker']} {p['date']}: {p['reason']}" for p in self.pending]
 
 
@@ -164,6 +166,9 @@ class Settler:
                 result.pending.append({"ticker": entry["ticker"], "date": entry["date"], "reason": settled})
                 continue
             result.settled.append({k: settled[k] for k in SETTLED_KEYS})
+            if settled.get("note"):
+                result.settled[-1]["note"] = settled["note"]
+                result.notes.append(f"{entry['ticker']} {entry['date']}: settled, but {settled['note']}")
             update = {k: settled[k] for k in ("ticker", "date", "raw", "alpha", "holding", "reflection",
                                               "benchmark", "settled_by", *PRICE_KEYS)}
             if lessons is not None:
@@ -238,7 +243,7 @@ class Settler:
                    "alpha": alpha, "holding": holding, "benchmark": benchmark, "reflection": reflection,
                    "entry_price": outcome.get("start_close"), "exit_price": outcome.get("end_close"),
                    "bench_raw": outcome.get("benchmark_raw"), "end_date": outcome.get("end_date"),
-                   "settled_by": _who(self.config)}
+                   "settled_by": _who(self.config), "note": outcome.get("note")}
         return settled, lessons
 
     def _reports_for(self, ticker: str, date: str) -> dict[str, Any] | None:

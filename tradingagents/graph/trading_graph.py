@@ -30,12 +30,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from langgraph.errors import GraphRecursionError
+
 from tradingagents import pricing, storage, team
 from tradingagents.agents.utils.agent_utils import memory_used_of
 from tradingagents.config import normalize_analysts, resolve_config
-from tradingagents.errors import RunAlreadyActive, RunStopped, exit_code_for, is_resumable
+from tradingagents.errors import ConfigError, RunAlreadyActive, RunStopped, exit_code_for, is_resumable
 from tradingagents.graph.analyst_execution import analysts_for_asset
-from tradingagents.graph.checkpoint_router import CheckpointRouter
+from tradingagents.graph.checkpoint_router import COUNTERS_KEY, CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, describe_error, empty_record
 from tradingagents.graph.propagation import Propagator
@@ -366,12 +368,13 @@ class TradingAgentsGraph:
         _session, session_note = self._check_data(ticker, trade_date)
         # (1) settling what is due for this ticker: in _execute, right after run_started (its own step)
         sidecar = _UsageSidecar(cfg, ticker, tid)
+        sidecar.started_at = started_at
 
         # (3) the graph (compiled once per shape) and this run's checkpointer (the ticker's database,
         # or a fresh in-memory one; closed when the run ends)
         graph = self.compiled_graph(analysts)
         settings = self.settings()
-        with self.checkpoint_router.route(ticker) as route:
+        with self.checkpoint_router.route(ticker, counters=sidecar.doc if sidecar.enabled else None) as route:
             # shown by run_started and saved in the meta (a damaged database moved aside)
             reporter.warnings.extend(getattr(self.checkpoint_router.saver_for(route), "warnings", None) or [])
             try:
@@ -477,7 +480,8 @@ class TradingAgentsGraph:
         pending_tasks = bool(snapshot.next) or bool(snapshot.tasks)
         resumed = reporter.resumed = bool(snapshot.values) and pending_tasks
         if sidecar is not None:
-            sidecar.load(reporter, resume=bool(snapshot.values))
+            sidecar.load(reporter, resume=bool(snapshot.values),
+                         kept=(snapshot.metadata or {}).get(COUNTERS_KEY))
         reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
                       analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
                       plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
@@ -532,6 +536,16 @@ class TradingAgentsGraph:
                 reporter.usage_tick()
                 if mode == "checkpoints" and should_stop is not None and should_stop():
                     raise RunStopped(stopped)
+        except GraphRecursionError:
+            limit = self.propagator.max_recur_limit
+            error = ConfigError(
+                f"The run of {ticker} on {trade_date} needed more than max_recur_limit={limit} graph steps "
+                "(TRADINGAGENTS_MAX_RECUR_LIMIT): raise the limit (the default is 100; more "
+                "debate rounds need more); the steps done so far are checkpointed, so running "
+                "again with a larger limit resumes."
+            )
+            error.key = "max_recur_limit"  # type: ignore[attr-defined]
+            raise error from None
         finally:
             stream.close()
         reporter.usage_tick()

@@ -168,6 +168,12 @@ class TradingMemoryLog:
                 self._views_for = blocks
             return self._settled_desc
 
+    def unread_blocks(self) -> list[dict[str, Any]]:
+        """The blocks kept verbatim but not read (merged by a damaged separator, a duplicate, a bad
+        tag), in file order: ``{block, date, ticker, raw, problem}`` (date/ticker None when unknown)."""
+        return [{"block": i + 1, "date": b.date, "ticker": b.ticker, "raw": b.raw, "problem": b.problem}
+                for i, b in enumerate(self._blocks()) if not b.ok]
+
     def load_entries(self) -> list[dict[str, Any]]:
         """Every readable entry in file order (oldest first)."""
         return [b.to_entry() for b in self._blocks() if b.ok]

@@ -298,7 +298,18 @@ def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file:
     log = open_memory_log(config)
     entries = log.load_entries()
     if json:
-        out.write(_json.dumps(entries, ensure_ascii=False, indent=2) + "\n")
+        # every entry as it loads; then each block kept verbatim but not read (two entries merged by a
+        # damaged separator, a duplicate) as a record of its own with its verbatim "text" and "problems"
+        records = [dict(e) for e in entries]
+        unread = getattr(log, "unread_blocks", None)
+        blank = dict.fromkeys(entries[0] if entries else ("date", "ticker", "rating", "pending"))
+        if callable(unread):
+            for b in unread():
+                records.append({**blank, "date": b["date"], "ticker": b["ticker"], "block": b["block"],
+                                "text": b["raw"], "problems": [b["problem"]]})
+        else:
+            records += [{**blank, "problems": [p]} for p in getattr(log, "problems", []) or []]
+        out.write(_json.dumps(records, ensure_ascii=False, indent=2) + "\n")
         return 0
     out.write(f"Memory log ({describe(config)}): {len(entries)} entries\n")
     if entries:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,10 @@ def _message_to_dict(msg: Any) -> dict[str, Any]:
 
 
 def to_jsonable(value: Any) -> Any:
-    """The final state (or any part of it) as plain JSON data."""
+    """The final state (or any part of it) as plain JSON data; a non-finite number (an overflowed
+    ``1e308`` sum, a NaN) is None, so what is saved is strict JSON (never ``Infinity``/``NaN``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, Mapping):
@@ -150,7 +154,7 @@ def save_run(
         "meta": meta_out,
         "state": to_jsonable(dict(final_state)),
     }
-    atomic_write(folder / STATE_FILE, json.dumps(doc, ensure_ascii=False, indent=2))
+    atomic_write(folder / STATE_FILE, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False))
     atomic_write(folder / REPORT_FILE, render_report_markdown(final_state, rating, meta_out))
     return folder
 

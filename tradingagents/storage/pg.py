@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-from tradingagents.errors import ConfigError, TradingAgentsError  # noqa: F401
+from tradingagents.errors import ConfigError, StorageUnavailable, TradingAgentsError  # noqa: F401
 from tradingagents.urls import SCHEMES, redact_url, validate_storage_url  # noqa: F401  (re-exported)
 
 ENV_VAR = "TRADINGAGENTS_STORAGE_URL"
@@ -114,8 +114,9 @@ CREATE TABLE IF NOT EXISTS ta_audit (
 """
 
 
-class StorageError(TradingAgentsError, RuntimeError):
-    """The desk database cannot be reached or used (the message names it without credentials)."""
+class StorageError(StorageUnavailable):
+    """The desk database cannot be reached or used (the message names it without credentials); CLI
+    exit 7 (``errors.EXIT_STORAGE_UNAVAILABLE``) with one plain line."""
 
 
 def storage_url(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> str | None:

@@ -15,6 +15,7 @@ resumes from the last checkpoint any other machine wrote for the same thread.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ from tradingagents.storage.pg import (
     ENV_VAR,
     LOCK_CHECKPOINT_SETUP,
     LOCK_NAMESPACE,
+    StorageError,
     redact_url,
     scrub,
     storage_url,
@@ -35,13 +37,52 @@ from tradingagents.storage.pg import (
 from tradingagents.validation import validate_ticker
 
 
+class CheckpointUnreachable(StorageError, CheckpointError):
+    """The desk database holding the checkpoints cannot be reached or went away (CLI exit 7, resumable:
+    what was checkpointed before is kept in the database)."""
+
+
 class PgTickerCheckpointer(PostgresSaver):
-    """A ``PostgresSaver`` for one ticker's runs; a context manager that closes its connection."""
+    """A ``PostgresSaver`` for one ticker's runs; a context manager that closes its connection.
+
+    A connection lost mid-run (the server stopped, the session killed, the network gone) is a
+    ``CheckpointUnreachable`` naming the database without its password, not a driver traceback.
+    """
 
     def __init__(self, conn: Any, *, url: str, ticker: str) -> None:
         super().__init__(conn)
+        self.url = url
         self.label = redact_url(url)
         self.ticker = ticker
+
+    @contextlib.contextmanager
+    def _lost(self, doing: str):
+        import psycopg
+
+        try:
+            yield
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            raise CheckpointUnreachable(
+                f"The desk database {self.label} was lost while {doing} ({scrub(exc, self.url).strip()}). "
+                "The run is kept up to its last checkpoint: once the database is back, run the same command "
+                "again to resume."
+            ) from None
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        with self._lost("saving a checkpoint"):
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config, writes, task_id, task_path=""):
+        with self._lost("saving a step's results"):
+            return super().put_writes(config, writes, task_id, task_path)
+
+    def get_tuple(self, config):
+        with self._lost("reading a checkpoint"):
+            return super().get_tuple(config)
+
+    def list(self, config, *, filter=None, before=None, limit=None):  # noqa: A002 - the base's names
+        with self._lost("reading checkpoints"):
+            yield from super().list(config, filter=filter, before=before, limit=limit)
 
     def close(self) -> None:
         with self.lock:
@@ -138,7 +179,7 @@ def get_pg_checkpointer(config: Mapping[str, Any] | None, ticker: str, *, url: s
     try:
         conn = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row, connect_timeout=10)
     except psycopg.Error as exc:
-        raise CheckpointError(
+        raise CheckpointUnreachable(
             f"Cannot open the checkpoint database {redact_url(url)}: {scrub(exc, url)}. Check that the server is "
             "running and storage_url is right, or turn checkpoints off (checkpoint_enabled = false)."
         ) from None
