@@ -14,6 +14,9 @@ which is always a plain sentence that says what to do (never the class name).
 | ``RunStopped`` | 5 | yes | stopped by the user between two steps |
 | ``BudgetExceeded`` | 5 | yes | the next step would exceed the cost budget |
 | ``RunAlreadyActive`` | 6 | no | the same ticker, date and graph is already running |
+| ``UnknownInstrumentError`` | 2 | no | the demo market does not list the ticker (closest known tickers suggested) |
+| ``BadCSVError`` | 3 | no | a CSV file has rows that do not parse, too little history or non-daily bars |
+| ``StorageError`` | 7 | no | the desk database cannot be reached or refuses the connection (host named, no password) |
 | ``CheckpointError`` | 1 | no | the checkpoint database cannot be opened or written |
 | anything else | 1 | (checkpoint kept) | a bug |
 
@@ -29,6 +32,7 @@ EXIT_DATA_UNAVAILABLE = 3
 EXIT_LLM_FAILURE = 4
 EXIT_STOPPED = 5
 EXIT_BUSY = 6
+EXIT_STORAGE = 7
 
 
 class TradingAgentsError(Exception):
@@ -59,6 +63,15 @@ class InvalidDateError(ValidationError):
     pass
 
 
+class UnknownInstrumentError(InvalidTickerError):
+    """The data source does not know the ticker; ``suggestions`` holds the closest known tickers."""
+
+    def __init__(self, message: str, *, ticker: str = "", suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.ticker = ticker
+        self.suggestions = tuple(suggestions)
+
+
 class LLMConfigError(ConfigError):
     """The LLM settings cannot work (unknown provider, missing key, missing URL): nothing ran."""
 
@@ -76,6 +89,16 @@ class ProviderUnavailable(DataUnavailable):
 
 class DataNotFound(DataUnavailable):
     """There is no data for this request (e.g. the CSV file is missing, the source has no such data)."""
+
+
+class BadCSVError(DataNotFound):
+    """A CSV file that cannot be trusted whole: rows that do not parse (with their line numbers), too
+    little history for the indicators, or bars that are not daily. ``path`` names the file."""
+
+    def __init__(self, message: str, *, path: str = "", bad_lines: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.path = path
+        self.bad_lines = tuple(bad_lines)
 
 
 # ---------------------------------------------------------------------------- model (exit 4)
@@ -128,7 +151,14 @@ class RunAlreadyActive(TradingAgentsError, RuntimeError):
     exit_code = EXIT_BUSY
 
 
-# ---------------------------------------------------------------------------- storage (exit 1)
+# ---------------------------------------------------------------------------- storage (exit 7, 1)
+class StorageError(TradingAgentsError, RuntimeError):
+    """The desk database cannot be reached or used: one plain line naming the host (never the
+    password) and what to check. Not a bug: its own exit code, 7; a batch stops at once."""
+
+    exit_code = EXIT_STORAGE
+
+
 class CheckpointError(TradingAgentsError, RuntimeError):
     """The checkpoint database cannot be opened or written."""
 
