@@ -143,3 +143,13 @@ def check_instrument(config: Mapping[str, Any] | None, ticker: str) -> bool:
         "an invented instrument anyway, pass --allow-synthetic (the app's \"allow an invented instrument\").",
         ticker=t, suggestions=tuple(close),
     )
+
+
+def input_notes(config: Mapping[str, Any] | None, provider: MarketDataProvider, ticker: str, as_of: str) -> list[str]:
+    """Before any model call: what the run's report must say about its input (rows dropped, a short
+    history), or the source's refusal (``BadCSVError``, exit 3: rows that do not parse without
+    ``csv_skip_bad_rows``, bars that are not daily). Sources without such a check have nothing to say."""
+    check = getattr(provider, "input_check", None)
+    if not callable(check):
+        return []
+    return list(check(ticker, as_of, skip_bad_rows=bool(resolve_config(config).get("csv_skip_bad_rows"))))

@@ -259,11 +259,15 @@ class TradingAgentsGraph:
             # one session, one decision: a non-trading date is analysed as its session (the last one on
             # or before it), and keyed by that session everywhere (folder, log, checkpoint, settlement)
             trade_date, session_note = self._check_data(ticker, requested)
+            from tradingagents.dataflows.interface import input_notes
+
+            data_notes = input_notes(self.config, self._provider(), ticker, trade_date)  # a bad CSV: exit 3
             tid = ckpt.thread_id(ticker, trade_date, self._signature(analysts, asset_type))
             with self._exclusive(ticker, trade_date, tid):
                 final_state, rating, record = self._run(
                     ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at,
                     session_note=session_note, requested_date=requested, invented=invented,
+                    data_notes=data_notes,
                 )
         except RunStopped:
             reporter.usage_tick()
@@ -375,7 +379,7 @@ class TradingAgentsGraph:
             self.memory_log.store_decision(ticker, trade_date, decision, rating=rating)
 
     def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at,
-             *, session_note=None, requested_date=None, invented=False):
+             *, session_note=None, requested_date=None, invented=False, data_notes=()):
         cfg = self.config
         # (0) no decision without data (checked in propagate, which maps the date to its session):
         # nothing is settled, logged, saved or charged otherwise
@@ -436,6 +440,7 @@ class TradingAgentsGraph:
             "session_note": session_note,
             "requested_date": requested_date or trade_date,
             "invented": bool(invented),
+            "data_notes": list(data_notes),  # CSV rows dropped, a history shorter than the indicators need
             "missing_data": missing,
             "log_note": log_note,
             "version_note": version_note,

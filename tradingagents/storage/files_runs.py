@@ -93,6 +93,8 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
     if meta.get("invented"):
         facts.append(f"- **Invented instrument**: {ticker} is not listed by the demo market; this run analysed a "
                      "generated, fictional instrument (--allow-synthetic). Nothing here is about a real company.")
+    for line in meta.get("data_notes") or []:  # what the input lacked comes before anything it decided
+        facts.append(f"- **Data**: {line}")
     if meta.get("instrument_context") or state.get("instrument_context"):
         facts.append(f"- Instrument: {meta.get('instrument_context') or state.get('instrument_context')}")
     if meta.get("llm_label") or meta.get("llm_provider"):
@@ -107,9 +109,6 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
         facts.append(f"- Memory log: {meta['log_note']}")
     if meta.get("version_note"):
         facts.append(f"- Re-analysis: {meta['version_note']}")
-    if meta.get("data_notes"):
-        for line in meta["data_notes"]:
-            facts.append(f"- Data: {line}")
     if meta.get("analysts"):
         facts.append(f"- Analysts: {', '.join(meta['analysts'])} ({meta.get('analyst_execution') or DEFAULT_CONFIG['analyst_execution']})")
     if meta.get("elapsed_s") is not None:
