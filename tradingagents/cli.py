@@ -203,9 +203,10 @@ def _settings_from(args: argparse.Namespace, *, check_llm: bool = True):
     settings = resolve_config(_config_from(args))
     check_home(settings)  # a home that cannot be written: exit 2 naming the folder, before any work
     if check_llm:
-        from tradingagents.llm_clients.factory import check_llm_config
+        from tradingagents.llm_clients.factory import check_llm_config, check_local_server
 
         check_llm_config(settings)
+        check_local_server(settings)  # a local model server that is not up: said within 5 s, nothing ran
     return settings
 
 

@@ -11,6 +11,7 @@ which is always a plain sentence that says what to do (never the class name).
 | ``LLMConfigError`` | 2 | no | unknown provider, missing key or URL: nothing ran |
 | ``DataUnavailable`` (``ProviderUnavailable``, ``DataNotFound``) | 3 | no | the data source cannot serve |
 | ``LLMCallError`` | 4 | yes | a model call failed for good after retries; the checkpoint is kept |
+| ``LocalServerUnreachable`` | 4 | no | a local model server (Ollama…) accepts no connection within 5 s: nothing ran |
 | ``RunStopped`` | 5 | yes | stopped by the user between two steps |
 | ``BudgetExceeded`` | 5 | yes | the next step would exceed the cost budget |
 | ``RunAlreadyActive`` | 6 | no | the same ticker, date and graph is already running |
@@ -127,6 +128,13 @@ class LLMCallError(TradingAgentsError, RuntimeError):
         self.provider = provider
         self.model = model
         self.retryable = retryable
+
+
+class LocalServerUnreachable(LLMCallError):
+    """A local model server (Ollama, vLLM, LM Studio) does not accept a connection within
+    ``LOCAL_CONNECT_TIMEOUT_S``: said before the run starts, so nothing is checkpointed."""
+
+    resumable = False
 
 
 # ---------------------------------------------------------------------------- stopped (exit 5)

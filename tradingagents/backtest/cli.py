@@ -217,6 +217,9 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         settings = resolve_config(cfg)
         check_home(settings)
         check_llm_config(settings)  # a missing key or URL: exit 2 before any progress bar or folder
+        from tradingagents.llm_clients.factory import check_local_server
+
+        check_local_server(settings)  # a local model server that is not up: exit 4 within 5 s
         if engine_notice(settings):
             print(engine_notice(settings), file=sys.stderr, flush=True)
         for ticker in valid_tickers(args.tickers):
