@@ -61,6 +61,8 @@ def test_allow_synthetic_analyses_an_invented_instrument_labelled_everywhere_and
     assert doc["meta"]["invented"] is True
     assert "**Invented instrument**" in (home / "results" / "ZZQX" / DATE / "report.md").read_text()
     assert '"invented": true' in (home / "memory" / "trading_memory.md").read_text()
+    log = cli(home, "log")
+    assert "ZZQX" in log.stdout and "invented instrument" in log.stdout
     # settled later: no lesson enters the shared role memories, and NVDA's past context never cites it
     os.environ["TRADINGAGENTS_HOME"] = str(home)
     graph = TradingAgentsGraph(["market"])
@@ -327,3 +329,17 @@ def test_a_local_model_server_that_is_down_is_reported_before_the_run(tmp_path):
         check_local_server({"llm_provider": "ollama", "backend_url": url})
     assert err.value.exit_code == 4 and not err.value.resumable
     check_local_server({"llm_provider": "openai"})  # remote providers are not probed
+
+
+def test_the_run_page_box_is_off_by_default_and_ticked_shows_the_invented_label_and_session(ta_home):
+    import datetime as dt
+
+    from tests.app.apptest_utils import new_app, run_until, start_offline_run, texts
+
+    at = new_app("run")
+    assert at.checkbox(key="form_allow_synthetic").value is False
+    start_offline_run(at, "NVDAA", dt.date(2024, 5, 11), ["market"])
+    assert "did you mean NVDA" in texts(at)
+    at.checkbox(key="form_allow_synthetic").check()
+    start_offline_run(at, "ZZQX", dt.date(2024, 5, 11), ["market"])
+    run_until(at, lambda a: "Invented instrument" in texts(a) and "Session: no session on 2024-05-11" in texts(a))

@@ -320,7 +320,8 @@ def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file:
         hold = "" if e["holding"] is None else f"{e['holding']}d"
         out.write(
             f"{e['date']:<10}  {e['ticker']:<12}  {e['rating']:<11}  {status:<8}  "
-            f"{_pct(e['raw']):>7}  {_pct(e['alpha']):>7}  {hold}\n"
+            f"{_pct(e['raw']):>7}  {_pct(e['alpha']):>7}  {hold}"
+            + ("  invented instrument" if e.get("invented") else "") + "\n"
         )
     for problem in getattr(log, "problems", []) or []:
         out.write(f"note: {problem}\n")
