@@ -43,14 +43,15 @@ def main() -> None:
     config = ui.current_config()
     st.title("Compare runs")
     st.html(ui.badges_html(config))
-    runs = list_runs(config)
+    runs = list_runs(config, include_previous=True)  # a re-analysed session's earlier runs open too
     if len(runs) < 2:
         st.info("Comparing needs two saved runs. Run two analyses on the **Run** page (another date, other "
                 "analysts or more debate rounds), then pick them here or on the **History** page.")
         st.page_link("pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
         return
-    ids = [f"{r['ticker']}|{r['date']}" for r in runs]
+    ids = [f"{r['ticker']}|{r['date']}" + (f"|{r['version']}" if r.get("version") is not None else "") for r in runs]
     labels = {i: f"{r['ticker']} · {r['date']} · {r.get('rating') or '—'} · {compare.provider_label(r.get('llm_provider'))}"
+              + (f" · earlier #{r['version']}" if r.get("version") is not None else "")
               for i, r in zip(ids, runs, strict=True)}
     for side, default in (("a", 1 if len(ids) > 1 else 0), ("b", 0)):
         wanted = st.query_params.get(side)
@@ -64,9 +65,9 @@ def main() -> None:
     b_id = cb.selectbox("Run B", ids, format_func=labels.get, key="cmp_b")
     loaded = {}
     for side, rid in (("A", a_id), ("B", b_id)):
-        ticker, date = rid.split("|", 1)
+        ticker, date, *version = rid.split("|")
         try:
-            loaded[side] = (ticker, date, load_run(config, ticker, date))
+            loaded[side] = (ticker, date, load_run(config, ticker, date, int(version[0]) if version else None))
         except Exception as exc:  # noqa: BLE001 - a damaged file is reported, not raised
             st.error(f"Could not open the saved run {ticker} {date}: {exc}")
             return

@@ -34,7 +34,7 @@ def main() -> None:
     st.html(theme.battle_css())
     st.title("History")
     st.html(ui.badges_html(config))
-    runs = list_runs(config)
+    runs = list_runs(config, include_previous=True)  # a re-analysed session's earlier runs too
     if not runs:
         st.info("No saved run yet. Start an analysis on the **Run** page: each finished run is saved and "
                 "listed here, to reopen, compare or export.")
@@ -78,7 +78,8 @@ def main() -> None:
     if len(picked) >= 2:
         a, b = picked[0], picked[1]
         st.link_button(f"Compare {a.ticker} {a.date} with {b.ticker} {b.date}",
-                       compare.compare_link((a.ticker, a.date), (b.ticker, b.date)), type="primary",
+                       compare.compare_link((a.ticker, a.date, a.version), (b.ticker, b.date, b.version)),
+                       type="primary",
                        icon=":material/compare_arrows:")
     elif len(picked) == 1:
         st.caption("Select a second row to compare.")

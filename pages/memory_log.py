@@ -34,7 +34,8 @@ def read_log(config):
     """(frame, texts by (date, ticker), problems) of the log as it is now."""
     log = open_memory_log(config)  # files, or the desk's database
     entries = log.load_entries()
-    texts = {(str(e.get("date")), str(e.get("ticker"))): (e.get("decision") or "", e.get("reflection") or "")
+    texts = {(str(e.get("date")), str(e.get("ticker"))): (e.get("decision") or "", e.get("reflection") or "",
+                                                           bool(e.get("invented")))
              for e in entries}
     return charts.log_frame(entries), texts, list(log.problems)
 
@@ -219,8 +220,9 @@ def main() -> None:
                f"the same window and alpha = raw return − benchmark return. {charts.DASH} marks a value that "
                "does not exist yet (pending) or that older entries did not record.")
     for row in page.itertuples(index=False):
-        decision, reflection = texts.get((row.date, row.ticker), ("", ""))
+        decision, reflection, invented = texts.get((row.date, row.ticker), ("", "", False))
         tag = f"alpha {row.alpha:+.1%}" if row.status == "settled" and row.alpha == row.alpha else "pending"
+        tag += " · invented instrument" if invented else ""
         with st.expander(f"{row.date} · {row.ticker} · {row.rating} · {tag}"):
             # model text: Markdown rendered safely, "$120 and $130" stays prices (st.markdown would typeset math)
             st.html(f"<b>Decision</b>{situation_html(decision or '_none_')}")

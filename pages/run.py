@@ -265,6 +265,8 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         llm = meta.get("llm_label") or meta.get("llm_provider")
         source = f" · LLM: {llm} · data: {meta.get('data_label') or meta.get('data_vendor', '')}" if llm else ""
         st.caption(f"Portfolio manager's rating · {ticker} · {date}{source}")
+    for line in ui.input_notes(meta):  # invented instrument, session, CSV rows, re-analysis
+        st.caption(line)
     with st.container(border=True, height=360, key=f"decision_{key}"):
         st.markdown(state.get("final_trade_decision") or "_No decision text._")
     prices = None
@@ -346,7 +348,8 @@ def estimate_caption() -> None:
 def form_config() -> dict:
     s = st.session_state
     return {**config, "max_debate_rounds": int(s["form_debate"]), "max_risk_discuss_rounds": int(s["form_risk"]),
-            "analyst_execution": "parallel" if s["form_parallel"] else "sequential"}
+            "analyst_execution": "parallel" if s["form_parallel"] else "sequential",
+            "allow_synthetic": bool(s.get("form_allow_synthetic"))}
 
 
 def apply_prefill(data: dict) -> list[str]:
@@ -471,6 +474,10 @@ with st.form("run_form", border=True):
                    format_func=lambda a: ANALYST_LABELS.get(a, a))
     st.toggle("Analysts in parallel", key="form_parallel",
               help="Run the selected analysts side by side (see the timeline) instead of one after another.")
+    st.checkbox("Allow an invented instrument", key="form_allow_synthetic", value=False,
+                help="The demo market refuses a ticker it does not list (and suggests the closest ones). Tick "
+                     "this to analyse a generated, fictional instrument instead: labelled as invented everywhere "
+                     "and kept out of other tickers' lessons.")
     with st.container(horizontal=True, vertical_alignment="center"):
         submitted = st.form_submit_button("Start analysis", type="primary", icon=":material/play_arrow:")
         estimate_caption()

@@ -58,8 +58,10 @@ def debates_link(ticker: str, date: str) -> str:
     return "/debates?" + urlencode({"ticker": ticker, "date": date})
 
 
-def compare_link(a: tuple[str, str], b: tuple[str, str]) -> str:
-    return "/compare?" + urlencode({"a": f"{a[0]}|{a[1]}", "b": f"{b[0]}|{b[1]}"})
+def compare_link(a: tuple, b: tuple) -> str:
+    """``(ticker, date)`` or ``(ticker, date, version)`` of each side (a version: an earlier run)."""
+    return "/compare?" + urlencode({"a": "|".join(str(x) for x in a if x is not None),
+                                    "b": "|".join(str(x) for x in b if x is not None)})
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,13 @@ class HistoryRow:
     models: tuple[str, ...] = field(default_factory=tuple)  # quick, deep (empty for the offline engine)
     cost: str = "—"  # the saved meta.usage.cost_usd as shown (run_cost_text)
     by: str = ""  # who ran it (the saved meta's ``by``; empty for a run saved before it was recorded)
+    version: int | None = None  # None: the session's current run; n: its n-th earlier run (a re-analysis)
+    invented: bool = False  # an invented instrument of the demo market
+
+    @property
+    def run_id(self) -> str:
+        """The Compare page's id of the run: ``TICKER|DATE``, or ``TICKER|DATE|n`` for an earlier version."""
+        return f"{self.ticker}|{self.date}" + (f"|{self.version}" if self.version is not None else "")
 
     @property
     def saved(self) -> str:
@@ -85,7 +94,9 @@ class HistoryRow:
 
     def as_display(self) -> dict[str, Any]:
         return {"Ticker": self.ticker, "Date": self.date, "Rating": self.rating or "—", "LLM": self.llm,
-                "Cost": self.cost, "Data": vendor_label(self.vendor), "By": self.by or "—", "Saved": self.saved,
+                "Cost": self.cost, "Data": vendor_label(self.vendor) + (" · invented instrument" if self.invented else ""),
+                "Version": "current" if self.version is None else f"earlier #{self.version}",
+                "By": self.by or "—", "Saved": self.saved,
                 "Open": run_link(self.ticker, self.date), "Debates": debates_link(self.ticker, self.date)}
 
 
@@ -111,7 +122,8 @@ def history_rows(runs: Iterable[Mapping[str, Any]], metas: Mapping[tuple[str, st
             models = tuple(str(m) for m in (meta.get("quick_think_llm"), meta.get("deep_think_llm")) if m)
         out.append(HistoryRow(ticker, date, r.get("rating"), str(r.get("saved_at") or ""), provider,
                               str(r.get("data_vendor") or meta.get("data_vendor") or ""), models,
-                              run_cost_text(meta, provider), str(meta.get("by") or "")))
+                              run_cost_text(meta, provider), str(meta.get("by") or ""),
+                              r.get("version"), bool(r.get("invented"))))
     return out
 
 

@@ -594,6 +594,9 @@ class JobRegistry:
         # the real settings (a password in a URL included): they are masked only where saved or shown
         resolved = resolve_config({**dict(config or {}), "selected_analysts": list(analysts)})
         check_llm_config(resolved, api_key=api_key)
+        from tradingagents.dataflows.interface import check_instrument
+
+        check_instrument(resolved, ticker)  # an unlisted demo ticker: refused with suggestions (a ValidationError)
         job = RunJob(uuid.uuid4().hex[:12], ticker, date, analysts, resolved, owner=owner, api_key=api_key,
                      factory=self._factory)
         self._add(job)

@@ -481,6 +481,21 @@ def api_key() -> str | None:
     return (st.session_state.get(KEY_API) or "").strip() or None
 
 
+def input_notes(meta: dict[str, Any]) -> list[str]:
+    """What a saved run says about its input, for the result view: an invented instrument, the
+    session a non-trading date was analysed as, data notes (CSV rows dropped) and a re-analysis."""
+    lines = []
+    if meta.get("invented"):
+        lines.append(f"⚠ Invented instrument: {meta.get('ticker')} is not listed by the demo market; this run "
+                     "analysed a generated, fictional instrument.")
+    if meta.get("session_note"):
+        lines.append(f"Session: {meta['session_note']}")
+    lines += [f"Data: {line}" for line in meta.get("data_notes") or []]
+    if meta.get("version_note"):
+        lines.append(f"Re-analysis: {meta['version_note']}")
+    return lines
+
+
 def badges_html(config: dict[str, Any]) -> str:
     parts = []
     if config.get("llm_provider") == "offline":

@@ -80,15 +80,29 @@ def test_the_readme_data_vendor_variable_works_with_yahoo(tmp_path):
     assert "Nothing to settle" in proc.stdout and "no pending decision" in proc.stdout
 
 
-def test_refused_connection_asks_whether_the_server_runs_and_says_how_to_resume(tmp_path):
+def test_a_local_server_that_is_down_is_said_before_the_run_and_nothing_is_promised(tmp_path):
     with FakeOpenAIServer() as srv:
         url = srv.base_url  # closed when the block ends: nothing listens there
     home = tmp_path / "home"
-    proc = run(home, "NVDA", DATE, "--analysts", "market", "--provider", "ollama", "--backend-url", url, "--quiet",
+    proc = run(home, "NVDA", DATE, "--analysts", "market", "--provider", "ollama", "--backend-url", url, "--quiet")
+    assert proc.returncode == 4, proc.stderr
+    assert f"could not connect to {url} — is the server running" in proc.stderr.lower()
+    assert "model llama3.1" in proc.stderr and "ollama serve" in proc.stderr  # the preset's model, how to start it
+    assert "resume" not in proc.stderr and "nothing ran" in proc.stderr  # a probe before the run: no checkpoint
+    assert not (home / "checkpoints").exists() or not any((home / "checkpoints").glob("*.sqlite"))
+    assert "Traceback" not in proc.stderr and "APIConnectionError" not in proc.stderr
+
+
+def test_refused_connection_mid_run_asks_whether_the_server_runs_and_says_how_to_resume(tmp_path):
+    with FakeOpenAIServer() as srv:
+        url = srv.base_url  # closed when the block ends: nothing listens there
+    home = tmp_path / "home"
+    proc = run(home, "NVDA", DATE, "--analysts", "market", "--provider", "openai_compatible", "--backend-url", url,
+               "--quick-model", "llama3.1", "--deep-model", "llama3.1", "--quiet",
                env={"TRADINGAGENTS_LLM_MAX_RETRIES": "0"})
     assert proc.returncode == 4, proc.stderr
     assert f"could not connect to {url} — is the server running?" in proc.stderr.lower()
-    assert "model llama3.1" in proc.stderr  # the preset's model, not gpt-4o-mini
+    assert "model llama3.1" in proc.stderr
     assert "run the same command again to resume" in proc.stderr
     assert "Traceback" not in proc.stderr and "APIConnectionError" not in proc.stderr
 
@@ -96,7 +110,8 @@ def test_refused_connection_asks_whether_the_server_runs_and_says_how_to_resume(
 def test_without_checkpoints_a_failure_does_not_promise_a_resume(tmp_path):
     with FakeOpenAIServer() as srv:
         url = srv.base_url
-    proc = run(tmp_path / "home", "NVDA", DATE, "--analysts", "market", "--provider", "ollama", "--backend-url", url,
+    proc = run(tmp_path / "home", "NVDA", DATE, "--analysts", "market", "--provider", "openai_compatible",
+               "--backend-url", url, "--quick-model", "m", "--deep-model", "m",
                "--quiet", "--no-checkpoint", env={"TRADINGAGENTS_LLM_MAX_RETRIES": "0"})
     assert proc.returncode == 4, proc.stderr
     assert "resume" not in proc.stderr and "--no-checkpoint" in proc.stderr and "starts over" in proc.stderr

@@ -98,7 +98,9 @@ def test_any_subset_in_any_order(selected):
 
 def test_crypto_drops_the_fundamentals_analyst():
     events = []
-    state, _ = TradingAgentsGraph().propagate("BTC-USD", DATE, "crypto", on_event=events.append)
+    # the demo market does not list BTC-USD: an invented instrument, allowed on purpose
+    state, _ = TradingAgentsGraph(config={"allow_synthetic": True}).propagate("BTC-USD", DATE, "crypto",
+                                                                             on_event=events.append)
     assert "Fundamentals Analyst" not in {e.node for e in events}
     assert state["fundamentals_report"] == "" and state["market_report"]
     assert events[0].data["analysts"] == ["market", "social", "news"]

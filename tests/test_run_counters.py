@@ -16,7 +16,7 @@ import pytest
 from tests import pg_server as _pg
 from tests.fake_openai import FakeOpenAIServer
 from tests.graph_helpers import CallCounter, server_fault_at
-from tradingagents.errors import EXIT_STORAGE_UNAVAILABLE, LLMCallError, StorageUnavailable, exit_code_for
+from tradingagents.errors import EXIT_STORAGE, LLMCallError, StorageUnavailable, exit_code_for
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 
 pg_server, pg_url = _pg.pg_server, _pg.pg_url
@@ -77,7 +77,7 @@ def test_a_desk_database_lost_mid_run_keeps_the_counters_of_its_checkpoint(pg_se
                                    callbacks=[CallCounter(lose_the_desk)]).propagate("AAPL", DATE)
         finally:
             _cut_off(pg_server.url(), dbname, allow=True)
-        assert exit_code_for(err.value) == EXIT_STORAGE_UNAVAILABLE and err.value.resumable
+        assert exit_code_for(err.value) == EXIT_STORAGE and err.value.resumable
         assert "Traceback" not in str(err.value) and dbname in str(err.value)
         first_segment = len(server.chat_requests)
         graph = TradingAgentsGraph(["market"], config=config)
@@ -103,6 +103,6 @@ def test_an_unreachable_desk_is_one_plain_line_and_exit_7(ta_home, monkeypatch, 
     monkeypatch.setenv("TRADINGAGENTS_STORAGE_URL", f"postgresql://desk:s3cret@127.0.0.1:{_free_port()}/desk")
     code = cli.main(command)
     err = capsys.readouterr().err
-    assert code == EXIT_STORAGE_UNAVAILABLE, err
+    assert code == EXIT_STORAGE, err
     assert "Traceback" not in err and "s3cret" not in err
     assert "desk database" in err

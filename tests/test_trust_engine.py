@@ -72,10 +72,11 @@ def test_a_saturday_is_named_in_context_meta_and_report(ta_home):
     state, _ = graph.propagate("NVDA", "2024-05-11")
     note = "no session on 2024-05-11 (Saturday); using 2024-05-10"
     assert note in state["instrument_context"]
-    doc, report = _saved(ta_home, "NVDA", "2024-05-11")
-    assert doc["meta"]["session_note"] == note
+    assert state["trade_date"] == DATE == "2024-05-10"  # one session, one decision: keyed by the session
+    doc, report = _saved(ta_home, "NVDA", DATE)
+    assert doc["meta"]["session_note"] == note and doc["meta"]["requested_date"] == "2024-05-11"
     assert f"- Session: {note}" in report.split("## Portfolio Manager")[0]
-    # a trading day has no note
+    # a trading day has no note (and is a re-analysis of the same session)
     graph.propagate("NVDA", DATE)
     assert _saved(ta_home, "NVDA", DATE)[0]["meta"]["session_note"] is None
 

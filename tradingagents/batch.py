@@ -45,6 +45,7 @@ from tradingagents.errors import (
     EXIT_LLM_FAILURE,
     EXIT_OK,
     EXIT_STOPPED,
+    EXIT_STORAGE,
     BudgetExceeded,
     RunStopped,
     exit_code_for,
@@ -57,7 +58,7 @@ __all__ = ["BATCH_EXIT_ORDER", "TickerOutcome", "exit_code", "parse_tickers", "r
 
 # the batch's exit code is the first of these that any ticker has (the worst first): a bug, bad
 # input, the data source, a model failure, busy elsewhere, stopped or over budget; 0 when all ok
-BATCH_EXIT_ORDER = (EXIT_ERROR, EXIT_BAD_INPUT, EXIT_DATA_UNAVAILABLE, EXIT_LLM_FAILURE, EXIT_BUSY, EXIT_STOPPED)
+BATCH_EXIT_ORDER = (EXIT_STORAGE, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_DATA_UNAVAILABLE, EXIT_LLM_FAILURE, EXIT_BUSY, EXIT_STOPPED)
 STATUSES = ("queued", "running", "done", "reused", "failed", "stopped", "budget")
 
 
@@ -75,6 +76,9 @@ class TickerOutcome:
     elapsed_s: float = 0.0
     results_path: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    session: str | None = None  # the session analysed (a non-trading date's last session before it)
+    session_note: str | None = None  # said when the session is not the date asked for
+    invented: bool = False  # an invented instrument of the demo market (--allow-synthetic)
 
     @property
     def ok(self) -> bool:
@@ -155,6 +159,8 @@ def run_ticker(task: Mapping[str, Any], emit: Callable[[dict[str, Any]], None] |
             out.cost_usd = usage.get("cost_usd")
             out.usage = {k: usage.get(k) for k in ("llm_calls", "input_tokens", "output_tokens", "cost_usd")}
             out.results_path = graph.last_run.get("results_path")
+            out.session, out.session_note = graph.last_run.get("date"), meta.get("session_note")
+            out.invented = bool(meta.get("invented"))
     except Exception as exc:
         out.status = ("budget" if isinstance(exc, BudgetExceeded) else
                       "stopped" if isinstance(exc, RunStopped) else "failed")
@@ -208,13 +214,20 @@ def run_batch(
     if max_cost_usd is not None:
         max_cost_usd = resolve_config({"max_cost_usd": max_cost_usd})["max_cost_usd"]
     cfg = resolve_config(config)
+    from tradingagents import storage
+
+    storage.check_storage(cfg)  # an unreachable desk database: StorageError (exit 7) before any ticker runs
     executor = get_executor(cfg, len(names))
     bound = int(cfg["max_concurrent_llm_calls"])
     run_cfg = _plain(cfg)
     outcomes = {t: TickerOutcome(t, date) for t in names}
     lock = threading.Lock()
+    user_stop = should_stop or (lambda: False)
+    storage_down = threading.Event()  # a desk database that fails stops the batch at once
 
     def update(doc: Mapping[str, Any]) -> None:
+        if doc.get("exit_code") == EXIT_STORAGE:
+            storage_down.set()  # the other tickers stop at their next step (see stop below)
         with lock:
             outcome = TickerOutcome(**doc)
             if outcomes.get(outcome.ticker) == outcome:
@@ -235,7 +248,9 @@ def run_batch(
         if api_key:
             task["api_key"] = api_key
         tasks.append(task)
-    stop = should_stop or (lambda: False)
+
+    def stop() -> bool:
+        return storage_down.is_set() or user_stop()
 
     if executor.name == "ray":
         share = max(1, bound // executor.max_workers)

@@ -21,29 +21,32 @@ from tradingagents.errors import (
     EXIT_LLM_FAILURE,
     EXIT_OK,
     EXIT_STOPPED,
-    EXIT_STORAGE_UNAVAILABLE,
+    EXIT_STORAGE,
     exit_code_for,
     is_resumable,
 )
 from tradingagents.stop_signals import install_stop_handlers
 from tradingagents.terminal import reader_gone, safe_stdio, terminal_safe
+from tradingagents.vendors import engine_notice
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_DATA_UNAVAILABLE", "EXIT_ERROR", "EXIT_LLM_FAILURE", "EXIT_OK",
-           "EXIT_STOPPED", "main", "terminal_safe"]
+           "EXIT_STOPPED", "EXIT_STORAGE", "SUBCOMMANDS", "engine_notice", "main", "terminal_safe"]
 
 EXIT_CODES_HELP = """exit codes:
   0  ok
   1  unexpected error (a bug: the message says where), or a disk that is full or refuses writes
   2  bad input or configuration (ticker, date, analysts, options, TRADINGAGENTS_* variables,
-     unknown provider, missing API key) — nothing was run
-  3  market data provider unavailable (the data source cannot serve the ticker)
+     unknown provider, missing API key, a ticker the demo market does not list) — nothing was run
+  3  market data provider unavailable (the data source cannot serve the ticker), or a CSV file
+     with unreadable rows, too little history or bars that are not daily — nothing was run
   4  LLM failure (a model call failed after retries: server error, timeout, refused connection);
      the run is checkpointed: run the same command again to resume where it failed
   5  stopped (Ctrl-C / SIGTERM) or the cost budget reached (--max-cost); run the same command
      again (with a larger --max-cost) to resume
   6  the same ticker and date is already being analysed (another process or the app)
-  7  the desk database (storage_url) cannot be reached, refuses the login or was lost mid-run;
-     what was checkpointed is kept: once it is back, run the same command again to resume
+  7  the desk database (storage_url / TRADINGAGENTS_STORAGE_URL) cannot be reached, refuses the
+     login or was lost mid-run: one line names the host and what to check; what was checkpointed
+     is kept: once it is back, run the same command again to resume
 """
 
 EXAMPLES = """examples:
@@ -54,7 +57,15 @@ EXAMPLES = """examples:
   python -m tradingagents settle --ticker NVDA
   python -m tradingagents NVDA 2024-05-10 --provider openai --max-cost 0.50
   python -m tradingagents batch NVDA,AAPL,MSFT,0700.HK 2024-05-10 [--executor ray] [--max-cost 2]
+  python -m tradingagents show NVDA 2024-05-10     print a saved run's report (files or the desk)
+  python -m tradingagents ZZZQ 2024-05-10 --allow-synthetic   an invented instrument on the demo market
+
+A date without a session (a weekend, a holiday) is analysed as the last session on or before it,
+and saved, logged and settled under that session.
 """
+
+ANALYSTS_HELP = ("comma-separated subset of market,social,news,fundamentals (default: all); aliases: "
+                 "technical = market, sentiment = social, fundamental = fundamentals")
 
 
 def _providers_help() -> str:
@@ -75,6 +86,16 @@ def _providers_help() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _data_flags(p: argparse.ArgumentParser) -> None:
+    """The two input-honesty flags every command that reads market data takes."""
+    p.add_argument("--allow-synthetic", action="store_true", default=None,
+                   help="demo market: analyse a ticker it does not list as an invented instrument (labelled so "
+                   "in the report and the log, kept out of other tickers' lessons); default: refused (exit 2)")
+    p.add_argument("--csv-skip-bad-rows", action="store_true", default=None,
+                   help="CSV data: drop the rows that do not parse (and say how many) instead of refusing the "
+                   "file (exit 3)")
+
+
 def _run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m tradingagents",
@@ -85,13 +106,14 @@ def _run_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("ticker", help="ticker symbol, e.g. NVDA, BRK-B, 7203.T")
     p.add_argument("date", help="analysis date YYYY-MM-DD (today or earlier)")
-    p.add_argument("--analysts", help="comma-separated subset of market,social,news,fundamentals (default: all)")
+    p.add_argument("--analysts", help=ANALYSTS_HELP)
     p.add_argument("--provider", help="LLM provider: offline (default), openai, openai_compatible, ollama, … "
                    "(see 'providers' below)")
     p.add_argument("--backend-url", help="base URL of an OpenAI-compatible server")
     p.add_argument("--quick-model", help="quick-thinking model name (default: the provider's, see below)")
     p.add_argument("--deep-model", help="deep-thinking model name (default: the provider's, see below)")
     p.add_argument("--data", help="market data: demo (default), yfinance (or yahoo) or csv")
+    _data_flags(p)
     p.add_argument("--asset-type", default="stock", help="stock (default), etf, index, fx or crypto")
     p.add_argument("--debate-rounds", type=int, help="bull/bear debate rounds (default 1)")
     p.add_argument("--risk-rounds", type=int, help="risk discussion rounds (default 1)")
@@ -124,6 +146,8 @@ def _settle_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend-url")
     p.add_argument("--quick-model")
     p.add_argument("--data", help="market data: demo (default), yfinance (or yahoo) or csv")
+    p.add_argument("--csv-skip-bad-rows", action="store_true", default=None,
+                   help="CSV data: drop the rows that do not parse instead of refusing the file")
     p.add_argument("--home")
     return p
 
@@ -141,6 +165,8 @@ FLAGS = {
     "analysts": ("selected_analysts", "--analysts"),
     "max_cost": ("max_cost_usd", "--max-cost"),
     "executor": ("executor", "--executor"),
+    "allow_synthetic": ("allow_synthetic", "--allow-synthetic"),
+    "csv_skip_bad_rows": ("csv_skip_bad_rows", "--csv-skip-bad-rows"),
 }
 FLAG_OF_KEY = {key: flag for key, flag in FLAGS.values()}
 FLAG_OF_KEY.update({"analyst_execution": "--parallel/--sequential", "checkpoint_enabled": "--no-checkpoint"})
@@ -164,6 +190,13 @@ def _config_from(args: argparse.Namespace) -> dict[str, Any]:
     return cfg
 
 
+def _notice(settings) -> None:
+    """Print ``engine_notice`` on stderr, first, so the terminal says what it is running on."""
+    line = engine_notice(settings)
+    if line:
+        _print(line, file=sys.stderr, flush=True)
+
+
 def _settings_from(args: argparse.Namespace, *, check_llm: bool = True):
     """Resolved, validated settings and the LLM settings checked (key, URL): before anything runs."""
     from tradingagents.config import check_home, resolve_config
@@ -171,9 +204,10 @@ def _settings_from(args: argparse.Namespace, *, check_llm: bool = True):
     settings = resolve_config(_config_from(args))
     check_home(settings)  # a home that cannot be written: exit 2 naming the folder, before any work
     if check_llm:
-        from tradingagents.llm_clients.factory import check_llm_config
+        from tradingagents.llm_clients.factory import check_llm_config, check_local_server
 
         check_llm_config(settings)
+        check_local_server(settings)  # a local model server that is not up: said within 5 s, nothing ran
     return settings
 
 
@@ -234,7 +268,7 @@ _HEADLINES = {
     EXIT_LLM_FAILURE: "LLM failure",
     EXIT_STOPPED: "Stopped",
     EXIT_BUSY: "Busy",
-    EXIT_STORAGE_UNAVAILABLE: "Desk database unavailable",
+    EXIT_STORAGE: "Desk database unavailable",
 }
 
 
@@ -261,8 +295,11 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
             print("The run is checkpointed: once there is room, run the same command again to resume.",
                   file=sys.stderr)
         return code
+    if code == EXIT_STORAGE:  # not a bug: one plain line (host, what to check), no traceback
+        _print(f"Desk database unavailable: {' '.join(str(exc).split())}", file=sys.stderr)
+        return code
     _print(f"{headline}: {exc}", file=sys.stderr)
-    if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED, EXIT_STORAGE_UNAVAILABLE) and is_resumable(exc):
+    if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED, EXIT_STORAGE) and is_resumable(exc):
         if checkpointing:
             print("The run is checkpointed: run the same command again to resume where it stopped.",
                   file=sys.stderr)
@@ -312,7 +349,13 @@ def run_command(argv: list[str]) -> int:
         ticker = validate_ticker(args.ticker)
         date = validate_date(args.date)
         settings = _settings_from(args)  # every setting and the LLM key checked: exit 2 before any work
+        _notice(settings)
         checkpointing = bool(settings["checkpoint_enabled"])
+        from tradingagents import storage
+        from tradingagents.dataflows.interface import check_instrument
+
+        check_instrument(settings, ticker)  # an unlisted demo ticker: exit 2 with suggestions, before any work
+        storage.check_storage(settings)  # an unreachable desk database: exit 7, one line, before any work
         if args.blind:
             from tradingagents.graph.blind_run import run_blind
 
@@ -331,13 +374,12 @@ def run_command(argv: list[str]) -> int:
         _print(f"Rating: {rating}")
         record = graph.last_run["record"]  # what the engine saved, as its terminal event carries it
         meta = record.get("meta") or {}
-        if meta.get("session_note"):
-            _print(f"Session: {meta['session_note']}")
-        for line in meta.get("missing_data") or []:
-            _print(f"Missing data: {line}")
-        if meta.get("log_note"):
-            _print(f"Memory log: {meta['log_note']}")
-        _print(f"Report: {record['report_path'] or record['results_path']}")
+        for line in _result_lines(meta):
+            _print(line)
+        if record["report_path"]:
+            _print(f"Report: {record['report_path']}")
+        else:  # the desk's database: a command that prints it, not a locator nobody can open
+            _print(f"Report: python -m tradingagents show {graph.last_run['ticker']} {graph.last_run['date']}")
         return EXIT_OK
     except KeyboardInterrupt:
         print("Aborted.", file=sys.stderr)
@@ -350,6 +392,25 @@ def run_command(argv: list[str]) -> int:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def _result_lines(meta) -> list[str]:
+    """What a finished run's meta says beside the rating: invented instrument, session, data, log, version."""
+    lines = []
+    if meta.get("invented"):
+        lines.append(f"Invented instrument: {meta.get('ticker')} is not listed by the demo market; the run analysed "
+                     "a generated, fictional instrument (--allow-synthetic)")
+    if meta.get("session_note"):
+        lines.append(f"Session: {meta['session_note']}")
+    for line in meta.get("data_notes") or []:
+        lines.append(f"Data: {line}")
+    for line in meta.get("missing_data") or []:
+        lines.append(f"Missing data: {line}")
+    if meta.get("log_note"):
+        lines.append(f"Memory log: {meta['log_note']}")
+    if meta.get("version_note"):
+        lines.append(f"Re-analysis: {meta['version_note']}")
+    return lines
 
 
 def settle_pending(settings, ticker: str | None = None, api_key: str | None = None):
@@ -405,6 +466,10 @@ def settle_command(argv: list[str]) -> int:
 
             ticker = validate_ticker(args.ticker)
         settings = _settings_from(args)
+        _notice(settings)
+        from tradingagents import storage
+
+        storage.check_storage(settings)
         settled, pending = settle_pending(settings, ticker)
         for s in settled:
             holding = s.get("holding", s.get("holding_days"))
@@ -441,6 +506,7 @@ def log_command(argv: list[str]) -> int:
 
 
 BATCH_EXIT_HELP = """exit codes (the worst ticker's, in this order):
+  7  the desk database cannot be reached or refuses the connection: the batch stops at once
   1  a ticker hit an unexpected error (a bug)
   2  bad input or configuration (then nothing ran), or a ticker the data source rejects
   3  the market data provider could not serve a ticker
@@ -469,9 +535,10 @@ def _batch_parser():
                    "TRADINGAGENTS_RAY_ADDRESS for a cluster)")
     p.add_argument("--max-cost", help="USD budget of the whole batch (and of each run)")
     p.add_argument("--concurrency", type=int, help="max_concurrent_llm_calls shared by the batch")
-    for flag in ("--analysts", "--provider", "--backend-url", "--quick-model", "--deep-model", "--data",
-                 "--home"):
+    p.add_argument("--analysts", help=ANALYSTS_HELP)
+    for flag in ("--provider", "--backend-url", "--quick-model", "--deep-model", "--data", "--home"):
         p.add_argument(flag)
+    _data_flags(p)
     p.add_argument("--debate-rounds", type=int)
     p.add_argument("--risk-rounds", type=int)
     p.add_argument("--json", action="store_true", help="the outcomes as JSON on stdout")
@@ -529,6 +596,8 @@ def batch_command(argv: list[str]) -> int:
     previous = install_stop_handlers(stop)
     try:
         settings = _settings_from(args)
+        _notice(settings)
+        storage.check_storage(settings)  # an unreachable desk: exit 7 at once, not one failure per ticker
         if args.concurrency is not None:
             settings = resolve_config({**dict(settings), "max_concurrent_llm_calls": args.concurrency})
         if args.tickers.startswith("@"):
@@ -541,6 +610,10 @@ def batch_command(argv: list[str]) -> int:
         else:
             tickers = parse_tickers(args.tickers)
         date = validate_date(args.date)
+        from tradingagents.dataflows.interface import check_instrument
+
+        for ticker in tickers:  # an unlisted demo ticker refuses the batch before any run (exit 2)
+            check_instrument(settings, ticker)
         if args.blind:
             return _blind_batch(list(tickers), date, settings, args, stop)
         from tradingagents.estimates import estimate_batch_cost
@@ -556,6 +629,8 @@ def batch_command(argv: list[str]) -> int:
                 extra = f" {o.rating}" if o.rating else ""
                 _print(f"  {o.ticker:<10} {o.status}{extra} {_usd(o.cost_usd)}"
                        + (f" — {o.error}" if o.error else ""), file=sys.stderr, flush=True)
+                if o.session_note:
+                    _print(f"  {'':<10} session: {o.session_note}", file=sys.stderr, flush=True)
 
         outcomes = run_batch(tickers, date, settings, max_cost_usd=settings.get("max_cost_usd"),
                              on_update=progress, should_stop=stop.is_set)
@@ -570,14 +645,83 @@ def batch_command(argv: list[str]) -> int:
         print(json.dumps([o.to_dict() for o in outcomes], indent=1))
     else:
         for o in outcomes:
-            _print(f"{o.ticker:<10} {o.status:<8} {o.rating or '-':<12} {_usd(o.cost_usd)}")
+            session = f"  session {o.session} ({o.session_note})" if o.session_note else ""
+            invented = "  invented instrument" if o.invented else ""
+            _print(f"{o.ticker:<10} {o.status:<8} {o.rating or '-':<12} {_usd(o.cost_usd)}{session}{invented}")
         known = [o.cost_usd for o in outcomes if o.cost_usd is not None]
         print(f"total {_usd(sum(known)) if len(known) == len(outcomes) else 'price unknown'}")
     code = exit_code(outcomes)
-    if code == EXIT_STOPPED:
+    if code == EXIT_STORAGE:
+        first = next(o for o in outcomes if o.exit_code == EXIT_STORAGE)
+        _print(f"Desk database unavailable: {' '.join(str(first.error).split())}", file=sys.stderr)
+        print("The batch stopped at once; run the same command again once the database answers.", file=sys.stderr)
+    elif code == EXIT_STOPPED:
         print("Run the same command again (with a larger --max-cost if the budget stopped it) to continue.",
               file=sys.stderr)
     return code
+
+
+def show_command(argv: list[str]) -> int:
+    """``python -m tradingagents show TICKER DATE [--version N]``: a saved run's report (files or the desk)."""
+    p = argparse.ArgumentParser(prog="python -m tradingagents show",
+                                description="Print the report of a saved run (a non-trading date finds its "
+                                "session's run), from the files under the home or the desk's database.",
+                                epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("ticker")
+    p.add_argument("date")
+    p.add_argument("--version", type=int, help="an earlier run of a re-analysed session (History lists them)")
+    p.add_argument("--home")
+    args = p.parse_args(argv)
+    try:
+        from tradingagents import storage
+        from tradingagents.config import resolve_config
+        from tradingagents.validation import ValidationError, validate_date, validate_ticker
+
+        settings = resolve_config({"home": args.home} if args.home else {})
+        ticker, date = validate_ticker(args.ticker), validate_date(args.date)
+        try:
+            data = storage.load_run(settings, ticker, date, args.version)
+        except FileNotFoundError:
+            import datetime as _dt
+
+            from tradingagents.dataflows.session import note_for
+
+            day = _dt.date.fromisoformat(date)
+            for back in range(1, 11):  # a weekend or holiday: the session's run (saved under the session)
+                earlier = (day - _dt.timedelta(days=back)).isoformat()
+                try:
+                    data = storage.load_run(settings, ticker, earlier, args.version)
+                except FileNotFoundError:
+                    continue
+                if note_for(date, earlier):
+                    _print(f"Session: {note_for(date, earlier)}", file=sys.stderr)
+                break
+            else:
+                raise ValidationError(f"No saved run of {ticker} on {date}: run "
+                                      f"'python -m tradingagents {ticker} {date}' first.") from None
+        from tradingagents.storage.files_runs import render_report_markdown
+
+        _print(render_report_markdown(data.get("state") or {}, data.get("rating"), data.get("meta") or {}), end="")
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False)
+
+
+SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show")
+
+
+def _subcommand_typo(word: str) -> str | None:
+    """The subcommand ``word`` looks like a typo of ("stettle" → settle), or None.
+
+    Only a lower-case word is taken for a mistyped command (tickers are written in capitals): a
+    ticker BACH is analysed with ``BACH``, ``bach`` asks "did you mean batch?".
+    """
+    import difflib
+
+    if not word.isalpha() or not word.islower() or word in SUBCOMMANDS:
+        return None
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -596,6 +740,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(argv: list[str]) -> int:
     try:
+        typo = _subcommand_typo(argv[0]) if argv else None
+        if typo is not None:
+            _print(f"Bad input: unknown command {argv[0]!r}: did you mean '{typo}'? (python -m tradingagents "
+                   f"{typo} --help). To analyse a ticker named {argv[0].upper()}, write it in capitals.",
+                   file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if argv and argv[0] == "show":
+            return show_command(argv[1:])
         if argv and argv[0] == "settle":
             return settle_command(argv[1:])
         if argv and argv[0] == "log":

@@ -11,11 +11,15 @@ which is always a plain sentence that says what to do (never the class name).
 | ``LLMConfigError`` | 2 | no | unknown provider, missing key or URL: nothing ran |
 | ``DataUnavailable`` (``ProviderUnavailable``, ``DataNotFound``) | 3 | no | the data source cannot serve |
 | ``LLMCallError`` | 4 | yes | a model call failed for good after retries; the checkpoint is kept |
+| ``LocalServerUnreachable`` | 4 | no | a local model server (Ollama…) accepts no connection within 5 s: nothing ran |
 | ``RunStopped`` | 5 | yes | stopped by the user between two steps |
 | ``BudgetExceeded`` | 5 | yes | the next step would exceed the cost budget |
 | ``RunAlreadyActive`` | 6 | no | the same ticker, date and graph is already running |
+| ``UnknownInstrumentError`` | 2 | no | the demo market does not list the ticker (closest known tickers suggested) |
+| ``BadCSVError`` | 3 | no | a CSV file has rows that do not parse, too little history or non-daily bars |
 | ``CheckpointError`` | 1 | no | the checkpoint database cannot be opened or written |
 | ``StorageUnavailable`` | 7 | yes | the desk database cannot be reached, refuses the login or went away mid-run |
+| ``StorageError`` | 7 | yes | (a ``StorageUnavailable``) what the desk storage raises: host named, never the password |
 | anything else | 1 | (checkpoint kept) | a bug |
 
 This module imports nothing from the package, so every layer may raise these.
@@ -30,7 +34,7 @@ EXIT_DATA_UNAVAILABLE = 3
 EXIT_LLM_FAILURE = 4
 EXIT_STOPPED = 5
 EXIT_BUSY = 6
-EXIT_STORAGE_UNAVAILABLE = 7
+EXIT_STORAGE = 7
 
 
 class TradingAgentsError(Exception):
@@ -61,6 +65,15 @@ class InvalidDateError(ValidationError):
     pass
 
 
+class UnknownInstrumentError(InvalidTickerError):
+    """The data source does not know the ticker; ``suggestions`` holds the closest known tickers."""
+
+    def __init__(self, message: str, *, ticker: str = "", suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.ticker = ticker
+        self.suggestions = tuple(suggestions)
+
+
 class LLMConfigError(ConfigError):
     """The LLM settings cannot work (unknown provider, missing key, missing URL): nothing ran."""
 
@@ -78,6 +91,16 @@ class ProviderUnavailable(DataUnavailable):
 
 class DataNotFound(DataUnavailable):
     """There is no data for this request (e.g. the CSV file is missing, the source has no such data)."""
+
+
+class BadCSVError(DataNotFound):
+    """A CSV file that cannot be trusted whole: rows that do not parse (with their line numbers), too
+    little history for the indicators, or bars that are not daily. ``path`` names the file."""
+
+    def __init__(self, message: str, *, path: str = "", bad_lines: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.path = path
+        self.bad_lines = tuple(bad_lines)
 
 
 # ---------------------------------------------------------------------------- model (exit 4)
@@ -108,6 +131,13 @@ class LLMCallError(TradingAgentsError, RuntimeError):
         self.retryable = retryable
 
 
+class LocalServerUnreachable(LLMCallError):
+    """A local model server (Ollama, vLLM, LM Studio) does not accept a connection within
+    ``LOCAL_CONNECT_TIMEOUT_S``: said before the run starts, so nothing is checkpointed."""
+
+    resumable = False
+
+
 # ---------------------------------------------------------------------------- stopped (exit 5)
 class RunStopped(TradingAgentsError):
     """Raised inside propagate when ``should_stop()`` returned True between two steps.
@@ -130,7 +160,7 @@ class RunAlreadyActive(TradingAgentsError, RuntimeError):
     exit_code = EXIT_BUSY
 
 
-# ---------------------------------------------------------------------------- storage (exit 1)
+# ---------------------------------------------------------------------------- storage (exit 7, 1)
 class CheckpointError(TradingAgentsError, RuntimeError):
     """The checkpoint database cannot be opened or written."""
 
@@ -141,8 +171,13 @@ class StorageUnavailable(TradingAgentsError, RuntimeError):
     last finished step (with its counters), so running the same command again once the database is
     back resumes. The message names the database without its password."""
 
-    exit_code = EXIT_STORAGE_UNAVAILABLE
+    exit_code = EXIT_STORAGE
     resumable = True
+
+
+class StorageError(StorageUnavailable):
+    """The desk database cannot be reached or used: one plain line naming the host (never the
+    password) and what to check. Not a bug: its own exit code, 7; a batch stops at once."""
 
 
 def exit_code_for(exc: BaseException) -> int:

@@ -145,3 +145,18 @@ def test_units_readable_time_labels_ladder_and_diff(runs):
     link = compare.prefill_link({"analysts": ["news"], "max_debate_rounds": 3}, "BRK-B", "2024-01-05")
     assert link.startswith("/run?prefill=%7B") and " " not in link
     assert json.loads(unquote(link.split("=", 1)[1]))["ticker"] == "BRK-B"
+
+
+def test_history_lists_a_reanalysed_session_twice_and_compare_opens_the_earlier_run(ta_home, entry):
+    base = resolve_config({})
+    TradingAgentsGraph(config=base, selected_analysts=["market"]).propagate("NVDA", "2024-05-10")
+    first = load_run(base, "NVDA", "2024-05-10")["rating"]
+    save_run(base, {**load_run(base, "NVDA", "2024-05-10")["state"]}, "Sell", {"analysts": ["market"]})
+    at = _open(entry, "history")
+    table = at.dataframe[0].value
+    assert sorted(table["Version"]) == ["current", "earlier #1"] and set(table["Date"]) == {"2024-05-10"}
+    at = _open(entry, "compare", a="NVDA|2024-05-10|1", b="NVDA|2024-05-10")
+    assert at.selectbox(key="cmp_a").value == "NVDA|2024-05-10|1"
+    assert "earlier #1" in at.selectbox(key="cmp_a").format_func("NVDA|2024-05-10|1")
+    shown = "\n".join(str(h.value) for h in at.html)
+    assert first in shown and "Sell" in shown

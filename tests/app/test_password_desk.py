@@ -80,10 +80,10 @@ def test_a_wrong_password_fails_the_job_with_a_plain_message(ta_home, desk):
 
 def test_a_wrong_password_on_the_command_line_is_exit_7_and_one_line(ta_home, desk, monkeypatch, capsys):
     from tradingagents import cli
-    from tradingagents.errors import EXIT_STORAGE_UNAVAILABLE
+    from tradingagents.errors import EXIT_STORAGE
 
     monkeypatch.setenv("TRADINGAGENTS_STORAGE_URL", desk.url(password="not-the-password"))
     code = cli.main(["NVDA", "2024-05-10", "--analysts", "market"])
     err = capsys.readouterr().err
-    assert code == EXIT_STORAGE_UNAVAILABLE, err
+    assert code == EXIT_STORAGE, err
     assert "Traceback" not in err and "not-the-password" not in err and "password authentication failed" in err

@@ -29,8 +29,9 @@ EXAMPLES = """examples:
 Offline engine and demo market by default. Run the same command again to resume a stopped or
 killed backtest: finished steps are not redone.
 
-exit codes: 0 ok, 1 unexpected error, 2 bad input, 3 market data unavailable,
-  4 LLM failure (run again to resume), 5 stopped (run again to resume), 6 already running,
+exit codes: 0 ok, 1 unexpected error, 2 bad input (a missing API key, a ticker the demo market does
+  not list: refused before any step, nothing left behind), 3 market data unavailable (or a CSV file
+  refused), 4 LLM failure (run again to resume), 5 stopped (run again to resume), 6 already running,
   7 desk database unavailable (run again to resume once it is back)
 """
 
@@ -59,7 +60,12 @@ def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--quick-model", help="quick-thinking model name")
     p.add_argument("--deep-model", help="deep-thinking model name")
     p.add_argument("--data", help="market data: demo (default), yfinance or csv")
-    p.add_argument("--analysts", help="comma-separated subset of market,social,news,fundamentals (default: all)")
+    p.add_argument("--analysts", help="comma-separated subset of market,social,news,fundamentals (default: all); "
+                   "aliases: technical = market, sentiment = social, fundamental = fundamentals")
+    p.add_argument("--allow-synthetic", action="store_true", default=None,
+                   help="demo market: backtest a ticker it does not list as an invented instrument (default: refused)")
+    p.add_argument("--csv-skip-bad-rows", action="store_true", default=None,
+                   help="CSV data: drop the rows that do not parse instead of refusing the file (exit 3)")
     p.add_argument("--debate-rounds", type=int, help="bull/bear debate rounds (default 1)")
     p.add_argument("--risk-rounds", type=int, help="risk discussion rounds (default 1)")
     p.add_argument("--max-concurrent", type=int, help="tickers (and model calls) at once (max_concurrent_llm_calls)")
@@ -97,7 +103,8 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
     cfg: dict[str, Any] = {}
     pairs = {"provider": "llm_provider", "backend_url": "backend_url", "quick_model": "quick_think_llm",
              "deep_model": "deep_think_llm", "data": "data_vendor", "home": "home",
-             "max_concurrent": "max_concurrent_llm_calls", "executor": "executor"}
+             "max_concurrent": "max_concurrent_llm_calls", "executor": "executor",
+             "allow_synthetic": "allow_synthetic", "csv_skip_bad_rows": "csv_skip_bad_rows"}
     for attr, key in pairs.items():
         value = getattr(args, attr, None)
         if value is not None:
@@ -203,6 +210,24 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         from tradingagents.backtest.engine import Backtest, BacktestSpec
 
         cfg = config_from(args)
+        from tradingagents import storage
+        from tradingagents.config import check_home, resolve_config
+        from tradingagents.dataflows.interface import check_instrument
+        from tradingagents.llm_clients.factory import check_llm_config
+        from tradingagents.storage.watchlists import valid_tickers
+        from tradingagents.vendors import engine_notice
+
+        settings = resolve_config(cfg)
+        check_home(settings)
+        check_llm_config(settings)  # a missing key or URL: exit 2 before any progress bar or folder
+        from tradingagents.llm_clients.factory import check_local_server
+
+        check_local_server(settings)  # a local model server that is not up: exit 4 within 5 s
+        if engine_notice(settings):
+            print(engine_notice(settings), file=sys.stderr, flush=True)
+        for ticker in valid_tickers(args.tickers):
+            check_instrument(settings, ticker)  # an unlisted demo ticker: exit 2 before any folder
+        storage.check_storage(settings)
         spec = BacktestSpec.make(args.tickers, args.start, args.end, args.every, args.compare_memory,
                                  args.allow_short, args.cost_bps, seed=getattr(args, "seed", None),
                                  control=getattr(args, "control", 0) or 0,
@@ -237,8 +262,8 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         code = exit_code_for(exc)
         what = {EXIT_BAD_INPUT: "Bad input", 3: "Market data unavailable", 4: "LLM failure",
                 7: "Desk database unavailable"}.get(code, "Error")
-        print(f"{what}: {exc}", file=sys.stderr)
-        if code not in (EXIT_BAD_INPUT, 3) and is_resumable(exc):
+        print(f"{what}: {' '.join(str(exc).split()) if code == 7 else exc}", file=sys.stderr)
+        if code not in (EXIT_BAD_INPUT, 3, 7) and is_resumable(exc):
             print("Finished steps are kept: run the same command again to continue.", file=sys.stderr)
         if code == 1:
             import traceback

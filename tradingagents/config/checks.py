@@ -328,6 +328,8 @@ CHECKS: Mapping[str, Check] = {
     "llm_max_output_tokens": _number(int, lo=16, hi=1_000_000, optional=True),
     "data_vendor": check_vendor,
     "data_retry_backoff": _number(float, lo=0, hi=600),
+    "allow_synthetic": _boolean,
+    "csv_skip_bad_rows": _boolean,
     "selected_analysts": normalize_analysts,
     "max_debate_rounds": validate_rounds,
     "max_risk_discuss_rounds": validate_rounds,

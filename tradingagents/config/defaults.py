@@ -105,6 +105,11 @@ DEFAULTS: dict[str, Any] = {
     # market data
     "data_vendor": "demo",  # demo | yfinance | csv
     "data_retry_backoff": 1.0,  # seconds before the first retry of a rate-limited data request
+    # the demo market refuses a ticker it does not list (exit 2, "did you mean …?"); True analyses an
+    # invented instrument, labelled as such everywhere and kept out of other tickers' lessons
+    "allow_synthetic": False,
+    # a CSV file with rows that do not parse is refused (exit 3, with their line numbers); True drops them
+    "csv_skip_bad_rows": False,
     # graph
     "selected_analysts": list(ANALYST_ORDER),
     "max_debate_rounds": 1,

@@ -2,7 +2,9 @@
 
 Files are read in bounded memory (only the six columns, in chunks) and bad rows — an inf/NaN/negative
 Close or Volume, a date that is not YYYY-MM-DD — are dropped and listed in ``problems(ticker)`` (and in
-``ohlcv(...).attrs["problems"]``) instead of aborting. Only prices: fundamentals, statements, news and social posts are not available from CSV files and
+``ohlcv(...).attrs["problems"]``) instead of aborting a read. Before an analysis, ``input_check``
+refuses a file with such rows (exit 3, with their line numbers) unless ``csv_skip_bad_rows``, refuses
+weekly or monthly bars, and notes a history shorter than the longest indicator window. Only prices: fundamentals, statements, news and social posts are not available from CSV files and
 the tools say so with the NO_DATA sentinel. Files are re-read when they change (mtime and size).
 """
 
@@ -58,9 +60,11 @@ class CSVProvider(MarketDataProvider):
         try:
             st = path.stat()
         except FileNotFoundError:
+            close = self.suggest(ticker)
+            hint = f"did you mean {' or '.join(close)}? Or " if close else ""
             raise DataNotFound(
-                f"No CSV file {path.name} in {self.data_dir}: add one with the header {EXPECTED_HEADER} "
-                "(one row per trading day)."
+                f"No CSV file {path.name} in {self.data_dir}: {hint}add one with the header {EXPECTED_HEADER} "
+                "(one row per trading day; the README shows an example)."
             ) from None
         except OSError as exc:
             raise ProviderUnavailable(f"Cannot read {path}: {exc.strerror or exc}.") from None
@@ -77,6 +81,61 @@ class CSVProvider(MarketDataProvider):
         with self._lock:
             self._cache[str(path)] = (key, df)
         return df
+
+    def suggest(self, ticker: str, n: int = 3) -> list[str]:
+        """The tickers of the folder's files closest to ``ticker`` (a typo's likely meaning)."""
+        import difflib
+
+        try:
+            names = [p.stem for p in self.data_dir.glob("*.csv")]
+        except OSError:
+            return []
+        return difflib.get_close_matches(check_ticker(ticker), names, n=n, cutoff=0.7)
+
+    def input_check(self, ticker: str, as_of: str, *, skip_bad_rows: bool = False) -> list[str]:
+        """Before any model call: can the file be trusted for an analysis as of ``as_of``?
+
+        Raises ``BadCSVError`` (exit 3, naming the file and the first bad lines) when rows do not
+        parse, unless ``skip_bad_rows`` (then a note says how many were dropped), and when the bars
+        are not daily (weekly or monthly bars would be read, and annualised, as days). Returns notes
+        for the run's report and provenance: the rows dropped, and a history shorter than the longest
+        indicator window (the 200-day average), which the indicators then lack.
+        """
+        from tradingagents.dataflows.indicators import WARMUP_ROWS
+        from tradingagents.errors import BadCSVError
+
+        full = self._load(ticker)
+        path = self.path_for(ticker)
+        notes: list[str] = []
+        bad = list(full.attrs.get("bad_lines", []))
+        dropped = int(full.attrs.get("dropped", 0))
+        if dropped:
+            lines = ", ".join(str(n) for n in bad[:10]) + (", …" if dropped > len(bad[:10]) else "")
+            if not skip_bad_rows:
+                raise BadCSVError(
+                    f"{path} has {dropped} row(s) that do not parse (line {lines}): "
+                    + "; ".join(x.split(": ", 1)[-1] for x in full.attrs.get("problems", []) if "dropped" in x)
+                    + f". Fix them (the header is {EXPECTED_HEADER}), or pass --csv-skip-bad-rows to drop them.",
+                    path=str(path), bad_lines=tuple(bad),
+                )
+            notes.append(f"{path.name}: {dropped} row(s) that do not parse were dropped (line {lines}).")
+        upto = full[full.index <= pd.Timestamp(as_of)]
+        if len(upto) >= 3:
+            gap = float(np.median(np.diff(upto.index.values[-60:]).astype("timedelta64[D]").astype(float)))
+            if gap >= 4.5:
+                kind = "monthly" if gap >= 25 else "weekly" if gap >= 6 else f"{gap:.0f} days apart"
+                raise BadCSVError(
+                    f"{path} holds {kind} bars (the median gap between its rows is {gap:.0f} days); the analysts, "
+                    "their indicators, the returns and the backtests read daily bars (one row per trading day), "
+                    "so its volatility and Sharpe ratios would be annualised wrongly. Give daily rows.",
+                    path=str(path),
+                )
+        longest = max(WARMUP_ROWS.values())
+        if len(upto) < longest:
+            notes.append(f"{path.name} has only {len(upto)} row(s) up to {as_of}, fewer than the {longest} the longest "
+                         "indicator (the 200-day average) needs: the long-term indicators are missing and the "
+                         "decision rests on a short history.")
+        return notes
 
     def problems(self, ticker: str) -> list[str]:
         """What was wrong in the ticker's file (rows dropped and why); empty when all was well."""
@@ -173,6 +232,8 @@ def _read_prices(path: Path) -> pd.DataFrame:
                         f"is used ({shown}).")
     df.attrs["problems"] = problems
     df.attrs["dropped_days"] = sorted(set(examples.get("dropped_days", [])) - {d.date().isoformat() for d in df.index})
+    df.attrs["dropped"] = counts["date"] + counts["close"] + counts["volume"]
+    df.attrs["bad_lines"] = sorted(n for k in ("date", "close", "volume") if counts[k] for n in examples[k])
     return df
 
 

@@ -335,4 +335,30 @@ def known(ticker: str) -> dict[str, Any] | None:
     return row
 
 
-__all__ = ["ANCHOR_DATES", "INDEX_START_DATE", "LEAD_IN_DATE", "known", "table"]
+def suggest(ticker: str, n: int = 3) -> list[str]:
+    """The known tickers closest to ``ticker`` (a typo's likely meaning), closest first; may be empty.
+
+    Close spellings first (difflib on the whole ticker, then on its part before an exchange
+    suffix), then known tickers that start with what was typed ("NVDAA" → NVDA, "SAP.DE" → SAP).
+    """
+    import difflib
+
+    rows = table()
+    want = ticker.strip().upper()
+    out: list[str] = []
+
+    def add(names) -> None:
+        for name in names:
+            if name not in out and name != want:
+                out.append(name)
+
+    add(difflib.get_close_matches(want, rows, n=n, cutoff=0.7))
+    base = want.split(".")[0]
+    if base != want:
+        add(t for t in rows if t == base)
+        add(difflib.get_close_matches(base, rows, n=n, cutoff=0.7))
+    add(sorted((t for t in rows if len(t) >= 2 and want.startswith(t)), key=len, reverse=True))
+    return out[:n]
+
+
+__all__ = ["ANCHOR_DATES", "INDEX_START_DATE", "LEAD_IN_DATE", "known", "suggest", "table"]

@@ -109,3 +109,47 @@ def get_provider(config: Mapping[str, Any] | None = None) -> MarketDataProvider:
             prov = YFinanceProvider(cfg["data_cache_dir"], backoff=key[2])
         _CACHE[key] = prov
         return prov
+
+
+def check_instrument(config: Mapping[str, Any] | None, ticker: str) -> bool:
+    """Before any model call: whether ``ticker`` is an instrument the data source knows.
+
+    On the demo market a ticker its table does not list is refused (``UnknownInstrumentError``,
+    exit 2, naming the closest known tickers: "did you mean NVDA?") unless ``allow_synthetic`` is
+    set; then it is analysed as an invented instrument and this returns True (the run labels it so
+    everywhere). Index tickers (``^…``) and the benchmarks of the suffix map count as known. Other
+    sources refuse a ticker without data in ``session.check_prices`` (their own message). A blind
+    run or a no-edge world checks the real ticker before it is aliased, so they pass here.
+    """
+    from tradingagents.errors import UnknownInstrumentError
+    from tradingagents.validation import validate_ticker
+
+    cfg = resolve_config(config)
+    t = validate_ticker(ticker)
+    if cfg["data_vendor"] != "demo" or cfg.get("blind") or cfg.get("synthetic_world"):
+        return False
+    from tradingagents.dataflows.demo import INDEX_TICKERS
+    from tradingagents.dataflows.demo_identities import known, suggest
+
+    if known(t) is not None or t in INDEX_TICKERS:
+        return False
+    if cfg.get("allow_synthetic"):
+        return True
+    close = suggest(t)
+    hint = (f"did you mean {' or '.join(close)}? " if close else "")
+    raise UnknownInstrumentError(
+        f"The demo market does not list {t}: {hint}It lists the S&P 100, the big ETFs, major listings in "
+        "Hong Kong, Tokyo, London, India, China, Toronto and Sydney, and the benchmark indices. To analyse "
+        "an invented instrument anyway, pass --allow-synthetic (the app's \"allow an invented instrument\").",
+        ticker=t, suggestions=tuple(close),
+    )
+
+
+def input_notes(config: Mapping[str, Any] | None, provider: MarketDataProvider, ticker: str, as_of: str) -> list[str]:
+    """Before any model call: what the run's report must say about its input (rows dropped, a short
+    history), or the source's refusal (``BadCSVError``, exit 3: rows that do not parse without
+    ``csv_skip_bad_rows``, bars that are not daily). Sources without such a check have nothing to say."""
+    check = getattr(provider, "input_check", None)
+    if not callable(check):
+        return []
+    return list(check(ticker, as_of, skip_bad_rows=bool(resolve_config(config).get("csv_skip_bad_rows"))))

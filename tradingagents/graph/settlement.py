@@ -235,7 +235,8 @@ class Settler:
                       reports=self._reports_for(entry["ticker"], entry["date"]), benchmark=benchmark)
         reflection = self.reflector.reflect_on_decision(**kwargs)
         lessons = None
-        if self.memory_enabled:
+        # the role memories are shared by every ticker: an invented instrument's lessons stay out of them
+        if self.memory_enabled and not entry.get("invented"):
             # a lesson is knowable from the day the holding window closed, never before
             known_from = outcome.get("end_date") or window_end(entry["date"], holding)
             lessons = (self.reflector.role_lessons(**kwargs), known_from)

@@ -35,7 +35,14 @@ from langgraph.errors import GraphRecursionError
 from tradingagents import pricing, storage, team
 from tradingagents.agents.utils.agent_utils import memory_used_of
 from tradingagents.config import normalize_analysts, resolve_config
-from tradingagents.errors import ConfigError, RunAlreadyActive, RunStopped, exit_code_for, is_resumable
+from tradingagents.errors import (
+    ConfigError,
+    RunAlreadyActive,
+    RunStopped,
+    TradingAgentsError,
+    exit_code_for,
+    is_resumable,
+)
 from tradingagents.graph.analyst_execution import analysts_for_asset
 from tradingagents.graph.checkpoint_router import COUNTERS_KEY, CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
@@ -177,6 +184,10 @@ class TradingAgentsGraph:
         execution) and the same providers and models made it and it has a rating; its decision is then
         stored in the memory log (a no-op when it is there: the run may have died just after saving).
         A batch or a backtest takes such a run instead of running it again."""
+        try:  # a non-trading date's run is kept under its session
+            trade_date = self._check_data(validate_ticker(ticker), validate_run_date(trade_date))[0]
+        except (TradingAgentsError, ValueError):
+            pass  # propagate raises the same, with the terminal event
         try:
             saved = storage.load_run(self.config, ticker, trade_date)
         except (FileNotFoundError, ValueError, OSError):
@@ -247,13 +258,25 @@ class TradingAgentsGraph:
         checkpoints = bool(self.config.get("checkpoint_enabled"))
         try:
             ticker = validate_ticker(ticker)
-            trade_date = validate_run_date(trade_date)
+            requested = validate_run_date(trade_date)
             asset_type = validate_asset_type(asset_type)
             analysts = analysts_for_asset(self.selected_analysts, asset_type)
+            # an instrument the source does not list is refused (exit 2) unless invented ones are allowed
+            from tradingagents.dataflows.interface import check_instrument
+
+            invented = check_instrument(self.config, ticker)
+            # one session, one decision: a non-trading date is analysed as its session (the last one on
+            # or before it), and keyed by that session everywhere (folder, log, checkpoint, settlement)
+            trade_date, session_note = self._check_data(ticker, requested)
+            from tradingagents.dataflows.interface import input_notes
+
+            data_notes = input_notes(self.config, self._provider(), ticker, trade_date)  # a bad CSV: exit 3
             tid = ckpt.thread_id(ticker, trade_date, self._signature(analysts, asset_type))
             with self._exclusive(ticker, trade_date, tid):
                 final_state, rating, record = self._run(
-                    ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at
+                    ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at,
+                    session_note=session_note, requested_date=requested, invented=invented,
+                    data_notes=data_notes,
                 )
         except RunStopped:
             reporter.usage_tick()
@@ -349,23 +372,26 @@ class TradingAgentsGraph:
                 return ("pending" if entry["pending"] else "settled"), entry["rating"]
         return "none", None
 
-    def _store_in_log(self, ticker: str, trade_date: str, decision: str, rating: str) -> None:
+    def _store_in_log(self, ticker: str, trade_date: str, decision: str, rating: str, invented: bool = False) -> None:
         provenance = {
             "data_vendor": self.config.get("data_vendor"),
             "llm_provider": self.config.get("llm_provider"),
             "models": {"quick": self.config.get("quick_think_llm"), "deep": self.config.get("deep_think_llm")},
             "by": storage.default_user(self.config),
         }
+        if invented:  # an invented instrument: labelled in the log, kept out of other tickers' lessons
+            provenance["invented"] = True
         update = getattr(self.memory_log, "update_pending", None)
         if callable(update):
             update(ticker, trade_date, decision, rating=rating, provenance=provenance)
         else:  # a log without update_pending (a stand-in in a test)
             self.memory_log.store_decision(ticker, trade_date, decision, rating=rating)
 
-    def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at):
+    def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at,
+             *, session_note=None, requested_date=None, invented=False, data_notes=()):
         cfg = self.config
-        # (0) no decision without data: nothing is settled, logged, saved or charged otherwise
-        _session, session_note = self._check_data(ticker, trade_date)
+        # (0) no decision without data (checked in propagate, which maps the date to its session):
+        # nothing is settled, logged, saved or charged otherwise
         # (1) settling what is due for this ticker: in _execute, right after run_started (its own step)
         sidecar = _UsageSidecar(cfg, ticker, tid)
         sidecar.started_at = started_at
@@ -396,9 +422,18 @@ class TradingAgentsGraph:
             log_note = f"updated the pending decision of {trade_date} (still {rating})"
         elif status == "settled":
             log_note = (f"the memory log keeps the settled decision of {trade_date} ({previous}); this "
-                        f"{rating} re-analysis is saved as a new run and is not logged")
+                        f"{rating} re-analysis is saved as the session's current run and is not logged")
         else:
             log_note = None
+        try:  # a second run of the same session is a re-analysis: the earlier run is kept as a version
+            earlier = storage.load_run(cfg, ticker, trade_date)
+        except (FileNotFoundError, ValueError, OSError):
+            earlier = None
+        version_note = None
+        if earlier is not None:
+            version_note = (f"the session {trade_date} was analysed before ({earlier.get('rating') or 'no rating'}); "
+                            f"that run is kept as an earlier version (History lists both) and this {rating} "
+                            "run is the current one")
 
         # (4) save, then log the decision as pending
         meta = {
@@ -413,8 +448,12 @@ class TradingAgentsGraph:
             "by": storage.default_user(cfg),  # who ran it: config "user" (the app's signed-in e-mail), else the OS user
             "resumed": reporter.resumed,
             "session_note": session_note,
+            "requested_date": requested_date or trade_date,
+            "invented": bool(invented),
+            "data_notes": list(data_notes),  # CSV rows dropped, a history shorter than the indicators need
             "missing_data": missing,
             "log_note": log_note,
+            "version_note": version_note,
             "elapsed_s": round(time.time() - started_at + sidecar.elapsed_before, 3),
             # tokens, and what they cost at the pricing table's list prices (None: a model without a price)
             "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
@@ -428,7 +467,7 @@ class TradingAgentsGraph:
         saved_meta = public_meta(cfg, meta)
         folder = storage.save_run(cfg, final_state, rating, saved_meta)
         if status != "settled":  # a settled entry stays as it was measured (the report says so)
-            self._store_in_log(ticker, trade_date, final_state.get("final_trade_decision", ""), rating)
+            self._store_in_log(ticker, trade_date, final_state.get("final_trade_decision", ""), rating, invented)
         # (5) success clears the checkpoint (and the counters of earlier segments)
         if cfg.get("checkpoint_enabled"):
             storage.clear_checkpoint(cfg, ticker, tid)

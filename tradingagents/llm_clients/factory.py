@@ -118,6 +118,45 @@ def check_llm_config(config: Mapping[str, Any] | None = None, *, api_key: str | 
         _model_name(cfg, kind)
 
 
+LOCAL_CONNECT_TIMEOUT_S = 5.0  # a local model server that accepts no connection by then is reported
+
+
+def check_local_server(config: Mapping[str, Any] | None = None, *, timeout: float = LOCAL_CONNECT_TIMEOUT_S) -> None:
+    """Before a run: a local preset's server (Ollama, vLLM, LM Studio) accepts a TCP connection within
+    ``timeout`` seconds, else ``LocalServerUnreachable`` (exit 4, nothing ran) saying how to start it.
+
+    A refused port fails at once; a host that never answers after ``timeout``: not after the model
+    client's retries and read timeout (28 s for Ollama before). Remote providers are not probed.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    from tradingagents.errors import LocalServerUnreachable
+
+    cfg = resolve_config(config)
+    preset = PROVIDER_PRESETS.get(cfg["llm_provider"]) or {}
+    if cfg["llm_provider"] == "offline" or not preset.get("local"):
+        return
+    base = resolve_base_url(cfg)
+    parts = urlsplit(base)
+    host, port = parts.hostname or "localhost", parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return
+    except OSError as exc:
+        label = preset.get("label") or cfg["llm_provider"]
+        why = "refused the connection" if isinstance(exc, ConnectionRefusedError) else (
+            "did not answer" if isinstance(exc, TimeoutError) else f"failed ({exc.strerror or exc})")
+        start = " (start it with `ollama serve`)" if cfg["llm_provider"] == "ollama" else ""
+        model = cfg.get("quick_think_llm") or preset.get("quick_model")
+        which = f"{label}, model {model}" if model else label
+        raise LocalServerUnreachable(
+            f"Could not connect to {public_url(base)} — is the server running{start}? ({which}: it {why} within "
+            f"{timeout:g} s; nothing ran. Or set --backend-url to where it listens.)",
+            provider=cfg["llm_provider"], retryable=True,
+        ) from None
+
+
 def make_limiter(config: Mapping[str, Any] | None = None) -> threading.BoundedSemaphore:
     """A semaphore bounding simultaneous model requests to ``max_concurrent_llm_calls`` (validated ≥ 1).
 

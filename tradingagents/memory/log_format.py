@@ -41,7 +41,7 @@ _META_HEAD = "\n\n<!-- meta "
 _META_TAIL = " -->"
 # what the hidden meta line may hold (anything else in it is ignored on reading)
 META_KEYS = ("data_vendor", "llm_provider", "models", "entry_price", "exit_price", "bench_raw", "benchmark",
-             "end_date", "by", "settled_by")
+             "end_date", "by", "settled_by", "invented")
 # lessons derived at settlement and not yet written to every role memory (cleared once they are)
 _LESSON_KEYS = ("lessons_due", "lessons_known_from")
 _DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
@@ -297,6 +297,8 @@ def check_provenance(provenance: Any) -> dict | None:
         if not isinstance(models, dict):
             raise ValueError(f"models must be a dict {{quick, deep}}, not {models!r:.60}")
         out["models"] = {k: _short_text(models.get(k), f"{k} model") for k in ("quick", "deep")}
+    if provenance.get("invented") is True:  # an invented instrument (the demo market's --allow-synthetic)
+        out["invented"] = True
     return {k: v for k, v in out.items() if v is not None} or None
 
 

@@ -209,7 +209,7 @@ class TradingMemoryLog:
             if b.ticker == want:
                 if len(same) < n_same:
                     same.append(b)
-            elif len(cross) < n_cross:
+            elif len(cross) < n_cross and not b.meta.get("invented"):  # an invented instrument teaches no other
                 cross.append(b)
         def row(b: Block) -> tuple:
             return (b.date, b.ticker, b.rating, b.raw_ret, b.alpha, b.holding, *b.body())

@@ -115,14 +115,26 @@ def save_run(config: Mapping[str, Any] | None, final_state: Mapping[str, Any], r
     return open_run_records(config).save_run(final_state, rating, meta)
 
 
-def list_runs(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """``storage.files_runs.list_runs`` from whichever storage."""
-    return open_run_records(config).list_runs()
+def list_runs(config: Mapping[str, Any] | None = None, *, include_previous: bool = False) -> list[dict[str, Any]]:
+    """``storage.files_runs.list_runs`` from whichever storage (``include_previous``: a re-analysed
+    session's earlier runs too, each with its ``version``)."""
+    return open_run_records(config).list_runs(include_previous=include_previous)
 
 
-def load_run(config: Mapping[str, Any] | None, ticker: str, date: str) -> dict[str, Any]:
-    """``storage.files_runs.load_run`` from whichever storage (FileNotFoundError when there is none)."""
-    return open_run_records(config).load_run(ticker, date)
+def load_run(config: Mapping[str, Any] | None, ticker: str, date: str, version: int | None = None) -> dict[str, Any]:
+    """``storage.files_runs.load_run`` from whichever storage (FileNotFoundError when there is none);
+    ``version``: one of the session's earlier runs (``list_runs(..., include_previous=True)``)."""
+    return open_run_records(config).load_run(ticker, date, version)
+
+
+def check_storage(config: Mapping[str, Any] | None = None) -> None:
+    """Before any work: the desk database answers (``StorageError``, exit 7, one plain line naming
+    the host, when it does not); nothing to check for files."""
+    url = storage_url(config)
+    if url:
+        from tradingagents.storage.pg import database
+
+        database(url)
 
 
 def open_watchlists(config: Mapping[str, Any] | None = None):
@@ -319,7 +331,8 @@ def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file:
         hold = "" if e["holding"] is None else f"{e['holding']}d"
         out.write(
             f"{e['date']:<10}  {e['ticker']:<12}  {e['rating']:<11}  {status:<8}  "
-            f"{_pct(e['raw']):>7}  {_pct(e['alpha']):>7}  {hold}\n"
+            f"{_pct(e['raw']):>7}  {_pct(e['alpha']):>7}  {hold}"
+            + ("  invented instrument" if e.get("invented") else "") + "\n"
         )
     for problem in getattr(log, "problems", []) or []:
         out.write(f"note: {problem}\n")

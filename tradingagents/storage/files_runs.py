@@ -4,6 +4,11 @@
 final graph state made JSON-safe (messages become ``{"type", "content", ...}`` dicts) and ``meta``
 describes the run (provider labels, analysts, timings, the public part of the config). No API key
 is ever written: the config goes through ``public_config`` and nothing else carries secrets.
+
+A re-analysis of the same session keeps history: before the new run is written, the folder's
+current ``state.json`` and ``report.md`` are copied to ``previous/<n>/`` (n = 1 for the first run,
+counting up), so ``list_runs`` lists every version (``version``, ``previous``) and
+``load_run(..., version=n)`` opens an earlier one.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from tradingagents.validation import safe_path_component, validate_date
 
 STATE_FILE = "state.json"
 REPORT_FILE = "report.md"
+PREVIOUS_DIR = "previous"  # <run folder>/previous/<n>/: the earlier runs of the same session
 
 # (report key, title, analyst key) of every analyst, from the roster
 REPORT_SECTIONS = tuple((r.output_key, r.node, r.key) for r in team.ANALYSTS)
@@ -88,6 +94,11 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
     date = state.get("trade_date") or meta.get("date") or "?"
     lines = [f"# {ticker} — {date}: **{rating or 'n/a'}**", ""]
     facts = []
+    if meta.get("invented"):
+        facts.append(f"- **Invented instrument**: {ticker} is not listed by the demo market; this run analysed a "
+                     "generated, fictional instrument (--allow-synthetic). Nothing here is about a real company.")
+    for line in meta.get("data_notes") or []:  # what the input lacked comes before anything it decided
+        facts.append(f"- **Data**: {line}")
     if meta.get("instrument_context") or state.get("instrument_context"):
         facts.append(f"- Instrument: {meta.get('instrument_context') or state.get('instrument_context')}")
     if meta.get("llm_label") or meta.get("llm_provider"):
@@ -100,6 +111,8 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
         facts.append(f"- Missing data: {line}")
     if meta.get("log_note"):
         facts.append(f"- Memory log: {meta['log_note']}")
+    if meta.get("version_note"):
+        facts.append(f"- Re-analysis: {meta['version_note']}")
     if meta.get("analysts"):
         facts.append(f"- Analysts: {', '.join(meta['analysts'])} ({meta.get('analyst_execution') or DEFAULT_CONFIG['analyst_execution']})")
     if meta.get("elapsed_s") is not None:
@@ -144,6 +157,7 @@ def save_run(
     folder = run_dir(cfg, final_state.get("company_of_interest") or (meta or {}).get("ticker"),
                      final_state.get("trade_date") or (meta or {}).get("date"))
     ticker, date = folder.parent.name, folder.name
+    keep_previous_version(folder)
     meta_out = public_meta(cfg, meta)
     saved_at = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
     doc = {
@@ -159,46 +173,87 @@ def save_run(
     return folder
 
 
-def list_runs(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Every saved run, newest first: ticker, date, rating, path (the folder), saved_at, providers."""
+def previous_versions(folder: Path) -> list[int]:
+    """The numbers of a run folder's earlier versions, oldest first."""
+    root = folder / PREVIOUS_DIR
+    if not root.is_dir():
+        return []
+    return sorted(int(p.name) for p in root.iterdir() if p.name.isdigit() and (p / STATE_FILE).is_file())
+
+
+def keep_previous_version(folder: Path) -> int | None:
+    """Copy the folder's current run to ``previous/<n>/`` before it is replaced; its number, or None."""
+    current = folder / STATE_FILE
+    if not current.is_file():
+        return None
+    n = (previous_versions(folder) or [0])[-1] + 1
+    target = folder / PREVIOUS_DIR / str(n)
+    report = folder / REPORT_FILE
+    if report.is_file():
+        atomic_write(target / REPORT_FILE, report.read_bytes())
+    atomic_write(target / STATE_FILE, current.read_bytes())  # last: a version exists once its state does
+    return n
+
+
+def _run_row(state_file: Path, ticker: str, date: str, version: int | None) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(state_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # a foreign or broken file is not a run
+    if not isinstance(doc, dict):
+        return None
+    meta = doc.get("meta") or {}
+    return {
+        "ticker": doc.get("ticker") or ticker,
+        "date": doc.get("date") or date,
+        "rating": doc.get("rating"),
+        "path": str(state_file.parent),
+        "saved_at": doc.get("saved_at") or "",
+        "llm_provider": meta.get("llm_provider"),
+        "data_vendor": meta.get("data_vendor"),
+        "version": version,  # None: the current run of the session; n: its n-th earlier run
+        "previous": version is not None,
+        "invented": bool(meta.get("invented")),
+    }
+
+
+def list_runs(config: Mapping[str, Any] | None = None, *, include_previous: bool = False) -> list[dict[str, Any]]:
+    """Every saved run, newest first: ticker, date, rating, path (the folder), saved_at, providers,
+    ``version`` (None for a session's current run, n for its earlier runs, listed only with
+    ``include_previous``) and ``previous``."""
     root = Path(resolve_config(config)["results_dir"])
     runs: list[dict[str, Any]] = []
     if not root.is_dir():
         return runs
     for state_file in root.glob(f"*/*/{STATE_FILE}"):
-        try:
-            doc = json.loads(state_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # a foreign or broken file is not a run
-        if not isinstance(doc, dict):
+        row = _run_row(state_file, state_file.parent.parent.name, state_file.parent.name, None)
+        if row is not None:
+            runs.append(row)
+    for state_file in root.glob(f"*/*/{PREVIOUS_DIR}/*/{STATE_FILE}") if include_previous else ():
+        if not state_file.parent.name.isdigit():
             continue
-        meta = doc.get("meta") or {}
-        runs.append(
-            {
-                "ticker": doc.get("ticker") or state_file.parent.parent.name,
-                "date": doc.get("date") or state_file.parent.name,
-                "rating": doc.get("rating"),
-                "path": str(state_file.parent),
-                "saved_at": doc.get("saved_at") or "",
-                "llm_provider": meta.get("llm_provider"),
-                "data_vendor": meta.get("data_vendor"),
-            }
-        )
+        folder = state_file.parent.parent.parent
+        row = _run_row(state_file, folder.parent.name, folder.name, int(state_file.parent.name))
+        if row is not None:
+            runs.append(row)
     runs.sort(key=lambda r: (r["saved_at"], r["date"], r["ticker"]), reverse=True)
     return runs
 
 
-def load_run(config: Mapping[str, Any] | None, ticker: str, date: str) -> dict[str, Any]:
-    """``{"state", "rating", "meta"}`` of a saved run; FileNotFoundError saying which is missing.
+def load_run(config: Mapping[str, Any] | None, ticker: str, date: str, version: int | None = None) -> dict[str, Any]:
+    """``{"state", "rating", "meta"}`` of a saved run (``version``: one of its earlier runs);
+    FileNotFoundError saying which is missing.
 
     ``meta["debate_turns"]`` lists the run's debate turns ({debate, role, speaker, round, turn,
     text}); runs saved before it existed have none.
     """
-    folder = run_dir(config, ticker, date)
+    base = run_dir(config, ticker, date)
+    folder = base if version is None else base / PREVIOUS_DIR / str(int(version))
     path = folder / STATE_FILE
     if not path.is_file():
+        which = "" if version is None else f" (earlier version {int(version)})"
         raise FileNotFoundError(
-            f"No saved run for {folder.parent.name} on {folder.name} (looked for {path}). Run the analysis first."
+            f"No saved run for {base.parent.name} on {base.name}{which} (looked for {path}). Run the analysis first."
         )
     doc = json.loads(path.read_text(encoding="utf-8"))
     return {"state": doc.get("state") or {}, "rating": doc.get("rating"), "meta": doc.get("meta") or {}}

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-from tradingagents.errors import ConfigError, StorageUnavailable, TradingAgentsError  # noqa: F401
+from tradingagents.errors import ConfigError, StorageError, StorageUnavailable, TradingAgentsError  # noqa: F401  (re-exported)
 from tradingagents.urls import SCHEMES, redact_url, validate_storage_url  # noqa: F401  (re-exported)
 
 ENV_VAR = "TRADINGAGENTS_STORAGE_URL"
@@ -85,6 +85,20 @@ CREATE TABLE IF NOT EXISTS ta_runs (
     PRIMARY KEY (ticker, trade_date)
 );
 
+CREATE TABLE IF NOT EXISTS ta_run_versions (
+    ticker      text NOT NULL,
+    trade_date  date NOT NULL,
+    version     integer NOT NULL,
+    rating      text,
+    saved_at    timestamptz NOT NULL,
+    saved_at_text   text NOT NULL,
+    llm_provider    text,
+    data_vendor     text,
+    doc         text NOT NULL,
+    report      text NOT NULL,
+    PRIMARY KEY (ticker, trade_date, version)
+);
+
 CREATE TABLE IF NOT EXISTS ta_run_segments (
     name        text PRIMARY KEY,
     doc         jsonb NOT NULL,
@@ -114,11 +128,6 @@ CREATE TABLE IF NOT EXISTS ta_audit (
 """
 
 
-class StorageError(StorageUnavailable):
-    """The desk database cannot be reached or used (the message names it without credentials); CLI
-    exit 7 (``errors.EXIT_STORAGE_UNAVAILABLE``) with one plain line."""
-
-
 def storage_url(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> str | None:
     """The database URL in force, or None for the embedded files.
 
@@ -142,6 +151,22 @@ def scrub(message: object, url: str) -> str:
     if password:
         text = text.replace(password, "***")
     return text.replace(url, redact_url(url))
+
+
+def storage_error(doing: str, url: str, exc: BaseException) -> StorageError:
+    """One plain line: what failed, the host (never the password), why, and what to check."""
+    try:
+        parts = urlsplit(url)
+        host = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+    except ValueError:
+        host = "the server"
+    why = " ".join(scrub(exc, url).split()) or type(exc).__name__
+    if len(why) > 300:
+        why = why[:297] + "…"
+    return StorageError(
+        f"Cannot {doing} the desk database {redact_url(url)} ({why}). Check that PostgreSQL is running on "
+        f"{host} and accepts this user, and that storage_url / {ENV_VAR} is right, or leave it empty to use files."
+    )
 
 
 def pg_text(value: str) -> str:
@@ -186,10 +211,7 @@ class Database:
         )
 
     def error(self, doing: str, exc: BaseException) -> StorageError:
-        return StorageError(
-            f"Cannot {doing} the desk database {self.label}: {scrub(exc, self.url)}. Check that the server "
-            f"is running and storage_url / {ENV_VAR} is right, or leave it empty to use files."
-        )
+        return storage_error(doing, self.url, exc)
 
     @staticmethod
     def _create_schema(conn: Any) -> None:
@@ -259,9 +281,7 @@ def pg_run_lock(url: str, ticker: str, thread_id: str) -> Iterator[None]:
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
     except psycopg.Error as exc:
-        raise StorageError(
-            f"Cannot reach the desk database {redact_url(url)} to lock the run: {scrub(exc, url)}."
-        ) from None
+        raise storage_error("reach (to lock the run)", url, exc) from None
     try:
         got = conn.execute("SELECT pg_try_advisory_lock(%s)", (run_lock_key(ticker, thread_id),)).fetchone()[0]
         if not got:

@@ -131,7 +131,7 @@ class PgMemoryLog:
                 cur.itersize = 256
                 cur.execute(
                     "SELECT id, trade_date, ticker, rating, pending, raw_return, alpha, holding, '', '', "
-                    "jsonb_build_object('end_date', meta->'end_date') "
+                    "jsonb_build_object('end_date', meta->'end_date', 'invented', meta->'invented') "
                     f"FROM ta_memory_log {where} ORDER BY trade_date DESC, id DESC",
                     (cutoff,) if cutoff else (),
                 )
@@ -148,7 +148,7 @@ class PgMemoryLog:
                     if entry["ticker"] == want:
                         if len(same) < n_same:
                             same.append(entry)
-                    elif len(cross) < n_cross:
+                    elif len(cross) < n_cross and not entry.get("invented"):  # an invented one teaches no other
                         cross.append(entry)
             chosen = [e["id"] for e in same + cross]
             if not chosen:

@@ -6,8 +6,9 @@ first, the same dict keys as ``storage.files_runs.list_runs``), ``load_run(ticke
 "rating", "meta"}``, FileNotFoundError when there is none) and ``load_report(ticker, date)`` (the
 markdown report).
 
-In PostgreSQL a run is one row of ``ta_runs`` keyed by (ticker, date), upserted like the file
-version overwrites its folder: ``doc`` holds exactly what ``state.json`` holds (JSON text: a NUL in
+In PostgreSQL a run is one row of ``ta_runs`` keyed by (ticker, date); a re-analysis first copies
+the row it replaces into ``ta_run_versions`` (version 1, 2, … per session), as the file version
+keeps ``previous/<n>/``: ``doc`` holds exactly what ``state.json`` holds (JSON text: a NUL in
 model text survives, escaped) and ``report`` what ``report.md`` holds. The config saved with a run
 never carries the database URL's password.
 """
@@ -49,15 +50,15 @@ class FileRunRecords:
             meta["config"] = _safe_config(meta["config"])
         return save_run(self.config, final_state, rating, meta)
 
-    def list_runs(self) -> list[dict[str, Any]]:
+    def list_runs(self, *, include_previous: bool = False) -> list[dict[str, Any]]:
         from tradingagents.storage.files_runs import list_runs
 
-        return list_runs(self.config)
+        return list_runs(self.config, include_previous=include_previous)
 
-    def load_run(self, ticker: str, date: str) -> dict[str, Any]:
+    def load_run(self, ticker: str, date: str, version: int | None = None) -> dict[str, Any]:
         from tradingagents.storage.files_runs import load_run
 
-        return load_run(self.config, ticker, date)
+        return load_run(self.config, ticker, date, version)
 
     def load_report(self, ticker: str, date: str) -> str:
         from tradingagents.storage.files_runs import REPORT_FILE, run_dir
@@ -103,6 +104,14 @@ class PgRunRecords:
         }
         report = render_report_markdown(final_state, rating, meta_out)
         with self._db.transaction() as conn:
+            conn.execute(  # the run it replaces becomes an earlier version (the same transaction)
+                "INSERT INTO ta_run_versions (ticker, trade_date, version, rating, saved_at, saved_at_text, llm_provider,"
+                " data_vendor, doc, report) SELECT r.ticker, r.trade_date, 1 + coalesce((SELECT max(v.version) FROM"
+                " ta_run_versions v WHERE v.ticker = r.ticker AND v.trade_date = r.trade_date), 0), r.rating, r.saved_at,"
+                " r.saved_at_text, r.llm_provider, r.data_vendor, r.doc, r.report FROM ta_runs r"
+                " WHERE r.ticker = %s AND r.trade_date = %s",
+                (ticker, date),
+            )
             conn.execute(
                 "INSERT INTO ta_runs (ticker, trade_date, rating, saved_at, saved_at_text, llm_provider, data_vendor,"
                 " doc, report) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ticker, trade_date) DO UPDATE"
@@ -114,39 +123,50 @@ class PgRunRecords:
             )
         return self.locator(ticker, date)
 
-    def list_runs(self) -> list[dict[str, Any]]:
+    def list_runs(self, *, include_previous: bool = False) -> list[dict[str, Any]]:
+        query = ("SELECT ticker, trade_date, rating, saved_at_text, llm_provider, data_vendor, NULL::integer, saved_at"
+                 " FROM ta_runs")
+        if include_previous:
+            query += (" UNION ALL SELECT ticker, trade_date, rating, saved_at_text, llm_provider, data_vendor, version,"
+                      " saved_at FROM ta_run_versions")
         with self._db.transaction() as conn:
-            rows = conn.execute(
-                "SELECT ticker, trade_date, rating, saved_at_text, llm_provider, data_vendor FROM ta_runs "
-                "ORDER BY saved_at DESC, trade_date DESC, ticker DESC"
-            ).fetchall()
+            rows = conn.execute(f"SELECT * FROM ({query}) AS runs ORDER BY 8 DESC, 2 DESC, 1 DESC").fetchall()
         return [
             {
                 "ticker": ticker,
                 "date": day.isoformat(),
                 "rating": rating,
-                "path": self.locator(ticker, day.isoformat()),
+                "path": self.locator(ticker, day.isoformat()) + (f"@{version}" if version is not None else ""),
                 "saved_at": saved_at or "",
                 "llm_provider": provider,
                 "data_vendor": vendor,
+                "version": version,
+                "previous": version is not None,
             }
-            for ticker, day, rating, saved_at, provider, vendor in rows
+            for ticker, day, rating, saved_at, provider, vendor, version, _at in rows
         ]
 
-    def _row(self, column: str, ticker: str, date: str) -> str:
+    def _row(self, column: str, ticker: str, date: str, version: int | None = None) -> str:
         tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
         with self._db.transaction() as conn:
-            row = conn.execute(
-                f"SELECT {column} FROM ta_runs WHERE ticker = %s AND trade_date = %s", (tick, day)
-            ).fetchone()
+            if version is None:
+                row = conn.execute(
+                    f"SELECT {column} FROM ta_runs WHERE ticker = %s AND trade_date = %s", (tick, day)
+                ).fetchone()
+            else:
+                row = conn.execute(
+                    f"SELECT {column} FROM ta_run_versions WHERE ticker = %s AND trade_date = %s AND version = %s",
+                    (tick, day, int(version)),
+                ).fetchone()
         if row is None:
+            which = "" if version is None else f" (earlier version {int(version)})"
             raise FileNotFoundError(
-                f"No saved run for {tick} on {day} (looked in {self._db.label}). Run the analysis first."
+                f"No saved run for {tick} on {day}{which} (looked in {self._db.label}). Run the analysis first."
             )
         return row[0]
 
-    def load_run(self, ticker: str, date: str) -> dict[str, Any]:
-        doc = json.loads(self._row("doc", ticker, date))
+    def load_run(self, ticker: str, date: str, version: int | None = None) -> dict[str, Any]:
+        doc = json.loads(self._row("doc", ticker, date, version))
         return {"state": doc.get("state") or {}, "rating": doc.get("rating"), "meta": doc.get("meta") or {}}
 
     def load_report(self, ticker: str, date: str) -> str:
