@@ -53,6 +53,7 @@ __all__ = [
     "describe",
     "has_checkpoint",
     "list_checkpoints",
+    "list_memory_used",
     "list_runs",
     "load_app_runs",
     "list_watchlists",
@@ -118,6 +119,11 @@ def save_run(config: Mapping[str, Any] | None, final_state: Mapping[str, Any], r
 def list_runs(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """``storage.files_runs.list_runs`` from whichever storage."""
     return open_run_records(config).list_runs()
+
+
+def list_memory_used(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """``{ticker, date, memory_used}`` of every saved run that records it (the lessons' track record)."""
+    return open_run_records(config).list_memory_used()
 
 
 def load_run(config: Mapping[str, Any] | None, ticker: str, date: str) -> dict[str, Any]:

@@ -54,6 +54,11 @@ class FileRunRecords:
 
         return list_runs(self.config)
 
+    def list_memory_used(self) -> list[dict[str, Any]]:
+        from tradingagents.storage.files_runs import list_memory_used
+
+        return list_memory_used(self.config)
+
     def load_run(self, ticker: str, date: str) -> dict[str, Any]:
         from tradingagents.storage.files_runs import load_run
 
@@ -132,6 +137,15 @@ class PgRunRecords:
             }
             for ticker, day, rating, saved_at, provider, vendor in rows
         ]
+
+    def list_memory_used(self) -> list[dict[str, Any]]:
+        """``{ticker, date, memory_used}`` of every saved run that records what its roles remembered."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT ticker, trade_date, (doc::jsonb) -> 'meta' -> 'memory_used' FROM ta_runs "
+                "ORDER BY ticker, trade_date"
+            ).fetchall()
+        return [{"ticker": t, "date": d.isoformat(), "memory_used": u} for t, d, u in rows if isinstance(u, dict)]
 
     def _row(self, column: str, ticker: str, date: str) -> str:
         tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
