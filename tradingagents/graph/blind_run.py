@@ -29,8 +29,12 @@ def blind_config(settings: Mapping[str, Any], blind: BlindMap, root: str | Path)
             "checkpoint_dir": str(root / "checkpoints")}
 
 
-def unblind_files(src: str | Path, dst: str | Path, blind: BlindMap) -> None:
-    """Copy the text files under ``src`` to ``dst`` with the map undone (real ticker and dates)."""
+def unblind_files(src: str | Path, dst: str | Path, blind: BlindMap, *, provider: Any = None,
+                  ticker: str | None = None) -> None:
+    """Copy the text files under ``src`` to ``dst`` with the map undone (real ticker and dates); with the
+    blind run's ``provider`` (a ``BlindProvider``) and its real ``ticker``, the prices and money amounts
+    quoted in the text go back to the real scale too (``BlindProvider.real_prices_text``)."""
+    prices = getattr(provider, "real_prices_text", None) if ticker else None
     src, dst = Path(src), Path(dst)
     if not src.exists():
         return
@@ -42,6 +46,8 @@ def unblind_files(src: str | Path, dst: str | Path, blind: BlindMap) -> None:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
+        if prices is not None:
+            text = prices(text, ticker)
         atomic_write(dst if src.is_file() else dst / path.relative_to(src), blind.unblind_text(text))
 
 
@@ -68,6 +74,7 @@ def run_blind(settings: Mapping[str, Any], ticker: str, date: str, *, asset_type
     _state, rating = graph.propagate(alias, bdate, asset_type, on_event=shown, should_stop=should_stop)
     record = blind.unblind_value(dict(graph.last_run.get("record") or {}))
     real = root / "real_results" / ticker.upper() / date
-    unblind_files(graph.last_run.get("results_path") or "", real, blind)
+    unblind_files(graph.last_run.get("results_path") or "", real, blind, provider=get_provider(bcfg),
+                  ticker=ticker.upper())
     unblind_files(bcfg["memory_dir"], root / "real_memory", blind)
     return {"rating": rating, "results_path": str(real), "alias": alias, "blind_date": bdate, "record": record}
