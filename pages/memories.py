@@ -33,6 +33,20 @@ def memory(role: str):
     return _open(role, where, config)
 
 
+MAX_RECORDS = 500
+
+
+def where_of(cfg) -> tuple:
+    return (str(cfg["results_dir"]), str(cfg["memory_log_path"]), storage_url(cfg))
+
+
+@st.cache_data(ttl=10, show_spinner=False)
+def _records(where: tuple, _config):
+    """The lessons' track records (every saved run's memory_used joined with the log), kept for 10 s so
+    a rerun of this page does not read every saved run again."""
+    return track_records(list_memory_used(_config), open_memory_log(_config).load_entries())
+
+
 def set_query(text: str) -> None:
     st.session_state["mem_query"] = text
 
@@ -119,6 +133,7 @@ with q_tab:
 
 def _set_retired(role: str, lesson: str, retire: bool) -> None:
     memory(role).retire(lesson, retire)
+    _records.clear()
     ui.audit("memory_retire" if retire else "memory_restore", role, lesson=lesson)
     st.session_state["mem_retired_msg"] = (f"Lesson `{lesson}` retired: it stays stored but is no longer retrieved."
                                            if retire else f"Lesson `{lesson}` restored: it is retrieved again.")
@@ -131,12 +146,15 @@ with rec_tab:
                "the band). **Helpfulness** is the share of those settled decisions that were right, shown with "
                "how many settled; **mean alpha** is their mean alpha. A retired lesson stays stored but no role "
                "retrieves it; restore it at any time.")
-    rows = lesson_rows(role, mem.lessons(), track_records(list_memory_used(config), open_memory_log(config).load_entries()))
+    rows = lesson_rows(role, mem.lessons(), _records(where_of(config), config))
     if not rows:
         st.info(f"The {ROLES[role].lower()} has no lessons yet.")
     else:
         by = st.selectbox("Sort by", list(SORTS), format_func=SORTS.get, key="mem_sort")
         rows = sort_rows(rows, by)
+        if len(rows) > MAX_RECORDS:
+            st.caption(f"The first {MAX_RECORDS:,} of {len(rows):,} lessons in this order.")
+            rows = rows[:MAX_RECORDS]
         st.dataframe(
             [{"Lesson id": r["id"], "Lesson": r["lesson"], "Retrieved": r["retrieved"], "Settled": r["settled"],
               "Right": r["right"], "Wrong": r["wrong"],
