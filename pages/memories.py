@@ -10,9 +10,10 @@ from __future__ import annotations
 import streamlit as st
 
 from studio import charts, ui
+from studio.lessons import SORTS, lesson_rows, sort_rows, track_records
 from studio.memview import EXAMPLE_SITUATIONS, ROLES, display_terms, shared_terms, situation_html
 from tradingagents.memory.situation_memory import lesson_id
-from tradingagents.storage import open_role_memory, storage_url
+from tradingagents.storage import list_memory_used, open_memory_log, open_role_memory, storage_url
 
 ui.require_router()
 
@@ -30,6 +31,20 @@ def _open(role: str, where: tuple, _config):
 def memory(role: str):
     where = (str(config["memory_dir"]), storage_url(config), float(config["bm25_k1"]), float(config["bm25_b"]))
     return _open(role, where, config)
+
+
+MAX_RECORDS = 500
+
+
+def where_of(cfg) -> tuple:
+    return (str(cfg["results_dir"]), str(cfg["memory_log_path"]), storage_url(cfg))
+
+
+@st.cache_data(ttl=10, show_spinner=False)
+def _records(where: tuple, _config):
+    """The lessons' track records (every saved run's memory_used joined with the log), kept for 10 s so
+    a rerun of this page does not read every saved run again."""
+    return track_records(list_memory_used(_config), open_memory_log(_config).load_entries())
 
 
 def set_query(text: str) -> None:
@@ -78,7 +93,8 @@ if mem.problems:
             st.caption(f"… and {len(mem.problems) - SHOW_SKIPPED} more.")
 
 st.session_state.setdefault("mem_query", "")
-q_tab, add_tab, clear_tab = st.tabs([":material/search: Query", ":material/add: Add a lesson", ":material/delete: Clear"])
+q_tab, rec_tab, add_tab, clear_tab = st.tabs([":material/search: Query", ":material/military_tech: Track record",
+                                              ":material/add: Add a lesson", ":material/delete: Clear"])
 
 with q_tab:
     st.text_area("Situation", key="mem_query", height=120,
@@ -113,6 +129,56 @@ with q_tab:
                     with st.container(height=220 if len(m["matched_situation"]) > 600 else "content", border=False):
                         st.html(f'<div class="ta-situation">{situation_html(m["matched_situation"], terms)}</div>')
                     st.html(f'<div class="ta-advice"><b>Advice:</b> {situation_html(m["recommendation"])}</div>')
+
+
+def _set_retired(role: str, lesson: str, retire: bool) -> None:
+    memory(role).retire(lesson, retire)
+    _records.clear()
+    ui.audit("memory_retire" if retire else "memory_restore", role, lesson=lesson)
+    st.session_state["mem_retired_msg"] = (f"Lesson `{lesson}` retired: it stays stored but is no longer retrieved."
+                                           if retire else f"Lesson `{lesson}` restored: it is retrieved again.")
+
+
+with rec_tab:
+    st.caption("How each lesson fared: **retrieved** is the number of saved runs it was given to; **settled**, "
+               "**right** and **wrong** count those runs' decisions whose holding window has closed, judged by "
+               "the team's rule (bullish tiers need a positive alpha, bearish a negative one, Hold one within "
+               "the band). **Helpfulness** is the share of those settled decisions that were right, shown with "
+               "how many settled; **mean alpha** is their mean alpha. A retired lesson stays stored but no role "
+               "retrieves it; restore it at any time.")
+    rows = lesson_rows(role, mem.lessons(), _records(where_of(config), config))
+    if not rows:
+        st.info(f"The {ROLES[role].lower()} has no lessons yet.")
+    else:
+        by = st.selectbox("Sort by", list(SORTS), format_func=SORTS.get, key="mem_sort")
+        rows = sort_rows(rows, by)
+        if len(rows) > MAX_RECORDS:
+            st.caption(f"The first {MAX_RECORDS:,} of {len(rows):,} lessons in this order.")
+            rows = rows[:MAX_RECORDS]
+        st.dataframe(
+            [{"Lesson id": r["id"], "Lesson": r["lesson"], "Retrieved": r["retrieved"], "Settled": r["settled"],
+              "Right": r["right"], "Wrong": r["wrong"],
+              "Helpfulness": "—" if r["helpfulness"] is None else f"{r['helpfulness']:.0%} of {r['settled']}",
+              "Mean alpha": "—" if r["mean_alpha"] is None else f"{r['mean_alpha']:+.2%}",
+              "Status": "retired" if r["retired"] else "in use"} for r in rows],
+            hide_index=True, width="stretch", key="mem_records")
+        msg = st.session_state.pop("mem_retired_msg", None)
+        if msg:
+            st.success(msg)
+        ids = [r["id"] for r in rows]
+        if wanted_lesson in ids and "mem_pick" not in st.session_state:
+            st.session_state["mem_pick"] = wanted_lesson
+        by_id = {r["id"]: r for r in rows}
+        pick = st.selectbox("Lesson", ids, key="mem_pick",
+                            format_func=lambda i: f"{i} · {'retired · ' if by_id[i]['retired'] else ''}"
+                                                  f"{by_id[i]['lesson'][:80]}")
+        chosen = by_id[pick]
+        if chosen["retired"]:
+            st.button("Restore this lesson", key="mem_restore", icon=":material/undo:",
+                      on_click=_set_retired, args=(role, pick, False))
+        else:
+            st.button("Retire this lesson", key="mem_retire", icon=":material/archive:",
+                      on_click=_set_retired, args=(role, pick, True))
 
 
 def _dismiss() -> None:

@@ -297,7 +297,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
                            mime="text/html", key=f"dl_html_{key}", icon=":material/download:")
 
 
-def start_run(ticker, date, analysts, run_config) -> bool:
+def start_run(ticker, date, analysts, run_config, blind: bool = False) -> bool:
     """Start a run of this browser; False (with the message on screen) when it was refused."""
     norm = (str(ticker or "")).strip().upper()
     day = date.isoformat() if isinstance(date, dt.date) else str(date)
@@ -306,7 +306,7 @@ def start_run(ticker, date, analysts, run_config) -> bool:
         if busy:
             raise ValidationError(f"An analysis of {norm} on {day} is already running; wait for it or stop it. "
                                   "Another date of the same ticker can run at the same time.")
-        run_id = registry.start_run(ticker, date, analysts, run_config, api_key=ui.api_key(), owner=me)
+        run_id = registry.start_run(ticker, date, analysts, run_config, api_key=ui.api_key(), owner=me, blind=blind)
     except (ValidationError, ConfigError) as exc:
         st.error(error_text(exc), icon=":material/error:")
         return False
@@ -478,13 +478,16 @@ with st.form("run_form", border=True):
                 help="The demo market refuses a ticker it does not list (and suggests the closest ones). Tick "
                      "this to analyse a generated, fictional instrument instead: labelled as invented everywhere "
                      "and kept out of other tickers' lessons.")
+    st.checkbox("Blind run", key="form_blind",
+                help="The models see an alias, dates shifted by 28 years and rebased prices; what is shown and "
+                     "stored is mapped back to the real ticker, dates and prices (kept under <home>/blind/).")
     with st.container(horizontal=True, vertical_alignment="center"):
         submitted = st.form_submit_button("Start analysis", type="primary", icon=":material/play_arrow:")
         estimate_caption()
 
 if submitted:
     s = st.session_state
-    start_run(s["form_ticker"], s["form_date"], s["form_analysts"], form_config())
+    start_run(s["form_ticker"], s["form_date"], s["form_analysts"], form_config(), blind=bool(s.get("form_blind")))
 
 # which run to show: the URL wins (refresh), then the session
 run_id = st.query_params.get("run") or (None if st.query_params.get("ticker") else st.session_state.get("run_id"))

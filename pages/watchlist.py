@@ -79,10 +79,13 @@ if tickers:
                    + (f", {est['runs']} saved" if est["runs"] else "") + ")")
 
 handle = registry.get(st.session_state.get("wl_id"), "batch") or registry.latest("batch")
+st.checkbox("Blind runs", key="wl_blind", help="Each ticker a blind run in turn: the models see aliases (every "
+            "watchlist ticker is hidden in each run), dates shifted by 28 years and rebased prices; results are "
+            "shown and stored in real names, dates and prices (under <home>/blind/). No budget with it.")
 if st.button("Run watchlist", key="wl_start", type="primary", disabled=not tickers or bool(handle and handle.running)):
     budget = float(st.session_state["wl_budget"]) or None
     new_id = registry.start_batch(tickers, st.session_state["wl_date"].isoformat(), config, max_cost_usd=budget,
-                                  api_key=ui.api_key(), owner=me)
+                                  api_key=ui.api_key(), owner=me, blind=bool(st.session_state.get("wl_blind")))
     st.session_state["wl_id"] = new_id
     handle = registry.get(new_id, "batch")
 

@@ -231,8 +231,10 @@ class RunJob(Job):
     RESUMABLE = ("stopped", "failed", "crashed")
 
     def __init__(self, job_id: str, ticker: str, date: str, analysts: list[str], config: Mapping[str, Any], *,
-                 owner: str | None = None, api_key: str | None = None, factory: GraphFactory | None = None) -> None:
+                 owner: str | None = None, api_key: str | None = None, factory: GraphFactory | None = None,
+                 blind: bool = False) -> None:
         super().__init__(job_id, owner=owner, api_key=api_key)
+        self.blind = bool(blind)  # the models see an alias and a shifted calendar (graph.blind_run)
         self.ticker = ticker
         self.date = date
         self.analysts = list(analysts)
@@ -308,8 +310,9 @@ class RunJob(Job):
                 "thread_id": self.thread_id, "config": dict(self.config), "saved_at": time.time()}
 
     def _save_offer(self) -> None:
-        """Keep the run's public settings for Resume after a restart (a failure only loses the offer)."""
-        if not self.config.get("checkpoint_enabled"):
+        """Keep the run's public settings for Resume after a restart (a failure only loses the offer).
+        A blind run's checkpoint is in its blind desk: it resumes here (Resume), not after a restart."""
+        if not self.config.get("checkpoint_enabled") or self.blind:
             return
         from tradingagents import storage
 
@@ -341,7 +344,12 @@ class RunJob(Job):
                     self.expected_s = expected_duration(self.config)
                 except Exception:  # noqa: BLE001 - an ETA is a nicety, never a reason to fail
                     self.expected_s = None
-            graph = self._factory(selected_analysts=list(self.analysts), config=self.config, api_key=key)
+            if self.blind:
+                from tradingagents.graph.blind_run import BlindAnalysis
+
+                graph = BlindAnalysis(self.config, selected_analysts=list(self.analysts), api_key=key)
+            else:
+                graph = self._factory(selected_analysts=list(self.analysts), config=self.config, api_key=key)
             result = graph.propagate(self.ticker, self.date, on_event=self._on_event, should_stop=self._should_stop)
         except BaseException as exc:  # noqa: BLE001 - the terminal event says what happened, if any
             crash = exc
@@ -395,8 +403,10 @@ class BatchJob(Job):
     RESUMABLE = ("finished", "failed")
 
     def __init__(self, job_id: str, tickers: Sequence[str], date: str, config: Mapping[str, Any], *,
-                 max_cost_usd: float | None = None, owner: str | None = None, api_key: str | None = None) -> None:
+                 max_cost_usd: float | None = None, owner: str | None = None, api_key: str | None = None,
+                 blind: bool = False) -> None:
         super().__init__(job_id, owner=owner, api_key=api_key)
+        self.blind = bool(blind)
         self.tickers = list(tickers)
         self.date = date
         self.config = config
@@ -435,10 +445,42 @@ class BatchJob(Job):
             self.outcomes[outcome.ticker] = outcome
             self._events.append(outcome)
 
+    def _blind_batch(self) -> None:
+        """Each ticker a blind analysis in turn (``graph.blind_run``, every watchlist ticker in its map)."""
+        from tradingagents.batch import TickerOutcome
+        from tradingagents.errors import exit_code_for
+        from tradingagents.graph.blind_run import BlindAnalysis
+
+        for ticker in self.tickers:
+            if self._stop.is_set():
+                self._on_update(TickerOutcome(ticker, self.date, status="stopped", resumable=True))
+                continue
+            started = time.time()
+            self._on_update(TickerOutcome(ticker, self.date, status="running"))
+            analysis = BlindAnalysis(self.config, api_key=self._api_key, watchlist=self.tickers)
+            try:
+                _state, rating = analysis.propagate(ticker, self.date, should_stop=self._stop.is_set)
+                out = TickerOutcome(ticker, self.date, status="done", rating=rating, cost_usd=None,
+                                    results_path=analysis.last_run.get("results_path"))
+            except Exception as exc:  # noqa: BLE001 - one ticker's failure is its line; the others go on
+                out = TickerOutcome(ticker, self.date, status="stopped" if isinstance(exc, RunStopped) else "failed",
+                                    error=_redact(describe_error(exc), self._api_key), exit_code=exit_code_for(exc),
+                                    resumable=isinstance(exc, RunStopped), cost_usd=None)
+            out.elapsed_s = round(time.time() - started, 3)
+            out.usage = dict(analysis.last_run.get("usage") or {})
+            self._on_update(out)
+
     def _work(self) -> None:
         from tradingagents.batch import run_batch
 
         try:
+            if self.blind:
+                if self.max_cost_usd is not None or self.config.get("executor") == "ray":
+                    raise ValidationError("A blind watchlist runs its tickers one after another on this machine: "
+                                          "leave the budget at 0 and use the threads executor.")
+                self._blind_batch()
+                self.status = "finished"
+                return
             run_batch(self.tickers, self.date, self.config, max_cost_usd=self.max_cost_usd, api_key=self._api_key,
                       on_update=self._on_update, should_stop=self._stop.is_set)
             self.status = "finished"
@@ -579,8 +621,9 @@ class JobRegistry:
 
     # --- runs ---------------------------------------------------------------------------------------
     def start_run(self, ticker: str, date: str, analysts: Sequence[str], config: Mapping[str, Any] | None = None,
-                  api_key: str | None = None, *, owner: str | None = None) -> str:
-        """Validate, then start an analysis run on a worker thread; returns its id.
+                  api_key: str | None = None, *, owner: str | None = None, blind: bool = False) -> str:
+        """Validate, then start an analysis run on a worker thread; returns its id. ``blind``: a blind
+        analysis (``graph.blind_run.BlindAnalysis``; shown and stored in real names and dates).
 
         Raises ``ValidationError`` or ``ConfigError`` (nothing is started) for a bad ticker, date,
         analyst list or round count, and the ``LLMConfigError`` the models would raise (missing
@@ -598,7 +641,7 @@ class JobRegistry:
 
         check_instrument(resolved, ticker)  # an unlisted demo ticker: refused with suggestions (a ValidationError)
         job = RunJob(uuid.uuid4().hex[:12], ticker, date, analysts, resolved, owner=owner, api_key=api_key,
-                     factory=self._factory)
+                     factory=self._factory, blind=blind)
         self._add(job)
         job._launch()
         self._tell("job_start", job, owner, True)
@@ -642,12 +685,14 @@ class JobRegistry:
 
     # --- batches ------------------------------------------------------------------------------------
     def start_batch(self, tickers: Sequence[str], date: str, config: Mapping[str, Any], *,
-                    max_cost_usd: float | None = None, api_key: str | None = None, owner: str | None = None) -> str:
-        """Start a watchlist batch on a worker thread; returns its id (bad settings end it ``failed``)."""
+                    max_cost_usd: float | None = None, api_key: str | None = None, owner: str | None = None,
+                    blind: bool = False) -> str:
+        """Start a watchlist batch on a worker thread; returns its id (bad settings end it ``failed``);
+        ``blind``: each ticker a blind analysis in turn."""
         if not tickers:
             raise ValidationError("A batch needs at least one ticker.")
         job = BatchJob(uuid.uuid4().hex[:12], tickers, date, config, max_cost_usd=max_cost_usd, owner=owner,
-                       api_key=api_key)
+                       api_key=api_key, blind=blind)
         self._add(job)
         job._launch()
         self._tell("job_start", job, owner, True)

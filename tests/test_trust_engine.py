@@ -213,7 +213,7 @@ def test_pre_run_settle_problems_reach_the_run_events(ta_home, tmp_path):
 # ---------------------------------------------------------------- 12.6 lessons never lost
 def test_a_full_disk_between_settling_and_the_lessons_loses_nothing(ta_home, monkeypatch):
     TradingMemoryLog(None).store_decision("NVDA", DATE, "Buy NVDA.", rating="Buy")
-    real_add = FinancialSituationMemory.add_situations
+    real_add = FinancialSituationMemory.add_lessons_once  # the settlement's writer
     calls = {"n": 0}
 
     def full_disk(self, pairs, **kw):
@@ -222,10 +222,10 @@ def test_a_full_disk_between_settling_and_the_lessons_loses_nothing(ta_home, mon
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_add(self, pairs, **kw)
 
-    monkeypatch.setattr(FinancialSituationMemory, "add_situations", full_disk)
+    monkeypatch.setattr(FinancialSituationMemory, "add_lessons_once", full_disk)
     with pytest.raises(OSError):
         Settler(None).settle()
-    monkeypatch.setattr(FinancialSituationMemory, "add_situations", real_add)
+    monkeypatch.setattr(FinancialSituationMemory, "add_lessons_once", real_add)
     # the retry (any later settle) writes what is missing, and nothing twice
     Settler(None).settle()
     for name in team.MEMORY_NAMES:

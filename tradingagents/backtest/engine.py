@@ -791,7 +791,9 @@ def run_steps(cfg: Mapping[str, Any], api_key: str | None, ticker: str, steps: S
                 from tradingagents.graph.blind_run import unblind_files
 
                 real = Path(cfg["results_dir"]).parent / "real_results" / ticker / date
-                unblind_files(Path(info["results_path"]), real, blind)
+                from tradingagents.dataflows.interface import get_provider
+
+                unblind_files(Path(info["results_path"]), real, blind, provider=get_provider(cfg), ticker=ticker)
                 info["results_path"] = str(real)
                 info["blind"] = {"alias": seen_ticker, "date": seen_date}
         except BaseException:

@@ -36,7 +36,7 @@ from tradingagents.errors import ConfigError, LLMConfigError
 from tradingagents.llm_presets import PROVIDER_PRESETS, normalize_provider
 from tradingagents.pricing import validate_pricing
 from tradingagents.urls import validate_storage_url
-from tradingagents.validation import validate_ticker
+from tradingagents.validation import validate_date, validate_ticker
 
 Check = Callable[[Any, str], Any]
 
@@ -313,6 +313,95 @@ def _emails(value: Any, what: str) -> list[str]:
     return out
 
 
+def _internal_date(value: Any, what: str) -> str:
+    try:
+        return validate_date(value, allow_future=True)
+    except (ValueError, TypeError) as exc:
+        raise _fail(what, value, f"expected a date YYYY-MM-DD ({exc})") from None
+
+
+def _internal_int(value: Any, what: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise _fail(what, value, f"expected a whole number from {lo} to {hi}")
+    return int(value)
+
+
+def _internal_float(value: Any, what: str, lo: float | None = None, lo_open: bool = False) -> float:
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(float(value)) or (
+            lo is not None and (float(value) <= lo if lo_open else float(value) < lo)):
+        bound = "" if lo is None else f" {'above' if lo_open else 'at least'} {lo:g}"
+        raise _fail(what, value, f"expected a finite number{bound}")
+    return float(value)
+
+
+def _fields(value: Any, what: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _fail(what, value, f"expected a mapping with {', '.join(required)}")
+    missing = [k for k in required if k not in value]
+    unknown = sorted(set(map(str, value)) - set(required) - set(optional))
+    if missing or unknown:
+        raise _fail(what, value, "missing " + ", ".join(missing) if missing else "unknown field(s) " + ", ".join(unknown))
+    return value
+
+
+def check_blind(value: Any, what: str = "blind") -> dict[str, Any] | None:
+    """The internal key of a blind run (``dataflows.blind.BlindMap.to_dict``): the real ``tickers``, the
+    rebasing ``anchor`` date, the alias ``salt``, the whole-year shift ``years`` (non-zero) and the
+    ``names`` scrubbed per ticker; None, False or empty for a run that is not blind."""
+    if value is None or value is False or (isinstance(value, Mapping) and not value):
+        return None
+    doc = _fields(value, what, ("tickers", "anchor", "years"), ("salt", "names"))
+    tickers = doc["tickers"]
+    if isinstance(tickers, str | bytes) or not isinstance(tickers, list | tuple) or not tickers:
+        raise _fail(f"{what}.tickers", tickers, "expected a non-empty list of tickers")
+    try:
+        real = [validate_ticker(t) for t in tickers]
+    except (ValueError, TypeError) as exc:
+        raise _fail(f"{what}.tickers", tickers, str(exc)) from None
+    years = _internal_int(doc["years"], f"{what}.years", -400, 400)
+    if years == 0:
+        raise _fail(f"{what}.years", years, "a blind run shifts its dates by a whole, non-zero number of years")
+    salt = doc.get("salt") or ""
+    if not isinstance(salt, str):
+        raise _fail(f"{what}.salt", salt, "expected text")
+    names = doc.get("names") or {}
+    if not isinstance(names, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, list | tuple) and all(isinstance(n, str) and n for n in v)
+            for k, v in names.items()):
+        raise _fail(f"{what}.names", names, "expected {ticker: [names to scrub]}")
+    return {"tickers": real, "anchor": _internal_date(doc["anchor"], f"{what}.anchor"), "salt": salt,
+            "years": years, "names": {k.upper(): list(v) for k, v in names.items()}}
+
+
+def check_synthetic_world(value: Any, what: str = "synthetic_world") -> dict[str, Any] | None:
+    """The internal key of a no-edge control world (``dataflows.worlds.world_spec``): ``seed``, ``world``,
+    ``start`` and ``origin`` dates, and per ticker its drift ``mu``, volatility ``sigma`` (≥ 0) and
+    price ``level`` (> 0); None or empty for the real market."""
+    if value is None or value is False or (isinstance(value, Mapping) and not value):
+        return None
+    doc = _fields(value, what, ("seed", "world", "start", "origin", "series"))
+    series = doc["series"]
+    if not isinstance(series, Mapping) or not series:
+        raise _fail(f"{what}.series", series, "expected {ticker: {mu, sigma, level}} for at least one ticker")
+    out = {}
+    for ticker, params in series.items():
+        where = f"{what}.series.{ticker}"
+        _fields(params, where, ("mu", "sigma", "level"))
+        out[str(ticker)] = {"mu": _internal_float(params["mu"], f"{where}.mu"),
+                            "sigma": _internal_float(params["sigma"], f"{where}.sigma", 0.0),
+                            "level": _internal_float(params["level"], f"{where}.level", 0.0, lo_open=True)}
+    return {"seed": _internal_int(doc["seed"], f"{what}.seed", 0, 2**63 - 1),
+            "world": _internal_int(doc["world"], f"{what}.world", 0, 1_000_000),
+            "start": _internal_date(doc["start"], f"{what}.start"),
+            "origin": _internal_date(doc["origin"], f"{what}.origin"), "series": out}
+
+
+INTERNAL_CHECKS: Mapping[str, Check] = {"blind": check_blind, "synthetic_world": check_synthetic_world}
+"""Keys the engine sets for itself (a blind run, a control world), never the user: not in ``DEFAULTS``
+(nor shown with the settings), but checked like the others whenever a config carries them."""
+
 CHECKS: Mapping[str, Check] = {
     "home": _home,
     **{k: (_file_path(k) if k in FILE_PATH_KEYS else _path) for k in PATH_DEFAULTS},
@@ -364,7 +453,7 @@ LLM_KEYS = frozenset({"llm_provider", "deep_think_llm", "quick_think_llm", "back
 def check_setting(key: str, value: Any, what: str | None = None) -> Any:
     """``value`` checked and normalised by ``key``'s one check (``what`` names its source: a flag, a
     field; default the key). A key the config does not know passes through unchanged."""
-    check = CHECKS.get(key)
+    check = CHECKS.get(key) or INTERNAL_CHECKS.get(key)
     if check is None:
         return value
     try:

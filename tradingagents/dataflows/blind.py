@@ -22,7 +22,13 @@ A language model has read about the period it is tested on; on real tickers and 
 The map is plain data (``BlindMap.to_dict``), carried in a run's config as ``blind``;
 ``get_provider`` then wraps the data source in ``BlindProvider`` and the engine runs on the alias
 and the shifted date, unaware of the mode. ``BlindMap.unblind_text`` undoes the ticker and date map on
-everything stored or shown (the prices in stored text stay in the blind run's scale).
+everything stored or shown, and ``BlindProvider.real_prices_text`` the rebasing of the prices and money
+amounts quoted in a stored text (the run's own ticker's factors, to the precision the text quotes):
+a number with decimals after a price word (``close``, ``closed at``, ``close_50_sma``, ``boll_ub``,
+``macd``, ``atr``, ``EPS``, ``estimate``, ``$``, …, and the ``to`` of "from 82.41 on <date> to 100.00"),
+a money amount ("54.1 million"), and a statement line's figures ("Total Revenue: … for the period
+ending …, against …"; not a share count). Ratios, percentages, RSI and P/E are left alone (they are
+the same in both scales).
 """
 
 from __future__ import annotations
@@ -359,6 +365,33 @@ class BlindProvider(MarketDataProvider):
                 out[key] = self._rebase_text(value, fp, fm)
         return out
 
+    def real_prices_text(self, text: str, real: str) -> str:
+        """``text`` stored by a blind run with the prices and money amounts it quotes put back on the
+        real scale of ``real`` (the run's ticker); see the module docstring for what is recognised."""
+        if not isinstance(text, str) or not text:
+            return text
+        try:
+            fp, fm = 1.0 / self.price_factor(real.upper()), 1.0 / self.blind.money_factor(real)
+        except Exception:  # noqa: BLE001 - no prices for it: the text stays as it was
+            return text
+
+        def number(m_value: str, factor: float) -> str:
+            raw = m_value.replace(",", "")
+            decimals = len(raw.split(".")[1]) if "." in raw else 0
+            value = float(raw) * factor
+            return f"{value:,.{decimals}f}" if "," in m_value else f"{value:.{decimals}f}"
+
+        def statement(m: re.Match[str]) -> str:
+            if "share" in m.group("label").lower():
+                return m.group(0)  # a share count has its own factor, not money's
+            return m.group("label") + ": " + number(m.group("a"), fm) + m.group("mid") + number(m.group("b"), fm)
+
+        text = _STATEMENT.sub(statement, text)
+        text = _MONEY.sub(lambda m: number(m.group(1), fm) + m.group(2), text)
+        text = _EPS.sub(lambda m: m.group(1) + number(m.group(2), fp) + (m.group(3) or "")
+                        + (number(m.group(4), fp) if m.group(4) else ""), text)
+        return _REAL_PRICE.sub(lambda m: m.group("pre") + number(m.group("num"), fp), text)
+
     def _rebase_text(self, text: str, fp: float | None, fm: float | None) -> str:
         """Prices and money amounts quoted in a text, rebased like the data (a heuristic on the
         phrases news and posts use: "closed at 59.55", "54.08 USD", "105,743 million USD"; an index's
@@ -386,6 +419,13 @@ class BlindProvider(MarketDataProvider):
         return text
 
 
+_REAL_PRICE = re.compile(
+    r"(?P<pre>(?:(?<![A-Za-z0-9_])(?:close|open|high|low|closed at|close was|close of|price target|target of|"
+    r"trading at|traded at|opened at|high of|low of|close_\d+_(?:sma|ema|wma)|boll_lb|boll_ub|boll|vwma|atr|"
+    r"macds|macdh|macd|estimate|rose from|fell from|up from|down from)\s+\$?|\$|\bon \d{4}-\d{2}-\d{2} to\s+))"
+    r"(?P<num>-?\d[\d,]*\.\d+)(?!\.?\d)(?!\s*(?:%|thousand|million|billion|trillion))")
+_STATEMENT = re.compile(r"(?m)^(?P<label>[-*\s]*[A-Z][A-Za-z &/()]+): (?P<a>-?\d+(?:\.\d+)?)"
+                        r"(?P<mid> for the period ending [\d-]+, against )(?P<b>-?\d+(?:\.\d+)?)")
 _MONEY = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?)(\s(?:thousand|million|billion|trillion)\b)")
 _PRICE = re.compile(r"(\b(?:closed at|close was|close of|price target|target of|trading at|traded at|"
                     r"opened at|high of|low of)\s+\$?)(\d[\d,]*(?:\.\d+)?)(?![\d:])")

@@ -29,8 +29,12 @@ def blind_config(settings: Mapping[str, Any], blind: BlindMap, root: str | Path)
             "checkpoint_dir": str(root / "checkpoints")}
 
 
-def unblind_files(src: str | Path, dst: str | Path, blind: BlindMap) -> None:
-    """Copy the text files under ``src`` to ``dst`` with the map undone (real ticker and dates)."""
+def unblind_files(src: str | Path, dst: str | Path, blind: BlindMap, *, provider: Any = None,
+                  ticker: str | None = None) -> None:
+    """Copy the text files under ``src`` to ``dst`` with the map undone (real ticker and dates); with the
+    blind run's ``provider`` (a ``BlindProvider``) and its real ``ticker``, the prices and money amounts
+    quoted in the text go back to the real scale too (``BlindProvider.real_prices_text``)."""
+    prices = getattr(provider, "real_prices_text", None) if ticker else None
     src, dst = Path(src), Path(dst)
     if not src.exists():
         return
@@ -42,32 +46,107 @@ def unblind_files(src: str | Path, dst: str | Path, blind: BlindMap) -> None:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
+        if prices is not None:
+            text = prices(text, ticker)
         atomic_write(dst if src.is_file() else dst / path.relative_to(src), blind.unblind_text(text))
+
+
+class BlindAnalysis:
+    """A graph-like object whose ``propagate(ticker, date, …)`` is one blind analysis (what the job
+    registry's run path and ``run_blind`` call): the models see the alias and the shifted date; every
+    event passed to ``on_event`` has its data mapped back (a terminal event only once the run's files
+    are copied back, its record naming the real folder), and the state returned is mapped back.
+    ``watchlist`` (a batch's tickers) are all mapped, so none of them is named in another's texts."""
+
+    def __init__(self, settings: Mapping[str, Any], *, selected_analysts: Iterable[str] | None = None,
+                 api_key: str | None = None, debug: bool = False, watchlist: Iterable[str] | None = None) -> None:
+        self.config = resolve_config(settings)
+        self.selected_analysts = list(selected_analysts) if selected_analysts is not None else None
+        self.api_key, self.debug = api_key, debug
+        self.watchlist = [t.upper() for t in (watchlist or ())]
+        self.last_run: dict[str, Any] = {}
+        self.blind: BlindMap | None = None
+
+    def propagate(self, ticker: str, date: str, asset_type: str = "stock", *, on_event=None,
+                  should_stop=None) -> tuple[dict[str, Any], str | None]:
+        from dataclasses import replace
+
+        from tradingagents.graph.events import TERMINAL_KINDS
+
+        cfg = self.config
+        ticker = ticker.upper()
+        names = [ticker, *(t for t in self.watchlist if t != ticker)]
+        blind = self.blind = BlindMap.make(names, date, get_provider(cfg))
+        root = Path(cfg["home"]) / "blind"
+        bcfg = resolve_config(blind_config(cfg, blind, root / "desk"))
+        real = root / "real_results" / ticker / date
+        held: list[Any] = []
+        prices = get_provider(bcfg).real_prices_text
+
+        def back(value: Any) -> Any:
+            """Names, dates and quoted prices mapped back (what is shown or returned)."""
+            if isinstance(value, str):
+                return blind.unblind_text(prices(value, ticker))
+            if isinstance(value, Mapping):
+                return {k: back(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [back(v) for v in value]
+            return value
+
+        def mapped(event: Any) -> Any:
+            if isinstance(event, Mapping | str):
+                return back(event)
+            if hasattr(event, "data") and isinstance(event.data, Mapping):
+                return replace(event, data=back(dict(event.data)))
+            return event
+
+        def shown(event: Any) -> None:
+            if getattr(event, "kind", None) in TERMINAL_KINDS:
+                held.append(event)  # told once the files are back, with the real folder
+            elif on_event is not None:
+                on_event(mapped(event))
+
+        analysts = self.selected_analysts if self.selected_analysts is not None else bcfg.get("selected_analysts")
+        graph = TradingAgentsGraph(analysts, debug=self.debug, config=bcfg, api_key=self.api_key)
+        alias, bdate = blind.alias(ticker), blind.blind_date(date)
+        try:
+            state, rating = graph.propagate(alias, bdate, asset_type, on_event=shown, should_stop=should_stop)
+        finally:
+            seen_path = graph.last_run.get("results_path") or ""
+            if seen_path:
+                unblind_files(seen_path, real, blind, provider=prices.__self__, ticker=ticker)
+            unblind_files(bcfg["memory_dir"], root / "real_memory", blind)
+            shown_path = blind.unblind_text(str(seen_path)) if seen_path else ""
+
+            def relocated(value: Any) -> Any:
+                if shown_path and isinstance(value, str) and value.startswith(shown_path):
+                    return str(real) + value[len(shown_path):]
+                if isinstance(value, Mapping):
+                    return {k: relocated(v) for k, v in value.items()}
+                return value
+
+            self.last_run = relocated(blind.unblind_value(dict(graph.last_run)))
+            self.last_run.update({"alias": alias, "blind_date": bdate})
+            if seen_path:
+                self.last_run["results_path"] = str(real)
+            for event in held:
+                out = mapped(event)
+                if hasattr(out, "data"):
+                    out = replace(out, data=relocated(dict(out.data)))
+                if on_event is not None:
+                    on_event(out)
+        return back(dict(state)), rating
 
 
 def run_blind(settings: Mapping[str, Any], ticker: str, date: str, *, asset_type: str = "stock",
               on_event=None, should_stop=None, api_key: str | None = None, debug: bool = False,
               watchlist: Iterable[str] | None = None) -> dict[str, Any]:
-    """One blind analysis of ``ticker`` on ``date``: the models see the alias and the shifted date;
-    the events shown and the run stored (``<home>/blind/real_results/<TICKER>/<date>/``, and the
-    blind desk's log mapped back to ``<home>/blind/real_memory/``) are in real names and dates.
-    ``watchlist`` (a batch's tickers) are all mapped, so none of them is named in another's texts.
+    """One blind analysis of ``ticker`` on ``date`` (``BlindAnalysis``): the models see the alias and the
+    shifted date; the events shown and the run stored (``<home>/blind/real_results/<TICKER>/<date>/``,
+    and the blind desk's log mapped back to ``<home>/blind/real_memory/``) are in real names and dates.
     Returns ``{rating, results_path, alias, blind_date, record}``."""
-    cfg = resolve_config(settings)
-    names = [ticker.upper(), *(t.upper() for t in (watchlist or ()) if t.upper() != ticker.upper())]
-    blind = BlindMap.make(names, date, get_provider(cfg))
-    root = Path(cfg["home"]) / "blind"
-    bcfg = resolve_config(blind_config(cfg, blind, root / "desk"))
-
-    def shown(event: Any) -> None:
-        if on_event is not None:
-            on_event(blind.unblind_value(event) if isinstance(event, Mapping | str) else event)
-
-    graph = TradingAgentsGraph(bcfg.get("selected_analysts"), debug=debug, config=bcfg, api_key=api_key)
-    alias, bdate = blind.alias(ticker), blind.blind_date(date)
-    _state, rating = graph.propagate(alias, bdate, asset_type, on_event=shown, should_stop=should_stop)
-    record = blind.unblind_value(dict(graph.last_run.get("record") or {}))
-    real = root / "real_results" / ticker.upper() / date
-    unblind_files(graph.last_run.get("results_path") or "", real, blind)
-    unblind_files(bcfg["memory_dir"], root / "real_memory", blind)
-    return {"rating": rating, "results_path": str(real), "alias": alias, "blind_date": bdate, "record": record}
+    analysis = BlindAnalysis(settings, api_key=api_key, debug=debug, watchlist=watchlist)
+    _state, rating = analysis.propagate(ticker, date, asset_type, on_event=on_event, should_stop=should_stop)
+    run = analysis.last_run
+    return {"rating": rating, "results_path": run.get("results_path"), "alias": run["alias"],
+            "blind_date": run["blind_date"], "record": dict(run.get("record") or {})}

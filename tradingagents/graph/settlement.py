@@ -182,8 +182,9 @@ class Settler:
         return result
 
     def write_lessons_due(self) -> int:
-        """Write the lessons the log still keeps (each once: a pair already in a memory is skipped),
-        then let the log forget them. Returns how many lessons were written."""
+        """Write the lessons the log still keeps, then let the log forget them. Each is written once:
+        the memory itself skips a lesson it already holds, checked under its lock (``add_lessons_once``),
+        so settles running at once in several processes never duplicate one. Returns how many were written."""
         due_of = getattr(self.memory_log, "lessons_due", None)
         if not callable(due_of):
             return 0
@@ -192,20 +193,9 @@ class Settler:
             return 0
         written = 0
         if self.memory_enabled:
-            present: dict[str, set] = {}
-            for item in due:
-                fresh = {}
-                for name, pair in item["lessons"].items():
-                    memory = self.memories.get(name)
-                    if memory is None:
-                        continue
-                    if name not in present:
-                        present[name] = set(map(tuple, memory.items()))
-                    if tuple(pair) not in present[name]:
-                        fresh[name] = pair
-                for name, pair in fresh.items():  # an OSError here leaves the log's copy for the retry
-                    written += self.remember({name: pair}, item["known_from"])
-                    present[name].add(tuple(pair))
+            for item in due:  # an OSError here leaves the log's copy for the retry
+                written += self.remember(item["lessons"], item["known_from"],
+                                         source=f"{item['ticker']} {item['date']}")
         self.memory_log.clear_lessons_due([(item["ticker"], item["date"]) for item in due])
         return written
 
@@ -256,16 +246,22 @@ class Settler:
             return None
         return {k: state.get(k, "") for k in team.OUTPUT_KEYS}
 
-    def remember(self, lessons: Mapping[str, tuple[str, str]], known_from: str | None) -> int:
-        """Write one (situation, lesson) per role memory; nothing when memory is off. Returns how many."""
+    def remember(self, lessons: Mapping[str, tuple[str, str]], known_from: str | None, *,
+                 source: str | None = None) -> int:
+        """Write one (situation, lesson) per role memory, each only if that memory does not hold it yet;
+        nothing when memory is off. Returns how many were written."""
         if not self.memory_enabled:
             return 0
         written = 0
         for name, pair in lessons.items():
             memory = self.memories.get(name)
             if memory is not None and pair and pair[0] and pair[1]:
-                memory.add_situations([(pair[0], pair[1])], known_from=known_from)
-                written += 1
+                once = getattr(memory, "add_lessons_once", None)
+                if once is None:  # a caller's own memory object with only the specification's method
+                    memory.add_situations([(pair[0], pair[1])], known_from=known_from)
+                    written += 1
+                else:
+                    written += once([(pair[0], pair[1])], known_from=known_from, source=source)
         return written
 
 

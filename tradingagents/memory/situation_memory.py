@@ -21,6 +21,15 @@ instance loads arrays instead of parsing and tokenising every line; the stored i
 jsonl bytes it covers by their digest and is ignored (the jsonl is read as before) when it does
 not match, and lines appended after it are read from the jsonl.
 
+Retiring a lesson (``retire(lesson_id)``) keeps it on disk but stops it being retrieved; it is
+reversible (``retire(lesson_id, False)``). The retired ids are kept in ``<name>.retired.json`` (written
+whole with ``fileio.atomic_write`` under the same flock), read again whenever that file changes.
+
+``add_lessons_once`` is the settlement's writer: it appends only the pairs whose lesson id (the hash of
+situation and text, ``lesson_id``) the memory does not hold yet, checked *under the flock* after
+reading what other writers appended, so processes settling the same log at once write each lesson
+once.
+
 Ties rank the older memory first, so results are deterministic.
 """
 
@@ -158,19 +167,20 @@ class RankedMemories:
             self._sync()
             if not self._situations or n_matches == 0:
                 return []
-            excluded = None
+            excluded = self._retired_mask()
             if as_of is not None and self._latest_known is not None and self._latest_known > as_of:
                 future = np.fromiter(
                     (k is not None and k > as_of for k in self._known_from), dtype=bool, count=len(self._known_from)
                 )
                 if future.any():
-                    excluded = future
+                    excluded = future if excluded is None else (excluded | future)
             situations = self._situations
             order, scores = self._index.top(
                 tokens, int(n_matches), excluded, lambda i: _query_tokens(situations[i])
             )
             if len(order) == 0:
                 return []
+            ids = self._lesson_ids()
             best = float(scores[0])
             denom = best if best > 0 else 1.0
             return [
@@ -179,11 +189,69 @@ class RankedMemories:
                     "recommendation": self._recommendations[i],
                     "similarity_score": float(s) / denom,
                     # derived from the content, so the same lesson has the same id in every reopening
-                    "id": lesson_id(self._situations[i], self._recommendations[i]),
+                    "id": ids[i],
                     "known_from": self._known_from[i],
                 }
                 for i, s in zip(order.tolist(), scores.tolist(), strict=True)
             ]
+
+    # ------------------------------------------------------------------ lesson ids and retiring
+    def _lesson_ids(self) -> list[str]:
+        """Every stored lesson's id, in insertion order (computed once per lesson; lock held)."""
+        ids = self.__dict__.setdefault("_id_list", [])
+        if len(ids) > len(self._situations):  # the state was reset
+            ids.clear()
+        for i in range(len(ids), len(self._situations)):
+            ids.append(lesson_id(self._situations[i], self._recommendations[i]))
+        return ids
+
+    def _retired_mask(self) -> np.ndarray | None:
+        """True for each retired lesson (None when none is retired; lock held)."""
+        retired = self._retired
+        if not retired:
+            return None
+        key = (len(self._situations), retired)
+        cached = self.__dict__.get("_mask_cache")
+        if cached is None or cached[0] != key:
+            ids = self._lesson_ids()
+            mask = np.fromiter((i in retired for i in ids), dtype=bool, count=len(ids))
+            cached = (key, mask if mask.any() else None)
+            self._mask_cache = cached
+        return cached[1]
+
+    def lessons(self) -> list[dict[str, Any]]:
+        """Every stored lesson, oldest first: ``id``, ``situation``, ``recommendation``, ``known_from``,
+        ``retired`` (a lesson stored twice is listed once, at its first place)."""
+        with self._lock:
+            self._sync()
+            seen: set[str] = set()
+            out = []
+            for i, lid in enumerate(self._lesson_ids()):
+                if lid in seen:
+                    continue
+                seen.add(lid)
+                out.append({"id": lid, "situation": self._situations[i], "recommendation": self._recommendations[i],
+                            "known_from": self._known_from[i], "retired": lid in self._retired})
+            return out
+
+    def retired_ids(self) -> frozenset[str]:
+        with self._lock:
+            self._sync()
+            return self._retired
+
+    def retire(self, lesson: str, retired: bool = True) -> bool:
+        """Stop retrieving ``lesson`` (an id from ``recall_lessons`` / ``lessons``), or retrieve it again
+        with ``retired=False``. It stays stored. True when this changed something; KeyError for an id
+        this memory does not hold."""
+        with self._lock:
+            self._sync()
+            if lesson not in set(self._lesson_ids()):
+                raise KeyError(f"No lesson {lesson!r} in the {self.name} memory.")
+            if (lesson in self._retired) == bool(retired):
+                return False
+            self._set_retired(lesson, bool(retired))
+            self._sync()
+            return True
 
     def get_scores(self, current_situation: str) -> list[float]:
         """Raw BM25 score of every stored memory, in insertion order (for inspection and tests)."""
@@ -223,6 +291,9 @@ class FinancialSituationMemory(RankedMemories):
         cfg = resolve_config(config)
         self.k1, self.b = float(cfg["bm25_k1"]), float(cfg["bm25_b"])  # the resolver checked their ranges
         self.path = Path(cfg["memory_dir"]) / f"{self.name}.jsonl"
+        self.retired_path = Path(cfg["memory_dir"]) / f"{self.name}.retired.json"
+        self._retired: frozenset[str] = frozenset()
+        self._retired_stat: tuple | None = None
         self.problems: list[str] = []
         self._lock = threading.RLock()
         self._flock = FlockFile(Path(str(self.path) + ".lock"))
@@ -246,6 +317,10 @@ class FinancialSituationMemory(RankedMemories):
         self._line_no = 0
         self._digest = new_digest()  # of the jsonl's first _offset bytes (the stored index checks it)
         self._stored_docs = 0  # documents in the stored index as we last wrote or read it
+        self._id_list: list[str] = []
+        # the decisions whose lessons this memory holds (add_lessons_once); lines covered by a stored
+        # index are not in it, so for a large memory the lesson-id check alone applies to those
+        self._sources: set[str] = set()
         self.problems = []
 
     def _index_pairs(self, pairs: list[tuple[str, str, str | None]]) -> None:
@@ -307,8 +382,37 @@ class FinancialSituationMemory(RankedMemories):
             release_heap()
         self._stored_docs = self._index.n_docs
 
+    def _sync_retired(self) -> None:
+        """Read the retired ids again when their file changed (lock held)."""
+        try:
+            st = os.stat(self.retired_path)
+        except FileNotFoundError:
+            self._retired, self._retired_stat = frozenset(), None
+            return
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if stamp == self._retired_stat:
+            return
+        try:
+            ids = json.loads(self.retired_path.read_text(encoding="utf-8"))
+            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+                raise ValueError("not a list of lesson ids")
+        except (OSError, ValueError) as exc:
+            self.problems.append(f"{self.retired_path.name} skipped (not a list of lesson ids: {exc}); "
+                                 "no lesson is retired.")
+            ids = []
+        self._retired, self._retired_stat = frozenset(ids), stamp
+
+    def _set_retired(self, lesson: str, retired: bool) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._flock:
+            self._sync_retired()  # another writer may have retired others since
+            ids = set(self._retired) | {lesson} if retired else set(self._retired) - {lesson}
+            atomic_write(self.retired_path, json.dumps(sorted(ids)).encode())
+            self._retired_stat = None
+
     def _sync(self) -> None:
         """Index complete lines that other writers appended since we last looked (lock held)."""
+        self._sync_retired()
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -331,6 +435,7 @@ class FinancialSituationMemory(RankedMemories):
             return  # only a torn (or in-progress) final line
         good: list[tuple[str, str, str | None]] = []
         call: list[tuple[str, str, str | None]] = []  # the lines so far of a call of several pairs
+        sources: set[str] = set()  # the decisions the call's lessons came from
         call_line = 0  # the line its first pair is on
         pos = committed = 0  # bytes of data read; bytes through the last whole record or call
         line_no = committed_lines = self._line_no
@@ -347,18 +452,19 @@ class FinancialSituationMemory(RankedMemories):
                 if not isinstance(situation, str) or not isinstance(recommendation, str):
                     raise TypeError("situation and recommendation must be strings")
                 known_from = rec.get("known_from")
+                source = rec.get("source")
                 if known_from is not None:
                     known_from = validate_date(known_from, allow_future=True)
                 k, n = _part(rec.get("part"))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 self._drop_call(call, call_line)
-                call = []
+                call, sources = [], set()
                 self.problems.append(f"{self.path.name} line {line_no} skipped (not a memory: {exc}).")
                 committed, committed_lines = pos, line_no
                 continue
             if k != len(call):  # a new call began before the last one finished
                 self._drop_call(call, call_line)
-                call = []
+                call, sources = [], set()
                 if k != 0:
                     self.problems.append(f"{self.path.name} line {line_no} skipped (part {k + 1} of {n} of a call "
                                          "whose earlier parts are missing).")
@@ -367,8 +473,12 @@ class FinancialSituationMemory(RankedMemories):
             if not call:
                 call_line = line_no
             call.append((situation, recommendation, known_from))
+            if isinstance(source, str):
+                sources.add(source)
             if len(call) == n:
                 good.extend(call)
+                self._sources |= sources
+                sources = set()
                 call = []
                 committed, committed_lines = pos, line_no
         # an unfinished call at the end: a writer still writing, or one killed mid-write (the next
@@ -395,36 +505,73 @@ class FinancialSituationMemory(RankedMemories):
         the future. Everything is checked before anything is written, so a bad pair adds nothing.
         """
         pairs, known_from = check_pairs(situations_and_advice, known_from)
+        return self._append(pairs, known_from, once=False)
+
+    def add_lessons_once(
+        self, situations_and_advice: Iterable[tuple[str, str]], *, known_from: str | None = None,
+        source: str | None = None,
+    ) -> int:
+        """``add_situations`` for the pairs whose lesson id this memory does not hold yet (nor earlier
+        in the same call), and nothing at all when ``source`` (the decision they were learnt from, e.g.
+        ``"NVDA 2024-05-10"``) already gave this memory its lessons; checked under the flock after
+        reading every other writer's lines, so processes settling the same log at once write each
+        lesson exactly once. Returns how many were added."""
+        pairs, known_from = check_pairs(situations_and_advice, known_from)
+        return self._append(pairs, known_from, once=True, source=source)
+
+    def _append(self, pairs: list[tuple[str, str]], known_from: str | None, *, once: bool,
+                source: str | None = None) -> int:
         if not pairs:
             return 0
-        extra = {"known_from": known_from} if known_from else {}
+        with self._lock, self._flock:
+            self._sync()
+            if source is not None and source in self._sources:
+                return 0
+            if once:
+                held = set(self._lesson_ids())
+                fresh = []
+                for s, r in pairs:
+                    lid = lesson_id(s, r)
+                    if lid not in held:
+                        held.add(lid)
+                        fresh.append((s, r))
+                pairs = fresh
+                if not pairs:
+                    return 0
+            self._write_locked(pairs, known_from, source)
+        return len(pairs)
+
+    def _write_locked(self, pairs: list[tuple[str, str]], known_from: str | None, source: str | None = None) -> None:
+        """Append ``pairs`` as one call (both locks held, just synced)."""
+        extra: dict[str, Any] = {"known_from": known_from} if known_from else {}
+        if source is not None:
+            extra["source"] = source
         n = len(pairs)
         payload = bytearray()  # grown in place: no list of a million lines to free afterwards
         for k, (s, r) in enumerate(pairs):
             part = {"part": [k, n]} if n > 1 else {}
             payload += json.dumps({"situation": s, "recommendation": r, **extra, **part}, ensure_ascii=False).encode()
             payload += b"\n"
-        with self._lock, self._flock:
-            self._sync()
-            if self._seen_size > self._offset:
-                self._repair_tail()
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                written = 0
-                while written < len(payload):  # one write in practice; loop for safety
-                    written += os.write(fd, payload[written:])
-                st = os.fstat(fd)
-            finally:
-                os.close(fd)
-            # Nobody else can have written while we hold the lock: index what we wrote directly.
-            if self._file_id != (st.st_dev, st.st_ino):
-                self._file_id = (st.st_dev, st.st_ino)
-            self._index_pairs([(situation, advice, known_from) for situation, advice in pairs])
-            self._line_no += len(pairs)
-            self._digest.update(payload)
-            self._offset = self._seen_size = st.st_size
-            self._maybe_store()
-        return len(pairs)
+        if self._seen_size > self._offset:
+            self._repair_tail()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            written = 0
+            while written < len(payload):  # one write in practice; loop for safety
+                written += os.write(fd, payload[written:])
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        # Nobody else can have written while we hold the lock: index what we wrote directly.
+        if self._file_id != (st.st_dev, st.st_ino):
+            self._file_id = (st.st_dev, st.st_ino)
+        self._index_pairs([(situation, advice, known_from) for situation, advice in pairs])
+        if source is not None:
+            self._sources.add(source)
+        self._line_no += len(pairs)
+        self._digest.update(payload)
+        self._offset = self._seen_size = st.st_size
+        self._maybe_store()
 
     def _repair_tail(self) -> None:
         """Cut off what a killed writer left after the last whole call (a one-pair call that lacks only
@@ -454,6 +601,8 @@ class FinancialSituationMemory(RankedMemories):
                         atomic_write(self.path, b"")
                     with contextlib.suppress(FileNotFoundError):
                         index_file(self.path).unlink()
+                    with contextlib.suppress(FileNotFoundError):
+                        self.retired_path.unlink()
             self._reset()
             with contextlib.suppress(FileNotFoundError):
                 st = os.stat(self.path)

@@ -53,6 +53,7 @@ __all__ = [
     "describe",
     "has_checkpoint",
     "list_checkpoints",
+    "list_memory_used",
     "list_runs",
     "load_app_runs",
     "list_watchlists",
@@ -119,6 +120,11 @@ def list_runs(config: Mapping[str, Any] | None = None, *, include_previous: bool
     """``storage.files_runs.list_runs`` from whichever storage (``include_previous``: a re-analysed
     session's earlier runs too, each with its ``version``)."""
     return open_run_records(config).list_runs(include_previous=include_previous)
+
+
+def list_memory_used(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """``{ticker, date, memory_used}`` of every saved run that records it (the lessons' track record)."""
+    return open_run_records(config).list_memory_used()
 
 
 def load_run(config: Mapping[str, Any] | None, ticker: str, date: str, version: int | None = None) -> dict[str, Any]:

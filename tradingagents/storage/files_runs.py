@@ -240,6 +240,22 @@ def list_runs(config: Mapping[str, Any] | None = None, *, include_previous: bool
     return runs
 
 
+def list_memory_used(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """``{ticker, date, memory_used}`` of every saved run that records what its roles remembered."""
+    root = Path(resolve_config(config)["results_dir"])
+    out: list[dict[str, Any]] = []
+    for state_file in sorted(root.glob(f"*/*/{STATE_FILE}")) if root.is_dir() else []:
+        try:
+            doc = json.loads(state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        used = (doc.get("meta") or {}).get("memory_used") if isinstance(doc, dict) else None
+        if isinstance(used, dict):
+            out.append({"ticker": doc.get("ticker") or state_file.parent.parent.name,
+                        "date": doc.get("date") or state_file.parent.name, "memory_used": used})
+    return out
+
+
 def load_run(config: Mapping[str, Any] | None, ticker: str, date: str, version: int | None = None) -> dict[str, Any]:
     """``{"state", "rating", "meta"}`` of a saved run (``version``: one of its earlier runs);
     FileNotFoundError saying which is missing.

@@ -67,6 +67,24 @@ CREATE TABLE IF NOT EXISTS ta_role_memory (
     added_at        timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS ta_role_memory_by_name ON ta_role_memory (name, id);
+-- the lesson's id (memory.situation_memory.lesson_id: sha256 of "lesson", situation and text joined by
+-- U+001F, first 12 hex digits), kept by the server so a write-once check is one indexed lookup
+-- (declared immutable: convert_to with a fixed encoding always gives the same bytes)
+CREATE OR REPLACE FUNCTION ta_lesson_id(situation text, recommendation text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS
+    $$ SELECT left(encode(sha256(convert_to('lesson' || E'\\x1f' || situation || E'\\x1f' || recommendation,
+                                            'UTF8')), 'hex'), 12) $$;
+ALTER TABLE ta_role_memory ADD COLUMN IF NOT EXISTS lesson_id text
+    GENERATED ALWAYS AS (ta_lesson_id(situation, recommendation)) STORED;
+CREATE INDEX IF NOT EXISTS ta_role_memory_by_lesson ON ta_role_memory (name, lesson_id);
+ALTER TABLE ta_role_memory ADD COLUMN IF NOT EXISTS source text;  -- the decision a settled lesson came from
+CREATE INDEX IF NOT EXISTS ta_role_memory_by_source ON ta_role_memory (name, source) WHERE source IS NOT NULL;
+CREATE TABLE IF NOT EXISTS ta_role_memory_retired (
+    name        text NOT NULL,
+    lesson_id   text NOT NULL,
+    retired_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (name, lesson_id)
+);
 CREATE TABLE IF NOT EXISTS ta_role_memory_generation (
     name        text PRIMARY KEY,
     generation  bigint NOT NULL

@@ -8,7 +8,11 @@ the same pairs. Before answering, an instance reads the rows added since the new
 
 Writers of one role serialise on a transaction-level advisory lock, so ids of a role commit in
 increasing order and "rows after the newest id I have" never misses a row that commits late. An
-``add_situations`` call's pairs are one transaction: all there or none.
+``add_situations`` call's pairs are one transaction: all there or none. The server keeps each row's
+lesson id (a generated column, the same hash as ``lesson_id``), so ``add_lessons_once`` checks under
+that advisory lock, in the inserting statement, that the role holds no row with the id yet: writers
+settling the same log at once store each lesson once. Retired lessons are rows of
+``ta_role_memory_retired`` (name, lesson id): kept in ``ta_role_memory``, left out of every recall.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ class PgRoleMemory(RankedMemories):
         self._latest_known: str | None = None
         self._last_id = 0
         self._generation = generation
+        self._id_list: list[str] = []
+        self._retired: frozenset[str] = frozenset()
 
     def _sync(self) -> None:
         """Index the rows other writers added since we last looked (lock held)."""
@@ -63,6 +69,8 @@ class PgRoleMemory(RankedMemories):
                     "LEFT JOIN ta_role_memory m ON m.name = %(n)s AND m.id > %(last)s ORDER BY m.id",
                     {"n": self.name, "last": self._last_id},
                 ).fetchall()
+                retired = frozenset(r[0] for r in conn.execute(
+                    "SELECT lesson_id FROM ta_role_memory_retired WHERE name = %s", (self.name,)).fetchall())
             generation = rows[0][0]
             if generation != self._generation:
                 if self._generation is None and self._last_id == 0:
@@ -70,6 +78,7 @@ class PgRoleMemory(RankedMemories):
                 else:
                     self._reset(generation)
                     continue
+            self._retired = retired
             for _gen, row_id, situation, recommendation, known_from in rows:
                 if row_id is None:
                     continue  # the LEFT JOIN's empty row
@@ -107,12 +116,57 @@ class PgRoleMemory(RankedMemories):
             self._sync()
         return len(pairs)
 
+    def add_lessons_once(
+        self, situations_and_advice: Iterable[tuple[str, str]], *, known_from: str | None = None,
+        source: str | None = None,
+    ) -> int:
+        """``add_situations`` for the pairs whose lesson id the role holds no row of yet (nor earlier in
+        the call), and nothing when ``source`` (the decision learnt from) already gave the role its
+        lessons; checked under the role's advisory lock. Returns how many were added."""
+        from tradingagents.memory.situation_memory import lesson_id
+
+        pairs, known_from = check_pairs(situations_and_advice, known_from)
+        added = 0
+        with self._lock:
+            with self._db.transaction() as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_ROLE_MEMORY, self.name))
+                if source is not None and conn.execute(
+                        "SELECT 1 FROM ta_role_memory WHERE name = %s AND source = %s LIMIT 1",
+                        (self.name, source)).fetchone():
+                    pairs = []
+                seen: set[str] = set()
+                for s, r in pairs:
+                    s, r = pg_text(s), pg_text(r)
+                    lid = lesson_id(s, r)
+                    if lid in seen:
+                        continue
+                    seen.add(lid)
+                    row = conn.execute(
+                        "INSERT INTO ta_role_memory (name, situation, recommendation, known_from, source) "
+                        "SELECT %(n)s, %(s)s, %(r)s, %(k)s, %(src)s WHERE NOT EXISTS "
+                        "(SELECT 1 FROM ta_role_memory WHERE name = %(n)s AND lesson_id = %(id)s) RETURNING id",
+                        {"n": self.name, "s": s, "r": r, "k": known_from, "id": lid, "src": source},
+                    ).fetchone()
+                    added += row is not None
+            self._sync()
+        return added
+
+    def _set_retired(self, lesson: str, retired: bool) -> None:
+        with self._db.transaction() as conn:
+            if retired:
+                conn.execute("INSERT INTO ta_role_memory_retired (name, lesson_id) VALUES (%s, %s) "
+                             "ON CONFLICT DO NOTHING", (self.name, lesson))
+            else:
+                conn.execute("DELETE FROM ta_role_memory_retired WHERE name = %s AND lesson_id = %s",
+                             (self.name, lesson))
+
     def clear(self) -> None:
         """Forget everything of this role, for every process sharing the database."""
         with self._lock:
             with self._db.transaction() as conn:
                 conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_ROLE_MEMORY, self.name))
                 conn.execute("DELETE FROM ta_role_memory WHERE name = %s", (self.name,))
+                conn.execute("DELETE FROM ta_role_memory_retired WHERE name = %s", (self.name,))
                 conn.execute(
                     "INSERT INTO ta_role_memory_generation (name, generation) VALUES (%s, 1) "
                     "ON CONFLICT (name) DO UPDATE SET generation = ta_role_memory_generation.generation + 1",

@@ -55,6 +55,11 @@ class FileRunRecords:
 
         return list_runs(self.config, include_previous=include_previous)
 
+    def list_memory_used(self) -> list[dict[str, Any]]:
+        from tradingagents.storage.files_runs import list_memory_used
+
+        return list_memory_used(self.config)
+
     def load_run(self, ticker: str, date: str, version: int | None = None) -> dict[str, Any]:
         from tradingagents.storage.files_runs import load_run
 
@@ -145,6 +150,15 @@ class PgRunRecords:
             }
             for ticker, day, rating, saved_at, provider, vendor, version, _at in rows
         ]
+
+    def list_memory_used(self) -> list[dict[str, Any]]:
+        """``{ticker, date, memory_used}`` of every saved run that records what its roles remembered."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT ticker, trade_date, (doc::jsonb) -> 'meta' -> 'memory_used' FROM ta_runs "
+                "ORDER BY ticker, trade_date"
+            ).fetchall()
+        return [{"ticker": t, "date": d.isoformat(), "memory_used": u} for t, d, u in rows if isinstance(u, dict)]
 
     def _row(self, column: str, ticker: str, date: str, version: int | None = None) -> str:
         tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
