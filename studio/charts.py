@@ -13,7 +13,7 @@ import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tradingagents import team
+from tradingagents import figures, team
 from tradingagents.rating import RATING_COLORS, was_right
 from tradingagents.rating import RATINGS_5_TIER as RATINGS
 
@@ -185,7 +185,7 @@ def timeline_html(intervals: list[dict[str, Any]], *, now: float | None = None,
 LOG_COLUMNS = ["date", "ticker", "rating", "status", "raw", "alpha", "holding",
                "entry_price", "exit_price", "bench_raw", "benchmark", "end_date"]
 _NUMERIC = ("raw", "alpha", "entry_price", "exit_price", "bench_raw")
-DASH = "—"
+DASH = figures.DASH
 """What a value that does not exist (yet) shows as: never "None" or "nan"."""
 MAX_TICKER_LINES = 12
 
@@ -218,16 +218,15 @@ def settled_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def fmt_pct(value: Any) -> str:
-    return DASH if value is None or value != value else f"{float(value):+.2%}"
+    return figures.pct(value, digits=2)
 
 
 def fmt_price(value: Any) -> str:
-    return DASH if value is None or value != value else f"{float(value):,.2f}"
+    return figures.plain_price(value)
 
 
 def fmt_text(value: Any) -> str:
-    text = _text_or_none(value)
-    return DASH if text is None or text in ("", "<NA>") else text
+    return figures.text(_text_or_none(value))
 
 
 def bench_returns(df: pd.DataFrame) -> pd.Series:

@@ -147,7 +147,7 @@ def test_analyst_first_turn_calls_tools_then_writes_its_report():
     second = node({**state, "messages": state["messages"] + first["messages"] + results})
     assert not second["messages"][0].tool_calls
     assert second["market_report"] == second["messages"][0].content
-    assert "close_50_sma" in second["market_report"]
+    assert "50-day average" in second["market_report"]
 
 
 def test_four_analysts_write_reports_and_each_msg_clear_leaves_one_placeholder(analysed):

@@ -42,10 +42,10 @@ def test_every_figure_of_the_market_report_is_in_a_tool_message():
     assert missing == []
     # and the signals the report draws are the ones its numbers imply
     signals = {s.name: s for s in signals_in(report)}
-    trend = re.search(r"close (\S+) is (above|below) close_50_sma (\S+)", signals["Trend"].detail)
+    trend = re.search(r"close of (\S+) is (above|below) the 50-day average of (\S+)", signals["Trend"].detail)
     close, sma = float(trend.group(1)), float(trend.group(3))
     assert (close > sma) == (trend.group(2) == "above") == (signals["Trend"].direction == "bullish")
-    rsi = float(re.search(r"rsi (\S+)", signals["RSI"].detail).group(1))
+    rsi = float(re.search(r"relative strength index of (\S+)", signals["RSI"].detail).group(1))
     expected = "bearish" if rsi >= 70 else "bullish" if rsi <= 30 else "neutral"
     assert signals["RSI"].direction == expected
 
@@ -398,3 +398,19 @@ def test_stream_delay_is_validated_and_only_changes_timing(monkeypatch):
         monkeypatch.setenv(STREAM_DELAY_ENV, bad)
         with pytest.raises(ValueError, match="number from 0 to 1"):
             OfflineChatModel()
+
+
+def test_reports_speak_plain_words_and_write_amounts_for_people():
+    """No indicator identifier reaches a reader, and a statement's revenue reads $…B, not 105743196183."""
+    final = _market_run()
+    report = final["market_report"]
+    for identifier in ("close_50_sma", "close_200_sma", "macds", "boll_ub", "boll_lb", " rsi ", " atr "):
+        assert identifier not in report, identifier
+    assert "50-day average" in report and "relative strength index" in report
+    state = Propagator().create_initial_state(TICKER, DATE)
+    fundamentals = analyst_graph("fundamentals", OfflineChatModel(), None, clear=False).invoke(state)
+    text = fundamentals["fundamentals_report"]
+    revenue = re.search(r"Total Revenue: (\S+) for the period", text).group(1)
+    assert re.fullmatch(r"\$\d+(\.\d+)?[KMBT]", revenue), revenue
+    assert not re.search(r"\d{7,}", text)  # no long raw integers
+    assert "fraction of one" not in text and re.search(r"revenue (grew|shrank) \S+%", text)

@@ -312,3 +312,16 @@ def test_situation_html_renders_markdown_and_runs_nothing():
     assert "<img" not in out and "javascript:" not in out and "&lt;img src=" in out  # raw HTML is text
     assert '<a href="https://ok.example">b</a>' in out and "pic" in out
     assert "&<mark>amp</mark>;" not in out  # never inside an entity
+
+
+def test_figures_are_written_for_people():
+    from tradingagents import figures
+
+    assert figures.money(105743196183) == "$105.74B"
+    assert figures.money(-2_100_000, "EUR") == "-€2.1M"
+    assert figures.money(950, "CHF") == "950 CHF"
+    assert figures.price(1234.5) == "$1,234.50" and figures.price(250, "GBp") == "250.00p"
+    assert figures.pct(0.0321) == "+3.2%" and figures.pct(-0.5, signed=False) == "-50.0%"
+    for absent in (None, float("nan"), float("inf"), "n/a", True):
+        assert figures.money(absent) == figures.pct(absent) == figures.price(absent) == figures.DASH
+    assert figures.text(None) == figures.text("None") == figures.text("") == figures.DASH

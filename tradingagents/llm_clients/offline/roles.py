@@ -98,7 +98,7 @@ def _last_close(text: str) -> tuple[str, float] | None:
 def _atr(signals: list[Signal]) -> float | None:
     for s in signals:
         if s.name == "Volatility":
-            match = re.search(r"atr (-?\d[\d,]*(?:\.\d+)?)", s.detail)
+            match = re.search(r"\bATR\)? (?:is |of )?(-?\d[\d,]*(?:\.\d+)?)", s.detail, re.I)
             if match:
                 return float(match.group(1).replace(",", ""))
     return None
