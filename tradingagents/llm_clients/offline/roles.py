@@ -31,8 +31,10 @@ from typing import Any
 from tradingagents.llm_clients.offline.common import (
     BEARISH_TIERS,
     BULLISH_TIERS,
+    BUY_AT,
     FOOTER,
     OFFLINE_LABEL,
+    OVERWEIGHT_AT,
     SCALE_TEXT,
     TIER_ACTION,
     TIER_ALT,
@@ -473,22 +475,37 @@ def portfolio_decision(text: str) -> dict[str, Any]:
     thesis_parts.append(f"Scoring: {SCALE_TEXT}")
     close = _last_close_in_plan(text)
     target = round(close * (1 + _TARGET_MOVE[tier]), 2) if close and tier in _TARGET_MOVE else None
+    final_action = TIER_ACTION[tier]
+    strength = abs(score.ratio)
     return {
         "rating": tier,
         "executive_summary": summary,
         "investment_thesis": " ".join(thesis_parts),
         "price_target": target,
         "time_horizon": _HORIZON[tier],
+        "action": final_action,
+        "conviction": "high" if strength >= BUY_AT else "medium" if strength >= OVERWEIGHT_AT else "low",
+        "entry_price": close if final_action != "HOLD" else None,
+        "stop_loss": _stop_in_plan(text) if final_action == proposal_in(tag(text, "trader_plan")) else None,
+        "position_size": _SIZES[tier],
     }
+
+
+def _stop_in_plan(text: str) -> float | None:
+    """The Trader's stop (a BUY's stop-loss, a SELL's re-entry level), when the plan names one."""
+    match = re.search(r"(?:Stop-loss:|Re-entry only above) (-?\d+(?:\.\d+)?)", tag(text, "trader_plan"))
+    return float(match.group(1)) if match else None
 
 
 def portfolio_text(text: str) -> str:
     d = portfolio_decision(text)
     parts = [f"**Rating**: {d['rating']}", "### Executive Summary\n\n" + d["executive_summary"],
              "### Investment Thesis\n\n" + d["investment_thesis"]]
-    extras = []
-    if d["price_target"] is not None:
-        extras.append(f"**Price target**: {d['price_target']:.2f}")
+    extras = [f"**Action**: {d['action']}", f"**Conviction**: {d['conviction']}"]
+    for label, key in (("Entry", "entry_price"), ("Price target", "price_target"), ("Stop-loss", "stop_loss")):
+        if d[key] is not None:
+            extras.append(f"**{label}**: {d[key]:.2f}")
+    extras.append(f"**Position size**: {d['position_size']}")
     extras.append(f"**Time horizon**: {d['time_horizon']}")
     return "\n\n".join(parts + ["\n".join(extras)])
 
