@@ -1,11 +1,15 @@
 """Full-report export: Markdown, a self-contained HTML page and a PDF, all from one Markdown text.
 
-Model text can contain anything, so every format is made inert the same way:
+Model text can contain anything, so every format renders from the sanitised tree
+(``tradingagents.storage.inert.sanitize_tree``, which the saved ``report.md`` uses too):
 
-- text is made valid UTF-8 first (a lone surrogate becomes U+FFFD, never an encoding error);
+- text is made valid UTF-8 first (a lone surrogate becomes U+FFFD, never an encoding error), and
+  control and bidi-override characters are dropped;
 - every link and image URL is sanitised: only ``http``, ``https`` and ``mailto`` survive; any other
-  link (``[x](javascript:alert(1))``) becomes its plain text, images become their alt text (the
-  HTML stays free of external resources);
+  link (``[x](javascript:alert(1))``, a reference definition also inside a quoted turn) becomes its
+  plain text, images become their alt text (the HTML stays free of external resources);
+- in the Markdown every ``<`` is the entity ``&lt;`` (never a backslash escape, which a preceding
+  backslash in the text would cancel);
 - in the HTML, every ``<`` and ``&`` of the source is escaped before the Markdown conversion, and
   the converted HTML is then re-emitted through an allowlist (tags and attributes the Markdown
   syntax makes, nothing else: no ``<script>``, no ``on*`` attribute, no ``style`` from the text);
@@ -24,98 +28,25 @@ from collections.abc import Iterable, Mapping
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import markdown as _md
 
 from tradingagents import team
 from tradingagents.rating import RATING_COLORS_ON_WHITE
+from tradingagents.storage import inert
 from tradingagents.storage.files_runs import render_report_markdown
+from tradingagents.storage.inert import (  # noqa: F401 - this module's names since before storage.inert
+    SAFE_SCHEMES,
+    clean_text,
+    safe_url,
+    sanitize_links,
+    sanitize_markdown,
+)
 
-SAFE_SCHEMES = ("http", "https", "mailto")
 DEBATE_STATE_KEYS = {"invest": "investment_debate_state", "risk": "risk_debate_state"}
 
 
-# ---------------------------------------------------------------------------------------------
-# text hygiene
-# ---------------------------------------------------------------------------------------------
-_SURROGATES = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def clean_text(text: Any) -> str:
-    """``text`` as valid UTF-8 without control characters (lone surrogates become U+FFFD)."""
-    return _CONTROL.sub("", _SURROGATES.sub("\ufffd", str(text or "")))
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, Mapping):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-def safe_url(url: Any) -> str | None:
-    """``url`` if its scheme is http, https or mailto (with a host for http/https), else None."""
-    raw = html.unescape(str(url or "")).strip()
-    squeezed = re.sub(r"[\s\x00-\x1f\x7f]+", "", raw)  # "java\nscript:" is still javascript:
-    try:
-        parts = urlsplit(squeezed)
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    if scheme not in SAFE_SCHEMES:
-        return None
-    if scheme in ("http", "https") and not parts.netloc:
-        return None
-    return squeezed
-
-
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
-_LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]*)")
-_REF_DEF = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?(\S+?)>?(?:[ \t]+.*)?$", re.MULTILINE)
-_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*)>")
-_SIMPLE_LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*<?([^()\s>]*(?:\([^()\s]*\)[^()\s>]*)*)>?(?:\s+\"[^\"\n]*\")?\s*\)")
-_RAW_TAG = re.compile(r"<(?=[A-Za-z/!?])")
-
-
-def sanitize_links(text: str) -> str:
-    """Markdown whose every link points only at http, https or mailto, and that has no image.
-
-    ``[x](javascript:alert(1))`` becomes ``x``; ``![alt](src)`` becomes ``alt`` (an export carries no
-    external resource); a reference definition or an autolink with another scheme becomes plain
-    text; any remaining ``](target)`` with another scheme is escaped so no parser makes it a link.
-    """
-
-    def simple(m: re.Match) -> str:
-        good = safe_url(m.group(2))
-        return f"[{m.group(1)}]({good})" if good else m.group(1)
-
-    def target(m: re.Match) -> str:
-        return m.group(0) if safe_url(m.group(1)) else "]\\(" + m.group(0)[2:]
-
-    def ref(m: re.Match) -> str:
-        good = safe_url(m.group(2))
-        return f"[{m.group(1)}]: {good}" if good else f"\\[{m.group(1)}\\]"
-
-    def auto(m: re.Match) -> str:
-        good = safe_url(m.group(1))
-        return f"[{good}]({good})" if good else m.group(1)
-
-    text = _IMAGE.sub(lambda m: m.group(1), text)
-    text = _SIMPLE_LINK.sub(simple, text)
-    text = _LINK_TARGET.sub(target, text)
-    text = _REF_DEF.sub(ref, text)
-    return _AUTOLINK.sub(auto, text)
-
-
-def sanitize_markdown(text: str) -> str:
-    """``sanitize_links`` plus raw HTML made literal (``<script>`` becomes the text ``\\<script>``), so a
-    Markdown viewer that renders HTML renders none from model text."""
-    return _RAW_TAG.sub(r"\\<", sanitize_links(clean_text(text)))
+_clean = inert.clean_tree
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,10 +93,11 @@ def report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[
 
 
 def _report_source(state: Mapping[str, Any] | None, rating: str | None, meta: Mapping[str, Any] | None) -> str:
-    """The engine's Markdown of the report: clean text, debate turns attributed, links sanitised."""
-    clean_state = _clean(dict(state or {}))
-    clean_meta = _clean(dict(meta or {}))
-    return sanitize_links(render_report_markdown(_with_attributed_turns(clean_state, clean_meta), rating, clean_meta))
+    """The engine's Markdown of the report, rendered from the sanitised tree (``storage.inert``: every
+    string of the state and meta made inert first, the debate turns attributed from sanitised text)."""
+    safe_state = inert.sanitize_tree(dict(state or {}))
+    safe_meta = inert.sanitize_tree(dict(meta or {}))
+    return render_report_markdown(_with_attributed_turns(safe_state, safe_meta), rating, safe_meta)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,7 +157,8 @@ def safe_html_fragment(fragment: str) -> str:
 
 def markdown_to_safe_html(text: str) -> str:
     """Markdown → HTML in which no tag, attribute or URL of the source survives unless allowlisted."""
-    escaped = sanitize_links(clean_text(text)).replace("&", "&amp;").replace("<", "&lt;")
+    # every & and < escaped; the sanitiser's own &lt; entities stay the character "<"
+    escaped = sanitize_markdown(text).replace("&", "&amp;").replace("&amp;lt;", "&lt;")
     return safe_html_fragment(_md.markdown(escaped, extensions=["tables", "fenced_code", "sane_lists"]))
 
 
@@ -313,7 +246,7 @@ _LINK_TEXT = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)\)")
 def _plain(text: str) -> str:
     """Inline Markdown as plain text: links as 'text (url)', emphasis and code marks removed."""
     text = _LINK_TEXT.sub(lambda m: f"{m.group(1)} ({m.group(2)})" if m.group(2) else m.group(1), text)
-    return _INLINE_MARKS.sub("", text).replace("\\", "")
+    return _INLINE_MARKS.sub("", text).replace("\\", "").replace("&lt;", "<")
 
 
 def report_pdf(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> bytes:
