@@ -7,7 +7,7 @@ import datetime as dt
 
 import streamlit as st
 
-from studio import compare, export, theme, ui
+from studio import charts, compare, export, theme, ui
 from tradingagents.rating import RATINGS_5_TIER
 from tradingagents.storage import list_runs, load_run
 
@@ -93,9 +93,18 @@ def main() -> None:
 @st.cache_data(show_spinner=False, max_entries=64)
 def _exports(storage_key: str, ticker: str, date: str, saved_at: str) -> tuple[str, str, bytes]:
     """Markdown, HTML and PDF of one saved run, built once per save (a PDF takes about half a second)."""
-    data = load_run(ui.current_config(), ticker, date)
+    config = ui.current_config()
+    data = load_run(config, ticker, date)
     args = (data.get("state") or {}, data.get("rating"), data.get("meta") or {})
-    return export.report_markdown(*args), export.report_html(*args), export.report_pdf(*args)
+    closes = None
+    try:  # the handout's price chart: the run's own data source, up to the analysis date
+        vendor = args[2].get("data_vendor") or config.get("data_vendor")
+        prices = charts.price_history({**config, "data_vendor": vendor}, ticker, date)
+        closes = [float(x) for x in prices["Close"].tail(60)] if len(prices) else None
+    except Exception:  # noqa: BLE001 - no chart is no reason to refuse the export
+        closes = None
+    return (export.report_markdown(*args), export.report_html(*args, closes=closes),
+            export.report_pdf(*args, closes=closes))
 
 
 def export_buttons(config, ticker: str, date: str, saved_at: str, *, key: str) -> None:

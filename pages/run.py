@@ -264,6 +264,9 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         llm = meta.get("llm_label") or meta.get("llm_provider")
         source = f" · LLM: {llm} · data: {meta.get('data_label') or meta.get('data_vendor', '')}" if llm else ""
         st.caption(f"Portfolio manager's rating · {ticker} · {date}{source}")
+    # the decision card: what the committee reads first (the horizon the settlement scores beside the stated one)
+    decision = export.card(state, meta, rating)
+    st.html(export.card_html(decision, export.currency_of(state, meta)))
     with st.container(border=True, height=360, key=f"decision_{key}"):
         st.markdown(state.get("final_trade_decision") or "_No decision text._")
     prices = None
@@ -292,6 +295,21 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
                            mime="text/markdown", key=f"dl_md_{key}", icon=":material/download:")
         st.download_button("HTML report", page, file_name=f"{ticker}_{date}_report.html",
                            mime="text/html", key=f"dl_html_{key}", icon=":material/download:")
+        st.download_button("PDF handout", _handout(state, rating, meta, closes), file_name=f"{ticker}_{date}_report.pdf",
+                           mime="application/pdf", key=f"dl_pdf_{key}", icon=":material/picture_as_pdf:",
+                           type="primary", on_click="ignore")
+
+
+def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | None) -> bytes:
+    """The PDF handout of a result, built once per run (a PDF takes about half a second)."""
+    cache = st.session_state.setdefault("_pdf_handouts", {})
+    ident = (state.get("company_of_interest"), state.get("trade_date"), (meta or {}).get("thread_id"),
+             (meta or {}).get("elapsed_s"), rating)
+    if ident not in cache:
+        if len(cache) > 8:
+            cache.clear()
+        cache[ident] = export.report_pdf(state, rating, meta, closes=closes)
+    return cache[ident]
 
 
 def start_run(ticker, date, analysts, run_config) -> bool:

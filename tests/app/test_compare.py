@@ -110,11 +110,19 @@ def test_compare_shows_ladder_config_difference_usage_and_rerun_link(runs, entry
     expected[1] = parse_rating(b["state"]["investment_plan"], default=None)
     expected[3] = parse_rating(b["state"]["trader_investment_plan"], default=None)
     assert pills == [p for p in expected if p]
-    diff = at.dataframe[0].value
+    card = at.dataframe[0].value  # the decision card, both runs side by side
+    assert list(card[""]) == ["Rating", "Action", "Conviction", "Entry", "Price target", "Stop", "Position size",
+                              "Stated horizon", "Scored over"]
+    assert list(card.iloc[0, 1:]) == [a["rating"], b["rating"]]
+    assert list(card.iloc[-1, 1:]) == ["5 trading days", "5 trading days"]
+    assert "None" not in card.to_string() and "nan" not in card.to_string()
+    diff = at.dataframe[1].value
     settings = set(diff["Setting"])
     assert {"max_debate_rounds", "analysts"} <= settings
-    assert not settings & {"home", "results_dir", "thread_id", "elapsed_s", "debate_turns"}
-    usage = at.dataframe[1].value
+    # only settings a user chose: no run facts or outcomes (missing_data, log_note) listed as settings
+    assert not settings & {"home", "results_dir", "thread_id", "elapsed_s", "debate_turns", "missing_data", "log_note",
+                           "warnings", "memory_used", "decision", "session_note"}
+    usage = at.dataframe[2].value
     assert list(usage[""]) == ["Run time", "LLM calls", "Tool calls", "Tokens in", "Tokens out", "Cost"]
     assert f"{a['meta']['usage']['llm_calls']:,}" in list(usage.iloc[:, 1])
     links = [el.proto.url for el in at.get("link_button")]
