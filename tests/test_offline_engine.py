@@ -414,3 +414,27 @@ def test_reports_speak_plain_words_and_write_amounts_for_people():
     assert re.fullmatch(r"\$\d+(\.\d+)?[KMBT]", revenue), revenue
     assert not re.search(r"\d{7,}", text)  # no long raw integers
     assert "fraction of one" not in text and re.search(r"revenue (grew|shrank) \S+%", text)
+
+
+def test_the_debate_reads_like_one_plain_words_quoted_points_and_each_side_argues_its_case():
+    from studio.debates import answered_point
+
+    final = run_rest(analysed_state(), OfflineChatModel(), rounds=2)
+    debate = final["investment_debate_state"]
+    bull_turns = [t for t in debate["bull_history"].split("Bull Analyst: ") if t.strip()]
+    bear_turns = [t for t in debate["bear_history"].split("Bear Analyst: ") if t.strip()]
+    assert len(bull_turns) == len(bear_turns) == 2
+    for text in bull_turns + bear_turns:
+        for identifier in ("close_50_sma", "close_200_sma", "macds", "boll_ub", "boll_lb"):
+            assert identifier not in text, identifier
+        assert re.search(r"\d", text)  # numbers, in plain words
+    # each answer quotes the opponent's actual main point, and the UI's "answers" finds that very point
+    order = [bull_turns[0], bear_turns[0], bull_turns[1], bear_turns[1]]
+    for prev, turn in zip(order, order[1:], strict=False):
+        claim = re.search(r"My main point this round is \*\*([^*]+)\*\* from the [^:]+: (.+?)\.(?:\s|$)", prev)
+        quoted = f"{claim.group(1)}: {claim.group(2)}"
+        assert f"\u201c{quoted}\u201d" in turn
+        assert answered_point(turn, prev)[0] == quoted
+    # the bear argues the bear case whatever the tally: never that the count "is not on my side"
+    for text in bear_turns:
+        assert "not on my side" not in text and ("avoiding" in text or "risk" in text)

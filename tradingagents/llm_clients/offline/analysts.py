@@ -404,8 +404,8 @@ def market_signals(results: Sequence[ToolResult]) -> tuple[list[Signal], list[st
     if macd and macds:
         direction = "bullish" if macd[1] > macds[1] else "bearish" if macd[1] < macds[1] else "neutral"
         pace = "gaining" if direction == "bullish" else "losing" if direction == "bearish" else "holding"
-        signals.append(Signal("MACD", f"momentum is {pace} pace: the MACD line at {macd[0]} is "
-                              f"{_compare(macd[1], macds[1])} its signal line at {macds[0]}", direction))
+        signals.append(Signal("MACD", f"momentum is {pace} pace (the MACD line at {macd[0]} is "
+                              f"{_compare(macd[1], macds[1])} its signal line at {macds[0]})", direction))
     if rsi:
         if rsi[1] >= 70:
             signals.append(Signal("RSI", f"the relative strength index of {rsi[0]} is overbought (seventy or more)",

@@ -85,6 +85,17 @@ def _cited(turn: str, candidates: list[Signal]) -> Signal | None:
     return None
 
 
+_CLAIM_RE = re.compile(r"My main point this round is \*\*([^*\n]+)\*\* from the [^:\n]+: (.+?)\.(?:\s|$)")
+
+
+def _main_claim(turn: str) -> str | None:
+    """The opponent's own main point, as they wrote it ("Trend: the close of 54.69 is below …"), else None."""
+    match = _CLAIM_RE.search(turn or "")
+    if match:
+        return f"{match.group(1).strip()}: {match.group(2).strip()}"
+    return None
+
+
 def _pick(items: list[Signal], index: int) -> Signal | None:
     return items[index % len(items)] if items else None
 
@@ -145,20 +156,21 @@ def debate_turn(role: Role, text: str) -> str:
 
     opponent = tag(text, "opponent_last_argument")
     target = _cited(opponent, theirs) if opponent else None
+    claim = _main_claim(opponent) if opponent else None
     if opponent and target:
         counter = next((s for s in mine if s.source == target.source and s not in (lead, support)), None)
-        rebuttal = (
-            f"The {opponent_name} leans on {target.name} ({target.detail}), but that is one reading "
-            f"against {len(mine)} {mine_dir} ones"
-        )
+        said = claim or f"{target.name}: {target.detail}"
+        rebuttal = (f"The {opponent_name} argues that \u201c{said}\u201d. That is one reading against "
+                    f"{len(mine)} {mine_dir} {'one' if len(mine) == 1 else 'ones'}")
         if counter:
-            rebuttal += f", and {counter.name} in the same {counter.source} says otherwise: {counter.detail}"
+            rebuttal += f", and the same {counter.source} says otherwise: {counter.detail}"
         parts.append(rebuttal + ".")
+    elif opponent and claim:
+        parts.append(f"The {opponent_name} argues that \u201c{claim}\u201d, but names no {their_dir} reading "
+                     "I can check in the reports, so it does not change the evidence.")
     elif opponent:
-        parts.append(
-            f"The {opponent_name}'s last argument names no {their_dir} reading I can check in the reports, "
-            "so it does not change the evidence."
-        )
+        parts.append(f"The {opponent_name}'s last argument names no {their_dir} reading I can check in the reports, "
+                     "so it does not change the evidence.")
 
     if lead:
         parts.append(f"My main point this round is **{lead.name}** from the {lead.source}: {lead.detail}.")
@@ -176,11 +188,16 @@ def debate_turn(role: Role, text: str) -> str:
             f"Across the four reports I count {score.bullish} bullish against {score.bearish} bearish signals "
             f"({score.neutral} neutral), so the balance favours {stance} {ticker}."
         )
+    elif bull:
+        parts.append(
+            f"The bearish readings outnumber mine, {score.bearish} to {score.bullish}, but a count does not weigh "
+            f"them: the points above are the ones that move the price, and they argue for owning {ticker}."
+        )
     else:
         parts.append(
-            f"The tally of {score.bullish} bullish against {score.bearish} bearish signals ({score.neutral} "
-            f"neutral) is not on my side yet, which is why the points above deserve extra weight before "
-            f"{'giving up on' if bull else 'buying'} {ticker}."
+            f"The bullish readings outnumber mine, {score.bullish} to {score.bearish}, but a count does not weigh "
+            f"them: the points above are where the risk sits, and buying {ticker} here pays for good news that "
+            "is already in the price."
         )
     lesson = _first_lesson(text)
     if lesson:
