@@ -317,3 +317,26 @@ def derive_progress(
 ) -> Progress:
     """Fold a whole event list at once (pure; also used for saved event lists)."""
     return ProgressFolder().feed(list(events)).snapshot(now=now, started_at=started_at, finished_at=finished_at)
+
+
+def running_agents(progress) -> list[str]:
+    """The agents working now, in the plan's order (four analysts in parallel are four)."""
+    return [a.agent for a in progress.agents if a.status == "running"]
+
+
+def working_label(names: list[str]) -> str:
+    if len(names) == 1:
+        return f"{names[0]} is working…"
+    return f"{', '.join(names[:-1])} and {names[-1]} are working…"
+
+
+def eta_text(expected_s: float, elapsed_s: float, fraction: float) -> str:
+    """What is left, truthfully: past runs' median minus the time so far, or at this run's own pace when
+    that says more; past the median it says so instead of "0s left"."""
+    median = f"past runs with these settings took {expected_s:.0f}s (median)"
+    left = expected_s - elapsed_s
+    if 0 < fraction < 1 and elapsed_s > 0:
+        left = max(left, elapsed_s * (1 - fraction) / fraction)
+    if left < 1:
+        return f"Taking longer than usual: {median}; {elapsed_s:.0f}s so far."
+    return f"About {left:.0f}s left: {median}."

@@ -293,6 +293,7 @@ CHECKS: Mapping[str, Check] = {
     "llm_temperature": _number(float, lo=0, hi=2, optional=True),
     "max_concurrent_llm_calls": _number(int, lo=1, hi=256),
     "llm_streaming": _boolean,
+    "offline_stream_delay_s": _number(float, lo=0, hi=1),
     "data_vendor": check_vendor,
     "data_retry_backoff": _number(float, lo=0, hi=600),
     "selected_analysts": normalize_analysts,

@@ -98,6 +98,9 @@ DEFAULTS: dict[str, Any] = {
     # networked models stream their text as it is written (the live panel); false: one JSON answer per
     # request, for a proxy that buffers server-sent events
     "llm_streaming": True,
+    # the offline engine's pause between streamed words (seconds, 0-1): the app's "presenter pace" sets
+    # 0.04 so a demo's audience can read the text as it grows; timing only, never the text
+    "offline_stream_delay_s": 0.0,
     # market data
     "data_vendor": "demo",  # demo | yfinance | csv
     "data_retry_backoff": 1.0,  # seconds before the first retry of a rate-limited data request
