@@ -183,10 +183,15 @@ def test_cumulative_alpha_is_per_ticker_never_across_tickers():
     df = charts.log_frame(ENTRIES)
     cum = charts.cumulative_alpha_by_ticker(df)
     by = {t: list(part["cum_alpha"]) for t, part in cum.groupby("ticker")}
-    assert by["NVDA"] == pytest.approx([0.03, 0.04]) and by["AAPL"] == pytest.approx([-0.01])
+    assert by["NVDA"] == pytest.approx([0.03, 1.03 * 1.01 - 1]) and by["AAPL"] == pytest.approx([-0.01])
     fig = charts.cumulative_alpha_figure(df)
     assert {t.name: list(t.y) for t in fig.data} == {"AAPL": pytest.approx([-1.0]),
-                                                    "NVDA": pytest.approx([3.0, 4.0])}
+                                                    "NVDA": pytest.approx([3.0, (1.03 * 1.01 - 1) * 100])}
+    # daily decisions with 5-day windows overlap: only one per closed window counts (not a sum of 5 alphas)
+    daily = [dict(ENTRIES[0], date=f"2024-01-{d:02d}", alpha=0.02) for d in (2, 3, 4, 5, 8, 9, 10, 11, 12, 15)]
+    cum = charts.cumulative_alpha_by_ticker(charts.log_frame(daily))
+    assert list(cum["date"]) == ["2024-01-02", "2024-01-09"]
+    assert cum["cum_alpha"].iloc[-1] == pytest.approx(1.02 ** 2 - 1)
     many = [dict(ENTRIES[0], ticker=f"T{i:02d}") for i in range(20)]
     assert len(charts.cumulative_alpha_figure(charts.log_frame(many), max_tickers=5).data) == 5
 
@@ -201,7 +206,9 @@ def test_equity_curve_follows_direction_and_compounds_against_the_benchmark():
     assert list(curve["strategy"]) == pytest.approx([1.10, 1.10 * 1.05, 1.10 * 1.05])
     # benchmark: raw − alpha where the log has no benchmark return, the logged one otherwise
     assert list(curve["benchmark"]) == pytest.approx([1.06, 1.06 * 0.97, 1.06 * 0.97 * 1.01])
-    assert list(curve["when"]) == ["2024-01-02", "2024-01-16", "2024-01-16"]
+    # each point on the day its window closed (logged, else decision date + holding business days)
+    assert list(curve["when"]) == ["2024-01-09", "2024-01-16", "2024-01-23"]
+    assert list(curve["when"]) == sorted(curve["when"])  # never back to an earlier day: no cliff
     wiped = charts.equity_curve(charts.log_frame([dict(ENTRIES[0], rating="Sell", raw=1.5, alpha=1.0)]))
     assert list(wiped["strategy"]) == [0.0]  # a short losing more than everything is floored at 0
 
