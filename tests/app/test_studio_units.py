@@ -332,3 +332,21 @@ def test_figures_are_written_for_people():
     for absent in (None, float("nan"), float("inf"), "n/a", True):
         assert figures.money(absent) == figures.pct(absent) == figures.price(absent) == figures.DASH
     assert figures.text(None) == figures.text("None") == figures.text("") == figures.DASH
+
+
+def test_backtest_states_agree_and_never_read_none():
+    from studio import backtest_view as view
+
+    assert view.steps_note({"done": 0, "total": 26}, 0) == "No step has finished yet."
+    # the bar says 22 of 26 while the saved table lags: the caption says so, not "no step has finished"
+    note = view.steps_note({"done": 22, "total": 26, "status": "running"}, 0)
+    assert note.startswith("22 of 26 steps have finished") and "No step" not in note
+    assert view.steps_note({"done": 3, "total": 3}, 3) is None
+    row = {"id": "b1", "status": "running", "done": 0, "total": 26,
+           "args": {"spec": {"tickers": ["NVDA"], "start": "2024-01-02", "end": "2024-03-01"}}}
+    assert view.past_label(row, {"status": "finished", "done": 26, "total": 26}).endswith("finished (26/26 steps)")
+    assert "None" not in view.past_label({"id": "b2", "status": None, "done": None, "total": None, "args": {}})
+    table = view.paper_table({"NVDA": {"TradingAgents": {"cr": 0.1, "arr": None, "sr": None, "mdd": -0.05}}})
+    assert len(table) == 1 and "None" not in table.to_string() and "nan" not in table.to_string().lower()
+    frame = view.steps_frame({"steps": {view.TEAM: {"NVDA": {"2024-01-02": {"rating": None, "elapsed_s": None}}}}})
+    assert "None" not in frame.drop(columns=["run folder"]).to_string()
