@@ -350,3 +350,22 @@ def test_backtest_states_agree_and_never_read_none():
     assert len(table) == 1 and "None" not in table.to_string() and "nan" not in table.to_string().lower()
     frame = view.steps_frame({"steps": {view.TEAM: {"NVDA": {"2024-01-02": {"rating": None, "elapsed_s": None}}}}})
     assert "None" not in frame.drop(columns=["run folder"]).to_string()
+
+
+def test_watchlist_counts_agree_and_tiles_read_as_cards():
+    from studio import watchlist_view as view
+    from tradingagents.batch import TickerOutcome
+
+    some = {"done": 4, "total": 4, "ok": 3, "cost_usd": 0.0, "exit_code": 1}
+    assert view.summary_text(some, False) == "3 of 4 analysed · 1 did not finish"  # never "4/4 finished"
+    assert view.end_text(some).startswith("1 of 4 tickers did not finish")
+    every = {"done": 2, "total": 3, "ok": 2, "cost_usd": 0.0, "exit_code": None}
+    assert view.summary_text(every, True) == "2 of 3 analysed · 1 to go"
+    assert view.end_text({"done": 3, "total": 3, "ok": 3}) == "Finished: all 3 tickers analysed."
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(TickerOutcome)}
+    outcome = TickerOutcome(**{k: v for k, v in {"ticker": "NVDA", "date": "2024-05-10", "status": "done",
+                                                   "rating": "Buy", "cost_usd": 0.0}.items() if k in fields})
+    tile = view.tile_html(outcome)
+    assert 'class="ta-tile-link"' in tile and "Open run →" in tile and "/run?ticker=NVDA" in tile
