@@ -73,6 +73,19 @@ def price_history(config: Mapping[str, Any], ticker: str, date: str, lookback_da
     return df.loc[df.index <= pd.Timestamp(end)].sort_index()
 
 
+def decision_marker(rating: str | None, high: float, low: float) -> tuple[str, float, str]:
+    """(symbol, y, text position) of the decision on the price chart: a bullish tier points up from
+    under the day's low, a bearish one down from above its high, Hold (or none) is a diamond above."""
+    from tradingagents.rating import direction
+
+    side = direction(rating) if rating in RATINGS else 0
+    if side > 0:
+        return "triangle-up", low * 0.98, "bottom center"
+    if side < 0:
+        return "triangle-down", high * 1.02, "top center"
+    return "diamond", high * 1.02, "top center"
+
+
 def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = None) -> go.Figure:
     """Candlestick + SMA 20/50 + volume, with the decision day marked by the rating."""
     import pandas as pd
@@ -99,12 +112,13 @@ def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = 
         on_or_before = df.loc[df.index <= day]
         if len(on_or_before):
             mark_x = on_or_before.index[-1]
-            mark_y = float(on_or_before["High"].iloc[-1])
             label = rating or "Decision"
+            symbol, mark_y, where = decision_marker(rating, float(on_or_before["High"].iloc[-1]),
+                                                    float(on_or_before["Low"].iloc[-1]))
             fig.add_trace(
-                go.Scatter(x=[mark_x], y=[mark_y * 1.02], mode="markers+text", text=[label],
-                           textposition="top center", name=f"Decision: {label}",
-                           marker=dict(symbol="triangle-down", size=16,
+                go.Scatter(x=[mark_x], y=[mark_y], mode="markers+text", text=[label],
+                           textposition=where, name=f"Decision: {label}",
+                           marker=dict(symbol=symbol, size=16,
                                        color=RATING_COLORS.get(rating or "", "#FFFFFF"))),
                 row=1, col=1,
             )

@@ -369,3 +369,11 @@ def test_watchlist_counts_agree_and_tiles_read_as_cards():
                                                    "rating": "Buy", "cost_usd": 0.0}.items() if k in fields})
     tile = view.tile_html(outcome)
     assert 'class="ta-tile-link"' in tile and "Open run →" in tile and "/run?ticker=NVDA" in tile
+
+
+def test_the_decision_marker_points_the_way_of_the_rating():
+    assert charts.decision_marker("Overweight", 110.0, 100.0)[:2] == ("triangle-up", 98.0)
+    assert charts.decision_marker("Buy", 110.0, 100.0)[0] == "triangle-up"
+    assert charts.decision_marker("Sell", 110.0, 100.0)[0] == "triangle-down"
+    assert charts.decision_marker("Underweight", 110.0, 100.0)[0] == "triangle-down"
+    assert charts.decision_marker("Hold", 110.0, 100.0)[0] == charts.decision_marker(None, 110.0, 100.0)[0] == "diamond"
