@@ -128,6 +128,9 @@ class Progress:
     cost_usd: float | None = None  # the run's cost so far (the latest llm_usage event); None: no price
 
 
+_CLEAR_NODES = frozenset(r.clear_node for r in team.ANALYSTS if r.clear_node)
+
+
 def _plan_board(plan: Any) -> dict[str, AgentStatus]:
     """One pending AgentStatus per agent of ``run_started``'s plan ([{team, agents}]), in plan order."""
     board: dict[str, AgentStatus] = {}
@@ -220,7 +223,10 @@ class ProgressFolder:
         duration = float(ev.data.get("duration_s") or 0.0)
         if st.started is None:
             st.started = ev.ts - duration
-        st.finished = ev.ts
+        # an analyst's Msg Clear is housekeeping that waits for the parallel step's barrier (all four
+        # analysts' clears end together): the board shows when the analyst's own work ended
+        if not (ev.node in _CLEAR_NODES and st.finished is not None):
+            st.finished = ev.ts
         opened = self.open_nodes.pop(ev.node or name, None)
         start = opened["start"] if opened else ev.ts - duration
         self.intervals.append({"node": ev.node or name, "agent": name, "team": ev.team or st.team,

@@ -32,3 +32,19 @@ def test_enter_does_not_submit_and_presenter_pace_slows_only_the_offline_words(t
     assert handle.config["offline_stream_delay_s"] > 0
     assert create_llm(resolve_config({"offline_stream_delay_s": 0.04}), "quick").stream_delay_s == 0.04
     assert handle.wait(300)
+
+
+def test_parallel_analysts_show_their_own_end_times_on_the_board(ta_home):
+    """The four parallel analysts' Msg Clear nodes end together at the step's barrier; the board shows when
+    each analyst's own work ended, as the timeline does."""
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    events = []
+    cfg = resolve_config({"analyst_execution": "parallel"})
+    TradingAgentsGraph(config=cfg).propagate("NVDA", "2024-05-10", on_event=events.append)
+    p = runs.derive_progress(events)
+    analysts = {a.agent: a for a in p.agents if a.team == "Analyst Team"}
+    assert len(analysts) == 4
+    for name, a in analysts.items():
+        own = max(iv["end"] for iv in p.intervals if iv["node"] == name)
+        assert a.finished == own, name
