@@ -61,8 +61,11 @@ def main() -> None:
     if not shown:
         st.info("No saved run matches these filters.")
         return
+    table, shared = compare.split_constant([r.as_display() for r in shown])
+    if shared:  # a value every shown run shares is said once, not repeated on each row
+        st.caption("All shown runs: " + " · ".join(f"{k} {v}" for k, v in shared.items()))
     event = st.dataframe(
-        [r.as_display() for r in shown],
+        table,
         hide_index=True,
         width="stretch",
         on_select="rerun",
@@ -71,7 +74,8 @@ def main() -> None:
         column_config={
             "Open": st.column_config.LinkColumn("Open", display_text="Open run", width="small"),
             "Debates": st.column_config.LinkColumn("Debates", display_text="Debates", width="small"),
-            "Rating": st.column_config.TextColumn("Rating", width="small"),
+            "Rating": st.column_config.TextColumn("Rating", width="medium"),  # "Underweight" uncut
+            "Cost": st.column_config.TextColumn("Cost", width="medium"),
         },
     )
     picked = [shown[i] for i in (event.selection.rows if event else []) if i < len(shown)]

@@ -91,6 +91,19 @@ class HistoryRow:
                 "Open": run_link(self.ticker, self.date), "Debates": debates_link(self.ticker, self.date)}
 
 
+CONSTANT_COLUMNS = ("LLM", "Data", "By", "Cost")
+"""History columns that are dropped from the table when every shown row has the same value (said once above it)."""
+
+
+def split_constant(display: list[dict[str, Any]], columns: Iterable[str] = CONSTANT_COLUMNS
+                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(rows without the columns every row shares, {column: the shared value}); a single row keeps all."""
+    if len(display) < 2:
+        return display, {}
+    shared = {c: display[0][c] for c in columns if c in display[0] and all(r.get(c) == display[0][c] for r in display)}
+    return [{k: v for k, v in r.items() if k not in shared} for r in display], shared
+
+
 def run_cost_text(meta: Mapping[str, Any] | None, provider: Any = None) -> str:
     """A saved run's cost: "$0.00 · offline engine", "$0.0123", or "—" (no price, or saved before pricing)."""
     meta = meta or {}

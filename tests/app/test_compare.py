@@ -71,7 +71,10 @@ def test_history_shows_readable_times_and_labels_and_filters(runs, entry):
     assert len(table) == 3
     shown = table.to_csv()
     assert "openai_compatible" not in shown and "OpenAI-compatible server · qwen-small / qwen-large" in shown
-    assert "Offline engine (no LLM)" in shown and "Demo market (synthetic)" in shown
+    assert "Offline engine (no LLM)" in shown
+    # every run used the demo data: said once above the table, not on each row
+    assert "Data" not in table.columns
+    assert any(str(c.value).startswith("All shown runs: Data Demo market (synthetic)") for c in at.caption)
     assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}", shown)  # no microsecond ISO
     today = dt.datetime.now(dt.UTC)
     assert all(re.fullmatch(rf"{today.day} {today:%b %Y} \d\d:\d\d", s) for s in table["Saved"])

@@ -377,3 +377,16 @@ def test_the_decision_marker_points_the_way_of_the_rating():
     assert charts.decision_marker("Sell", 110.0, 100.0)[0] == "triangle-down"
     assert charts.decision_marker("Underweight", 110.0, 100.0)[0] == "triangle-down"
     assert charts.decision_marker("Hold", 110.0, 100.0)[0] == charts.decision_marker(None, 110.0, 100.0)[0] == "diamond"
+
+
+def test_history_says_shared_values_once_instead_of_on_every_row():
+    from studio import compare
+
+    rows = [{"Ticker": "NVDA", "Rating": "Underweight", "LLM": "offline engine", "Data": "demo", "By": "ann",
+             "Cost": "$0.00"},
+            {"Ticker": "AAPL", "Rating": "Buy", "LLM": "offline engine", "Data": "demo", "By": "bob",
+             "Cost": "$0.00"}]
+    table, shared = compare.split_constant(rows)
+    assert shared == {"LLM": "offline engine", "Data": "demo", "Cost": "$0.00"}
+    assert [sorted(r) for r in table] == [["By", "Rating", "Ticker"]] * 2
+    assert compare.split_constant(rows[:1]) == (rows[:1], {})  # one row keeps every column
