@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test lint bench chromium fonts postgresql clean
+.PHONY: run test lint bench chromium fonts poppler postgresql clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,14 @@ fonts:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(FONT_PKGS) >/dev/null; \
 	fi
 
+# Debian's poppler-utils for the PDF tests: pdftoppm renders the handout's pages to PNG, pdftotext reads them.
+poppler:
+	@if ! command -v pdftoppm >/dev/null 2>&1 || ! command -v pdftotext >/dev/null 2>&1; then \
+	  echo "Installing Debian's poppler-utils for the PDF tests…"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq poppler-utils >/dev/null; \
+	fi
+
 # Debian's PostgreSQL for the desk-storage tests: they make a throwaway cluster (initdb) on 127.0.0.1.
 postgresql:
 	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then \
@@ -52,7 +60,7 @@ postgresql:
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 
-test: $(VENV)/.dev chromium fonts postgresql lint
+test: $(VENV)/.dev chromium fonts poppler postgresql lint
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.dev chromium

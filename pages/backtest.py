@@ -129,8 +129,10 @@ def render_steps(handle) -> None:
     variants = handle.backtest.spec.variants
     variant = st.radio("Steps of", variants, horizontal=True, key="bt_steps_variant") if len(variants) > 1 else TEAM
     frame = view.steps_frame(manifest, variant)
+    note = view.steps_note(handle.progress(), len(frame))
+    if note:
+        st.caption(note)
     if frame.empty:
-        st.caption("No step has finished yet.")
         return
     st.dataframe(frame.drop(columns=["run folder"]), hide_index=True, width="stretch", height=240)
     labels = [f"{r.ticker} · {r.date} · {r.rating}" for r in frame.itertuples()]
@@ -259,8 +261,11 @@ past = list_backtests(config)
 if not past:
     st.caption("None yet in this home folder.")
 else:
-    labels = [f"{', '.join(r['args'].get('spec', {}).get('tickers', []))} · {r['args'].get('spec', {}).get('start')} → "
-              f"{r['args'].get('spec', {}).get('end')} · {r['status']} ({r['done']}/{r['total']})" for r in past]
+    def _live(row):
+        job = registry.get(row["id"], "backtest")
+        return None if job is None else {"status": job.status, **{k: job.progress().get(k) for k in ("done", "total")}}
+
+    labels = [view.past_label(r, _live(r)) for r in past]
     col_a, col_b = st.columns([4, 1])
     pick = col_a.selectbox("Open a backtest", range(len(past)), format_func=lambda i: labels[i], key="bt_past_pick")
     if col_b.button("Open", key="bt_open", icon=":material/folder_open:"):

@@ -7,7 +7,7 @@ import html
 
 import streamlit as st
 
-from studio import compare, ui
+from studio import compare, export, ui
 from tradingagents.rating import RATING_COLORS
 from tradingagents.storage import list_runs, load_run
 
@@ -83,6 +83,16 @@ def main() -> None:
                "manager's rating is the saved one; the others are read from their saved plans.")
     st.html(ladder_html(label_a, label_b, compare.rating_ladder(run_a["state"], run_a["rating"]),
                         compare.rating_ladder(run_b["state"], run_b["rating"])))
+
+    st.subheader("Decision card")
+    st.caption("From each run's Portfolio Manager decision and Trader proposal; \"Scored over\" is the window "
+               "the settlement measures, beside the horizon the decision states.")
+    card_a = export.card_rows(export.card(run_a["state"], run_a["meta"], run_a["rating"]),
+                              export.currency_of(run_a["state"], run_a["meta"]))
+    card_b = export.card_rows(export.card(run_b["state"], run_b["meta"], run_b["rating"]),
+                              export.currency_of(run_b["state"], run_b["meta"]))
+    st.dataframe([{"": la, label_a: va, label_b: vb} for (la, va), (_, vb) in zip(card_a, card_b, strict=True)],
+                 hide_index=True, width="stretch", key="cmp_card")
 
     st.subheader("Configuration difference")
     diff = compare.config_diff(run_a["meta"], run_b["meta"])

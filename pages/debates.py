@@ -21,6 +21,12 @@ SECTION_TITLES = {d: f"{team.DEBATE_TITLES[d]} — {' · '.join(r.speaker for r 
                   for d in team.DEBATES}
 
 
+NARROW_CSS = ("<style>@media (max-width: 900px){[class*=\"st-key-ta-verdict-\"]{height:auto !important;"
+              "max-height:none !important}}</style>")
+PRESENTATION_EXTRA_CSS = ("<style>[data-testid=\"stMainBlockContainer\"] h1{font-size:1.6rem !important;"
+                          "padding:0 !important}</style>")
+
+
 def main() -> None:
     config = ui.current_config()
     registry = ui.get_registry()
@@ -31,9 +37,14 @@ def main() -> None:
     presentation = present_col.toggle("Presentation", key="debate_present",
                                       help="Full screen for an audience: hides the sidebar and the app's chrome.")
     if presentation:
-        st.html(theme.presentation_css())
+        # only the debate: the run picker and the mode fold into one closed expander, no captions or memory panel
+        st.html(theme.presentation_css() + PRESENTATION_EXTRA_CSS)
+        controls = st.expander("Run and mode", expanded=False)
     else:
         st.html(ui.badges_html(config))
+        controls = st.container()
+    # at a narrow width the verdict stacks under its debate: it takes the height it needs, no empty pane
+    st.html(NARROW_CSS)
 
     past = list_runs(config)
     sources: list[tuple[str, str]] = []  # (label, id)
@@ -58,7 +69,7 @@ def main() -> None:
     labels = [s[0] for s in sources]
     if st.session_state.get("debate_source", 0) >= len(sources):
         st.session_state["debate_source"] = 0
-    choice = st.selectbox("Run", range(len(sources)), format_func=lambda i: labels[i], key="debate_source")
+    choice = controls.selectbox("Run", range(len(sources)), format_func=lambda i: labels[i], key="debate_source")
     source_id = sources[choice][1]
     turns: list[Turn]
     if source_id == "current" and current is not None and current.status == "running":
@@ -81,12 +92,13 @@ def main() -> None:
 
     saved_meta = (current.meta if source_id == "current" and current is not None and current.status == "finished"
                   else None if source_id == "current" else data.get("meta"))
-    ui.render_remembered(saved_meta, f"debates_{source_id}")
+    if not presentation:
+        ui.render_remembered(saved_meta, f"debates_{source_id}")
     if not turns:
         st.info("This run has no debate turns yet: they appear once the research team starts.")
         return
 
-    mode = st.segmented_control("Mode", ["Full debate", "Replay"], default="Full debate", key="debate_mode")
+    mode = controls.segmented_control("Mode", ["Full debate", "Replay"], default="Full debate", key="debate_mode")
     if mode == "Replay":
         replay(turns, f"replay_{source_id}")
     else:
@@ -152,17 +164,22 @@ def live_debate(run_id: str) -> None:
     turns = turns_from_events(handle.events)
     if not turns:
         st.info("The researchers have not spoken yet: the analysts are still gathering data.")
-    render_turns(turns, turns, replay=False)
+    render_turns(turns, turns, replay=False, follow=True)
 
 
 def _who(role: str) -> str:
     return f'<span class="ta-who-{role}">{html.escape(team.ROLES[role].node)}</span>'
 
 
-def render_turns(visible: list[Turn], turns: list[Turn], *, replay: bool) -> None:
-    """Each debate as a battle: its turns in a scroll pane that follows the newest, its verdict beside."""
+def render_turns(visible: list[Turn], turns: list[Turn], *, replay: bool, follow: bool | None = None) -> None:
+    """Each debate as a battle: its turns in a scroll pane, its verdict beside.
+
+    A finished debate opens at its first turn (the opening argument is read first); a replay or a live
+    debate (``follow``) keeps the newest turn in view."""
     answers = rebuttals(turns)
-    st.caption(ANSWERS_CAPTION)
+    follow = replay if follow is None else follow
+    if not st.session_state.get("debate_present"):
+        st.caption(ANSWERS_CAPTION)
     shown = {t.debate for t in visible}
     for debate in team.DEBATES:
         if debate not in shown:
@@ -171,7 +188,7 @@ def render_turns(visible: list[Turn], turns: list[Turn], *, replay: bool) -> Non
         st.subheader(SECTION_TITLES[debate])
         with st.container(key=f"ta-arena-{debate}"):
             pane, verdict_col = st.columns([3, 2])
-        with pane, st.container(height=PANE_HEIGHT, autoscroll=True, border=True, key=f"ta-battle-{debate}"):
+        with pane, st.container(height=PANE_HEIGHT, autoscroll=follow, border=True, key=f"ta-battle-{debate}"):
             last_round = None
             for i, turn in indexed:
                 if turn.kind not in ("turn", "history"):

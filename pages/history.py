@@ -7,7 +7,7 @@ import datetime as dt
 
 import streamlit as st
 
-from studio import compare, export, theme, ui
+from studio import charts, compare, export, theme, ui
 from tradingagents.rating import RATINGS_5_TIER
 from tradingagents.storage import list_runs, load_run
 
@@ -61,8 +61,11 @@ def main() -> None:
     if not shown:
         st.info("No saved run matches these filters.")
         return
+    table, shared = compare.split_constant([r.as_display() for r in shown])
+    if shared:  # a value every shown run shares is said once, not repeated on each row
+        st.caption("All shown runs: " + " · ".join(f"{k} {v}" for k, v in shared.items()))
     event = st.dataframe(
-        [r.as_display() for r in shown],
+        table,
         hide_index=True,
         width="stretch",
         on_select="rerun",
@@ -71,7 +74,8 @@ def main() -> None:
         column_config={
             "Open": st.column_config.LinkColumn("Open", display_text="Open run", width="small"),
             "Debates": st.column_config.LinkColumn("Debates", display_text="Debates", width="small"),
-            "Rating": st.column_config.TextColumn("Rating", width="small"),
+            "Rating": st.column_config.TextColumn("Rating", width="medium"),  # "Underweight" uncut
+            "Cost": st.column_config.TextColumn("Cost", width="medium"),
         },
     )
     picked = [shown[i] for i in (event.selection.rows if event else []) if i < len(shown)]
@@ -94,9 +98,18 @@ def main() -> None:
 @st.cache_data(show_spinner=False, max_entries=64)
 def _exports(storage_key: str, ticker: str, date: str, saved_at: str) -> tuple[str, str, bytes]:
     """Markdown, HTML and PDF of one saved run, built once per save (a PDF takes about half a second)."""
-    data = load_run(ui.current_config(), ticker, date)
+    config = ui.current_config()
+    data = load_run(config, ticker, date)
     args = (data.get("state") or {}, data.get("rating"), data.get("meta") or {})
-    return export.report_markdown(*args), export.report_html(*args), export.report_pdf(*args)
+    closes = None
+    try:  # the handout's price chart: the run's own data source, up to the analysis date
+        vendor = args[2].get("data_vendor") or config.get("data_vendor")
+        prices = charts.price_history({**config, "data_vendor": vendor}, ticker, date)
+        closes = [float(x) for x in prices["Close"].tail(60)] if len(prices) else None
+    except Exception:  # noqa: BLE001 - no chart is no reason to refuse the export
+        closes = None
+    return (export.report_markdown(*args), export.report_html(*args, closes=closes),
+            export.report_pdf(*args, closes=closes))
 
 
 def export_buttons(config, ticker: str, date: str, saved_at: str, *, key: str) -> None:

@@ -156,14 +156,13 @@ def charts_section(view) -> None:
     if not len(settled):
         st.info("Charts appear once a decision is settled.")
         return
-    t1, t2, t3 = st.tabs(["Cumulative alpha per ticker", "Equity vs benchmark", "Hit rate by rating"])
+    t1, t2, t3 = st.tabs(["Compounded alpha per ticker", "Equity vs benchmark", "Hit rate by rating"])
     with t1:
         st.plotly_chart(charts.cumulative_alpha_figure(view), width="stretch", key="cum_alpha_chart")
         n_tickers = settled["ticker"].nunique()
         more = (f" The {charts.MAX_TICKER_LINES} tickers with the most settled decisions are drawn; "
                 "filter by ticker to see others." if n_tickers > charts.MAX_TICKER_LINES else "")
-        st.caption("Each line adds up one ticker's own alphas in date order; alphas of different tickers "
-                   f"are never added together.{more}")
+        st.caption(f"{charts.CUMULATIVE_ALPHA_CAPTION} Alphas of different tickers are never combined.{more}")
     with t2:
         st.plotly_chart(charts.equity_figure(charts.equity_curve(view)), width="stretch", key="equity_chart")
         st.caption(charts.EQUITY_CAPTION)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from studio import charts, compare, export, ui
+from studio import charts, compare, export, runs, ui
 from studio.jobs import RunJob
 from studio.runs import ANALYST_LABELS, REPORT_TITLES
 from tradingagents import estimates, pricing, team
@@ -134,8 +134,8 @@ def render_progress(handle: RunJob, *, live: bool) -> None:
         label = "Stopping after the current step…"
     elif live and p.settle and p.settle["status"] == "running":
         label = "Settling past decisions of this ticker before the analysis…"
-    elif live and p.current:
-        label = f"{p.current} is working…"
+    elif live and runs.running_agents(p):
+        label = runs.working_label(runs.running_agents(p))
     else:
         label = f"{p.fraction:.0%} of agents done"
     st.progress(p.fraction, text=label)
@@ -150,9 +150,7 @@ def render_progress(handle: RunJob, *, live: bool) -> None:
                   help=None if offline or p.cost_usd is not None else "A model of this run has no price: set it "
                   "under Model prices in the sidebar.")
     if live and handle.expected_s:
-        left_s = max(0.0, handle.expected_s - p.elapsed_s)
-        st.caption(f"About {left_s:.0f}s left: past runs with these settings took {handle.expected_s:.0f}s "
-                   "(median).")
+        st.caption(runs.eta_text(handle.expected_s, p.elapsed_s, p.fraction))
     left, right = st.columns([2, 3])
     with left:
         if not p.agents:
@@ -162,7 +160,8 @@ def render_progress(handle: RunJob, *, live: bool) -> None:
         if live:
             if p.current:
                 st.markdown(f"**{p.current}** — live text")
-                with st.container(border=True, height=240):
+                # autoscroll: the box follows the text as it grows (the newest words stay in view)
+                with st.container(border=True, height=240, autoscroll=True, key="ta-live-text"):
                     text = p.live_text[-LIVE_TEXT_CHARS:]
                     st.markdown(text or "_waiting for the model's first words…_")
             t_tools, t_time = st.tabs(["Tool calls", "Timeline"])
@@ -267,6 +266,9 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         st.caption(f"Portfolio manager's rating · {ticker} · {date}{source}")
     for line in ui.input_notes(meta):  # invented instrument, session, CSV rows, re-analysis
         st.caption(line)
+    # the decision card: what the committee reads first (the horizon the settlement scores beside the stated one)
+    decision = export.card(state, meta, rating)
+    st.html(export.card_html(decision, export.currency_of(state, meta)))
     with st.container(border=True, height=360, key=f"decision_{key}"):
         st.markdown(state.get("final_trade_decision") or "_No decision text._")
     prices = None
@@ -295,6 +297,21 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
                            mime="text/markdown", key=f"dl_md_{key}", icon=":material/download:")
         st.download_button("HTML report", page, file_name=f"{ticker}_{date}_report.html",
                            mime="text/html", key=f"dl_html_{key}", icon=":material/download:")
+        st.download_button("PDF handout", _handout(state, rating, meta, closes), file_name=f"{ticker}_{date}_report.pdf",
+                           mime="application/pdf", key=f"dl_pdf_{key}", icon=":material/picture_as_pdf:",
+                           type="primary", on_click="ignore")
+
+
+def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | None) -> bytes:
+    """The PDF handout of a result, built once per run (a PDF takes about half a second)."""
+    cache = st.session_state.setdefault("_pdf_handouts", {})
+    ident = (state.get("company_of_interest"), state.get("trade_date"), (meta or {}).get("thread_id"),
+             (meta or {}).get("elapsed_s"), rating)
+    if ident not in cache:
+        if len(cache) > 8:
+            cache.clear()
+        cache[ident] = export.report_pdf(state, rating, meta, closes=closes)
+    return cache[ident]
 
 
 def start_run(ticker, date, analysts, run_config, blind: bool = False) -> bool:
@@ -345,11 +362,18 @@ def estimate_caption() -> None:
     st.caption(f"Estimated cost: about {pricing.cost_text(est['cost_usd'])} ({basis})")
 
 
+PRESENTER_PACE_S = 0.04
+"""The offline engine's pause between words at presenter pace: about 25 words a second, readable aloud."""
+
+
 def form_config() -> dict:
     s = st.session_state
-    return {**config, "max_debate_rounds": int(s["form_debate"]), "max_risk_discuss_rounds": int(s["form_risk"]),
-            "analyst_execution": "parallel" if s["form_parallel"] else "sequential",
-            "allow_synthetic": bool(s.get("form_allow_synthetic"))}
+    out = {**config, "max_debate_rounds": int(s["form_debate"]), "max_risk_discuss_rounds": int(s["form_risk"]),
+           "analyst_execution": "parallel" if s["form_parallel"] else "sequential",
+           "allow_synthetic": bool(s.get("form_allow_synthetic"))}
+    if pricing.is_offline(config) and s.get("form_presenter"):
+        out["offline_stream_delay_s"] = PRESENTER_PACE_S
+    return out
 
 
 def apply_prefill(data: dict) -> list[str]:
@@ -462,7 +486,8 @@ for o in offers[:5]:
                 ui.mark_settings_of_run(new_id)
                 st.rerun()
 
-with st.form("run_form", border=True):
+# Enter in a field does not submit: a run (maybe a paid one) starts only from the Start button
+with st.form("run_form", border=True, enter_to_submit=False):
     # the date needs room for YYYY/MM/DD at 800 px; a label that wraps there keeps its input in line
     c1, c2, c3, c4 = st.columns([1, 1.4, 0.8, 0.8], vertical_alignment="bottom")
     c1.text_input("Ticker", key="form_ticker", placeholder="e.g. NVDA, BRK-B, 7203.T")
@@ -472,8 +497,13 @@ with st.form("run_form", border=True):
     # rows that wrap rather than squeeze: at 800 px no label or button is cut to "…"
     st.multiselect("Analysts", list(team.ANALYST_KEYS), key="form_analysts",
                    format_func=lambda a: ANALYST_LABELS.get(a, a))
-    st.toggle("Analysts in parallel", key="form_parallel",
-              help="Run the selected analysts side by side (see the timeline) instead of one after another.")
+    with st.container(horizontal=True, gap="large"):
+        st.toggle("Analysts in parallel", key="form_parallel",
+                  help="Run the selected analysts side by side (see the timeline) instead of one after another.")
+        if pricing.is_offline(config):
+            st.toggle("Presenter pace", key="form_presenter",
+                      help="The offline engine writes instantly; this streams its words at a readable speed, "
+                           "for a demo in front of an audience. The text is the same.")
     st.checkbox("Allow an invented instrument", key="form_allow_synthetic", value=False,
                 help="The demo market refuses a ticker it does not list (and suggests the closest ones). Tick "
                      "this to analyse a generated, fictional instrument instead: labelled as invented everywhere "

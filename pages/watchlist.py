@@ -21,6 +21,7 @@ registry = ui.get_registry()
 me = ui.owner()
 
 st.title("Watchlist")
+st.html(ui.badges_html(config))  # which engine and data source, as on every page
 st.caption("Run the team on every ticker of a watchlist on one date, at most "
            f"{config['max_concurrent_llm_calls']} model calls at once in all. A ticker that fails does not stop "
            "the others; running the same watchlist again reuses finished tickers and resumes the others.")
@@ -99,7 +100,7 @@ def live(batch_id: str) -> None:
     s = h.summary()
     head, stop_col = st.columns([5, 1])
     cost = "price unknown" if s["cost_usd"] is None else f"${s['cost_usd']:.4f}"
-    head.markdown(f"#### {h.date} · {s['done']}/{s['total']} finished · {cost}")
+    head.markdown(f"#### {h.date} · {view.summary_text(s, h.running)} · {cost}")
     if mine and h.running and stop_col.button("Stop", key="wl_stop", icon=":material/stop_circle:",
                                               help="Each run stops at its next checkpoint; run again to resume."):
         registry.stop(h.id, owner=me)
@@ -115,8 +116,7 @@ def live(batch_id: str) -> None:
         if o.error and o.status in ("failed", "budget", "stopped"):
             st.caption(f"**{o.ticker}**: {o.error}")
     if not h.running:
-        st.caption("Finished." if s["exit_code"] == 0 else
-                   "Some tickers did not finish: run the watchlist again to continue them.")
+        st.caption(view.end_text(s))
 
 
 if handle is not None:

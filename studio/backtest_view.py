@@ -11,9 +11,11 @@ from typing import Any
 
 import pandas as pd
 
+from tradingagents import figures
 from tradingagents.backtest.engine import TEAM, TEAM_NO_MEMORY, calls_per_step
 from tradingagents.backtest.metrics import by_ticker
 from tradingagents.backtest.report import COLUMNS, EXTRA, INTERVALS, control_lines, drawdown, fmt_ci
+from tradingagents.figures import DASH
 from tradingagents.rating import RATING_COLORS
 
 LINE_STYLE = {TEAM: {"width": 3, "color": "#1f6feb"}, TEAM_NO_MEMORY: {"width": 2, "color": "#8250df", "dash": "dot"}}
@@ -59,7 +61,8 @@ def paper_table(metrics: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
                     row[label] = None if v is None else round(v * 100 if pct else v, 3)
             row["Cost bps"] = m.get("cost_bps")
             rows.append(row)
-    return pd.DataFrame(rows)
+    # an absent figure (no decision to score, too few days for an interval) reads as a dash, never "None"
+    return pd.DataFrame(rows).map(lambda v: DASH if v is None or (isinstance(v, float) and v != v) else v)
 
 
 def control_text(metrics: Mapping[str, Any]) -> list[str]:
@@ -117,10 +120,35 @@ def steps_frame(manifest: Mapping[str, Any], variant: str = TEAM) -> pd.DataFram
     rows = []
     for ticker, steps in (manifest.get("steps") or {}).get(variant, {}).items():
         for date, s in sorted(steps.items()):
-            rows.append({"ticker": ticker, "date": date, "rating": s.get("rating"),
-                         "seconds": s.get("elapsed_s"), "reused": bool(s.get("reused")),
+            rows.append({"ticker": ticker, "date": date, "rating": s.get("rating") or DASH,
+                         "seconds": DASH if s.get("elapsed_s") is None else round(float(s["elapsed_s"]), 1),
+                         "reused": bool(s.get("reused")),
                          "resumed": bool(s.get("resumed")), "run folder": s.get("results_path")})
     return pd.DataFrame(rows, columns=["ticker", "date", "rating", "seconds", "reused", "resumed", "run folder"])
+
+
+def steps_note(progress: Mapping[str, Any], shown: int) -> str | None:
+    """The caption of the steps table, consistent with the progress bar: None when the table shows them all."""
+    done = int(progress.get("done") or 0)
+    if done == 0 and shown == 0:
+        return "No step has finished yet."
+    if shown < done:
+        return f"{done} of {progress.get('total') or done} steps have finished; the table shows the {shown} saved so far."
+    return None
+
+
+def past_label(row: Mapping[str, Any], live: Mapping[str, Any] | None = None) -> str:
+    """A past backtest in the picker: tickers, dates, and its state, from the running job when there is one
+    (the folder's manifest lags behind it) so a finished backtest never reads "running (0/26)"."""
+    spec = (row.get("args") or {}).get("spec", {})
+    status, done, total = row.get("status"), row.get("done"), row.get("total")
+    if live is not None:
+        status, done, total = live.get("status") or status, live.get("done", done), live.get("total", total)
+    if status == "finished" and total:
+        done = total
+    tickers = ", ".join(spec.get("tickers", [])) or DASH
+    return (f"{tickers} · {figures.text(spec.get('start'))} → {figures.text(spec.get('end'))} · "
+            f"{figures.text(status)} ({figures.text(done)}/{figures.text(total)} steps)")
 
 
 def eta_text(progress: Mapping[str, Any]) -> str:

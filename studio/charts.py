@@ -13,7 +13,7 @@ import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tradingagents import team
+from tradingagents import figures, team
 from tradingagents.rating import RATING_COLORS, was_right
 from tradingagents.rating import RATINGS_5_TIER as RATINGS
 
@@ -73,6 +73,19 @@ def price_history(config: Mapping[str, Any], ticker: str, date: str, lookback_da
     return df.loc[df.index <= pd.Timestamp(end)].sort_index()
 
 
+def decision_marker(rating: str | None, high: float, low: float) -> tuple[str, float, str]:
+    """(symbol, y, text position) of the decision on the price chart: a bullish tier points up from
+    under the day's low, a bearish one down from above its high, Hold (or none) is a diamond above."""
+    from tradingagents.rating import direction
+
+    side = direction(rating) if rating in RATINGS else 0
+    if side > 0:
+        return "triangle-up", low * 0.98, "bottom center"
+    if side < 0:
+        return "triangle-down", high * 1.02, "top center"
+    return "diamond", high * 1.02, "top center"
+
+
 def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = None) -> go.Figure:
     """Candlestick + SMA 20/50 + volume, with the decision day marked by the rating."""
     import pandas as pd
@@ -99,12 +112,13 @@ def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = 
         on_or_before = df.loc[df.index <= day]
         if len(on_or_before):
             mark_x = on_or_before.index[-1]
-            mark_y = float(on_or_before["High"].iloc[-1])
             label = rating or "Decision"
+            symbol, mark_y, where = decision_marker(rating, float(on_or_before["High"].iloc[-1]),
+                                                    float(on_or_before["Low"].iloc[-1]))
             fig.add_trace(
-                go.Scatter(x=[mark_x], y=[mark_y * 1.02], mode="markers+text", text=[label],
-                           textposition="top center", name=f"Decision: {label}",
-                           marker=dict(symbol="triangle-down", size=16,
+                go.Scatter(x=[mark_x], y=[mark_y], mode="markers+text", text=[label],
+                           textposition=where, name=f"Decision: {label}",
+                           marker=dict(symbol=symbol, size=16,
                                        color=RATING_COLORS.get(rating or "", "#FFFFFF"))),
                 row=1, col=1,
             )
@@ -185,7 +199,7 @@ def timeline_html(intervals: list[dict[str, Any]], *, now: float | None = None,
 LOG_COLUMNS = ["date", "ticker", "rating", "status", "raw", "alpha", "holding",
                "entry_price", "exit_price", "bench_raw", "benchmark", "end_date"]
 _NUMERIC = ("raw", "alpha", "entry_price", "exit_price", "bench_raw")
-DASH = "—"
+DASH = figures.DASH
 """What a value that does not exist (yet) shows as: never "None" or "nan"."""
 MAX_TICKER_LINES = 12
 
@@ -218,16 +232,15 @@ def settled_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def fmt_pct(value: Any) -> str:
-    return DASH if value is None or value != value else f"{float(value):+.2%}"
+    return figures.pct(value, digits=2)
 
 
 def fmt_price(value: Any) -> str:
-    return DASH if value is None or value != value else f"{float(value):,.2f}"
+    return figures.plain_price(value)
 
 
 def fmt_text(value: Any) -> str:
-    text = _text_or_none(value)
-    return DASH if text is None or text in ("", "<NA>") else text
+    return figures.text(_text_or_none(value))
 
 
 def bench_returns(df: pd.DataFrame) -> pd.Series:
@@ -273,12 +286,48 @@ def rating_stats(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["rating", "count", "hits", "hit_rate", "avg_alpha"])
 
 
+def _exit_day(date: Any, end_date: Any, holding: Any) -> str:
+    """The day a decision's window closed: the logged exit date, else the decision date plus its
+    holding days in business days (an older entry without the exit date)."""
+    import pandas as pd
+
+    if isinstance(end_date, str) and end_date:
+        return end_date
+    try:
+        days = int(holding)
+    except (TypeError, ValueError):
+        days = 0
+    start = pd.Timestamp(str(date))
+    return (start + pd.offsets.BDay(days)).date().isoformat() if days > 0 else start.date().isoformat()
+
+
 def cumulative_alpha_by_ticker(df: pd.DataFrame) -> pd.DataFrame:
-    """Per ticker, in date order: the running sum of that ticker's own alphas (never across tickers)."""
+    """Per ticker, in date order: its alphas compounded over decisions whose windows do not overlap.
+
+    A decision made while the ticker's previous counted decision is still open (its window has not
+    closed) is skipped, so no day is counted twice (five daily decisions with 5-day windows are one
+    window, not five); ``cum_alpha`` is the product of (1 + alpha) so far, minus 1. Never across tickers.
+    """
+    import pandas as pd
+
     settled = settled_rows(df).sort_values(["ticker", "date"], kind="stable")
-    out = settled[["date", "ticker", "alpha"]].copy()
-    out["cum_alpha"] = settled.groupby("ticker", sort=False)["alpha"].cumsum()
-    return out.reset_index(drop=True)
+    rows = []
+    last_exit: dict[str, str] = {}
+    growth: dict[str, float] = {}
+    for rec in settled.itertuples(index=False):
+        ticker = str(rec.ticker)
+        if ticker in last_exit and str(rec.date) < last_exit[ticker]:
+            continue  # inside the previous counted window: overlapping
+        last_exit[ticker] = _exit_day(rec.date, rec.end_date, rec.holding)
+        growth[ticker] = growth.get(ticker, 1.0) * (1.0 + float(rec.alpha))
+        rows.append({"date": rec.date, "ticker": ticker, "alpha": float(rec.alpha), "cum_alpha": growth[ticker] - 1.0})
+    return pd.DataFrame(rows, columns=["date", "ticker", "alpha", "cum_alpha"])
+
+
+CUMULATIVE_ALPHA_CAPTION = (
+    "Each ticker's alpha compounded over its decisions whose holding windows do not overlap: a decision "
+    "made while the previous counted one was still open is left out, so no day counts twice."
+)
 
 
 def cumulative_alpha_figure(df: pd.DataFrame, max_tickers: int = MAX_TICKER_LINES) -> go.Figure:
@@ -293,9 +342,10 @@ def cumulative_alpha_figure(df: pd.DataFrame, max_tickers: int = MAX_TICKER_LINE
         part = cum[cum["ticker"] == ticker]
         fig.add_trace(go.Scatter(
             x=pd.to_datetime(part["date"]), y=part["cum_alpha"] * 100, mode="lines+markers", name=ticker,
-            marker=dict(size=5), hovertemplate=f"{ticker} %{{x|%Y-%m-%d}}<br>cumulative alpha %{{y:+.2f}}%"
+            marker=dict(size=5), hovertemplate=f"{ticker} %{{x|%Y-%m-%d}}<br>compounded alpha %{{y:+.2f}}%"
                                                "<extra></extra>"))
-    fig.update_layout(**_LAYOUT, title="Cumulative alpha per ticker", yaxis_title="cumulative alpha (%)",
+    fig.update_layout(**_LAYOUT, title="Compounded alpha per ticker (non-overlapping windows)",
+                      yaxis_title="compounded alpha (%)",
                       height=360, xaxis=dict(type="date", tickformat="%Y-%m-%d"),
                       yaxis=dict(ticksuffix="%", zeroline=True), legend=dict(orientation="h", y=-0.2, x=0))
     return fig
@@ -314,13 +364,16 @@ def equity_curve(df: pd.DataFrame) -> pd.DataFrame:
     from tradingagents.rating import direction
 
     settled = settled_rows(df)
-    settled = settled[settled["raw"].notna()].sort_values(["date", "ticker"], kind="stable")
+    settled = settled[settled["raw"].notna()].copy()
+    # each point sits on the day its window closed (the last priced day of the decision), in that order:
+    # the line never steps back to a decision date, so it ends at the last priced day, not in a cliff
+    settled["when"] = [_exit_day(d, e, h) for d, e, h in zip(settled["date"], settled["end_date"],
+                                                            settled["holding"], strict=True)]
+    settled = settled.sort_values(["when", "date", "ticker"], kind="stable")
     pos = np.array([direction(r) for r in settled["rating"]], dtype="float64")
     strat = np.maximum(1.0 + pos * settled["raw"].to_numpy(), 0.0)
     bench = np.maximum(1.0 + bench_returns(settled).to_numpy(), 0.0)
-    out = settled[["date", "ticker", "rating"]].copy()
-    out["when"] = [e if isinstance(e, str) and e else d for d, e in zip(settled["date"], settled["end_date"],
-                                                                            strict=True)]
+    out = settled[["date", "ticker", "rating", "when"]].copy()
     with np.errstate(divide="ignore"):
         out["strategy"] = np.exp(np.cumsum(np.log(strat))) if len(strat) else []
         out["benchmark"] = np.exp(np.cumsum(np.log(bench))) if len(bench) else []

@@ -28,9 +28,11 @@ PREFILL_KEYS = ("ticker", "date", "analysts", "max_debate_rounds", "max_risk_dis
 NOT_CONFIG = frozenset({
     "ticker", "date", "thread_id", "resumed", "elapsed_s", "usage", "node_times_ms", "debate_turns", "config",
     "instrument_context", "home", *PATH_DEFAULTS, "llm_label", "data_label", "asset_type", "by", "user",
-    "desk_leads",
+    "desk_leads", "missing_data", "log_note", "session_note", "warnings", "memory_used", "decision", "saved_at",
+    "analyst_execution_note",
 })
-"""Meta keys that describe the run itself or where files live, not how it was configured."""
+"""Meta keys that describe the run itself, its outcome or where files live, not how it was configured: only
+settings a user chose (analysts, rounds, provider, models, data source…) are compared."""
 
 
 def provider_label(name: Any) -> str:
@@ -98,6 +100,19 @@ class HistoryRow:
                 "Version": "current" if self.version is None else f"earlier #{self.version}",
                 "By": self.by or "—", "Saved": self.saved,
                 "Open": run_link(self.ticker, self.date), "Debates": debates_link(self.ticker, self.date)}
+
+
+CONSTANT_COLUMNS = ("LLM", "Data", "By", "Cost")
+"""History columns that are dropped from the table when every shown row has the same value (said once above it)."""
+
+
+def split_constant(display: list[dict[str, Any]], columns: Iterable[str] = CONSTANT_COLUMNS
+                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(rows without the columns every row shares, {column: the shared value}); a single row keeps all."""
+    if len(display) < 2:
+        return display, {}
+    shared = {c: display[0][c] for c in columns if c in display[0] and all(r.get(c) == display[0][c] for r in display)}
+    return [{k: v for k, v in r.items() if k not in shared} for r in display], shared
 
 
 def run_cost_text(meta: Mapping[str, Any] | None, provider: Any = None) -> str:

@@ -135,9 +135,9 @@ def turns_from_saved(state: Mapping[str, Any] | None, meta: Mapping[str, Any] | 
 # which of the opponent's points a turn answers (a deterministic word-overlap match)
 # ---------------------------------------------------------------------------------------------
 ANSWERS_CAPTION = (
-    "“Answers” shows the sentence of the previous opponent turn that shares the most words with this "
-    "turn (a deterministic word-overlap match, ignoring numbers and common words; the model does not "
-    "label its rebuttals)."
+    "“Answers” shows the opponent's point this turn quotes, or else the sentence of the previous opponent "
+    "turn that shares the most words with it (a deterministic word-overlap match, ignoring numbers and "
+    "common words)."
 )
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
@@ -164,9 +164,20 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+_QUOTED = re.compile(r"[“\"]([^”\"\n]{12,})[”\"]")
+
+
 def answered_point(text: str, opponent_text: str) -> tuple[str, int] | None:
-    """The opponent's sentence sharing the most terms with ``text`` and how many (ties: the earliest)."""
+    """The opponent's sentence ``text`` answers, and how many terms they share.
+
+    A sentence of the opponent that ``text`` quotes (“…”) wins: that is the point it answers. Otherwise
+    the sentence sharing the most terms with ``text`` (ties: the earliest)."""
     mine = terms(text)
+    opponent_plain = re.sub(r"\*\*|__|`", "", opponent_text or "")
+    for quoted in _QUOTED.findall(text or ""):
+        core = re.sub(r"\*\*|__|`", "", quoted).strip().rstrip(".")
+        if core.split(": ", 1)[-1] in opponent_plain:
+            return core, len(terms(core))
     best: tuple[str, int] | None = None
     for sentence in sentences(opponent_text):
         shared = len(mine & terms(sentence))

@@ -1,11 +1,15 @@
 """Full-report export: Markdown, a self-contained HTML page and a PDF, all from one Markdown text.
 
-Model text can contain anything, so every format is made inert the same way:
+Model text can contain anything, so every format renders from the sanitised tree
+(``tradingagents.storage.inert.sanitize_tree``, which the saved ``report.md`` uses too):
 
-- text is made valid UTF-8 first (a lone surrogate becomes U+FFFD, never an encoding error);
+- text is made valid UTF-8 first (a lone surrogate becomes U+FFFD, never an encoding error), and
+  control and bidi-override characters are dropped;
 - every link and image URL is sanitised: only ``http``, ``https`` and ``mailto`` survive; any other
-  link (``[x](javascript:alert(1))``) becomes its plain text, images become their alt text (the
-  HTML stays free of external resources);
+  link (``[x](javascript:alert(1))``, a reference definition also inside a quoted turn) becomes its
+  plain text, images become their alt text (the HTML stays free of external resources);
+- in the Markdown every ``<`` is the entity ``&lt;`` (never a backslash escape, which a preceding
+  backslash in the text would cancel);
 - in the HTML, every ``<`` and ``&`` of the source is escaped before the Markdown conversion, and
   the converted HTML is then re-emitted through an allowlist (tags and attributes the Markdown
   syntax makes, nothing else: no ``<script>``, no ``on*`` attribute, no ``style`` from the text);
@@ -24,98 +28,90 @@ from collections.abc import Iterable, Mapping
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import markdown as _md
 
-from tradingagents import team
+from tradingagents import figures, team
+from tradingagents.config import DEFAULT_CONFIG
+from tradingagents.graph.decision_card import FIELDS as CARD_FIELDS
+from tradingagents.graph.decision_card import LABELS as CARD_LABELS
+from tradingagents.graph.decision_card import decision_card, scored_horizon
 from tradingagents.rating import RATING_COLORS_ON_WHITE
+from tradingagents.storage import inert
 from tradingagents.storage.files_runs import render_report_markdown
+from tradingagents.storage.inert import (  # noqa: F401 - this module's names since before storage.inert
+    SAFE_SCHEMES,
+    clean_text,
+    safe_url,
+    sanitize_links,
+    sanitize_markdown,
+)
 
-SAFE_SCHEMES = ("http", "https", "mailto")
 DEBATE_STATE_KEYS = {"invest": "investment_debate_state", "risk": "risk_debate_state"}
 
 
+_clean = inert.clean_tree
+
+
 # ---------------------------------------------------------------------------------------------
-# text hygiene
+# the decision card
 # ---------------------------------------------------------------------------------------------
-_SURROGATES = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+def _holding_days(meta: Mapping[str, Any]) -> Any:
+    config = meta.get("config") if isinstance(meta.get("config"), Mapping) else {}
+    return meta.get("holding_days") or config.get("holding_days") or DEFAULT_CONFIG["holding_days"]
 
 
-def clean_text(text: Any) -> str:
-    """``text`` as valid UTF-8 without control characters (lone surrogates become U+FFFD)."""
-    return _CONTROL.sub("", _SURROGATES.sub("\ufffd", str(text or "")))
+def currency_of(state: Mapping[str, Any] | None, meta: Mapping[str, Any] | None) -> str | None:
+    """The instrument's currency as the run's instrument line names it ("…, NASDAQ, USD)"), else None."""
+    context = str((meta or {}).get("instrument_context") or (state or {}).get("instrument_context") or "")
+    match = re.search(r",\s*([A-Z]{3}|GBp)\)", context)
+    return match.group(1) if match else None
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, Mapping):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
+def card(state: Mapping[str, Any] | None, meta: Mapping[str, Any] | None, rating: str | None = None) -> dict[str, Any]:
+    """The run's decision card: the one the engine saved in ``meta["decision"]``, else read from the state
+    (a run saved before the card existed), with the rating the run saved."""
+    state, meta = dict(state or {}), dict(meta or {})
+    saved = meta.get("decision")
+    out = dict(saved) if isinstance(saved, Mapping) else decision_card(state, _holding_days(meta))
+    out.setdefault("scored_horizon", scored_horizon(_holding_days(meta)))
+    if rating:
+        out["rating"] = rating
+    return out
 
 
-def safe_url(url: Any) -> str | None:
-    """``url`` if its scheme is http, https or mailto (with a host for http/https), else None."""
-    raw = html.unescape(str(url or "")).strip()
-    squeezed = re.sub(r"[\s\x00-\x1f\x7f]+", "", raw)  # "java\nscript:" is still javascript:
-    try:
-        parts = urlsplit(squeezed)
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    if scheme not in SAFE_SCHEMES:
-        return None
-    if scheme in ("http", "https") and not parts.netloc:
-        return None
-    return squeezed
+def card_rows(decision: Mapping[str, Any], currency: str | None = None) -> list[tuple[str, str]]:
+    """(label, value for people) of every card field; the dash where the run did not say."""
+    rows = []
+    for key in CARD_FIELDS:
+        value = decision.get(key)
+        if key in ("entry_price", "price_target", "stop_loss"):
+            shown = figures.price(value, currency) if currency else figures.plain_price(value)
+        elif key == "conviction" and value:
+            shown = str(value).capitalize()
+        else:
+            shown = figures.text(value)
+        rows.append((CARD_LABELS[key], clean_text(shown)))
+    return rows
 
 
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
-_LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]*)")
-_REF_DEF = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?(\S+?)>?(?:[ \t]+.*)?$", re.MULTILINE)
-_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*)>")
-_SIMPLE_LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*<?([^()\s>]*(?:\([^()\s]*\)[^()\s>]*)*)>?(?:\s+\"[^\"\n]*\")?\s*\)")
-_RAW_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+def card_markdown(decision: Mapping[str, Any], currency: str | None = None) -> str:
+    lines = ["## Decision card", "", "| | |", "|---|---|"]
+    lines += [f"| {label} | {value.replace('|', '/')} |" for label, value in card_rows(decision, currency)]
+    return "\n".join(lines) + "\n"
 
 
-def sanitize_links(text: str) -> str:
-    """Markdown whose every link points only at http, https or mailto, and that has no image.
-
-    ``[x](javascript:alert(1))`` becomes ``x``; ``![alt](src)`` becomes ``alt`` (an export carries no
-    external resource); a reference definition or an autolink with another scheme becomes plain
-    text; any remaining ``](target)`` with another scheme is escaped so no parser makes it a link.
-    """
-
-    def simple(m: re.Match) -> str:
-        good = safe_url(m.group(2))
-        return f"[{m.group(1)}]({good})" if good else m.group(1)
-
-    def target(m: re.Match) -> str:
-        return m.group(0) if safe_url(m.group(1)) else "]\\(" + m.group(0)[2:]
-
-    def ref(m: re.Match) -> str:
-        good = safe_url(m.group(2))
-        return f"[{m.group(1)}]: {good}" if good else f"\\[{m.group(1)}\\]"
-
-    def auto(m: re.Match) -> str:
-        good = safe_url(m.group(1))
-        return f"[{good}]({good})" if good else m.group(1)
-
-    text = _IMAGE.sub(lambda m: m.group(1), text)
-    text = _SIMPLE_LINK.sub(simple, text)
-    text = _LINK_TARGET.sub(target, text)
-    text = _REF_DEF.sub(ref, text)
-    return _AUTOLINK.sub(auto, text)
-
-
-def sanitize_markdown(text: str) -> str:
-    """``sanitize_links`` plus raw HTML made literal (``<script>`` becomes the text ``\\<script>``), so a
-    Markdown viewer that renders HTML renders none from model text."""
-    return _RAW_TAG.sub(r"\\<", sanitize_links(clean_text(text)))
+def card_html(decision: Mapping[str, Any], currency: str | None = None) -> str:
+    """The card as a small grid of labelled figures (escaped text; the app's and the HTML export's)."""
+    cells = "".join(
+        f'<div class="ta-card-cell"><div class="ta-card-label">{html.escape(label)}</div>'
+        f'<div class="ta-card-value">{html.escape(value)}</div></div>'
+        for label, value in card_rows(decision, currency))
+    return (f'<div class="ta-card" role="group" aria-label="Decision card">{cells}</div>'
+            "<style>.ta-card{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:.5rem;"
+            "margin:.4rem 0 .8rem}.ta-card-cell{border:1px solid rgba(128,128,128,.35);border-radius:8px;"
+            "padding:.4rem .6rem}.ta-card-label{font-size:.78rem;opacity:.75}.ta-card-value{font-weight:600;"
+            "overflow-wrap:anywhere}</style>")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,10 +158,14 @@ def report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[
 
 
 def _report_source(state: Mapping[str, Any] | None, rating: str | None, meta: Mapping[str, Any] | None) -> str:
-    """The engine's Markdown of the report: clean text, debate turns attributed, links sanitised."""
-    clean_state = _clean(dict(state or {}))
-    clean_meta = _clean(dict(meta or {}))
-    return sanitize_links(render_report_markdown(_with_attributed_turns(clean_state, clean_meta), rating, clean_meta))
+    """The engine's Markdown of the report, rendered from the sanitised tree (``storage.inert``: every
+    string of the state and meta made inert first, the debate turns attributed from sanitised text)."""
+    safe_state = inert.sanitize_tree(dict(state or {}))
+    safe_meta = inert.sanitize_tree(dict(meta or {}))
+    text = render_report_markdown(_with_attributed_turns(safe_state, safe_meta), rating, safe_meta)
+    summary = card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta))
+    marker = "## Portfolio Manager's decision"
+    return text.replace(marker, summary + "\n" + marker, 1) if marker in text else summary + "\n" + text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,7 +225,8 @@ def safe_html_fragment(fragment: str) -> str:
 
 def markdown_to_safe_html(text: str) -> str:
     """Markdown → HTML in which no tag, attribute or URL of the source survives unless allowlisted."""
-    escaped = sanitize_links(clean_text(text)).replace("&", "&amp;").replace("<", "&lt;")
+    # every & and < escaped; the sanitiser's own &lt; entities stay the character "<"
+    escaped = sanitize_markdown(text).replace("&", "&amp;").replace("&amp;lt;", "&lt;")
     return safe_html_fragment(_md.markdown(escaped, extensions=["tables", "fenced_code", "sane_lists"]))
 
 
@@ -313,71 +314,289 @@ _LINK_TEXT = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)\)")
 def _plain(text: str) -> str:
     """Inline Markdown as plain text: links as 'text (url)', emphasis and code marks removed."""
     text = _LINK_TEXT.sub(lambda m: f"{m.group(1)} ({m.group(2)})" if m.group(2) else m.group(1), text)
-    return _INLINE_MARKS.sub("", text).replace("\\", "")
+    return _INLINE_MARKS.sub("", text).replace("\\", "").replace("&lt;", "<")
 
 
-def report_pdf(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> bytes:
-    """The report as a PDF: the same sanitised Markdown, drawn as text (headings, quotes, lists).
+def _hex_rgb(color: str) -> tuple[int, int, int]:
+    c = color.lstrip("#")
+    return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)
 
-    CJK text is drawn with Debian's WenQuanYi Micro Hei (``fonts-wqy-microhei``) as the fallback
-    of DejaVu Sans; without those fonts, the PDF uses the core Helvetica and non-Latin-1 characters
-    become "?" (the Markdown and HTML keep them).
+
+def vote_ladder(state: Mapping[str, Any] | None, meta: Mapping[str, Any] | None,
+                rating: str | None) -> list[tuple[str, str | None]]:
+    """(voter, tier) of the team's stages: each analyst's net signal, the Research Manager, the Trader and
+    the Portfolio Manager (the saved rating). A voter without a readable tier gets None."""
+    from tradingagents.llm_clients.offline.common import score_of, signals_in
+
+    state = dict(state or {})
+    votes: list[tuple[str, str | None]] = []
+    for role in team.ANALYSTS:
+        text = str(state.get(role.output_key or "") or "")
+        if not text.strip():
+            continue
+        signals = signals_in(text)
+        votes.append((role.node, score_of(signals).tier if signals else None))
+    from studio.compare import rating_ladder
+
+    votes += rating_ladder(state, rating)
+    return votes
+
+
+_PDF_LINK = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+
+
+class _Handout:
+    """The PDF's drawing: fonts (DejaVu, CJK fallback) and the summary page's parts."""
+
+    def __init__(self, title: str) -> None:
+        from fpdf import FPDF
+
+        pdf = FPDF(format="A4")
+        pdf.set_auto_page_break(auto=True, margin=15)
+        pdf.set_title(title)
+        pdf.set_creator("TradingAgents Studio")
+        self.unicode = _font(LATIN_FONTS[""]) is not None
+        if self.unicode:
+            for style, rel in LATIN_FONTS.items():
+                pdf.add_font("Body", style=style, fname=str(_font(rel) or _font(LATIN_FONTS[""])))
+            # italics: DejaVu Sans has no oblique in fonts-dejavu-core; the regular face stands in
+            pdf.add_font("Body", style="I", fname=str(_font(LATIN_FONTS[""])))
+            pdf.add_font("Body", style="BI", fname=str(_font(LATIN_FONTS["B"]) or _font(LATIN_FONTS[""])))
+            cjk = _font(CJK_FONT)
+            if cjk is not None:
+                for style in ("", "B", "I", "BI"):
+                    pdf.add_font("CJK", style=style, fname=str(cjk), collection_font_number=0)
+                pdf.set_fallback_fonts(["CJK"], exact_match=False)
+            self.family = "Body"
+        else:
+            self.family = "Helvetica"
+        self.pdf = pdf
+
+    def fit(self, s: str) -> str:
+        return s if self.unicode else s.encode("latin-1", "replace").decode("latin-1")
+
+    @property
+    def width(self) -> float:
+        return self.pdf.w - self.pdf.l_margin - self.pdf.r_margin
+
+    def heading(self, text: str, size: int = 14) -> None:
+        self.pdf.set_font(self.family, "B", size)
+        self.pdf.ln(2)
+        self.pdf.multi_cell(self.width, 7, self.fit(text), new_x="LMARGIN", new_y="NEXT")
+        self.pdf.ln(1)
+
+    def text(self, text: str, size: int = 9, gray: int = 0) -> None:
+        self.pdf.set_font(self.family, "", size)
+        self.pdf.set_text_color(gray, gray, gray)
+        self.pdf.multi_cell(self.width, 4.6, self.fit(text), new_x="LMARGIN", new_y="NEXT")
+        self.pdf.set_text_color(0, 0, 0)
+
+    def badge(self, rating: str | None) -> None:
+        pdf = self.pdf
+        color = _BADGE_COLORS.get(rating or "")
+        label = rating or "no rating"
+        pdf.set_font(self.family, "B", 13)
+        w = pdf.get_string_width(label) + 12
+        if color:
+            pdf.set_fill_color(*_hex_rgb(color))
+            pdf.set_text_color(255, 255, 255)
+        pdf.cell(w, 9, self.fit(label), align="C", fill=bool(color), new_x="LMARGIN", new_y="NEXT")
+        pdf.set_text_color(0, 0, 0)
+        pdf.ln(2)
+
+    def grid(self, rows: list[tuple[str, str]], columns: int = 3) -> None:
+        """The decision card: label over value, ``columns`` to a row, each in a light box."""
+        pdf = self.pdf
+        w = self.width / columns
+        for start in range(0, len(rows), columns):
+            y, x0 = pdf.get_y(), pdf.l_margin
+            for i, (label, value) in enumerate(rows[start:start + columns]):
+                x = x0 + i * w
+                pdf.set_draw_color(200, 205, 215)
+                pdf.rect(x + 0.5, y, w - 1, 13)
+                pdf.set_xy(x + 2, y + 1)
+                pdf.set_font(self.family, "", 7.5)
+                pdf.set_text_color(100, 108, 125)
+                pdf.cell(w - 4, 4, self.fit(label))
+                pdf.set_xy(x + 2, y + 5.5)
+                pdf.set_font(self.family, "B", 9.5)
+                pdf.set_text_color(0, 0, 0)
+                shown = value
+                while len(shown) > 4 and pdf.get_string_width(shown) > w - 4:
+                    shown = shown[:-2].rstrip() + "…" if not shown.endswith("…") else shown[:-2] + "…"
+                pdf.cell(w - 4, 6, self.fit(shown))
+            pdf.set_xy(pdf.l_margin, y + 15)
+
+    def chart(self, closes: list[float], rating: str | None, date: str) -> None:
+        """Closing prices up to the analysis date, the decision marked on the last one."""
+        pdf = self.pdf
+        if len(closes) < 2:
+            self.text("No price history was available for the chart.", gray=100)
+            return
+        x0, y0, w, h = pdf.l_margin + 14, pdf.get_y() + 2, self.width - 16, 48
+        lo, hi = min(closes), max(closes)
+        span = (hi - lo) or 1.0
+        pdf.set_draw_color(210, 214, 222)
+        pdf.rect(x0, y0, w, h)
+        pdf.set_font(self.family, "", 7)
+        pdf.set_text_color(100, 108, 125)
+        for value, yy in ((hi, y0), (lo, y0 + h - 3)):
+            pdf.set_xy(pdf.l_margin - 1, yy)
+            pdf.cell(14, 3, figures.plain_price(value), align="R")
+        step = w / (len(closes) - 1)
+        points = [(x0 + i * step, y0 + h - 2 - (c - lo) / span * (h - 4)) for i, c in enumerate(closes)]
+        pdf.set_draw_color(45, 90, 160)
+        pdf.set_line_width(0.5)
+        for (xa, ya), (xb, yb) in zip(points, points[1:], strict=False):
+            pdf.line(xa, ya, xb, yb)
+        pdf.set_line_width(0.2)
+        xe, ye = points[-1]
+        color = _hex_rgb(_BADGE_COLORS.get(rating or "", "#555555"))
+        pdf.set_fill_color(*color)
+        pdf.ellipse(xe - 1.8, ye - 1.8, 3.6, 3.6, style="F")
+        pdf.set_text_color(*color)
+        pdf.set_font(self.family, "B", 8)
+        label = f"{rating or 'decision'} on {date}"
+        pdf.set_xy(max(x0, xe - pdf.get_string_width(label) - 3), max(y0 + 1, ye - 6))
+        pdf.cell(pdf.get_string_width(label) + 1, 4, self.fit(label))
+        pdf.set_text_color(0, 0, 0)
+        pdf.set_xy(pdf.l_margin, y0 + h + 2)
+        self.text(f"Close {figures.plain_price(closes[0])} → {figures.plain_price(closes[-1])}: the last "
+                  f"{len(closes)} sessions up to the analysis date (never after), the decision on the last one.",
+                  size=7.5, gray=100)
+
+    def ladder(self, votes: list[tuple[str, str | None]]) -> None:
+        """One row per voter, the five tiers across, the voter's tier filled in its colour."""
+        from tradingagents.rating import RATINGS_5_TIER
+
+        pdf = self.pdf
+        name_w = 48
+        tier_w = (self.width - name_w) / len(RATINGS_5_TIER)
+        pdf.set_font(self.family, "B", 7.5)
+        pdf.cell(name_w, 5, "")
+        for tier in RATINGS_5_TIER:
+            pdf.cell(tier_w, 5, tier, align="C")
+        pdf.ln(5)
+        for voter, tier in votes:
+            pdf.set_font(self.family, "", 8)
+            pdf.cell(name_w, 5.5, self.fit(voter))
+            for t in RATINGS_5_TIER:
+                if t == tier:
+                    pdf.set_fill_color(*_hex_rgb(_BADGE_COLORS[t]))
+                    pdf.set_text_color(255, 255, 255)
+                    pdf.set_font(self.family, "B", 7.5)
+                    pdf.cell(tier_w - 1, 5, t, align="C", fill=True)
+                    pdf.cell(1, 5, "")
+                    pdf.set_text_color(0, 0, 0)
+                    pdf.set_font(self.family, "", 8)
+                else:
+                    pdf.set_draw_color(225, 228, 235)
+                    pdf.cell(tier_w - 1, 5, "", border=1)
+                    pdf.cell(1, 5, "")
+            if tier is None:
+                pdf.set_font(self.family, "", 7)
+                pdf.set_text_color(120, 120, 120)
+            pdf.ln(6)
+            pdf.set_text_color(0, 0, 0)
+
+
+def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any]) -> list[str]:
+    """Engine, data and dates of a run, as plain lines (the handout's provenance)."""
+    lines = [
+        f"Engine: {figures.text(meta.get('llm_label') or meta.get('llm_provider'))}"
+        + (f" (quick {meta.get('quick_think_llm')}, deep {meta.get('deep_think_llm')})"
+           if meta.get("quick_think_llm") else ""),
+        f"Data: {figures.text(meta.get('data_label') or meta.get('data_vendor'))}",
+        f"Analysis date: {figures.text(state.get('trade_date') or meta.get('date'))}; prices read up to that "
+        "day, never after",
+        f"Instrument: {figures.text(meta.get('instrument_context') or state.get('instrument_context'))}",
+    ]
+    if meta.get("by"):
+        lines.append(f"Run by: {meta['by']}")
+    if meta.get("elapsed_s") is not None:
+        lines.append(f"Run time: {float(meta['elapsed_s']):.1f} s")
+    return [clean_text(line) for line in lines]
+
+
+def report_pdf(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None,
+               closes: list[float] | None = None) -> bytes:
+    """The report as a handout: a summary page, then the reports, the debates and the provenance.
+
+    Page 1: ticker, date and rating, the decision card, the closing prices with the decision marked
+    (``closes``), the team's vote ladder and the provenance. Then the sanitised Markdown of the
+    report rendered as HTML (``markdown_to_safe_html``: real tables, bold and italics, each debate
+    turn headed by its speaker and quoted). Text only: no link annotation, no JavaScript. CJK text is
+    drawn with Debian's WenQuanYi Micro Hei as the fallback of DejaVu Sans; without those fonts the
+    PDF uses the core Helvetica and non-Latin-1 characters become "?".
     """
-    from fpdf import FPDF
-
-    text = _report_source(state, rating, meta)
-    pdf = FPDF(format="A4")
-    pdf.set_auto_page_break(auto=True, margin=15)
-    pdf.set_title(clean_text(text.splitlines()[0].lstrip("# ").replace("**", "")) if text else "Report")
-    pdf.set_creator("TradingAgents Studio")
-    unicode_font = _font(LATIN_FONTS[""]) is not None
-    if unicode_font:
-        for style, rel in LATIN_FONTS.items():
-            path = _font(rel) or _font(LATIN_FONTS[""])
-            pdf.add_font("Body", style=style, fname=str(path))
-        cjk = _font(CJK_FONT)
-        if cjk is not None:
-            pdf.add_font("CJK", style="", fname=str(cjk), collection_font_number=0)
-            pdf.add_font("CJK", style="B", fname=str(cjk), collection_font_number=0)
-            pdf.set_fallback_fonts(["CJK"], exact_match=False)
-        family = "Body"
-    else:
-        family = "Helvetica"
-
-    def fit(s: str) -> str:
-        return s if unicode_font else s.encode("latin-1", "replace").decode("latin-1")
+    safe_state = inert.sanitize_tree(dict(state or {}))
+    safe_meta = inert.sanitize_tree(dict(meta or {}))
+    plain_state = inert.clean_tree(dict(state or {}))
+    plain_meta = inert.clean_tree(dict(meta or {}))
+    ticker = clean_text(plain_state.get("company_of_interest") or plain_meta.get("ticker") or "")
+    date = clean_text(plain_state.get("trade_date") or plain_meta.get("date") or "")
+    out = _Handout(f"TradingAgents report — {ticker} {date}")
+    pdf = out.pdf
+    pdf.add_page()
+    out.heading(f"{ticker} — {date}", 18)
+    out.badge(rating)
+    out.heading("Decision card", 12)
+    out.grid(card_rows(card(plain_state, plain_meta, rating), currency_of(plain_state, plain_meta)))
+    out.heading("Price and decision", 12)
+    out.chart([float(c) for c in closes or [] if figures.number(c) is not None], rating, date)
+    out.heading("The team's votes", 12)
+    out.ladder(vote_ladder(plain_state, plain_meta, rating))
+    out.heading("Provenance", 12)
+    for line in provenance_lines(plain_state, plain_meta):
+        out.text(line, size=8)
+    out.text("Generated by TradingAgents Studio. Not investment advice.", size=7.5, gray=110)
 
     pdf.add_page()
-    width = pdf.w - pdf.l_margin - pdf.r_margin
-    in_code = False
+    body = _report_source(safe_state, rating, safe_meta)
+    body = body.replace(card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta)), "")
+    # text only: a link prints as its text and address, never as a link annotation
+    fragment = _PDF_LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})" if m.group(1) not in m.group(2) else m.group(2),
+                             markdown_to_safe_html(body))
+    pdf.set_font(out.family, "", 10)
+    pdf.set_fill_color(238, 241, 246)  # the tables' header and alternate rows (not the ladder's last tier colour)
+    pdf.set_draw_color(200, 205, 215)
+    try:
+        pdf.write_html(out.fit(fragment), font_family=out.family,
+                       tag_styles=_pdf_tag_styles(out.family), table_line_separators=True)
+    except Exception:  # noqa: BLE001 - a fragment the HTML layout cannot place falls back to plain lines
+        pdf.add_page()
+        _plain_lines(out, body)
+    return bytes(pdf.output())
+
+
+def _pdf_tag_styles(family: str) -> dict[str, Any]:
+    from fpdf.fonts import FontFace, TextStyle
+
+    return {
+        "h1": TextStyle(font_family=family, font_style="B", font_size_pt=16, t_margin=4, b_margin=2),
+        "h2": TextStyle(font_family=family, font_style="B", font_size_pt=13, t_margin=4, b_margin=2),
+        "h3": TextStyle(font_family=family, font_style="B", font_size_pt=11, t_margin=3, b_margin=1),
+        "h4": TextStyle(font_family=family, font_style="B", font_size_pt=10, t_margin=2, b_margin=1),
+        "blockquote": TextStyle(font_family=family, color=(60, 66, 80), l_margin=6, t_margin=1, b_margin=2),
+        "code": FontFace(family=family),
+        "pre": TextStyle(font_family=family, font_size_pt=8),
+    }
+
+
+def _plain_lines(out: _Handout, text: str) -> None:
+    """The fallback body: one line of Markdown after another, marks removed."""
+    pdf = out.pdf
     for raw in text.splitlines():
         line = raw.rstrip()
-        if line.startswith("```"):
-            in_code = not in_code
-            continue
         pdf.set_x(pdf.l_margin)
-        if not line.strip():
+        if not line.strip() or line.startswith("```") or re.match(r"^\s*\|?[-:| ]+\|?\s*$", line):
             pdf.ln(2)
             continue
         heading = re.match(r"^(#{1,6})\s+(.*)$", line)
-        if heading and not in_code:
-            level = len(heading.group(1))
-            pdf.set_font(family, "B", {1: 17, 2: 14, 3: 12}.get(level, 11))
-            pdf.ln(2)
-            pdf.multi_cell(width, 7, fit(_plain(heading.group(2))), new_x="LMARGIN", new_y="NEXT")
+        if heading:
+            out.heading(_plain(heading.group(2)), {1: 16, 2: 13, 3: 11}.get(len(heading.group(1)), 10))
             continue
-        indent, body, size = 0.0, line, 10
-        if line.startswith(">"):
-            indent, body = 6.0, line.lstrip(">").strip() or " "
-            pdf.set_text_color(60, 66, 80)
-        elif re.match(r"^\s*[-*+]\s+", line):
-            indent, body = 4.0, "• " + re.sub(r"^\s*[-*+]\s+", "", line)
-        bold = body.startswith("**") and body.count("**") >= 2 and body.index("**", 2) < 60
-        pdf.set_font(family, "B" if bold else "", size)
-        pdf.set_x(pdf.l_margin + indent)
-        pdf.multi_cell(width - indent, 5, fit(_plain(body)), new_x="LMARGIN", new_y="NEXT")
-        pdf.set_text_color(0, 0, 0)
-    pdf.set_font(family, "", 8)
-    pdf.ln(4)
-    pdf.multi_cell(width, 4, "Generated by TradingAgents Studio. Not investment advice.", new_x="LMARGIN", new_y="NEXT")
-    return bytes(pdf.output())
+        if _TABLE_ROW.match(line):
+            line = "   ".join(c.strip() for c in line.strip().strip("|").split("|"))
+        out.text(_plain(line.lstrip("> ")), size=9)

@@ -128,6 +128,9 @@ class Progress:
     cost_usd: float | None = None  # the run's cost so far (the latest llm_usage event); None: no price
 
 
+_CLEAR_NODES = frozenset(r.clear_node for r in team.ANALYSTS if r.clear_node)
+
+
 def _plan_board(plan: Any) -> dict[str, AgentStatus]:
     """One pending AgentStatus per agent of ``run_started``'s plan ([{team, agents}]), in plan order."""
     board: dict[str, AgentStatus] = {}
@@ -220,7 +223,10 @@ class ProgressFolder:
         duration = float(ev.data.get("duration_s") or 0.0)
         if st.started is None:
             st.started = ev.ts - duration
-        st.finished = ev.ts
+        # an analyst's Msg Clear is housekeeping that waits for the parallel step's barrier (all four
+        # analysts' clears end together): the board shows when the analyst's own work ended
+        if not (ev.node in _CLEAR_NODES and st.finished is not None):
+            st.finished = ev.ts
         opened = self.open_nodes.pop(ev.node or name, None)
         start = opened["start"] if opened else ev.ts - duration
         self.intervals.append({"node": ev.node or name, "agent": name, "team": ev.team or st.team,
@@ -317,3 +323,26 @@ def derive_progress(
 ) -> Progress:
     """Fold a whole event list at once (pure; also used for saved event lists)."""
     return ProgressFolder().feed(list(events)).snapshot(now=now, started_at=started_at, finished_at=finished_at)
+
+
+def running_agents(progress) -> list[str]:
+    """The agents working now, in the plan's order (four analysts in parallel are four)."""
+    return [a.agent for a in progress.agents if a.status == "running"]
+
+
+def working_label(names: list[str]) -> str:
+    if len(names) == 1:
+        return f"{names[0]} is working…"
+    return f"{', '.join(names[:-1])} and {names[-1]} are working…"
+
+
+def eta_text(expected_s: float, elapsed_s: float, fraction: float) -> str:
+    """What is left, truthfully: past runs' median minus the time so far, or at this run's own pace when
+    that says more; past the median it says so instead of "0s left"."""
+    median = f"past runs with these settings took {expected_s:.0f}s (median)"
+    left = expected_s - elapsed_s
+    if 0 < fraction < 1 and elapsed_s > 0:
+        left = max(left, elapsed_s * (1 - fraction) / fraction)
+    if left < 1:
+        return f"Taking longer than usual: {median}; {elapsed_s:.0f}s so far."
+    return f"About {left:.0f}s left: {median}."

@@ -26,6 +26,26 @@ def _cost(value: float | None) -> str:
     return "price unknown" if value is None else f"${value:.4f}"
 
 
+def summary_text(summary: dict, running: bool) -> str:
+    """The batch's head line: how many tickers were analysed, failed or are still to go (one count each,
+    so "4/4 finished" never stands beside "some tickers did not finish")."""
+    total, ok, ended = summary["total"], summary["ok"], summary["done"]
+    parts = [f"{ok} of {total} analysed"]
+    if ended - ok:
+        parts.append(f"{ended - ok} did not finish")
+    if total - ended:
+        parts.append(f"{total - ended} {'to go' if running else 'not started'}")
+    return " · ".join(parts)
+
+
+def end_text(summary: dict) -> str:
+    """The closing caption once the batch ended, from the same counts as ``summary_text``."""
+    if summary["ok"] == summary["total"]:
+        return f"Finished: all {summary['total']} tickers analysed."
+    return (f"{summary['total'] - summary['ok']} of {summary['total']} tickers did not finish: run the watchlist "
+            "again to continue them (finished tickers are reused).")
+
+
 def tile_html(outcome: TickerOutcome) -> str:
     """One ticker's tile; a finished one links to its run."""
     status = STATUS_LABEL.get(outcome.status, outcome.status)
@@ -34,15 +54,21 @@ def tile_html(outcome: TickerOutcome) -> str:
     body = (f'<div class="ta-tile ta-tile-{html.escape(outcome.status)}" data-ticker="{html.escape(outcome.ticker)}" '
             f'data-status="{html.escape(outcome.status)}" title="{title}">'
             f"<b>{html.escape(outcome.ticker)}</b><br>{html.escape(status)}<br>{rating}<br>"
-            f"<small>{html.escape(_cost(outcome.cost_usd))}</small></div>")
+            f"<small>{html.escape(_cost(outcome.cost_usd))}</small>"
+            + ('<span class="ta-tile-open">Open run →</span>' if outcome.ok else "") + "</div>")
     if outcome.ok:
-        return f'<a href="{html.escape(run_link(outcome))}" target="_self" style="text-decoration:none">{body}</a>'
+        return (f'<a class="ta-tile-link" href="{html.escape(run_link(outcome))}" target="_self" '
+                f'aria-label="Open the run of {html.escape(outcome.ticker)}">{body}</a>')
     return body
 
 
 TILE_CSS = """<style>
 .ta-tiles{display:flex;flex-wrap:wrap;gap:.5rem}
-.ta-tile{border:1px solid #8884;border-radius:.5rem;padding:.5rem .75rem;min-width:8rem}
+.ta-tile{border:1px solid #8884;border-radius:.5rem;padding:.5rem .75rem;min-width:8rem;
+  background:rgba(128,138,160,.08);box-shadow:0 1px 2px rgba(0,0,0,.12)}
+.ta-tile-link{text-decoration:none !important;color:inherit !important;display:block;border-radius:.5rem}
+.ta-tile-link:hover .ta-tile,.ta-tile-link:focus .ta-tile{background:rgba(46,155,255,.14);border-color:#2E9BFF}
+.ta-tile-open{display:block;margin-top:.3rem;font-size:.8rem;font-weight:600;color:#2E9BFF}
 .ta-tile-done,.ta-tile-reused{border-color:#2e7d32}
 .ta-tile-failed{border-color:#c62828}
 .ta-tile-budget,.ta-tile-stopped{border-color:#ef6c00}

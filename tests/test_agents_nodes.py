@@ -147,7 +147,7 @@ def test_analyst_first_turn_calls_tools_then_writes_its_report():
     second = node({**state, "messages": state["messages"] + first["messages"] + results})
     assert not second["messages"][0].tool_calls
     assert second["market_report"] == second["messages"][0].content
-    assert "close_50_sma" in second["market_report"]
+    assert "50-day average" in second["market_report"]
 
 
 def test_four_analysts_write_reports_and_each_msg_clear_leaves_one_placeholder(analysed):
@@ -421,3 +421,27 @@ def test_risk_analysts_answer_each_others_lead_points(analysed):
     assert aggressive_lead in conservative.split("**")[0]  # answered before its own lead point
     neutral = risk["current_neutral_response"]
     assert f"The aggressive analyst's {aggressive_lead}" in neutral
+
+
+def test_the_decision_card_comes_from_the_structured_decision_and_the_trader_proposal():
+    from tradingagents.graph.decision_card import decision_card
+
+    pm = create_portfolio_manager(OfflineChatModel(), None)
+    state = _signal_reports("- **Trend**: close 10 is above close_50_sma 9 → bullish",
+                            "- **Volatility**: atr 0.1 against close 10 → neutral; volatility moderate")
+    state.update(investment_plan="**Recommendation**: Buy", trader_investment_plan=(
+        "The last close was 10.00 on 2024-05-10.\n\n- Action: BUY — a full position at the target weight.\n"
+        "- Entry: near 10.00.\n- Stop-loss: 9.80, two ATRs (0.10) below the last close.\n\n"
+        "FINAL TRANSACTION PROPOSAL: **BUY**"))
+    state.update(pm(state))
+    card = decision_card(state, 5)
+    assert card == {"rating": "Buy", "action": "BUY", "conviction": "high", "entry_price": 10.0,
+                    "price_target": 11.0, "stop_loss": 9.8, "position_size": "a full position at the target weight",
+                    "time_horizon": "3-6 months", "scored_horizon": "5 trading days"}
+    # a plain-text decision (no structured fields): the Trader's proposal fills the levels, nothing is invented
+    plain = {"final_trade_decision": "**Rating**: Buy\n\nBuy it.", "final_rating": "Buy",
+             "trader_investment_plan": state["trader_investment_plan"]}
+    card = decision_card(plain, 10)
+    assert (card["action"], card["entry_price"], card["stop_loss"], card["price_target"], card["conviction"]) == (
+        "BUY", 10.0, 9.8, None, None)
+    assert card["scored_horizon"] == "10 trading days"

@@ -293,7 +293,7 @@ def test_news_fits_the_identity():
     assert all(any(it["title"].endswith(reason) for reason in (*bank_ups, *bank_downs)) for it in moves)
     assert not any("trial" in it["title"] or "chip" in it["title"] for it in moves)
     sector = [it for it in P.news("JPM", "2023-01-01", "2024-05-10") if it["kind"] == "sector"]
-    assert sector and all(it["title"].startswith("Bank stocks") for it in sector)
+    assert sector and all(it["title"].startswith(demo.HEADLINE_MARK + "Bank stocks") for it in sector)
     assert demo._news_group(demo.profile("LLY"))[0] == "Pharma"
     assert P.fundamentals("JPM", "2024-05-10")["sector"] == "Financial Services"
 
@@ -320,3 +320,19 @@ def test_a_share_class_with_a_dot_finds_its_identity():
     assert P.identity("BRK.B")["name"] == "Berkshire Hathaway Inc."
     assert P.identity("BRK.B")["industry"] == P.identity("BRK-B")["industry"]
     assert "fictional" in P.identity("ZZZ.Q")["note"]
+
+
+def test_every_headline_and_post_says_in_its_own_sentence_that_it_is_synthetic():
+    items = P.news("NVDA", "2026-01-01", "2026-11-30") + P.global_news("2026-11-30", 30)
+    assert items and all(it["title"].startswith("Synthetic headline: ") for it in items)
+    posts = P.social("NVDA", "2026-11-30", 7)
+    assert posts and all(p["text"].startswith("Synthetic post: ") for p in posts)
+
+
+def test_known_prices_stay_near_their_last_real_level_on_any_date_up_to_today():
+    # the real anchors stop at the end of 2024; without the carried anchors NVDA drifted to ~$484
+    # by the Run page's default date, three and a half times its last real close of 134
+    for ticker, last_real in (("NVDA", 134.0), ("AAPL", 250.0), ("MSFT", 421.0), ("SPY", 586.0)):
+        closes = P.ohlcv(ticker, "2025-01-01", "2026-11-30")["Close"]
+        assert 0.6 * last_real < closes.iloc[-1] < 1.7 * last_real, (ticker, closes.iloc[-1])
+        assert closes.max() < 2.0 * last_real and closes.min() > 0.5 * last_real, ticker

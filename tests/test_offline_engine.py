@@ -42,10 +42,10 @@ def test_every_figure_of_the_market_report_is_in_a_tool_message():
     assert missing == []
     # and the signals the report draws are the ones its numbers imply
     signals = {s.name: s for s in signals_in(report)}
-    trend = re.search(r"close (\S+) is (above|below) close_50_sma (\S+)", signals["Trend"].detail)
+    trend = re.search(r"close of (\S+) is (above|below) the 50-day average of (\S+)", signals["Trend"].detail)
     close, sma = float(trend.group(1)), float(trend.group(3))
     assert (close > sma) == (trend.group(2) == "above") == (signals["Trend"].direction == "bullish")
-    rsi = float(re.search(r"rsi (\S+)", signals["RSI"].detail).group(1))
+    rsi = float(re.search(r"relative strength index of (\S+)", signals["RSI"].detail).group(1))
     expected = "bearish" if rsi >= 70 else "bullish" if rsi <= 30 else "neutral"
     assert signals["RSI"].direction == expected
 
@@ -398,3 +398,43 @@ def test_stream_delay_is_validated_and_only_changes_timing(monkeypatch):
         monkeypatch.setenv(STREAM_DELAY_ENV, bad)
         with pytest.raises(ValueError, match="number from 0 to 1"):
             OfflineChatModel()
+
+
+def test_reports_speak_plain_words_and_write_amounts_for_people():
+    """No indicator identifier reaches a reader, and a statement's revenue reads $…B, not 105743196183."""
+    final = _market_run()
+    report = final["market_report"]
+    for identifier in ("close_50_sma", "close_200_sma", "macds", "boll_ub", "boll_lb", " rsi ", " atr "):
+        assert identifier not in report, identifier
+    assert "50-day average" in report and "relative strength index" in report
+    state = Propagator().create_initial_state(TICKER, DATE)
+    fundamentals = analyst_graph("fundamentals", OfflineChatModel(), None, clear=False).invoke(state)
+    text = fundamentals["fundamentals_report"]
+    revenue = re.search(r"Total Revenue: (\S+) for the period", text).group(1)
+    assert re.fullmatch(r"\$\d+(\.\d+)?[KMBT]", revenue), revenue
+    assert not re.search(r"\d{7,}", text)  # no long raw integers
+    assert "fraction of one" not in text and re.search(r"revenue (grew|shrank) \S+%", text)
+
+
+def test_the_debate_reads_like_one_plain_words_quoted_points_and_each_side_argues_its_case():
+    from studio.debates import answered_point
+
+    final = run_rest(analysed_state(), OfflineChatModel(), rounds=2)
+    debate = final["investment_debate_state"]
+    bull_turns = [t for t in debate["bull_history"].split("Bull Analyst: ") if t.strip()]
+    bear_turns = [t for t in debate["bear_history"].split("Bear Analyst: ") if t.strip()]
+    assert len(bull_turns) == len(bear_turns) == 2
+    for text in bull_turns + bear_turns:
+        for identifier in ("close_50_sma", "close_200_sma", "macds", "boll_ub", "boll_lb"):
+            assert identifier not in text, identifier
+        assert re.search(r"\d", text)  # numbers, in plain words
+    # each answer quotes the opponent's actual main point, and the UI's "answers" finds that very point
+    order = [bull_turns[0], bear_turns[0], bull_turns[1], bear_turns[1]]
+    for prev, turn in zip(order, order[1:], strict=False):
+        claim = re.search(r"My main point this round is \*\*([^*]+)\*\* from the [^:]+: (.+?)\.(?:\s|$)", prev)
+        quoted = f"{claim.group(1)}: {claim.group(2)}"
+        assert f"\u201c{quoted}\u201d" in turn
+        assert answered_point(turn, prev)[0] == quoted
+    # the bear argues the bear case whatever the tally: never that the count "is not on my side"
+    for text in bear_turns:
+        assert "not on my side" not in text and ("avoiding" in text or "risk" in text)

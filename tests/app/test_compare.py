@@ -71,7 +71,10 @@ def test_history_shows_readable_times_and_labels_and_filters(runs, entry):
     assert len(table) == 3
     shown = table.to_csv()
     assert "openai_compatible" not in shown and "OpenAI-compatible server · qwen-small / qwen-large" in shown
-    assert "Offline engine (no LLM)" in shown and "Demo market (synthetic)" in shown
+    assert "Offline engine (no LLM)" in shown
+    # every run used the demo data: said once above the table, not on each row
+    assert "Data" not in table.columns
+    assert any(str(c.value).startswith("All shown runs: Data Demo market (synthetic)") for c in at.caption)
     assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}", shown)  # no microsecond ISO
     today = dt.datetime.now(dt.UTC)
     assert all(re.fullmatch(rf"{today.day} {today:%b %Y} \d\d:\d\d", s) for s in table["Saved"])
@@ -110,11 +113,19 @@ def test_compare_shows_ladder_config_difference_usage_and_rerun_link(runs, entry
     expected[1] = parse_rating(b["state"]["investment_plan"], default=None)
     expected[3] = parse_rating(b["state"]["trader_investment_plan"], default=None)
     assert pills == [p for p in expected if p]
-    diff = at.dataframe[0].value
+    card = at.dataframe[0].value  # the decision card, both runs side by side
+    assert list(card[""]) == ["Rating", "Action", "Conviction", "Entry", "Price target", "Stop", "Position size",
+                              "Stated horizon", "Scored over"]
+    assert list(card.iloc[0, 1:]) == [a["rating"], b["rating"]]
+    assert list(card.iloc[-1, 1:]) == ["5 trading days", "5 trading days"]
+    assert "None" not in card.to_string() and "nan" not in card.to_string()
+    diff = at.dataframe[1].value
     settings = set(diff["Setting"])
     assert {"max_debate_rounds", "analysts"} <= settings
-    assert not settings & {"home", "results_dir", "thread_id", "elapsed_s", "debate_turns"}
-    usage = at.dataframe[1].value
+    # only settings a user chose: no run facts or outcomes (missing_data, log_note) listed as settings
+    assert not settings & {"home", "results_dir", "thread_id", "elapsed_s", "debate_turns", "missing_data", "log_note",
+                           "warnings", "memory_used", "decision", "session_note"}
+    usage = at.dataframe[2].value
     assert list(usage[""]) == ["Run time", "LLM calls", "Tool calls", "Tokens in", "Tokens out", "Cost"]
     assert f"{a['meta']['usage']['llm_calls']:,}" in list(usage.iloc[:, 1])
     links = [el.proto.url for el in at.get("link_button")]

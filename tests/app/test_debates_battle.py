@@ -8,7 +8,16 @@ import re
 import pytest
 
 from studio import theme
-from studio.debates import Turn, answered_point, rebuttals, replay_step, sentences, terms, turns_from_saved
+from studio.debates import (
+    ANSWERS_CAPTION,
+    Turn,
+    answered_point,
+    rebuttals,
+    replay_step,
+    sentences,
+    terms,
+    turns_from_saved,
+)
 from tests.app.apptest_utils import new_app, texts
 from tradingagents import team
 from tradingagents.config import resolve_config
@@ -87,8 +96,13 @@ def test_replay_plays_at_a_speed_and_next_is_disabled_at_the_last_turn(two_round
 def test_presentation_toggle_hides_the_chrome(two_round_run):
     at = new_app("debates")
     assert 'data-testid="stSidebar"' not in _html(at)
+    assert ANSWERS_CAPTION in [c.value for c in at.caption]
     at.toggle(key="debate_present").set_value(True).run()
     assert '[data-testid="stSidebar"],' in _html(at) and "display:none" in _html(at)
+    # only the debate: the picker and the mode fold into one closed expander, no explanatory captions
+    fold = next(e for e in at.expander if e.label == "Run and mode")
+    assert fold.proto.expanded is False and fold.selectbox(key="debate_source") is not None
+    assert ANSWERS_CAPTION not in [c.value for c in at.caption]
 
 
 def test_a_saved_run_opens_from_a_link(two_round_run, ta_home):

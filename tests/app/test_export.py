@@ -106,7 +106,7 @@ def test_hostile_text_leaves_no_live_link_or_script_in_any_export(saved_run):
     assert "[x](javascript" not in md and "](javascript" not in md.lower() and "](java\tscript" not in md
     unescaped = re.compile(r"(?<!\\)<(script|img|a |svg|!--)")
     assert not unescaped.search(md), unescaped.search(md)
-    assert "\\<script>" in md  # shown literally, not dropped
+    assert "&lt;script>" in md  # shown literally, not dropped
     assert "[ok](https://example.com/a)" in md and "[mail](mailto:pm@example.com)" in md
     assert "\ud800" not in md and "\ufffd lone surrogate" in md
     md.encode("utf-8")  # valid UTF-8
@@ -175,3 +175,51 @@ def _inflates(data: bytes) -> bool:
     except zlib.error:
         return False
     return True
+
+
+def _pages_png(pdf: bytes, tmp_path, first: int, last: int):
+    """The PDF's pages ``first``..``last`` rendered by poppler's pdftoppm (Debian's poppler-utils)."""
+    import subprocess
+
+    from PIL import Image
+
+    src = tmp_path / "handout.pdf"
+    src.write_bytes(pdf)
+    subprocess.run(["pdftoppm", "-r", "50", "-png", "-f", str(first), "-l", str(last), str(src),
+                    str(tmp_path / "page")], check=True, timeout=120)
+    return [Image.open(p).convert("RGB") for p in sorted(tmp_path.glob("page-*.png"))]
+
+
+def _pdf_text(pdf: bytes, tmp_path, first: int, last: int | None = None) -> str:
+    import subprocess
+
+    src = tmp_path / "text.pdf"
+    src.write_bytes(pdf)
+    args = ["pdftotext", "-layout", "-f", str(first)] + (["-l", str(last)] if last else []) + [str(src), "-"]
+    return subprocess.run(args, check=True, capture_output=True, text=True, timeout=120).stdout
+
+
+def test_the_pdf_is_a_handout_whose_first_page_summarises_the_decision(saved_run, tmp_path):
+    from tradingagents.rating import RATING_COLORS_ON_WHITE
+
+    state, rating, meta = saved_run["state"], saved_run["rating"], saved_run["meta"]
+    closes = [50.0 + (i % 9) for i in range(60)]
+    pdf = export.report_pdf(state, rating, meta, closes=closes)
+    (page1,) = _pages_png(pdf, tmp_path, 1, 1)
+    summary = _pdf_text(pdf, tmp_path, 1, 1)
+    for part in ("NVDA — 2024-05-10", "Decision card", "Action", "Conviction", "Entry", "Price target", "Stop",
+                 "Position size", "Stated horizon", "Scored over", "5 trading days", "Price and decision",
+                 f"{rating} on 2024-05-10", "The team's votes", "Research Manager", "Trader", "Portfolio Manager",
+                 "Provenance", "Engine: offline engine", "Data: synthetic demo data"):
+        assert part in summary, part
+    # the rating badge and the decision's rung are drawn in the rating's colour; the price line in blue
+    colors = {c for _, c in page1.getcolors(maxcolors=1 << 22)}
+    want = tuple(int(RATING_COLORS_ON_WHITE[rating].lstrip("#")[i:i + 2], 16) for i in (0, 2, 4))
+    assert any(all(abs(c[k] - want[k]) <= 6 for k in range(3)) for c in colors), want
+    assert any(b > 140 and r < 80 and g < 120 for r, g, b in colors)  # the price line
+    body = _pdf_text(pdf, tmp_path, 2)
+    assert "Analyst reports" in body and "Bull Researcher · round 1" in body
+    # real tables and emphasis: no Markdown pipes, separators or underscores print
+    assert "|---" not in body and "| Signal |" not in body
+    assert not re.search(r"(^|\s)_[A-Za-z][^_\n]*_(\s|$)", body), re.search(r"(^|\s)_[A-Za-z][^_\n]*_(\s|$)", body)
+    assert "Signal" in body and "Direction" in body  # the table's header, as a table

@@ -161,10 +161,11 @@ def test_memory_log_charts_are_per_ticker_and_equity_with_a_plain_hit_rate(ta_ho
                settled_block("2024-05-24", "NVDA", "Buy", 0.01, -0.005)])
     at = new_app("memory_log")
     assert not at.exception, [e.value for e in at.exception]
-    assert [t.label for t in at.tabs] == ["Cumulative alpha per ticker", "Equity vs benchmark",
+    assert [t.label for t in at.tabs] == ["Compounded alpha per ticker", "Equity vs benchmark",
                                           "Hit rate by rating"]
     shown = texts(at)
-    assert "never added together" in shown and "Growth of 1 from following the settled decisions" in shown
+    assert "never combined" in shown and "no day counts twice" in shown
+    assert "Growth of 1 from following the settled decisions" in shown
 
 
 # ------------------------------------------------------------------------------------------ memories

@@ -183,10 +183,15 @@ def test_cumulative_alpha_is_per_ticker_never_across_tickers():
     df = charts.log_frame(ENTRIES)
     cum = charts.cumulative_alpha_by_ticker(df)
     by = {t: list(part["cum_alpha"]) for t, part in cum.groupby("ticker")}
-    assert by["NVDA"] == pytest.approx([0.03, 0.04]) and by["AAPL"] == pytest.approx([-0.01])
+    assert by["NVDA"] == pytest.approx([0.03, 1.03 * 1.01 - 1]) and by["AAPL"] == pytest.approx([-0.01])
     fig = charts.cumulative_alpha_figure(df)
     assert {t.name: list(t.y) for t in fig.data} == {"AAPL": pytest.approx([-1.0]),
-                                                    "NVDA": pytest.approx([3.0, 4.0])}
+                                                    "NVDA": pytest.approx([3.0, (1.03 * 1.01 - 1) * 100])}
+    # daily decisions with 5-day windows overlap: only one per closed window counts (not a sum of 5 alphas)
+    daily = [dict(ENTRIES[0], date=f"2024-01-{d:02d}", alpha=0.02) for d in (2, 3, 4, 5, 8, 9, 10, 11, 12, 15)]
+    cum = charts.cumulative_alpha_by_ticker(charts.log_frame(daily))
+    assert list(cum["date"]) == ["2024-01-02", "2024-01-09"]
+    assert cum["cum_alpha"].iloc[-1] == pytest.approx(1.02 ** 2 - 1)
     many = [dict(ENTRIES[0], ticker=f"T{i:02d}") for i in range(20)]
     assert len(charts.cumulative_alpha_figure(charts.log_frame(many), max_tickers=5).data) == 5
 
@@ -201,7 +206,9 @@ def test_equity_curve_follows_direction_and_compounds_against_the_benchmark():
     assert list(curve["strategy"]) == pytest.approx([1.10, 1.10 * 1.05, 1.10 * 1.05])
     # benchmark: raw − alpha where the log has no benchmark return, the logged one otherwise
     assert list(curve["benchmark"]) == pytest.approx([1.06, 1.06 * 0.97, 1.06 * 0.97 * 1.01])
-    assert list(curve["when"]) == ["2024-01-02", "2024-01-16", "2024-01-16"]
+    # each point on the day its window closed (logged, else decision date + holding business days)
+    assert list(curve["when"]) == ["2024-01-09", "2024-01-16", "2024-01-23"]
+    assert list(curve["when"]) == sorted(curve["when"])  # never back to an earlier day: no cliff
     wiped = charts.equity_curve(charts.log_frame([dict(ENTRIES[0], rating="Sell", raw=1.5, alpha=1.0)]))
     assert list(wiped["strategy"]) == [0.0]  # a short losing more than everything is floored at 0
 
@@ -312,3 +319,74 @@ def test_situation_html_renders_markdown_and_runs_nothing():
     assert "<img" not in out and "javascript:" not in out and "&lt;img src=" in out  # raw HTML is text
     assert '<a href="https://ok.example">b</a>' in out and "pic" in out
     assert "&<mark>amp</mark>;" not in out  # never inside an entity
+
+
+def test_figures_are_written_for_people():
+    from tradingagents import figures
+
+    assert figures.money(105743196183) == "$105.74B"
+    assert figures.money(-2_100_000, "EUR") == "-€2.1M"
+    assert figures.money(950, "CHF") == "950 CHF"
+    assert figures.price(1234.5) == "$1,234.50" and figures.price(250, "GBp") == "250.00p"
+    assert figures.pct(0.0321) == "+3.2%" and figures.pct(-0.5, signed=False) == "-50.0%"
+    for absent in (None, float("nan"), float("inf"), "n/a", True):
+        assert figures.money(absent) == figures.pct(absent) == figures.price(absent) == figures.DASH
+    assert figures.text(None) == figures.text("None") == figures.text("") == figures.DASH
+
+
+def test_backtest_states_agree_and_never_read_none():
+    from studio import backtest_view as view
+
+    assert view.steps_note({"done": 0, "total": 26}, 0) == "No step has finished yet."
+    # the bar says 22 of 26 while the saved table lags: the caption says so, not "no step has finished"
+    note = view.steps_note({"done": 22, "total": 26, "status": "running"}, 0)
+    assert note.startswith("22 of 26 steps have finished") and "No step" not in note
+    assert view.steps_note({"done": 3, "total": 3}, 3) is None
+    row = {"id": "b1", "status": "running", "done": 0, "total": 26,
+           "args": {"spec": {"tickers": ["NVDA"], "start": "2024-01-02", "end": "2024-03-01"}}}
+    assert view.past_label(row, {"status": "finished", "done": 26, "total": 26}).endswith("finished (26/26 steps)")
+    assert "None" not in view.past_label({"id": "b2", "status": None, "done": None, "total": None, "args": {}})
+    table = view.paper_table({"NVDA": {"TradingAgents": {"cr": 0.1, "arr": None, "sr": None, "mdd": -0.05}}})
+    assert len(table) == 1 and "None" not in table.to_string() and "nan" not in table.to_string().lower()
+    frame = view.steps_frame({"steps": {view.TEAM: {"NVDA": {"2024-01-02": {"rating": None, "elapsed_s": None}}}}})
+    assert "None" not in frame.drop(columns=["run folder"]).to_string()
+
+
+def test_watchlist_counts_agree_and_tiles_read_as_cards():
+    from studio import watchlist_view as view
+    from tradingagents.batch import TickerOutcome
+
+    some = {"done": 4, "total": 4, "ok": 3, "cost_usd": 0.0, "exit_code": 1}
+    assert view.summary_text(some, False) == "3 of 4 analysed · 1 did not finish"  # never "4/4 finished"
+    assert view.end_text(some).startswith("1 of 4 tickers did not finish")
+    every = {"done": 2, "total": 3, "ok": 2, "cost_usd": 0.0, "exit_code": None}
+    assert view.summary_text(every, True) == "2 of 3 analysed · 1 to go"
+    assert view.end_text({"done": 3, "total": 3, "ok": 3}) == "Finished: all 3 tickers analysed."
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(TickerOutcome)}
+    outcome = TickerOutcome(**{k: v for k, v in {"ticker": "NVDA", "date": "2024-05-10", "status": "done",
+                                                   "rating": "Buy", "cost_usd": 0.0}.items() if k in fields})
+    tile = view.tile_html(outcome)
+    assert 'class="ta-tile-link"' in tile and "Open run →" in tile and "/run?ticker=NVDA" in tile
+
+
+def test_the_decision_marker_points_the_way_of_the_rating():
+    assert charts.decision_marker("Overweight", 110.0, 100.0)[:2] == ("triangle-up", 98.0)
+    assert charts.decision_marker("Buy", 110.0, 100.0)[0] == "triangle-up"
+    assert charts.decision_marker("Sell", 110.0, 100.0)[0] == "triangle-down"
+    assert charts.decision_marker("Underweight", 110.0, 100.0)[0] == "triangle-down"
+    assert charts.decision_marker("Hold", 110.0, 100.0)[0] == charts.decision_marker(None, 110.0, 100.0)[0] == "diamond"
+
+
+def test_history_says_shared_values_once_instead_of_on_every_row():
+    from studio import compare
+
+    rows = [{"Ticker": "NVDA", "Rating": "Underweight", "LLM": "offline engine", "Data": "demo", "By": "ann",
+             "Cost": "$0.00"},
+            {"Ticker": "AAPL", "Rating": "Buy", "LLM": "offline engine", "Data": "demo", "By": "bob",
+             "Cost": "$0.00"}]
+    table, shared = compare.split_constant(rows)
+    assert shared == {"LLM": "offline engine", "Data": "demo", "Cost": "$0.00"}
+    assert [sorted(r) for r in table] == [["By", "Rating", "Ticker"]] * 2
+    assert compare.split_constant(rows[:1]) == (rows[:1], {})  # one row keeps every column

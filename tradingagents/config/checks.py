@@ -415,6 +415,7 @@ CHECKS: Mapping[str, Check] = {
     "max_concurrent_llm_calls": _number(int, lo=1, hi=256),
     "llm_streaming": _boolean,
     "llm_max_output_tokens": _number(int, lo=16, hi=1_000_000, optional=True),
+    "offline_stream_delay_s": _number(float, lo=0, hi=1),
     "data_vendor": check_vendor,
     "data_retry_backoff": _number(float, lo=0, hi=600),
     "allow_synthetic": _boolean,

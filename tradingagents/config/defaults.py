@@ -102,6 +102,9 @@ DEFAULTS: dict[str, Any] = {
     # the worst case a budget (max_cost_usd) reserves before every call. None: no limit is sent, except
     # under a budget, which sends (and reserves) pricing.BUDGET_OUTPUT_TOKENS
     "llm_max_output_tokens": None,
+    # the offline engine's pause between streamed words (seconds, 0-1): the app's "presenter pace" sets
+    # 0.04 so a demo's audience can read the text as it grows; timing only, never the text
+    "offline_stream_delay_s": 0.0,
     # market data
     "data_vendor": "demo",  # demo | yfinance | csv
     "data_retry_backoff": 1.0,  # seconds before the first retry of a rate-limited data request

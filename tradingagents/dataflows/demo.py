@@ -50,6 +50,7 @@ from tradingagents.dataflows.provider import (
 
 LABEL = "synthetic demo data"
 TAG = f"[{LABEL}]"
+HEADLINE_MARK = "Synthetic headline: "
 START = "2000-01-03"
 FIRST_YEAR = 2000
 
@@ -205,6 +206,25 @@ def _company_params(t: str, sector: str) -> dict[str, Any]:
     }
 
 
+# The real anchors stop at the end of 2024. So that a date up to today trades at a plausible level
+# (not wherever a free random walk drifted), the path is also pulled through one synthetic anchor at
+# each later year end, through CARRY_THROUGH: the last real close moved by a damped share of the 2024
+# trend (a sixth root, between −8 % and +15 % a year). Fixed numbers, not today's date, so every date
+# sees the same bytes on every machine and in every year.
+CARRY_THROUGH = 2035
+
+
+def _carried_forward(anchors: tuple) -> tuple:
+    if len(anchors) < 2:
+        return anchors
+    (_, p0), (d1, p1) = anchors[-2], anchors[-1]
+    yearly = min(1.15, max(0.92, (p1 / p0) ** (1 / 6)))
+    first_year = int(d1[:4]) + 1
+    later = tuple((f"{year}-12-31", round(p1 * yearly ** (year - first_year + 1), 4))
+                  for year in range(first_year, CARRY_THROUGH + 1))
+    return (*anchors, *later)
+
+
 def _known_profile(t: str, row: dict[str, Any]) -> dict[str, Any]:
     """A profile for a ticker of the identity table: real identity, anchored synthetic path."""
     anchors = tuple(row["anchors"])
@@ -213,6 +233,7 @@ def _known_profile(t: str, row: dict[str, Any]) -> dict[str, Any]:
         # before the first real anchor is pulled too: no invented crash or spike into 2024
         (_, p0), (_, p1) = anchors[0], anchors[-1]
         anchors = ((LEAD_IN_DATE, p0 * min(1.4, max(0.6, math.sqrt(p0 / p1)))), *anchors)
+    anchors = _carried_forward(anchors)
     first = anchors[0][1]
     prof: dict[str, Any] = {
         "ticker": t, "kind": row["kind"], "index": row["kind"] != "stock", "known": True,
@@ -415,9 +436,9 @@ def _market(ticker: str, last_year: int) -> tuple[np.ndarray, np.ndarray, float]
     return r, sig, base
 
 
-# Anchors sit in 2024, so a path is always generated at least through the year after it (a shorter
+# Anchors run through CARRY_THROUGH, so a path is always generated at least that far (a shorter
 # horizon is a prefix of it: every date sees the same bytes whatever the horizon or today's date).
-_MIN_HORIZON = max(int(d[:4]) for d in (*ANCHOR_DATES, INDEX_START_DATE)) + 1
+_MIN_HORIZON = max(CARRY_THROUGH, *(int(d[:4]) + 1 for d in (*ANCHOR_DATES, INDEX_START_DATE)))
 
 
 @functools.lru_cache(maxsize=512)
@@ -847,7 +868,8 @@ class DemoProvider(MarketDataProvider):
 
     @staticmethod
     def _item(day: pd.Timestamp, hhmmss: str, title: str, summary: str, kind: str) -> dict[str, Any]:
-        return {"title": title, "source": f"DemoWire ({LABEL})",
+        # the headline itself says it is invented, also where it is quoted without its source
+        return {"title": f"{HEADLINE_MARK}{title}", "source": f"DemoWire ({LABEL})",
                 "published": f"{day.date().isoformat()}T{hhmmss}", "summary": f"{summary} {TAG}",
                 "kind": kind, "synthetic": True}
 
@@ -932,7 +954,7 @@ class DemoProvider(MarketDataProvider):
                 tone_v = score + 0.6 * rz[1 + j]
                 tone = "bullish" if tone_v > 0.35 else ("bearish" if tone_v < -0.35 else "neutral")
                 pool = {"bullish": bull, "bearish": bear, "neutral": flat}[tone]
-                text = pool[(first + j) % len(pool)].format(t=t, m=f"{wk * 100:+.1f}%", p=f"{closes[i]:.2f}")
+                text = "Synthetic post: " + pool[(first + j) % len(pool)].format(t=t, m=f"{wk * 100:+.1f}%", p=f"{closes[i]:.2f}")
                 posts.append({
                     "published": f"{day.date().isoformat()}T{10 + j * 2:02d}:{int(_unit(t, day.date(), j) * 60):02d}:00",
                     "author": f"demo_trader_{int(_unit(t, 'author', day.date(), j) * 9000) + 1000}",

@@ -49,8 +49,8 @@ Kinds (``EventKind``) and their ``data``:
 ``record`` = {results_path: str | None (the run folder), report_path, state_path, meta}; the paths
 are None when nothing was saved (a failed or stopped run). ``meta`` is the run's meta as saved in
 state.json (for a run that did not finish: what is known so far) and always includes
-``usage`` {llm_calls, tool_calls, input_tokens, output_tokens}, ``elapsed_s``, ``node_times_ms``
-and ``debate_turns`` = [{debate, role, speaker, round, turn, text}] (the same records as the
+``usage`` {llm_calls, tool_calls, input_tokens, output_tokens}, ``elapsed_s``, ``node_times_ms``,
+once finished ``decision`` (the decision card, ``graph/decision_card.py``), and ``debate_turns`` = [{debate, role, speaker, round, turn, text}] (the same records as the
 debate_turn events, kept in the graph state so a resumed run still has every turn).
 
 Every ``propagate`` call emits exactly one terminal event (run_finished, run_failed or

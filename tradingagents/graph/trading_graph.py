@@ -410,6 +410,7 @@ class TradingAgentsGraph:
                 sidecar.save(reporter, started_at)  # the counters of this segment are added on resume
                 raise
         from tradingagents.dataflows.tools import missing_from
+        from tradingagents.graph.decision_card import decision_card
 
         missing = missing_from(reporter.tool_texts)
         status, previous = self._log_status(ticker, trade_date)
@@ -459,6 +460,8 @@ class TradingAgentsGraph:
             "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
             "node_times_ms": reporter.node_times_ms(),
             "debate_turns": turns,
+            # the decision card (rating, action, conviction, levels, size, stated and scored horizon)
+            "decision": decision_card(final_state, cfg.get("holding_days")),
             # what the roles were given from memory, recorded by the nodes that gathered it
             "memory_used": memory_used_of(final_state),
             "warnings": list(reporter.warnings),

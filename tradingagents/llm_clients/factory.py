@@ -232,7 +232,8 @@ def create_llm(
     if provider == "offline":
         from tradingagents.llm_clients.offline import OfflineChatModel
 
-        llm = OfflineChatModel(model_name="offline", streaming=cfg["llm_streaming"])
+        llm = OfflineChatModel(model_name="offline", streaming=cfg["llm_streaming"],
+                               stream_delay_s=float(cfg.get("offline_stream_delay_s") or 0.0))
         if callbacks:
             llm.callbacks = list(callbacks)
         return llm

@@ -23,6 +23,7 @@ from typing import Any
 from tradingagents import team
 from tradingagents.config import DEFAULT_CONFIG, public_config, resolve_config
 from tradingagents.fileio import atomic_write
+from tradingagents.storage.inert import sanitize_tree
 from tradingagents.validation import safe_path_component, validate_date
 
 STATE_FILE = "state.json"
@@ -88,8 +89,12 @@ def _md_section(title: str, body: str | None, level: int = 2) -> str:
 
 
 def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None) -> str:
-    """The human report of one run: decision first, then every report and both debates."""
-    meta = meta or {}
+    """The human report of one run: decision first, then every report and both debates.
+
+    Rendered from the sanitised tree (``storage.inert.sanitize_tree``): no model text reaches the
+    Markdown with a live tag or a link of another scheme than http, https or mailto."""
+    state = sanitize_tree(dict(state or {}))
+    meta = sanitize_tree(dict(meta or {}))
     ticker = state.get("company_of_interest") or meta.get("ticker") or "?"
     date = state.get("trade_date") or meta.get("date") or "?"
     lines = [f"# {ticker} — {date}: **{rating or 'n/a'}**", ""]

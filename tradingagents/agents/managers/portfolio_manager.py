@@ -34,6 +34,14 @@ class PortfolioDecision(BaseModel):
     investment_thesis: str = Field(description="The reasoning: evidence for, risks against, what would change it.")
     price_target: float | None = Field(default=None, description="Price target in the instrument's currency, if any.")
     time_horizon: str | None = Field(default=None, description="Holding horizon, e.g. '1-3 months', if any.")
+    action: Literal["BUY", "HOLD", "SELL"] | None = Field(
+        default=None, description="The transaction to make now: BUY, HOLD or SELL.")
+    conviction: Literal["low", "medium", "high"] | None = Field(
+        default=None, description="How strongly the evidence supports the rating: low, medium or high.")
+    entry_price: float | None = Field(default=None, description="Entry price (or level) in the instrument's currency.")
+    stop_loss: float | None = Field(default=None, description="Stop-loss price in the instrument's currency.")
+    position_size: str | None = Field(
+        default=None, description="Position size in words, e.g. 'half of the target weight now'.")
 
 
 PROMPT = """You are the Portfolio Manager of a trading team. You make the final decision on the instrument
@@ -45,7 +53,8 @@ the outcomes of past decisions (in <past_decisions>) and the lessons from simila
 <past_lessons>): repeat what worked, avoid what did not. Give the rating on the five-tier scale: Buy
 (strong conviction to enter or add), Overweight (favourable, increase gradually), Hold (keep the
 position, no action), Underweight (reduce exposure), Sell (exit or avoid). Then an executive summary,
-the investment thesis, and if you can, a price target and a time horizon. If you answer in plain
+the investment thesis, and if you can, the action (BUY/HOLD/SELL), your conviction, the entry, a price
+target, a stop-loss, the position size and a time horizon. If you answer in plain
 text, put the rating on its own line as `**Rating**: <tier>`.
 {language}"""
 
@@ -58,8 +67,16 @@ def render_decision(decision: PortfolioDecision) -> str:
         "### Investment Thesis\n\n" + decision.investment_thesis.strip(),
     ]
     extras = []
-    if decision.price_target is not None and math.isfinite(decision.price_target):
-        extras.append(f"**Price target**: {decision.price_target:.2f}")
+    if decision.action:
+        extras.append(f"**Action**: {decision.action}")
+    if decision.conviction:
+        extras.append(f"**Conviction**: {decision.conviction}")
+    for label, value in (("Entry", decision.entry_price), ("Price target", decision.price_target),
+                         ("Stop-loss", decision.stop_loss)):
+        if value is not None and math.isfinite(value):
+            extras.append(f"**{label}**: {value:.2f}")
+    if decision.position_size and decision.position_size.strip():
+        extras.append(f"**Position size**: {' '.join(decision.position_size.split())}")
     if decision.time_horizon and decision.time_horizon.strip():
         extras.append(f"**Time horizon**: {decision.time_horizon.strip()}")
     if extras:

@@ -35,6 +35,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from tradingagents import figures
 from tradingagents.ids import stable_id
 from tradingagents.llm_clients.offline.common import (
     FOOTER,
@@ -393,33 +394,38 @@ def market_signals(results: Sequence[ToolResult]) -> tuple[list[Signal], list[st
     rsi, ub, lb, atr = val("rsi"), val("boll_ub"), val("boll_lb"), val("atr")
     if close is not None and sma50:
         direction = "bullish" if close > sma50[1] else "bearish" if close < sma50[1] else "neutral"
-        signals.append(Signal("Trend", f"close {close_s} is {_compare(close, sma50[1])} close_50_sma {sma50[0]}",
-                              direction))
+        signals.append(Signal("Trend", f"the close of {close_s} is {_compare(close, sma50[1])} the 50-day average "
+                              f"of {sma50[0]}", direction))
     if sma50 and sma200:
         direction = "bullish" if sma50[1] > sma200[1] else "bearish" if sma50[1] < sma200[1] else "neutral"
         signals.append(Signal("Long-term trend",
-                              f"close_50_sma {sma50[0]} is {_compare(sma50[1], sma200[1])} close_200_sma {sma200[0]}",
-                              direction))
+                              f"the 50-day average of {sma50[0]} is {_compare(sma50[1], sma200[1])} the 200-day "
+                              f"average of {sma200[0]}", direction))
     if macd and macds:
         direction = "bullish" if macd[1] > macds[1] else "bearish" if macd[1] < macds[1] else "neutral"
-        signals.append(Signal("MACD", f"macd {macd[0]} is {_compare(macd[1], macds[1])} its signal line macds {macds[0]}",
-                              direction))
+        pace = "gaining" if direction == "bullish" else "losing" if direction == "bearish" else "holding"
+        signals.append(Signal("MACD", f"momentum is {pace} pace (the MACD line at {macd[0]} is "
+                              f"{_compare(macd[1], macds[1])} its signal line at {macds[0]})", direction))
     if rsi:
         if rsi[1] >= 70:
-            signals.append(Signal("RSI", f"rsi {rsi[0]} is in overbought territory (seventy or more)", "bearish",
-                                  "; overbought"))
+            signals.append(Signal("RSI", f"the relative strength index of {rsi[0]} is overbought (seventy or more)",
+                                  "bearish", "; overbought"))
         elif rsi[1] <= 30:
-            signals.append(Signal("RSI", f"rsi {rsi[0]} is in oversold territory (thirty or less)", "bullish",
-                                  "; oversold"))
+            signals.append(Signal("RSI", f"the relative strength index of {rsi[0]} is oversold (thirty or less)",
+                                  "bullish", "; oversold"))
         else:
-            signals.append(Signal("RSI", f"rsi {rsi[0]} is between oversold and overbought", "neutral"))
+            signals.append(Signal("RSI", f"the relative strength index of {rsi[0]} is between oversold and "
+                                  "overbought", "neutral"))
     if close is not None and ub and lb:
         if close > ub[1]:
-            detail, direction = f"close {close_s} is above the upper band boll_ub {ub[0]} (stretched)", "bearish"
+            detail, direction = (f"the close of {close_s} is above the upper Bollinger band of {ub[0]} (stretched)",
+                                 "bearish")
         elif close < lb[1]:
-            detail, direction = f"close {close_s} is below the lower band boll_lb {lb[0]} (washed out)", "bullish"
+            detail, direction = (f"the close of {close_s} is below the lower Bollinger band of {lb[0]} (washed out)",
+                                 "bullish")
         else:
-            detail, direction = f"close {close_s} is inside the bands boll_lb {lb[0]} to boll_ub {ub[0]}", "neutral"
+            detail, direction = (f"the close of {close_s} is inside the Bollinger bands, {lb[0]} to {ub[0]}",
+                                 "neutral")
         signals.append(Signal("Bollinger bands", detail, direction))
     if len(rows) >= 2 and close is not None:
         first = _num(rows[0][1])
@@ -429,12 +435,12 @@ def market_signals(results: Sequence[ToolResult]) -> tuple[list[Signal], list[st
             moved = "rose" if close > first else "fell" if close < first else "was unchanged"
             size = {"bullish": " by more than five percent", "bearish": " by more than five percent"}.get(direction,
                                                                                                      ", within five percent")
-            signals.append(Signal("Momentum", f"close {moved} from {rows[0][1]} on {rows[0][0]} to {close_s} on "
+            signals.append(Signal("Momentum", f"the price {moved} from {rows[0][1]} on {rows[0][0]} to {close_s} on "
                                   f"{rows[-1][0]}{size}", direction))
     if close and atr:
         elevated = atr[1] / close > 0.03
-        signals.append(Signal("Volatility", f"atr {atr[0]} against close {close_s}", "neutral",
-                              "; volatility elevated" if elevated else "; volatility moderate"))
+        signals.append(Signal("Volatility", f"the average daily range (ATR) is {atr[0]} against a close of {close_s}",
+                              "neutral", "; volatility elevated" if elevated else "; volatility moderate"))
     return signals, facts
 
 
@@ -507,10 +513,6 @@ def fundamental_values(text: str) -> dict[str, tuple[str, float, bool]]:
     return found
 
 
-def _unit(number: float, is_pct: bool) -> str:
-    return "" if is_pct else " (a percentage)" if abs(number) > 1.5 else " (a fraction of one)"
-
-
 def _as_pct(number: float, is_pct: bool) -> float:
     return number if is_pct or abs(number) > 1.5 else number * 100
 
@@ -521,28 +523,31 @@ def fundamentals_signals(text: str) -> list[Signal]:
     if "pe" in values:
         written, pe, _ = values["pe"]
         if pe <= 0:
-            signals.append(Signal("Valuation", f"P/E {written}: the company has no earnings to value", "bearish"))
+            signals.append(Signal("Valuation", f"a price/earnings ratio of {written}: the company has no earnings "
+                                  "to value", "bearish"))
         elif pe < 15:
-            signals.append(Signal("Valuation", f"P/E {written} is inexpensive (under fifteen)", "bullish"))
+            signals.append(Signal("Valuation", f"a price/earnings ratio of {written} is inexpensive (under fifteen)", "bullish"))
         elif pe > 35:
-            signals.append(Signal("Valuation", f"P/E {written} is rich (over thirty-five)", "bearish"))
+            signals.append(Signal("Valuation", f"a price/earnings ratio of {written} is rich (over thirty-five)", "bearish"))
         else:
-            signals.append(Signal("Valuation", f"P/E {written} is in a middle range", "neutral"))
+            signals.append(Signal("Valuation", f"a price/earnings ratio of {written} is in a middle range", "neutral"))
     if "growth" in values:
         written, number, is_pct = values["growth"]
         growth = _as_pct(number, is_pct)
         direction = "bullish" if growth > 10 else "bearish" if growth < 0 else "neutral"
-        signals.append(Signal("Growth", f"revenue growth {written}{_unit(number, is_pct)}", direction))
+        signals.append(Signal("Growth", f"revenue grew {figures.pct_points(growth, signed=True)} year on year"
+                              if growth >= 0 else f"revenue shrank {figures.pct_points(-growth)} year on year",
+                              direction))
     if "margin" in values:
         written, number, is_pct = values["margin"]
         margin = _as_pct(number, is_pct)
         direction = "bullish" if margin > 15 else "bearish" if margin < 0 else "neutral"
-        signals.append(Signal("Profitability", f"margin {written}{_unit(number, is_pct)}", direction))
+        signals.append(Signal("Profitability", f"a net margin of {figures.pct_points(margin)}", direction))
     if "leverage" in values:
         written, number, is_pct = values["leverage"]
         ratio = number / 100 if (is_pct or number > 10) else number
         direction = "bullish" if ratio < 0.5 else "bearish" if ratio > 2 else "neutral"
-        signals.append(Signal("Leverage", f"debt/equity {written}", direction))
+        signals.append(Signal("Leverage", f"debt is {figures.ratio(ratio, 2)} times equity", direction))
     if "eps" in values and "eps_estimate" in values:
         (eps_w, eps, _), (est_w, est, _) = values["eps"], values["eps_estimate"]
         direction = "bullish" if eps > est else "bearish" if eps < est else "neutral"
@@ -558,8 +563,17 @@ STATEMENT_ROWS = {
 }
 
 
-def statement_facts(result: ToolResult) -> list[str]:
-    """'Row: latest (period) against previous (period)' lines, values as the tool wrote them."""
+def currency_of(text: str) -> str | None:
+    """The accounts' currency of a get_fundamentals answer (``financial_currency:``, else ``currency:``)."""
+    for key in ("financial_currency", "currency"):
+        match = re.search(rf"^{key}:\s*([A-Za-z]{{3}})\s*$", text, re.M)
+        if match:
+            return match.group(1)
+    return None
+
+
+def statement_facts(result: ToolResult, currency: str | None = None) -> list[str]:
+    """'Row: latest (period) against previous (period)' lines, amounts written for people ($790.48B)."""
     header: list[str] | None = None
     rows: dict[str, list[str]] = {}
     for raw in result.text.splitlines():
@@ -578,9 +592,9 @@ def statement_facts(result: ToolResult) -> list[str]:
         cells = rows.get(name)
         if not cells or len(cells) < 2 or _num(cells[1]) is None:
             continue
-        fact = f"- {name}: {cells[1]} for the period ending {header[1]}"
+        fact = f"- {name}: {figures.money(_num(cells[1]), currency)} for the period ending {header[1]}"
         if len(cells) > 2 and len(header) > 2 and _num(cells[2]) is not None:
-            fact += f", against {cells[2]} for the period ending {header[2]}"
+            fact += f", against {figures.money(_num(cells[2]), currency)} for the period ending {header[2]}"
         facts.append(fact + ".")
     return facts
 
@@ -641,7 +655,9 @@ def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMess
         signals = fundamentals_signals(text)
         received = [r.label for r in results if not r.missing]
         intro = [f"Fundamentals of {ticker} as of {date}. Data received from: {join_names(received) or 'no tool'}."]
-        facts = [fact for r in results if r.name in STATEMENT_ROWS and not r.missing for fact in statement_facts(r)]
+        currency = currency_of(text)
+        facts = [fact for r in results if r.name in STATEMENT_ROWS and not r.missing
+                 for fact in statement_facts(r, currency)]
         extra = ["### Statements", ""] + facts if facts else None
         return _report(f"Fundamentals analysis of {ticker}", intro, signals, results, extra)
     # any other analyst-like role: list what the tools said

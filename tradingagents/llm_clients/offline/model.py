@@ -28,8 +28,9 @@ to the callbacks word by word (``on_llm_new_token``: LangGraph's ``messages`` mo
 text works offline too; the message returned is the same either way. The words are sent from ``_generate``,
 where the run manager (and with it the calling node) is known, as ``BoundedChatOpenAI`` does; ``.stream()``
 therefore yields the whole answer as one chunk while its callbacks see the words.
-``TRADINGAGENTS_OFFLINE_STREAM_DELAY_S`` (default 0, at most 1) pauses between the words, for a demo or a
-browser test that wants to watch the text grow; it changes timing only, never the text.
+The config's ``offline_stream_delay_s`` (``TRADINGAGENTS_OFFLINE_STREAM_DELAY_S``, default 0, at most 1;
+the Run page's "Presenter pace" sets 0.04) pauses between the words, for a demo or a browser test that
+wants to watch the text grow; it changes timing only, never the text.
 """
 
 from __future__ import annotations

@@ -31,8 +31,10 @@ from typing import Any
 from tradingagents.llm_clients.offline.common import (
     BEARISH_TIERS,
     BULLISH_TIERS,
+    BUY_AT,
     FOOTER,
     OFFLINE_LABEL,
+    OVERWEIGHT_AT,
     SCALE_TEXT,
     TIER_ACTION,
     TIER_ALT,
@@ -83,6 +85,17 @@ def _cited(turn: str, candidates: list[Signal]) -> Signal | None:
     return None
 
 
+_CLAIM_RE = re.compile(r"My main point this round is \*\*([^*\n]+)\*\* from the [^:\n]+: (.+?)\.(?:\s|$)")
+
+
+def _main_claim(turn: str) -> str | None:
+    """The opponent's own main point, as they wrote it ("Trend: the close of 54.69 is below …"), else None."""
+    match = _CLAIM_RE.search(turn or "")
+    if match:
+        return f"{match.group(1).strip()}: {match.group(2).strip()}"
+    return None
+
+
 def _pick(items: list[Signal], index: int) -> Signal | None:
     return items[index % len(items)] if items else None
 
@@ -98,7 +111,7 @@ def _last_close(text: str) -> tuple[str, float] | None:
 def _atr(signals: list[Signal]) -> float | None:
     for s in signals:
         if s.name == "Volatility":
-            match = re.search(r"atr (-?\d[\d,]*(?:\.\d+)?)", s.detail)
+            match = re.search(r"\bATR\)? (?:is |of )?(-?\d[\d,]*(?:\.\d+)?)", s.detail, re.I)
             if match:
                 return float(match.group(1).replace(",", ""))
     return None
@@ -143,20 +156,21 @@ def debate_turn(role: Role, text: str) -> str:
 
     opponent = tag(text, "opponent_last_argument")
     target = _cited(opponent, theirs) if opponent else None
+    claim = _main_claim(opponent) if opponent else None
     if opponent and target:
         counter = next((s for s in mine if s.source == target.source and s not in (lead, support)), None)
-        rebuttal = (
-            f"The {opponent_name} leans on {target.name} ({target.detail}), but that is one reading "
-            f"against {len(mine)} {mine_dir} ones"
-        )
+        said = claim or f"{target.name}: {target.detail}"
+        rebuttal = (f"The {opponent_name} argues that \u201c{said}\u201d. That is one reading against "
+                    f"{len(mine)} {mine_dir} {'one' if len(mine) == 1 else 'ones'}")
         if counter:
-            rebuttal += f", and {counter.name} in the same {counter.source} says otherwise: {counter.detail}"
+            rebuttal += f", and the same {counter.source} says otherwise: {counter.detail}"
         parts.append(rebuttal + ".")
+    elif opponent and claim:
+        parts.append(f"The {opponent_name} argues that \u201c{claim}\u201d, but names no {their_dir} reading "
+                     "I can check in the reports, so it does not change the evidence.")
     elif opponent:
-        parts.append(
-            f"The {opponent_name}'s last argument names no {their_dir} reading I can check in the reports, "
-            "so it does not change the evidence."
-        )
+        parts.append(f"The {opponent_name}'s last argument names no {their_dir} reading I can check in the reports, "
+                     "so it does not change the evidence.")
 
     if lead:
         parts.append(f"My main point this round is **{lead.name}** from the {lead.source}: {lead.detail}.")
@@ -174,11 +188,16 @@ def debate_turn(role: Role, text: str) -> str:
             f"Across the four reports I count {score.bullish} bullish against {score.bearish} bearish signals "
             f"({score.neutral} neutral), so the balance favours {stance} {ticker}."
         )
+    elif bull:
+        parts.append(
+            f"The bearish readings outnumber mine, {score.bearish} to {score.bullish}, but a count does not weigh "
+            f"them: the points above are the ones that move the price, and they argue for owning {ticker}."
+        )
     else:
         parts.append(
-            f"The tally of {score.bullish} bullish against {score.bearish} bearish signals ({score.neutral} "
-            f"neutral) is not on my side yet, which is why the points above deserve extra weight before "
-            f"{'giving up on' if bull else 'buying'} {ticker}."
+            f"The bullish readings outnumber mine, {score.bullish} to {score.bearish}, but a count does not weigh "
+            f"them: the points above are where the risk sits, and buying {ticker} here pays for good news that "
+            "is already in the price."
         )
     lesson = _first_lesson(text)
     if lesson:
@@ -473,22 +492,37 @@ def portfolio_decision(text: str) -> dict[str, Any]:
     thesis_parts.append(f"Scoring: {SCALE_TEXT}")
     close = _last_close_in_plan(text)
     target = round(close * (1 + _TARGET_MOVE[tier]), 2) if close and tier in _TARGET_MOVE else None
+    final_action = TIER_ACTION[tier]
+    strength = abs(score.ratio)
     return {
         "rating": tier,
         "executive_summary": summary,
         "investment_thesis": " ".join(thesis_parts),
         "price_target": target,
         "time_horizon": _HORIZON[tier],
+        "action": final_action,
+        "conviction": "high" if strength >= BUY_AT else "medium" if strength >= OVERWEIGHT_AT else "low",
+        "entry_price": close if final_action != "HOLD" else None,
+        "stop_loss": _stop_in_plan(text) if final_action == proposal_in(tag(text, "trader_plan")) else None,
+        "position_size": _SIZES[tier],
     }
+
+
+def _stop_in_plan(text: str) -> float | None:
+    """The Trader's stop (a BUY's stop-loss, a SELL's re-entry level), when the plan names one."""
+    match = re.search(r"(?:Stop-loss:|Re-entry only above) (-?\d+(?:\.\d+)?)", tag(text, "trader_plan"))
+    return float(match.group(1)) if match else None
 
 
 def portfolio_text(text: str) -> str:
     d = portfolio_decision(text)
     parts = [f"**Rating**: {d['rating']}", "### Executive Summary\n\n" + d["executive_summary"],
              "### Investment Thesis\n\n" + d["investment_thesis"]]
-    extras = []
-    if d["price_target"] is not None:
-        extras.append(f"**Price target**: {d['price_target']:.2f}")
+    extras = [f"**Action**: {d['action']}", f"**Conviction**: {d['conviction']}"]
+    for label, key in (("Entry", "entry_price"), ("Price target", "price_target"), ("Stop-loss", "stop_loss")):
+        if d[key] is not None:
+            extras.append(f"**{label}**: {d[key]:.2f}")
+    extras.append(f"**Position size**: {d['position_size']}")
     extras.append(f"**Time horizon**: {d['time_horizon']}")
     return "\n\n".join(parts + ["\n".join(extras)])
 

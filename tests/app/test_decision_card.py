@@ -1,0 +1,26 @@
+"""The Run page's result opens with the decision card, and offers the PDF handout beside it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from studio.ui import get_registry
+from tests.app.apptest_utils import new_app, start_offline_run, texts
+
+
+def test_the_result_shows_the_decision_card_and_offers_the_pdf_handout(ta_home):
+    at = new_app("run")
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
+    handle = get_registry().get(at.query_params["run"])
+    assert handle.wait(120)
+    at.run()
+    card = next(str(h.value) for h in at.html if 'aria-label="Decision card"' in str(h.value))
+    decision = handle.meta["decision"]
+    for label in ("Rating", "Action", "Conviction", "Entry", "Price target", "Stop", "Position size",
+                  "Stated horizon", "Scored over"):
+        assert f'ta-card-label">{label}<' in card, label
+    assert f'ta-card-value">{decision["rating"]}<' in card and 'ta-card-value">5 trading days<' in card
+    assert "None" not in card
+    labels = [el.proto.label for el in at.get("download_button")]
+    assert "PDF handout" in labels and "Markdown report" in labels, labels
+    assert "Exception" not in texts(at)

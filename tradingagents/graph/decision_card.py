@@ -1,0 +1,106 @@
+"""The decision card: what a committee reads first, from the Portfolio Manager's decision and the Trader's proposal.
+
+``decision_card(state, holding_days)`` reads the final state as saved (so a run saved before the
+card existed gets one too): the Portfolio Manager's rendered decision (``**Rating**``,
+``**Action**``, ``**Conviction**``, ``**Entry**``, ``**Price target**``, ``**Stop-loss**``,
+``**Position size**``, ``**Time horizon**`` lines, written by ``render_decision`` from the structured
+``PortfolioDecision``), and, for what the decision leaves out, the Trader's proposal (its
+``FINAL TRANSACTION PROPOSAL``, ``Entry: near …``, ``Stop-loss: …``, ``Action: X — size``). Each
+field is None when neither says it: the card never invents a level.
+
+``scored_horizon`` is the horizon the settlement actually measures (``holding_days`` trading days
+from the decision date), shown beside the stated one, because a "3-6 months" view is scored over
+five trading days. The engine stores the card in the run's meta (``meta["decision"]``), so the
+``run_finished`` event's record carries it to the app.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from tradingagents.rating import parse_rating
+
+FIELDS = ("rating", "action", "conviction", "entry_price", "price_target", "stop_loss", "position_size",
+          "time_horizon", "scored_horizon")
+LABELS = {"rating": "Rating", "action": "Action", "conviction": "Conviction", "entry_price": "Entry",
+          "price_target": "Price target", "stop_loss": "Stop", "position_size": "Position size",
+          "time_horizon": "Stated horizon", "scored_horizon": "Scored over"}
+
+_NUM = r"(-?\d[\d,]*(?:\.\d+)?)"
+
+
+def _line(text: str, label: str) -> str | None:
+    match = re.search(rf"^\s*\*\*{re.escape(label)}\*\*\s*:\s*(.+?)\s*$", text, re.M)
+    return match.group(1).strip() if match else None
+
+
+def _number(text: str | None) -> float | None:
+    if not text:
+        return None
+    match = re.search(_NUM, text)
+    if not match:
+        return None
+    try:
+        value = float(match.group(1).replace(",", ""))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _trader(plan: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    proposal = re.findall(r"FINAL TRANSACTION PROPOSAL\s*:\s*\**\s*(BUY|HOLD|SELL)\b", plan, re.I)
+    if proposal:
+        out["action"] = proposal[-1].upper()
+    entry = re.search(r"^\s*[-*]?\s*Entry:\s*(?:near\s*)?" + _NUM, plan, re.M | re.I)
+    if entry:
+        out["entry_price"] = _number(entry.group(1))
+    stop = re.search(r"(?:Stop-loss|Stop loss|Stop):\s*" + _NUM, plan, re.I)
+    if stop:
+        out["stop_loss"] = _number(stop.group(1))
+    size = re.search(r"^\s*[-*]?\s*Action:\s*(?:BUY|HOLD|SELL)\s*[—–-]\s*(.+?)\.?\s*$", plan, re.M | re.I)
+    if size:
+        out["position_size"] = size.group(1).strip()
+    return out
+
+
+def scored_horizon(holding_days: Any) -> str | None:
+    try:
+        days = int(holding_days)
+    except (TypeError, ValueError):
+        return None
+    return f"{days} trading day{'s' if days != 1 else ''}" if days > 0 else None
+
+
+def decision_card(state: Mapping[str, Any], holding_days: Any = None) -> dict[str, Any]:
+    """The card's fields (see ``FIELDS``) from a final state; None where the run does not say."""
+    decision = str(state.get("final_trade_decision") or "")
+    plan = str(state.get("trader_investment_plan") or "")
+    trader = _trader(plan)
+    action = (_line(decision, "Action") or "").upper() or None
+    if action not in ("BUY", "HOLD", "SELL"):
+        action = trader.get("action")
+    conviction = (_line(decision, "Conviction") or "").lower() or None
+    card: dict[str, Any] = {
+        "rating": state.get("final_rating") or parse_rating(decision) or None,
+        "action": action,
+        "conviction": conviction if conviction in ("low", "medium", "high") else None,
+        "entry_price": _number(_line(decision, "Entry")),
+        "price_target": _number(_line(decision, "Price target")),
+        "stop_loss": _number(_line(decision, "Stop-loss")),
+        "position_size": _line(decision, "Position size"),
+        "time_horizon": _line(decision, "Time horizon"),
+        "scored_horizon": scored_horizon(holding_days),
+    }
+    # the Trader's levels fill what the decision leaves out, when the decision keeps the Trader's action
+    if card["action"] == trader.get("action"):
+        for key in ("entry_price", "stop_loss", "position_size"):
+            if card[key] is None:
+                card[key] = trader.get(key)
+    return card
+
+
+__all__ = ["FIELDS", "LABELS", "decision_card", "scored_horizon"]
