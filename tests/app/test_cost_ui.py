@@ -110,7 +110,7 @@ def test_price_rows_become_a_validated_override_and_a_bad_row_says_what_to_fix()
     rows.append({"model": None, "$/1M input": None, "$/1M output": None})  # an empty new row is ignored
     assert ui.prices_from_rows(rows, base) == {rows[0]["model"]: (9.0, base[rows[0]["model"]][1]),
                                               "my-model": (1.0, 2.0)}
-    for bad, says in (({"model": "x", "$/1M input": -1, "$/1M output": 2}, "0 or more"),
+    for bad, says in (({"model": "x", "$/1M input": -1, "$/1M output": 2}, "from 0 to 1,000,000"),
                       ({"model": "x", "$/1M input": 1, "$/1M output": None}, "give both prices"),
                       ({"model": "", "$/1M input": 1, "$/1M output": 2}, "give the model's name")):
         with pytest.raises(ConfigError, match=says):
