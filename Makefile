@@ -63,6 +63,8 @@ lint: $(VENV)/.dev
 test: $(VENV)/.dev chromium fonts poppler postgresql lint
 	$(BIN)/python -m pytest
 
+# The reference TradingAgents is measured beside ours when its source and venv are found
+# (bench/bench_reference.py: PEER_SRC, PEER_PY, TA_PERF_DIR; ../shared/perf/README.md sets them up).
 bench: $(VENV)/.dev chromium
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
 	$(BIN)/python -m bench

@@ -47,6 +47,13 @@ def _machine() -> dict:
     }
 
 
+def _loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
 def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 1000 else f"{value:.0f}"
@@ -58,7 +65,9 @@ def main(argv: list[str]) -> int:
     modules = sorted(p.stem for p in Path(__file__).parent.glob("bench_*.py"))
     if only:
         modules = [m for m in modules if m in only or m.removeprefix("bench_") in only]
-    results: dict = {"machine": _machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    results: dict = {"machine": _machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                     "loadavg_start": _loadavg()}
+    print(f"load average at the start (/proc/loadavg): {results['loadavg_start']}", flush=True)
     goals: dict = {}
     failed: list[str] = []
     # Benchmarks never touch the user's home.
@@ -66,6 +75,7 @@ def main(argv: list[str]) -> int:
         os.environ["TRADINGAGENTS_HOME"] = home
         for name in modules:
             print(f"… {name}", flush=True)
+            results.setdefault("loadavg_by_module", {})[name] = _loadavg()
             try:
                 mod = importlib.import_module(f"bench.{name}")
                 t0 = time.perf_counter()
@@ -76,6 +86,7 @@ def main(argv: list[str]) -> int:
             except Exception:  # report and go on: one broken bench must not hide the others
                 failed.append(name)
                 traceback.print_exc()
+    results["loadavg_end"] = _loadavg()
     results["goals"] = {k: list(v) for k, v in goals.items()}
     out = Path(__file__).parent / "results.json"
     tmp = out.with_suffix(".json.tmp")
@@ -88,7 +99,8 @@ def main(argv: list[str]) -> int:
     print(f"{'figure':<40} {'value':>12}  {'goal':<10} ok")
     print("-" * 70)
     misses = 0
-    for key in sorted(k for k in results if k not in ("machine", "started", "goals")):
+    print(f"Load average (/proc/loadavg): start {results['loadavg_start']}, end {results['loadavg_end']}")
+    for key in sorted(k for k in results if k not in ("machine", "started", "goals", "loadavg_start", "loadavg_end")):
         value = results[key]
         if isinstance(value, dict):
             print(f"{key:<40} {'(per item)':>12}")

@@ -12,6 +12,11 @@ Figures:
   graphs share one bound of 16 calls in flight).
 - ``batch20_vs_one_run``: the batch's wall time over one run's (goal ≤ 3: twenty tickers in at
   most three runs' time).
+- ``batch3_cli_threads_s`` / ``batch3_cli_ray_s``: ``python -m tradingagents batch NVDA,AAPL,MSFT``
+  (offline engine, a fresh process and home each, as every command is) with ``--executor threads``
+  and ``--executor ray``, interleaved, the median of 3; ``batch3_ray_vs_threads`` their ratio (goal
+  ≤ 1.5: a small batch on a local Ray runs on threads, said on screen); ``batch3_ray_token_notices``:
+  lines of Ray's token notice those commands printed (goal 0).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ if str(ROOT) not in sys.path:
 
 GOALS: dict[str, tuple[str, float]] = {
     "batch20_vs_one_run": ("<=", 3.0),
+    "batch3_ray_vs_threads": ("<=", 1.5),
+    "batch3_ray_token_notices": ("<=", 0),
 }
 
 DATE = "2024-05-10"
@@ -47,12 +54,40 @@ def _batch(config: dict) -> float:
     return elapsed
 
 
+def _cli_batch3(executor: str) -> tuple[float, str]:
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRADINGAGENTS_")}
+    with tempfile.TemporaryDirectory(prefix="ta_bench_b3_") as home:
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "tradingagents", "batch", "NVDA,AAPL,MSFT", DATE, "--home", home,
+                               "--executor", executor], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"batch --executor {executor} exited {proc.returncode}: {proc.stderr[-1500:]}")
+    return elapsed, proc.stderr
+
+
 def run() -> dict:
+    import statistics
+
     from tests.fake_openai import FakeOpenAIServer
     from tradingagents.executor import ensure_ray
     from tradingagents.graph.trading_graph import TradingAgentsGraph
 
     out: dict = {}
+    times: dict[str, list[float]] = {"threads": [], "ray": []}
+    notices = 0
+    for rep in range(3):
+        for executor in (("threads", "ray") if rep % 2 == 0 else ("ray", "threads")):
+            elapsed, err = _cli_batch3(executor)
+            times[executor].append(elapsed)
+            notices += err.lower().count("token authentication")
+    out["batch3_cli_threads_s"] = round(statistics.median(times["threads"]), 2)
+    out["batch3_cli_ray_s"] = round(statistics.median(times["ray"]), 2)
+    out["batch3_ray_vs_threads"] = round(out["batch3_cli_ray_s"] / out["batch3_cli_threads_s"], 2)
+    out["batch3_ray_token_notices"] = notices
     out["batch20_threads_offline_s"] = round(_batch({"max_concurrent_llm_calls": 4}), 2)
     import ray
 

@@ -40,6 +40,8 @@ GOALS: dict[str, tuple[str, float]] = {
     "bm25_vs_bm25s_10k": ("<=", 1.0),
     "bm25_vs_bm25s_100k": ("<=", 1.0),
     "bm25_vs_bm25s_1m": ("<=", 1.0),
+    "bm25_rss_vs_bm25s_10k": ("<=", 1.0),
+    "bm25_rss_vs_bm25s_100k": ("<=", 1.0),
     "bm25_rss_vs_bm25s_1m": ("<=", 1.0),
     "bm25_reopen_s_100k": ("<=", 0.5),
     "bm25_add_one_then_query_ms_100k": ("<=", 10.0),
@@ -173,12 +175,20 @@ def _bm25_side_by_side(home: str) -> dict:
     return out
 
 
-def _child_1m(side: str, home: str) -> dict:
-    """One side at 1M documents, alone in this process: build, resident memory, query p50."""
-    corpus, queries = _corpus(1_000_000)
-    pairs = [(s, f"advice {i}") for i, s in enumerate(corpus)] if side == "ours" else None
+def _settled_rss_mb() -> float:
+    """Resident memory after a full collection and handing freed C-heap pages back (malloc_trim)."""
+    from tradingagents.memory.bm25 import release_heap
+
     gc.collect()
-    before = _rss_mb()
+    release_heap()
+    return _rss_mb()
+
+
+def _child(side: str, home: str, size: int = 1_000_000) -> dict:
+    """One side at ``size`` documents, alone in this process: build, resident memory, query p50."""
+    corpus, queries = _corpus(size)
+    pairs = [(s, f"advice {i}") for i, s in enumerate(corpus)] if side == "ours" else None
+    before = _settled_rss_mb()
     t0 = time.perf_counter()
     if side == "ours":
         engine = FinancialSituationMemory("bench_1m", {"home": home})
@@ -190,33 +200,37 @@ def _child_1m(side: str, home: str) -> dict:
         engine.index(tokens, show_progress=False)
         del tokens
     build_s = time.perf_counter() - t0
-    gc.collect()
-    rss = _rss_mb() - before
+    rss = _settled_rss_mb() - before
     p50 = _ours_p50(engine, queries) if side == "ours" else _bm25s_p50(engine, queries)
     return {"rss_mb": rss, "p50_ms": p50, "build_s": build_s}
 
 
-def _bm25_1m(home: str) -> dict:
+def _bm25_rss(home: str, size: int, label: str) -> dict:
+    """Resident memory of each side's index at ``size`` documents, each built alone in a process."""
     got = {}
     for side in ("ours", "bm25s"):
         proc = subprocess.run(
-            [sys.executable, "-m", "bench.bench_memory", "--child-1m", side, home],
+            [sys.executable, "-m", "bench.bench_memory", "--child", side, home, str(size)],
             cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=600,
         )
         if proc.returncode != 0:
             raise RuntimeError(f"the 1M {side} run failed:\n{proc.stderr[-2000:]}")
         got[side] = json.loads(proc.stdout.strip().splitlines()[-1])
     ours, theirs = got["ours"], got["bm25s"]
-    return {
-        "bm25_query_ms_1m": round(ours["p50_ms"], 3),
-        "bm25s_query_ms_1m": round(theirs["p50_ms"], 3),
-        "bm25_vs_bm25s_1m": round(ours["p50_ms"] / theirs["p50_ms"], 3),
-        "bm25_rss_mb_1m": round(ours["rss_mb"], 1),
-        "bm25s_rss_mb_1m": round(theirs["rss_mb"], 1),
-        "bm25_rss_vs_bm25s_1m": round(ours["rss_mb"] / theirs["rss_mb"], 3),
-        "bm25_build_s_1m": round(ours["build_s"], 1),
-        "bm25s_build_s_1m": round(theirs["build_s"], 1),
+    out = {
+        f"bm25_rss_mb_{label}": round(ours["rss_mb"], 1),
+        f"bm25s_rss_mb_{label}": round(theirs["rss_mb"], 1),
+        f"bm25_rss_vs_bm25s_{label}": round(ours["rss_mb"] / theirs["rss_mb"], 3),
     }
+    if label == "1m":
+        out.update({
+            "bm25_query_ms_1m": round(ours["p50_ms"], 3),
+            "bm25s_query_ms_1m": round(theirs["p50_ms"], 3),
+            "bm25_vs_bm25s_1m": round(ours["p50_ms"] / theirs["p50_ms"], 3),
+            "bm25_build_s_1m": round(ours["build_s"], 1),
+            "bm25s_build_s_1m": round(theirs["build_s"], 1),
+        })
+    return out
 
 
 _WORDS = _words()[:300]
@@ -290,13 +304,14 @@ def run() -> dict:
     rng = random.Random(20240510)
     with tempfile.TemporaryDirectory(prefix="ta_bench_memory_") as home:
         figures = _bm25_side_by_side(home)
-        figures.update(_bm25_1m(home))
+        for size, label in ((10_000, "10k"), (100_000, "100k"), (1_000_000, "1m")):
+            figures.update(_bm25_rss(home, size, label))
         figures.update(_memlog(home, rng))
     return figures
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child-1m"]:
-        print(json.dumps(_child_1m(sys.argv[2], sys.argv[3])))
+    if sys.argv[1:2] == ["--child"]:
+        print(json.dumps(_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
     else:
         print(json.dumps(run(), indent=2))

@@ -192,3 +192,24 @@ def test_executor_comes_from_the_config_the_environment_or_the_flag(monkeypatch)
     with pytest.raises(ConfigError, match="TRADINGAGENTS_EXECUTOR"):
         resolve_config({})
     assert resolve_config({"executor": "thread"})["executor"] == "threads"
+
+
+def test_a_small_batch_on_a_local_ray_runs_on_threads_and_says_so(tmp_path, capsys):
+    """Starting a local Ray costs more than a small batch: fewer than RAY_LOCAL_MIN_TASKS tickers run
+    on threads, the terminal says so, and no Ray is started; a cluster address or more tickers keep Ray."""
+    import sys
+
+    from tradingagents.cli import main
+    from tradingagents.executor import RAY_LOCAL_MIN_TASKS, RayExecutor, ThreadExecutor, get_executor
+
+    small = get_executor({"executor": "ray"}, RAY_LOCAL_MIN_TASKS - 1)
+    assert isinstance(small, ThreadExecutor) and "threads chosen" in small.note
+    assert isinstance(get_executor({"executor": "ray"}, RAY_LOCAL_MIN_TASKS), RayExecutor)
+    assert isinstance(get_executor({"executor": "ray", "ray_address": "ray://head:10001"}, 1), RayExecutor)
+    assert not get_executor({}, 1).note  # threads asked for: nothing to say
+    home = str(tmp_path / "h")
+    assert main(["batch", "NVDA,AAPL,MSFT", DATE, "--home", home, "--executor", "ray"]) == 0
+    err = capsys.readouterr().err
+    assert "executor threads (ray asked for, threads chosen: 3 tasks" in err
+    ray = sys.modules.get("ray")
+    assert ray is None or not ray.is_initialized()  # the batch ran without starting Ray

@@ -23,13 +23,73 @@ DATE = "2024-05-10"
 TICKERS = ["NVDA", "AAPL", "MSFT", "0700.HK"]
 
 
+_STARTUP_STDERR: list[str] = []  # what this process printed on stderr while the module's session started
+
+
 @pytest.fixture(scope="module")
-def ray_session():
+def ray_session(tmp_path_factory):
+    import sys
+
     from tradingagents.executor import ensure_ray
 
-    ensure_ray(None, 2)
+    err = tmp_path_factory.mktemp("ray") / "stderr.txt"
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(err, "w") as f:
+        os.dup2(f.fileno(), 2)  # the file descriptor (Ray's own C++ lines) and sys.stderr (logging's)
+        real, sys.stderr = sys.stderr, f
+        try:
+            ensure_ray(None, 2)
+        finally:
+            sys.stderr = real
+            f.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+    _STARTUP_STDERR.append(err.read_text(errors="replace"))
     yield ray
     ray.shutdown()
+
+
+def _listening(pid: int) -> list[tuple[str, str, int]]:
+    """(process name, address, port) of every listening TCP socket of ``pid`` and its descendants."""
+    import psutil  # Ray ships it (ray/thirdparty_files, on sys.path once ray is imported)
+
+    me = psutil.Process(pid)
+    out = []
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            conns = proc.net_connections(kind="inet")
+            name = proc.name()
+        except psutil.Error:  # a worker that ended meanwhile
+            continue
+        out += [(name, c.laddr.ip, c.laddr.port) for c in conns if c.status == psutil.CONN_LISTEN]
+    return out
+
+
+def _is_loopback(ip: str) -> bool:
+    import ipaddress
+
+    addr = ipaddress.ip_address(ip.split("%")[0])
+    mapped = getattr(addr, "ipv4_mapped", None)
+    return (mapped or addr).is_loopback
+
+
+def test_a_local_ray_listens_on_the_loopback_only(ray_session):
+    ray.get([ray.remote(_square_or_fail).remote(3)])  # a worker process is up too
+    sockets = _listening(os.getpid())
+    names = {name for name, _, _ in sockets}
+    assert any("gcs" in n for n in names) and any("raylet" in n for n in names), sockets  # Ray's servers seen
+    exposed = [s for s in sockets if not _is_loopback(s[1])]
+    assert exposed == [], f"Ray listens beyond the loopback: {exposed}"
+    assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
+
+
+def test_starting_a_local_ray_prints_no_token_notice(ray_session):
+    from ray._private.authentication.authentication_token_setup import get_authentication_mode
+    from ray._raylet import AuthenticationMode
+
+    assert "token authentication" not in _STARTUP_STDERR[0].lower(), _STARTUP_STDERR[0]
+    assert get_authentication_mode() == AuthenticationMode.TOKEN  # the notice is gone, the authentication stays
 
 
 def test_executor_setting_chooses_ray_and_keeps_its_interface(ray_session):

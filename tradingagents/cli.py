@@ -620,7 +620,9 @@ def batch_command(argv: list[str]) -> int:
 
         estimate = estimate_batch_cost(settings, len(tickers))
         if not args.quiet:
-            print(f"{len(tickers)} tickers on {date}, executor {settings['executor']}, at most "
+            from tradingagents.executor import describe, get_executor
+
+            print(f"{len(tickers)} tickers on {date}, executor {describe(get_executor(settings, len(tickers)))}, at most "
                   f"{settings['max_concurrent_llm_calls']} model calls at once; estimated cost "
                   f"{_usd(estimate['cost_usd'])} ({estimate['source']})", file=sys.stderr, flush=True)
 

@@ -17,9 +17,18 @@ this same interface.
 
 ``RayExecutor``: each task is one Ray task (``max_retries`` retries when its worker process dies;
 a task's own exception is handed back, not retried). ``ray_address`` None starts a local Ray on
-this machine (``num_cpus`` = the bound, no dashboard, no usage reporting; Ray binds the machine's
-own address, not the loopback, but nothing leaves the machine);
-an address joins a cluster. Ray is imported only when asked for. A task function that cannot be
+this machine (``num_cpus`` = the bound, no dashboard, no usage reporting, token authentication on
+without Ray's notice about it) that listens on the loopback only: Ray otherwise binds every
+interface (``::``) and advertises the machine's own address; ``_local_ray_env`` makes it take
+127.0.0.1 as the node's address, which its servers then bind (tests/test_ray.py lists the Ray
+processes' listening sockets). An address joins a cluster.
+
+Small batches on a local Ray run on threads: starting a local Ray (its servers, then one worker
+process per task that imports the engine again) takes longer than a whole small batch, so with no
+``ray_address``, no Ray already running in this process and fewer than ``RAY_LOCAL_MIN_TASKS``
+tasks, ``get_executor`` returns a ``ThreadExecutor`` whose ``note`` says why (the CLI prints
+``describe(executor)``). A Ray session started in this process is kept for the process's life and
+reused by every later batch or backtest (the app's server, a notebook). Ray is imported only when asked for. A task function that cannot be
 pickled (a closure over locks) runs on threads instead, with a warning; the batch's and the
 backtest's task functions are module-level, so they run in Ray workers. A task's work must be safe to
 run twice: the batch's and the backtest's are (results are saved atomically and reused, a run
@@ -44,6 +53,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 RAY_MAX_RETRIES = 3
+# Fewer tasks than this on a local Ray that is not running yet: threads (see the module's docstring).
+RAY_LOCAL_MIN_TASKS = 4
 
 
 @dataclass
@@ -62,6 +73,7 @@ class Executor:
     """The interface. ``max_workers`` bounds how many tasks run at the same time."""
 
     name = "base"
+    note = ""  # why this executor was chosen when it is not the one the settings asked for
 
     def __init__(self, max_workers: int = 1) -> None:
         if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
@@ -207,8 +219,52 @@ def ensure_ray(address: str | None, num_cpus: int):
             if address:
                 ray.init(address=address, **kwargs)
             else:
+                _local_ray_env(os.environ)
                 ray.init(num_cpus=max(1, int(num_cpus)), **kwargs)
     return ray
+
+
+def _local_ray_env(environ) -> None:
+    """A local Ray on the loopback only, without Ray's notice about its token authentication.
+
+    Ray takes the node's address from ``services.get_node_ip_address``, which returns the loopback
+    only where ``ray_constants.ENABLE_RAY_CLUSTER`` is off (its switch for single-machine use; an
+    explicit ``_node_ip_address="127.0.0.1"`` is turned back into the machine's address); its
+    servers then bind 127.0.0.1 instead of every interface. The environment variable reaches the
+    processes Ray starts; the constant is set too because this process may have imported ray already.
+    Token authentication stays as Ray chooses it (on for a new local cluster); only the warning it
+    logs about that choice on every start is filtered out (``_NoTokenNotice``).
+    """
+    import logging
+
+    import ray._private.ray_constants as ray_constants
+
+    environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    notices = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    if not any(isinstance(f, _NoTokenNotice) for f in notices.filters):
+        notices.addFilter(_NoTokenNotice())
+
+
+class _NoTokenNotice:
+    """Drops Ray's "Token authentication is enabled for this Ray cluster" warning (noise on every command)."""
+
+    def filter(self, record) -> bool:
+        return not str(record.msg).startswith("Token authentication is enabled for this Ray cluster")
+
+
+def _ray_running() -> bool:
+    """A Ray session already connected in this process (importing ray only if it is imported)."""
+    import sys
+
+    ray = sys.modules.get("ray")
+    return bool(ray is not None and getattr(ray, "is_initialized", lambda: False)())
+
+
+def describe(executor: Executor) -> str:
+    """The executor for a terminal line: its name, and why it was chosen when the settings asked otherwise."""
+    label = "threads" if executor.name == "thread" else executor.name
+    return f"{label} ({executor.note})" if executor.note else label
 
 
 def get_executor(config: Mapping[str, Any] | None = None, n_tasks: int | None = None) -> Executor:
@@ -218,5 +274,13 @@ def get_executor(config: Mapping[str, Any] | None = None, n_tasks: int | None = 
     if n_tasks is not None:
         bound = max(1, min(bound, int(n_tasks)))
     if cfg["executor"] == "ray":
+        if (not cfg["ray_address"] and n_tasks is not None and n_tasks < RAY_LOCAL_MIN_TASKS
+                and not _ray_running()):
+            ex = ThreadExecutor(bound)
+            ex.note = (f"ray asked for, threads chosen: {n_tasks} task{'s' if n_tasks != 1 else ''} "
+                       f"< {RAY_LOCAL_MIN_TASKS}, starting a local Ray would take longer than the "
+                       "work; set ray_address to use a running cluster")
+            log.info("executor: %s", ex.note)
+            return ex
         return RayExecutor(bound, address=cfg["ray_address"])
     return ThreadExecutor(bound)

@@ -390,3 +390,19 @@ def test_history_says_shared_values_once_instead_of_on_every_row():
     assert shared == {"LLM": "offline engine", "Data": "demo", "Cost": "$0.00"}
     assert [sorted(r) for r in table] == [["By", "Rating", "Ticker"]] * 2
     assert compare.split_constant(rows[:1]) == (rows[:1], {})  # one row keeps every column
+
+
+def test_log_charts_draw_a_long_line_thinned_keeping_its_ends():
+    """20,000 log entries must not become 15,000 markers: a line keeps at most MAX_LINE_POINTS points,
+    the first and the last among them; a short line is drawn whole."""
+    import pandas as pd
+
+    from studio import charts
+
+    n = 5_000
+    curve = pd.DataFrame({"when": pd.date_range("2000-01-03", periods=n).strftime("%Y-%m-%d"),
+                          "strategy": [1.0 + i / n for i in range(n)], "benchmark": [1.0] * n})
+    fig = charts.equity_figure(curve)
+    ys = list(fig.data[0].y)
+    assert len(ys) <= charts.MAX_LINE_POINTS and ys[0] == 1.0 and ys[-1] == curve["strategy"].iloc[-1]
+    assert len(charts.equity_figure(curve.head(50)).data[0].y) == 50

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import ctypes
 import math
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from itertools import chain
 
 import numpy as np
 
@@ -49,16 +49,18 @@ _REFINE_TERMS = 8
 _BULK_CHUNK = 20_000
 
 
+_NO_IDS = np.empty(0, dtype=np.int32)
+_NO_TFS = np.empty(0, dtype=np.uint8)
+
+
 class Postings:
     """Growable arrays of (doc id, term frequency) for one term, ids ascending."""
 
     __slots__ = ("ids", "tfs", "n", "max_tf", "w", "w_version", "w_max")
 
     def __init__(self, ids: np.ndarray | None = None, tfs: np.ndarray | None = None, max_tf: int = 0) -> None:
-        if ids is None:
-            self.ids = np.empty(2, dtype=np.int32)
-            self.tfs = np.empty(2, dtype=np.uint8)
-            self.n = 0
+        if ids is None:  # shared empty arrays: the first append or extend allocates what it needs
+            self.ids, self.tfs, self.n = _NO_IDS, _NO_TFS, 0
         else:  # views of a loaded index: copied on the first append that needs room
             self.ids, self.tfs, self.n = ids, tfs, len(ids)
         self.max_tf = max_tf
@@ -73,7 +75,10 @@ class Postings:
         need = self.n + extra
         if need <= len(self.ids) and dtype == self.tfs.dtype:
             return
-        cap = max(need, 2 * len(self.ids)) if need > len(self.ids) else len(self.ids)
+        if need > len(self.ids):  # a first bulk extend gets exactly its size; appends double
+            cap = need if self.n == 0 and extra > 1 else max(need, 2 * len(self.ids), 2)
+        else:
+            cap = len(self.ids)
         ids = np.empty(cap, dtype=np.int32)
         ids[: self.n] = self.ids[: self.n]
         tfs = np.empty(cap, dtype=dtype)
@@ -153,44 +158,57 @@ class BM25Index:
         self._version += 1
 
     def add_many(self, token_lists: Iterable[Sequence[str]]) -> None:
-        """Add many documents at once, in chunks, with numpy doing the per-posting work."""
-        chunk: list[Sequence[str]] = []
+        """Add many documents at once, in chunks, with numpy doing the per-posting work.
+
+        Each document's tokens become term ids (C ints in an ``array``) as soon as it arrives, so
+        no chunk of token lists is ever held: a chunk of 20,000 documents' strings is ~45 MB of
+        small objects, and the vocabulary's strings and postings created among them pinned most
+        of that memory's arenas after it was freed (resident memory stayed high after gc and
+        malloc_trim). Now only one document's strings are alive at a time.
+        """
+        vocab, postings = self.vocab, self.postings
+        get = vocab.get
         touched: set[int] = set()
         chunks = 0
+        ids, lens = array("i"), array("i")
         for tokens in token_lists:
-            chunk.append(tokens)
-            if len(chunk) == _BULK_CHUNK:
-                touched.update(self._add_chunk(chunk))
-                chunk = []
+            tids = list(map(get, tokens))
+            if None in tids:  # new terms: ids in first-occurrence order, as add() gives them
+                for term in tokens:
+                    if term not in vocab:
+                        vocab[term] = len(postings)
+                        postings.append(Postings())
+                tids = list(map(vocab.__getitem__, tokens))
+            ids.extend(tids)
+            lens.append(len(tids))
+            if len(lens) == _BULK_CHUNK:
+                touched.update(self._add_chunk(ids, lens))
+                ids, lens = array("i"), array("i")
                 chunks += 1
-        if chunk:
-            touched.update(self._add_chunk(chunk))
-        postings = self.postings
+        if lens:
+            touched.update(self._add_chunk(ids, lens))
         for tid in touched:
             postings[tid].trim()
         if chunks:
             release_heap()  # a large build leaves freed chunk buffers on the C heap
 
-    def _add_chunk(self, chunk: list[Sequence[str]]) -> list[int]:
-        base, k = self.n_docs, len(chunk)
-        lens = np.fromiter(map(len, chunk), dtype=np.int64, count=k)
+    def _add_chunk(self, ids: array, lens_arr: array) -> list[int]:
+        """Index one chunk: ``ids`` the term ids of its documents one after another, ``lens_arr`` their lengths."""
+        base, k = self.n_docs, len(lens_arr)
+        lens = np.frombuffer(lens_arr, dtype=np.int32).astype(np.int64)
         self._grow_docs(k)
         self.doc_len[base : base + k] = lens
         self.total_len += int(lens.sum())
         self.n_docs += k
         self._norm = None
         self._version += 1
-        flat = list(chain.from_iterable(chunk))
-        if not flat:
+        if not len(ids):
             return []
-        vocab, postings = self.vocab, self.postings
-        for term in dict.fromkeys(flat):
-            if term not in vocab:
-                vocab[term] = len(postings)
-                postings.append(Postings())
-        tids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        postings = self.postings
+        tids = np.frombuffer(ids, dtype=np.int32).astype(np.int64)
         docs = np.repeat(np.arange(k, dtype=np.int64), lens)
         keys, tfs = np.unique(tids * k + docs, return_counts=True)  # sorted by term, then doc
+        del tids, docs
         self.n_postings += len(keys)
         terms = keys // k
         doc_ids = (keys - terms * k + base).astype(np.int32)

@@ -59,7 +59,7 @@ def stamp_line(stamp: Stamp) -> bytes:
 
 
 def render_index(keys: Iterable[tuple[str, str]], stamp: Stamp) -> bytes:
-    return HEADER + b"".join(key_line(d, t) for d, t in keys) + stamp_line(stamp)
+    return HEADER + "".join([f"+ {d} {t}\n" for d, t in keys]).encode("ascii") + stamp_line(stamp)  # key_line's format
 
 
 def read_index(log_path: Path) -> LogIndex | None:

@@ -229,7 +229,7 @@ class TradingMemoryLog:
         self._write_index(blocks, st)
 
     def _write_index(self, blocks: list[Block], st: os.stat_result) -> None:
-        keys = [b.key for b in blocks if b.ok]
+        keys = [(b.date, b.ticker) for b in blocks if b.problem is None]  # attributes: 10k blocks, no properties
         # a cache: if it cannot be written, the stale one is noticed by its stamp and not used
         with contextlib.suppress(OSError):
             atomic_write(index_path(self.path), render_index(keys, Stamp.of(st)), durable=False)
@@ -320,8 +320,15 @@ class TradingMemoryLog:
                 data = data[:end]
         else:
             data = b""
-        blocks = self._blocks()
-        if any(b.ok and b.key == block.key for b in blocks):
+        if st is None:
+            blocks = self._blocks()
+        else:  # parse the bytes just read (the torn tail cut off), not a second read of the file
+            now = _sig(os.stat(self.path))
+            if now != self._cache_sig:
+                self._set_cache(now, self._parse(data.decode("utf-8", "replace")))
+            blocks = self._cache
+        date, ticker = block.date, block.ticker
+        if any(b.problem is None and b.date == date and b.ticker == ticker for b in blocks):
             self._write_index(blocks, os.stat(self.path))
             return False
         if data and not data.endswith(SEPARATOR.encode()):

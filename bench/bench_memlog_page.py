@@ -1,0 +1,90 @@
+"""The Memory log page with 20,000 entries in headless Chromium, on a fresh server each time.
+
+The home holds bench_pages' 20,000-entry log (three in four settled, 40 tickers). For each of
+``FRESH_SERVERS`` new app servers: a new browser context opens ``/memory_log`` as a user's first
+request, and the bench records
+
+- ``memlog_page_first_paint_s``: navigation start → the page's "Memory log" heading on screen;
+- ``memlog_page_settled_s``: navigation start → the last change of the page, once the script is
+  idle, the entries' section ("Decisions and reflections") is drawn and nothing has changed for
+  ``QUIET_MS`` (a MutationObserver keeps the time of the last change; the quiet wait is not counted).
+
+Medians over the fresh servers (``_max_s`` the slowest); goals 2 s each. Wall time on a shared
+machine: read them with the load average the bench prints.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+GOALS: dict[str, tuple[str, float]] = {
+    "memlog_page_first_paint_s": ("<=", 2.0),
+    "memlog_page_settled_s": ("<=", 2.0),
+}
+
+FRESH_SERVERS = 3
+QUIET_MS = 1000
+
+_OBSERVE_JS = """() => {
+  window.__taLastChange = performance.now();
+  new MutationObserver(() => { window.__taLastChange = performance.now(); })
+    .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+}"""
+
+
+def _one(url: str, browser) -> tuple[float, float]:
+    from tests.browser.harness import wait_idle
+
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    try:
+        page = context.new_page()
+        page.add_init_script(f"({_OBSERVE_JS})()")
+        page.goto(url + "/memory_log", wait_until="commit")
+        page.get_by_role("heading", name="Memory log").first.wait_for(state="visible", timeout=300_000)
+        first = page.evaluate("() => performance.now()") / 1000
+        page.get_by_text("Decisions and reflections").first.wait_for(state="visible", timeout=300_000)
+        while True:
+            wait_idle(page)
+            quiet = page.evaluate("() => performance.now() - window.__taLastChange")
+            if quiet >= QUIET_MS:
+                break
+            time.sleep((QUIET_MS - quiet) / 1000 + 0.05)
+        last = page.evaluate("() => window.__taLastChange") / 1000  # ms since navigation start
+        return first, last
+    finally:
+        context.close()
+
+
+def run() -> dict:
+    from bench.bench_pages import _write_log
+    from tests.browser.harness import chromium, streamlit_server
+
+    firsts, settles = [], []
+    with tempfile.TemporaryDirectory(prefix="ta_bench_memlog_page_") as tmp:
+        home = Path(tmp)
+        rng = random.Random(20240510)
+        vocab = [f"w{i}" for i in range(5000)]
+        _write_log(home / "memory" / "trading_memory.md", rng, vocab)
+        with chromium() as page:
+            browser = page.context.browser
+            for i in range(FRESH_SERVERS):
+                with streamlit_server(home, log_path=home / f"server{i}.log") as url:
+                    first, last = _one(url, browser)
+                firsts.append(first)
+                settles.append(last)
+    return {
+        "memlog_page_first_paint_s": round(statistics.median(firsts), 3),
+        "memlog_page_settled_s": round(statistics.median(settles), 3),
+        "memlog_page_first_paint_max_s": round(max(firsts), 3),
+        "memlog_page_settled_max_s": round(max(settles), 3),
+    }
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run(), indent=2))
