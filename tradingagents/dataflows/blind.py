@@ -41,6 +41,7 @@ from typing import Any
 
 import pandas as pd
 
+from tradingagents import figures
 from tradingagents.dataflows.provider import MarketDataProvider, check_ticker
 
 YEAR_SHIFT = -28
@@ -386,10 +387,16 @@ class BlindProvider(MarketDataProvider):
                 return m.group(0)  # a share count has its own factor, not money's
             return m.group("label") + ": " + number(m.group("a"), fm) + m.group("mid") + number(m.group("b"), fm)
 
+        def compact_money(m: re.Match[str]) -> str:
+            value = float(m.group(3)) * _UNITS[m.group(4)] * fm
+            return m.group(1) + m.group(2) + figures.money(value, None)  # to the display's precision
+
         text = _STATEMENT.sub(statement, text)
+        text = _COMPACT_MONEY.sub(compact_money, text)
         text = _MONEY.sub(lambda m: number(m.group(1), fm) + m.group(2), text)
         text = _EPS.sub(lambda m: m.group(1) + number(m.group(2), fp) + (m.group(3) or "")
                         + (number(m.group(4), fp) if m.group(4) else ""), text)
+        text = _BAND_TOP.sub(lambda m: m.group(1) + number(m.group(2), fp), text)
         return _REAL_PRICE.sub(lambda m: m.group("pre") + number(m.group("num"), fp), text)
 
     def _rebase_text(self, text: str, fp: float | None, fm: float | None) -> str:
@@ -422,8 +429,14 @@ class BlindProvider(MarketDataProvider):
 _REAL_PRICE = re.compile(
     r"(?P<pre>(?:(?<![A-Za-z0-9_])(?:close|open|high|low|closed at|close was|close of|price target|target of|"
     r"trading at|traded at|opened at|high of|low of|close_\d+_(?:sma|ema|wma)|boll_lb|boll_ub|boll|vwma|atr|"
-    r"macds|macdh|macd|estimate|rose from|fell from|up from|down from)\s+\$?|\$|\bon \d{4}-\d{2}-\d{2} to\s+))"
-    r"(?P<num>-?\d[\d,]*\.\d+)(?!\.?\d)(?!\s*(?:%|thousand|million|billion|trillion))")
+    r"macds|macdh|macd|estimate|rose from|fell from|up from|down from|\d+-day average of|Bollinger bands,|"
+    r"\(ATR\) is|MACD line at|signal line at)\s+\$?|\$|\bon \d{4}-\d{2}-\d{2} to\s+))"
+    r"(?P<num>-?\d[\d,]*\.\d+)(?!\.?\d)(?!\s*(?:%|thousand|million|billion|trillion))(?![KMBT]\b)")
+# money written for people (tradingagents.figures.money): "$105.74B", "-€2.1M"
+_COMPACT_MONEY = re.compile(r"(?<![\w.])(-?)([$€£¥])(\d+(?:\.\d+)?)([KMBT])\b")
+_UNITS = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+# the upper band of "the Bollinger bands, 95.24 to 110.56" (the lower one is a _REAL_PRICE)
+_BAND_TOP = re.compile(r"(Bollinger bands, -?\d[\d,]*\.\d+ to )(-?\d[\d,]*\.\d+)(?!\.?\d)")
 _STATEMENT = re.compile(r"(?m)^(?P<label>[-*\s]*[A-Z][A-Za-z &/()]+): (?P<a>-?\d+(?:\.\d+)?)"
                         r"(?P<mid> for the period ending [\d-]+, against )(?P<b>-?\d+(?:\.\d+)?)")
 _MONEY = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?)(\s(?:thousand|million|billion|trillion)\b)")
