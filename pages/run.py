@@ -25,6 +25,7 @@ from studio.runs import ANALYST_LABELS, REPORT_TITLES
 from tradingagents import estimates, pricing, team
 from tradingagents.config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, ValidationError
+from tradingagents.graph.blind_run import real_results_dir
 from tradingagents.storage import list_runs, load_run
 from tradingagents.validation import DATE_FLOOR as DATE_MIN
 
@@ -407,7 +408,8 @@ def apply_prefill(data: dict) -> list[str]:
 
 
 def saved_run_from_url() -> tuple[str, str, dict] | None:
-    """``?ticker=&date=`` (and ``&backtest=&variant=``): (ticker, date, config whose results_dir holds it)."""
+    """``?ticker=&date=`` (and ``&backtest=&variant=``, or ``&blind=1``): (ticker, date, config whose
+    results_dir holds it)."""
     q = st.query_params
     ticker, date = q.get("ticker"), q.get("date")
     if not ticker or not date:
@@ -420,6 +422,8 @@ def saved_run_from_url() -> tuple[str, str, dict] | None:
                      "or '-' for both &backtest= and &variant=.")
             return None
         cfg["results_dir"] = str(Path(config["backtests_dir"]) / backtest / variant / "results")
+    elif q.get("blind") == "1":
+        cfg["results_dir"] = str(real_results_dir(config))
     return ticker, date, cfg
 
 

@@ -107,7 +107,7 @@ def live(batch_id: str) -> None:
         st.toast("Stopping after the current steps…")
     if not mine:
         st.caption("This batch was started in another browser: you can watch it; only that browser can stop it.")
-    st.html(view.tiles_html(h.snapshot()))
+    st.html(view.tiles_html(h.snapshot(), blind=bool(getattr(h, "blind", False))))
     st.html(f'<span class="ta-wl-state" data-id="{h.id}" data-status="{h.status}" data-done="{s["done"]}" '
             f'data-total="{s["total"]}"></span>')
     if h.error:

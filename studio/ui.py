@@ -482,18 +482,12 @@ def api_key() -> str | None:
 
 
 def input_notes(meta: dict[str, Any]) -> list[str]:
-    """What a saved run says about its input, for the result view: an invented instrument, the
-    session a non-trading date was analysed as, data notes (CSV rows dropped) and a re-analysis."""
-    lines = []
-    if meta.get("invented"):
-        lines.append(f"⚠ Invented instrument: {meta.get('ticker')} is not listed by the demo market; this run "
-                     "analysed a generated, fictional instrument.")
-    if meta.get("session_note"):
-        lines.append(f"Session: {meta['session_note']}")
-    lines += [f"Data: {line}" for line in meta.get("data_notes") or []]
-    if meta.get("version_note"):
-        lines.append(f"Re-analysis: {meta['version_note']}")
-    return lines
+    """What a saved run says about its input, for the result view (``storage.run_notes``; the missing
+    data and the memory log's note have their own places there)."""
+    from tradingagents.storage import run_notes
+
+    return [("⚠ " if label == "Invented instrument" else "") + f"{label}: {text}"
+            for label, text in run_notes(meta) if label not in ("Missing data", "Memory log")]
 
 
 def badges_html(config: dict[str, Any]) -> str:

@@ -18,8 +18,10 @@ STATUS_LABEL = {"queued": "queued", "running": "running…", "done": "done", "re
                 "failed": "failed", "stopped": "stopped", "budget": "budget reached"}
 
 
-def run_link(outcome: TickerOutcome) -> str:
-    return "/run?" + urlencode({"ticker": outcome.ticker, "date": outcome.date})
+def run_link(outcome: TickerOutcome, blind: bool = False) -> str:
+    """The Run page's link to a finished ticker's saved run (a blind run's is under the blind results)."""
+    return "/run?" + urlencode({"ticker": outcome.ticker, "date": outcome.date if blind else (outcome.session or outcome.date),
+                                **({"blind": "1"} if blind else {})})
 
 
 def _cost(value: float | None) -> str:
@@ -46,7 +48,7 @@ def end_text(summary: dict) -> str:
             "again to continue them (finished tickers are reused).")
 
 
-def tile_html(outcome: TickerOutcome) -> str:
+def tile_html(outcome: TickerOutcome, blind: bool = False) -> str:
     """One ticker's tile; a finished one links to its run."""
     status = STATUS_LABEL.get(outcome.status, outcome.status)
     rating = html.escape(outcome.rating or "—")
@@ -57,7 +59,7 @@ def tile_html(outcome: TickerOutcome) -> str:
             f"<small>{html.escape(_cost(outcome.cost_usd))}</small>"
             + ('<span class="ta-tile-open">Open run →</span>' if outcome.ok else "") + "</div>")
     if outcome.ok:
-        return (f'<a class="ta-tile-link" href="{html.escape(run_link(outcome))}" target="_self" '
+        return (f'<a class="ta-tile-link" href="{html.escape(run_link(outcome, blind))}" target="_self" '
                 f'aria-label="Open the run of {html.escape(outcome.ticker)}">{body}</a>')
     return body
 
@@ -75,5 +77,5 @@ TILE_CSS = """<style>
 </style>"""
 
 
-def tiles_html(outcomes: Sequence[TickerOutcome]) -> str:
-    return TILE_CSS + '<div class="ta-tiles">' + "".join(tile_html(o) for o in outcomes) + "</div>"
+def tiles_html(outcomes: Sequence[TickerOutcome], blind: bool = False) -> str:
+    return TILE_CSS + '<div class="ta-tiles">' + "".join(tile_html(o, blind) for o in outcomes) + "</div>"

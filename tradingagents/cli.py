@@ -395,22 +395,10 @@ def run_command(argv: list[str]) -> int:
 
 
 def _result_lines(meta) -> list[str]:
-    """What a finished run's meta says beside the rating: invented instrument, session, data, log, version."""
-    lines = []
-    if meta.get("invented"):
-        lines.append(f"Invented instrument: {meta.get('ticker')} is not listed by the demo market; the run analysed "
-                     "a generated, fictional instrument (--allow-synthetic)")
-    if meta.get("session_note"):
-        lines.append(f"Session: {meta['session_note']}")
-    for line in meta.get("data_notes") or []:
-        lines.append(f"Data: {line}")
-    for line in meta.get("missing_data") or []:
-        lines.append(f"Missing data: {line}")
-    if meta.get("log_note"):
-        lines.append(f"Memory log: {meta['log_note']}")
-    if meta.get("version_note"):
-        lines.append(f"Re-analysis: {meta['version_note']}")
-    return lines
+    """What a finished run's meta says beside the rating (``storage.run_notes``)."""
+    from tradingagents.storage import run_notes
+
+    return [f"{label}: {text}" for label, text in run_notes(meta)]
 
 
 def settle_pending(settings, ticker: str | None = None, api_key: str | None = None):

@@ -70,3 +70,16 @@ def test_the_watchlist_pages_blind_switch_runs_each_ticker_blind(ta_home):
         # every watchlist ticker is in each run's map: neither alias is left in either report
         assert alias_for("NVDA") not in report and alias_for("AAPL") not in report and ticker in report
     assert storage.list_runs() == []
+    # each tile opens its run: the link names the blind results, and the Run page finds the run there
+    tiles = "".join(str(h.value) for h in at.html if "ta-tile" in str(h.value))
+    assert tiles.count("blind=1") == 2
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.apptest_utils import APP
+
+    run_page = AppTest.from_file(APP, default_timeout=300)
+    for k, v in {"ticker": "NVDA", "date": outcomes["NVDA"].date, "blind": "1"}.items():
+        run_page.query_params[k] = v
+    run_page.run()
+    assert not run_page.exception and not run_page.error, [e.value for e in run_page.error]
+    assert f"Saved run: NVDA as of {outcomes['NVDA'].date}" in texts(run_page)

@@ -51,6 +51,11 @@ def unblind_files(src: str | Path, dst: str | Path, blind: BlindMap, *, provider
         atomic_write(dst if src.is_file() else dst / path.relative_to(src), blind.unblind_text(text))
 
 
+def real_results_dir(settings: Mapping[str, Any]) -> Path:
+    """Where blind runs are stored in real names and dates: ``<home>/blind/real_results`` (a results_dir)."""
+    return Path(settings["home"]) / "blind" / "real_results"
+
+
 class BlindAnalysis:
     """A graph-like object whose ``propagate(ticker, date, …)`` is one blind analysis (what the job
     registry's run path and ``run_blind`` call): the models see the alias and the shifted date; every
@@ -79,7 +84,7 @@ class BlindAnalysis:
         blind = self.blind = BlindMap.make(names, date, get_provider(cfg))
         root = Path(cfg["home"]) / "blind"
         bcfg = resolve_config(blind_config(cfg, blind, root / "desk"))
-        real = root / "real_results" / ticker / date
+        real = real_results_dir(cfg) / ticker / date
         held: list[Any] = []
         prices = get_provider(bcfg).real_prices_text
 

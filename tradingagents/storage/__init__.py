@@ -35,6 +35,7 @@ from typing import IO, Any
 
 from tradingagents.storage.app_runs import app_run, delete_app_run, load_app_runs, save_app_run
 from tradingagents.storage.audit import default_user, read_audit, record_audit
+from tradingagents.storage.files_runs import run_notes
 from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "print_log",
     "redact_url",
     "run_lock",
+    "run_notes",
     "save_app_run",
     "save_run",
     "save_run_segments",

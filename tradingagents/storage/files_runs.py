@@ -34,6 +34,26 @@ PREVIOUS_DIR = "previous"  # <run folder>/previous/<n>/: the earlier runs of the
 REPORT_SECTIONS = tuple((r.output_key, r.node, r.key) for r in team.ANALYSTS)
 
 
+def run_notes(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a saved run's meta says about its input and its saving, each ``(label, sentence)``: an
+    invented instrument, the session a non-trading date was analysed as, data notes (CSV rows dropped,
+    short history), missing data, the memory log's note and a re-analysis. The report, the CLI and
+    the Run page say them in these words."""
+    notes: list[tuple[str, str]] = []
+    if meta.get("invented"):
+        notes.append(("Invented instrument", f"{meta.get('ticker')} is not listed by the demo market; the run "
+                      "analysed a generated, fictional instrument (--allow-synthetic), not a real company"))
+    if meta.get("session_note"):
+        notes.append(("Session", str(meta["session_note"])))
+    notes += [("Data", str(line)) for line in meta.get("data_notes") or []]
+    notes += [("Missing data", str(line)) for line in meta.get("missing_data") or []]
+    if meta.get("log_note"):
+        notes.append(("Memory log", str(meta["log_note"])))
+    if meta.get("version_note"):
+        notes.append(("Re-analysis", str(meta["version_note"])))
+    return notes
+
+
 def _message_to_dict(msg: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "type": getattr(msg, "type", type(msg).__name__),
@@ -99,25 +119,16 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
     date = state.get("trade_date") or meta.get("date") or "?"
     lines = [f"# {ticker} — {date}: **{rating or 'n/a'}**", ""]
     facts = []
-    if meta.get("invented"):
-        facts.append(f"- **Invented instrument**: {ticker} is not listed by the demo market; this run analysed a "
-                     "generated, fictional instrument (--allow-synthetic). Nothing here is about a real company.")
-    for line in meta.get("data_notes") or []:  # what the input lacked comes before anything it decided
-        facts.append(f"- **Data**: {line}")
+    notes = run_notes(meta)
+    # what the input lacked comes before anything it decided
+    facts += [f"- **{label}**: {text}" for label, text in notes if label in ("Invented instrument", "Data")]
     if meta.get("instrument_context") or state.get("instrument_context"):
         facts.append(f"- Instrument: {meta.get('instrument_context') or state.get('instrument_context')}")
     if meta.get("llm_label") or meta.get("llm_provider"):
         facts.append(f"- Model: {meta.get('llm_label') or meta.get('llm_provider')}")
     if meta.get("data_label") or meta.get("data_vendor"):
         facts.append(f"- Data: {meta.get('data_label') or meta.get('data_vendor')}")
-    if meta.get("session_note"):
-        facts.append(f"- Session: {meta['session_note']}")
-    for line in meta.get("missing_data") or []:
-        facts.append(f"- Missing data: {line}")
-    if meta.get("log_note"):
-        facts.append(f"- Memory log: {meta['log_note']}")
-    if meta.get("version_note"):
-        facts.append(f"- Re-analysis: {meta['version_note']}")
+    facts += [f"- {label}: {text}" for label, text in notes if label not in ("Invented instrument", "Data")]
     if meta.get("analysts"):
         facts.append(f"- Analysts: {', '.join(meta['analysts'])} ({meta.get('analyst_execution') or DEFAULT_CONFIG['analyst_execution']})")
     if meta.get("elapsed_s") is not None:
