@@ -25,6 +25,8 @@ from studio.runs import CHANGE_LABELS
 from tradingagents import pricing
 from tradingagents.config import DATA_VENDORS, public_config, resolve_config
 from tradingagents.errors import ConfigError
+from tradingagents.i18n import Translator, normalize_language, translator
+from tradingagents.i18n import rating_label as _rating_label
 from tradingagents.llm_presets import OFFLINE_LABEL, PROVIDER_PRESETS
 from tradingagents.llm_presets import provider_label as preset_label
 from tradingagents.rating import RATING_COLORS
@@ -239,6 +241,46 @@ def current_config() -> dict[str, Any]:
     if who:  # the engine writes it as ``by`` (runs' meta, log entries, backtests, settlements)
         partial["user"] = who
     return resolve_config(partial)
+
+
+KEY_LANG = "ui_lang"
+"""This browser session's UI language code (``i18n.LANGUAGES``), once decided or chosen."""
+
+
+def language() -> str:
+    """The UI language of this browser session, in this order: ``?lang=`` in the address (kept there,
+    so a shared link opens in its language), the sidebar's choice, ``TRADINGAGENTS_UI_LANGUAGE`` (the
+    config's ``ui_language``), the browser's language, English."""
+    asked = normalize_language(st.query_params.get("lang"))
+    if asked:
+        st.session_state[KEY_LANG] = asked
+        return asked
+    chosen = st.session_state.get(KEY_LANG)
+    if chosen:
+        return chosen
+    try:
+        configured = resolve_config()["ui_language"]
+    except ConfigError:  # require_valid_environment says what is wrong, in English
+        configured = None
+    code = configured or normalize_language(st.context.locale) or "en"
+    st.session_state[KEY_LANG] = code
+    return code
+
+
+def tr() -> Translator:
+    """The session language's ``Translator`` (``tr()(msgid, **fields)``, ``.n``, ``.p``)."""
+    return translator(language())
+
+
+def _(msgid: str, /, **fields: Any) -> str:
+    """``msgid`` in the session's language, ``{fields}`` filled after translating (the pages'
+    ``from studio.ui import _``; a constant marked with ``N_`` is translated the same way)."""
+    return translator(language())(msgid, **fields)
+
+
+def rating_label(rating: Any) -> str:
+    """A rating in the session's language (the stored name stays the canonical English one)."""
+    return _rating_label(rating, language())
 
 
 def sidebar_values(config: Any) -> dict[str, Any]:

@@ -27,10 +27,10 @@ def diagram_levels() -> list[list[str]]:
     levels: list[list[str]] = []
     carry = False  # the previous line's names ended with a comma: this line goes on with them
     for line in lines[start + 1:]:
-        m = re.match(r"^\s+((?:[a-z_]+(?:\.py|/)(?:,\s?|\s|$))+)", line)
+        m = re.match(r"^\s+((?:[a-z_][a-z0-9_]*(?:\.py|/)(?:,\s?|\s|$))+)", line)
         if not m:
             continue
-        names = re.findall(r"[a-z_]+(?:\.py|/)", m.group(1))
+        names = re.findall(r"[a-z_][a-z0-9_]*(?:\.py|/)", m.group(1))
         if carry:
             levels[-1].extend(names)
         else:

@@ -33,6 +33,7 @@ from tradingagents.config.defaults import (
 )
 from tradingagents.config.env import parse_text, shown
 from tradingagents.errors import ConfigError, LLMConfigError
+from tradingagents.i18n import LANGUAGES, normalize_language
 from tradingagents.llm_presets import PROVIDER_PRESETS, normalize_provider
 from tradingagents.pricing import validate_pricing
 from tradingagents.urls import validate_storage_url
@@ -208,6 +209,16 @@ def _text(*, optional: bool = False) -> Check:
         return value.strip()
 
     return check
+
+
+def _ui_language(value: Any, what: str) -> str | None:
+    """A UI language of ``i18n.LANGUAGES`` ("zh", "zh-CN", "中文", "en" …), or None: follow the browser."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    code = normalize_language(value)
+    if code is None:
+        raise _fail(what, value, "expected one of " + ", ".join(f"{k} ({v})" for k, v in LANGUAGES.items()))
+    return code
 
 
 def _path(value: Any, what: str) -> str | None:
@@ -428,6 +439,7 @@ CHECKS: Mapping[str, Check] = {
     "checkpoint_enabled": _boolean,
     "memory_enabled": _boolean,
     "output_language": _text(),
+    "ui_language": _ui_language,
     "memory_log_max_entries": _number(int, lo=1, optional=True),
     "bm25_k1": _number(float, lo=0, hi=10),
     "bm25_b": _number(float, lo=0, hi=1),

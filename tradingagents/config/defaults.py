@@ -124,6 +124,9 @@ DEFAULTS: dict[str, Any] = {
     # "no memory" ablation); decisions are still logged
     "memory_enabled": True,
     "output_language": "English",
+    # the language of the app's and the CLI's own text (labels, messages, exports): "en" or "zh"
+    # (TRADINGAGENTS_UI_LANGUAGE); None: the app follows the browser's language, the CLI English
+    "ui_language": None,
     # memory
     "memory_log_max_entries": None,
     "bm25_k1": 1.5,
@@ -162,6 +165,7 @@ NONE_TYPES: dict[str, type] = {
     "max_cost_usd": float,
     "llm_max_output_tokens": int,
     "user": str,
+    "ui_language": str,
 }
 """Types of the keys whose default is None (so an environment variable can be coerced)."""
 
