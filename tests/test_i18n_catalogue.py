@@ -86,7 +86,7 @@ def test_every_marked_message_has_its_chinese_text():
 
 def test_translations_keep_the_fields_of_their_message():
     bad = []
-    for (ctx, msg), entries in ZH.items():
+    for (_ctx, msg), entries in ZH.items():
         ids = msg if isinstance(msg, tuple) else (msg,)
         want = set(FIELD.findall(" ".join(ids)))
         for filename, text in entries:

@@ -87,7 +87,7 @@ N_ = str
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def catalogue(lang: str) -> Mapping[Any, Any]:
     """The language's messages: ``msgid`` (or ``(context, msgid)``) → translation; plural ids map
     ``(singular, plural)`` → the tuple of forms. Read once per process from every ``*.po`` of
