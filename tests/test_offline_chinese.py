@@ -158,3 +158,26 @@ def test_a_chinese_lesson_is_found_by_a_chinese_and_by_a_mixed_query(runs):
     # and the English query still finds the English lesson first
     english = memory.get_memories("AAPL momentum strong bullish trend", n_matches=2)
     assert english[0]["recommendation"].startswith("Momentum on AAPL")
+
+
+def test_a_chinese_answer_streams_clause_by_clause():
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from tradingagents.agents.utils.agent_utils import language_instruction
+    from tradingagents.llm_clients.offline import OfflineChatModel
+    from tradingagents.team import ROLE_METADATA
+
+    class Pieces(BaseCallbackHandler):
+        def __init__(self):
+            self.pieces = []
+
+        def on_llm_new_token(self, token, **kwargs):
+            self.pieces.append(token)
+
+    system = "Instrument: NVDA\nAnalysis date: 2024-05-10\n" + language_instruction({"output_language": "Chinese"})
+    pieces = Pieces()
+    answer = OfflineChatModel(callbacks=[pieces]).invoke(
+        [SystemMessage(system), HumanMessage("Make the bull case.")], {"metadata": {ROLE_METADATA: "bull"}})
+    assert CJK.search(answer.content) and "".join(pieces.pieces) == answer.content
+    assert len(pieces.pieces) > 5 and all(len(p) < 80 for p in pieces.pieces)
