@@ -181,3 +181,21 @@ def test_a_chinese_answer_streams_clause_by_clause():
         [SystemMessage(system), HumanMessage("Make the bull case.")], {"metadata": {ROLE_METADATA: "bull"}})
     assert CJK.search(answer.content) and "".join(pieces.pieces) == answer.content
     assert len(pieces.pieces) > 5 and all(len(p) < 80 for p in pieces.pieces)
+
+
+@pytest.mark.parametrize(("ticker", "date"), [("AAPL", "2024-03-01"), ("TSLA", "2024-04-15")])
+def test_the_decision_and_its_levels_do_not_depend_on_the_language(tmp_path, monkeypatch, ticker, date):
+    """A BUY with a stop: the Portfolio Manager reads the Trader's Chinese close and stop back, so the
+    card's action, entry, target and stop are the English run's."""
+    from tradingagents.graph.decision_card import decision_card
+
+    monkeypatch.setenv("TRADINGAGENTS_HOME", str(tmp_path))
+    cards = {}
+    for language in ("English", "Chinese"):
+        graph = TradingAgentsGraph(["market"], config={"output_language": language, "home": str(tmp_path / language)})
+        state, rating = graph.propagate(ticker, date)
+        card = decision_card(state, 5)
+        cards[language] = {k: card[k] for k in ("rating", "action", "conviction", "entry_price", "price_target",
+                                                "stop_loss")}
+    assert cards["Chinese"] == cards["English"]
+    assert cards["Chinese"]["action"] == "BUY" and cards["Chinese"]["stop_loss"] is not None
