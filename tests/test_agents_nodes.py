@@ -445,3 +445,27 @@ def test_the_decision_card_comes_from_the_structured_decision_and_the_trader_pro
     assert (card["action"], card["entry_price"], card["stop_loss"], card["price_target"], card["conviction"]) == (
         "BUY", 10.0, 9.8, None, None)
     assert card["scored_horizon"] == "10 trading days"
+
+
+def test_in_chinese_every_node_writes_chinese_and_the_decision_keeps_its_grammar(tmp_path, monkeypatch):
+    """output_language "Chinese" reaches every prompt, and the offline engine answers each in Chinese; the
+    PM's rating stays canonical (the structured field and the card's ``**Label**:`` lines)."""
+    monkeypatch.setenv("TRADINGAGENTS_HOME", str(tmp_path))
+    rec = PromptRecorder()
+    llm = OfflineChatModel(callbacks=[rec])
+    config = {"output_language": "Chinese"}
+    state = run_rest(analysed_state(llm, config), llm, config)
+    assert all("Write your entire answer in Chinese" in p for p in rec.system_prompts())
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    for key in ("market_report", "sentiment_report", "news_report", "fundamentals_report", "investment_plan",
+                "trader_investment_plan", "final_trade_decision"):
+        assert len(cjk.findall(state[key])) > 50, key
+    for turn in (state["investment_debate_state"]["bull_history"], state["investment_debate_state"]["bear_history"],
+                 state["risk_debate_state"]["history"]):
+        assert "第 1 轮。" in turn
+    final = state["final_trade_decision"]
+    assert state["final_rating"] in RATINGS_5_TIER and parse_rating(final) == state["final_rating"]
+    assert final.startswith(f"**Rating**: {state['final_rating']}\n\n### 执行摘要\n\n")
+    assert "### 投资论点" in final and "### Executive Summary" not in final
+    assert re.search(r"^\*\*Conviction\*\*: (low|medium|high)$", final, re.M)
+    assert re.search(r"^\*\*Time horizon\*\*: \d-\d 个月$", final, re.M)

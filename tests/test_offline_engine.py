@@ -438,3 +438,42 @@ def test_the_debate_reads_like_one_plain_words_quoted_points_and_each_side_argue
     # the bear argues the bear case whatever the tally: never that the count "is not on my side"
     for text in bear_turns:
         assert "not on my side" not in text and ("avoiding" in text or "risk" in text)
+
+
+def test_the_language_comes_from_the_prompts_instruction():
+    from tradingagents.agents.utils.agent_utils import language_instruction
+    from tradingagents.llm_clients.offline.common import translator_of
+
+    assert translator_of(language_instruction({"output_language": "Chinese"})).lang == "zh"
+    assert translator_of(language_instruction({"output_language": "English"})).lang == "en"
+    assert translator_of(language_instruction({"output_language": "Français"})).lang == "en"  # no catalogue
+    assert translator_of("You are the Trader.").lang == "en"
+
+
+def test_chinese_signal_lines_read_back_canonical():
+    from tradingagents.i18n import translator
+    from tradingagents.llm_clients.offline.common import flag_text
+
+    zh = translator("zh")
+    signals = [Signal(zh.p("signal", "RSI"), "相对强弱指数为 75.10", "bearish", flag_text("overbought", zh)),
+               Signal(zh.p("signal", "Volatility"), "ATR 3.1", "neutral", flag_text("volatility elevated", zh)),
+               Signal(zh.p("signal", "Trend"), "收盘价 54.75 低于 50 日均线 57.39", "bullish")]
+    report = "\n".join(s.line(zh) for s in signals)
+    assert "→ 看跌；超买" in report and "→ 看涨" in report
+    back = signals_in(report)
+    assert [(s.name, s.direction, s.rest) for s in back] == [(s.name, s.direction, s.rest) for s in signals]
+    assert [(s.key, s.flag) for s in back] == [("RSI", "overbought"), ("Volatility", "volatility elevated"),
+                                               ("Trend", "")]
+    assert score_of(back).net == 0
+
+
+def test_a_line_is_parsed_with_the_message_it_was_written_from():
+    from tradingagents.i18n import translator
+    from tradingagents.llm_clients.offline.common import template_res
+
+    msgid = "The last close was {close} on {date}."
+    res = template_res(msgid, close=r"-?\d+(?:\.\d+)?")
+    assert len(res) == 2  # English and Chinese
+    for lang in ("en", "zh"):
+        line = translator(lang)(msgid, close="54.75", date="2024-05-20")
+        assert any((m := r.search(f"x {line} y")) and m.group("close") == "54.75" for r in res), line

@@ -18,6 +18,7 @@ from tradingagents.graph.reflection import (
 from tradingagents.llm_clients.offline import OfflineChatModel
 
 SENTENCE_END = re.compile(r"[.!?…](?=\s|$)")
+CJK = re.compile(r"[\u4e00-\u9fff]")
 MEMORIES = {"bull_memory", "bear_memory", "trader_memory", "invest_judge_memory", "risk_manager_memory"}
 
 
@@ -187,3 +188,52 @@ def test_a_reflection_without_an_outcome_is_refused():
 
     with pytest.raises(ValidationError, match="alpha"):
         Reflector(OfflineChatModel()).reflect_on_decision(**_outcome(alpha=None))
+
+
+def test_chinese_sentences_end_at_their_own_full_stops():
+    text = "第一句。第二句！第三句？ 第四句。第五句。"
+    assert sanitize_reflection(text) == "第一句。第二句！第三句？第四句。"  # four sentences, no space put between
+    assert sanitize_reflection("One. Two. Three. Four. Five.") == "One. Two. Three. Four."
+    assert sanitize_reflection("混合。 Then English. 再来。") == "混合。Then English. 再来。"
+
+
+def test_parse_lessons_reads_chinese_role_names_and_full_width_colons():
+    text = "交易员：缩小仓位。\n**多头研究员**: 保持耐心。\nPortfolio Manager：更多持有。"
+    assert parse_lessons(text) == {"Trader": "缩小仓位。", "Bull Researcher": "保持耐心。",
+                                   "Portfolio Manager": "更多持有。"}
+
+
+def test_a_chinese_reflection_and_lessons_from_the_offline_engine(tmp_path):
+    reports = {k: v for k, v in analysed_state(config={"output_language": "Chinese"}).items() if k.endswith("_report")}
+    rec = PromptRecorder()
+    reflector = Reflector(OfflineChatModel(callbacks=[rec]), {"output_language": "Chinese"})
+    text = reflector.reflect_on_decision(**_outcome(reports=reports))
+    assert len(CJK.findall(text)) > 40 and cites(text, 0.032) and cites(text, 0.011)
+    assert "判断正确" in text and "Lesson:" not in text and "The Buy call" not in text
+    lessons = reflector.role_lessons(**_outcome(reports=reports))
+    assert set(lessons) == MEMORIES
+    for situation, lesson in lessons.values():
+        assert len(CJK.findall(lesson)) > 15 and cites(lesson, 0.011)
+        assert len(CJK.findall(situation)) > 200  # stored under the Chinese reports
+    # both writers were told the language
+    assert sum("Write your entire answer in Chinese" in p for p in rec.system_prompts()) == 2
+
+
+class _Plain:
+    """A model that answers a reflection without any figure (the reflector then adds its own sentences)."""
+
+    def invoke(self, messages, config=None):
+        from langchain_core.messages import AIMessage
+
+        return AIMessage(content="很好")
+
+
+def test_the_reflectors_own_sentences_follow_the_output_language():
+    zh = Reflector(_Plain(), {"output_language": "Chinese"}).reflect_on_decision(**_outcome())
+    assert zh.startswith("2024-05-10 对 NVDA 的 Buy 决策在 5 个交易日内收益为 +3.2%")
+    assert "相对SPY的超额收益(alpha)为 +1.1%，因此判断正确。" in zh and not re.search(r"[a-z]{4}", zh.replace("alpha", ""))
+    en = Reflector(_Plain(), {"output_language": "English"}).reflect_on_decision(**_outcome())
+    assert en.startswith("The Buy call on NVDA of 2024-05-10 returned +3.2% over 5 trading days with an alpha of "
+                         "+1.1% against SPY, so the call was right.")
+    lessons = Reflector(_Plain(), {"output_language": "Chinese"}).role_lessons(**_outcome())
+    assert all(lesson.startswith("2024-05-10 对 NVDA 的 Buy 决策") for _s, lesson in lessons.values())

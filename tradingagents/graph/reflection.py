@@ -26,6 +26,11 @@ Whatever the model writes is sanitised before it leaves this module (``sanitize_
 markdown, HTML comments, tags and control characters removed, whitespace collapsed, at most four
 sentences and ``MAX_REFLECTION_CHARS`` characters, so it can never forge a log separator or tag.
 A reflection that does not cite the realised figures gets a factual first sentence that does.
+
+The reflection and the lessons are written in the config's ``output_language`` (the prompts carry
+``language_instruction``; the sentences this module adds itself come from the catalogue,
+``tradingagents/locales/zh/LC_MESSAGES/engine.po``); a Chinese sentence ends at 。！？ with or without
+a space after it, and a lesson line may name its role in Chinese (交易员：…).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from tradingagents.agents.utils.agent_utils import (
 )
 from tradingagents.config import DEFAULT_BENCHMARK, resolve_config
 from tradingagents.errors import ValidationError
+from tradingagents.i18n import Translator, language_of_output, translator
 from tradingagents.llm_clients.structured import message_text
 from tradingagents.rating import HOLD_BAND, normalize_rating, parse_rating, was_right
 
@@ -76,7 +82,8 @@ Each lesson is one or two plain sentences, cites the realised alpha, and says wh
 in a similar situation.
 {language}"""
 
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[^\s])")
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[^\s])|(?<=[。！？])\s*(?=[^\s])")
+_CJK_END = ("。", "！", "？")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -131,11 +138,19 @@ def sanitize_reflection(text: str, *, max_sentences: int = MAX_SENTENCES, max_ch
     if not flat:
         return ""
     sentences = [s.strip() for s in _SENTENCE_SPLIT_RE.split(flat) if s.strip()]
-    kept = " ".join(sentences[:max_sentences])
+    kept = _join(sentences[:max_sentences])
     if len(kept) > max_chars:
         cut = kept[:max_chars].rsplit(" ", 1)[0].rstrip(",;:")
         kept = cut if cut.endswith((".", "!", "?")) else cut + "…"
     return kept
+
+
+def _join(sentences: list[str]) -> str:
+    """Sentences as one text: a space after an English one, none after a Chinese one (。)."""
+    out = ""
+    for sentence in sentences:
+        out += sentence if not out or out.endswith(_CJK_END) else " " + sentence
+    return out
 
 
 def _tier(rating: object) -> str:
@@ -149,6 +164,8 @@ class Reflector:
     def __init__(self, quick_llm: Any, config: Mapping[str, Any] | None = None):
         self.llm = quick_llm
         self.config = resolve_config(config)
+        # the sentences this module writes itself, in the language the models are told to write in
+        self.t: Translator = translator(language_of_output(self.config.get("output_language")))
 
     # -- prompts ---------------------------------------------------------------------------------
 
@@ -186,14 +203,26 @@ class Reflector:
     # -- public API ------------------------------------------------------------------------------
 
     def fact_sentence(self, *, ticker, date, rating, raw, alpha, holding, benchmark=None) -> str:
+        t = self.t
         rating = _tier(rating)
         verdict = was_right(rating, alpha)
-        judged = "" if verdict is None else f", so the call was {'right' if verdict else 'wrong'}"
-        against = f" against {benchmark}" if benchmark else ""
-        return (
-            f"The {rating} call on {ticker} of {date} returned {_pct(raw)} over {int(holding or 0)} trading days "
-            f"with an alpha of {_pct(alpha)}{against}{judged}."
-        )
+        fields = {"rating": rating, "ticker": ticker, "date": date, "raw": _pct(raw), "days": int(holding or 0),
+                  "alpha": _pct(alpha), "benchmark": benchmark}
+        if benchmark and verdict is not None:
+            return (t("The {rating} call on {ticker} of {date} returned {raw} over {days} trading days with an alpha "
+                      "of {alpha} against {benchmark}, so the call was right.", **fields) if verdict else
+                    t("The {rating} call on {ticker} of {date} returned {raw} over {days} trading days with an alpha "
+                      "of {alpha} against {benchmark}, so the call was wrong.", **fields))
+        if benchmark:
+            return t("The {rating} call on {ticker} of {date} returned {raw} over {days} trading days with an alpha "
+                     "of {alpha} against {benchmark}.", **fields)
+        if verdict is not None:
+            return (t("The {rating} call on {ticker} of {date} returned {raw} over {days} trading days with an alpha "
+                      "of {alpha}, so the call was right.", **fields) if verdict else
+                    t("The {rating} call on {ticker} of {date} returned {raw} over {days} trading days with an alpha "
+                      "of {alpha}, so the call was wrong.", **fields))
+        return t("The {rating} call on {ticker} of {date} returned {raw} over {days} trading days with an alpha of "
+                 "{alpha}.", **fields)
 
     def reflect_on_final_decision(
         self, final_decision: str, raw_return: float, alpha_return: float, benchmark_name: str = DEFAULT_BENCHMARK,
@@ -229,12 +258,12 @@ class Reflector:
         fact = self.fact_sentence(ticker=ticker, date=date, rating=rating, raw=raw, alpha=alpha, holding=holding,
                                   benchmark=benchmark)
         if not _cites(text, alpha) or not _cites(text, raw):
-            text = sanitize_reflection(f"{fact} {text}".strip())
+            text = sanitize_reflection(_join([fact, text]).strip())
         if len(_SENTENCE_SPLIT_RE.split(text)) < 2:
-            text = sanitize_reflection(
-                f"{text} Lesson: weigh the same signals {'the same way' if was_right(rating, alpha) else 'more carefully'}"
-                " in similar situations."
-            )
+            lesson = (self.t("Lesson: weigh the same signals the same way in similar situations.")
+                      if was_right(rating, alpha) else
+                      self.t("Lesson: weigh the same signals more carefully in similar situations."))
+            text = sanitize_reflection(_join([text, lesson]))
         return text
 
     def role_lessons(
@@ -248,7 +277,8 @@ class Reflector:
         by_role = parse_lessons(answer)
         situation = situation_from_reports(reports or {})
         if not situation.strip():
-            situation = sanitize_reflection(f"{ticker} {rating} decision of {date}: {decision or ''}",
+            situation = sanitize_reflection(self.t("{ticker} {rating} decision of {date}: {decision}", ticker=ticker,
+                                                   rating=rating, date=date, decision=decision or ""),
                                             max_sentences=6, max_chars=1500)
         fact = self.fact_sentence(ticker=ticker, date=date, rating=rating, raw=raw, alpha=alpha, holding=holding,
                                   benchmark=benchmark)
@@ -258,18 +288,21 @@ class Reflector:
             if not lesson:
                 lesson = fact
             elif not _cites(lesson, alpha):
-                lesson = sanitize_reflection(f"{lesson} ({_pct(alpha)} alpha.)", max_sentences=3,
-                                             max_chars=MAX_LESSON_CHARS)
+                cited = self.t("({alpha} alpha.)", alpha=_pct(alpha))
+                lesson = sanitize_reflection(lesson + " " + cited, max_sentences=3, max_chars=MAX_LESSON_CHARS)
             out[memory_name] = (situation, lesson)
         return out
 
 
 def parse_lessons(text: str) -> dict[str, str]:
-    """Role name → lesson from lines such as ``Trader: …`` (markdown around the name tolerated)."""
+    """Role name → lesson from lines such as ``Trader: …`` or ``交易员：…`` (the roster's name in English or
+    Chinese, a half- or full-width colon; markdown around the name tolerated)."""
     out: dict[str, str] = {}
-    roles = "|".join(re.escape(r) for r in ROLE_MEMORIES.values())
-    pattern = re.compile(rf"^[\s>*#\-\d.)]*\**\s*({roles})\s*\**\s*:\s*\**\s*(.+)$", re.MULTILINE | re.IGNORECASE)
     canonical = {r.lower(): r for r in ROLE_MEMORIES.values()}
+    zh = translator("zh")
+    canonical.update({zh.p("role", r).lower(): r for r in ROLE_MEMORIES.values()})
+    roles = "|".join(re.escape(name) for name in sorted(canonical, key=len, reverse=True))
+    pattern = re.compile(rf"^[\s>*#\-\d.)]*\**\s*({roles})\s*\**\s*[:：]\s*\**\s*(.+)$", re.MULTILINE | re.IGNORECASE)
     for match in pattern.finditer(text or ""):
         role = canonical[match.group(1).lower()]
         out.setdefault(role, match.group(2).strip())

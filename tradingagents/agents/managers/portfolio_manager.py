@@ -20,6 +20,7 @@ from tradingagents.agents.utils.agent_utils import (
     reports_block,
     tagged,
 )
+from tradingagents.i18n import language_of_output, translator
 from tradingagents.llm_clients.structured import invoke_structured, message_text
 from tradingagents.rating import RATINGS_5_TIER, parse_rating
 
@@ -59,12 +60,16 @@ text, put the rating on its own line as `**Rating**: <tier>`.
 {language}"""
 
 
-def render_decision(decision: PortfolioDecision) -> str:
-    """Markdown of the decision: `**Rating**: X`, Executive Summary, Investment Thesis, target, horizon."""
+def render_decision(decision: PortfolioDecision, lang: str | None = None) -> str:
+    """Markdown of the decision: `**Rating**: X`, Executive Summary, Investment Thesis, target, horizon.
+
+    The headings are in ``lang`` (the output language's code; English by default); the ``**Label**:``
+    lines keep their English labels and canonical values, the grammar ``graph.decision_card`` reads."""
+    t = translator(lang)
     parts = [
         f"**Rating**: {decision.rating}",
-        "### Executive Summary\n\n" + decision.executive_summary.strip(),
-        "### Investment Thesis\n\n" + decision.investment_thesis.strip(),
+        t("### Executive Summary") + "\n\n" + decision.executive_summary.strip(),
+        t("### Investment Thesis") + "\n\n" + decision.investment_thesis.strip(),
     ]
     extras = []
     if decision.action:
@@ -89,11 +94,12 @@ def text_rating(text: str) -> str:
     return parse_rating(text) or "Hold"
 
 
-def render_text_decision(text: str, rating: str | None = None) -> str:
+def render_text_decision(text: str, rating: str | None = None, lang: str | None = None) -> str:
     """The plain-text fallback: the rating (``text_rating`` unless given), then the model's text."""
+    t = translator(lang)
     rating = rating or text_rating(text)
-    body = text.strip() or "The model gave no explanation."
-    return f"**Rating**: {rating}\n\n### Executive Summary\n\n{body}"
+    body = text.strip() or t("The model gave no explanation.")
+    return f"**Rating**: {rating}\n\n" + t("### Executive Summary") + f"\n\n{body}"
 
 
 def create_portfolio_manager(llm, memory, config=None):
@@ -104,6 +110,7 @@ def create_portfolio_manager(llm, memory, config=None):
     downstream needs to parse the text again ("Last month's rating: Sell" in a summary never wins).
     """
     cfg = agent_config(config)
+    lang = language_of_output(cfg.get("output_language"))
 
     def portfolio_manager_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_risk_debate_state(), **dict(state.get("risk_debate_state") or {})}
@@ -125,11 +132,11 @@ def create_portfolio_manager(llm, memory, config=None):
         decision, raw = invoke_structured(llm, PortfolioDecision, messages)
         if isinstance(decision, PortfolioDecision):
             rating = str(decision.rating)
-            markdown = render_decision(decision)
+            markdown = render_decision(decision, lang)
         else:
             text = message_text(raw)
             rating = text_rating(text)
-            markdown = render_text_decision(text, rating)
+            markdown = render_text_decision(text, rating, lang)
         new_debate = dict(debate)
         new_debate["judge_decision"] = markdown
         return {"final_trade_decision": markdown, "final_rating": rating, "risk_debate_state": new_debate,

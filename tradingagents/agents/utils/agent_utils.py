@@ -9,7 +9,9 @@ one place:
 - reports and debate material are passed inside ``<tag>…</tag>`` blocks (``tagged``), a layout
   real LLMs read well and the offline engine parses;
 - ``language_instruction`` asks for ``config["output_language"]`` when it is not English, while
-  keeping the rating words in English so ``parse_rating`` always works.
+  keeping the rating words and the labels the prompts ask for (``**Rating**:``, ``**Recommendation**:``,
+  ``FINAL TRANSACTION PROPOSAL:``) in English so ``parse_rating`` and the decision card always work.
+  The offline engine reads the same sentence to choose its language (``offline.common.translator_of``).
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ def language_instruction(config: Mapping[str, Any] | None) -> str:
         return ""
     return (
         f"Write your entire answer in {language}. Keep tickers, numbers, dates and the rating "
-        "words (Buy, Overweight, Hold, Underweight, Sell, BUY, HOLD, SELL) exactly as written in English."
+        "words (Buy, Overweight, Hold, Underweight, Sell, BUY, HOLD, SELL) exactly as written in English, "
+        "and write the labels this prompt asks for (such as **Rating**:, **Recommendation**: and "
+        "FINAL TRANSACTION PROPOSAL:) in English too: the team's software reads them."
     )
 
 

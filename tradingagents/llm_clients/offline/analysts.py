@@ -36,11 +36,14 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from tradingagents import figures
+from tradingagents.i18n import Translator
 from tradingagents.ids import stable_id
 from tradingagents.llm_clients.offline.common import (
-    FOOTER,
+    ENGLISH,
     Signal,
     clip,
+    flag_text,
+    footer,
     join_names,
     tone,
 )
@@ -327,7 +330,7 @@ def item_tone(item: str) -> int:
 # reports
 
 
-def _missing_section(results: Sequence[ToolResult]) -> list[str]:
+def _missing_section(results: Sequence[ToolResult], t: Translator = ENGLISH) -> list[str]:
     missing: list[tuple[str, str]] = []
     for r in results:
         if r.missing and len(r.indicators) > 1:
@@ -336,37 +339,40 @@ def _missing_section(results: Sequence[ToolResult]) -> list[str]:
             missing.append((r.label, r.missing))
         elif r.indicators:
             found = indicator_values(r)
-            missing += [(f"get_indicators({name})", "the answer held no value for it.")
+            missing += [(f"get_indicators({name})", t("the answer held no value for it."))
                         for name in r.indicators if name not in found]
     if not missing:
         return []
-    lines = ["### Missing data", ""]
-    lines += [f"- {label}: {why} Not estimated." for label, why in missing]
+    lines = [t("### Missing data"), ""]
+    lines += [t("- {tool}: {reason} Not estimated.", tool=label,
+                reason=t("the tool returned nothing.") if why == "the tool returned nothing." else why)
+              for label, why in missing]
     return lines + [""]
 
 
-def _tally(signals: Sequence[Signal]) -> str:
+def _tally(signals: Sequence[Signal], t: Translator = ENGLISH) -> str:
     groups = []
     for direction in ("bullish", "bearish", "neutral"):
         names = [s.name for s in signals if s.direction == direction]
         if names:
-            groups.append(f"{direction} on {join_names(names)}")
-    return "; ".join(groups) if groups else "no signal could be read from the data"
+            groups.append(t("{direction} on {names}", direction=t.p("direction", direction),
+                            names=join_names(names, t)))
+    return t("; ").join(groups) if groups else t("no signal could be read from the data")
 
 
-def _table(signals: Sequence[Signal]) -> list[str]:
+def _table(signals: Sequence[Signal], t: Translator = ENGLISH) -> list[str]:
     if not signals:
         return []
-    lines = ["| Signal | Reading | Direction |", "|---|---|---|"]
-    lines += [f"| {s.name} | {s.detail.replace('|', '/')} | {s.direction} |" for s in signals]
+    lines = [t("| Signal | Reading | Direction |"), "|---|---|---|"]
+    lines += [f"| {s.name} | {s.detail.replace('|', '/')} | {t.p('direction', s.direction)} |" for s in signals]
     return lines + [""]
 
 
-def _compare(a: float, b: float) -> str:
-    return "above" if a > b else "below" if a < b else "level with"
+def _compare(a: float, b: float, t: Translator = ENGLISH) -> str:
+    return t.p("relation", "above") if a > b else t.p("relation", "below") if a < b else t.p("relation", "level with")
 
 
-def market_signals(results: Sequence[ToolResult]) -> tuple[list[Signal], list[str]]:
+def market_signals(results: Sequence[ToolResult], t: Translator = ENGLISH) -> tuple[list[Signal], list[str]]:
     """Signals and fact lines from get_stock_data + get_indicators results."""
     values: dict[str, tuple[str, str]] = {}
     rows: list[tuple[str, str]] = []
@@ -382,7 +388,7 @@ def market_signals(results: Sequence[ToolResult]) -> tuple[list[Signal], list[st
     close_s = rows[-1][1] if rows else None
     close = _num(close_s) if close_s else None
     if rows:
-        facts.append(f"Latest session in the data: {rows[-1][0]}, close {close_s}.")
+        facts.append(t("Latest session in the data: {date}, close {close}.", date=rows[-1][0], close=close_s))
 
     def val(name: str) -> tuple[str, float] | None:
         if name not in values:
@@ -394,65 +400,87 @@ def market_signals(results: Sequence[ToolResult]) -> tuple[list[Signal], list[st
     rsi, ub, lb, atr = val("rsi"), val("boll_ub"), val("boll_lb"), val("atr")
     if close is not None and sma50:
         direction = "bullish" if close > sma50[1] else "bearish" if close < sma50[1] else "neutral"
-        signals.append(Signal("Trend", f"the close of {close_s} is {_compare(close, sma50[1])} the 50-day average "
-                              f"of {sma50[0]}", direction))
+        signals.append(Signal(t.p("signal", "Trend"),
+                              t("the close of {close} is {relation} the 50-day average of {average}", close=close_s,
+                                relation=_compare(close, sma50[1], t), average=sma50[0]), direction))
     if sma50 and sma200:
         direction = "bullish" if sma50[1] > sma200[1] else "bearish" if sma50[1] < sma200[1] else "neutral"
-        signals.append(Signal("Long-term trend",
-                              f"the 50-day average of {sma50[0]} is {_compare(sma50[1], sma200[1])} the 200-day "
-                              f"average of {sma200[0]}", direction))
+        signals.append(Signal(t.p("signal", "Long-term trend"),
+                              t("the 50-day average of {average} is {relation} the 200-day average of {long_average}",
+                                average=sma50[0], relation=_compare(sma50[1], sma200[1], t), long_average=sma200[0]),
+                              direction))
     if macd and macds:
         direction = "bullish" if macd[1] > macds[1] else "bearish" if macd[1] < macds[1] else "neutral"
-        pace = "gaining" if direction == "bullish" else "losing" if direction == "bearish" else "holding"
-        signals.append(Signal("MACD", f"momentum is {pace} pace (the MACD line at {macd[0]} is "
-                              f"{_compare(macd[1], macds[1])} its signal line at {macds[0]})", direction))
+        pace = (t.p("pace", "gaining") if direction == "bullish" else t.p("pace", "losing") if direction == "bearish"
+                else t.p("pace", "holding"))
+        signals.append(Signal(t.p("signal", "MACD"),
+                              t("momentum is {pace} pace (the MACD line at {macd} is {relation} its signal line at "
+                                "{signal})", pace=pace, macd=macd[0], relation=_compare(macd[1], macds[1], t),
+                                signal=macds[0]), direction))
     if rsi:
         if rsi[1] >= 70:
-            signals.append(Signal("RSI", f"the relative strength index of {rsi[0]} is overbought (seventy or more)",
-                                  "bearish", "; overbought"))
+            signals.append(Signal(t.p("signal", "RSI"),
+                                  t("the relative strength index of {rsi} is overbought (seventy or more)", rsi=rsi[0]),
+                                  "bearish", flag_text("overbought", t)))
         elif rsi[1] <= 30:
-            signals.append(Signal("RSI", f"the relative strength index of {rsi[0]} is oversold (thirty or less)",
-                                  "bullish", "; oversold"))
+            signals.append(Signal(t.p("signal", "RSI"),
+                                  t("the relative strength index of {rsi} is oversold (thirty or less)", rsi=rsi[0]),
+                                  "bullish", flag_text("oversold", t)))
         else:
-            signals.append(Signal("RSI", f"the relative strength index of {rsi[0]} is between oversold and "
-                                  "overbought", "neutral"))
+            signals.append(Signal(t.p("signal", "RSI"),
+                                  t("the relative strength index of {rsi} is between oversold and overbought",
+                                    rsi=rsi[0]), "neutral"))
     if close is not None and ub and lb:
         if close > ub[1]:
-            detail, direction = (f"the close of {close_s} is above the upper Bollinger band of {ub[0]} (stretched)",
-                                 "bearish")
+            detail, direction = (t("the close of {close} is above the upper Bollinger band of {upper} (stretched)",
+                                   close=close_s, upper=ub[0]), "bearish")
         elif close < lb[1]:
-            detail, direction = (f"the close of {close_s} is below the lower Bollinger band of {lb[0]} (washed out)",
-                                 "bullish")
+            detail, direction = (t("the close of {close} is below the lower Bollinger band of {lower} (washed out)",
+                                   close=close_s, lower=lb[0]), "bullish")
         else:
-            detail, direction = (f"the close of {close_s} is inside the Bollinger bands, {lb[0]} to {ub[0]}",
-                                 "neutral")
-        signals.append(Signal("Bollinger bands", detail, direction))
+            detail, direction = (t("the close of {close} is inside the Bollinger bands, {lower} to {upper}",
+                                   close=close_s, lower=lb[0], upper=ub[0]), "neutral")
+        signals.append(Signal(t.p("signal", "Bollinger bands"), detail, direction))
     if len(rows) >= 2 and close is not None:
         first = _num(rows[0][1])
         if first:
             change = close / first - 1
             direction = "bullish" if change > 0.05 else "bearish" if change < -0.05 else "neutral"
-            moved = "rose" if close > first else "fell" if close < first else "was unchanged"
-            size = {"bullish": " by more than five percent", "bearish": " by more than five percent"}.get(direction,
-                                                                                                     ", within five percent")
-            signals.append(Signal("Momentum", f"the price {moved} from {rows[0][1]} on {rows[0][0]} to {close_s} on "
-                                  f"{rows[-1][0]}{size}", direction))
+            fields = {"start": rows[0][1], "start_date": rows[0][0], "close": close_s, "date": rows[-1][0]}
+            if close > first:
+                detail = (t("the price rose from {start} on {start_date} to {close} on {date} by more than five "
+                            "percent", **fields) if direction == "bullish" else
+                          t("the price rose from {start} on {start_date} to {close} on {date}, within five percent",
+                            **fields))
+            elif close < first:
+                detail = (t("the price fell from {start} on {start_date} to {close} on {date} by more than five "
+                            "percent", **fields) if direction == "bearish" else
+                          t("the price fell from {start} on {start_date} to {close} on {date}, within five percent",
+                            **fields))
+            else:
+                detail = t("the price was unchanged from {start} on {start_date} to {close} on {date}, within five "
+                           "percent", **fields)
+            signals.append(Signal(t.p("signal", "Momentum"), detail, direction))
     if close and atr:
         elevated = atr[1] / close > 0.03
-        signals.append(Signal("Volatility", f"the average daily range (ATR) is {atr[0]} against a close of {close_s}",
-                              "neutral", "; volatility elevated" if elevated else "; volatility moderate"))
+        signals.append(Signal(t.p("signal", "Volatility"),
+                              t("the average daily range (ATR) is {atr} against a close of {close}", atr=atr[0],
+                                close=close_s),
+                              "neutral", flag_text("volatility elevated" if elevated else "volatility moderate", t)))
     return signals, facts
 
 
-def _tone_signal(name: str, items: Sequence[str], noun: str) -> Signal | None:
+def _tone_signal(name: str, items: Sequence[str], noun: str, t: Translator = ENGLISH) -> Signal | None:
+    """``name`` and ``noun`` are already in ``t``'s language."""
     if not items:
         return None
     tones = [item_tone(item) for item in items]
-    pos = sum(1 for t in tones if t > 0)
-    neg = sum(1 for t in tones if t < 0)
+    pos = sum(1 for x in tones if x > 0)
+    neg = sum(1 for x in tones if x < 0)
     balance = (pos - neg) / len(items)
     direction = "bullish" if balance > 0.15 else "bearish" if balance < -0.15 else "neutral"
-    return Signal(name, f"{pos} of {len(items)} {noun} read positive and {neg} negative", direction)
+    return Signal(name, t("{positive} of {total} {items} read positive and {negative} negative", positive=pos,
+                          total=len(items), items=noun, negative=neg), direction)
 
 
 def _headline(item: str) -> str:
@@ -517,42 +545,53 @@ def _as_pct(number: float, is_pct: bool) -> float:
     return number if is_pct or abs(number) > 1.5 else number * 100
 
 
-def fundamentals_signals(text: str) -> list[Signal]:
+def fundamentals_signals(text: str, t: Translator = ENGLISH) -> list[Signal]:
     values = fundamental_values(text)
     signals: list[Signal] = []
     if "pe" in values:
         written, pe, _ = values["pe"]
+        name = t.p("signal", "Valuation")
         if pe <= 0:
-            signals.append(Signal("Valuation", f"a price/earnings ratio of {written}: the company has no earnings "
-                                  "to value", "bearish"))
+            signals.append(Signal(name, t("a price/earnings ratio of {pe}: the company has no earnings to value",
+                                          pe=written), "bearish"))
         elif pe < 15:
-            signals.append(Signal("Valuation", f"a price/earnings ratio of {written} is inexpensive (under fifteen)", "bullish"))
+            signals.append(Signal(name, t("a price/earnings ratio of {pe} is inexpensive (under fifteen)", pe=written),
+                                  "bullish"))
         elif pe > 35:
-            signals.append(Signal("Valuation", f"a price/earnings ratio of {written} is rich (over thirty-five)", "bearish"))
+            signals.append(Signal(name, t("a price/earnings ratio of {pe} is rich (over thirty-five)", pe=written),
+                                  "bearish"))
         else:
-            signals.append(Signal("Valuation", f"a price/earnings ratio of {written} is in a middle range", "neutral"))
+            signals.append(Signal(name, t("a price/earnings ratio of {pe} is in a middle range", pe=written),
+                                  "neutral"))
     if "growth" in values:
         written, number, is_pct = values["growth"]
         growth = _as_pct(number, is_pct)
         direction = "bullish" if growth > 10 else "bearish" if growth < 0 else "neutral"
-        signals.append(Signal("Growth", f"revenue grew {figures.pct_points(growth, signed=True)} year on year"
-                              if growth >= 0 else f"revenue shrank {figures.pct_points(-growth)} year on year",
+        signals.append(Signal(t.p("signal", "Growth"),
+                              t("revenue grew {growth} year on year", growth=figures.pct_points(growth, signed=True))
+                              if growth >= 0 else
+                              t("revenue shrank {growth} year on year", growth=figures.pct_points(-growth)),
                               direction))
     if "margin" in values:
         written, number, is_pct = values["margin"]
         margin = _as_pct(number, is_pct)
         direction = "bullish" if margin > 15 else "bearish" if margin < 0 else "neutral"
-        signals.append(Signal("Profitability", f"a net margin of {figures.pct_points(margin)}", direction))
+        signals.append(Signal(t.p("signal", "Profitability"),
+                              t("a net margin of {margin}", margin=figures.pct_points(margin)), direction))
     if "leverage" in values:
         written, number, is_pct = values["leverage"]
         ratio = number / 100 if (is_pct or number > 10) else number
         direction = "bullish" if ratio < 0.5 else "bearish" if ratio > 2 else "neutral"
-        signals.append(Signal("Leverage", f"debt is {figures.ratio(ratio, 2)} times equity", direction))
+        signals.append(Signal(t.p("signal", "Leverage"),
+                              t("debt is {ratio} times equity", ratio=figures.ratio(ratio, 2)), direction))
     if "eps" in values and "eps_estimate" in values:
         (eps_w, eps, _), (est_w, est, _) = values["eps"], values["eps_estimate"]
         direction = "bullish" if eps > est else "bearish" if eps < est else "neutral"
-        verb = "beat" if eps > est else "missed" if eps < est else "matched"
-        signals.append(Signal("Earnings surprise", f"last EPS {eps_w} {verb} the estimate {est_w}", direction))
+        fields = {"eps": eps_w, "estimate": est_w}
+        detail = (t("last EPS {eps} beat the estimate {estimate}", **fields) if eps > est else
+                  t("last EPS {eps} missed the estimate {estimate}", **fields) if eps < est else
+                  t("last EPS {eps} matched the estimate {estimate}", **fields))
+        signals.append(Signal(t.p("signal", "Earnings surprise"), detail, direction))
     return signals
 
 
@@ -561,6 +600,13 @@ STATEMENT_ROWS = {
     "get_balance_sheet": ("Cash And Cash Equivalents", "Total Debt", "Stockholders Equity"),
     "get_cashflow": ("Operating Cash Flow", "Free Cash Flow"),
 }
+_STATEMENT_NAMES = (
+    ENGLISH.p("statement", "Total Revenue"), ENGLISH.p("statement", "Net Income"),
+    ENGLISH.p("statement", "Cash And Cash Equivalents"), ENGLISH.p("statement", "Total Debt"),
+    ENGLISH.p("statement", "Stockholders Equity"), ENGLISH.p("statement", "Operating Cash Flow"),
+    ENGLISH.p("statement", "Free Cash Flow"),
+)
+"""``STATEMENT_ROWS``' names, marked for the catalogue (a report writes ``t.p("statement", name)``)."""
 
 
 def currency_of(text: str) -> str | None:
@@ -572,7 +618,7 @@ def currency_of(text: str) -> str | None:
     return None
 
 
-def statement_facts(result: ToolResult, currency: str | None = None) -> list[str]:
+def statement_facts(result: ToolResult, currency: str | None = None, t: Translator = ENGLISH) -> list[str]:
     """'Row: latest (period) against previous (period)' lines, amounts written for people ($790.48B)."""
     header: list[str] | None = None
     rows: dict[str, list[str]] = {}
@@ -592,74 +638,82 @@ def statement_facts(result: ToolResult, currency: str | None = None) -> list[str
         cells = rows.get(name)
         if not cells or len(cells) < 2 or _num(cells[1]) is None:
             continue
-        fact = f"- {name}: {figures.money(_num(cells[1]), currency)} for the period ending {header[1]}"
+        fields = {"name": t.p("statement", name), "amount": figures.money(_num(cells[1]), currency),
+                  "period": header[1]}
         if len(cells) > 2 and len(header) > 2 and _num(cells[2]) is not None:
-            fact += f", against {figures.money(_num(cells[2]), currency)} for the period ending {header[2]}"
-        facts.append(fact + ".")
+            facts.append(t("- {name}: {amount} for the period ending {period}, against {previous} for the period "
+                           "ending {previous_period}.", previous=figures.money(_num(cells[2]), currency),
+                           previous_period=header[2], **fields))
+        else:
+            facts.append(t("- {name}: {amount} for the period ending {period}.", **fields))
     return facts
 
 
 def _report(title: str, intro: list[str], signals: Sequence[Signal], results: Sequence[ToolResult],
-            extra: list[str] | None = None) -> str:
+            extra: list[str] | None = None, t: Translator = ENGLISH) -> str:
     lines = [f"## {title}", ""] + intro + [""]
-    lines += ["### Signals", ""]
-    lines += [s.line() for s in signals] if signals else ["- No signal could be read from the tool data."]
+    lines += [t("### Signals"), ""]
+    lines += [s.line(t) for s in signals] if signals else [t("- No signal could be read from the tool data.")]
     lines += [""]
     if extra:
         lines += extra + [""]
-    lines += _missing_section(results)
-    lines += ["### Summary", "", f"Signal tally: {_tally(signals)}.", ""]
-    lines += _table(signals)
-    lines += [FOOTER]
+    lines += _missing_section(results, t)
+    lines += [t("### Summary"), "", t("Signal tally: {tally}.", tally=_tally(signals, t)), ""]
+    lines += _table(signals, t)
+    lines += [footer(t)]
     return "\n".join(lines)
 
 
-def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMessage]) -> str:
-    """The report of an analyst role from the tool results in its scratchpad."""
+def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMessage],
+                 t: Translator = ENGLISH) -> str:
+    """The report of an analyst role from the tool results in its scratchpad, in ``t``'s language."""
     results = tool_results(messages)
     if role.key == "market":
-        signals, facts = market_signals(results)
-        intro = facts or ["No price data could be read from the tools."]
-        intro = [f"Technical reading of {ticker} from get_stock_data and get_indicators."] + intro
-        return _report(f"Market analysis of {ticker}", intro, signals, results)
+        signals, facts = market_signals(results, t)
+        intro = facts or [t("No price data could be read from the tools.")]
+        intro = [t("Technical reading of {ticker} from get_stock_data and get_indicators.", ticker=ticker)] + intro
+        return _report(t("Market analysis of {ticker}", ticker=ticker), intro, signals, results, t=t)
     if role.key == "social":
         posts = _items(results, "get_social_posts")
         news = _items(results, "get_news")
-        signals = [s for s in (_tone_signal("Social tone", posts, "posts"),) if s]
-        intro = [f"Mood around {ticker} in the week to {date}, from get_social_posts and get_news."]
-        news_tone = _tone_signal("Company news", news, "company headlines")
+        signals = [s for s in (_tone_signal(t.p("signal", "Social tone"), posts, t("posts"), t),) if s]
+        intro = [t("Mood around {ticker} in the week to {date}, from get_social_posts and get_news.", ticker=ticker,
+                   date=date)]
+        news_tone = _tone_signal(t.p("signal", "Company news"), news, t("company headlines"), t)
         if news_tone:
-            intro.append(f"Company news in the same week: {news_tone.detail} ({news_tone.direction}; scored in "
-                         "the news report, not here).")
+            intro.append(t("Company news in the same week: {detail} ({direction}; scored in the news report, not "
+                           "here).", detail=news_tone.detail, direction=t.p("direction", news_tone.direction)))
         social = _find(results, "get_social_posts")
         tally = _TALLY_RE.search(social.text) if social and not social.missing else None
         if tally:
-            intro.append(f"The post feed reports: {tally.group(1).strip()}.")
-        extra = (["### Voices", ""] + _quotes(posts)) if posts else []
-        return _report(f"Sentiment analysis of {ticker}", intro, signals, results, extra)
+            intro.append(t("The post feed reports: {tally}.", tally=tally.group(1).strip()))
+        extra = ([t("### Voices"), ""] + _quotes(posts)) if posts else []
+        return _report(t("Sentiment analysis of {ticker}", ticker=ticker), intro, signals, results, extra, t)
     if role.key == "news":
         company = _items(results, "get_news")
         macro = _items(results, "get_global_news")
-        signals = [s for s in (_tone_signal("Company news", company, "company headlines"),
-                               _tone_signal("Macro backdrop", macro, "global headlines")) if s]
-        intro = [f"News for {ticker} in the week to {date}, from get_news and get_global_news."]
+        signals = [s for s in (_tone_signal(t.p("signal", "Company news"), company, t("company headlines"), t),
+                               _tone_signal(t.p("signal", "Macro backdrop"), macro, t("global headlines"), t)) if s]
+        intro = [t("News for {ticker} in the week to {date}, from get_news and get_global_news.", ticker=ticker,
+                   date=date)]
         extra: list[str] = []
         if company:
-            extra += ["### Company headlines", ""] + _quotes(company) + [""]
+            extra += [t("### Company headlines"), ""] + _quotes(company) + [""]
         if macro:
-            extra += ["### Macro headlines", ""] + _quotes(macro)
-        return _report(f"News analysis of {ticker}", intro, signals, results, extra)
+            extra += [t("### Macro headlines"), ""] + _quotes(macro)
+        return _report(t("News analysis of {ticker}", ticker=ticker), intro, signals, results, extra, t)
     if role.key == "fundamentals":
         fundamentals = _find(results, "get_fundamentals")
         text = fundamentals.text if fundamentals and not fundamentals.missing else ""
-        signals = fundamentals_signals(text)
+        signals = fundamentals_signals(text, t)
         received = [r.label for r in results if not r.missing]
-        intro = [f"Fundamentals of {ticker} as of {date}. Data received from: {join_names(received) or 'no tool'}."]
+        intro = [t("Fundamentals of {ticker} as of {date}. Data received from: {sources}.", ticker=ticker, date=date,
+                   sources=join_names(received, t))]
         currency = currency_of(text)
         facts = [fact for r in results if r.name in STATEMENT_ROWS and not r.missing
-                 for fact in statement_facts(r, currency)]
-        extra = ["### Statements", ""] + facts if facts else None
-        return _report(f"Fundamentals analysis of {ticker}", intro, signals, results, extra)
+                 for fact in statement_facts(r, currency, t)]
+        extra = [t("### Statements"), ""] + facts if facts else None
+        return _report(t("Fundamentals analysis of {ticker}", ticker=ticker), intro, signals, results, extra, t)
     # any other analyst-like role: list what the tools said
-    lines = [f"## Analysis of {ticker}", ""] + [f"- {r.label}: {clip(r.text, 300)}" for r in results]
-    return "\n".join(lines + ["", FOOTER])
+    lines = [t("## Analysis of {ticker}", ticker=ticker), ""] + [f"- {r.label}: {clip(r.text, 300)}" for r in results]
+    return "\n".join(lines + ["", footer(t)])

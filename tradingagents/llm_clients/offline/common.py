@@ -22,19 +22,53 @@ ratio               tier
 ==================  ===========
 
 No signal at all (every tool failed) gives Hold.
+
+**Language.** Like a model, the engine writes in the language its prompt asks for: the system
+prompt's "Write your entire answer in Chinese." (``agents.utils.agent_utils.language_instruction``)
+gives Chinese, no such sentence English (``translator_of``). Every sentence is one message of the
+catalogue (``tradingagents/locales/zh/LC_MESSAGES/engine.po``), English being its message id, so the
+English output is the template itself. What later roles read back stays canonical inside the
+localised text: a signal's direction is written in the report's language and read back as
+``bullish``/``bearish``/``neutral``, a signal's name and flag are mapped back to their English key
+(``Signal.key``, ``Signal.flag``); the rating words, BUY/HOLD/SELL and the graph's labels
+(``**Recommendation**``, ``**Rating**``, ``FINAL TRANSACTION PROPOSAL``) stay English, as the
+instruction asks of every model; numbers, tickers and dates are copied unchanged.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from tradingagents.i18n import N_, Translator, language_of_output, translator
 from tradingagents.llm_presets import OFFLINE_LABEL
 from tradingagents.rating import RATINGS_5_TIER, direction
 from tradingagents.team import ANALYSTS
 
-FOOTER = f"_Written by the {OFFLINE_LABEL} from the data in this run; no language model was used._"
+ENGLISH = translator("en")
+_LANGUAGE_RE = re.compile(r"Write your entire answer in ([^.\n]+?)\.")
+
+
+def translator_of(text: str) -> Translator:
+    """The language the prompt asks the answer in (its "Write your entire answer in X." sentence), as a
+    ``Translator``; English without one, or for a language the engine has no catalogue of."""
+    match = _LANGUAGE_RE.search(text or "")
+    return translator(language_of_output(match.group(1).strip())) if match else ENGLISH
+
+
+_FOOTER = N_("_Written by the offline engine (no LLM) from the data in this run; no language model was used._")
+FOOTER = _FOOTER.replace("offline engine (no LLM)", OFFLINE_LABEL)
+
+
+def footer(t: Translator = ENGLISH) -> str:
+    """The line every offline answer ends with, in ``t``'s language."""
+    return FOOTER if t.lang == "en" else t(_FOOTER)
+
+
+def engine_label(t: Translator = ENGLISH) -> str:
+    """``OFFLINE_LABEL`` in ``t``'s language."""
+    return OFFLINE_LABEL if t.lang == "en" else t("offline engine (no LLM)")
 
 # The scale is rating.py's; these are views of it, not copies.
 TIERS = RATINGS_5_TIER
@@ -47,8 +81,95 @@ TIER_ALT = "|".join(TIERS)
 
 _INSTRUMENT_RE = re.compile(r"^Instrument:\s*(\S+)", re.MULTILINE)
 _DATE_RE = re.compile(r"^Analysis date:\s*(\d{4}-\d{2}-\d{2})", re.MULTILINE)
+DIRECTIONS = (ENGLISH.p("direction", "bullish"), ENGLISH.p("direction", "bearish"), ENGLISH.p("direction", "neutral"))
+"""A signal's direction, canonical; written in the report's language (``t.p("direction", d)``)."""
+
+
+def _languages() -> tuple[Translator, ...]:
+    return (ENGLISH, translator("zh"))
+
+
+def languages() -> tuple[Translator, ...]:
+    """The translators of every language the engine writes (English first)."""
+    return _languages()
+
+
+_TEMPLATE_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def template_res(msgid: str, end: str | Mapping[str, str] = "", flags: int = 0,
+                 **groups: str) -> tuple[re.Pattern[str], ...]:
+    """Regexes reading back a sentence the engine wrote from the catalogue message ``msgid``, one per
+    language: each ``{field}`` named in ``groups`` becomes the named group ``(?P<field>pattern)``, any
+    other field a lazy ``.*?``; ``end`` is appended (a mapping: language → its end, '' when absent).
+    So a line is parsed by the same message it was written from, whatever the language."""
+    out: list[re.Pattern[str]] = []
+    seen: set[str] = set()
+    for t in _languages():
+        text = t(msgid)
+        if text in seen:
+            continue
+        seen.add(text)
+        pattern, last, used = "", 0, set()
+        for match in _TEMPLATE_FIELD.finditer(text):
+            pattern += re.escape(text[last:match.start()])
+            name = match.group(1)
+            if name in groups and name not in used:
+                pattern += f"(?P<{name}>{groups[name]})"
+                used.add(name)
+            else:
+                pattern += ".*?"
+            last = match.end()
+        tail = end if isinstance(end, str) else end.get(t.lang, "")
+        out.append(re.compile(pattern + re.escape(text[last:]) + tail, flags))
+    return tuple(out)
+
+
+def _reverse(context: str, names: Iterable[str]) -> dict[str, str]:
+    """Every language's word for each of ``names`` → the canonical (English) name."""
+    out: dict[str, str] = {}
+    for t in _languages():
+        for name in names:
+            out.setdefault(t.p(context, name), name)
+    return out
+
+
+_DIRECTION_OF = _reverse("direction", DIRECTIONS)
+
+SIGNAL_NAMES = (
+    ENGLISH.p("signal", "Trend"),
+    ENGLISH.p("signal", "Long-term trend"),
+    ENGLISH.p("signal", "MACD"),
+    ENGLISH.p("signal", "RSI"),
+    ENGLISH.p("signal", "Bollinger bands"),
+    ENGLISH.p("signal", "Momentum"),
+    ENGLISH.p("signal", "Volatility"),
+    ENGLISH.p("signal", "Social tone"),
+    ENGLISH.p("signal", "Company news"),
+    ENGLISH.p("signal", "Macro backdrop"),
+    ENGLISH.p("signal", "Valuation"),
+    ENGLISH.p("signal", "Growth"),
+    ENGLISH.p("signal", "Profitability"),
+    ENGLISH.p("signal", "Leverage"),
+    ENGLISH.p("signal", "Earnings surprise"),
+)
+"""The signals the analysts write (canonical names; each report writes ``t.p("signal", name)``)."""
+_SIGNAL_KEY = _reverse("signal", SIGNAL_NAMES)
+
+FLAGS = {"overbought": N_("; overbought"), "oversold": N_("; oversold"),
+         "volatility elevated": N_("; volatility elevated"), "volatility moderate": N_("; volatility moderate")}
+"""The flags a signal line may end with (key → the English text, the message id)."""
+_FLAG_OF = {t(text): key for t in _languages() for key, text in FLAGS.items()}
+
+
+def flag_text(key: str, t: Translator = ENGLISH) -> str:
+    """The ending of a signal line that carries the flag ``key`` (``FLAGS``), in ``t``'s language."""
+    return t(FLAGS[key])
+
 _SIGNAL_RE = re.compile(
-    r"^- \*\*(?P<name>[^*\n]+)\*\*: (?P<detail>[^\n]+?) → (?P<dir>bullish|bearish|neutral)(?P<rest>[^\n]*)$",
+    r"^- \*\*(?P<name>[^*\n]+)\*\*: (?P<detail>[^\n]+?) → (?P<dir>"
+    + "|".join(re.escape(w) for w in sorted(_DIRECTION_OF, key=len, reverse=True))
+    + r")(?P<rest>[^\n]*)$",
     re.MULTILINE,
 )
 _RECOMMENDATION_RE = re.compile(r"\*\*Recommendation\*\*\s*:\s*\**\s*(" + TIER_ALT + r")\b")
@@ -83,8 +204,19 @@ class Signal:
     rest: str = ""
     source: str = ""
 
-    def line(self) -> str:
-        return f"- **{self.name}**: {self.detail} → {self.direction}{self.rest}"
+    def line(self, t: Translator = ENGLISH) -> str:
+        """The report's line of this signal (its direction in ``t``'s language)."""
+        return f"- **{self.name}**: {self.detail} → {t.p('direction', self.direction)}{self.rest}"
+
+    @property
+    def key(self) -> str:
+        """The canonical (English) name of the signal, whatever language its report is in."""
+        return _SIGNAL_KEY.get(self.name, self.name)
+
+    @property
+    def flag(self) -> str:
+        """The canonical flag the line ends with (``FLAGS``' key: "overbought", …), else ''."""
+        return _FLAG_OF.get(self.rest, "")
 
     @property
     def value(self) -> int:
@@ -111,17 +243,24 @@ def tag(text: str, name: str) -> str:
 
 
 def signals_in(text: str, source: str = "") -> list[Signal]:
+    """The signal lines of a report, in any of the engine's languages (directions read back canonical)."""
     return [
-        Signal(m.group("name").strip(), m.group("detail").strip(), m.group("dir"), m.group("rest"), source)
+        Signal(m.group("name").strip(), m.group("detail").strip(), _DIRECTION_OF[m.group("dir")], m.group("rest"),
+               source)
         for m in _SIGNAL_RE.finditer(text or "")
     ]
 
 
-def signals_from_prompt(text: str) -> list[Signal]:
-    """Every signal line of the four reports in a prompt, in report order."""
+_SOURCE_NAMES = (N_("market report"), N_("sentiment report"), N_("news report"), N_("fundamentals report"))
+"""How a turn names each report (``SOURCES``' values), marked for the catalogue."""
+
+
+def signals_from_prompt(text: str, t: Translator = ENGLISH) -> list[Signal]:
+    """Every signal line of the four reports in a prompt, in report order; ``source`` names the report
+    in ``t``'s language."""
     out: list[Signal] = []
     for key, label in SOURCES.items():
-        out.extend(signals_in(tag(text, key), label))
+        out.extend(signals_in(tag(text, key), t(label)))
     return out
 
 
@@ -177,7 +316,7 @@ def toward_hold(tier: str) -> str:
 direction_of_tier = direction
 
 
-SCALE_TEXT = (
+SCALE_TEXT = N_(
     "Each analyst signal counts +1 when bullish, −1 when bearish and 0 when neutral; the net score "
     "divided by the number of signals maps to the scale: at least +0.40 Buy, at least +0.15 "
     "Overweight, between −0.15 and +0.15 Hold, at most −0.15 Underweight, at most −0.40 Sell."
@@ -225,12 +364,15 @@ def article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
-def join_names(names: list[str]) -> str:
+def join_names(names: list[str], t: Translator = ENGLISH) -> str:
+    """``a, b and c`` in ``t``'s language ("none" for no name)."""
     if not names:
-        return "none"
+        return t("none")
     if len(names) == 1:
         return names[0]
-    return ", ".join(names[:-1]) + " and " + names[-1]
+    if t.lang == "en":
+        return ", ".join(names[:-1]) + " and " + names[-1]
+    return t("{items} and {last}", items=t(", ").join(names[:-1]), last=names[-1])
 
 
 def pct(x: float) -> str:

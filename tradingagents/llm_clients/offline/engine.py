@@ -10,6 +10,9 @@ the reports and debate in its prompt (``roles``). A forced tool call (``tool_cho
 named tool — what ``with_structured_output`` sends) is answered with that tool's arguments, filled
 from the role's structured answer.
 
+The answer is written in the language the prompt asks for ("Write your entire answer in Chinese.",
+``common.translator_of``), as a model would; every other role reads it from its prompt too.
+
 Deterministic: the answer and its id depend only on the role, the messages and the tools.
 """
 
@@ -24,7 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from tradingagents.errors import LLMConfigError
 from tradingagents.ids import stable_id
 from tradingagents.llm_clients.offline import analysts, roles
-from tradingagents.llm_clients.offline.common import OFFLINE_LABEL, date_of, instrument_of
+from tradingagents.llm_clients.offline.common import OFFLINE_LABEL, date_of, instrument_of, translator_of
 from tradingagents.team import LESSONS, REFLECTION, ROLE_METADATA, WRITERS, Role, role_of
 
 __all__ = ["OFFLINE_LABEL", "ROLES", "respond", "role_for"]
@@ -117,7 +120,7 @@ def _fill_schema(parameters: dict[str, Any], answer: dict[str, Any], fallback_te
 def _text_answer(role: Role, prompt: str, messages: Sequence[BaseMessage]) -> str:
     ticker, date = instrument_of(prompt), date_of(prompt)
     if role.is_analyst:
-        return analysts.write_report(role, ticker, date, messages)
+        return analysts.write_report(role, ticker, date, messages, translator_of(prompt))
     if role.debate == "invest":
         return roles.debate_turn(role, prompt)
     if role.debate == "risk":

@@ -24,7 +24,7 @@ Same messages in → same answer out, on every machine: no clock, no randomness,
 Every report it writes says "offline engine (no LLM)".
 
 While it answers (``streaming``, default true; ``llm_streaming: false`` turns it off), a text answer goes
-to the callbacks word by word (``on_llm_new_token``: LangGraph's ``messages`` mode), so the Run page's live
+to the callbacks word by word (a Chinese answer clause by clause; ``on_llm_new_token``: LangGraph's ``messages`` mode), so the Run page's live
 text works offline too; the message returned is the same either way. The words are sent from ``_generate``,
 where the run manager (and with it the calling node) is known, as ``BoundedChatOpenAI`` does; ``.stream()``
 therefore yields the whole answer as one chunk while its callbacks see the words.
@@ -55,7 +55,9 @@ from tradingagents.llm_clients.offline.engine import OFFLINE_LABEL, respond, rol
 __all__ = ["OFFLINE_LABEL", "OfflineChatModel", "stream_delay_from_env"]
 
 STREAM_DELAY_ENV = "TRADINGAGENTS_OFFLINE_STREAM_DELAY_S"
-_WORDS = re.compile(r"\s*\S+\s*")
+# a word and the space after it; Chinese, written without spaces, streams by clause (up to its ，。；：！？、)
+_CLAUSE_MARKS = "，。；：！？、"
+_WORDS = re.compile(rf"\s*(?:[^\s{_CLAUSE_MARKS}]+[{_CLAUSE_MARKS}]*|[{_CLAUSE_MARKS}]+)\s*")
 
 
 def stream_delay_from_env() -> float:

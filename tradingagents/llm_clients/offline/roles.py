@@ -21,6 +21,10 @@ prompts and answer with text grounded in them:
 - **Reflection**: was the call right — the prompt's ``Verdict: right|wrong`` line (``rating.was_right``
   on the exact alpha), else the same rule on the alpha as quoted — citing the realised return and
   alpha as ``+x.x%`` against the benchmark the prompt names.
+
+Each writer answers in its prompt's language (``common.translator_of``); the lines later roles parse
+(the main point of a turn, the last close, the stop, the ATR) are read with a regex made from the
+same catalogue message in every language (``common.template_res``), never from a second copy.
 """
 
 from __future__ import annotations
@@ -28,12 +32,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tradingagents.i18n import N_, Translator
 from tradingagents.llm_clients.offline.common import (
     BEARISH_TIERS,
     BULLISH_TIERS,
     BUY_AT,
-    FOOTER,
-    OFFLINE_LABEL,
+    ENGLISH,
     OVERWEIGHT_AT,
     SCALE_TEXT,
     TIER_ACTION,
@@ -43,27 +47,38 @@ from tradingagents.llm_clients.offline.common import (
     clip,
     date_of,
     direction_of_tier,
+    engine_label,
+    footer,
     instrument_of,
     join_names,
+    languages,
     proposal_in,
     recommendation_in,
     score_of,
     signals_from_prompt,
     tag,
+    template_res,
     toward_hold,
+    translator_of,
 )
 from tradingagents.rating import parse_settled_headers, was_right
 from tradingagents.team import ROSTER, Role, judge, speakers
 
 _PRICE_LINE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s*(-?\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 _BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
+_NUMBER = r"-?\d+(?:\.\d+)?"
 
 # how a debater's lesson ends after a settled win / loss of its side: written by role_lessons, read by
-# debate_turn (one phrase for both, never two patterns)
-PRESS_ON = "press them when they recur."
-EASE_OFF = "ask for confirmation before leaning on them."
+# debate_turn (one phrase for both, never two patterns; in every language the engine writes)
+PRESS_ON = N_("press them when they recur.")
+EASE_OFF = N_("ask for confirmation before leaning on them.")
 
 PLAN_TAG = judge("invest").output_key  # the Research Manager's plan, as the later prompts tag it
+
+
+def _sep(t: Translator) -> str:
+    """What joins two sentences: a space in English, nothing in Chinese."""
+    return "" if t.lang == "zh" else " "
 
 
 def _first_lesson(text: str) -> str | None:
@@ -85,14 +100,17 @@ def _cited(turn: str, candidates: list[Signal]) -> Signal | None:
     return None
 
 
-_CLAIM_RE = re.compile(r"My main point this round is \*\*([^*\n]+)\*\* from the [^:\n]+: (.+?)\.(?:\s|$)")
+_MAIN_POINT = N_("My main point this round is **{name}** from the {source}: {detail}.")
+_CLAIM_RES = template_res(_MAIN_POINT, name=r"[^*\n]+", detail=r".+?", end={"en": r"(?:\s|$)"})
+_CLAIM = N_("{name}: {detail}")
 
 
-def _main_claim(turn: str) -> str | None:
+def _main_claim(turn: str, t: Translator = ENGLISH) -> str | None:
     """The opponent's own main point, as they wrote it ("Trend: the close of 54.69 is below …"), else None."""
-    match = _CLAIM_RE.search(turn or "")
-    if match:
-        return f"{match.group(1).strip()}: {match.group(2).strip()}"
+    for regex in _CLAIM_RES:
+        match = regex.search(turn or "")
+        if match:
+            return t(_CLAIM, name=match.group("name").strip(), detail=match.group("detail").strip())
     return None
 
 
@@ -108,12 +126,18 @@ def _last_close(text: str) -> tuple[str, float] | None:
     return day, float(close)
 
 
+_ATR_RES = (re.compile(r"\bATR\)? (?:is |of )?(?P<atr>-?\d[\d,]*(?:\.\d+)?)", re.I),
+            *template_res("the average daily range (ATR) is {atr} against a close of {close}",
+                          atr=r"-?\d[\d,]*(?:\.\d+)?"))
+
+
 def _atr(signals: list[Signal]) -> float | None:
     for s in signals:
-        if s.name == "Volatility":
-            match = re.search(r"\bATR\)? (?:is |of )?(-?\d[\d,]*(?:\.\d+)?)", s.detail, re.I)
-            if match:
-                return float(match.group(1).replace(",", ""))
+        if s.key == "Volatility":
+            for regex in _ATR_RES:
+                match = regex.search(s.detail)
+                if match:
+                    return float(match.group("atr").replace(",", ""))
     return None
 
 
@@ -121,17 +145,22 @@ def _signed(n: int) -> str:
     return f"{n:+d}" if n else "0"
 
 
-def risk_flags(signals: list[Signal], tier: str) -> list[str]:
+def _point(s: Signal, t: Translator) -> str:
+    """A signal as a turn cites it: its name and reading."""
+    return t("{name} ({detail})", name=s.name, detail=s.detail)
+
+
+def risk_flags(signals: list[Signal], tier: str, t: Translator = ENGLISH) -> list[str]:
     """Market readings that argue against acting at full size in ``tier``'s direction."""
     flags = []
     side = direction_of_tier(tier)
     for s in signals:
-        if s.name == "RSI" and "overbought" in s.rest and side > 0:
-            flags.append(f"RSI overbought ({s.detail})")
-        if s.name == "RSI" and "oversold" in s.rest and side < 0:
-            flags.append(f"RSI oversold ({s.detail})")
-        if s.name == "Volatility" and "elevated" in s.rest and side != 0:
-            flags.append(f"elevated volatility ({s.detail})")
+        if s.key == "RSI" and s.flag == "overbought" and side > 0:
+            flags.append(t("RSI overbought ({detail})", detail=s.detail))
+        if s.key == "RSI" and s.flag == "oversold" and side < 0:
+            flags.append(t("RSI oversold ({detail})", detail=s.detail))
+        if s.key == "Volatility" and s.flag == "volatility elevated" and side != 0:
+            flags.append(t("elevated volatility ({detail})", detail=s.detail))
     return flags
 
 
@@ -140,91 +169,102 @@ def risk_flags(signals: list[Signal], tier: str) -> list[str]:
 
 
 def debate_turn(role: Role, text: str) -> str:
+    t = translator_of(text)
     bull = role.key == "bull"
     ticker = instrument_of(text)
-    signals = signals_from_prompt(text)
+    signals = signals_from_prompt(text, t)
     score = score_of(signals)
     mine_dir, their_dir = ("bullish", "bearish") if bull else ("bearish", "bullish")
     opponent = next(r for r in speakers("invest") if r != role)
-    me, opponent_name = role.turn_label, str(opponent.speaker).lower()
+    me = role.turn_label
+    opponent_name = str(opponent.speaker).lower() if t.lang == "en" else t.p("speaker", str(opponent.speaker))
     mine = [s for s in signals if s.direction == mine_dir]
     theirs = [s for s in signals if s.direction == their_dir]
     round_no = tag(text, "debate_history").count(f"{me}:") + 1
     lead = _pick(mine, round_no - 1)
     support = _pick([s for s in mine if s != lead], round_no - 1)
-    parts: list[str] = [f"Round {round_no}."]
+    parts: list[str] = [t("Round {n}.", n=round_no)]
+    mine_word, their_word = t.p("direction", mine_dir), t.p("direction", their_dir)
 
     opponent = tag(text, "opponent_last_argument")
     target = _cited(opponent, theirs) if opponent else None
-    claim = _main_claim(opponent) if opponent else None
+    claim = _main_claim(opponent, t) if opponent else None
     if opponent and target:
         counter = next((s for s in mine if s.source == target.source and s not in (lead, support)), None)
-        said = claim or f"{target.name}: {target.detail}"
-        rebuttal = (f"The {opponent_name} argues that \u201c{said}\u201d. That is one reading against "
-                    f"{len(mine)} {mine_dir} {'one' if len(mine) == 1 else 'ones'}")
+        said = claim or t(_CLAIM, name=target.name, detail=target.detail)
+        fields = {"opponent": opponent_name, "claim": said, "direction": mine_word}
         if counter:
-            rebuttal += f", and the same {counter.source} says otherwise: {counter.detail}"
-        parts.append(rebuttal + ".")
+            parts.append(t.n("The {opponent} argues that \u201c{claim}\u201d. That is one reading against {n} "
+                             "{direction} one, and the same {source} says otherwise: {detail}.",
+                             "The {opponent} argues that \u201c{claim}\u201d. That is one reading against {n} "
+                             "{direction} ones, and the same {source} says otherwise: {detail}.",
+                             len(mine), source=counter.source, detail=counter.detail, **fields))
+        else:
+            parts.append(t.n("The {opponent} argues that \u201c{claim}\u201d. That is one reading against {n} "
+                             "{direction} one.",
+                             "The {opponent} argues that \u201c{claim}\u201d. That is one reading against {n} "
+                             "{direction} ones.", len(mine), **fields))
     elif opponent and claim:
-        parts.append(f"The {opponent_name} argues that \u201c{claim}\u201d, but names no {their_dir} reading "
-                     "I can check in the reports, so it does not change the evidence.")
+        parts.append(t("The {opponent} argues that \u201c{claim}\u201d, but names no {direction} reading I can check "
+                       "in the reports, so it does not change the evidence.", opponent=opponent_name, claim=claim,
+                       direction=their_word))
     elif opponent:
-        parts.append(f"The {opponent_name}'s last argument names no {their_dir} reading I can check in the reports, "
-                     "so it does not change the evidence.")
+        parts.append(t("The {opponent}'s last argument names no {direction} reading I can check in the reports, so "
+                       "it does not change the evidence.", opponent=opponent_name, direction=their_word))
 
     if lead:
-        parts.append(f"My main point this round is **{lead.name}** from the {lead.source}: {lead.detail}.")
+        parts.append(t(_MAIN_POINT, name=lead.name, source=lead.source, detail=lead.detail))
         if support:
-            parts.append(f"It is backed by **{support.name}**: {support.detail}.")
+            parts.append(t("It is backed by **{name}**: {detail}.", name=support.name, detail=support.detail))
     else:
-        parts.append(
-            f"No report gives a clearly {mine_dir} reading, so my case rests on the {score.neutral} neutral "
-            f"readings, which leave the {opponent_name} case unproven."
-        )
+        parts.append(t("No report gives a clearly {direction} reading, so my case rests on the {neutral} neutral "
+                       "readings, which leave the {opponent} case unproven.", direction=mine_word,
+                       neutral=score.neutral, opponent=opponent_name))
     favours = score.net > 0 if bull else score.net < 0
-    stance = "owning" if bull else "avoiding"
-    if favours:
-        parts.append(
-            f"Across the four reports I count {score.bullish} bullish against {score.bearish} bearish signals "
-            f"({score.neutral} neutral), so the balance favours {stance} {ticker}."
-        )
+    counts = {"bullish": score.bullish, "bearish": score.bearish, "neutral": score.neutral, "ticker": ticker}
+    if favours and bull:
+        parts.append(t("Across the four reports I count {bullish} bullish against {bearish} bearish signals "
+                       "({neutral} neutral), so the balance favours owning {ticker}.", **counts))
+    elif favours:
+        parts.append(t("Across the four reports I count {bullish} bullish against {bearish} bearish signals "
+                       "({neutral} neutral), so the balance favours avoiding {ticker}.", **counts))
     elif bull:
-        parts.append(
-            f"The bearish readings outnumber mine, {score.bearish} to {score.bullish}, but a count does not weigh "
-            f"them: the points above are the ones that move the price, and they argue for owning {ticker}."
-        )
+        parts.append(t("The bearish readings outnumber mine, {bearish} to {bullish}, but a count does not weigh "
+                       "them: the points above are the ones that move the price, and they argue for owning {ticker}.",
+                       **counts))
     else:
-        parts.append(
-            f"The bullish readings outnumber mine, {score.bullish} to {score.bearish}, but a count does not weigh "
-            f"them: the points above are where the risk sits, and buying {ticker} here pays for good news that "
-            "is already in the price."
-        )
+        parts.append(t("The bullish readings outnumber mine, {bullish} to {bearish}, but a count does not weigh "
+                       "them: the points above are where the risk sits, and buying {ticker} here pays for good news "
+                       "that is already in the price.", **counts))
     lesson = _first_lesson(text)
     if lesson:
-        parts.append(f"A past lesson applies here: {lesson}")
+        parts.append(t("A past lesson applies here: {lesson}", lesson=lesson))
         # a settled win of my side in a similar situation: more conviction; a loss: less
-        if lesson.endswith(PRESS_ON):
-            parts.append("My side was right the last time this setup settled, so I argue it with more conviction.")
-        elif lesson.endswith(EASE_OFF):
-            parts.append("My side was wrong the last time this setup settled, so I argue it with less conviction.")
-    return " ".join(parts)
+        if lesson.endswith(tuple(x(PRESS_ON) for x in languages())):
+            parts.append(t("My side was right the last time this setup settled, so I argue it with more "
+                           "conviction."))
+        elif lesson.endswith(tuple(x(EASE_OFF) for x in languages())):
+            parts.append(t("My side was wrong the last time this setup settled, so I argue it with less "
+                           "conviction."))
+    return _sep(t).join(parts)
 
 
 # ---------------------------------------------------------------------------------------------
 # research manager
 
 _PLAN_ACTIONS = {
-    "Buy": "Build a full position now; add on pullbacks toward the 50-day average while the trend holds.",
-    "Overweight": "Build half of the target position now and the rest once the leading signals confirm.",
-    "Hold": "Keep the current exposure; no new position until the signals lean clearly one way.",
-    "Underweight": "Trim the position by about half and avoid adding until the weak signals improve.",
-    "Sell": "Exit the position and stay out until the bearish signals reverse.",
+    "Buy": N_("Build a full position now; add on pullbacks toward the 50-day average while the trend holds."),
+    "Overweight": N_("Build half of the target position now and the rest once the leading signals confirm."),
+    "Hold": N_("Keep the current exposure; no new position until the signals lean clearly one way."),
+    "Underweight": N_("Trim the position by about half and avoid adding until the weak signals improve."),
+    "Sell": N_("Exit the position and stay out until the bearish signals reverse."),
 }
 
 
 def research_plan(text: str) -> str:
+    t = translator_of(text)
     ticker = instrument_of(text)
-    signals = signals_from_prompt(text)
+    signals = signals_from_prompt(text, t)
     score = score_of(signals)
     tier = score.tier
     history = tag(text, "debate_history")
@@ -236,35 +276,57 @@ def research_plan(text: str) -> str:
     lines = [
         f"**Recommendation**: {tier}",
         "",
-        "### Scoring",
+        t("### Scoring"),
         "",
-        f"{SCALE_TEXT} The reports carry {score.n} signals: {score.bullish} bullish, {score.bearish} bearish and "
-        f"{score.neutral} neutral, a net score of {_signed(score.net)} or {score.ratio:+.2f} per signal, hence "
-        f"{tier}.",
+        t(SCALE_TEXT) + _sep(t) + t(
+            "The reports carry {n} signals: {bullish} bullish, {bearish} bearish and {neutral} neutral, a net score "
+            "of {net} or {ratio} per signal, hence {tier}.", n=score.n, bullish=score.bullish, bearish=score.bearish,
+            neutral=score.neutral, net=_signed(score.net), ratio=f"{score.ratio:+.2f}", tier=tier),
         "",
-        "### The debate",
+        t("### The debate"),
         "",
     ]
-    debate = f"After {rounds} round{'s' if rounds != 1 else ''} of debate, "
-    debate += (f"the bull's strongest point was **{bull_best.name}** ({bull_best.detail})"
-               if bull_best else "the bull had no clearly bullish reading to stand on")
-    debate += "; " + (f"the bear's strongest was **{bear_best.name}** ({bear_best.detail})."
-                      if bear_best else "the bear had no clearly bearish reading to stand on.")
-    if score.net > 0:
-        debate += f" The bull wins on the count of evidence, {score.bullish} readings to {score.bearish}."
-    elif score.net < 0:
-        debate += f" The bear wins on the count of evidence, {score.bearish} readings to {score.bullish}."
+    n = rounds
+    if bull_best and bear_best:
+        debate = t.n("After {n} round of debate, the bull's strongest point was **{bull}** ({bull_detail}); the "
+                     "bear's strongest was **{bear}** ({bear_detail}).",
+                     "After {n} rounds of debate, the bull's strongest point was **{bull}** ({bull_detail}); the "
+                     "bear's strongest was **{bear}** ({bear_detail}).", n, bull=bull_best.name,
+                     bull_detail=bull_best.detail, bear=bear_best.name, bear_detail=bear_best.detail)
+    elif bull_best:
+        debate = t.n("After {n} round of debate, the bull's strongest point was **{bull}** ({bull_detail}); the "
+                     "bear had no clearly bearish reading to stand on.",
+                     "After {n} rounds of debate, the bull's strongest point was **{bull}** ({bull_detail}); the "
+                     "bear had no clearly bearish reading to stand on.", n, bull=bull_best.name,
+                     bull_detail=bull_best.detail)
+    elif bear_best:
+        debate = t.n("After {n} round of debate, the bull had no clearly bullish reading to stand on; the bear's "
+                     "strongest was **{bear}** ({bear_detail}).",
+                     "After {n} rounds of debate, the bull had no clearly bullish reading to stand on; the bear's "
+                     "strongest was **{bear}** ({bear_detail}).", n, bear=bear_best.name,
+                     bear_detail=bear_best.detail)
     else:
-        debate += " Neither side wins on the count of evidence."
-    lines += [debate, "", "### Plan for the Trader", "", f"- {_PLAN_ACTIONS[tier]}"]
+        debate = t.n("After {n} round of debate, the bull had no clearly bullish reading to stand on; the bear had "
+                     "no clearly bearish reading to stand on.",
+                     "After {n} rounds of debate, the bull had no clearly bullish reading to stand on; the bear had "
+                     "no clearly bearish reading to stand on.", n)
+    if score.net > 0:
+        verdict = t("The bull wins on the count of evidence, {bullish} readings to {bearish}.",
+                    bullish=score.bullish, bearish=score.bearish)
+    elif score.net < 0:
+        verdict = t("The bear wins on the count of evidence, {bearish} readings to {bullish}.",
+                    bullish=score.bullish, bearish=score.bearish)
+    else:
+        verdict = t("Neither side wins on the count of evidence.")
+    lines += [debate + _sep(t) + verdict, "", t("### Plan for the Trader"), "", f"- {t(_PLAN_ACTIONS[tier])}"]
     if bear_best and tier in BULLISH_TIERS:
-        lines.append(f"- Watch **{bear_best.name}**: if it worsens, cut the position back.")
+        lines.append(t("- Watch **{name}**: if it worsens, cut the position back.", name=bear_best.name))
     if bull_best and tier in BEARISH_TIERS:
-        lines.append(f"- Watch **{bull_best.name}**: if it strengthens, stop reducing.")
+        lines.append(t("- Watch **{name}**: if it strengthens, stop reducing.", name=bull_best.name))
     lesson = _first_lesson(text)
     if lesson:
-        lines += ["", "### Lessons applied", "", f"- {lesson}"]
-    lines += ["", f"Instrument: {ticker}.", "", FOOTER]
+        lines += ["", t("### Lessons applied"), "", f"- {lesson}"]
+    lines += ["", t("Instrument: {ticker}.", ticker=ticker), "", footer(t)]
     return "\n".join(lines)
 
 
@@ -272,45 +334,53 @@ def research_plan(text: str) -> str:
 # trader
 
 _SIZES = {
-    "Buy": "a full position at the target weight",
-    "Overweight": "half of the target weight now, the rest on confirmation",
-    "Hold": "no change to the current exposure",
-    "Underweight": "trim the position by about half",
-    "Sell": "exit the whole position",
+    "Buy": N_("a full position at the target weight"),
+    "Overweight": N_("half of the target weight now, the rest on confirmation"),
+    "Hold": N_("no change to the current exposure"),
+    "Underweight": N_("trim the position by about half"),
+    "Sell": N_("exit the whole position"),
 }
+
+_LAST_CLOSE = N_("The last close was {close} on {date}.")
+_STOP_LOSS = N_("- Stop-loss: {stop}, two ATRs ({atr}) below the last close.")
+_RE_ENTRY = N_("- Re-entry only above {stop}, two ATRs ({atr}) above the last close.")
 
 
 def trader_plan(text: str) -> str:
+    t = translator_of(text)
     ticker = instrument_of(text)
-    signals = signals_from_prompt(text)
+    signals = signals_from_prompt(text, t)
     plan = tag(text, PLAN_TAG)
     tier = recommendation_in(plan) or score_of(signals).tier
     action = TIER_ACTION[tier]
     last = _last_close(text)
     atr = _atr(signals)
-    lines = [f"### Transaction proposal for {ticker}", ""]
-    intro = f"The Research Manager recommends **{tier}**."
+    lines = [t("### Transaction proposal for {ticker}", ticker=ticker), ""]
+    intro = t("The Research Manager recommends **{tier}**.", tier=tier)
     if last:
-        intro += f" The last close was {last[1]:.2f} on {last[0]}."
+        intro += _sep(t) + t(_LAST_CLOSE, close=f"{last[1]:.2f}", date=last[0])
     else:
-        intro += " Recent prices were not available, so levels are left to the execution desk."
-    lines += [intro, "", f"- Action: {action} — {_SIZES[tier]}."]
+        intro += _sep(t) + t("Recent prices were not available, so levels are left to the execution desk.")
+    lines += [intro, "", t("- Action: {action} — {size}.", action=action, size=t(_SIZES[tier]))]
     if last and action != "HOLD":
-        lines.append(f"- Entry: near {last[1]:.2f}.")
+        lines.append(t("- Entry: near {price}.", price=f"{last[1]:.2f}"))
     if last and atr and action == "BUY":
-        lines.append(f"- Stop-loss: {last[1] - 2 * atr:.2f}, two ATRs ({atr:.2f}) below the last close.")
+        lines.append(t(_STOP_LOSS, stop=f"{last[1] - 2 * atr:.2f}", atr=f"{atr:.2f}"))
     elif last and atr and action == "SELL":
-        lines.append(f"- Re-entry only above {last[1] + 2 * atr:.2f}, two ATRs ({atr:.2f}) above the last close.")
+        lines.append(t(_RE_ENTRY, stop=f"{last[1] + 2 * atr:.2f}", atr=f"{atr:.2f}"))
     opposing = [s for s in signals if s.direction == ("bearish" if action == "BUY" else "bullish")]
-    if opposing and action != "HOLD":
-        change = "worsening" if action == "BUY" else "strengthening"
-        lines.append(f"- What would change my mind: **{opposing[0].name}** ({opposing[0].detail}) {change}.")
+    if opposing and action == "BUY":
+        lines.append(t("- What would change my mind: **{name}** ({detail}) worsening.", name=opposing[0].name,
+                       detail=opposing[0].detail))
+    elif opposing and action == "SELL":
+        lines.append(t("- What would change my mind: **{name}** ({detail}) strengthening.", name=opposing[0].name,
+                       detail=opposing[0].detail))
     elif action == "HOLD":
-        lines.append("- What would change my mind: the signals leaning clearly one way in the next reports.")
+        lines.append(t("- What would change my mind: the signals leaning clearly one way in the next reports."))
     lesson = _first_lesson(text)
     if lesson:
-        lines.append(f"- Lesson applied: {lesson}")
-    lines += ["", FOOTER, "", f"FINAL TRANSACTION PROPOSAL: **{action}**"]
+        lines.append(t("- Lesson applied: {lesson}", lesson=lesson))
+    lines += ["", footer(t), "", f"FINAL TRANSACTION PROPOSAL: **{action}**"]
     return "\n".join(lines)
 
 
@@ -321,9 +391,10 @@ def risk_turn(role: Role, text: str) -> str:
     """One risk-committee turn. The 'direction' is the trader's BUY/SELL, or for a HOLD the side
     the signals lean to (bullish when tied): the aggressive analyst presses it, the conservative
     one raises what argues against it, the neutral one proposes how to stage or trigger it."""
+    t = translator_of(text)
     speaker, key = role.turn_label, role.key
     ticker = instrument_of(text)
-    signals = signals_from_prompt(text)
+    signals = signals_from_prompt(text, t)
     score = score_of(signals)
     action = proposal_in(tag(text, "trader_plan")) or "HOLD"
     tier = recommendation_in(tag(text, PLAN_TAG)) or score.tier
@@ -333,84 +404,114 @@ def risk_turn(role: Role, text: str) -> str:
     against_dir = "bullish" if lean == "SELL" else "bearish"
     supporting = [s for s in signals if s.direction == with_dir]
     opposing = [s for s in signals if s.direction == against_dir]
-    flags = risk_flags(signals, tier if action != "HOLD" else ("Buy" if lean == "BUY" else "Sell"))
-    parts = [f"Round {round_no}."]
+    flags = risk_flags(signals, tier if action != "HOLD" else ("Buy" if lean == "BUY" else "Sell"), t)
+    parts = [t("Round {n}.", n=round_no)]
+    with_word, against_word = t.p("direction", with_dir), t.p("direction", against_dir)
 
     answered: set[str] = set()
-    for other in (r.key for r in speakers("risk") if r != role):
+    for other_role in (r for r in speakers("risk") if r != role):
+        other = other_role.key
         cited = _cited(tag(text, f"{other}_last_argument"), signals)
         if cited is None or cited.name in answered:
             continue
         answered.add(cited.name)
         helps = cited.direction == with_dir
-        point = f"{cited.name} ({cited.detail})"
+        fields = {"other": other if t.lang == "en" else t.p("speaker", str(other_role.speaker)),
+                  "point": _point(cited, t)}
         if key == "aggressive":
-            parts.append(f"The {other} analyst is right that {point} matters, and it argues for more size, not less."
-                         if helps else
-                         f"The {other} analyst worries about {point}; that risk is sized for by a stop, while "
-                         "waiting costs the move.")
+            parts.append(t("The {other} analyst is right that {point} matters, and it argues for more size, not less.",
+                           **fields) if helps else
+                         t("The {other} analyst worries about {point}; that risk is sized for by a stop, while "
+                           "waiting costs the move.", **fields))
         elif key == "conservative":
-            parts.append(f"The {other} analyst points to {point}; one reading does not pay for the drawdown if "
-                         "it is wrong." if helps else
-                         f"The {other} analyst also sees {point}, which is exactly the risk I am pricing.")
+            parts.append(t("The {other} analyst points to {point}; one reading does not pay for the drawdown if "
+                           "it is wrong.", **fields) if helps else
+                         t("The {other} analyst also sees {point}, which is exactly the risk I am pricing.", **fields))
         else:
-            parts.append(f"The {other} analyst's {point} is real but only part of the picture.")
+            parts.append(t("The {other} analyst's {point} is real but only part of the picture.", **fields))
 
     if key == "aggressive":
         lead = _pick(supporting, round_no - 1)
         if action == "HOLD":
-            parts.append(f"A HOLD on {ticker} leaves {len(supporting)} {with_dir} readings unused; I would turn it "
-                         f"into a starter {lean}.")
+            parts.append(t("A HOLD on {ticker} leaves {n} {direction} readings unused; I would turn it into a "
+                           "starter {lean}.", ticker=ticker, n=len(supporting), direction=with_word, lean=lean))
         else:
-            parts.append(f"Act on the {action} with conviction.")
+            parts.append(t("Act on the {action} with conviction.", action=action))
         if lead:
-            parts.append(f"**{lead.name}** says {lead.detail}.")
-        parts.append(f"The reports hold {len(supporting)} {with_dir} readings against {len(opposing)} {against_dir}; "
-                     + ("full size captures the move." if action != "HOLD" else "sitting still is a choice too."))
+            parts.append(t("**{name}** says {detail}.", name=lead.name, detail=lead.detail))
+        fields = {"n": len(supporting), "direction": with_word, "m": len(opposing), "against": against_word}
+        parts.append(t("The reports hold {n} {direction} readings against {m} {against}; full size captures the "
+                       "move.", **fields) if action != "HOLD" else
+                     t("The reports hold {n} {direction} readings against {m} {against}; sitting still is a choice "
+                       "too.", **fields))
     elif key == "conservative":
         lead_flag = flags[(round_no - 1) % len(flags)] if flags else None
         lead = _pick(opposing, round_no - 1)
         if action == "HOLD":
-            parts.append(f"Holding {ticker} is the prudent call; any move toward a {lean} needs more than this.")
+            parts.append(t("Holding {ticker} is the prudent call; any move toward a {lean} needs more than this.",
+                           ticker=ticker, lean=lean))
         if lead_flag:
-            parts.append(f"Mind the {lead_flag}.")
+            parts.append(t("Mind the {flag}.", flag=lead_flag))
         if lead:
-            parts.append(f"**{lead.name}** cuts against a {lean}: {lead.detail}.")
+            parts.append(t("**{name}** cuts against a {lean}: {detail}.", name=lead.name, lean=lean,
+                           detail=lead.detail))
         if not lead_flag and not lead:
-            parts.append(f"I see no flag against the {action} in the reports, but a stop and a moderate size "
-                         "still cost little.")
-        parts.append("I would halve the size and keep a tight stop." if action != "HOLD" else
-                     "Keep the exposure small and the stops tight until the evidence settles.")
+            parts.append(t("I see no flag against the {action} in the reports, but a stop and a moderate size "
+                           "still cost little.", action=action))
+        parts.append(t("I would halve the size and keep a tight stop.") if action != "HOLD" else
+                     t("Keep the exposure small and the stops tight until the evidence settles."))
     else:
         lead = _pick(supporting, round_no) or _pick(opposing, round_no)
-        parts.append(f"The evidence on {ticker} is {score.bullish} bullish, {score.bearish} bearish and "
-                     f"{score.neutral} neutral readings, {article(tier)} {tier} case rather than an all-in one.")
+        fields = {"ticker": ticker, "bullish": score.bullish, "bearish": score.bearish, "neutral": score.neutral,
+                  "tier": tier}
+        parts.append(t("The evidence on {ticker} is {bullish} bullish, {bearish} bearish and {neutral} neutral "
+                       "readings, an {tier} case rather than an all-in one.", **fields) if article(tier) == "an" else
+                     t("The evidence on {ticker} is {bullish} bullish, {bearish} bearish and {neutral} neutral "
+                       "readings, a {tier} case rather than an all-in one.", **fields))
         if lead:
-            parts.append(f"**{lead.name}** ({lead.detail}) matters most to me this round.")
+            parts.append(t("**{name}** ({detail}) matters most to me this round.", name=lead.name,
+                           detail=lead.detail))
         if action == "HOLD":
             trigger = _pick(supporting, round_no - 1)
             risk = _pick(opposing, round_no - 1)
-            parts.append("Keep the HOLD but set triggers: "
-                         + (f"add if {trigger.name} persists" if trigger else "add if a clear signal appears")
-                         + ", " + (f"cut if {risk.name} worsens." if risk else "cut if the tape turns."))
+            if trigger and risk:
+                parts.append(t("Keep the HOLD but set triggers: add if {trigger} persists, cut if {risk} worsens.",
+                               trigger=trigger.name, risk=risk.name))
+            elif trigger:
+                parts.append(t("Keep the HOLD but set triggers: add if {trigger} persists, cut if the tape turns.",
+                               trigger=trigger.name))
+            elif risk:
+                parts.append(t("Keep the HOLD but set triggers: add if a clear signal appears, cut if {risk} "
+                               "worsens.", risk=risk.name))
+            else:
+                parts.append(t("Keep the HOLD but set triggers: add if a clear signal appears, cut if the tape "
+                               "turns."))
         elif flags:
-            parts.append(f"With {join_names(flags[:2])}, stage the {action}: half now, half on confirmation.")
+            parts.append(t("With {flags}, stage the {action}: half now, half on confirmation.",
+                           flags=join_names(flags[:2], t), action=action))
         else:
-            parts.append(f"Stage the {action}: start at half size and add as the signals confirm.")
-    return " ".join(parts)
+            parts.append(t("Stage the {action}: start at half size and add as the signals confirm.", action=action))
+    return _sep(t).join(parts)
 
 
 # ---------------------------------------------------------------------------------------------
 # portfolio manager
 
 _TARGET_MOVE = {"Buy": 0.10, "Overweight": 0.05, "Underweight": -0.05, "Sell": -0.10}
-_HORIZON = {"Buy": "3-6 months", "Overweight": "3-6 months", "Hold": "1-3 months",
-            "Underweight": "1-3 months", "Sell": "1-3 months"}
+_HORIZON = {"Buy": N_("3-6 months"), "Overweight": N_("3-6 months"), "Hold": N_("1-3 months"),
+            "Underweight": N_("1-3 months"), "Sell": N_("1-3 months")}
+_LAST_CLOSE_RES = (re.compile(rf"last close was (?P<close>{_NUMBER})"), *template_res(_LAST_CLOSE, close=_NUMBER))
+_STOP_RES = (re.compile(rf"(?:Stop-loss:|Re-entry only above) (?P<stop>{_NUMBER})"),
+             *template_res(_STOP_LOSS, stop=_NUMBER), *template_res(_RE_ENTRY, stop=_NUMBER))
 
 
 def _last_close_in_plan(text: str) -> float | None:
-    match = re.search(r"last close was (-?\d+(?:\.\d+)?)", tag(text, "trader_plan"))
-    return float(match.group(1)) if match else None
+    plan = tag(text, "trader_plan")
+    for regex in _LAST_CLOSE_RES:
+        match = regex.search(plan)
+        if match:
+            return float(match.group("close"))
+    return None
 
 
 def _past_same_ticker(text: str, ticker: str) -> tuple[str, str, str, str] | None:
@@ -423,73 +524,90 @@ def _past_same_ticker(text: str, ticker: str) -> tuple[str, str, str, str] | Non
     return newest["date"], newest["rating"], f"{newest['raw']:+.1%}", f"{newest['alpha']:+.1%}"
 
 
-def _settled_citations(text: str) -> str | None:
+def _settled_citations(text: str, t: Translator = ENGLISH) -> str | None:
     """Every settled decision the prompt's past_decisions holds, cited with its alpha (None: none)."""
     found = parse_settled_headers(tag(text, "past_decisions"))
     if not found:
         return None
-    cited = [f"{d['rating']} on {d['ticker']} of {d['date']} ({d['alpha']:+.1%} alpha, "
-             f"{'right' if was_right(d['rating'], d['alpha']) else 'wrong'})" for d in found]
-    return f"Settled decisions considered ({len(found)}): " + "; ".join(cited) + "."
+    cited = [t("{rating} on {ticker} of {date} ({alpha} alpha, right)", rating=d["rating"], ticker=d["ticker"],
+               date=d["date"], alpha=f"{d['alpha']:+.1%}") if was_right(d["rating"], d["alpha"]) else
+             t("{rating} on {ticker} of {date} ({alpha} alpha, wrong)", rating=d["rating"], ticker=d["ticker"],
+               date=d["date"], alpha=f"{d['alpha']:+.1%}") for d in found]
+    return t("Settled decisions considered ({n}): {items}.", n=len(found), items=t("; ").join(cited))
 
 
 def portfolio_decision(text: str) -> dict[str, Any]:
+    t = translator_of(text)
     ticker = instrument_of(text)
-    signals = signals_from_prompt(text)
+    signals = signals_from_prompt(text, t)
     score = score_of(signals)
     plan_tier = recommendation_in(tag(text, PLAN_TAG)) or score.tier
     action = proposal_in(tag(text, "trader_plan")) or TIER_ACTION[plan_tier]
     tier = plan_tier
     reasons: list[str] = []
-    flags = risk_flags(signals, tier)
+    flags = risk_flags(signals, tier, t)
     if tier in ("Buy", "Sell") and flags:
         tier = toward_hold(tier)
-        reasons.append(f"moderated from {plan_tier} to {tier} because of {join_names(flags)}")
+        reasons.append(t("moderated from {before} to {after} because of {flags}", before=plan_tier, after=tier,
+                         flags=join_names(flags, t)))
     past = _past_same_ticker(text, ticker)
     lesson = _first_lesson(text)
-    past_sentence = (f"No earlier decision on {ticker} has settled yet" +
-                     ("; the lesson below comes from similar situations elsewhere." if lesson else "."))
+    past_sentence = (t("No earlier decision on {ticker} has settled yet; the lesson below comes from similar "
+                       "situations elsewhere.", ticker=ticker) if lesson else
+                     t("No earlier decision on {ticker} has settled yet.", ticker=ticker))
     if past:
         p_date, p_rating, p_raw, p_alpha = past
         lost = was_right(p_rating, _pct_value(p_alpha)) is False
-        past_sentence = (f"The last settled call on {ticker}, {p_rating} on {p_date}, returned {p_raw} with alpha "
-                         f"{p_alpha}, so it was {'wrong' if lost else 'right'}.")
+        fields = {"ticker": ticker, "rating": p_rating, "date": p_date, "raw": p_raw, "alpha": p_alpha}
+        past_sentence = (t("The last settled call on {ticker}, {rating} on {date}, returned {raw} with alpha "
+                           "{alpha}, so it was wrong.", **fields) if lost else
+                         t("The last settled call on {ticker}, {rating} on {date}, returned {raw} with alpha "
+                           "{alpha}, so it was right.", **fields))
         if lost and direction_of_tier(p_rating) == direction_of_tier(tier) and tier != "Hold":
             before = tier
             tier = toward_hold(tier)
-            reasons.append(f"moderated from {before} to {tier} because the last {p_rating} call on {ticker} lost "
-                           f"({p_alpha} alpha)")
+            reasons.append(t("moderated from {before} to {after} because the last {rating} call on {ticker} lost "
+                             "({alpha} alpha)", before=before, after=tier, rating=p_rating, ticker=ticker,
+                             alpha=p_alpha))
         elif lost and p_rating == "Hold" and tier == "Hold" and score.net * _pct_value(p_alpha) > 0:
             # the last Hold missed a move and today's signals lean the same way: take that side, one tier
             before = tier
             tier = "Overweight" if _pct_value(p_alpha) > 0 else "Underweight"
-            reasons.append(f"moved from {before} to {tier} because the last Hold on {ticker} missed a "
-                           f"{p_alpha} alpha move and the signals lean the same way")
+            reasons.append(t("moved from {before} to {after} because the last Hold on {ticker} missed a {alpha} "
+                             "alpha move and the signals lean the same way", before=before, after=tier,
+                             ticker=ticker, alpha=p_alpha))
     bulls = [s for s in signals if s.direction == "bullish"]
     bears = [s for s in signals if s.direction == "bearish"]
-    summary = (
-        f"{tier} on {ticker}: the analyst signals net {_signed(score.net)} ({score.bullish} bullish, {score.bearish} "
-        f"bearish, {score.neutral} neutral), the Research Manager recommended {plan_tier} and the Trader "
-        f"proposed {action}"
-    )
-    summary += f", {'; '.join(reasons)}." if reasons else "; the risk debate raised no reason to change it."
-    summary += f" Decided by the {OFFLINE_LABEL}."
+    fields = {"tier": tier, "ticker": ticker, "net": _signed(score.net), "bullish": score.bullish,
+              "bearish": score.bearish, "neutral": score.neutral, "plan_tier": plan_tier, "action": action}
+    if reasons:
+        summary = t("{tier} on {ticker}: the analyst signals net {net} ({bullish} bullish, {bearish} bearish, "
+                    "{neutral} neutral), the Research Manager recommended {plan_tier} and the Trader proposed "
+                    "{action}, {reasons}.", reasons=t("; ").join(reasons), **fields)
+    else:
+        summary = t("{tier} on {ticker}: the analyst signals net {net} ({bullish} bullish, {bearish} bearish, "
+                    "{neutral} neutral), the Research Manager recommended {plan_tier} and the Trader proposed "
+                    "{action}; the risk debate raised no reason to change it.", **fields)
+    summary += _sep(t) + t("Decided by the {engine}.", engine=engine_label(t))
     thesis_parts = [
-        "For: " + (join_names([f"{s.name} ({s.detail})" for s in bulls[:3]]) if bulls else "no bullish reading") + ".",
-        "Against: " + (join_names([f"{s.name} ({s.detail})" for s in bears[:3]]) if bears else "no bearish reading")
-        + ".",
+        t("For: {items}.", items=join_names([_point(s, t) for s in bulls[:3]], t) if bulls
+          else t("no bullish reading")),
+        t("Against: {items}.", items=join_names([_point(s, t) for s in bears[:3]], t) if bears
+          else t("no bearish reading")),
     ]
     conservative = tag(text, "risk_debate_history")
     if "Conservative Analyst:" in conservative:
-        thesis_parts.append("The risk committee's conservative voice asked for a smaller size and a tight stop; "
-                            + ("the rating reflects it." if reasons else "the evidence outweighs it."))
+        thesis_parts.append(t("The risk committee's conservative voice asked for a smaller size and a tight stop; "
+                              "the rating reflects it.") if reasons else
+                            t("The risk committee's conservative voice asked for a smaller size and a tight stop; "
+                              "the evidence outweighs it."))
     thesis_parts.append(past_sentence)
-    citations = _settled_citations(text)
+    citations = _settled_citations(text, t)
     if citations:
         thesis_parts.append(citations)
     if lesson:
-        thesis_parts.append(f"Lesson applied: {lesson}")
-    thesis_parts.append(f"Scoring: {SCALE_TEXT}")
+        thesis_parts.append(t("Lesson applied: {lesson}", lesson=lesson))
+    thesis_parts.append(t("Scoring: {scale}", scale=t(SCALE_TEXT)))
     close = _last_close_in_plan(text)
     target = round(close * (1 + _TARGET_MOVE[tier]), 2) if close and tier in _TARGET_MOVE else None
     final_action = TIER_ACTION[tier]
@@ -497,27 +615,33 @@ def portfolio_decision(text: str) -> dict[str, Any]:
     return {
         "rating": tier,
         "executive_summary": summary,
-        "investment_thesis": " ".join(thesis_parts),
+        "investment_thesis": _sep(t).join(thesis_parts),
         "price_target": target,
-        "time_horizon": _HORIZON[tier],
+        "time_horizon": t(_HORIZON[tier]),
         "action": final_action,
         "conviction": "high" if strength >= BUY_AT else "medium" if strength >= OVERWEIGHT_AT else "low",
         "entry_price": close if final_action != "HOLD" else None,
         "stop_loss": _stop_in_plan(text) if final_action == proposal_in(tag(text, "trader_plan")) else None,
-        "position_size": _SIZES[tier],
+        "position_size": t(_SIZES[tier]),
     }
 
 
 def _stop_in_plan(text: str) -> float | None:
     """The Trader's stop (a BUY's stop-loss, a SELL's re-entry level), when the plan names one."""
-    match = re.search(r"(?:Stop-loss:|Re-entry only above) (-?\d+(?:\.\d+)?)", tag(text, "trader_plan"))
-    return float(match.group(1)) if match else None
+    plan = tag(text, "trader_plan")
+    for regex in _STOP_RES:
+        match = regex.search(plan)
+        if match:
+            return float(match.group("stop"))
+    return None
 
 
 def portfolio_text(text: str) -> str:
+    """The decision as text (the graph asks for the structured one); labels in the card's grammar."""
+    t = translator_of(text)
     d = portfolio_decision(text)
-    parts = [f"**Rating**: {d['rating']}", "### Executive Summary\n\n" + d["executive_summary"],
-             "### Investment Thesis\n\n" + d["investment_thesis"]]
+    parts = [f"**Rating**: {d['rating']}", t("### Executive Summary") + "\n\n" + d["executive_summary"],
+             t("### Investment Thesis") + "\n\n" + d["investment_thesis"]]
     extras = [f"**Action**: {d['action']}", f"**Conviction**: {d['conviction']}"]
     for label, key in (("Entry", "entry_price"), ("Price target", "price_target"), ("Stop-loss", "stop_loss")):
         if d[key] is not None:
@@ -569,82 +693,94 @@ def alpha_of(outcome: dict[str, str]) -> float:
     return _pct_value(outcome.get("alpha") or "")
 
 
-def _benchmark_name(outcome: dict[str, str]) -> str:
+def _benchmark_name(outcome: dict[str, str], t: Translator = ENGLISH) -> str:
     name = (outcome.get("benchmark") or "").strip()
-    return name if name and name.lower() != "benchmark" else "its benchmark"
+    return name if name and name.lower() != "benchmark" else t("its benchmark")
 
 
 def reflection(text: str) -> str:
+    t = translator_of(text)
     ticker, date = instrument_of(text), date_of(text)
     o = outcome_of(text)
     rating = o["rating"] or "Hold"
     right = call_was_right(o)
-    holding = o["holding"] or "the"
-    signals = signals_from_prompt(text)
+    signals = signals_from_prompt(text, t)
     side = "bullish" if rating in BULLISH_TIERS else "bearish" if rating in BEARISH_TIERS else None
     leaned = [s.name for s in signals if side and s.direction == side][:2]
     against = [s.name for s in signals if side and s.direction not in (side, "neutral")][:2]
-    first = (f"The {rating} call on {ticker} of {date} was {'right' if right else 'wrong'}: over {holding} trading "
-             f"days the stock returned {o['raw'] or 'an unknown amount'} with an alpha of {o['alpha'] or 'unknown'} "
-             f"against {_benchmark_name(o)}.")
+    fields = {"rating": rating, "ticker": ticker, "date": date, "holding": o["holding"] or t.p("holding", "the"),
+              "raw": o["raw"] or t("an unknown amount"), "alpha": o["alpha"] or t("unknown"),
+              "benchmark": _benchmark_name(o, t)}
+    first = (t("The {rating} call on {ticker} of {date} was right: over {holding} trading days the stock returned "
+               "{raw} with an alpha of {alpha} against {benchmark}.", **fields) if right else
+             t("The {rating} call on {ticker} of {date} was wrong: over {holding} trading days the stock returned "
+               "{raw} with an alpha of {alpha} against {benchmark}.", **fields))
     if leaned:
-        second = f"The decision leaned on {join_names(leaned)}."
+        second = t("The decision leaned on {names}.", names=join_names(leaned, t))
     else:
-        second = "The decision rested on a balanced set of signals."
+        second = t("The decision rested on a balanced set of signals.")
     if right:
-        third = "Keep weighting these signals the same way in comparable setups."
+        third = t("Keep weighting these signals the same way in comparable setups.")
     elif against:
-        third = f"Next time, give more weight to {join_names(against)} before taking a {rating} stance."
+        third = t("Next time, give more weight to {names} before taking a {rating} stance.",
+                  names=join_names(against, t), rating=rating)
     elif rating == "Hold":
-        third = (f"Next time, take the {'bullish' if alpha_of(o) > 0 else 'bearish'} side when the signals lean "
-                 "that way instead of staying at Hold.")
+        third = (t("Next time, take the bullish side when the signals lean that way instead of staying at Hold.")
+                 if alpha_of(o) > 0 else
+                 t("Next time, take the bearish side when the signals lean that way instead of staying at Hold."))
     else:
-        third = f"Next time, demand a second confirming signal before taking a {rating} stance."
-    return " ".join([first, second, third])
+        third = t("Next time, demand a second confirming signal before taking a {rating} stance.", rating=rating)
+    return _sep(t).join([first, second, third])
 
 
 def role_lessons(text: str) -> str:
+    t = translator_of(text)
     ticker = instrument_of(text)
     o = outcome_of(text)
     rating = o["rating"] or "Hold"
     alpha_text = o["alpha"] or "+0.0%"
     alpha = _pct_value(alpha_text)
     right = call_was_right(o)
-    signals = signals_from_prompt(text)
-    bulls = join_names([s.name for s in signals if s.direction == "bullish"][:2]) or "the bullish readings"
-    bears = join_names([s.name for s in signals if s.direction == "bearish"][:2]) or "the bearish readings"
+    signals = signals_from_prompt(text, t)
+    bulls = join_names([s.name for s in signals if s.direction == "bullish"][:2], t)
+    bears = join_names([s.name for s in signals if s.direction == "bearish"][:2], t)
     up = alpha > 0
     action = TIER_ACTION[rating]
+    f = {"ticker": ticker, "alpha": alpha_text, "raw": o["raw"] or t("n/a"), "rating": rating, "action": action}
     lessons = {
-        "bull": (f"Bullish readings such as {bulls} paid off on {ticker} ({alpha_text} alpha); press them "
-                 "when they recur." if up else
-                 f"Bullish readings such as {bulls} did not pay off on {ticker} ({alpha_text} alpha); "
-                 "ask for confirmation before leaning on them."),
-        "bear": (f"Bearish readings such as {bears} were borne out on {ticker} ({alpha_text} alpha); {PRESS_ON}"
-                 if not up else
-                 f"Bearish readings such as {bears} did not play out on {ticker} ({alpha_text} alpha); "
-                 f"{EASE_OFF}"),
-        "trader": (f"The {action} on {ticker} was right ({o['raw'] or 'n/a'} return, {alpha_text} alpha); keep the "
-                   "sizing." if right else
-                   f"The {action} on {ticker} was wrong ({o['raw'] or 'n/a'} return, {alpha_text} alpha); size "
-                   "smaller and use tighter stops in a similar setup."),
-        "research_manager": (f"Recommending {rating} on this evidence was right ({alpha_text} alpha)."
-                             if right else
-                             f"Recommending {rating} on this evidence was wrong ({alpha_text} alpha); weigh the "
-                             "losing side's strongest point more."),
-        "portfolio_manager": (f"The final {rating} on {ticker} was right ({alpha_text} alpha); similar evidence "
-                              "deserves similar conviction." if right else
-                              f"The final Hold on {ticker} was wrong ({alpha_text} alpha); a move of this size "
-                              f"deserved taking a side: lean {'Overweight' if up else 'Underweight'} when the "
-                              "signals tilt this way." if rating == "Hold" else
-                              f"The final {rating} on {ticker} was wrong ({alpha_text} alpha); moderate toward "
-                              "Hold when the evidence is this mixed."),
+        "bull": (t("Bullish readings such as {names} paid off on {ticker} ({alpha} alpha); {advice}", names=bulls,
+                   advice=t(PRESS_ON), **f) if up else
+                 t("Bullish readings such as {names} did not pay off on {ticker} ({alpha} alpha); {advice}",
+                   names=bulls, advice=t(EASE_OFF), **f)),
+        "bear": (t("Bearish readings such as {names} were borne out on {ticker} ({alpha} alpha); {advice}",
+                   names=bears, advice=t(PRESS_ON), **f) if not up else
+                 t("Bearish readings such as {names} did not play out on {ticker} ({alpha} alpha); {advice}",
+                   names=bears, advice=t(EASE_OFF), **f)),
+        "trader": (t("The {action} on {ticker} was right ({raw} return, {alpha} alpha); keep the sizing.", **f)
+                   if right else
+                   t("The {action} on {ticker} was wrong ({raw} return, {alpha} alpha); size smaller and use tighter "
+                     "stops in a similar setup.", **f)),
+        "research_manager": (t("Recommending {rating} on this evidence was right ({alpha} alpha).", **f) if right else
+                             t("Recommending {rating} on this evidence was wrong ({alpha} alpha); weigh the losing "
+                               "side's strongest point more.", **f)),
+        "portfolio_manager": (t("The final {rating} on {ticker} was right ({alpha} alpha); similar evidence deserves "
+                                "similar conviction.", **f) if right else
+                              t("The final Hold on {ticker} was wrong ({alpha} alpha); a move of this size deserved "
+                                "taking a side: lean {tier} when the signals tilt this way.",
+                                tier="Overweight" if up else "Underweight", **f) if rating == "Hold" else
+                              t("The final {rating} on {ticker} was wrong ({alpha} alpha); moderate toward Hold when "
+                                "the evidence is this mixed.", **f)),
     }
     if rating == "Hold" and not right:
-        lessons["trader"] = (f"Holding {ticker} was wrong ({o['raw'] or 'n/a'} return, {alpha_text} alpha): staying "
-                             f"flat missed the move; {'buy' if up else 'sell'} a starter position in a similar setup.")
-        lessons["research_manager"] = (f"Recommending Hold on this evidence was wrong ({alpha_text} alpha); side with "
-                                       f"the {'bullish' if up else 'bearish'} case when its signals lead.")
-    # one line per role that learns (the roster's roles with a memory), named as the roster names it
+        lessons["trader"] = (t("Holding {ticker} was wrong ({raw} return, {alpha} alpha): staying flat missed the "
+                               "move; buy a starter position in a similar setup.", **f) if up else
+                             t("Holding {ticker} was wrong ({raw} return, {alpha} alpha): staying flat missed the "
+                               "move; sell a starter position in a similar setup.", **f))
+        lessons["research_manager"] = (t("Recommending Hold on this evidence was wrong ({alpha} alpha); side with the "
+                                         "bullish case when its signals lead.", **f) if up else
+                                       t("Recommending Hold on this evidence was wrong ({alpha} alpha); side with the "
+                                         "bearish case when its signals lead.", **f))
+    # one line per role that learns (the roster's roles with a memory), named as the roster names it (the
+    # reflector's parse_lessons reads the English name in every language)
     lines = [f"{r.node}: {lessons[r.key]}" for r in ROSTER if r.memory]
     return "\n".join(lines)
