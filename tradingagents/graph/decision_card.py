@@ -21,13 +21,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from tradingagents.i18n import N_
 from tradingagents.rating import parse_rating
 
 FIELDS = ("rating", "action", "conviction", "entry_price", "price_target", "stop_loss", "position_size",
           "time_horizon", "scored_horizon")
-LABELS = {"rating": "Rating", "action": "Action", "conviction": "Conviction", "entry_price": "Entry",
-          "price_target": "Price target", "stop_loss": "Stop", "position_size": "Position size",
-          "time_horizon": "Stated horizon", "scored_horizon": "Scored over"}
+LABELS = {"rating": N_("Rating"), "action": N_("Action"), "conviction": N_("Conviction"), "entry_price": N_("Entry"),
+          "price_target": N_("Price target"), "stop_loss": N_("Stop"), "position_size": N_("Position size"),
+          "time_horizon": N_("Stated horizon"), "scored_horizon": N_("Scored over")}
+"""The card's labels in English (marked for the catalogue: show one with ``t(LABELS[key])``)."""
 
 _NUM = r"(-?\d[\d,]*(?:\.\d+)?)"
 
