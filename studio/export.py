@@ -109,11 +109,11 @@ def card_rows(decision: Mapping[str, Any], currency: str | None = None, *,
         elif key == "conviction" and value:
             shown = str(value).capitalize()
             if str(value).lower() in CONVICTIONS:
-                shown = t.p("conviction", CONVICTIONS[str(value).lower()])
+                shown = t(CONVICTIONS[str(value).lower()])
         elif key == "rating" and value:
             shown = rating_label(figures.text(value), t.lang)
         elif key == "action" and str(value or "").upper() in ACTIONS:
-            shown = t.p("action", ACTIONS[str(value).upper()])
+            shown = t(ACTIONS[str(value).upper()])
         elif key == "scored_horizon" and value and _SCORED.match(str(value)):
             shown = t.n("{n} trading day", "{n} trading days", int(_SCORED.match(str(value)).group(1)))
         else:
@@ -196,6 +196,12 @@ def report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[
 _NOTE_LABELS = {"Invented instrument": N_("Invented instrument"), "Session": N_("Session"), "Data": N_("Data"),
                 "Missing data": N_("Missing data"), "Memory log": N_("Memory log"), "Re-analysis": N_("Re-analysis")}
 EXECUTIONS = {"parallel": N_("parallel"), "sequential": N_("sequential")}
+KNOWN_LABELS = frozenset({N_("offline engine (no LLM)"), N_("synthetic demo data"), N_("blind run data")})
+"""The product's own engine and data labels a run's meta carries: shown translated (others are names)."""
+
+
+def _known(value: Any, t: Translator) -> Any:
+    return t(value) if isinstance(value, str) and value in KNOWN_LABELS else value
 
 
 def _section(title: str, body: str | None, t: Translator, level: int = 2) -> str:
@@ -228,15 +234,15 @@ def _translated_report(state: Mapping[str, Any], rating: str | None, meta: Mappi
     first = [(lab, text) for (lab, text), key in zip(notes, raw, strict=True) if key in ("Invented instrument", "Data")]
     rest = [(lab, text) for (lab, text), key in zip(notes, raw, strict=True)
             if key not in ("Invented instrument", "Data")]
-    facts = [f"- **{label}**: {text}" for label, text in first]
+    facts = ["- " + t("{label}: {text}", label=f"**{label}**", text=text) for label, text in first]
     instrument = meta.get("instrument_context") or state.get("instrument_context")
     if instrument:
         facts.append("- " + t("Instrument: {value}", value=instrument))
     if meta.get("llm_label") or meta.get("llm_provider"):
-        facts.append("- " + t("Model: {value}", value=meta.get("llm_label") or meta.get("llm_provider")))
+        facts.append("- " + t("Model: {value}", value=_known(meta.get("llm_label") or meta.get("llm_provider"), t)))
     if meta.get("data_label") or meta.get("data_vendor"):
-        facts.append("- " + t("Data: {value}", value=meta.get("data_label") or meta.get("data_vendor")))
-    facts += [f"- {label}: {text}" for label, text in rest]
+        facts.append("- " + t("Data: {value}", value=_known(meta.get("data_label") or meta.get("data_vendor"), t)))
+    facts += ["- " + t("{label}: {text}", label=label, text=text) for label, text in rest]
     if meta.get("analysts"):
         names = ", ".join(t.p("role", team.ROLES[a].node) if a in team.ROLES else str(a) for a in meta["analysts"])
         how = meta.get("analyst_execution") or DEFAULT_CONFIG["analyst_execution"]
@@ -640,11 +646,11 @@ def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Tr
     """Engine, data and dates of a run, as plain lines (the handout's provenance), in ``t``'s language
     (None: English); the engine's and the data's labels are the run's own words."""
     t = _tr(t)
-    engine = figures.text(meta.get("llm_label") or meta.get("llm_provider"))
+    engine = figures.text(_known(meta.get("llm_label") or meta.get("llm_provider"), t))
     lines = [
         t("Engine: {engine} (quick {quick}, deep {deep})", engine=engine, quick=meta.get("quick_think_llm"),
           deep=meta.get("deep_think_llm")) if meta.get("quick_think_llm") else t("Engine: {engine}", engine=engine),
-        t("Data: {value}", value=figures.text(meta.get("data_label") or meta.get("data_vendor"))),
+        t("Data: {value}", value=figures.text(_known(meta.get("data_label") or meta.get("data_vendor"), t))),
         t("Analysis date: {date}; prices read up to that day, never after",
           date=figures.text(state.get("trade_date") or meta.get("date"))),
         t("Instrument: {value}", value=figures.text(meta.get("instrument_context") or state.get("instrument_context"))),

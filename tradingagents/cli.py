@@ -673,7 +673,7 @@ STATUSES = {"queued": N_("queued"), "running": N_("running"), "done": N_("done")
 
 def _status(status: Any, t: Translator) -> str:
     """A batch ticker's status as shown (the JSON keeps the English word)."""
-    return t.p("status", STATUSES[status]) if status in STATUSES else str(status)
+    return t(STATUSES[status]) if status in STATUSES else str(status)
 
 
 def batch_command(argv: list[str]) -> int:
