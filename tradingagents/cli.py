@@ -272,8 +272,12 @@ class _Progress:
         d = event.data
         line = None
         if event.kind == "run_started":
-            fields = {"ticker": d.get("ticker"), "date": d.get("date"),
-                      "analysts": ", ".join(d.get("analysts", [])),
+            analysts = [str(a) for a in d.get("analysts", [])]
+            if tr.lang != "en":  # the flag's keys in English (--analysts market,news), the roles' names otherwise
+                from tradingagents import team
+
+                analysts = [tr.p("role", team.ROLES[a].node) if a in team.ROLES else a for a in analysts]
+            fields = {"ticker": d.get("ticker"), "date": d.get("date"), "analysts": ", ".join(analysts),
                       "execution": tr(EXECUTIONS.get(str(d.get("analyst_execution")), str(d.get("analyst_execution"))))}
             line = (tr("resuming {ticker} {date}: {analysts} ({execution})", **fields) if d.get("resumed")
                     else tr("starting {ticker} {date}: {analysts} ({execution})", **fields))
@@ -658,7 +662,8 @@ def _blind_batch(tickers: list[str], date: str, settings, args, stop: threading.
         print(json.dumps(rows, indent=1))
     else:
         for r in rows:
-            _print(f"{r['ticker']:<10} {_status(r['status'], t):<8} {_rating(r['rating'], t) if r['rating'] else '-':<12} "
+            _print(f"{r['ticker']:<10} {_ljust(_status(r['status'], t), 8)} "
+                   f"{_ljust(_rating(r['rating'], t) if r['rating'] else '-', 12)} "
                    + t("blind") + (f" ({r['alias']}) {r['results_path']}" if r.get("alias") else ""))
     return worst
 
@@ -669,6 +674,14 @@ def _usd(value: float | None, t: Translator | None = None) -> str:
 
 STATUSES = {"queued": N_("queued"), "running": N_("running"), "done": N_("done"), "failed": N_("failed"),
             "stopped": N_("stopped"), "budget": N_("budget"), "reused": N_("reused")}
+
+
+def _ljust(text: str, width: int) -> str:
+    """``text`` padded to ``width`` terminal columns (a CJK character takes two)."""
+    import unicodedata
+
+    cells = sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+    return text + " " * max(0, width - cells)
 
 
 def _status(status: Any, t: Translator) -> str:
@@ -747,7 +760,8 @@ def batch_command(argv: list[str]) -> int:
                 if o.session_note else ""
             invented = "  " + t("invented instrument") if o.invented else ""
             rating = _rating(o.rating, t) if o.rating else "-"
-            _print(f"{o.ticker:<10} {_status(o.status, t):<8} {rating:<12} {_usd(o.cost_usd, t)}{session}{invented}")
+            _print(f"{o.ticker:<10} {_ljust(_status(o.status, t), 8)} {_ljust(rating, 12)} {_usd(o.cost_usd, t)}"
+                   f"{session}{invented}")
         known = [o.cost_usd for o in outcomes if o.cost_usd is not None]
         print(t("total {cost}", cost=_usd(sum(known), t) if len(known) == len(outcomes) else t("price unknown")))
     code = exit_code(outcomes)
