@@ -641,8 +641,8 @@ def _blind_batch(tickers: list[str], date: str, settings, args, stop: threading.
 
     t = t or translator("en")
     if settings.get("max_cost_usd") is not None or settings.get("executor") == "ray":
-        raise ValidationError("--blind runs the tickers one after another on this machine: leave out --max-cost "
-                              "and --executor ray.")
+        raise ValidationError(t("--blind runs the tickers one after another on this machine: leave out --max-cost "
+                                "and --executor ray."))
     worst = EXIT_OK
     rows = []
     for ticker in tickers:
