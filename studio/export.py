@@ -34,6 +34,7 @@ import markdown as _md
 from tradingagents import figures, team
 from tradingagents.config import DEFAULT_CONFIG
 from tradingagents.graph.decision_card import FIELDS as CARD_FIELDS
+from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
 from tradingagents.graph.decision_card import decision_card, scored_horizon
 from tradingagents.i18n import N_, Translator, rating_label, translator
@@ -118,7 +119,9 @@ def card_rows(decision: Mapping[str, Any], currency: str | None = None, *,
             shown = t.n("{n} trading day", "{n} trading days", int(_SCORED.match(str(value)).group(1)))
         else:
             shown = figures.text(value)
-        rows.append((t(CARD_LABELS[key]), clean_text(shown)))
+        context = CARD_LABEL_CONTEXTS.get(key)
+        label = t.p(context, CARD_LABELS[key]) if context else t(CARD_LABELS[key])
+        rows.append((label, clean_text(shown)))
     return rows
 
 
