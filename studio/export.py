@@ -18,6 +18,14 @@ Model text can contain anything, so every format renders from the sanitised tree
 Debate turns come from ``meta["debate_turns"]`` (the engine's per-turn records, never parsed out of
 the text): each turn is its own paragraph, headed by its speaker and round, its text quoted under
 it, so a line inside a turn that looks like another speaker stays inside that turn.
+
+Every text-producing function takes a keyword-only ``t`` (a ``tradingagents.i18n.Translator``; None:
+English) and writes its headings, labels, provenance lines, vote ladder and debate attribution in
+that language: roles with ``t.p("role", …)``, ratings with ``rating_label`` (the card and the files
+keep the canonical names). English is the saved ``report.md``'s renderer itself
+(``storage.files_runs.render_report_markdown``), so the English exports keep their bytes; another
+language renders the same parts in the same order (``_translated_report``, checked against it). The
+models' text, tickers, dates and figures are never translated.
 """
 
 from __future__ import annotations

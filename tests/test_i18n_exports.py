@@ -352,3 +352,24 @@ def test_every_text_function_takes_a_keyword_only_translator(fn):
 
     param = inspect.signature(fn).parameters["t"]
     assert param.kind is inspect.Parameter.KEYWORD_ONLY and param.default is None
+
+
+@pytest.mark.parametrize("invented", [False, True])
+def test_the_translated_report_has_every_part_the_english_renderer_has(invented):
+    """The Chinese report is a translated mirror of ``storage.render_report_markdown`` (English stays
+    that renderer's bytes): the same headings at the same levels, the same facts, the same bodies; a
+    part added to the English renderer and not to the mirror fails here."""
+    meta = dict(META, invented=invented, missing_data=["no news for NVDA"], version_note="re-run 2")
+    for state in (STATE, {"final_trade_decision": "x"}):
+        en = export.report_markdown(state, "Hold", meta)
+        zh = export.report_markdown(state, "Hold", meta, t=ZH)
+
+        def shape(md: str) -> list[str]:
+            return [m.group(1) for m in re.finditer(r"^(#+ |- |> |\| )", md, re.M)]
+
+        assert shape(en) == shape(zh)
+        bodies = [line for line in en.splitlines() if line and not re.match(r"^(#|- |\*\*|> |\|)", line)
+                  and not line.startswith("_")]
+        assert all(line in zh for line in bodies), [line for line in bodies if line not in zh]
+    if invented:
+        assert "- **虚构的标的**：演示市场未收录 NVDA" in zh
