@@ -18,6 +18,14 @@ Model text can contain anything, so every format renders from the sanitised tree
 Debate turns come from ``meta["debate_turns"]`` (the engine's per-turn records, never parsed out of
 the text): each turn is its own paragraph, headed by its speaker and round, its text quoted under
 it, so a line inside a turn that looks like another speaker stays inside that turn.
+
+Every text-producing function takes a keyword-only ``t`` (a ``tradingagents.i18n.Translator``; None:
+English) and writes its headings, labels, provenance lines, vote ladder and debate attribution in
+that language: roles with ``t.p("role", …)``, ratings with ``rating_label`` (the card and the files
+keep the canonical names). English is the saved ``report.md``'s renderer itself
+(``storage.files_runs.render_report_markdown``), so the English exports keep their bytes; another
+language renders the same parts in the same order (``_translated_report``, checked against it). The
+models' text, tickers, dates and figures are never translated.
 """
 
 from __future__ import annotations
@@ -34,11 +42,13 @@ import markdown as _md
 from tradingagents import figures, team
 from tradingagents.config import DEFAULT_CONFIG
 from tradingagents.graph.decision_card import FIELDS as CARD_FIELDS
+from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
 from tradingagents.graph.decision_card import decision_card, scored_horizon
+from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
-from tradingagents.storage.files_runs import render_report_markdown
+from tradingagents.storage.files_runs import REPORT_SECTIONS, render_report_markdown, run_notes
 from tradingagents.storage.inert import (  # noqa: F401 - this module's names since before storage.inert
     SAFE_SCHEMES,
     clean_text,
@@ -48,6 +58,15 @@ from tradingagents.storage.inert import (  # noqa: F401 - this module's names si
 )
 
 DEBATE_STATE_KEYS = {"invest": "investment_debate_state", "risk": "risk_debate_state"}
+
+
+def _tr(t: Translator | None) -> Translator:
+    """The translator of an export (None: English, the message ids themselves)."""
+    return t if t is not None else translator("en")
+
+
+def _english(t: Translator) -> bool:
+    return t.lang == "en"
 
 
 _clean = inert.clean_tree
@@ -80,8 +99,17 @@ def card(state: Mapping[str, Any] | None, meta: Mapping[str, Any] | None, rating
     return out
 
 
-def card_rows(decision: Mapping[str, Any], currency: str | None = None) -> list[tuple[str, str]]:
-    """(label, value for people) of every card field; the dash where the run did not say."""
+CONVICTIONS = {"low": N_("Low"), "medium": N_("Medium"), "high": N_("High")}
+ACTIONS = {"BUY": N_("BUY"), "HOLD": N_("HOLD"), "SELL": N_("SELL")}
+_SCORED = re.compile(r"^(\d+) trading days?$")
+
+
+def card_rows(decision: Mapping[str, Any], currency: str | None = None, *,
+              t: Translator | None = None) -> list[tuple[str, str]]:
+    """(label, value for people) of every card field, in ``t``'s language (None: English); the dash
+    where the run did not say. The rating, the action and the conviction are shown translated; the
+    card itself keeps their canonical values."""
+    t = _tr(t)
     rows = []
     for key in CARD_FIELDS:
         value = decision.get(key)
@@ -89,25 +117,39 @@ def card_rows(decision: Mapping[str, Any], currency: str | None = None) -> list[
             shown = figures.price(value, currency) if currency else figures.plain_price(value)
         elif key == "conviction" and value:
             shown = str(value).capitalize()
+            if str(value).lower() in CONVICTIONS:
+                shown = t(CONVICTIONS[str(value).lower()])
+        elif key == "rating" and value:
+            shown = rating_label(figures.text(value), t.lang)
+        elif key == "action" and str(value or "").upper() in ACTIONS:
+            shown = t(ACTIONS[str(value).upper()])
+        elif key == "scored_horizon" and value and _SCORED.match(str(value)):
+            shown = t.n("{n} trading day", "{n} trading days", int(_SCORED.match(str(value)).group(1)))
         else:
             shown = figures.text(value)
-        rows.append((CARD_LABELS[key], clean_text(shown)))
+        context = CARD_LABEL_CONTEXTS.get(key)
+        label = t.p(context, CARD_LABELS[key]) if context else t(CARD_LABELS[key])
+        rows.append((label, clean_text(shown)))
     return rows
 
 
-def card_markdown(decision: Mapping[str, Any], currency: str | None = None) -> str:
-    lines = ["## Decision card", "", "| | |", "|---|---|"]
-    lines += [f"| {label} | {value.replace('|', '/')} |" for label, value in card_rows(decision, currency)]
+def card_markdown(decision: Mapping[str, Any], currency: str | None = None, *, t: Translator | None = None) -> str:
+    """The card as a Markdown table under its heading (``t``: the language; None: English)."""
+    t = _tr(t)
+    lines = ["## " + t("Decision card"), "", "| | |", "|---|---|"]
+    lines += [f"| {label} | {value.replace('|', '/')} |" for label, value in card_rows(decision, currency, t=t)]
     return "\n".join(lines) + "\n"
 
 
-def card_html(decision: Mapping[str, Any], currency: str | None = None) -> str:
+def card_html(decision: Mapping[str, Any], currency: str | None = None, *, t: Translator | None = None) -> str:
     """The card as a small grid of labelled figures (escaped text; the app's and the HTML export's)."""
+    t = _tr(t)
     cells = "".join(
         f'<div class="ta-card-cell"><div class="ta-card-label">{html.escape(label)}</div>'
         f'<div class="ta-card-value">{html.escape(value)}</div></div>'
-        for label, value in card_rows(decision, currency))
-    return (f'<div class="ta-card" role="group" aria-label="Decision card">{cells}</div>'
+        for label, value in card_rows(decision, currency, t=t))
+    aria = html.escape(t("Decision card"), quote=True)
+    return (f'<div class="ta-card" role="group" aria-label="{aria}">{cells}</div>'
             "<style>.ta-card{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:.5rem;"
             "margin:.4rem 0 .8rem}.ta-card-cell{border:1px solid rgba(128,128,128,.35);border-radius:8px;"
             "padding:.4rem .6rem}.ta-card-label{font-size:.78rem;opacity:.75}.ta-card-value{font-weight:600;"
@@ -121,8 +163,10 @@ def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line.strip() else ">" for line in text.strip().splitlines())
 
 
-def debate_turns_markdown(records: Iterable[Any], debate: str) -> str:
-    """The turns of one debate as separate, attributed paragraphs (speaker, round, quoted text)."""
+def debate_turns_markdown(records: Iterable[Any], debate: str, *, t: Translator | None = None) -> str:
+    """The turns of one debate as separate, attributed paragraphs (speaker, round, quoted text), the
+    speaker's role and the round in ``t``'s language (None: English)."""
+    t = _tr(t)
     parts = []
     for rec in records:
         if not isinstance(rec, Mapping) or rec.get("debate") != debate:
@@ -134,37 +178,130 @@ def debate_turns_markdown(records: Iterable[Any], debate: str) -> str:
             continue
         text = clean_text(rec.get("text")).strip()
         rnd = rec.get("round")
-        head = f"**{role.node}**" + (f" · round {int(rnd)}" if rnd is not None else "")
-        parts.append(f"{head}\n\n{_quote(text) if text else '> _(no text)_'}")
+        head = f"**{t.p('role', role.node)}**" + (" · " + t("round {n}", n=int(rnd)) if rnd is not None else "")
+        parts.append(f"{head}\n\n{_quote(text) if text else '> _' + t('(no text)') + '_'}")
     return "\n\n".join(parts)
 
 
-def _with_attributed_turns(state: dict[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
+def _with_attributed_turns(state: dict[str, Any], meta: Mapping[str, Any], t: Translator | None = None
+                           ) -> dict[str, Any]:
     """The state with each debate's history replaced by its attributed turns (when recorded)."""
     records = meta.get("debate_turns")
     if not isinstance(records, list) or not records:
         return state
     out = dict(state)
     for debate, key in DEBATE_STATE_KEYS.items():
-        turns = debate_turns_markdown(records, debate)
+        turns = debate_turns_markdown(records, debate, t=t)
         if turns:
             out[key] = {**dict(out.get(key) or {}), "history": turns}
     return out
 
 
-def report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> str:
-    """The full report as Markdown (the engine's renderer), debate turns attributed, URLs sanitised."""
-    return sanitize_markdown(_report_source(state, rating, meta))
+def report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None, *,
+                    t: Translator | None = None) -> str:
+    """The full report as Markdown (the engine's renderer), debate turns attributed, URLs sanitised;
+    its headings and labels in ``t``'s language (None: English, the saved ``report.md``'s words)."""
+    return sanitize_markdown(_report_source(state, rating, meta, t))
 
 
-def _report_source(state: Mapping[str, Any] | None, rating: str | None, meta: Mapping[str, Any] | None) -> str:
+_NOTE_LABELS = {"Invented instrument": N_("Invented instrument"), "Session": N_("Session"), "Data": N_("Data"),
+                "Missing data": N_("Missing data"), "Memory log": N_("Memory log"), "Re-analysis": N_("Re-analysis")}
+EXECUTIONS = {"parallel": N_("parallel"), "sequential": N_("sequential")}
+KNOWN_LABELS = frozenset({N_("offline engine (no LLM)"), N_("synthetic demo data"), N_("blind run data")})
+"""The product's own engine and data labels a run's meta carries: shown translated (others are names)."""
+
+
+def _known(value: Any, t: Translator) -> Any:
+    return t(value) if isinstance(value, str) and value in KNOWN_LABELS else value
+
+
+def _section(title: str, body: str | None, t: Translator, level: int = 2) -> str:
+    text = (body or "").strip() or "_" + t("Not produced in this run.") + "_"
+    return f"{'#' * level} {title}\n\n{text}\n"
+
+
+def run_note_lines(meta: Mapping[str, Any], *, t: Translator | None = None) -> list[tuple[str, str]]:
+    """``storage.run_notes`` in ``t``'s language: its labels translated, and the sentence this product
+    writes (the invented instrument); the engine's own notes (session, data) stay as it wrote them."""
+    t = _tr(t)
+    out = []
+    for label, text in run_notes(meta):
+        if label == "Invented instrument":
+            text = t("{ticker} is not listed by the demo market; the run analysed a generated, fictional "
+                     "instrument (--allow-synthetic), not a real company", ticker=meta.get("ticker"))
+        out.append((t(_NOTE_LABELS.get(label, label)), text))
+    return out
+
+
+def _translated_report(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any], t: Translator) -> str:
+    """``storage.files_runs.render_report_markdown`` in another language than English: the same parts in
+    the same order (English stays that renderer's own bytes: ``_report_source``)."""
+    ticker = state.get("company_of_interest") or meta.get("ticker") or "?"
+    date = state.get("trade_date") or meta.get("date") or "?"
+    shown = rating_label(rating, t.lang) if rating else t("n/a")
+    lines = [f"# {ticker} — {date}: **{shown}**", ""]
+    notes = run_note_lines(meta, t=t)
+    raw = [label for label, _ in run_notes(meta)]
+    first = [(lab, text) for (lab, text), key in zip(notes, raw, strict=True) if key in ("Invented instrument", "Data")]
+    rest = [(lab, text) for (lab, text), key in zip(notes, raw, strict=True)
+            if key not in ("Invented instrument", "Data")]
+    facts = ["- " + t("{label}: {text}", label=f"**{label}**", text=text) for label, text in first]
+    instrument = meta.get("instrument_context") or state.get("instrument_context")
+    if instrument:
+        facts.append("- " + t("Instrument: {value}", value=instrument))
+    if meta.get("llm_label") or meta.get("llm_provider"):
+        facts.append("- " + t("Model: {value}", value=_known(meta.get("llm_label") or meta.get("llm_provider"), t)))
+    if meta.get("data_label") or meta.get("data_vendor"):
+        facts.append("- " + t("Data: {value}", value=_known(meta.get("data_label") or meta.get("data_vendor"), t)))
+    facts += ["- " + t("{label}: {text}", label=label, text=text) for label, text in rest]
+    if meta.get("analysts"):
+        names = ", ".join(t.p("role", team.ROLES[a].node) if a in team.ROLES else str(a) for a in meta["analysts"])
+        how = meta.get("analyst_execution") or DEFAULT_CONFIG["analyst_execution"]
+        facts.append("- " + t("Analysts: {names} ({execution})", names=names,
+                              execution=t(EXECUTIONS.get(str(how), str(how)))))
+    if meta.get("elapsed_s") is not None:
+        facts.append("- " + t("Run time: {seconds} s", seconds=f"{float(meta['elapsed_s']):.1f}"))
+    usage = meta.get("usage") or {}
+    if usage:
+        facts.append("- " + t("LLM calls: {llm}, tool calls: {tools}, tokens in/out: {tokens_in}/{tokens_out}",
+                              llm=usage.get("llm_calls", 0), tools=usage.get("tool_calls", 0),
+                              tokens_in=usage.get("input_tokens", 0), tokens_out=usage.get("output_tokens", 0)))
+    if facts:
+        lines += facts + [""]
+    lines.append(_section(t("Portfolio Manager's decision"), state.get("final_trade_decision"), t))
+    lines.append("## " + t("Analyst reports") + "\n")
+    selected = set(meta.get("analysts") or [])
+    for key, title, analyst in REPORT_SECTIONS:
+        if selected and analyst not in selected and not state.get(key):
+            continue
+        lines.append(_section(t.p("role", title), state.get(key), t, level=3))
+    invest = state.get("investment_debate_state") or {}
+    lines.append(_section(t("Research debate (Bull vs Bear)"), invest.get("history"), t))
+    lines.append(_section(t("Research Manager's plan"), state.get("investment_plan"), t))
+    lines.append(_section(t("Trader's proposal"), state.get("trader_investment_plan"), t))
+    risk = state.get("risk_debate_state") or {}
+    lines.append(_section(t("Risk debate"), risk.get("history"), t))
+    if state.get("past_context"):
+        lines.append(_section(t("Past decisions considered"), state.get("past_context"), t))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _report_source(state: Mapping[str, Any] | None, rating: str | None, meta: Mapping[str, Any] | None,
+                   t: Translator | None = None) -> str:
     """The engine's Markdown of the report, rendered from the sanitised tree (``storage.inert``: every
-    string of the state and meta made inert first, the debate turns attributed from sanitised text)."""
+    string of the state and meta made inert first, the debate turns attributed from sanitised text).
+    English is the engine's renderer itself (the saved ``report.md``); another language the same
+    parts with their headings and labels translated."""
+    t = _tr(t)
     safe_state = inert.sanitize_tree(dict(state or {}))
     safe_meta = inert.sanitize_tree(dict(meta or {}))
-    text = render_report_markdown(_with_attributed_turns(safe_state, safe_meta), rating, safe_meta)
-    summary = card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta))
-    marker = "## Portfolio Manager's decision"
+    attributed = _with_attributed_turns(safe_state, safe_meta, t)
+    if _english(t):
+        text = render_report_markdown(attributed, rating, safe_meta)
+    else:
+        text = _translated_report(attributed, rating, safe_meta, t)
+    summary = card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta), t=t)
+    marker = "## " + t("Portfolio Manager's decision")
     return text.replace(marker, summary + "\n" + marker, 1) if marker in text else summary + "\n" + text
 
 
@@ -230,7 +367,8 @@ def markdown_to_safe_html(text: str) -> str:
     return safe_html_fragment(_md.markdown(escaped, extensions=["tables", "fenced_code", "sane_lists"]))
 
 
-def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120) -> str:
+def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120, t: Translator | None = None) -> str:
+    t = _tr(t)
     if len(closes) < 2:
         return ""
     lo, hi = min(closes), max(closes)
@@ -240,9 +378,11 @@ def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120) -> 
     color = "#1DB954" if closes[-1] >= closes[0] else "#EB5757"
     return (
         f'<svg class="spark" viewBox="0 0 {width} {height}" width="100%" height="{height}" '
-        f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="closing prices">'
+        f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{html.escape(t("closing prices"), quote=True)}">'
         f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{pts}"/></svg>'
-        f'<p class="muted">Close {closes[0]:.2f} → {closes[-1]:.2f} (last {len(closes)} sessions up to the analysis date)</p>'
+        '<p class="muted">' + html.escape(t("Close {first} → {last} (last {n} sessions up to the analysis date)",
+                                            first=f"{closes[0]:.2f}", last=f"{closes[-1]:.2f}", n=len(closes)))
+        + "</p>"
     )
 
 
@@ -266,23 +406,33 @@ def report_html(
     rating: str | None,
     meta: Mapping[str, Any] | None = None,
     closes: list[float] | None = None,
+    *,
+    t: Translator | None = None,
 ) -> str:
-    """A single self-contained HTML document of the report (inline CSS, optional inline SVG prices)."""
-    body = markdown_to_safe_html(_report_source(state, rating, meta))
+    """A single self-contained HTML document of the report (inline CSS, optional inline SVG prices),
+    in ``t``'s language (None: English)."""
+    t = _tr(t)
+    body = markdown_to_safe_html(_report_source(state, rating, meta, t))
     ticker = html.escape(clean_text((state or {}).get("company_of_interest") or (meta or {}).get("ticker", "")))
     date = html.escape(clean_text((state or {}).get("trade_date") or (meta or {}).get("date", "")))
     badge = ""
     if rating in _BADGE_COLORS:
-        badge = f'<p><span class="badge" style="background:{_BADGE_COLORS[rating]}">{html.escape(rating)}</span></p>'
-    spark = _sparkline_svg([float(c) for c in closes or []])
+        badge = (f'<p><span class="badge" style="background:{_BADGE_COLORS[rating]}">'
+                 f'{html.escape(rating_label(rating, t.lang))}</span></p>')
+    spark = _sparkline_svg([float(c) for c in closes or []], t=t)
+    title = html.escape(t("TradingAgents report — {ticker} {date}", ticker="\x00T", date="\x00D"))
+    title = title.replace("\x00T", ticker).replace("\x00D", date)  # already escaped, filled once
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<!DOCTYPE html>\n<html lang=\"{_HTML_LANG.get(t.lang, t.lang)}\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<title>TradingAgents report — {ticker} {date}</title><style>{_CSS}</style></head><body>"
+        f"<title>{title}</title><style>{_CSS}</style></head><body>"
         f"{badge}{spark}{body}"
-        "<p class=\"muted\">Generated by TradingAgents Studio. Not investment advice.</p>"
+        f"<p class=\"muted\">{html.escape(t('Generated by TradingAgents Studio. Not investment advice.'))}</p>"
         "</body></html>\n"
     )
+
+
+_HTML_LANG = {"en": "en", "zh": "zh-Hans"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,9 +499,10 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 class _Handout:
     """The PDF's drawing: fonts (DejaVu, CJK fallback) and the summary page's parts."""
 
-    def __init__(self, title: str) -> None:
+    def __init__(self, title: str, t: Translator | None = None) -> None:
         from fpdf import FPDF
 
+        self.t = _tr(t)
         pdf = FPDF(format="A4")
         pdf.set_auto_page_break(auto=True, margin=15)
         pdf.set_title(title)
@@ -395,7 +546,7 @@ class _Handout:
     def badge(self, rating: str | None) -> None:
         pdf = self.pdf
         color = _BADGE_COLORS.get(rating or "")
-        label = rating or "no rating"
+        label = rating_label(rating, self.t.lang) if rating else self.t("no rating")
         pdf.set_font(self.family, "B", 13)
         w = pdf.get_string_width(label) + 12
         if color:
@@ -432,7 +583,7 @@ class _Handout:
         """Closing prices up to the analysis date, the decision marked on the last one."""
         pdf = self.pdf
         if len(closes) < 2:
-            self.text("No price history was available for the chart.", gray=100)
+            self.text(self.t("No price history was available for the chart."), gray=100)
             return
         x0, y0, w, h = pdf.l_margin + 14, pdf.get_y() + 2, self.width - 16, 48
         lo, hi = min(closes), max(closes)
@@ -457,14 +608,15 @@ class _Handout:
         pdf.ellipse(xe - 1.8, ye - 1.8, 3.6, 3.6, style="F")
         pdf.set_text_color(*color)
         pdf.set_font(self.family, "B", 8)
-        label = f"{rating or 'decision'} on {date}"
+        label = self.t("{rating} on {date}", rating=rating_label(rating, self.t.lang) if rating
+                       else self.t("decision"), date=date)
         pdf.set_xy(max(x0, xe - pdf.get_string_width(label) - 3), max(y0 + 1, ye - 6))
         pdf.cell(pdf.get_string_width(label) + 1, 4, self.fit(label))
         pdf.set_text_color(0, 0, 0)
         pdf.set_xy(pdf.l_margin, y0 + h + 2)
-        self.text(f"Close {figures.plain_price(closes[0])} → {figures.plain_price(closes[-1])}: the last "
-                  f"{len(closes)} sessions up to the analysis date (never after), the decision on the last one.",
-                  size=7.5, gray=100)
+        self.text(self.t("Close {first} → {last}: the last {n} sessions up to the analysis date (never after), "
+                         "the decision on the last one.", first=figures.plain_price(closes[0]),
+                         last=figures.plain_price(closes[-1]), n=len(closes)), size=7.5, gray=100)
 
     def ladder(self, votes: list[tuple[str, str | None]]) -> None:
         """One row per voter, the five tiers across, the voter's tier filled in its colour."""
@@ -476,17 +628,17 @@ class _Handout:
         pdf.set_font(self.family, "B", 7.5)
         pdf.cell(name_w, 5, "")
         for tier in RATINGS_5_TIER:
-            pdf.cell(tier_w, 5, tier, align="C")
+            pdf.cell(tier_w, 5, self.fit(rating_label(tier, self.t.lang)), align="C")
         pdf.ln(5)
         for voter, tier in votes:
             pdf.set_font(self.family, "", 8)
-            pdf.cell(name_w, 5.5, self.fit(voter))
+            pdf.cell(name_w, 5.5, self.fit(self.t.p("role", voter)))
             for t in RATINGS_5_TIER:
                 if t == tier:
                     pdf.set_fill_color(*_hex_rgb(_BADGE_COLORS[t]))
                     pdf.set_text_color(255, 255, 255)
                     pdf.set_font(self.family, "B", 7.5)
-                    pdf.cell(tier_w - 1, 5, t, align="C", fill=True)
+                    pdf.cell(tier_w - 1, 5, self.fit(rating_label(t, self.t.lang)), align="C", fill=True)
                     pdf.cell(1, 5, "")
                     pdf.set_text_color(0, 0, 0)
                     pdf.set_font(self.family, "", 8)
@@ -501,26 +653,28 @@ class _Handout:
             pdf.set_text_color(0, 0, 0)
 
 
-def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any]) -> list[str]:
-    """Engine, data and dates of a run, as plain lines (the handout's provenance)."""
+def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Translator | None = None) -> list[str]:
+    """Engine, data and dates of a run, as plain lines (the handout's provenance), in ``t``'s language
+    (None: English); the engine's and the data's labels are the run's own words."""
+    t = _tr(t)
+    engine = figures.text(_known(meta.get("llm_label") or meta.get("llm_provider"), t))
     lines = [
-        f"Engine: {figures.text(meta.get('llm_label') or meta.get('llm_provider'))}"
-        + (f" (quick {meta.get('quick_think_llm')}, deep {meta.get('deep_think_llm')})"
-           if meta.get("quick_think_llm") else ""),
-        f"Data: {figures.text(meta.get('data_label') or meta.get('data_vendor'))}",
-        f"Analysis date: {figures.text(state.get('trade_date') or meta.get('date'))}; prices read up to that "
-        "day, never after",
-        f"Instrument: {figures.text(meta.get('instrument_context') or state.get('instrument_context'))}",
+        t("Engine: {engine} (quick {quick}, deep {deep})", engine=engine, quick=meta.get("quick_think_llm"),
+          deep=meta.get("deep_think_llm")) if meta.get("quick_think_llm") else t("Engine: {engine}", engine=engine),
+        t("Data: {value}", value=figures.text(_known(meta.get("data_label") or meta.get("data_vendor"), t))),
+        t("Analysis date: {date}; prices read up to that day, never after",
+          date=figures.text(state.get("trade_date") or meta.get("date"))),
+        t("Instrument: {value}", value=figures.text(meta.get("instrument_context") or state.get("instrument_context"))),
     ]
     if meta.get("by"):
-        lines.append(f"Run by: {meta['by']}")
+        lines.append(t("Run by: {user}", user=meta["by"]))
     if meta.get("elapsed_s") is not None:
-        lines.append(f"Run time: {float(meta['elapsed_s']):.1f} s")
+        lines.append(t("Run time: {seconds} s", seconds=f"{float(meta['elapsed_s']):.1f}"))
     return [clean_text(line) for line in lines]
 
 
 def report_pdf(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None,
-               closes: list[float] | None = None) -> bytes:
+               closes: list[float] | None = None, *, t: Translator | None = None) -> bytes:
     """The report as a handout: a summary page, then the reports, the debates and the provenance.
 
     Page 1: ticker, date and rating, the decision card, the closing prices with the decision marked
@@ -528,33 +682,36 @@ def report_pdf(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, 
     report rendered as HTML (``markdown_to_safe_html``: real tables, bold and italics, each debate
     turn headed by its speaker and quoted). Text only: no link annotation, no JavaScript. CJK text is
     drawn with Debian's WenQuanYi Micro Hei as the fallback of DejaVu Sans; without those fonts the
-    PDF uses the core Helvetica and non-Latin-1 characters become "?".
+    PDF uses the core Helvetica and non-Latin-1 characters become "?". Headings and labels are in
+    ``t``'s language (None: English).
     """
+    t = _tr(t)
     safe_state = inert.sanitize_tree(dict(state or {}))
     safe_meta = inert.sanitize_tree(dict(meta or {}))
     plain_state = inert.clean_tree(dict(state or {}))
     plain_meta = inert.clean_tree(dict(meta or {}))
     ticker = clean_text(plain_state.get("company_of_interest") or plain_meta.get("ticker") or "")
     date = clean_text(plain_state.get("trade_date") or plain_meta.get("date") or "")
-    out = _Handout(f"TradingAgents report — {ticker} {date}")
+    out = _Handout(t("TradingAgents report — {ticker} {date}", ticker=ticker, date=date), t)
     pdf = out.pdf
     pdf.add_page()
     out.heading(f"{ticker} — {date}", 18)
     out.badge(rating)
-    out.heading("Decision card", 12)
-    out.grid(card_rows(card(plain_state, plain_meta, rating), currency_of(plain_state, plain_meta)))
-    out.heading("Price and decision", 12)
+    out.heading(t("Decision card"), 12)
+    out.grid(card_rows(card(plain_state, plain_meta, rating), currency_of(plain_state, plain_meta), t=t))
+    out.heading(t("Price and decision"), 12)
     out.chart([float(c) for c in closes or [] if figures.number(c) is not None], rating, date)
-    out.heading("The team's votes", 12)
+    out.heading(t("The team's votes"), 12)
     out.ladder(vote_ladder(plain_state, plain_meta, rating))
-    out.heading("Provenance", 12)
-    for line in provenance_lines(plain_state, plain_meta):
+    out.heading(t("Provenance"), 12)
+    for line in provenance_lines(plain_state, plain_meta, t=t):
         out.text(line, size=8)
-    out.text("Generated by TradingAgents Studio. Not investment advice.", size=7.5, gray=110)
+    out.text(t("Generated by TradingAgents Studio. Not investment advice."), size=7.5, gray=110)
 
     pdf.add_page()
-    body = _report_source(safe_state, rating, safe_meta)
-    body = body.replace(card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta)), "")
+    body = _report_source(safe_state, rating, safe_meta, t)
+    body = body.replace(card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta), t=t),
+                        "")
     # text only: a link prints as its text and address, never as a link annotation
     fragment = _PDF_LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})" if m.group(1) not in m.group(2) else m.group(2),
                              markdown_to_safe_html(body))

@@ -2,6 +2,14 @@
 
 Runs for scheduled jobs: a live progress display on stderr, the rating and the report path on
 stdout, and an exit code that says what failed.
+
+The command's own messages (the first line about the offline engine and the demo market, progress,
+results, summaries, hints, the headlines of failures) are in the config's ``ui_language``
+(``TRADINGAGENTS_UI_LANGUAGE``; English by default; ``ui_translator``). The exit codes are the same
+in every language. Not translated: argparse's help and usage text (``--help``, "error: the following
+arguments are required"), and the sentences of errors raised inside the engine (a ``ConfigError``'s
+or a data provider's text), which follow the headline in English; a saved report printed by ``show``
+is the saved ``report.md``.
 """
 
 from __future__ import annotations
@@ -25,12 +33,44 @@ from tradingagents.errors import (
     exit_code_for,
     is_resumable,
 )
+from tradingagents.i18n import N_, Translator, normalize_language, rating_label, translator
 from tradingagents.stop_signals import install_stop_handlers
 from tradingagents.terminal import reader_gone, safe_stdio, terminal_safe
 from tradingagents.vendors import engine_notice
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_DATA_UNAVAILABLE", "EXIT_ERROR", "EXIT_LLM_FAILURE", "EXIT_OK",
-           "EXIT_STOPPED", "EXIT_STORAGE", "SUBCOMMANDS", "engine_notice", "main", "terminal_safe"]
+           "EXIT_STOPPED", "EXIT_STORAGE", "SUBCOMMANDS", "engine_notice", "main", "notice_text", "terminal_safe",
+           "ui_translator"]
+
+
+def ui_translator(settings=None, home: str | None = None) -> Translator:
+    """The terminal's language: the settings' ``ui_language``; before settings exist (or when they
+    cannot be resolved) the config's for ``home``, else ``TRADINGAGENTS_UI_LANGUAGE`` itself; English."""
+    lang = settings.get("ui_language") if settings is not None else None
+    if settings is None:
+        try:
+            from tradingagents.config import resolve_config
+
+            lang = resolve_config({"home": home} if home else {}).get("ui_language")
+        except Exception:  # noqa: BLE001 - a broken setting is reported by the command itself
+            import os
+
+            lang = normalize_language(os.environ.get("TRADINGAGENTS_UI_LANGUAGE"))
+    return translator(lang)
+
+
+def notice_text(settings, t: Translator | None = None) -> str | None:
+    """``vendors.engine_notice`` in ``t``'s language (English: that function's own line)."""
+    t = t or translator("en")
+    if t.lang == "en":
+        return engine_notice(settings)
+    parts = []
+    if str(settings.get("llm_provider") or "").lower() == "offline":
+        parts.append(t("offline engine (deterministic stand-in answers, no language model: --provider picks one)"))
+    if settings.get("data_vendor") == "demo":
+        parts.append(t("synthetic demo market (generated prices, news and figures, not real history: --data "
+                       "yfinance or csv for real data)"))
+    return t("Note: {parts}.", parts=t("; ").join(parts)) if parts else None
 
 EXIT_CODES_HELP = """exit codes:
   0  ok
@@ -190,9 +230,9 @@ def _config_from(args: argparse.Namespace) -> dict[str, Any]:
     return cfg
 
 
-def _notice(settings) -> None:
+def _notice(settings, t: Translator | None = None) -> None:
     """Print ``engine_notice`` on stderr, first, so the terminal says what it is running on."""
-    line = engine_notice(settings)
+    line = notice_text(settings, t or ui_translator(settings))
     if line:
         _print(line, file=sys.stderr, flush=True)
 
@@ -219,40 +259,61 @@ def _print(*parts: object, **kwargs: Any) -> None:
 class _Progress:
     """A terse live display of the run events on stderr."""
 
-    def __init__(self, stream=None, quiet: bool = False):
+    def __init__(self, stream=None, quiet: bool = False, t: Translator | None = None):
         self.stream = stream  # None: whatever sys.stderr is when an event arrives
         self.quiet = quiet
+        self.t = t or translator("en")
         self.t0 = time.time()
 
     def __call__(self, event) -> None:
         if self.quiet:
             return
-        t = time.time() - self.t0
+        t, tr = time.time() - self.t0, self.t
         d = event.data
         line = None
         if event.kind == "run_started":
-            how = "resuming" if d.get("resumed") else "starting"
-            line = f"{how} {d.get('ticker')} {d.get('date')}: {', '.join(d.get('analysts', []))} ({d.get('analyst_execution')})"
+            analysts = [str(a) for a in d.get("analysts", [])]
+            if tr.lang != "en":  # the flag's keys in English (--analysts market,news), the roles' names otherwise
+                from tradingagents import team
+
+                analysts = [tr.p("role", team.ROLES[a].node) if a in team.ROLES else a for a in analysts]
+            fields = {"ticker": d.get("ticker"), "date": d.get("date"), "analysts": ", ".join(analysts),
+                      "execution": tr(EXECUTIONS.get(str(d.get("analyst_execution")), str(d.get("analyst_execution"))))}
+            line = (tr("resuming {ticker} {date}: {analysts} ({execution})", **fields) if d.get("resumed")
+                    else tr("starting {ticker} {date}: {analysts} ({execution})", **fields))
             for warning in d.get("warnings") or []:
-                line += f"\n  warning: {warning}"
+                line += "\n  " + tr("warning: {warning}", warning=warning)
         elif event.kind == "node_started" and not (event.node or "").startswith(("tools_", "Msg Clear")):
-            line = f"… {event.agent} ({event.team})"
+            line = f"… {tr.p('role', str(event.agent))} ({tr.p('team', str(event.team))})"
         elif event.kind == "node_finished" and not (event.node or "").startswith(("tools_", "Msg Clear")):
-            line = f"✓ {event.agent} {d.get('duration_s', 0):.2f}s"
+            line = f"✓ {tr.p('role', str(event.agent))} {d.get('duration_s', 0):.2f}s"
         elif event.kind == "tool_call":
-            line = f"  tool {d.get('tool')}({_short_args(d.get('args'))}) → {d.get('result_chars')} chars"
+            line = "  " + tr("tool {tool}({args}) → {chars} chars", tool=d.get("tool"),
+                             args=_short_args(d.get("args")), chars=d.get("result_chars"))
         elif event.kind == "report":
-            line = f"  wrote {d.get('key')}"
+            line = "  " + tr("wrote {key}", key=d.get("key"))
         elif event.kind == "debate_turn":
-            line = f"  {d.get('debate')} debate round {d.get('round')}: {d.get('speaker')}"
+            debate = str(d.get("debate"))
+            speaker = tr.p("speaker", str(d.get("speaker")))
+            line = "  " + (tr("{debate} debate round {round}: {speaker}", debate=debate, round=d.get("round"),
+                              speaker=speaker) if tr.lang == "en" or debate not in DEBATE_NAMES
+                           else tr(DEBATE_NAMES[debate], round=d.get("round"), speaker=speaker))
         elif event.kind == "run_finished":
-            line = f"done: {d.get('rating')} in {d.get('elapsed_s')}s"
+            line = tr("done: {rating} in {seconds}s", rating=rating_label(d.get("rating"), tr.lang),
+                      seconds=d.get("elapsed_s"))
         elif event.kind == "run_failed":
-            line = f"failed: {d.get('error')}" + (" (resumable)" if d.get("resumable") else "")
+            line = (tr("failed: {error} (resumable)", error=d.get("error")) if d.get("resumable")
+                    else tr("failed: {error}", error=d.get("error")))
         elif event.kind == "run_stopped":
-            line = "stopped" + (" (resumable)" if d.get("resumable") else "")
+            line = tr("stopped (resumable)") if d.get("resumable") else tr("stopped")
         if line:
             _print(f"[{t:6.1f}s] {line}", file=self.stream or sys.stderr, flush=True)
+
+
+EXECUTIONS = {"parallel": N_("parallel"), "sequential": N_("sequential")}
+DEBATE_NAMES = {"invest": N_("research debate round {round}: {speaker}"),
+                "risk": N_("risk debate round {round}: {speaker}")}
+"""A debate turn's progress line outside English (English keeps ``invest debate round 1: Bull``)."""
 
 
 def _short_args(args) -> str:
@@ -263,48 +324,52 @@ def _short_args(args) -> str:
 
 
 _HEADLINES = {
-    EXIT_BAD_INPUT: "Bad input",
-    EXIT_DATA_UNAVAILABLE: "Market data unavailable",
-    EXIT_LLM_FAILURE: "LLM failure",
-    EXIT_STOPPED: "Stopped",
-    EXIT_BUSY: "Busy",
-    EXIT_STORAGE: "Desk database unavailable",
+    EXIT_BAD_INPUT: N_("Bad input"),
+    EXIT_DATA_UNAVAILABLE: N_("Market data unavailable"),
+    EXIT_LLM_FAILURE: N_("LLM failure"),
+    EXIT_STOPPED: N_("Stopped"),
+    EXIT_BUSY: N_("Busy"),
+    EXIT_STORAGE: N_("Desk database unavailable"),
 }
+"""The headline of a failure by exit code (English; shown with ``t(headline)``)."""
 
 
-def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = True) -> int:
+def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = True,
+             t: Translator | None = None) -> int:
     """Print what failed in the terminal's language (flags, variables) and return the exit code.
 
     The code comes from the error's class (``errors.exit_code_for``), never from its text.
-    Only a resumable failure of a run (4, 5) says how to resume.
+    Only a resumable failure of a run (4, 5) says how to resume. The headline and the hints are in
+    ``t``'s language (None: the config's ``ui_language``); the error's own sentence stays as raised.
     """
     from tradingagents.errors import ConfigError
 
     if isinstance(exc, BrokenPipeError):
         raise exc  # stdout's reader is gone (``log | head``): main ends quietly
+    t = t or ui_translator()
     code = exit_code_for(exc)
-    headline = "Configuration error" if isinstance(exc, ConfigError) else _HEADLINES.get(code, "Error")
+    headline = t("Configuration error") if isinstance(exc, ConfigError) else t(_HEADLINES.get(code, N_("Error")))
     key = getattr(exc, "key", None)
     where = getattr(exc, "env_var", None) or FLAG_OF_KEY.get(key or "")
     if code == EXIT_BAD_INPUT and where and where not in str(exc):
         headline += f" ({where})"
-    disk = _disk_problem(exc)
+    disk = _disk_problem(exc, t)
     if disk is not None:
         _print(disk, file=sys.stderr)
         if resumes and checkpointing:
-            print("The run is checkpointed: once there is room, run the same command again to resume.",
+            print(t("The run is checkpointed: once there is room, run the same command again to resume."),
                   file=sys.stderr)
         return code
     if code == EXIT_STORAGE:  # not a bug: one plain line (host, what to check), no traceback
-        _print(f"Desk database unavailable: {' '.join(str(exc).split())}", file=sys.stderr)
+        _print(t("Desk database unavailable: {reason}", reason=" ".join(str(exc).split())), file=sys.stderr)
         return code
-    _print(f"{headline}: {exc}", file=sys.stderr)
+    _print(t("{headline}: {message}", headline=headline, message=exc), file=sys.stderr)
     if resumes and code in (EXIT_LLM_FAILURE, EXIT_STOPPED, EXIT_STORAGE) and is_resumable(exc):
         if checkpointing:
-            print("The run is checkpointed: run the same command again to resume where it stopped.",
+            print(t("The run is checkpointed: run the same command again to resume where it stopped."),
                   file=sys.stderr)
         else:
-            print("Checkpointing is off (--no-checkpoint): running the same command again starts over.",
+            print(t("Checkpointing is off (--no-checkpoint): running the same command again starts over."),
                   file=sys.stderr)
     if code == EXIT_ERROR:
         import traceback
@@ -316,23 +381,29 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
 _DISK_ERRNOS = {"ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO"}
 
 
-def _disk_problem(exc: BaseException) -> str | None:
+def _disk_problem(exc: BaseException, t: Translator | None = None) -> str | None:
     """A plain message for a write that the disk refused (full, read-only, no permission), or None."""
     import errno
 
+    t = t or translator("en")
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if isinstance(current, OSError) and errno.errorcode.get(current.errno or -1) in _DISK_ERRNOS:
-            where = f" writing {current.filename}" if current.filename else ""
             full = current.errno in (errno.ENOSPC, errno.EDQUOT)
-            what = "The disk is full" if full else f"A file could not be written ({current.strerror})"
-            todo = ("free some space on that disk" if full else "check the folder's permissions")
-            return f"{what}{where}. {todo[0].upper() + todo[1:]}, or use another home folder (--home)."
+            if full:
+                return (t("The disk is full writing {file}. Free some space on that disk, or use another home "
+                          "folder (--home).", file=current.filename) if current.filename else
+                        t("The disk is full. Free some space on that disk, or use another home folder (--home)."))
+            return (t("A file could not be written ({reason}) writing {file}. Check the folder's permissions, or "
+                      "use another home folder (--home).", reason=current.strerror, file=current.filename)
+                    if current.filename else
+                    t("A file could not be written ({reason}). Check the folder's permissions, or use another "
+                      "home folder (--home).", reason=current.strerror))
         if "database or disk is full" in str(current):
-            return ("The disk is full (the checkpoint database could not grow). Free some space, or use "
-                    "another home folder (--home).")
+            return t("The disk is full (the checkpoint database could not grow). Free some space, or use "
+                     "another home folder (--home).")
         current = current.__cause__ or current.__context__
     return None
 
@@ -343,13 +414,15 @@ def run_command(argv: list[str]) -> int:
     stop = threading.Event()
     previous = install_stop_handlers(stop)
     checkpointing = not args.no_checkpoint
+    t = ui_translator(home=args.home)
     try:
         from tradingagents.validation import validate_date, validate_ticker
 
         ticker = validate_ticker(args.ticker)
         date = validate_date(args.date)
         settings = _settings_from(args)  # every setting and the LLM key checked: exit 2 before any work
-        _notice(settings)
+        t = ui_translator(settings)
+        _notice(settings, t)
         checkpointing = bool(settings["checkpoint_enabled"])
         from tradingagents import storage
         from tradingagents.dataflows.interface import check_instrument
@@ -359,46 +432,66 @@ def run_command(argv: list[str]) -> int:
         if args.blind:
             from tradingagents.graph.blind_run import run_blind
 
-            out = run_blind(settings, ticker, date, asset_type=args.asset_type, on_event=_Progress(quiet=args.quiet),
-                            should_stop=stop.is_set, debug=args.debug)
-            _print(f"Rating: {out['rating']}")
-            _print(f"Blind: the models saw {out['alias']} on {out['blind_date']}")
-            _print(f"Report: {out['results_path']}")
+            out = run_blind(settings, ticker, date, asset_type=args.asset_type,
+                            on_event=_Progress(quiet=args.quiet, t=t), should_stop=stop.is_set, debug=args.debug)
+            _print(t("Rating: {rating}", rating=_rating(out["rating"], t)))
+            _print(t("Blind: the models saw {alias} on {date}", alias=out["alias"], date=out["blind_date"]))
+            _print(t("Report: {path}", path=out["results_path"]))
             return EXIT_OK
         from tradingagents.graph.trading_graph import TradingAgentsGraph
 
         graph = TradingAgentsGraph(settings["selected_analysts"], debug=args.debug, config=settings)
         state, rating = graph.propagate(
-            ticker, date, args.asset_type, on_event=_Progress(quiet=args.quiet), should_stop=stop.is_set
+            ticker, date, args.asset_type, on_event=_Progress(quiet=args.quiet, t=t), should_stop=stop.is_set
         )
-        _print(f"Rating: {rating}")
+        _print(t("Rating: {rating}", rating=_rating(rating, t)))
         record = graph.last_run["record"]  # what the engine saved, as its terminal event carries it
         meta = record.get("meta") or {}
-        for line in _result_lines(meta):
+        for line in _result_lines(meta, t):
             _print(line)
         if record["report_path"]:
-            _print(f"Report: {record['report_path']}")
+            _print(t("Report: {path}", path=record["report_path"]))
         else:  # the desk's database: a command that prints it, not a locator nobody can open
-            _print(f"Report: python -m tradingagents show {graph.last_run['ticker']} {graph.last_run['date']}")
+            _print(t("Report: {path}", path=f"python -m tradingagents show {graph.last_run['ticker']} "
+                                            f"{graph.last_run['date']}"))
         return EXIT_OK
     except KeyboardInterrupt:
-        print("Aborted.", file=sys.stderr)
+        print(t("Aborted."), file=sys.stderr)
         if checkpointing:
-            print("The run is checkpointed: run the same command again to resume from the last finished step.",
+            print(t("The run is checkpointed: run the same command again to resume from the last finished step."),
                   file=sys.stderr)
         return EXIT_STOPPED
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message and an exit code
-        return _explain(exc, checkpointing=checkpointing)
+        return _explain(exc, checkpointing=checkpointing, t=t)
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
 
 
-def _result_lines(meta) -> list[str]:
-    """What a finished run's meta says beside the rating (``storage.run_notes``)."""
+def _rating(rating: Any, t: Translator) -> str:
+    """A rating as the terminal shows it: the canonical name in English (scripts read ``Rating: Buy``),
+    the translated one beside it otherwise (``评级：买入 (Buy)``)."""
+    shown = rating_label(rating, t.lang)
+    return str(rating) if t.lang == "en" or shown == str(rating) else f"{shown} ({rating})"
+
+
+NOTE_LABELS = {"Invented instrument": N_("Invented instrument"), "Session": N_("Session"), "Data": N_("Data"),
+               "Missing data": N_("Missing data"), "Memory log": N_("Memory log"), "Re-analysis": N_("Re-analysis")}
+
+
+def _result_lines(meta, t: Translator | None = None) -> list[str]:
+    """What a finished run's meta says beside the rating (``storage.run_notes``), the labels in ``t``'s
+    language (the engine's sentences as it wrote them; the invented instrument's in ``t``'s)."""
     from tradingagents.storage import run_notes
 
-    return [f"{label}: {text}" for label, text in run_notes(meta)]
+    t = t or translator("en")
+    out = []
+    for label, text in run_notes(meta):
+        if label == "Invented instrument" and t.lang != "en":
+            text = t("{ticker} is not listed by the demo market; the run analysed a generated, fictional "
+                     "instrument (--allow-synthetic), not a real company", ticker=meta.get("ticker"))
+        out.append(t("{label}: {text}", label=t(NOTE_LABELS.get(label, label)), text=text))
+    return out
 
 
 def settle_pending(settings, ticker: str | None = None, api_key: str | None = None):
@@ -447,6 +540,7 @@ def _pct(value: Any) -> str:
 
 def settle_command(argv: list[str]) -> int:
     args = _settle_parser().parse_args(argv)
+    t = ui_translator(home=args.home)
     try:
         ticker = None
         if args.ticker is not None:
@@ -454,24 +548,27 @@ def settle_command(argv: list[str]) -> int:
 
             ticker = validate_ticker(args.ticker)
         settings = _settings_from(args)
-        _notice(settings)
+        t = ui_translator(settings)
+        _notice(settings, t)
         from tradingagents import storage
 
         storage.check_storage(settings)
         settled, pending = settle_pending(settings, ticker)
         for s in settled:
             holding = s.get("holding", s.get("holding_days"))
-            _print(f"{s['date']} {s['ticker']} {s.get('rating')}: return {_pct(s.get('raw'))}, "
-                  f"alpha {_pct(s.get('alpha'))} over {holding}d"
-                   + (f"\n  note: {s['note']}" if s.get("note") else ""))
+            _print(t("{date} {ticker} {rating}: return {ret}, alpha {alpha} over {days}d", date=s["date"],
+                     ticker=s["ticker"], rating=_rating(s.get("rating"), t), ret=_pct(s.get("raw")),
+                     alpha=_pct(s.get("alpha")), days=holding)
+                   + ("\n  " + t("note: {note}", note=s["note"]) if s.get("note") else ""))
         for p in pending:
-            _print(f"pending {p['date']} {p['ticker']}: {p.get('reason') or 'reason unknown'}")
+            _print(t("pending {date} {ticker}: {reason}", date=p["date"], ticker=p["ticker"],
+                     reason=p.get("reason") or t("reason unknown")))
         if not settled and not pending:
-            scope = f" for {ticker}" if ticker else ""
-            print(f"Nothing to settle: the memory log has no pending decision{scope}.")
+            print(t("Nothing to settle: the memory log has no pending decision for {ticker}.", ticker=ticker)
+                  if ticker else t("Nothing to settle: the memory log has no pending decision."))
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001
-        return _explain(exc, resumes=False)
+        return _explain(exc, resumes=False, t=t)
 
 
 def log_command(argv: list[str]) -> int:
@@ -490,7 +587,7 @@ def log_command(argv: list[str]) -> int:
         settings = resolve_config({"home": args.home} if args.home else {})
         return print_log(settings, json=args.json)
     except Exception as exc:  # noqa: BLE001
-        return _explain(exc, resumes=False)
+        return _explain(exc, resumes=False, t=ui_translator(home=args.home))
 
 
 BATCH_EXIT_HELP = """exit codes (the worst ticker's, in this order):
@@ -536,14 +633,16 @@ def _batch_parser():
     return p
 
 
-def _blind_batch(tickers: list[str], date: str, settings, args, stop: threading.Event) -> int:
+def _blind_batch(tickers: list[str], date: str, settings, args, stop: threading.Event,
+                 t: Translator | None = None) -> int:
     """``batch --blind``: each ticker a blind run in turn (every watchlist ticker mapped in each)."""
     from tradingagents.graph.blind_run import run_blind
     from tradingagents.validation import ValidationError
 
+    t = t or translator("en")
     if settings.get("max_cost_usd") is not None or settings.get("executor") == "ray":
-        raise ValidationError("--blind runs the tickers one after another on this machine: leave out --max-cost "
-                              "and --executor ray.")
+        raise ValidationError(t("--blind runs the tickers one after another on this machine: leave out --max-cost "
+                                "and --executor ray."))
     worst = EXIT_OK
     rows = []
     for ticker in tickers:
@@ -552,7 +651,7 @@ def _blind_batch(tickers: list[str], date: str, settings, args, stop: threading.
             rows.append({"ticker": ticker, "status": "done", "rating": out["rating"], "alias": out["alias"],
                          "results_path": out["results_path"]})
         except Exception as exc:  # noqa: BLE001 - one ticker's failure is its line; the others go on
-            code = _explain(exc, resumes=False)
+            code = _explain(exc, resumes=False, t=t)
             worst = max(worst, code)
             rows.append({"ticker": ticker, "status": "failed", "rating": None, "error": str(exc)})
             if code == EXIT_STOPPED:
@@ -563,13 +662,31 @@ def _blind_batch(tickers: list[str], date: str, settings, args, stop: threading.
         print(json.dumps(rows, indent=1))
     else:
         for r in rows:
-            _print(f"{r['ticker']:<10} {r['status']:<8} {r['rating'] or '-':<12} blind"
-                   + (f" ({r['alias']}) {r['results_path']}" if r.get("alias") else ""))
+            _print(f"{r['ticker']:<10} {_ljust(_status(r['status'], t), 8)} "
+                   f"{_ljust(_rating(r['rating'], t) if r['rating'] else '-', 12)} "
+                   + t("blind") + (f" ({r['alias']}) {r['results_path']}" if r.get("alias") else ""))
     return worst
 
 
-def _usd(value: float | None) -> str:
-    return "price unknown" if value is None else f"${value:.4f}"
+def _usd(value: float | None, t: Translator | None = None) -> str:
+    return (t or translator("en"))("price unknown") if value is None else f"${value:.4f}"
+
+
+STATUSES = {"queued": N_("queued"), "running": N_("running"), "done": N_("done"), "failed": N_("failed"),
+            "stopped": N_("stopped"), "budget": N_("budget"), "reused": N_("reused")}
+
+
+def _ljust(text: str, width: int) -> str:
+    """``text`` padded to ``width`` terminal columns (a CJK character takes two)."""
+    import unicodedata
+
+    cells = sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+    return text + " " * max(0, width - cells)
+
+
+def _status(status: Any, t: Translator) -> str:
+    """A batch ticker's status as shown (the JSON keeps the English word)."""
+    return t(STATUSES[status]) if status in STATUSES else str(status)
 
 
 def batch_command(argv: list[str]) -> int:
@@ -582,9 +699,11 @@ def batch_command(argv: list[str]) -> int:
     args = _batch_parser().parse_args(argv)
     stop = threading.Event()
     previous = install_stop_handlers(stop)
+    t = ui_translator(home=args.home)
     try:
         settings = _settings_from(args)
-        _notice(settings)
+        t = ui_translator(settings)
+        _notice(settings, t)
         storage.check_storage(settings)  # an unreachable desk: exit 7 at once, not one failure per ticker
         if args.concurrency is not None:
             settings = resolve_config({**dict(settings), "max_concurrent_llm_calls": args.concurrency})
@@ -592,8 +711,8 @@ def batch_command(argv: list[str]) -> int:
             lists = storage.list_watchlists(settings)
             name = args.tickers[1:].strip()
             if name not in lists:
-                known = ", ".join(sorted(lists)) or "none saved yet"
-                raise ValidationError(f"No watchlist named {name!r} (saved: {known}).")
+                known = ", ".join(sorted(lists)) or t("none saved yet")
+                raise ValidationError(t("No watchlist named {name} (saved: {known}).", name=repr(name), known=known))
             tickers = lists[name]
         else:
             tickers = parse_tickers(args.tickers)
@@ -603,29 +722,31 @@ def batch_command(argv: list[str]) -> int:
         for ticker in tickers:  # an unlisted demo ticker refuses the batch before any run (exit 2)
             check_instrument(settings, ticker)
         if args.blind:
-            return _blind_batch(list(tickers), date, settings, args, stop)
+            return _blind_batch(list(tickers), date, settings, args, stop, t)
         from tradingagents.estimates import estimate_batch_cost
 
         estimate = estimate_batch_cost(settings, len(tickers))
         if not args.quiet:
             from tradingagents.executor import describe, get_executor
 
-            print(f"{len(tickers)} tickers on {date}, executor {describe(get_executor(settings, len(tickers)))}, at most "
-                  f"{settings['max_concurrent_llm_calls']} model calls at once; estimated cost "
-                  f"{_usd(estimate['cost_usd'])} ({estimate['source']})", file=sys.stderr, flush=True)
+            print(t("{n} tickers on {date}, executor {executor}, at most {calls} model calls at once; estimated "
+                    "cost {cost} ({source})", n=len(tickers), date=date,
+                    executor=describe(get_executor(settings, len(tickers))),
+                    calls=settings["max_concurrent_llm_calls"], cost=_usd(estimate["cost_usd"], t),
+                    source=estimate["source"]), file=sys.stderr, flush=True)
 
         def progress(o: TickerOutcome) -> None:
             if not args.quiet and o.status not in ("queued", "running"):
-                extra = f" {o.rating}" if o.rating else ""
-                _print(f"  {o.ticker:<10} {o.status}{extra} {_usd(o.cost_usd)}"
+                extra = f" {_rating(o.rating, t)}" if o.rating else ""
+                _print(f"  {o.ticker:<10} {_status(o.status, t)}{extra} {_usd(o.cost_usd, t)}"
                        + (f" — {o.error}" if o.error else ""), file=sys.stderr, flush=True)
                 if o.session_note:
-                    _print(f"  {'':<10} session: {o.session_note}", file=sys.stderr, flush=True)
+                    _print(f"  {'':<10} " + t("session: {note}", note=o.session_note), file=sys.stderr, flush=True)
 
         outcomes = run_batch(tickers, date, settings, max_cost_usd=settings.get("max_cost_usd"),
                              on_update=progress, should_stop=stop.is_set)
     except Exception as exc:  # noqa: BLE001 - nothing ran: a message and an exit code
-        return _explain(exc, resumes=False)
+        return _explain(exc, resumes=False, t=t)
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
@@ -635,18 +756,21 @@ def batch_command(argv: list[str]) -> int:
         print(json.dumps([o.to_dict() for o in outcomes], indent=1))
     else:
         for o in outcomes:
-            session = f"  session {o.session} ({o.session_note})" if o.session_note else ""
-            invented = "  invented instrument" if o.invented else ""
-            _print(f"{o.ticker:<10} {o.status:<8} {o.rating or '-':<12} {_usd(o.cost_usd)}{session}{invented}")
+            session = "  " + t("session {session} ({note})", session=o.session, note=o.session_note) \
+                if o.session_note else ""
+            invented = "  " + t("invented instrument") if o.invented else ""
+            rating = _rating(o.rating, t) if o.rating else "-"
+            _print(f"{o.ticker:<10} {_ljust(_status(o.status, t), 8)} {_ljust(rating, 12)} {_usd(o.cost_usd, t)}"
+                   f"{session}{invented}")
         known = [o.cost_usd for o in outcomes if o.cost_usd is not None]
-        print(f"total {_usd(sum(known)) if len(known) == len(outcomes) else 'price unknown'}")
+        print(t("total {cost}", cost=_usd(sum(known), t) if len(known) == len(outcomes) else t("price unknown")))
     code = exit_code(outcomes)
     if code == EXIT_STORAGE:
         first = next(o for o in outcomes if o.exit_code == EXIT_STORAGE)
-        _print(f"Desk database unavailable: {' '.join(str(first.error).split())}", file=sys.stderr)
-        print("The batch stopped at once; run the same command again once the database answers.", file=sys.stderr)
+        _print(t("Desk database unavailable: {reason}", reason=" ".join(str(first.error).split())), file=sys.stderr)
+        print(t("The batch stopped at once; run the same command again once the database answers."), file=sys.stderr)
     elif code == EXIT_STOPPED:
-        print("Run the same command again (with a larger --max-cost if the budget stopped it) to continue.",
+        print(t("Run the same command again (with a larger --max-cost if the budget stopped it) to continue."),
               file=sys.stderr)
     return code
 
@@ -662,6 +786,7 @@ def show_command(argv: list[str]) -> int:
     p.add_argument("--version", type=int, help="an earlier run of a re-analysed session (History lists them)")
     p.add_argument("--home")
     args = p.parse_args(argv)
+    t = ui_translator(home=args.home)
     try:
         from tradingagents import storage
         from tradingagents.config import resolve_config
@@ -684,17 +809,17 @@ def show_command(argv: list[str]) -> int:
                 except FileNotFoundError:
                     continue
                 if note_for(date, earlier):
-                    _print(f"Session: {note_for(date, earlier)}", file=sys.stderr)
+                    _print(t("{label}: {text}", label=t("Session"), text=note_for(date, earlier)), file=sys.stderr)
                 break
             else:
-                raise ValidationError(f"No saved run of {ticker} on {date}: run "
-                                      f"'python -m tradingagents {ticker} {date}' first.") from None
+                raise ValidationError(t("No saved run of {ticker} on {date}: run 'python -m tradingagents {ticker} "
+                                        "{date}' first.", ticker=ticker, date=date)) from None
         from tradingagents.storage.files_runs import render_report_markdown
 
         _print(render_report_markdown(data.get("state") or {}, data.get("rating"), data.get("meta") or {}), end="")
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001
-        return _explain(exc, resumes=False)
+        return _explain(exc, resumes=False, t=t)
 
 
 SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show")
@@ -732,9 +857,10 @@ def _dispatch(argv: list[str]) -> int:
     try:
         typo = _subcommand_typo(argv[0]) if argv else None
         if typo is not None:
-            _print(f"Bad input: unknown command {argv[0]!r}: did you mean '{typo}'? (python -m tradingagents "
-                   f"{typo} --help). To analyse a ticker named {argv[0].upper()}, write it in capitals.",
-                   file=sys.stderr)
+            t = ui_translator()
+            _print(t("Bad input: unknown command {word}: did you mean '{typo}'? (python -m tradingagents {typo} "
+                     "--help). To analyse a ticker named {upper}, write it in capitals.", word=repr(argv[0]),
+                     typo=typo, upper=argv[0].upper()), file=sys.stderr)
             return EXIT_BAD_INPUT
         if argv and argv[0] == "show":
             return show_command(argv[1:])

@@ -6,6 +6,10 @@ tradingagents.backtest``). A progress bar with the ETA goes to stderr; stdout ge
 table and, last, the line ``Backtest: <folder>``. Exit codes as for a run (``errors.exit_code_for``):
 0 ok, 2 bad input, 3 data unavailable, 4 model failure (resumable), 5 stopped (resumable), 6 busy.
 Run the same command again to continue a stopped, failed or killed backtest.
+
+Its messages, the summary table's labels and the report it writes are in the config's
+``ui_language`` (``TRADINGAGENTS_UI_LANGUAGE``; English by default); argparse's help stays English,
+and so do the sentences of errors raised inside the engine (after a translated headline).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import threading
 import time
 from typing import Any
 
+from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.terminal import reader_gone, safe_stdio, terminal_safe, unfiltered
 
 EXAMPLES = """examples:
@@ -123,9 +128,10 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
 class ProgressBar:
     """``[######----]  12/120  NVDA 2024-06-20 Buy  ETA 0:43`` on stderr (one line per step when not a tty)."""
 
-    def __init__(self, stream=None, quiet: bool = False, width: int = 28):
+    def __init__(self, stream=None, quiet: bool = False, width: int = 28, t: Translator | None = None):
         self.stream = stream
         self.quiet = quiet
+        self.t = t or translator("en")
         self.width = width
         self.last_len = 0
 
@@ -138,11 +144,12 @@ class ProgressBar:
         bar = "#" * filled + "-" * (self.width - filled)
         what = ""
         if event.get("kind") == "step_finished":
-            tag = " (saved)" if event.get("reused") else ""
-            variant = " no-memory" if "no memory" in str(event.get("variant")) else ""
-            what = f"  {event.get('ticker')}{variant} {event.get('date')} {event.get('rating')}{tag}"
+            tag = " " + self.t("(saved)") if event.get("reused") else ""
+            variant = " " + self.t("no-memory") if "no memory" in str(event.get("variant")) else ""
+            rating = rating_label(event.get("rating"), self.t.lang) if event.get("rating") else event.get("rating")
+            what = f"  {event.get('ticker')}{variant} {event.get('date')} {rating}{tag}"
         eta = event.get("eta_s")
-        eta_txt = f"  ETA {format_duration(eta)}" if eta is not None and done < total else ""
+        eta_txt = "  " + self.t("ETA {time}", time=format_duration(eta)) if eta is not None and done < total else ""
         line = f"[{bar}] {done:>4}/{total}{what}{eta_txt}"
         tty = hasattr(out, "isatty") and out.isatty()
         line = terminal_safe(line)  # a ticker's or a server's text never drives the terminal
@@ -166,27 +173,42 @@ def format_duration(seconds: float | None) -> str:
 SUMMARY_COLUMNS = ("Strategy", "CR %", "CR 95% CI", "SR", "SR 95% CI", "MDD %", "p vs B&H")
 
 
-def summary_table(metrics: dict[str, Any], cost_bps: float | None = None) -> str:
+def _cells(text: str) -> int:
+    """The terminal columns a text takes (a CJK character takes two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def _pad(text: str, width: int, left: bool) -> str:
+    gap = " " * max(0, width - _cells(text))
+    return text + gap if left else gap + text
+
+
+def summary_table(metrics: dict[str, Any], cost_bps: float | None = None, *, t: Translator | None = None) -> str:
     """The paper's columns with the 95% intervals, per ticker (and ``PORTFOLIO``); then the costs
-    and, with a control, one line per ticker on the no-edge worlds."""
+    and, with a control, one line per ticker on the no-edge worlds (``t``: the language; None: English)."""
     from tradingagents.backtest.metrics import by_ticker
     from tradingagents.backtest.report import _header, control_lines, table_rows
 
-    head = _header()
-    pick = [head.index(c) for c in SUMMARY_COLUMNS]
+    t = t or translator("en")
+    english, head = _header(), _header(t)
+    pick = [english.index(c) for c in SUMMARY_COLUMNS]
     lines = []
     for ticker, by_strategy in by_ticker(metrics).items():
-        rows = [[head[i] for i in pick], *[[r[i] for i in pick] for r in table_rows(by_strategy)]]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(pick))]
+        rows = [[head[i] for i in pick], *[[r[i] for i in pick] for r in table_rows(by_strategy, t=t)]]
+        widths = [max(_cells(r[i]) for r in rows) for i in range(len(pick))]
         lines.append(ticker)
         for r in rows:
-            lines.append("  " + "  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i])
+            lines.append("  " + "  ".join(_pad(c, widths[0], True) if i == 0 else _pad(c, widths[i], False)
                                           for i, c in enumerate(r)))
     if cost_bps is not None:
-        lines.append(f"costs {cost_bps:g} bps per unit of turnover on every strategy"
-                     + (" (the paper's setting)" if cost_bps == 0 else "") + "; 95% stationary-bootstrap intervals")
+        lines.append(t("costs {bps} bps per unit of turnover on every strategy (the paper's setting); 95% "
+                       "stationary-bootstrap intervals", bps=f"{cost_bps:g}") if cost_bps == 0 else
+                     t("costs {bps} bps per unit of turnover on every strategy; 95% stationary-bootstrap intervals",
+                       bps=f"{cost_bps:g}"))
     if metrics.get("control"):
-        lines += control_lines({"control": metrics["control"]})
+        lines += control_lines({"control": metrics["control"]}, t=t)
     return "\n".join(lines)
 
 
@@ -204,6 +226,7 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     stop = stop or threading.Event()
     from tradingagents.stop_signals import install_stop_handlers
 
+    t = _translator(home=getattr(args, "home", None))
     previous = install_stop_handlers(stop, "agent step")
     started = time.time()
     try:
@@ -215,16 +238,17 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         from tradingagents.dataflows.interface import check_instrument
         from tradingagents.llm_clients.factory import check_llm_config
         from tradingagents.storage.watchlists import valid_tickers
-        from tradingagents.vendors import engine_notice
 
         settings = resolve_config(cfg)
+        t = _translator(settings)
         check_home(settings)
         check_llm_config(settings)  # a missing key or URL: exit 2 before any progress bar or folder
         from tradingagents.llm_clients.factory import check_local_server
 
         check_local_server(settings)  # a local model server that is not up: exit 4 within 5 s
-        if engine_notice(settings):
-            print(engine_notice(settings), file=sys.stderr, flush=True)
+        notice = _notice_text(settings, t)
+        if notice:
+            print(notice, file=sys.stderr, flush=True)
         for ticker in valid_tickers(args.tickers):
             check_instrument(settings, ticker)  # an unlisted demo ticker: exit 2 before any folder
         storage.check_storage(settings)
@@ -236,35 +260,38 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         bt = Backtest(spec, cfg)
         done = bt.done_steps()
         if not args.quiet:
-            how = f"resuming ({done} of {bt.total_steps} steps done)" if done else f"{bt.total_steps} steps"
-            print(f"Backtest {bt.id}: {', '.join(spec.tickers)} {spec.start} → {spec.end}, every {spec.every} "
-                  f"trading day(s), {how}", file=sys.stderr, flush=True)
-        result = bt.run(on_progress=ProgressBar(quiet=args.quiet), should_stop=stop.is_set)
-        print(summary_table(result.metrics, spec.cost_bps))
+            how = (t("resuming ({done} of {total} steps done)", done=done, total=bt.total_steps) if done
+                   else t("{total} steps", total=bt.total_steps))
+            print(t("Backtest {id}: {tickers} {start} → {end}, every {every} trading day(s), {how}", id=bt.id,
+                    tickers=", ".join(spec.tickers), start=spec.start, end=spec.end, every=spec.every, how=how),
+                  file=sys.stderr, flush=True)
+        result = bt.run(on_progress=ProgressBar(quiet=args.quiet, t=t), should_stop=stop.is_set)
+        print(summary_table(result.metrics, spec.cost_bps, t=t))
         if getattr(bt, "memory_effect", None) is not None:
             from tradingagents.backtest.memory_effect import describe
 
             print(describe(bt.memory_effect))
         if not args.quiet:
-            print(f"done in {format_duration(time.time() - started)}", file=sys.stderr)
-        print(f"Backtest: {result.folder}")
+            print(t("done in {time}", time=format_duration(time.time() - started)), file=sys.stderr)
+        print(t("Backtest: {folder}", folder=result.folder))
         return EXIT_OK
     except RunStopped as exc:
-        print(f"Stopped: {exc}", file=sys.stderr)
-        print("Run the same command again to continue where it stopped.", file=sys.stderr)
+        print(t("Stopped: {reason}", reason=exc), file=sys.stderr)
+        print(t("Run the same command again to continue where it stopped."), file=sys.stderr)
         return EXIT_STOPPED
     except KeyboardInterrupt:
-        print("Aborted. Run the same command again to continue.", file=sys.stderr)
+        print(t("Aborted. Run the same command again to continue."), file=sys.stderr)
         return EXIT_STOPPED
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message and an exit code
         if isinstance(exc, BrokenPipeError):
             raise  # stdout's reader is gone: the command line's main ends quietly
         code = exit_code_for(exc)
-        what = {EXIT_BAD_INPUT: "Bad input", 3: "Market data unavailable", 4: "LLM failure",
-                7: "Desk database unavailable"}.get(code, "Error")
-        print(f"{what}: {' '.join(str(exc).split()) if code == 7 else exc}", file=sys.stderr)
+        what = {EXIT_BAD_INPUT: N_("Bad input"), 3: N_("Market data unavailable"), 4: N_("LLM failure"),
+                7: N_("Desk database unavailable")}.get(code, N_("Error"))
+        print(t("{headline}: {message}", headline=t(what), message=" ".join(str(exc).split()) if code == 7 else exc),
+              file=sys.stderr)
         if code not in (EXIT_BAD_INPUT, 3, 7) and is_resumable(exc):
-            print("Finished steps are kept: run the same command again to continue.", file=sys.stderr)
+            print(t("Finished steps are kept: run the same command again to continue."), file=sys.stderr)
         if code == 1:
             import traceback
 
@@ -273,6 +300,38 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def _translator(settings=None, home: str | None = None) -> Translator:
+    """The terminal's language (``tradingagents.cli.ui_translator``'s rule; that module is above this one)."""
+    if settings is not None:
+        return translator(settings.get("ui_language"))
+    from tradingagents.backtest.report import report_translator
+
+    if home:
+        try:
+            from tradingagents.config import resolve_config
+
+            return translator(resolve_config({"home": home}).get("ui_language"))
+        except Exception:  # noqa: BLE001 - the command reports a broken setting itself
+            pass
+    return report_translator({}, None)
+
+
+def _notice_text(settings, t: Translator) -> str | None:
+    """``vendors.engine_notice`` in ``t``'s language (as ``tradingagents.cli.notice_text``; a test keeps
+    the two the same)."""
+    from tradingagents.vendors import engine_notice
+
+    if t.lang == "en":
+        return engine_notice(settings)
+    parts = []
+    if str(settings.get("llm_provider") or "").lower() == "offline":
+        parts.append(t("offline engine (deterministic stand-in answers, no language model: --provider picks one)"))
+    if settings.get("data_vendor") == "demo":
+        parts.append(t("synthetic demo market (generated prices, news and figures, not real history: --data "
+                       "yfinance or csv for real data)"))
+    return t("Note: {parts}.", parts=t("; ").join(parts)) if parts else None
 
 
 def main(argv: list[str] | None = None) -> int:

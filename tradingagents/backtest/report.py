@@ -3,6 +3,11 @@
 The HTML page is self-contained (inline CSS and inline SVG charts: no script, no network), so it
 can be mailed or archived as it is. Nothing here reads data: it renders what ``Backtest.compute``
 returned.
+
+Both are written in a language (``lang``: "en", "zh"; None: the run's ``info["ui_language"]``, else
+the config's ``ui_language`` / ``TRADINGAGENTS_UI_LANGUAGE``, else English). Strategy names, tickers,
+dates, figures and the canonical rating names in the decisions' data stay as they are; what is shown
+of them (a rating, "Buy & Hold") is translated.
 """
 
 from __future__ import annotations
@@ -12,15 +17,55 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tradingagents.backtest.metrics import by_ticker
+from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE as RATING_COLOURS
 from tradingagents.rating import RATING_SCORE
 
 PORTFOLIO = "PORTFOLIO"
 
 COLUMNS = (("cr", "CR %", True), ("arr", "ARR %", True), ("sharpe", "SR", False), ("mdd", "MDD %", True))
-EXTRA = (("hit_rate", "Hit rate %", True), ("avg_alpha", "Avg alpha %", True), ("turnover", "Turnover", False))
-INTERVALS = (("cr_ci", "CR 95% CI", True), ("sharpe_ci", "SR 95% CI", False), ("alpha", "Alpha %/yr", True),
-             ("alpha_ci", "Alpha 95% CI", True), ("p_value_vs_buy_hold", "p vs B&H", False))
+EXTRA = (("hit_rate", N_("Hit rate %"), True), ("avg_alpha", N_("Avg alpha %"), True),
+         ("turnover", N_("Turnover"), False))
+INTERVALS = (("cr_ci", N_("CR 95% CI"), True), ("sharpe_ci", N_("SR 95% CI"), False),
+             ("alpha", N_("Alpha %/yr"), True), ("alpha_ci", N_("Alpha 95% CI"), True),
+             ("p_value_vs_buy_hold", N_("p vs B&H"), False))
+"""The table's columns: (metric key, English label, percent?). The paper's abbreviations CR, ARR, SR and
+MDD are kept in every language (the legend says what they are); the other labels are marked for the
+catalogue (show one with ``t(label)``)."""
+KNOWN_LABELS = frozenset({N_("offline engine (no LLM)"), N_("synthetic demo data"), N_("blind run data")})
+"""The product's own engine and data labels (``info["llm"]``, ``info["data"]``): shown translated."""
+
+
+def _known(value: Any, t: Translator) -> Any:
+    return t(value) if isinstance(value, str) and value in KNOWN_LABELS else value
+
+
+STRATEGY_NAMES = {"Buy & Hold": N_("Buy & Hold"), "TradingAgents (no memory)": N_("TradingAgents (no memory)")}
+
+
+def report_translator(info: Mapping[str, Any] | None = None, lang: str | None = None) -> Translator:
+    """The report's language: ``lang``, else ``info["ui_language"]``, else the config's ``ui_language``
+    (``TRADINGAGENTS_UI_LANGUAGE``), else English."""
+    if lang is None and info:
+        lang = info.get("ui_language")
+    if lang is None:
+        try:
+            from tradingagents.config import resolve_config
+
+            lang = resolve_config({}).get("ui_language")
+        except Exception:  # noqa: BLE001 - a broken setting was refused where the run began; English here
+            lang = None
+    return translator(lang)
+
+
+def strategy_label(name: str, t: Translator | None = None) -> str:
+    """A strategy's name as shown ("Buy & Hold" → 买入持有); MACD, SMA, … are names in every language."""
+    t = t or translator("en")
+    if name in STRATEGY_NAMES:
+        return t(STRATEGY_NAMES[name])
+    if name.startswith("Benchmark (") and name.endswith(")"):
+        return t("Benchmark ({symbol})", symbol=name[len("Benchmark ("):-1])
+    return name
 PALETTE = ("#1f6feb", "#8250df", "#bf8700", "#1a7f37", "#cf222e", "#6e7781", "#0a3069", "#953800")
 
 
@@ -38,12 +83,13 @@ def fmt_ci(value: Any, pct: bool) -> str:
     return f"[{fmt(lo, pct)}, {fmt(hi, pct)}]"
 
 
-def table_rows(metrics: Mapping[str, Any]) -> list[list[str]]:
+def table_rows(metrics: Mapping[str, Any], *, t: Translator | None = None) -> list[list[str]]:
     """One row per strategy: name, CR %, ARR %, SR, MDD %, hit rate %, avg alpha %, turnover, then
-    the 95% intervals of CR and SR, Jensen's alpha and its interval, and the team's p vs Buy & Hold."""
+    the 95% intervals of CR and SR, Jensen's alpha and its interval, and the team's p vs Buy & Hold
+    (the name as ``t`` shows it; None: the name itself)."""
     rows = []
     for strategy, m in metrics.items():
-        row = [strategy]
+        row = [strategy_label(strategy, t) if t is not None else strategy]
         for key, _label, pct in COLUMNS + EXTRA:
             v = m.get(key)
             unsigned = key in ("mdd", "hit_rate")  # a size, not a gain or a loss
@@ -60,8 +106,9 @@ def table_rows(metrics: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _header() -> list[str]:
-    return ["Strategy", *(label for _, label, _ in COLUMNS + EXTRA + INTERVALS)]
+def _header(t: Translator | None = None) -> list[str]:
+    t = t or translator("en")
+    return [t("Strategy"), *(t(label) for _, label, _ in COLUMNS + EXTRA + INTERVALS)]
 
 
 def _day_count(data: Mapping[str, Any], plans: Mapping[str, Any], key: str) -> tuple[int, int | None]:
@@ -70,70 +117,93 @@ def _day_count(data: Mapping[str, Any], plans: Mapping[str, Any], key: str) -> t
     return len((data.get("days") or {}).get(key, ())), None
 
 
-def control_lines(data: Mapping[str, Any]) -> list[str]:
-    """One sentence per ticker (and the book) on the no-edge worlds, with the distribution."""
+def control_lines(data: Mapping[str, Any], *, t: Translator | None = None) -> list[str]:
+    """One sentence per ticker (and the book) on the no-edge worlds, with the distribution (``t``: the
+    language; the engine's own sentence about the worlds, ``text``, stays as the engine wrote it)."""
+    t = t or translator("en")
     control = data.get("control")
     if not control:
         return []
     out = []
     for key, c in control["by_ticker"].items():
         e = c["excess_cr"]
-        out.append(f"{key}: {c['text']} Excess CR over Buy & Hold in the worlds: mean {fmt(e['mean'], True)}%, "
-                   f"5–95% [{fmt(e['p05'], True)}, {fmt(e['p95'], True)}]%; the real result is above "
-                   f"{c['real_beats_share_of_worlds'] * 100:.0f}% of them.")
+        out.append(t("{key}: {text} Excess CR over Buy & Hold in the worlds: mean {mean}%, 5–95% [{p05}, {p95}]%; "
+                     "the real result is above {share}% of them.", key=key, text=c["text"],
+                     mean=fmt(e["mean"], True), p05=fmt(e["p05"], True), p95=fmt(e["p95"], True),
+                     share=f"{c['real_beats_share_of_worlds'] * 100:.0f}"))
     return out
 
 
-def cost_text(spec: Mapping[str, Any]) -> str:
-    bps = float(spec.get("cost_bps") or 0.0)
-    return (f"Costs: {bps:g} bps per unit of turnover, on every strategy (the benchmark index is not traded)"
-            + (" — the paper's setting (no costs)" if bps == 0 else ""))
+def cost_text(spec: Mapping[str, Any], *, t: Translator | None = None) -> str:
+    t = t or translator("en")
+    bps = f"{float(spec.get('cost_bps') or 0.0):g}"
+    if float(spec.get("cost_bps") or 0.0) == 0:
+        return t("Costs: {bps} bps per unit of turnover, on every strategy (the benchmark index is not traded) — "
+                 "the paper's setting (no costs)", bps=bps)
+    return t("Costs: {bps} bps per unit of turnover, on every strategy (the benchmark index is not traded)", bps=bps)
 
 
-def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[str, Any]) -> str:
+def _positions(info: Mapping[str, Any], t: Translator) -> str:
+    return ", ".join(f"{rating_label(k, t.lang)} {t('keep') if v == 'keep' else v}" for k, v in info["positions"].items())
+
+
+def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[str, Any], *,
+             lang: str | None = None) -> str:
+    """The report as Markdown in ``lang`` (None: ``report_translator``'s choice)."""
+    t = report_translator(info, lang)
     spec = info["spec"]
-    lines = [f"# Backtest {', '.join(spec['tickers'])}: {spec['start']} → {spec['end']}", ""]
-    lines += [f"- Decisions every {spec['every']} trading day(s); positions: "
-              + ", ".join(f"{k} {v}" for k, v in info["positions"].items())
-              + ("; short selling allowed" if spec["allow_short"] else "; long-only"),
-              f"- {cost_text(spec)}",
-              f"- Intervals: 95%, stationary block bootstrap of daily returns (seed {spec['seed']})"
-              + (f"; the watchlist as one book ({spec['portfolio']} weights): {PORTFOLIO}" if spec.get("portfolio")
-                 else ""),
-              f"- Model: {info['llm']}; data: {info['data']}"
-              + ("; **blind run** (the models saw aliases, dates shifted by whole years and rebased prices)"
-                 if spec.get("blind") else ""),
-              f"- Folder: `{info['folder']}`", ""]
-    lines.append("CR = cumulative return, ARR = annualised return, SR = Sharpe ratio (daily, risk-free 0, ×√252), "
-                 "MDD = maximum drawdown; hit rate and alpha over the holding window of each decision.")
+    lines = ["# " + t("Backtest {tickers}: {start} → {end}", tickers=", ".join(spec["tickers"]),
+                      start=spec["start"], end=spec["end"]), ""]
+    side = t("short selling allowed") if spec["allow_short"] else t("long-only")
+    lines += ["- " + t("Decisions every {every} trading day(s); positions: {positions}; {side}",
+                       every=spec["every"], positions=_positions(info, t), side=side),
+              f"- {cost_text(spec, t=t)}",
+              "- " + (t("Intervals: 95%, stationary block bootstrap of daily returns (seed {seed}); the watchlist as "
+                        "one book ({weights} weights): {book}", seed=spec["seed"], weights=spec["portfolio"],
+                        book=PORTFOLIO) if spec.get("portfolio")
+                      else t("Intervals: 95%, stationary block bootstrap of daily returns (seed {seed})",
+                             seed=spec["seed"])),
+              "- " + (t("Model: {llm}; data: {data}; **blind run** (the models saw aliases, dates shifted by whole "
+                        "years and rebased prices)", llm=_known(info["llm"], t), data=_known(info["data"], t)) if spec.get("blind")
+                      else t("Model: {llm}; data: {data}", llm=_known(info["llm"], t), data=_known(info["data"], t))),
+              "- " + t("Folder: `{folder}`", folder=info["folder"]), ""]
+    lines.append(t("CR = cumulative return, ARR = annualised return, SR = Sharpe ratio (daily, risk-free 0, ×√252), "
+                   "MDD = maximum drawdown; hit rate and alpha over the holding window of each decision."))
     lines.append("")
     for ticker, metrics in by_ticker(data["metrics"]).items():
         n_days, n_steps = _day_count(data, plans, ticker)
-        what = f"{n_steps} decisions" if n_steps is not None else "the book of every ticker"
-        lines.append(f"## {ticker} ({n_days} trading days, {what})")
+        if n_steps is not None:
+            lines.append("## " + t("{ticker} ({days} trading days, {steps} decisions)", ticker=ticker, days=n_days,
+                                   steps=n_steps))
+        else:
+            lines.append("## " + t("{ticker} ({days} trading days, the book of every ticker)", ticker=ticker,
+                                   days=n_days))
         lines.append("")
-        head = _header()
+        head = _header(t)
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
-        for row in table_rows(metrics):
+        for row in table_rows(metrics, t=t):
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     for note in data.get("notes") or []:
         lines.append(f"> {note}")
     lines.append("")
     if data.get("control"):
-        lines.append(f"## No-edge control ({data['control']['worlds']} random-walk worlds)")
+        lines.append("## " + t("No-edge control ({worlds} random-walk worlds)", worlds=data["control"]["worlds"]))
         lines.append("")
-        lines += [f"- {line}" for line in control_lines(data)]
+        lines += [f"- {line}" for line in control_lines(data, t=t)]
         lines.append("")
-    lines.append("## Decisions")
+    lines.append("## " + t("Decisions"))
     lines.append("")
-    lines.append("| date | ticker | rating | position | alpha % |")
+    lines.append("| " + " | ".join(t(c) for c in DECISION_COLUMNS) + " |")
     lines.append("|---|---|---|---:|---:|")
     for row in data["decisions"].get("TradingAgents", []):
-        lines.append(f"| {row['date']} | {row['ticker']} | {row['rating']} | {row['position']:g} | "
+        lines.append(f"| {row['date']} | {row['ticker']} | {rating_label(row['rating'], t.lang)} | {row['position']:g} | "
                      f"{fmt(row['alpha'], True)} |")
     return "\n".join(lines).rstrip() + "\n"
+
+
+DECISION_COLUMNS = (N_("date"), N_("ticker"), N_("rating"), N_("position"), N_("alpha %"))
 
 
 # ---------------------------------------------------------------------------------------- SVG
@@ -148,8 +218,9 @@ def colour_of(name: str, i: int) -> str:
 
 def line_chart_svg(series: Mapping[str, Sequence[float]], days: Sequence[str], *, title: str,
                    width: int = 760, height: int = 260, pct: bool = False,
-                   markers: Sequence[tuple[int, float, str, str]] = ()) -> str:
-    """An inline SVG of several lines on one axis; markers are (x index, y, colour, tooltip)."""
+                   markers: Sequence[tuple[int, float, str, str]] = (), names: Mapping[str, str] | None = None) -> str:
+    """An inline SVG of several lines on one axis; markers are (x index, y, colour, tooltip). ``names``
+    maps a series' shown name to its strategy's (its colour and line style follow the strategy)."""
     all_values = [v for s in series.values() for v in s] + [m[1] for m in markers]
     if not all_values or not days:
         return ""
@@ -177,10 +248,11 @@ def line_chart_svg(series: Mapping[str, Sequence[float]], days: Sequence[str], *
                  f'<text x="{width - right}" y="{height - 6}" class="a" text-anchor="end">{html.escape(days[-1])}</text>')
     legend_x = left
     for i, (name, values) in enumerate(series.items()):
-        colour = colour_of(name, i)
+        strategy = (names or {}).get(name, name)
+        colour = colour_of(strategy, i)
         points = " ".join(f"{x_at(j):.1f},{y_at(v):.1f}" for j, v in enumerate(values))
-        bold = ' stroke-width="2.4"' if name == "TradingAgents" else ""
-        dash = ' stroke-dasharray="5 3"' if name.startswith("Benchmark") or "no memory" in name else ""
+        bold = ' stroke-width="2.4"' if strategy == "TradingAgents" else ""
+        dash = ' stroke-dasharray="5 3"' if strategy.startswith("Benchmark") or "no memory" in strategy else ""
         parts.append(f'<polyline fill="none" stroke="{colour}"{bold}{dash} points="{points}">'
                      f'<title>{html.escape(name)}</title></polyline>')
         parts.append(f'<text x="{legend_x}" y="30" fill="{colour}" class="l">■ {html.escape(name)}</text>')
@@ -208,49 +280,68 @@ tr.team td{font-weight:600}.chart{width:100%;height:auto;margin:6px 0 14px}.char
 .chart polyline{stroke-width:1.3}.note{color:#57606a}code{background:#f6f8fa;padding:1px 4px}"""
 
 
-def html_page(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[str, Any]) -> str:
+def html_page(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[str, Any], *,
+              lang: str | None = None) -> str:
+    """The report as one self-contained HTML page in ``lang`` (None: ``report_translator``'s choice)."""
+    t = report_translator(info, lang)
     spec = info["spec"]
-    title = f"Backtest {', '.join(spec['tickers'])}: {spec['start']} → {spec['end']}"
-    body = [f"<h1>{html.escape(title)}</h1>",
-            f"<p class='note'>Decisions every {spec['every']} trading day(s); positions "
-            + html.escape(", ".join(f"{k} {v}" for k, v in info["positions"].items()))
-            + f". {html.escape(cost_text(spec))}. 95% intervals from a stationary block bootstrap. Model: {html.escape(str(info['llm']))}; data: "
-            f"{html.escape(str(info['data']))}. Folder <code>{html.escape(info['folder'])}</code>.</p>",
-            "<p class='note'>CR cumulative return, ARR annualised return, SR Sharpe ratio, MDD maximum drawdown.</p>"]
+    title = t("Backtest {tickers}: {start} → {end}", tickers=", ".join(spec["tickers"]), start=spec["start"],
+              end=spec["end"])
+    esc = html.escape
+    body = [f"<h1>{esc(title)}</h1>",
+            "<p class='note'>" + esc(t(
+                "Decisions every {every} trading day(s); positions {positions}. {costs}. 95% intervals from a "
+                "stationary block bootstrap. Model: {llm}; data: {data}. Folder {folder}.", every="\x00E",
+                positions="\x00P", costs="\x00C", llm="\x00L", data="\x00D", folder="\x00F"))
+            .replace("\x00E", str(spec["every"])).replace("\x00P", esc(_positions(info, t)))
+            .replace("\x00C", esc(cost_text(spec, t=t))).replace("\x00L", esc(str(_known(info["llm"], t))))
+            .replace("\x00D", esc(str(_known(info["data"], t)))).replace("\x00F", f"<code>{esc(info['folder'])}</code>")
+            + "</p>",
+            "<p class='note'>" + esc(t("CR cumulative return, ARR annualised return, SR Sharpe ratio, MDD maximum "
+                                       "drawdown.")) + "</p>"]
     for ticker, metrics in by_ticker(data["metrics"]).items():
         plan = plans.get(ticker)
         curves = data["equity"][ticker]
-        body.append(f"<h2>{html.escape(ticker)}</h2>")
-        body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in _header()) + "</tr>")
-        for row in table_rows(metrics):
-            cls = ' class="team"' if row[0].startswith("TradingAgents") else ""
-            body.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+        shown = {strategy_label(k, t): v for k, v in curves.items()}
+        body.append(f"<h2>{esc(ticker)}</h2>")
+        body.append("<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in _header(t)) + "</tr>")
+        for strategy, row in zip(metrics, table_rows(metrics, t=t), strict=True):
+            cls = ' class="team"' if strategy.startswith("TradingAgents") else ""
+            body.append(f"<tr{cls}>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>")
         body.append("</table>")
         days = plan.days if plan is not None else data["days"][ticker]
-        body.append(line_chart_svg(curves, days, title=f"{ticker}: equity (1.0 = start)"))
-        dd = {k: drawdown(v) for k, v in curves.items() if k.startswith("TradingAgents") or k == "Buy & Hold"}
-        body.append(line_chart_svg(dd, days, title=f"{ticker}: drawdown", pct=True, height=200))
+        body.append(line_chart_svg(shown, days, title=t("{ticker}: equity (1.0 = start)", ticker=ticker),
+                                   names=dict(zip(shown, curves, strict=True))))
+        dd = {strategy_label(k, t): drawdown(v) for k, v in curves.items()
+              if k.startswith("TradingAgents") or k == "Buy & Hold"}
+        body.append(line_chart_svg(dd, days, title=t("{ticker}: drawdown", ticker=ticker), pct=True, height=200,
+                                   names={strategy_label(k, t): k for k in curves}))
         if plan is None:
             continue
         index = {d: i for i, d in enumerate(plan.days)}
         marks = [(index[r["date"]], plan.closes[index[r["date"]]], RATING_COLOURS.get(r["rating"], "#6e7781"),
-                  f"{r['date']}: {r['rating']} (position {r['position']:g})")
+                  t("{date}: {rating} (position {position})", date=r["date"], rating=rating_label(r["rating"], t.lang),
+                    position=f"{r['position']:g}"))
                  for r in data["decisions"].get("TradingAgents", []) if r["ticker"] == ticker and r["date"] in index]
-        body.append(line_chart_svg({f"{ticker} close": plan.closes}, plan.days,
-                                   title=f"{ticker}: the team's ratings over the price", markers=marks))
+        body.append(line_chart_svg({t("{ticker} close", ticker=ticker): plan.closes}, plan.days,
+                                   title=t("{ticker}: the team's ratings over the price", ticker=ticker), markers=marks))
     for note in data.get("notes") or []:
-        body.append(f"<p class='note'>{html.escape(note)}</p>")
+        body.append(f"<p class='note'>{esc(note)}</p>")
     if data.get("control"):
-        body.append(f"<h2>No-edge control ({data['control']['worlds']} random-walk worlds)</h2><ul>")
-        body += [f"<li>{html.escape(line)}</li>" for line in control_lines(data)]
+        body.append("<h2>" + esc(t("No-edge control ({worlds} random-walk worlds)", worlds=data["control"]["worlds"]))
+                    + "</h2><ul>")
+        body += [f"<li>{esc(line)}</li>" for line in control_lines(data, t=t)]
         body.append("</ul>")
-    body.append("<h2>Decisions</h2><table><tr><th>date</th><th>ticker</th><th>rating</th><th>position</th>"
-                "<th>alpha %</th></tr>")
+    body.append("<h2>" + esc(t("Decisions")) + "</h2><table><tr>"
+                + "".join(f"<th>{esc(t(c))}</th>" for c in DECISION_COLUMNS) + "</tr>")
     for r in data["decisions"].get("TradingAgents", []):
         score = RATING_SCORE.get(r["rating"], 0)
-        body.append(f"<tr data-score='{score}'><td>{r['date']}</td><td>{html.escape(r['ticker'])}</td>"
-                    f"<td>{html.escape(str(r['rating']))}</td><td>{r['position']:g}</td>"
+        body.append(f"<tr data-score='{score}'><td>{r['date']}</td><td>{esc(r['ticker'])}</td>"
+                    f"<td>{esc(rating_label(str(r['rating']), t.lang))}</td><td>{r['position']:g}</td>"
                     f"<td>{fmt(r['alpha'], True)}</td></tr>")
     body.append("</table>")
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
+    return (f"<!DOCTYPE html><html lang='{_HTML_LANG.get(t.lang, t.lang)}'><head><meta charset='utf-8'>"
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+_HTML_LANG = {"en": "en", "zh": "zh-Hans"}

@@ -21,13 +21,25 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from tradingagents.i18n import N_
 from tradingagents.rating import parse_rating
+
+
+def pgettext(context: str, message: str) -> str:
+    """Marks ``message`` with its ``context`` for the catalogue (Babel's ``pgettext`` keyword) without
+    translating it, like ``N_``; show it with ``t.p(context, message)``."""
+    return message
+
 
 FIELDS = ("rating", "action", "conviction", "entry_price", "price_target", "stop_loss", "position_size",
           "time_horizon", "scored_horizon")
-LABELS = {"rating": "Rating", "action": "Action", "conviction": "Conviction", "entry_price": "Entry",
-          "price_target": "Price target", "stop_loss": "Stop", "position_size": "Position size",
-          "time_horizon": "Stated horizon", "scored_horizon": "Scored over"}
+LABELS = {"rating": N_("Rating"), "action": N_("Action"), "conviction": N_("Conviction"), "entry_price": N_("Entry"),
+          "price_target": N_("Price target"), "stop_loss": pgettext("card", "Stop"), "position_size": N_("Position size"),
+          "time_horizon": N_("Stated horizon"), "scored_horizon": N_("Scored over")}
+LABEL_CONTEXTS = {"stop_loss": "card"}
+"""The card's labels in English (marked for the catalogue: show one with ``t(LABELS[key])``, or
+``t.p(LABEL_CONTEXTS[key], …)`` where the word means something else elsewhere: "Stop" is the stop-loss
+here, a button that stops a run in the app)."""
 
 _NUM = r"(-?\d[\d,]*(?:\.\d+)?)"
 
@@ -103,4 +115,4 @@ def decision_card(state: Mapping[str, Any], holding_days: Any = None) -> dict[st
     return card
 
 
-__all__ = ["FIELDS", "LABELS", "decision_card", "scored_horizon"]
+__all__ = ["FIELDS", "LABELS", "LABEL_CONTEXTS", "decision_card", "scored_horizon"]
