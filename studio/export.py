@@ -22,10 +22,9 @@ it, so a line inside a turn that looks like another speaker stays inside that tu
 Every text-producing function takes a keyword-only ``t`` (a ``tradingagents.i18n.Translator``; None:
 English) and writes its headings, labels, provenance lines, vote ladder and debate attribution in
 that language: roles with ``t.p("role", …)``, ratings with ``rating_label`` (the card and the files
-keep the canonical names). English is the saved ``report.md``'s renderer itself
-(``storage.files_runs.render_report_markdown``), so the English exports keep their bytes; another
-language renders the same parts in the same order (``_translated_report``, checked against it). The
-models' text, tickers, dates and figures are never translated.
+keep the canonical names). The report's body is the saved ``report.md``'s renderer itself
+(``storage.files_runs.render_report_markdown``, which takes the same ``t``), so an English export
+keeps the saved report's bytes. The models' text, tickers, dates and figures are never translated.
 """
 
 from __future__ import annotations
@@ -48,7 +47,7 @@ from tradingagents.graph.decision_card import decision_card, scored_horizon
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
-from tradingagents.storage.files_runs import REPORT_SECTIONS, render_report_markdown, run_notes
+from tradingagents.storage.files_runs import render_report_markdown
 from tradingagents.storage.inert import (  # noqa: F401 - this module's names since before storage.inert
     SAFE_SCHEMES,
     clean_text,
@@ -56,6 +55,7 @@ from tradingagents.storage.inert import (  # noqa: F401 - this module's names si
     sanitize_links,
     sanitize_markdown,
 )
+from tradingagents.vendors import product_label
 
 DEBATE_STATE_KEYS = {"invest": "investment_debate_state", "risk": "risk_debate_state"}
 
@@ -204,88 +204,6 @@ def report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[
     return sanitize_markdown(_report_source(state, rating, meta, t))
 
 
-_NOTE_LABELS = {"Invented instrument": N_("Invented instrument"), "Session": N_("Session"), "Data": N_("Data"),
-                "Missing data": N_("Missing data"), "Memory log": N_("Memory log"), "Re-analysis": N_("Re-analysis")}
-EXECUTIONS = {"parallel": N_("parallel"), "sequential": N_("sequential")}
-KNOWN_LABELS = frozenset({N_("offline engine (no LLM)"), N_("synthetic demo data"), N_("blind run data")})
-"""The product's own engine and data labels a run's meta carries: shown translated (others are names)."""
-
-
-def _known(value: Any, t: Translator) -> Any:
-    return t(value) if isinstance(value, str) and value in KNOWN_LABELS else value
-
-
-def _section(title: str, body: str | None, t: Translator, level: int = 2) -> str:
-    text = (body or "").strip() or "_" + t("Not produced in this run.") + "_"
-    return f"{'#' * level} {title}\n\n{text}\n"
-
-
-def run_note_lines(meta: Mapping[str, Any], *, t: Translator | None = None) -> list[tuple[str, str]]:
-    """``storage.run_notes`` in ``t``'s language: its labels translated, and the sentence this product
-    writes (the invented instrument); the engine's own notes (session, data) stay as it wrote them."""
-    t = _tr(t)
-    out = []
-    for label, text in run_notes(meta):
-        if label == "Invented instrument":
-            text = t("{ticker} is not listed by the demo market; the run analysed a generated, fictional "
-                     "instrument (--allow-synthetic), not a real company", ticker=meta.get("ticker"))
-        out.append((t(_NOTE_LABELS.get(label, label)), text))
-    return out
-
-
-def _translated_report(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any], t: Translator) -> str:
-    """``storage.files_runs.render_report_markdown`` in another language than English: the same parts in
-    the same order (English stays that renderer's own bytes: ``_report_source``)."""
-    ticker = state.get("company_of_interest") or meta.get("ticker") or "?"
-    date = state.get("trade_date") or meta.get("date") or "?"
-    shown = rating_label(rating, t.lang) if rating else t("n/a")
-    lines = [f"# {ticker} — {date}: **{shown}**", ""]
-    notes = run_note_lines(meta, t=t)
-    raw = [label for label, _ in run_notes(meta)]
-    first = [(lab, text) for (lab, text), key in zip(notes, raw, strict=True) if key in ("Invented instrument", "Data")]
-    rest = [(lab, text) for (lab, text), key in zip(notes, raw, strict=True)
-            if key not in ("Invented instrument", "Data")]
-    facts = ["- " + t("{label}: {text}", label=f"**{label}**", text=text) for label, text in first]
-    instrument = meta.get("instrument_context") or state.get("instrument_context")
-    if instrument:
-        facts.append("- " + t("Instrument: {value}", value=instrument))
-    if meta.get("llm_label") or meta.get("llm_provider"):
-        facts.append("- " + t("Model: {value}", value=_known(meta.get("llm_label") or meta.get("llm_provider"), t)))
-    if meta.get("data_label") or meta.get("data_vendor"):
-        facts.append("- " + t("Data: {value}", value=_known(meta.get("data_label") or meta.get("data_vendor"), t)))
-    facts += ["- " + t("{label}: {text}", label=label, text=text) for label, text in rest]
-    if meta.get("analysts"):
-        names = ", ".join(t.p("role", team.ROLES[a].node) if a in team.ROLES else str(a) for a in meta["analysts"])
-        how = meta.get("analyst_execution") or DEFAULT_CONFIG["analyst_execution"]
-        facts.append("- " + t("Analysts: {names} ({execution})", names=names,
-                              execution=t(EXECUTIONS.get(str(how), str(how)))))
-    if meta.get("elapsed_s") is not None:
-        facts.append("- " + t("Run time: {seconds} s", seconds=f"{float(meta['elapsed_s']):.1f}"))
-    usage = meta.get("usage") or {}
-    if usage:
-        facts.append("- " + t("LLM calls: {llm}, tool calls: {tools}, tokens in/out: {tokens_in}/{tokens_out}",
-                              llm=usage.get("llm_calls", 0), tools=usage.get("tool_calls", 0),
-                              tokens_in=usage.get("input_tokens", 0), tokens_out=usage.get("output_tokens", 0)))
-    if facts:
-        lines += facts + [""]
-    lines.append(_section(t("Portfolio Manager's decision"), state.get("final_trade_decision"), t))
-    lines.append("## " + t("Analyst reports") + "\n")
-    selected = set(meta.get("analysts") or [])
-    for key, title, analyst in REPORT_SECTIONS:
-        if selected and analyst not in selected and not state.get(key):
-            continue
-        lines.append(_section(t.p("role", title), state.get(key), t, level=3))
-    invest = state.get("investment_debate_state") or {}
-    lines.append(_section(t("Research debate (Bull vs Bear)"), invest.get("history"), t))
-    lines.append(_section(t("Research Manager's plan"), state.get("investment_plan"), t))
-    lines.append(_section(t("Trader's proposal"), state.get("trader_investment_plan"), t))
-    risk = state.get("risk_debate_state") or {}
-    lines.append(_section(t("Risk debate"), risk.get("history"), t))
-    if state.get("past_context"):
-        lines.append(_section(t("Past decisions considered"), state.get("past_context"), t))
-    return "\n".join(lines).rstrip() + "\n"
-
-
 def _report_source(state: Mapping[str, Any] | None, rating: str | None, meta: Mapping[str, Any] | None,
                    t: Translator | None = None) -> str:
     """The engine's Markdown of the report, rendered from the sanitised tree (``storage.inert``: every
@@ -296,10 +214,7 @@ def _report_source(state: Mapping[str, Any] | None, rating: str | None, meta: Ma
     safe_state = inert.sanitize_tree(dict(state or {}))
     safe_meta = inert.sanitize_tree(dict(meta or {}))
     attributed = _with_attributed_turns(safe_state, safe_meta, t)
-    if _english(t):
-        text = render_report_markdown(attributed, rating, safe_meta)
-    else:
-        text = _translated_report(attributed, rating, safe_meta, t)
+    text = render_report_markdown(attributed, rating, safe_meta, t=t)
     summary = card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta), t=t)
     marker = "## " + t("Portfolio Manager's decision")
     return text.replace(marker, summary + "\n" + marker, 1) if marker in text else summary + "\n" + text
@@ -657,11 +572,11 @@ def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Tr
     """Engine, data and dates of a run, as plain lines (the handout's provenance), in ``t``'s language
     (None: English); the engine's and the data's labels are the run's own words."""
     t = _tr(t)
-    engine = figures.text(_known(meta.get("llm_label") or meta.get("llm_provider"), t))
+    engine = figures.text(product_label(meta.get("llm_label") or meta.get("llm_provider"), t))
     lines = [
         t("Engine: {engine} (quick {quick}, deep {deep})", engine=engine, quick=meta.get("quick_think_llm"),
           deep=meta.get("deep_think_llm")) if meta.get("quick_think_llm") else t("Engine: {engine}", engine=engine),
-        t("Data: {value}", value=figures.text(_known(meta.get("data_label") or meta.get("data_vendor"), t))),
+        t("Data: {value}", value=figures.text(product_label(meta.get("data_label") or meta.get("data_vendor"), t))),
         t("Analysis date: {date}; prices read up to that day, never after",
           date=figures.text(state.get("trade_date") or meta.get("date"))),
         t("Instrument: {value}", value=figures.text(meta.get("instrument_context") or state.get("instrument_context"))),

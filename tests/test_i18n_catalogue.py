@@ -192,3 +192,20 @@ def test_no_page_shows_an_unmarked_literal():
     found = [line for f in UI_FILES for line in _unmarked(ROOT / f)]
     assert not found, (f"{len(found)} user-facing literals are not marked for the catalogue (wrap them in "
                        "_(…) and add their Chinese text):\n" + "\n".join(found[:80]))
+
+
+def test_the_engines_own_labels_are_the_ones_shown_translated():
+    from tests.test_blind_prices import DATE, TICKER
+    from tradingagents.dataflows import demo
+    from tradingagents.dataflows.blind import BlindMap, BlindProvider
+    from tradingagents.llm_presets import OFFLINE_LABEL
+    from tradingagents.vendors import PRODUCT_LABELS, product_label
+
+    class Base:
+        vendor, supports_social, label = "demo", False, demo.LABEL
+
+    blind = BlindProvider(Base(), BlindMap([TICKER], DATE))
+    assert {OFFLINE_LABEL, demo.LABEL, blind.label} == PRODUCT_LABELS
+    zh = i18n.translator("zh")
+    assert all(product_label(label, zh) != label for label in PRODUCT_LABELS)
+    assert product_label("gpt-4o-mini", zh) == "gpt-4o-mini"

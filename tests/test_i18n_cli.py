@@ -15,7 +15,6 @@ import pytest
 
 from tests.fake_openai import FakeOpenAIServer
 from tradingagents import cli
-from tradingagents.backtest import cli as backtest_cli
 from tradingagents.vendors import engine_notice
 
 DATE = "2024-05-10"
@@ -147,7 +146,6 @@ def test_the_notice_is_said_in_chinese_exactly_when_english_says_it():
             en, zh = engine_notice(settings), cli.notice_text(settings, t)
             assert (en is None) == (zh is None), settings
             assert cli.notice_text(settings) == en
-            assert backtest_cli._notice_text(settings, t) == zh  # the backtest command's copy says the same
             if zh:
                 assert zh.startswith("注意：") and zh.endswith("。")
 

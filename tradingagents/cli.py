@@ -21,6 +21,7 @@ import threading
 import time
 from typing import Any
 
+from tradingagents.config import EXECUTION_LABELS, ui_translator
 from tradingagents.errors import (
     EXIT_BAD_INPUT,
     EXIT_BUSY,
@@ -33,7 +34,7 @@ from tradingagents.errors import (
     exit_code_for,
     is_resumable,
 )
-from tradingagents.i18n import N_, Translator, normalize_language, rating_label, translator
+from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.stop_signals import install_stop_handlers
 from tradingagents.terminal import reader_gone, safe_stdio, terminal_safe
 from tradingagents.vendors import engine_notice
@@ -43,34 +44,9 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_DATA_UNAVAILABLE", "EXIT_ERROR",
            "ui_translator"]
 
 
-def ui_translator(settings=None, home: str | None = None) -> Translator:
-    """The terminal's language: the settings' ``ui_language``; before settings exist (or when they
-    cannot be resolved) the config's for ``home``, else ``TRADINGAGENTS_UI_LANGUAGE`` itself; English."""
-    lang = settings.get("ui_language") if settings is not None else None
-    if settings is None:
-        try:
-            from tradingagents.config import resolve_config
+notice_text = engine_notice
+"""The offline-engine / demo-market line in a language (``vendors.engine_notice``)."""
 
-            lang = resolve_config({"home": home} if home else {}).get("ui_language")
-        except Exception:  # noqa: BLE001 - a broken setting is reported by the command itself
-            import os
-
-            lang = normalize_language(os.environ.get("TRADINGAGENTS_UI_LANGUAGE"))
-    return translator(lang)
-
-
-def notice_text(settings, t: Translator | None = None) -> str | None:
-    """``vendors.engine_notice`` in ``t``'s language (English: that function's own line)."""
-    t = t or translator("en")
-    if t.lang == "en":
-        return engine_notice(settings)
-    parts = []
-    if str(settings.get("llm_provider") or "").lower() == "offline":
-        parts.append(t("offline engine (deterministic stand-in answers, no language model: --provider picks one)"))
-    if settings.get("data_vendor") == "demo":
-        parts.append(t("synthetic demo market (generated prices, news and figures, not real history: --data "
-                       "yfinance or csv for real data)"))
-    return t("Note: {parts}.", parts=t("; ").join(parts)) if parts else None
 
 EXIT_CODES_HELP = """exit codes:
   0  ok
@@ -278,7 +254,7 @@ class _Progress:
 
                 analysts = [tr.p("role", team.ROLES[a].node) if a in team.ROLES else a for a in analysts]
             fields = {"ticker": d.get("ticker"), "date": d.get("date"), "analysts": ", ".join(analysts),
-                      "execution": tr(EXECUTIONS.get(str(d.get("analyst_execution")), str(d.get("analyst_execution"))))}
+                      "execution": tr(EXECUTION_LABELS.get(str(d.get("analyst_execution")), str(d.get("analyst_execution"))))}
             line = (tr("resuming {ticker} {date}: {analysts} ({execution})", **fields) if d.get("resumed")
                     else tr("starting {ticker} {date}: {analysts} ({execution})", **fields))
             for warning in d.get("warnings") or []:
@@ -310,7 +286,6 @@ class _Progress:
             _print(f"[{t:6.1f}s] {line}", file=self.stream or sys.stderr, flush=True)
 
 
-EXECUTIONS = {"parallel": N_("parallel"), "sequential": N_("sequential")}
 DEBATE_NAMES = {"invest": N_("research debate round {round}: {speaker}"),
                 "risk": N_("risk debate round {round}: {speaker}")}
 """A debate turn's progress line outside English (English keeps ``invest debate round 1: Bull``)."""
@@ -475,23 +450,13 @@ def _rating(rating: Any, t: Translator) -> str:
     return str(rating) if t.lang == "en" or shown == str(rating) else f"{shown} ({rating})"
 
 
-NOTE_LABELS = {"Invented instrument": N_("Invented instrument"), "Session": N_("Session"), "Data": N_("Data"),
-               "Missing data": N_("Missing data"), "Memory log": N_("Memory log"), "Re-analysis": N_("Re-analysis")}
-
-
 def _result_lines(meta, t: Translator | None = None) -> list[str]:
     """What a finished run's meta says beside the rating (``storage.run_notes``), the labels in ``t``'s
     language (the engine's sentences as it wrote them; the invented instrument's in ``t``'s)."""
     from tradingagents.storage import run_notes
 
     t = t or translator("en")
-    out = []
-    for label, text in run_notes(meta):
-        if label == "Invented instrument" and t.lang != "en":
-            text = t("{ticker} is not listed by the demo market; the run analysed a generated, fictional "
-                     "instrument (--allow-synthetic), not a real company", ticker=meta.get("ticker"))
-        out.append(t("{label}: {text}", label=t(NOTE_LABELS.get(label, label)), text=text))
-    return out
+    return [t("{label}: {text}", label=label, text=text) for label, text in run_notes(meta, t=t)]
 
 
 def settle_pending(settings, ticker: str | None = None, api_key: str | None = None):
@@ -816,7 +781,7 @@ def show_command(argv: list[str]) -> int:
                                         "{date}' first.", ticker=ticker, date=date)) from None
         from tradingagents.storage.files_runs import render_report_markdown
 
-        _print(render_report_markdown(data.get("state") or {}, data.get("rating"), data.get("meta") or {}), end="")
+        _print(render_report_markdown(data.get("state") or {}, data.get("rating"), data.get("meta") or {}, t=t), end="")
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001
         return _explain(exc, resumes=False, t=t)

@@ -21,8 +21,10 @@ import threading
 import time
 from typing import Any
 
+from tradingagents.config import ui_translator
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.terminal import reader_gone, safe_stdio, terminal_safe, unfiltered
+from tradingagents.vendors import engine_notice
 
 EXAMPLES = """examples:
   python -m tradingagents backtest NVDA --start 2024-06-03 --end 2024-11-29
@@ -226,7 +228,7 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     stop = stop or threading.Event()
     from tradingagents.stop_signals import install_stop_handlers
 
-    t = _translator(home=getattr(args, "home", None))
+    t = ui_translator(home=getattr(args, "home", None))
     previous = install_stop_handlers(stop, "agent step")
     started = time.time()
     try:
@@ -240,13 +242,13 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         from tradingagents.storage.watchlists import valid_tickers
 
         settings = resolve_config(cfg)
-        t = _translator(settings)
+        t = ui_translator(settings)
         check_home(settings)
         check_llm_config(settings)  # a missing key or URL: exit 2 before any progress bar or folder
         from tradingagents.llm_clients.factory import check_local_server
 
         check_local_server(settings)  # a local model server that is not up: exit 4 within 5 s
-        notice = _notice_text(settings, t)
+        notice = engine_notice(settings, t)
         if notice:
             print(notice, file=sys.stderr, flush=True)
         for ticker in valid_tickers(args.tickers):
@@ -300,38 +302,6 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
-
-
-def _translator(settings=None, home: str | None = None) -> Translator:
-    """The terminal's language (``tradingagents.cli.ui_translator``'s rule; that module is above this one)."""
-    if settings is not None:
-        return translator(settings.get("ui_language"))
-    from tradingagents.backtest.report import report_translator
-
-    if home:
-        try:
-            from tradingagents.config import resolve_config
-
-            return translator(resolve_config({"home": home}).get("ui_language"))
-        except Exception:  # noqa: BLE001 - the command reports a broken setting itself
-            pass
-    return report_translator({}, None)
-
-
-def _notice_text(settings, t: Translator) -> str | None:
-    """``vendors.engine_notice`` in ``t``'s language (as ``tradingagents.cli.notice_text``; a test keeps
-    the two the same)."""
-    from tradingagents.vendors import engine_notice
-
-    if t.lang == "en":
-        return engine_notice(settings)
-    parts = []
-    if str(settings.get("llm_provider") or "").lower() == "offline":
-        parts.append(t("offline engine (deterministic stand-in answers, no language model: --provider picks one)"))
-    if settings.get("data_vendor") == "demo":
-        parts.append(t("synthetic demo market (generated prices, news and figures, not real history: --data "
-                       "yfinance or csv for real data)"))
-    return t("Note: {parts}.", parts=t("; ").join(parts)) if parts else None
 
 
 def main(argv: list[str] | None = None) -> int:

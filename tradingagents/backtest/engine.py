@@ -731,8 +731,9 @@ class Backtest:
                 slug = variant.lower().replace(" ", "_").replace("(", "").replace(")", "")
                 unblind_files(Path(cfg["memory_dir"]), self.folder / "blind" / "real_memory" / slug, blind)
         info = self.describe()
-        atomic_write(self.folder / "report.md", report.markdown(info, self.plans, data))
-        atomic_write(self.folder / "report.html", report.html_page(info, self.plans, data))
+        lang = self.config.get("ui_language")  # the report in the language of whoever ran it (this config's)
+        atomic_write(self.folder / "report.md", report.markdown(info, self.plans, data, lang=lang))
+        atomic_write(self.folder / "report.html", report.html_page(info, self.plans, data, lang=lang))
         return data["metrics"]
 
     def describe(self) -> dict[str, Any]:

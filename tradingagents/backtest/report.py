@@ -20,6 +20,7 @@ from tradingagents.backtest.metrics import by_ticker
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE as RATING_COLOURS
 from tradingagents.rating import RATING_SCORE
+from tradingagents.vendors import product_label
 
 PORTFOLIO = "PORTFOLIO"
 
@@ -32,12 +33,6 @@ INTERVALS = (("cr_ci", N_("CR 95% CI"), True), ("sharpe_ci", N_("SR 95% CI"), Fa
 """The table's columns: (metric key, English label, percent?). The paper's abbreviations CR, ARR, SR and
 MDD are kept in every language (the legend says what they are); the other labels are marked for the
 catalogue (show one with ``t(label)``)."""
-KNOWN_LABELS = frozenset({N_("offline engine (no LLM)"), N_("synthetic demo data"), N_("blind run data")})
-"""The product's own engine and data labels (``info["llm"]``, ``info["data"]``): shown translated."""
-
-
-def _known(value: Any, t: Translator) -> Any:
-    return t(value) if isinstance(value, str) and value in KNOWN_LABELS else value
 
 
 STRATEGY_NAMES = {"Buy & Hold": N_("Buy & Hold"), "TradingAgents (no memory)": N_("TradingAgents (no memory)")}
@@ -164,8 +159,8 @@ def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[st
                       else t("Intervals: 95%, stationary block bootstrap of daily returns (seed {seed})",
                              seed=spec["seed"])),
               "- " + (t("Model: {llm}; data: {data}; **blind run** (the models saw aliases, dates shifted by whole "
-                        "years and rebased prices)", llm=_known(info["llm"], t), data=_known(info["data"], t)) if spec.get("blind")
-                      else t("Model: {llm}; data: {data}", llm=_known(info["llm"], t), data=_known(info["data"], t))),
+                        "years and rebased prices)", llm=product_label(info["llm"], t), data=product_label(info["data"], t)) if spec.get("blind")
+                      else t("Model: {llm}; data: {data}", llm=product_label(info["llm"], t), data=product_label(info["data"], t))),
               "- " + t("Folder: `{folder}`", folder=info["folder"]), ""]
     lines.append(t("CR = cumulative return, ARR = annualised return, SR = Sharpe ratio (daily, risk-free 0, ×√252), "
                    "MDD = maximum drawdown; hit rate and alpha over the holding window of each decision."))
@@ -294,8 +289,8 @@ def html_page(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[s
                 "stationary block bootstrap. Model: {llm}; data: {data}. Folder {folder}.", every="\x00E",
                 positions="\x00P", costs="\x00C", llm="\x00L", data="\x00D", folder="\x00F"))
             .replace("\x00E", str(spec["every"])).replace("\x00P", esc(_positions(info, t)))
-            .replace("\x00C", esc(cost_text(spec, t=t))).replace("\x00L", esc(str(_known(info["llm"], t))))
-            .replace("\x00D", esc(str(_known(info["data"], t)))).replace("\x00F", f"<code>{esc(info['folder'])}</code>")
+            .replace("\x00C", esc(cost_text(spec, t=t))).replace("\x00L", esc(str(product_label(info["llm"], t))))
+            .replace("\x00D", esc(str(product_label(info["data"], t)))).replace("\x00F", f"<code>{esc(info['folder'])}</code>")
             + "</p>",
             "<p class='note'>" + esc(t("CR cumulative return, ARR annualised return, SR Sharpe ratio, MDD maximum "
                                        "drawdown.")) + "</p>"]

@@ -34,6 +34,7 @@ from tradingagents.config.defaults import (
     DEFAULT_BENCHMARK,
     DEFAULT_CONFIG,
     DEFAULTS,
+    EXECUTION_LABELS,
     EXECUTION_MODES,
     EXECUTOR_ALIASES,
     EXECUTORS,
@@ -48,7 +49,7 @@ from tradingagents.config.defaults import (
 from tradingagents.config.env import ENV_PREFIX, default_home, env_overrides, env_var
 from tradingagents.config.home import check_home
 from tradingagents.config.redact import REDACTED, public_config, redact_url
-from tradingagents.config.resolve import benchmark_for, resolve_config
+from tradingagents.config.resolve import benchmark_for, resolve_config, ui_translator
 from tradingagents.config.settings import FrozenDict, FrozenList, Settings, freeze, thaw
 from tradingagents.errors import ConfigError, LLMConfigError
 
@@ -56,9 +57,9 @@ _thaw = thaw  # the name an older caller imports (tradingagents.batch)
 
 __all__ = [
     "ANALYST_ALIASES", "ANALYST_ORDER", "BENCHMARK_MAP", "CHECKS", "DATA_VENDORS", "DEFAULTS",
-    "DEFAULT_BENCHMARK", "DEFAULT_CONFIG", "ENV_PREFIX", "EXECUTION_MODES", "EXECUTORS", "EXECUTOR_ALIASES",
+    "DEFAULT_BENCHMARK", "DEFAULT_CONFIG", "ENV_PREFIX", "EXECUTION_LABELS", "EXECUTION_MODES", "EXECUTORS", "EXECUTOR_ALIASES",
     "LLM_KEYS", "MODEL_KEYS", "NONE_TYPES", "PATH_DEFAULTS", "PATH_PARENTS", "REDACTED", "ROUND_LIMITS",
-    "VENDOR_ALIASES", "WRITABLE_DIRS", "ConfigError", "FrozenDict", "FrozenList", "LLMConfigError", "Settings",
+    "VENDOR_ALIASES", "WRITABLE_DIRS", "ui_translator", "ConfigError", "FrozenDict", "FrozenList", "LLMConfigError", "Settings",
     "benchmark_for", "check_benchmark_map", "check_execution", "check_home", "check_setting", "check_vendor",
     "default_home", "env_overrides", "env_var", "freeze", "normalize_analysts", "normalize_executor",
     "public_config", "redact_url", "resolve_config", "thaw", "validate_rounds",

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tradingagents.config.settings import freeze
+from tradingagents.i18n import N_
 from tradingagents.team import ANALYST_KEYS
 
 ANALYST_ORDER: tuple[str, ...] = ANALYST_KEYS
@@ -28,6 +29,9 @@ VENDOR_ALIASES = {"yahoo": "yfinance", "yf": "yfinance", "yahoo_finance": "yfina
 
 EXECUTION_MODES: tuple[str, ...] = ("parallel", "sequential")
 """``analyst_execution``: the analysts as concurrent branches, or one after another."""
+
+EXECUTION_LABELS: Mapping[str, str] = MappingProxyType({"parallel": N_("parallel"), "sequential": N_("sequential")})
+"""Each mode as a reader sees it (translate with ``t(label)``; English: the mode's own name)."""
 
 EXECUTORS: tuple[str, ...] = ("threads", "ray")
 """Where batches and backtests run their tasks (``executor``; ``tradingagents.executor`` runs them)."""

@@ -9,15 +9,17 @@ Keys the config does not know (a component's own options) pass through unchecked
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tradingagents.config.checks import check_setting
 from tradingagents.config.defaults import DEFAULT_BENCHMARK, DEFAULTS, MODEL_KEYS, PATH_DEFAULTS, PATH_PARENTS
-from tradingagents.config.env import default_home, env_overrides, env_var, warn_unknown_env_vars
+from tradingagents.config.env import ENV_PREFIX, default_home, env_overrides, env_var, warn_unknown_env_vars
 from tradingagents.config.settings import Settings
 from tradingagents.errors import ConfigError
+from tradingagents.i18n import Translator, normalize_language, translator
 from tradingagents.llm_presets import PROVIDER_PRESETS
 
 
@@ -91,3 +93,16 @@ def benchmark_for(ticker: str, config: Mapping[str, Any] | None = None) -> str:
         if upper.endswith(suffix.upper()):
             return table[suffix]
     return table.get("", DEFAULT_BENCHMARK)
+
+
+def ui_translator(settings: Mapping[str, Any] | None = None, home: str | None = None) -> Translator:
+    """The language of a command's own text (the CLI, a backtest, its report): the settings'
+    ``ui_language``; before settings exist (or when they cannot be resolved) the config's for
+    ``home``, else ``TRADINGAGENTS_UI_LANGUAGE`` read as it stands; English."""
+    if settings is not None:
+        return translator(settings.get("ui_language"))
+    try:
+        lang = resolve_config({"home": home} if home else {}).get("ui_language")
+    except Exception:  # noqa: BLE001 - a broken setting is reported by the command itself
+        lang = normalize_language(os.environ.get(ENV_PREFIX + "UI_LANGUAGE"))
+    return translator(lang)

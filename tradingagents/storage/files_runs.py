@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from tradingagents import team
-from tradingagents.config import DEFAULT_CONFIG, public_config, resolve_config
+from tradingagents.config import DEFAULT_CONFIG, EXECUTION_LABELS, public_config, resolve_config
 from tradingagents.fileio import atomic_write
+from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.storage.inert import sanitize_tree
 from tradingagents.validation import safe_path_component, validate_date
+from tradingagents.vendors import product_label
 
 STATE_FILE = "state.json"
 REPORT_FILE = "report.md"
@@ -34,15 +36,23 @@ PREVIOUS_DIR = "previous"  # <run folder>/previous/<n>/: the earlier runs of the
 REPORT_SECTIONS = tuple((r.output_key, r.node, r.key) for r in team.ANALYSTS)
 
 
-def run_notes(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
+NOTE_LABELS = {"Invented instrument": N_("Invented instrument"), "Session": N_("Session"), "Data": N_("Data"),
+               "Missing data": N_("Missing data"), "Memory log": N_("Memory log"), "Re-analysis": N_("Re-analysis")}
+"""The labels of ``run_notes`` (English, the keys callers match on) and their catalogue ids."""
+
+
+def run_notes(meta: Mapping[str, Any], *, t: Translator | None = None) -> list[tuple[str, str]]:
     """What a saved run's meta says about its input and its saving, each ``(label, sentence)``: an
     invented instrument, the session a non-trading date was analysed as, data notes (CSV rows dropped,
     short history), missing data, the memory log's note and a re-analysis. The report, the CLI and
-    the Run page say them in these words."""
+    the Run page say them in these words. ``t`` (None: English) translates the labels and the
+    sentence this module writes; the engine's own notes (session, data) stay as the engine wrote them."""
+    t = t or translator(None)
     notes: list[tuple[str, str]] = []
     if meta.get("invented"):
-        notes.append(("Invented instrument", f"{meta.get('ticker')} is not listed by the demo market; the run "
-                      "analysed a generated, fictional instrument (--allow-synthetic), not a real company"))
+        notes.append(("Invented instrument", t("{ticker} is not listed by the demo market; the run analysed a "
+                                               "generated, fictional instrument (--allow-synthetic), not a real "
+                                               "company", ticker=meta.get("ticker"))))
     if meta.get("session_note"):
         notes.append(("Session", str(meta["session_note"])))
     notes += [("Data", str(line)) for line in meta.get("data_notes") or []]
@@ -51,7 +61,7 @@ def run_notes(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
         notes.append(("Memory log", str(meta["log_note"])))
     if meta.get("version_note"):
         notes.append(("Re-analysis", str(meta["version_note"])))
-    return notes
+    return [(t(NOTE_LABELS[label]), text) for label, text in notes]
 
 
 def _message_to_dict(msg: Any) -> dict[str, Any]:
@@ -103,59 +113,66 @@ def public_meta(config: Mapping[str, Any] | None, meta: Mapping[str, Any] | None
     return meta_out
 
 
-def _md_section(title: str, body: str | None, level: int = 2) -> str:
-    text = (body or "").strip() or "_Not produced in this run._"
+def _md_section(title: str, body: str | None, t: Translator, level: int = 2) -> str:
+    text = (body or "").strip() or "_" + t("Not produced in this run.") + "_"
     return f"{'#' * level} {title}\n\n{text}\n"
 
 
-def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None) -> str:
-    """The human report of one run: decision first, then every report and both debates.
+def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None, *,
+                           t: Translator | None = None) -> str:
+    """The human report of one run: decision first, then every report and both debates, its headings
+    and labels in ``t``'s language (None: English, the saved ``report.md``'s words; the model's text is
+    as it was written).
 
     Rendered from the sanitised tree (``storage.inert.sanitize_tree``): no model text reaches the
     Markdown with a live tag or a link of another scheme than http, https or mailto."""
+    t = t or translator(None)
     state = sanitize_tree(dict(state or {}))
     meta = sanitize_tree(dict(meta or {}))
     ticker = state.get("company_of_interest") or meta.get("ticker") or "?"
     date = state.get("trade_date") or meta.get("date") or "?"
-    lines = [f"# {ticker} — {date}: **{rating or 'n/a'}**", ""]
+    lines = [f"# {ticker} — {date}: **{rating_label(rating, t.lang) if rating else t('n/a')}**", ""]
     facts = []
-    notes = run_notes(meta)
+    notes = run_notes(meta, t=t)
+    first = {t(NOTE_LABELS["Invented instrument"]), t(NOTE_LABELS["Data"])}
     # what the input lacked comes before anything it decided
-    facts += [f"- **{label}**: {text}" for label, text in notes if label in ("Invented instrument", "Data")]
-    if meta.get("instrument_context") or state.get("instrument_context"):
-        facts.append(f"- Instrument: {meta.get('instrument_context') or state.get('instrument_context')}")
+    facts += ["- " + t("{label}: {text}", label=f"**{label}**", text=text) for label, text in notes if label in first]
+    instrument = meta.get("instrument_context") or state.get("instrument_context")
+    if instrument:
+        facts.append("- " + t("Instrument: {value}", value=instrument))
     if meta.get("llm_label") or meta.get("llm_provider"):
-        facts.append(f"- Model: {meta.get('llm_label') or meta.get('llm_provider')}")
+        facts.append("- " + t("Model: {value}", value=product_label(meta.get("llm_label") or meta.get("llm_provider"), t)))
     if meta.get("data_label") or meta.get("data_vendor"):
-        facts.append(f"- Data: {meta.get('data_label') or meta.get('data_vendor')}")
-    facts += [f"- {label}: {text}" for label, text in notes if label not in ("Invented instrument", "Data")]
+        facts.append("- " + t("Data: {value}", value=product_label(meta.get("data_label") or meta.get("data_vendor"), t)))
+    facts += ["- " + t("{label}: {text}", label=label, text=text) for label, text in notes if label not in first]
     if meta.get("analysts"):
-        facts.append(f"- Analysts: {', '.join(meta['analysts'])} ({meta.get('analyst_execution') or DEFAULT_CONFIG['analyst_execution']})")
+        how = str(meta.get("analyst_execution") or DEFAULT_CONFIG["analyst_execution"])
+        names = ", ".join(t.p("analyst", str(a)) for a in meta["analysts"])
+        facts.append("- " + t("Analysts: {names} ({execution})", names=names, execution=t(EXECUTION_LABELS.get(how, how))))
     if meta.get("elapsed_s") is not None:
-        facts.append(f"- Run time: {float(meta['elapsed_s']):.1f} s")
+        facts.append("- " + t("Run time: {seconds} s", seconds=f"{float(meta['elapsed_s']):.1f}"))
     usage = meta.get("usage") or {}
     if usage:
-        facts.append(
-            f"- LLM calls: {usage.get('llm_calls', 0)}, tool calls: {usage.get('tool_calls', 0)}, "
-            f"tokens in/out: {usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)}"
-        )
+        facts.append("- " + t("LLM calls: {llm}, tool calls: {tools}, tokens in/out: {tokens_in}/{tokens_out}",
+                              llm=usage.get("llm_calls", 0), tools=usage.get("tool_calls", 0),
+                              tokens_in=usage.get("input_tokens", 0), tokens_out=usage.get("output_tokens", 0)))
     if facts:
         lines += facts + [""]
-    lines.append(_md_section("Portfolio Manager's decision", state.get("final_trade_decision")))
-    lines.append("## Analyst reports\n")
+    lines.append(_md_section(t("Portfolio Manager's decision"), state.get("final_trade_decision"), t))
+    lines.append("## " + t("Analyst reports") + "\n")
     selected = set(meta.get("analysts") or [])
     for key, title, analyst in REPORT_SECTIONS:
         if selected and analyst not in selected and not state.get(key):
             continue
-        lines.append(_md_section(title, state.get(key), level=3))
+        lines.append(_md_section(t.p("role", title), state.get(key), t, level=3))
     invest = state.get("investment_debate_state") or {}
-    lines.append(_md_section("Research debate (Bull vs Bear)", invest.get("history")))
-    lines.append(_md_section("Research Manager's plan", state.get("investment_plan")))
-    lines.append(_md_section("Trader's proposal", state.get("trader_investment_plan")))
+    lines.append(_md_section(t("Research debate (Bull vs Bear)"), invest.get("history"), t))
+    lines.append(_md_section(t("Research Manager's plan"), state.get("investment_plan"), t))
+    lines.append(_md_section(t("Trader's proposal"), state.get("trader_investment_plan"), t))
     risk = state.get("risk_debate_state") or {}
-    lines.append(_md_section("Risk debate", risk.get("history")))
+    lines.append(_md_section(t("Risk debate"), risk.get("history"), t))
     if state.get("past_context"):
-        lines.append(_md_section("Past decisions considered", state.get("past_context")))
+        lines.append(_md_section(t("Past decisions considered"), state.get("past_context"), t))
     return "\n".join(lines).rstrip() + "\n"
 
 
