@@ -148,6 +148,9 @@ class TradingAgentsGraph:
         self.last_run: dict[str, Any] = {}
         # entries the last settle_pending could not price (they stay pending), with the reason
         self.settle_problems: list[str] = []
+        # the graph of the configured analysts on a stock, compiled now as the reference compiles its
+        # graph in its constructor: a run starts with the graph ready (other shapes compile on first use)
+        self.compiled_graph(analysts_for_asset(self.selected_analysts, "stock"))
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -559,8 +562,15 @@ class TradingAgentsGraph:
         # before any task of the next step runs: a stop is also honoured at a task start while no task
         # is open (a step boundary), so no new agent starts once Stop was pressed.
         # "messages" streams the model's text as it is written (token events, throttled).
-        stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints", "messages"],
-                              durability="sync")
+        # A mode nobody reads is left out: without a listener there are no token events to send, and
+        # without a stop signal no step boundary to check ("messages" also makes LangGraph run every
+        # single-task step on a worker thread beside a waiter, instead of in this thread).
+        modes = ["tasks", "updates"]
+        if should_stop is not None:
+            modes.append("checkpoints")
+        if reporter.on_event is not None:
+            modes.append("messages")
+        stream = graph.stream(inputs, run_config, stream_mode=modes, durability="sync")
         stopped = f"Stopped during the run of {ticker} on {trade_date}; it can be resumed."
         try:
             for mode, chunk in stream:
