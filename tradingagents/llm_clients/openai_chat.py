@@ -286,6 +286,11 @@ class BoundedChatOpenAI(ChatOpenAI):
         message_id = f"{LC_ID_PREFIX}-{run_manager.run_id}" if run_manager is not None else None
         control = control if control is not None else run_manager
         guards = _guards(control)
+        # each chunk goes to the callbacks only when one of them reads chunks (LangGraph's "messages"
+        # mode, a user's streaming handler); handing ~80 chunks a call to handlers that ignore them
+        # (the usage tracker, the budget guard) is per-chunk work for nothing
+        if run_manager is not None and not _reads_tokens(run_manager):
+            run_manager = None
         shown = False  # whether the callbacks hold text (or chunks) of a void attempt
 
         def take_back() -> None:
@@ -423,6 +428,21 @@ def _finish_problem(reasons: list, max_tokens: Any) -> tuple[str | None, bool]:
     if "content_filter" in reasons:
         return "the provider's content filter stopped the answer (finish_reason content_filter)", False
     return None, False
+
+
+def _reads_tokens(run_manager: Any) -> bool:
+    """Whether any handler of a call's run manager does something with streamed tokens (overrides
+    ``on_llm_new_token`` and does not ignore LLM events)."""
+    from langchain_core.callbacks.base import BaseCallbackHandler
+
+    base = BaseCallbackHandler.on_llm_new_token
+    for handler in getattr(run_manager, "handlers", None) or ():
+        if getattr(handler, "ignore_llm", False):
+            continue
+        method = getattr(type(handler), "on_llm_new_token", base)
+        if method is not base:
+            return True
+    return False
 
 
 def _guards(run_manager: Any) -> list:

@@ -1,0 +1,122 @@
+"""A run does only the work someone reads (issue 28, the framework's own cost).
+
+- Streamed chunks go to a call's callbacks only when one of them reads tokens (overrides
+  ``on_llm_new_token``): the usage tracker and the budget guard ignore them.
+- ``propagate`` asks LangGraph for the "messages" stream mode (token events) only with a listener,
+  and for "checkpoints" (the stop check at a step boundary) only with a stop signal; the run's
+  result, usage and saved meta are the same either way.
+- The constructor compiles the configured graph; the first run reuses it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler, CallbackManagerForLLMRun
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from tests.fake_openai import FakeOpenAIServer
+from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.llm_clients import create_llm
+from tradingagents.llm_clients.openai_chat import _reads_tokens
+
+PROMPT = [SystemMessage("Instrument: IBM\nAnalysis date: 2024-02-01"), HumanMessage("Go.")]
+DATE = "2024-05-10"
+
+
+class _Ends(BaseCallbackHandler):
+    """A handler that reads whole answers only (as the usage tracker does)."""
+
+    def __init__(self):
+        self.ends = 0
+
+    def on_llm_end(self, response, **kwargs):
+        self.ends += 1
+
+
+class _Tokens(BaseCallbackHandler):
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def on_llm_new_token(self, token, **kwargs):
+        self.seen.append(token)
+
+
+class _IgnoresLLM(_Tokens):
+    @property
+    def ignore_llm(self) -> bool:
+        return True
+
+
+def test_reads_tokens_names_the_handlers_that_take_chunks():
+    class Manager:
+        def __init__(self, *handlers):
+            self.handlers = list(handlers)
+
+    assert not _reads_tokens(Manager())
+    assert not _reads_tokens(Manager(_Ends()))
+    assert _reads_tokens(Manager(_Ends(), _Tokens()))
+    assert not _reads_tokens(Manager(_IgnoresLLM()))  # a handler that ignores LLM events takes none
+
+
+def test_chunks_are_dispatched_only_to_a_call_whose_callbacks_read_them(monkeypatch):
+    dispatched = {"n": 0}
+    original = CallbackManagerForLLMRun.on_llm_new_token
+
+    def counting(self, *args, **kwargs):
+        dispatched["n"] += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(CallbackManagerForLLMRun, "on_llm_new_token", counting)
+    with FakeOpenAIServer() as server:
+        llm = create_llm(server.llm_config())
+        ends = _Ends()
+        quiet = llm.invoke(PROMPT, config={"callbacks": [ends]})
+        assert server.requests[-1]["stream"]  # still a streamed request …
+        assert dispatched["n"] == 0 and ends.ends == 1  # … whose chunks went to nobody
+        tokens = _Tokens()
+        heard = llm.invoke(PROMPT, config={"callbacks": [_Ends(), tokens]})
+        assert dispatched["n"] > 2 and "".join(tokens.seen) == heard.content
+    assert quiet.content == heard.content and quiet.usage_metadata == heard.usage_metadata
+
+
+def _graph(server, tmp_path, name):
+    cfg = server.llm_config(home=str(tmp_path / name), analyst_execution="parallel", data_vendor="demo")
+    return TradingAgentsGraph(["market", "news"], config=cfg)
+
+
+def _modes_of(graph, monkeypatch) -> list:
+    seen: list = []
+    compiled = graph.compiled_graph(["market", "news"])
+    real = type(compiled).stream
+
+    def spy(self, *args, **kwargs):
+        seen.append(list(kwargs.get("stream_mode") or []))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(compiled), "stream", spy)
+    return seen
+
+
+@pytest.mark.parametrize("listener", [False, True])
+def test_stream_modes_follow_who_listens_and_the_result_does_not(listener, tmp_path, monkeypatch):
+    # a server each: its tool-call ids count its requests, so both runs see the same prompts
+    with FakeOpenAIServer() as server:
+        quiet = _graph(server, tmp_path, "quiet")
+        assert quiet.compiled_graphs.compiles == 1  # compiled by the constructor
+        modes = _modes_of(quiet, monkeypatch)
+        events: list = []
+        state, rating = quiet.propagate("NVDA", DATE, on_event=events.append if listener else None,
+                                        should_stop=(lambda: False) if listener else None)
+        assert quiet.compiled_graphs.compiles == 1  # … and reused by the run
+        assert all(r["stream"] for r in server.chat_requests if not r.get("response_format"))
+    assert modes[0] == (["tasks", "updates", "checkpoints", "messages"] if listener else ["tasks", "updates"])
+    if listener:
+        assert any(e.kind == "token" for e in events)  # the live text still streams
+    with FakeOpenAIServer() as server:
+        other = _graph(server, tmp_path, "other")
+        other_state, other_rating = other.propagate("NVDA", DATE, on_event=None if listener else (lambda e: None))
+    assert rating == other_rating and state["final_trade_decision"] == other_state["final_trade_decision"]
+    meta, other_meta = quiet.last_run["record"]["meta"], other.last_run["record"]["meta"]
+    for key in ("llm_calls", "tool_calls", "input_tokens", "output_tokens"):
+        assert meta["usage"][key] == other_meta["usage"][key] > 0, key
+    assert set(meta["node_times_ms"]) == set(other_meta["node_times_ms"])
