@@ -120,3 +120,26 @@ def test_stream_modes_follow_who_listens_and_the_result_does_not(listener, tmp_p
     for key in ("llm_calls", "tool_calls", "input_tokens", "output_tokens"):
         assert meta["usage"][key] == other_meta["usage"][key] > 0, key
     assert set(meta["node_times_ms"]) == set(other_meta["node_times_ms"])
+
+
+def test_a_finished_run_clears_its_checkpoint_on_the_connection_it_ran_on(tmp_path, monkeypatch):
+    from tradingagents.storage import sqlite_checkpoint as ckpt
+
+    opened: list = []
+    real = ckpt._connect
+
+    def counting(path):
+        opened.append(path)
+        return real(path)
+
+    monkeypatch.setattr(ckpt, "_connect", counting)
+    cfg = {"llm_provider": "offline", "data_vendor": "demo", "home": str(tmp_path), "checkpoint_enabled": True,
+           "analyst_execution": "sequential"}
+    graph = TradingAgentsGraph(["market"], config=cfg)
+    graph.propagate("NVDA", DATE)
+    db = ckpt.checkpoint_path(graph.config, "NVDA")
+    assert opened == [db]  # one connection for the run, its saving and its clearing
+    assert not graph.has_resumable_run("NVDA", DATE)
+    with ckpt._connect(db) as conn:  # the thread's rows are gone, not only hidden
+        assert conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM writes").fetchone()[0] == 0
