@@ -143,3 +143,72 @@ def test_a_finished_run_clears_its_checkpoint_on_the_connection_it_ran_on(tmp_pa
     with ckpt._connect(db) as conn:  # the thread's rows are gone, not only hidden
         assert conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == 0
         assert conn.execute("SELECT COUNT(*) FROM writes").fetchone()[0] == 0
+
+
+def _same_answer(quiet, heard):
+    assert quiet.content == heard.content
+    def calls(message):  # the fake server numbers tool-call ids by request
+        return [{**c, "id": str(c["id"]).split("_")[-1]} for c in message.tool_calls]
+
+    assert calls(quiet) == calls(heard) and quiet.invalid_tool_calls == heard.invalid_tool_calls
+    assert quiet.usage_metadata == heard.usage_metadata and quiet.response_metadata == heard.response_metadata
+    assert quiet.additional_kwargs == heard.additional_kwargs
+    assert str(quiet.id).startswith("lc_run-") and str(heard.id).startswith("lc_run-")
+
+
+def test_an_answer_nobody_watches_is_parsed_once_and_equals_the_streamed_one(monkeypatch):
+    """Without a token reader the attempt's chunks are merged before parsing (coalesce_chunks): one
+    message chunk instead of one per event, and the same answer, text and tool calls alike."""
+    from langchain_core.tools import tool
+    from langchain_openai.chat_models.base import BaseChatOpenAI
+
+    @tool
+    def get_stock_data(symbol: str, start_date: str, end_date: str) -> str:
+        """Prices of a symbol between two dates."""
+        return "prices"
+
+    parsed = {"n": 0}
+    real = BaseChatOpenAI._convert_chunk_to_generation_chunk
+
+    def counting(self, *args, **kwargs):
+        parsed["n"] += 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(BaseChatOpenAI, "_convert_chunk_to_generation_chunk", counting)
+    with FakeOpenAIServer() as server:
+        llm = create_llm(server.llm_config())
+        for model in (llm, llm.bind_tools([get_stock_data])):
+            parsed["n"] = 0
+            quiet = model.invoke(PROMPT, config={"callbacks": [_Ends()]})
+            quiet_parses = parsed["n"]
+            parsed["n"] = 0
+            heard = model.invoke(PROMPT, config={"callbacks": [_Tokens()]})
+            assert quiet_parses <= 2 < parsed["n"]  # the merged chunk (+ the usage chunk) vs one per event
+            _same_answer(quiet, heard)
+        assert heard.tool_calls and heard.tool_calls[0]["name"] == "get_stock_data"
+
+
+def test_coalesce_keeps_what_it_cannot_merge_exactly():
+    from tradingagents.llm_clients.openai_chat import coalesce_chunks
+
+    def event(delta, finish=None, **extra):
+        return {"id": "c", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
+                                                      "logprobs": extra.pop("logprobs", None)}], **extra}
+
+    plain = [event({"role": "assistant", "content": "Hel"}), event({"content": "lo"}), event({}, "stop"),
+             {"id": "c", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}]
+    merged = coalesce_chunks(plain)
+    assert len(merged) == 2 and merged[1] is plain[3]
+    assert merged[0]["choices"][0]["delta"] == {"role": "assistant", "content": "Hello"}
+    assert merged[0]["choices"][0]["finish_reason"] == "stop"
+    calls = [event({"tool_calls": [{"index": 0, "id": "t1", "type": "function",
+                                    "function": {"name": "f", "arguments": '{"a"'}}]}),
+             event({"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]}, "tool_calls")]
+    (one,) = coalesce_chunks(calls)
+    assert one["choices"][0]["delta"]["tool_calls"] == [
+        {"index": 0, "id": "t1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}]
+    repeated = [calls[0], event({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": "{}"}}]})]
+    with_logprobs = [plain[0], event({"content": "x"}, logprobs={"content": []})]
+    two_finishes = [event({"content": "a"}, "stop"), event({"content": "b"}, "stop")]
+    for kept in (repeated, with_logprobs, two_finishes, [plain[0]], [plain[0], "not a dict"]):
+        assert coalesce_chunks(kept) is kept
