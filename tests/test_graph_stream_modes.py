@@ -212,3 +212,25 @@ def test_coalesce_keeps_what_it_cannot_merge_exactly():
     two_finishes = [event({"content": "a"}, "stop"), event({"content": "b"}, "stop")]
     for kept in (repeated, with_logprobs, two_finishes, [plain[0]], [plain[0], "not a dict"]):
         assert coalesce_chunks(kept) is kept
+
+
+def test_a_stop_is_still_honoured_between_the_events_of_an_answer_nobody_watches():
+    from tradingagents.errors import RunStopped
+
+    class Guard(BaseCallbackHandler):  # the budget guard's shape: admit + stop_requested, no tokens
+        def __init__(self):
+            self.asked = 0
+
+        def admit(self, *args, **kwargs):
+            pass
+
+        def stop_requested(self):
+            self.asked += 1
+            return self.asked >= 3  # pressed while the answer is arriving
+
+    with FakeOpenAIServer() as server:
+        llm = create_llm(server.llm_config())
+        guard = Guard()
+        with pytest.raises(RunStopped):
+            llm.invoke(PROMPT, config={"callbacks": [guard]})
+        assert guard.asked == 3 and len(server.requests) == 1  # stopped mid-stream, not retried

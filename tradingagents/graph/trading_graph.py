@@ -14,8 +14,8 @@ memory log with its provenance — a re-analysis replaces a pending entry of the
 one is kept; (5) clear the checkpoint; return ``(final_state, rating)``.
 
 Progress is reported through ``on_event(RunEvent)`` (the contract is in ``events.py``), translated
-from LangGraph's own stream (``stream_mode=["tasks", "updates", "checkpoints"]``) in the thread that
-runs the graph, with exactly one terminal event per call; LLM call and token counts come from a
+from LangGraph's own stream (``stream_mode=["tasks", "updates"]``, plus "checkpoints" with a stop
+signal and "messages" with a listener) in the thread that runs the graph, with exactly one terminal event per call; LLM call and token counts come from a
 per-run ``UsageTracker`` attached as a graph callback. Node names, teams, speakers and memory names
 all come from the roster (``tradingagents.team``).
 """

@@ -19,7 +19,10 @@ an answer starts), a stream cut or stalled mid-way, garbled, or ended without a 
 retried within the same budget. Before a retry the callbacks get ``streaming.restart_chunk()``, so a
 live display drops the void text; the returned message holds the good attempt's text only.
 ``invoke`` streams this way (``_generate``); ``.stream()`` yields an attempt's chunks once the
-attempt is known good (a caller cannot take back chunks it was given).
+attempt is known good (a caller cannot take back chunks it was given). The chunks go to the
+callbacks only when one of them reads tokens; when none does, ``invoke`` reads the attempt's events
+to the end and merges them before they are parsed (``coalesce_chunks``), the stop signal still
+checked between events.
 A structured answer (``response_format``: ``with_structured_output``, the portfolio manager's
 rating) is requested unstreamed even then: the SDK's streaming API parses the JSON as it arrives and
 refuses a lone-surrogate escape that the unstreamed path cleans before parsing (``text``), and JSON
