@@ -14,8 +14,8 @@ memory log with its provenance — a re-analysis replaces a pending entry of the
 one is kept; (5) clear the checkpoint; return ``(final_state, rating)``.
 
 Progress is reported through ``on_event(RunEvent)`` (the contract is in ``events.py``), translated
-from LangGraph's own stream (``stream_mode=["tasks", "updates", "checkpoints"]``) in the thread that
-runs the graph, with exactly one terminal event per call; LLM call and token counts come from a
+from LangGraph's own stream (``stream_mode=["tasks", "updates"]``, plus "checkpoints" with a stop
+signal and "messages" with a listener) in the thread that runs the graph, with exactly one terminal event per call; LLM call and token counts come from a
 per-run ``UsageTracker`` attached as a graph callback. Node names, teams, speakers and memory names
 all come from the roster (``tradingagents.team``).
 """
@@ -148,6 +148,9 @@ class TradingAgentsGraph:
         self.last_run: dict[str, Any] = {}
         # entries the last settle_pending could not price (they stay pending), with the reason
         self.settle_problems: list[str] = []
+        # the graph of the configured analysts on a stock, compiled now as the reference compiles its
+        # graph in its constructor: a run starts with the graph ready (other shapes compile on first use)
+        self.compiled_graph(analysts_for_asset(self.selected_analysts, "stock"))
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -397,7 +400,7 @@ class TradingAgentsGraph:
         sidecar.started_at = started_at
 
         # (3) the graph (compiled once per shape) and this run's checkpointer (the ticker's database,
-        # or a fresh in-memory one; closed when the run ends)
+        # or a fresh in-memory one; closed when the run ends, after saving and clearing)
         graph = self.compiled_graph(analysts)
         settings = self.settings()
         with self.checkpoint_router.route(ticker, counters=sidecar.doc if sidecar.enabled else None) as route:
@@ -409,81 +412,86 @@ class TradingAgentsGraph:
             except BaseException:
                 sidecar.save(reporter, started_at)  # the counters of this segment are added on resume
                 raise
-        from tradingagents.dataflows.tools import missing_from
-        from tradingagents.graph.decision_card import decision_card
+            from tradingagents.dataflows.tools import missing_from
+            from tradingagents.graph.decision_card import decision_card
 
-        missing = missing_from(reporter.tool_texts)
-        status, previous = self._log_status(ticker, trade_date)
-        final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
-        turns = list(final_state.pop("debate_turns", None) or [])
-        rating = final_state["final_rating"] = state_rating(final_state)  # the structured rating wins
-        if status == "pending" and previous != rating:
-            log_note = f"updated the pending decision of {trade_date}: {previous} → {rating}"
-        elif status == "pending":
-            log_note = f"updated the pending decision of {trade_date} (still {rating})"
-        elif status == "settled":
-            log_note = (f"the memory log keeps the settled decision of {trade_date} ({previous}); this "
-                        f"{rating} re-analysis is saved as the session's current run and is not logged")
-        else:
-            log_note = None
-        try:  # a second run of the same session is a re-analysis: the earlier run is kept as a version
-            earlier = storage.load_run(cfg, ticker, trade_date)
-        except (FileNotFoundError, ValueError, OSError):
-            earlier = None
-        version_note = None
-        if earlier is not None:
-            version_note = (f"the session {trade_date} was analysed before ({earlier.get('rating') or 'no rating'}); "
-                            f"that run is kept as an earlier version (History lists both) and this {rating} "
-                            "run is the current one")
+            missing = missing_from(reporter.tool_texts)
+            status, previous = self._log_status(ticker, trade_date)
+            final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
+            turns = list(final_state.pop("debate_turns", None) or [])
+            rating = final_state["final_rating"] = state_rating(final_state)  # the structured rating wins
+            if status == "pending" and previous != rating:
+                log_note = f"updated the pending decision of {trade_date}: {previous} → {rating}"
+            elif status == "pending":
+                log_note = f"updated the pending decision of {trade_date} (still {rating})"
+            elif status == "settled":
+                log_note = (f"the memory log keeps the settled decision of {trade_date} ({previous}); this "
+                            f"{rating} re-analysis is saved as the session's current run and is not logged")
+            else:
+                log_note = None
+            try:  # a second run of the same session is a re-analysis: the earlier run is kept as a version
+                earlier = storage.load_run(cfg, ticker, trade_date)
+            except (FileNotFoundError, ValueError, OSError):
+                earlier = None
+            version_note = None
+            if earlier is not None:
+                version_note = (f"the session {trade_date} was analysed before ({earlier.get('rating') or 'no rating'}); "
+                                f"that run is kept as an earlier version (History lists both) and this {rating} "
+                                "run is the current one")
 
-        # (4) save, then log the decision as pending
-        meta = {
-            "ticker": ticker,
-            "date": trade_date,
-            "asset_type": asset_type,
-            "analysts": list(analysts),
-            "analyst_execution": self.analyst_execution,
-            **settings,
-            "instrument_context": final_state.get("instrument_context"),
-            "thread_id": tid,
-            "by": storage.default_user(cfg),  # who ran it: config "user" (the app's signed-in e-mail), else the OS user
-            "resumed": reporter.resumed,
-            "session_note": session_note,
-            "requested_date": requested_date or trade_date,
-            "invented": bool(invented),
-            "data_notes": list(data_notes),  # CSV rows dropped, a history shorter than the indicators need
-            "missing_data": missing,
-            "log_note": log_note,
-            "version_note": version_note,
-            "elapsed_s": round(time.time() - started_at + sidecar.elapsed_before, 3),
-            # tokens, and what they cost at the pricing table's list prices (None: a model without a price)
-            "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
-            "node_times_ms": reporter.node_times_ms(),
-            "debate_turns": turns,
-            # the decision card (rating, action, conviction, levels, size, stated and scored horizon)
-            "decision": decision_card(final_state, cfg.get("holding_days")),
-            # what the roles were given from memory, recorded by the nodes that gathered it
-            "memory_used": memory_used_of(final_state),
-            "warnings": list(reporter.warnings),
-            "config": self.config,  # saved as public_config(...) only
-        }
-        saved_meta = public_meta(cfg, meta)
-        folder = storage.save_run(cfg, final_state, rating, saved_meta)
-        if status != "settled":  # a settled entry stays as it was measured (the report says so)
-            self._store_in_log(ticker, trade_date, final_state.get("final_trade_decision", ""), rating, invented)
-        # (5) success clears the checkpoint (and the counters of earlier segments)
-        if cfg.get("checkpoint_enabled"):
-            storage.clear_checkpoint(cfg, ticker, tid)
-        sidecar.clear()
-        # a folder under the home; in the desk's database a "postgresql://…#ta_runs/T/D" locator (no files)
-        on_disk = isinstance(folder, Path)
-        record = {
-            "results_path": str(folder),
-            "report_path": str(folder / REPORT_FILE) if on_disk else None,
-            "state_path": str(folder / STATE_FILE) if on_disk else None,
-            "meta": saved_meta,
-        }
-        return final_state, rating, record
+            # (4) save, then log the decision as pending
+            meta = {
+                "ticker": ticker,
+                "date": trade_date,
+                "asset_type": asset_type,
+                "analysts": list(analysts),
+                "analyst_execution": self.analyst_execution,
+                **settings,
+                "instrument_context": final_state.get("instrument_context"),
+                "thread_id": tid,
+                "by": storage.default_user(cfg),  # who ran it: config "user" (the app's signed-in e-mail), else the OS user
+                "resumed": reporter.resumed,
+                "session_note": session_note,
+                "requested_date": requested_date or trade_date,
+                "invented": bool(invented),
+                "data_notes": list(data_notes),  # CSV rows dropped, a history shorter than the indicators need
+                "missing_data": missing,
+                "log_note": log_note,
+                "version_note": version_note,
+                "elapsed_s": round(time.time() - started_at + sidecar.elapsed_before, 3),
+                # tokens, and what they cost at the pricing table's list prices (None: a model without a price)
+                "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
+                "node_times_ms": reporter.node_times_ms(),
+                "debate_turns": turns,
+                # the decision card (rating, action, conviction, levels, size, stated and scored horizon)
+                "decision": decision_card(final_state, cfg.get("holding_days")),
+                # what the roles were given from memory, recorded by the nodes that gathered it
+                "memory_used": memory_used_of(final_state),
+                "warnings": list(reporter.warnings),
+                "config": self.config,  # saved as public_config(...) only
+            }
+            saved_meta = public_meta(cfg, meta)
+            folder = storage.save_run(cfg, final_state, rating, saved_meta)
+            if status != "settled":  # a settled entry stays as it was measured (the report says so)
+                self._store_in_log(ticker, trade_date, final_state.get("final_trade_decision", ""), rating, invented)
+            # (5) success clears the checkpoint (and the counters of earlier segments), on the run's own
+            # connection to the database: it is still open (the route closes it when this block ends)
+            if cfg.get("checkpoint_enabled"):
+                clear = getattr(self.checkpoint_router.saver_for(route), "clear_thread", None)
+                if callable(clear):
+                    clear(tid)
+                else:
+                    storage.clear_checkpoint(cfg, ticker, tid)
+            sidecar.clear()
+            # a folder under the home; in the desk's database a "postgresql://…#ta_runs/T/D" locator (no files)
+            on_disk = isinstance(folder, Path)
+            record = {
+                "results_path": str(folder),
+                "report_path": str(folder / REPORT_FILE) if on_disk else None,
+                "state_path": str(folder / STATE_FILE) if on_disk else None,
+                "meta": saved_meta,
+            }
+            return final_state, rating, record
 
     def _settle_before_run(self, ticker: str, reporter: _RunReporter) -> None:
         """(1) Settle what is due for this ticker, as its own step (settle_started/settle_finished), before
@@ -559,8 +567,15 @@ class TradingAgentsGraph:
         # before any task of the next step runs: a stop is also honoured at a task start while no task
         # is open (a step boundary), so no new agent starts once Stop was pressed.
         # "messages" streams the model's text as it is written (token events, throttled).
-        stream = graph.stream(inputs, run_config, stream_mode=["tasks", "updates", "checkpoints", "messages"],
-                              durability="sync")
+        # A mode nobody reads is left out: without a listener there are no token events to send, and
+        # without a stop signal no step boundary to check ("messages" also makes LangGraph run every
+        # single-task step on a worker thread beside a waiter, instead of in this thread).
+        modes = ["tasks", "updates"]
+        if should_stop is not None:
+            modes.append("checkpoints")
+        if reporter.on_event is not None:
+            modes.append("messages")
+        stream = graph.stream(inputs, run_config, stream_mode=modes, durability="sync")
         stopped = f"Stopped during the run of {ticker} on {trade_date}; it can be resumed."
         try:
             for mode, chunk in stream:

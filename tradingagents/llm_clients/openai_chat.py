@@ -19,7 +19,10 @@ an answer starts), a stream cut or stalled mid-way, garbled, or ended without a 
 retried within the same budget. Before a retry the callbacks get ``streaming.restart_chunk()``, so a
 live display drops the void text; the returned message holds the good attempt's text only.
 ``invoke`` streams this way (``_generate``); ``.stream()`` yields an attempt's chunks once the
-attempt is known good (a caller cannot take back chunks it was given).
+attempt is known good (a caller cannot take back chunks it was given). The chunks go to the
+callbacks only when one of them reads tokens; when none does, ``invoke`` reads the attempt's events
+to the end and merges them before they are parsed (``coalesce_chunks``), the stop signal still
+checked between events.
 A structured answer (``response_format``: ``with_structured_output``, the portfolio manager's
 rating) is requested unstreamed even then: the SDK's streaming API parses the JSON as it arrives and
 refuses a lone-surrogate escape that the unstreamed path cleans before parsing (``text``), and JSON
@@ -29,6 +32,7 @@ Off (``streaming=False``, ``disable_streaming=True``): one JSON request per atte
 
 from __future__ import annotations
 
+import contextvars
 import json
 import threading
 from typing import Any
@@ -277,15 +281,24 @@ class BoundedChatOpenAI(ChatOpenAI):
             return False
         return super()._should_stream(async_api=async_api, run_manager=run_manager, **kwargs)
 
-    def _streamed_attempts(self, messages, stop, run_manager, kwargs, control=None) -> tuple[list, Any]:
+    def _streamed_attempts(self, messages, stop, run_manager, kwargs, control=None, *, coalesce=False
+                           ) -> tuple[list, Any]:
         """``(chunks, ChatResult)`` of the first good streamed attempt; each chunk went to ``run_manager``
         as it arrived. ``control``: the call's run manager when ``run_manager`` is None (``.stream()``),
-        for the run's guards (budget, stop signal)."""
+        for the run's guards (budget, stop signal). ``coalesce``: the caller wants the answer only, so
+        when no callback reads tokens the attempt's chunks are merged before they are parsed
+        (``coalesce_chunks``)."""
         attempts = (self.max_retries or 0) + 1
         problem = "no attempt was made"
         message_id = f"{LC_ID_PREFIX}-{run_manager.run_id}" if run_manager is not None else None
         control = control if control is not None else run_manager
         guards = _guards(control)
+        # each chunk goes to the callbacks only when one of them reads chunks (LangGraph's "messages"
+        # mode, a user's streaming handler); handing ~80 chunks a call to handlers that ignore them
+        # (the usage tracker, the budget guard) is per-chunk work for nothing
+        if run_manager is not None and not _reads_tokens(run_manager):
+            run_manager = None
+        coalesce = coalesce and run_manager is None
         shown = False  # whether the callbacks hold text (or chunks) of a void attempt
 
         def take_back() -> None:
@@ -299,6 +312,8 @@ class BoundedChatOpenAI(ChatOpenAI):
             self._admit(guards, control, messages, kwargs)
             chunks: list = []
             with _slot(self._limiter):
+                merging = _Coalesce(guards) if coalesce else None
+                context = _COALESCE.set(merging)
                 stream = super()._stream(messages, stop=stop, run_manager=None, **kwargs)
                 try:
                     for chunk in stream:
@@ -323,7 +338,7 @@ class BoundedChatOpenAI(ChatOpenAI):
                     # parse failure, as the unstreamed parse reports it (invoke_structured falls back)
                     raise OutputParserException(f"the structured answer is not valid JSON: {exc}") from exc
                 except Exception as exc:  # noqa: BLE001 - re-raised, translated when we know it
-                    cut = _cut_mid_stream(exc, bool(chunks))
+                    cut = _cut_mid_stream(exc, bool(chunks) or bool(merging and merging.received))
                     if cut is None and type(exc) is openai.APIError:
                         # a `data: {"error": ...}` event inside the stream (the SDK raises the bare class)
                         cut = f"the server reported an error inside its streamed answer: {_short_error(exc)}"
@@ -337,6 +352,7 @@ class BoundedChatOpenAI(ChatOpenAI):
                     raise translated from exc
                 finally:
                     stream.close()  # an attempt given up mid-way drops its connection now
+                    _COALESCE.reset(context)
             # a cut answer first: its tool arguments are cut too, and the limit is the reason
             problem, final = _finish_problem(
                 [(c.generation_info or {}).get("finish_reason") for c in chunks], self.max_tokens)
@@ -354,7 +370,7 @@ class BoundedChatOpenAI(ChatOpenAI):
         raise self._fail(problem, retryable=True)
 
     def _generate_streamed(self, messages, stop=None, run_manager=None, **kwargs):
-        return self._streamed_attempts(messages, stop, run_manager, kwargs)[1]
+        return self._streamed_attempts(messages, stop, run_manager, kwargs, coalesce=True)[1]
 
     def _stream(self, messages, stop=None, run_manager=None, **kwargs):
         # the chunks of the good attempt only, once it is known good (see the module docstring)
@@ -425,6 +441,21 @@ def _finish_problem(reasons: list, max_tokens: Any) -> tuple[str | None, bool]:
     return None, False
 
 
+def _reads_tokens(run_manager: Any) -> bool:
+    """Whether any handler of a call's run manager does something with streamed tokens (overrides
+    ``on_llm_new_token`` and does not ignore LLM events)."""
+    from langchain_core.callbacks.base import BaseCallbackHandler
+
+    base = BaseCallbackHandler.on_llm_new_token
+    for handler in getattr(run_manager, "handlers", None) or ():
+        if getattr(handler, "ignore_llm", False):
+            continue
+        method = getattr(type(handler), "on_llm_new_token", base)
+        if method is not base:
+            return True
+    return False
+
+
 def _guards(run_manager: Any) -> list:
     """The run's guards (``usage.RunGuard``: budget and stop signal) among a call's callbacks."""
     return [h for h in getattr(run_manager, "handlers", None) or () if hasattr(h, "admit")]
@@ -447,10 +478,124 @@ class _DictChunks:
         result = self._inner.create(*args, **kwargs)
         if isinstance(result, openai.Stream) and hasattr(result, "_cast_to"):
             result._cast_to = object  # read on the first event: the SDK then hands on the parsed JSON
+            merging = _COALESCE.get()
+            if merging is not None:
+                return _CoalescedStream(result, merging)
         return result
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+# set by a streamed attempt whose chunks nobody reads (``_streamed_attempts(coalesce=True)``), read by
+# ``_DictChunks.create`` in the same thread: langchain-openai calls it inside the attempt's iteration
+_COALESCE: contextvars.ContextVar[_Coalesce | None] = contextvars.ContextVar("ta_coalesce_stream", default=None)
+
+
+class _Coalesce:
+    """One coalesced attempt: the run's guards (checked between events, as per chunk otherwise) and how
+    many events arrived (an attempt cut after some of them broke off mid-way)."""
+
+    __slots__ = ("guards", "received")
+
+    def __init__(self, guards: list) -> None:
+        self.guards = guards
+        self.received = 0
+
+
+class _CoalescedStream:
+    """An SDK stream of dict chunks read to its end, then handed on as ``coalesce_chunks`` of them."""
+
+    __slots__ = ("_inner", "_state")
+
+    def __init__(self, inner: Any, state: _Coalesce) -> None:
+        self._inner = inner
+        self._state = state
+
+    def __enter__(self) -> _CoalescedStream:
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.close()
+        return False
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __iter__(self):
+        events: list = []
+        state = self._state
+        for event in self._inner:
+            state.received += 1
+            events.append(event)
+            if state.guards and any(g.stop_requested() for g in state.guards):
+                raise RunStopped("Stopped during a model call; the run can be resumed.")
+        yield from coalesce_chunks(events)
+
+
+def coalesce_chunks(events: list) -> list:
+    """The dict chunks of one streamed answer with its text and tool-call pieces merged into one chunk.
+
+    Parsing a chunk (langchain-openai builds a message chunk per event, then adds them all up) costs
+    more than the rest of a streamed call; with nobody reading the tokens, one merged chunk gives the
+    same answer. The merge is what adding the chunks up gives: text and tool-call arguments joined in
+    order, a tool call's id, type and name from its first piece, the finish chunk's finish reason,
+    model, fingerprint and tier; chunks without choices (usage) follow unchanged. Anything it does
+    not cover exactly (several choices, log-probabilities, a function call, a repeated tool name or
+    id, two finish reasons, a non-dict event) keeps the chunks as they came.
+    """
+    body: list[dict] = []
+    rest: list = []
+    for event in events:
+        if not isinstance(event, dict) or event.get("type"):
+            return events
+        choices = event.get("choices")
+        if not choices:
+            rest.append(event)
+            continue
+        choice = choices[0]
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if (len(choices) != 1 or not isinstance(delta, dict) or choice.get("index", 0) != 0
+                or choice.get("logprobs") or event.get("usage") or delta.get("function_call")):
+            return events
+        body.append(event)
+    if len(body) < 2:
+        return events
+    role = None
+    text: list[str] = []
+    calls: dict[Any, dict[str, Any]] = {}
+    finish = None
+    for event in body:
+        choice = event["choices"][0]
+        delta = choice["delta"]
+        role = role or delta.get("role")
+        if delta.get("content"):
+            text.append(delta["content"])
+        for part in delta.get("tool_calls") or ():
+            if not isinstance(part, dict) or "index" not in part or not isinstance(part.get("function"), dict):
+                return events
+            fn = part["function"]
+            call = calls.get(part["index"])
+            if call is None:
+                calls[part["index"]] = {"index": part["index"], "id": part.get("id"), "type": part.get("type"),
+                                        "function": {"name": fn.get("name"), "arguments": fn.get("arguments") or ""}}
+                continue
+            if part.get("id") is not None or fn.get("name") is not None:
+                return events  # adding up would join the repeated pieces: keep them as they came
+            call["function"]["arguments"] += fn.get("arguments") or ""
+        if choice.get("finish_reason"):
+            if finish is not None:
+                return events
+            finish = event
+    delta: dict[str, Any] = {"content": "".join(text)}
+    if role:
+        delta["role"] = role
+    if calls:
+        delta["tool_calls"] = list(calls.values())
+    last = finish or body[-1]
+    merged = {**last, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                   "finish_reason": last["choices"][0].get("finish_reason")}]}
+    return [merged, *rest]
 
 
 def dict_chunks(client: Any) -> Any:

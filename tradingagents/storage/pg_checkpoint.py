@@ -68,6 +68,10 @@ class PgTickerCheckpointer(PostgresSaver):
                 "again to resume."
             ) from None
 
+    def clear_thread(self, thread_id: str) -> None:
+        """``clear_checkpoint`` on this saver's own connection (a finished run, before it closes it)."""
+        self.delete_thread(thread_id)
+
     def put(self, config, checkpoint, metadata, new_versions):
         with self._lost("saving a checkpoint"):
             return super().put(config, checkpoint, metadata, new_versions)
@@ -212,7 +216,7 @@ def has_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str
 def clear_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> None:
     """Delete every checkpoint and pending write of one thread (no-op when there is none)."""
     with get_pg_checkpointer(config, ticker) as saver:
-        saver.delete_thread(thread_id)
+        saver.clear_thread(thread_id)
 
 
 def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:

@@ -191,6 +191,14 @@ class TickerCheckpointer(SqliteSaver):
             except sqlite3.ProgrammingError:
                 pass
 
+    def clear_thread(self, thread_id: str) -> None:
+        """``clear_checkpoint`` on this saver's own connection: a finished run clears its thread before
+        it closes the database, instead of closing it (SQLite checkpoints the WAL on the last close)
+        and opening it again to clear."""
+        self.delete_thread(thread_id)
+        with self.lock:
+            compact(self.conn)
+
     def __enter__(self) -> TickerCheckpointer:
         return self
 
@@ -283,9 +291,7 @@ def clear_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: s
     if not path.exists():
         return
     with TickerCheckpointer(_connect(path), path=path, ticker="") as saver:
-        saver.delete_thread(thread_id)
-        with saver.lock:
-            compact(saver.conn)
+        saver.clear_thread(thread_id)
 
 
 def compact(conn: sqlite3.Connection) -> bool:
