@@ -67,3 +67,18 @@ def test_only_price_phrases_are_mapped_back():
     m = blind.money_factor(TICKER)
     assert out.startswith("close 250.00. RSI 47.00, P/E 26.03, growth 0.6619, up +2.50%, $100.00 target")
     assert f"for {12.5 / m:.1f} million" in out and "from 200.00 on 2023-01-02 to 225.00." in out
+
+
+def test_a_blind_run_in_chinese_quotes_the_real_prices_too(ta_home):
+    # the offline engine's Chinese phrasings of the same prices (收盘价, 日均线, 布林带, ATR, 止损价, 入场 …)
+    cfg = resolve_config({"output_language": "Chinese"})
+    blind = run_blind(cfg, TICKER, DATE)
+    graph = TradingAgentsGraph(config=cfg)
+    graph.propagate(TICKER, DATE)
+    seen = (Path(blind["results_path"]) / "report.md").read_text()
+    real = (Path(graph.last_run["results_path"]) / "report.md").read_text()
+    price_line = re.compile(r"收盘价|均线|布林带|ATR|MACD|止损|入场")
+    lines = [line for line in real.splitlines() if price_line.search(line)]
+    assert len(lines) > 10 and "收盘价 100.00" not in seen
+    assert [line.replace("NVIDIA Corporation", TICKER) for line in lines] == [
+        line for line in seen.splitlines() if price_line.search(line)]

@@ -397,6 +397,7 @@ class BlindProvider(MarketDataProvider):
         text = _EPS.sub(lambda m: m.group(1) + number(m.group(2), fp) + (m.group(3) or "")
                         + (number(m.group(4), fp) if m.group(4) else ""), text)
         text = _BAND_TOP.sub(lambda m: m.group(1) + number(m.group(2), fp), text)
+        text = _REAL_PRICE_ZH.sub(lambda m: m.group("pre") + number(m.group("num"), fp), text)
         return _REAL_PRICE.sub(lambda m: m.group("pre") + number(m.group("num"), fp), text)
 
     def _rebase_text(self, text: str, fp: float | None, fm: float | None) -> str:
@@ -432,6 +433,13 @@ _REAL_PRICE = re.compile(
     r"macds|macdh|macd|estimate|rose from|fell from|up from|down from|\d+-day average of|Bollinger bands,|"
     r"\(ATR\) is|MACD line at|signal line at)\s+\$?|\$|\bon \d{4}-\d{2}-\d{2} to\s+))"
     r"(?P<num>-?\d[\d,]*\.\d+)(?!\.?\d)(?!\s*(?:%|thousand|million|billion|trillion))(?![KMBT]\b)")
+# the same prices in the offline engine's Chinese (tradingagents/locales/zh/.../engine.po): "收盘价 54.75",
+# "50 日均线 57.66", "布林带 95.24 至 110.56", "（ATR）为 3.29", "MACD 线 1.20", "从 2024-05-01 的 55.10 上涨至",
+# "止损价：48.17", "高于 61.33 时重新入场", "入场：54.75 附近"
+_REAL_PRICE_ZH = re.compile(
+    r"(?P<pre>(?:收盘价为|收盘价|日均线|布林带上轨|布林带下轨|布林带|（ATR）为|MACD 线|信号线|\d{4}-\d{2}-\d{2} 的|"
+    r"止损价：|高于|入场：|(?<=\d) 至)\s*)"
+    r"(?P<num>-?\d[\d,]*\.\d+)(?!\.?\d)(?!\s*(?:%|千|万|亿))")
 # money written for people (tradingagents.figures.money): "$105.74B", "-€2.1M"
 _COMPACT_MONEY = re.compile(r"(?<![\w.])(-?)([$€£¥])(\d+(?:\.\d+)?)([KMBT])\b")
 _UNITS = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
