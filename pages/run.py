@@ -565,7 +565,7 @@ with form_slot, st.form("run_form", border=True, enter_to_submit=False):
     # rows that wrap rather than squeeze: at 800 px no label or button is cut to "…"
     t = tr()
     st.multiselect(_("Analysts"), list(team.ANALYST_KEYS), key="form_analysts",
-                   format_func=lambda a: t.p("report", ANALYST_LABELS.get(a, a)),
+                   format_func=lambda a, t=t: t.p("report", ANALYST_LABELS.get(a, a)),
                    placeholder=_("Choose the analysts"))
     with st.container(horizontal=True, gap="large"):
         st.toggle(_("Analysts in parallel"), key="form_parallel",

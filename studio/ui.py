@@ -239,12 +239,15 @@ def _follow_ui_language() -> None:
     """The output language follows the UI language while the user has not picked one in the sidebar:
     switching the UI to 简体中文 makes the next run write Chinese (the offline engine too)."""
     s = st.session_state
-    auto = _default_output_language(resolve_config())
+    if s.get("_language_chosen"):
+        return
     if s.get("_auto_language") is None:
         s["_auto_language"] = s.get("set_language")
-    if s.get("set_language") == s["_auto_language"] and auto != s["_auto_language"]:
-        s["set_language"] = auto
-    s["_auto_language"] = auto if s.get("set_language") == auto else s["_auto_language"]
+    if s.get("set_language") != s["_auto_language"]:  # picked in the sidebar (or restored from a run)
+        s["_language_chosen"] = True
+        return
+    auto = _default_output_language(resolve_config())
+    s["set_language"] = s["_auto_language"] = auto
 
 
 def current_config() -> dict[str, Any]:
@@ -759,7 +762,9 @@ def sidebar_settings() -> dict[str, Any]:
         language_picker()
         st.markdown("### :material/tune: " + _("Settings"))
         providers = provider_options()
-        st.selectbox(_("LLM provider"), providers, key="set_provider", format_func=provider_label)
+        t = tr()  # the labels' language is fixed when drawn (a widget's format_func may be called later)
+        st.selectbox(_("LLM provider"), providers, key="set_provider",
+                     format_func=lambda name: t(preset_label(name, capital=True)))
         provider = st.session_state["set_provider"]
         offline = provider == "offline"
         preset = PROVIDER_PRESETS.get(provider) or {}
@@ -784,9 +789,9 @@ def sidebar_settings() -> dict[str, Any]:
         if st.session_state.get("set_language") not in choices:
             st.session_state["set_language"] = "English"
         st.selectbox(_("Output language"), choices, key="set_language",
-                     format_func=lambda name: _(LANGUAGE_NAMES.get(name, name)),
+                     format_func=lambda name: t(LANGUAGE_NAMES.get(name, name)),
                      help=_("The language the reports, debates and decisions are written in."))
-        st.selectbox(_("Data source"), VENDORS, key="set_vendor", format_func=lambda v: _(vendor_label(v)))
+        st.selectbox(_("Data source"), VENDORS, key="set_vendor", format_func=lambda v: t(vendor_label(v)))
         prices_editor()
         config = current_config()
         st.html(badges_html(config))
