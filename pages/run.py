@@ -73,13 +73,14 @@ def agent_board_html(progress) -> str:
     settle = progress.settle
     if settle:
         if settle["status"] == "running":
+            name = html.escape(_("Settling past decisions"))  # (outside the f-string: the extractor finds it)
             rows.append('<div class="ta-agent running" data-step="settle" data-status="running">'
-                        f'<span><i class="dot"></i>{html.escape(_("Settling past decisions"))}</span>'
-                        '<span class="t">…</span></div>')
+                        f'<span><i class="dot"></i>{name}</span><span class="t">…</span></div>')
         else:
             what = _("{settled} settled · {pending} pending", settled=settle["settled"], pending=settle["pending"])
+            name = html.escape(_("Settled past decisions"))
             rows.append(f'<div class="ta-agent done" data-step="settle" data-status="done">'
-                        f'<span><i class="dot"></i>{html.escape(_("Settled past decisions"))}</span>'
+                        f'<span><i class="dot"></i>{name}</span>'
                         f'<span class="t">{html.escape(what)}</span></div>')
     for team_name, agents in progress.teams.items():
         rows.append(f'<div class="ta-team">{html.escape(t.p("team", team_name))}</div>')
@@ -119,9 +120,8 @@ def flow_html() -> str:
                                 for a in agents)
         boxes.append(f'<div class="ta-flow-box"><b>{html.escape(t.p("team", group["team"]))}</b>'
                      f'<span>{html.escape(names)}</span></div>')
-    boxes.append(f'<div class="ta-flow-box"><b>{html.escape(_("Memory log"))}</b>'
-                 f'<span>{html.escape(_("each decision is settled later against the market and becomes a lesson"))}'
-                 '</span></div>')
+    log, what = _("Memory log"), _("each decision is settled later against the market and becomes a lesson")
+    boxes.append(f'<div class="ta-flow-box"><b>{html.escape(log)}</b><span>{html.escape(what)}</span></div>')
     return '<div class="ta-flow">' + '<div class="ta-flow-arrow">→</div>'.join(boxes) + "</div>"
 
 
@@ -134,11 +134,13 @@ def render_reports(p) -> None:
     if newest:
         st.markdown("**" + _("Latest: {title}", title=t.p("report", REPORT_TITLES.get(newest, newest))) + "**")
         with st.container(border=True, height=320):
-            st.markdown(p.reports[newest])
+            with st.container(key="ta-engine-latest"):  # the engine's own words (ta-engine-*)
+                st.markdown(p.reports[newest])
     for key, text in reversed(list(p.reports.items())):
         if key != newest:
             with st.expander(t.p("report", REPORT_TITLES.get(key, key)), expanded=False):
-                st.markdown(text)
+                with st.container(key=f"ta-engine-report-{key}"):
+                    st.markdown(text)
 
 
 def render_progress(handle: RunJob, *, live: bool) -> None:
@@ -177,11 +179,12 @@ def render_progress(handle: RunJob, *, live: bool) -> None:
                 st.markdown("**" + _("{agent} — live text", agent=t.p("role", p.current)) + "**")
                 # autoscroll: the box follows the text as it grows (the newest words stay in view)
                 with st.container(border=True, height=240, autoscroll=True, key="ta-live-text"):
-                    text = p.live_text[-LIVE_TEXT_CHARS:]
+                    text = p.live_text[-LIVE_TEXT_CHARS:]  # the model's words, as they come
                     st.markdown(text or "_" + _("waiting for the model's first words…") + "_")
-            t_tools, t_time = st.tabs([_("Tool calls"), _("Timeline")])
+            # the timeline first: who works when, in plain names (the tool calls are the data tools' code)
+            t_time, t_tools = st.tabs([_("Timeline"), _("Tool calls")])
         else:
-            t_reports, t_tools, t_time = st.tabs([_("Reports"), _("Tool calls"), _("Timeline")])
+            t_reports, t_time, t_tools = st.tabs([_("Reports"), _("Timeline"), _("Tool calls")])
             with t_reports:
                 render_reports(p)
         with t_tools:
@@ -299,7 +302,11 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
     decision = export.card(state, meta, rating)
     st.html(export.card_html(decision, export.currency_of(state, meta)))
     with st.container(border=True, height=360, key=f"decision_{key}"):
-        st.markdown(state.get("final_trade_decision") or "_" + _("No decision text.") + "_")
+        if state.get("final_trade_decision"):
+            with st.container(key=f"ta-engine-decision-{key}"):
+                st.markdown(state["final_trade_decision"])
+        else:
+            st.markdown("_" + _("No decision text.") + "_")
     prices = None
     try:
         prices = _prices(meta.get("data_vendor") or config["data_vendor"], config["home"], ticker, date)
@@ -316,7 +323,8 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         tabs = st.tabs([t.p("report", REPORT_TITLES[k]) for k in keys])
         for tab, k in zip(tabs, keys, strict=True):
             with tab:
-                st.markdown(state[k])
+                with st.container(key=f"ta-engine-{k}-{key}"):
+                    st.markdown(state[k])
     render_cost(meta, key)
     ui.render_remembered(meta, key)
     md = export.report_markdown(state, rating, meta)
@@ -415,8 +423,9 @@ def estimate_caption() -> None:
         st.caption(_("Estimated cost: about {cost} (a typical run's token counts at the prices in force)", cost=cost))
 
 
+# the offline engine's pause between words at presenter pace: about 25 words a second, readable aloud
+# (a comment, not a docstring: Streamlit's magic would draw a bare string of a page on screen)
 PRESENTER_PACE_S = 0.04
-"""The offline engine's pause between words at presenter pace: about 25 words a second, readable aloud."""
 
 
 def form_config() -> dict:

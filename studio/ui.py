@@ -588,12 +588,14 @@ def badges_html(config: dict[str, Any]) -> str:
         else:
             name = _(name)
         llm = f"{name} · {config.get('quick_think_llm')} / {config.get('deep_think_llm')}"
-        parts.append(f'<span class="ta-badge ta-llm">{html.escape(_("LLM: {llm}", llm=llm))}</span>')
+        badge = _("LLM: {llm}", llm=llm)  # (outside the f-string: the extractor finds it)
+        parts.append(f'<span class="ta-badge ta-llm">{html.escape(badge)}</span>')
     if config.get("data_vendor") == "demo":
-        parts.append(f'<span class="ta-badge ta-demo">{html.escape(_("synthetic demo data"))}</span>')
+        badge = _("synthetic demo data")
+        parts.append(f'<span class="ta-badge ta-demo">{html.escape(badge)}</span>')
     else:
-        parts.append(f'<span class="ta-badge ta-data">'
-                     f'{html.escape(_("data: {vendor}", vendor=config.get("data_vendor")))}</span>')
+        badge = _("data: {vendor}", vendor=config.get("data_vendor"))
+        parts.append(f'<span class="ta-badge ta-data">{html.escape(badge)}</span>')
     return " ".join(parts)
 
 
