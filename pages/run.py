@@ -353,6 +353,8 @@ def _localised_price_figure(fig, rating: str | None):
             trace.update(name=names[name])
     fig.update_yaxes(title_text=_("Price"), row=1, col=1)
     fig.update_yaxes(title_text=_("Volume"), row=2, col=1)
+    if tr().lang != "en":  # plotly names months in English ("Mar"): dates in figures instead
+        fig.update_xaxes(tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d")
     return fig
 
 

@@ -51,6 +51,9 @@ STREAMLIT_CHROME = frozenset(w.lower() for w in (
     "Link", "heading", "year", "month", "day", "Choose", "date", "Decrement", "Increment", "Remove", "Clear", "all",
     "Open", "Help", "for", "Collapse", "sidebar", "App", "pages", "icon", "option", "Add", "row", "Show", "hide",
     "columns", "Download", "Search", "Fullscreen", "progress",
+    # Plotly's tool bar over a chart (its buttons' tooltips: "Download plot as a png", "Zoom", "Pan", "Zoom out",
+    # "Autoscale", "Reset axes"), drawn by the charting library itself
+    "plot", "Zoom", "Pan", "out", "Autoscale", "Reset", "axes",
 ))
 ICONS = ['[data-testid="stIconMaterial"]', '[data-testid="stExpanderIcon"]', 'span[role="img"][translate="no"]']
 """Material icons are glyphs drawn from a ligature ("play_arrow"): their text is not read, it is a picture."""
