@@ -3,23 +3,24 @@
 import streamlit as st
 
 from studio import theme, ui
+from studio.ui import _
 
 # an emoji favicon: Streamlit draws it locally, while a ":material/…:" page icon is fetched from a font CDN
 # (the page must load nothing from outside this machine; the navigation icons use the bundled font)
 st.set_page_config(page_title="TradingAgents Studio", page_icon="📈", layout="wide")
 
 PAGES = [
-    st.Page("pages/run.py", title="Run", icon=":material/rocket_launch:", url_path="run", default=True),
-    st.Page("pages/debates.py", title="Debates", icon=":material/forum:", url_path="debates"),
-    st.Page("pages/memory_log.py", title="Memory log", icon=":material/menu_book:", url_path="memory_log"),
-    st.Page("pages/memories.py", title="Memories", icon=":material/psychology:", url_path="memories"),
-    st.Page("pages/history.py", title="History", icon=":material/history:", url_path="history"),
-    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
-    st.Page("pages/watchlist.py", title="Watchlist", icon=":material/view_module:", url_path="watchlist"),
-    st.Page("pages/backtest.py", title="Backtest", icon=":material/query_stats:", url_path="backtest"),
+    st.Page("pages/run.py", title=_("Run"), icon=":material/rocket_launch:", url_path="run", default=True),
+    st.Page("pages/debates.py", title=_("Debates"), icon=":material/forum:", url_path="debates"),
+    st.Page("pages/memory_log.py", title=_("Memory log"), icon=":material/menu_book:", url_path="memory_log"),
+    st.Page("pages/memories.py", title=_("Memories"), icon=":material/psychology:", url_path="memories"),
+    st.Page("pages/history.py", title=_("History"), icon=":material/history:", url_path="history"),
+    st.Page("pages/compare.py", title=_("Compare"), icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("pages/watchlist.py", title=_("Watchlist"), icon=":material/view_module:", url_path="watchlist"),
+    st.Page("pages/backtest.py", title=_("Backtest"), icon=":material/query_stats:", url_path="backtest"),
 ]
 
-AUDIT_PAGE = st.Page("pages/audit.py", title="Audit", icon=":material/policy:", url_path="audit")
+AUDIT_PAGE = st.Page("pages/audit.py", title=_("Audit"), icon=":material/policy:", url_path="audit")
 
 if ui.require_sign_in():  # with [auth] secrets: an unsigned visitor is routed to the sign-in screen only
     # the audit page is listed for desk leads only (it tells anyone else who may read it)

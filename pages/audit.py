@@ -11,6 +11,7 @@ import json
 import streamlit as st
 
 from studio import ui
+from studio.ui import _
 from tradingagents.errors import TradingAgentsError
 from tradingagents.storage import read_audit
 
@@ -18,19 +19,19 @@ if callable(getattr(ui, "require_router", None)):
     ui.require_router()
 
 config = ui.current_config()
-st.title("Audit")
+st.title(_("Audit"))
 if not ui.is_desk_lead(ui.signed_in_email()):
-    st.info("The audit trail is shown to desk leads only (the e-mails in `desk_leads` / "
-            "TRADINGAGENTS_DESK_LEADS, or a desk-lead role claim, when the app has sign-in).",
+    st.info(_("The audit trail is shown to desk leads only (the e-mails in `desk_leads` / "
+              "TRADINGAGENTS_DESK_LEADS, or a desk-lead role claim, when the app has sign-in)."),
             icon=":material/lock:")
     st.stop()
 
-st.caption("Every sign-in, job start, stop and resume, settlement and memory edit, oldest first. "
-           "Nothing here can be changed or deleted.")
+st.caption(_("Every sign-in, job start, stop and resume, settlement and memory edit, oldest first. "
+             "Nothing here can be changed or deleted."))
 try:
     entries = read_audit(config)
 except (TradingAgentsError, OSError) as exc:
-    st.error(f"The audit trail cannot be read: {exc}", icon=":material/error:")
+    st.error(_("The audit trail cannot be read: {problem}", problem=exc), icon=":material/error:")
     st.stop()
 
 
@@ -43,16 +44,19 @@ rows = [{"when": _when(e["at"]), "by": e["by"], "action": e["action"], "target":
 users = sorted({r["by"] for r in rows})
 actions = sorted({r["action"] for r in rows})
 c1, c2 = st.columns(2)
-pick_users = c1.multiselect("By", users, key="audit_users", placeholder="everyone")
-pick_actions = c2.multiselect("Action", actions, key="audit_actions", placeholder="every action")
+pick_users = c1.multiselect(_("By"), users, key="audit_users", placeholder=_("everyone"))
+pick_actions = c2.multiselect(_("Action"), actions, key="audit_actions", placeholder=_("every action"))
 shown = [r for r in rows if (not pick_users or r["by"] in pick_users)
          and (not pick_actions or r["action"] in pick_actions)]
-st.markdown(f"**{len(shown)}** of {len(rows)} entries")
+st.markdown(_("**{shown}** of {total} entries", shown=len(shown), total=len(rows)))
 if shown:
-    st.dataframe(shown, hide_index=True, width="stretch", key="audit_table")
+    # the columns named in the session's language on screen; the CSV keeps its English header (a file's format)
+    heads = {"when": _("when"), "by": _("by"), "action": _("action"), "target": _("target"), "detail": _("detail")}
+    st.dataframe([{heads[k]: v for k, v in r.items()} for r in shown], hide_index=True, width="stretch",
+                 key="audit_table")
 buf = io.StringIO()
 writer = csv.DictWriter(buf, fieldnames=["when", "by", "action", "target", "detail"])
 writer.writeheader()
 writer.writerows(shown)
-st.download_button("Export CSV", buf.getvalue(), file_name="audit.csv", mime="text/csv",
+st.download_button(_("Export CSV"), buf.getvalue(), file_name="audit.csv", mime="text/csv",
                    icon=":material/download:", key="audit_csv")

@@ -20,8 +20,9 @@ from pathlib import Path
 import streamlit as st
 
 from studio import charts, compare, export, runs, ui
-from studio.jobs import RunJob
+from studio.jobs import RunJob, status_label
 from studio.runs import ANALYST_LABELS, REPORT_TITLES
+from studio.ui import _, rating_label, tr
 from tradingagents import estimates, pricing, team
 from tradingagents.config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, ValidationError
@@ -67,130 +68,156 @@ def finishes_attr(progress) -> str:
 
 
 def agent_board_html(progress) -> str:
+    t = tr()
     rows = []
     settle = progress.settle
     if settle:
         if settle["status"] == "running":
+            name = html.escape(_("Settling past decisions"))  # (outside the f-string: the extractor finds it)
             rows.append('<div class="ta-agent running" data-step="settle" data-status="running">'
-                        '<span><i class="dot"></i>Settling past decisions</span><span class="t">…</span></div>')
+                        f'<span><i class="dot"></i>{name}</span><span class="t">…</span></div>')
         else:
-            what = f"{settle['settled']} settled · {settle['pending']} pending"
+            what = _("{settled} settled · {pending} pending", settled=settle["settled"], pending=settle["pending"])
+            name = html.escape(_("Settled past decisions"))
             rows.append(f'<div class="ta-agent done" data-step="settle" data-status="done">'
-                        f'<span><i class="dot"></i>Settled past decisions</span><span class="t">{what}</span></div>')
+                        f'<span><i class="dot"></i>{name}</span>'
+                        f'<span class="t">{html.escape(what)}</span></div>')
     for team_name, agents in progress.teams.items():
-        rows.append(f'<div class="ta-team">{html.escape(team_name)}</div>')
+        rows.append(f'<div class="ta-team">{html.escape(t.p("team", team_name))}</div>')
         for a in agents:
             if a.status == "done":
                 times = f"{_clock(a.started)} → {_clock(a.finished)} · {a.duration_s:.1f}s"
             elif a.status == "running":
-                times = f"since {_clock(a.started)} · {a.duration_s:.1f}s"
+                times = _("since {clock} · {seconds}s", clock=_clock(a.started), seconds=f"{a.duration_s:.1f}")
             else:
-                times = "pending"
+                times = _("pending")
             finished = f"{a.finished:.3f}" if (a.status == "done" and a.finished) else ""
             rows.append(
                 f'<div class="ta-agent {a.status}" data-agent="{html.escape(a.agent)}" '
                 f'data-status="{a.status}" data-finished="{finished}">'
-                f'<span><i class="dot"></i>{html.escape(a.agent)}</span>'
-                f'<span class="t">{times}</span></div>'
+                f'<span><i class="dot"></i>{html.escape(t.p("role", a.agent))}</span>'
+                f'<span class="t">{html.escape(times)}</span></div>'
             )
     return f'<div class="ta-board" data-finishes="{finishes_attr(progress)}">' + "".join(rows) + "</div>"
 
 
 def flow_html() -> str:
     """The team as a compact flow, from the roster's plan: teams in order, then the memory log."""
+    t = tr()
+
+    def short(agent: str, suffix: str) -> str:  # "Market" for "Market Analyst" in English; the role's name otherwise
+        return agent.removesuffix(suffix) if t.lang == "en" else t.p("role", agent)
+
     boxes = []
     for group in team.plan(list(team.ANALYST_KEYS)):
         agents = group["agents"]
         joiner = " ⇄ " if group["team"] == "Research Team" and len(agents) > 2 else " · "
         if group["team"] == "Research Team" and len(agents) > 2:
-            names = joiner.join(a.removesuffix(" Researcher") for a in agents[:-1]) + f" → {agents[-1]}"
+            names = (joiner.join(short(a, " Researcher") for a in agents[:-1])
+                     + f" → {t.p('role', agents[-1])}")
         else:
-            names = joiner.join(a.removesuffix(" Analyst") if group["team"] == "Analyst Team" else a
+            names = joiner.join(short(a, " Analyst") if group["team"] == "Analyst Team" else t.p("role", a)
                                 for a in agents)
-        boxes.append(f'<div class="ta-flow-box"><b>{html.escape(group["team"])}</b>'
+        boxes.append(f'<div class="ta-flow-box"><b>{html.escape(t.p("team", group["team"]))}</b>'
                      f'<span>{html.escape(names)}</span></div>')
-    boxes.append('<div class="ta-flow-box"><b>Memory log</b><span>each decision is settled later '
-                 'against the market and becomes a lesson</span></div>')
+    log, what = _("Memory log"), _("each decision is settled later against the market and becomes a lesson")
+    boxes.append(f'<div class="ta-flow-box"><b>{html.escape(log)}</b><span>{html.escape(what)}</span></div>')
     return '<div class="ta-flow">' + '<div class="ta-flow-arrow">→</div>'.join(boxes) + "</div>"
 
 
 def render_reports(p) -> None:
     if not p.reports:
-        st.caption("Reports appear here as each agent finishes.")
+        st.caption(_("Reports appear here as each agent finishes."))
         return
+    t = tr()
     newest = p.newest_report
     if newest:
-        st.markdown(f"**Latest: {REPORT_TITLES.get(newest, newest)}**")
+        st.markdown("**" + _("Latest: {title}", title=t.p("report", REPORT_TITLES.get(newest, newest))) + "**")
         with st.container(border=True, height=320):
-            st.markdown(p.reports[newest])
+            with st.container(key="ta-engine-latest"):  # the engine's own words (ta-engine-*)
+                st.markdown(p.reports[newest])
     for key, text in reversed(list(p.reports.items())):
         if key != newest:
-            with st.expander(REPORT_TITLES.get(key, key), expanded=False):
-                st.markdown(text)
+            with st.expander(t.p("report", REPORT_TITLES.get(key, key)), expanded=False):
+                with st.container(key=f"ta-engine-report-{key}"):
+                    st.markdown(text)
 
 
 def render_progress(handle: RunJob, *, live: bool) -> None:
     p = handle.progress()
+    t = tr()
     if live and handle.stopping:
-        label = "Stopping after the current step…"
+        label = _("Stopping after the current step…")
     elif live and p.settle and p.settle["status"] == "running":
-        label = "Settling past decisions of this ticker before the analysis…"
+        label = _("Settling past decisions of this ticker before the analysis…")
     elif live and runs.running_agents(p):
-        label = runs.working_label(runs.running_agents(p))
+        label = runs.working_label(runs.running_agents(p), t=t)
     else:
-        label = f"{p.fraction:.0%} of agents done"
+        label = _("{share} of agents done", share=f"{p.fraction:.0%}")
     st.progress(p.fraction, text=label)
     offline = pricing.is_offline(handle.config)
-    with st.container(horizontal=True, gap="medium"):  # wraps onto two lines on a narrow screen
-        st.metric("Elapsed", f"{p.elapsed_s:.1f}s", width="content")
-        st.metric("LLM calls", p.counters["llm_calls"], width="content")
-        st.metric("Tool calls", p.counters["tool_calls"], width="content")
-        st.metric("Tokens in", f"{p.counters['input_tokens']:,}", width="content")
-        st.metric("Tokens out", f"{p.counters['output_tokens']:,}", width="content")
-        st.metric("Cost", pricing.cost_text(p.cost_usd, offline=offline), width="content",
-                  help=None if offline or p.cost_usd is not None else "A model of this run has no price: set it "
-                  "under Model prices in the sidebar.")
+    # one compact row on a wide screen (the board stays in the first screenful), wrapping when narrow
+    with st.container(horizontal=True, gap="small", key="ta-run-metrics"):
+        st.metric(_("Elapsed"), f"{p.elapsed_s:.1f}s", width="content")
+        st.metric(_("LLM calls"), p.counters["llm_calls"], width="content")
+        st.metric(_("Tool calls"), p.counters["tool_calls"], width="content")
+        st.metric(_("Tokens in"), f"{p.counters['input_tokens']:,}", width="content")
+        st.metric(_("Tokens out"), f"{p.counters['output_tokens']:,}", width="content")
+        st.metric(_("Cost"), _(pricing.cost_text(p.cost_usd, offline=offline)), width="content",
+                  help=None if offline or p.cost_usd is not None else _("A model of this run has no price: set it "
+                  "under Model prices in the sidebar."))
     if live and handle.expected_s:
-        st.caption(runs.eta_text(handle.expected_s, p.elapsed_s, p.fraction))
+        st.caption(runs.eta_text(handle.expected_s, p.elapsed_s, p.fraction, t=t))
     left, right = st.columns([2, 3])
     with left:
         if not p.agents:
-            st.caption("Starting: the board appears with the engine's plan of agents.")
+            st.caption(_("Starting: the board appears with the engine's plan of agents."))
         st.html(agent_board_html(p))
     with right:
         if live:
             if p.current:
-                st.markdown(f"**{p.current}** — live text")
+                st.markdown("**" + _("{agent} — live text", agent=t.p("role", p.current)) + "**")
                 # autoscroll: the box follows the text as it grows (the newest words stay in view)
                 with st.container(border=True, height=240, autoscroll=True, key="ta-live-text"):
-                    text = p.live_text[-LIVE_TEXT_CHARS:]
-                    st.markdown(text or "_waiting for the model's first words…_")
-            t_tools, t_time = st.tabs(["Tool calls", "Timeline"])
+                    text = p.live_text[-LIVE_TEXT_CHARS:]  # the model's words, as they come
+                    st.markdown(text or "_" + _("waiting for the model's first words…") + "_")
+            # the timeline first: who works when, in plain names (the tool calls are the data tools' code)
+            t_time, t_tools = st.tabs([_("Timeline"), _("Tool calls")])
         else:
-            t_reports, t_tools, t_time = st.tabs(["Reports", "Tool calls", "Timeline"])
+            t_reports, t_time, t_tools = st.tabs([_("Reports"), _("Timeline"), _("Tool calls")])
             with t_reports:
                 render_reports(p)
         with t_tools:
             if not p.tool_calls:
-                st.caption("No tool call yet.")
+                st.caption(_("No tool call yet."))
             for call in p.tool_calls[-15:][::-1]:
                 args = ", ".join(f"{k}={v!r}" for k, v in (call.get("args") or {}).items())
-                st.markdown(f"`{call.get('tool')}({args})` — {call.get('agent') or ''} · "
-                            f"{call.get('result_chars', 0)} chars")
+                who = t.p("role", call.get("agent")) if call.get("agent") else ""
+                st.markdown(f"`{call.get('tool')}({args})` — " + _("{agent} · {n} chars", agent=who,
+                                                                    n=call.get("result_chars", 0)))
         with t_time:
-            order = [a.agent for a in p.agents if a.started is not None]
-            if live:  # light HTML on every poll; the interactive chart once the run has ended
-                st.html(charts.timeline_html(p.intervals, order=order))
+            # the roles by their shared names (the bars' node names too: no engine identifiers on screen)
+            order = [t.p("role", a.agent) for a in p.agents if a.started is not None]
+            shown = []
+            for iv in p.intervals:
+                role = t.p("role", iv.get("agent"))
+                shown.append({**iv, "agent": role, "node": role})
+            if not shown:
+                st.caption(_("The timeline starts with the first agent."))
+            elif live:  # light HTML on every poll; the interactive chart once the run has ended
+                st.html(charts.timeline_html(shown, order=order))
             else:
-                st.plotly_chart(charts.timeline_figure(p.intervals, order=order), width="stretch",
-                                key="timeline_final")
+                fig = charts.timeline_figure(shown, order=order)
+                fig.update_layout(title=_("Agent timeline"), xaxis_title=_("seconds since start"))
+                fig.for_each_trace(lambda bar: bar.update(name=t.p("team", bar.name) if bar.name else bar.name))
+                st.plotly_chart(fig, width="stretch", key="timeline_final")
 
 
 def changes_note(handle: RunJob) -> None:
     if handle.config_changes:
-        diff = "; ".join(f"{label}: {a or '—'} → {b or '—'}" for label, a, b in handle.config_changes)
-        st.info(f"Resumed with the settings on screen now, which differ from the run's original: {diff}.",
-                icon=":material/tune:")
+        diff = _("; ").join(f"{_(label)}: {a or '—'} → {b or '—'}" for label, a, b in handle.config_changes)
+        st.info(_("Resumed with the settings on screen now, which differ from the run's original: {diff}.",
+                  diff=diff), icon=":material/tune:")
 
 
 @st.fragment(run_every=POLL_S)
@@ -201,13 +228,13 @@ def live_run(run_id: str) -> None:
         return
     mine = handle.can_control(me)
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.markdown(f"#### Running **{handle.ticker}** as of {handle.date}")
+        st.markdown("#### " + _("Running **{ticker}** as of {date}", ticker=handle.ticker, date=handle.date))
         if mine and not handle.stopping and st.button(
-                "Stop", key="stop_run", icon=":material/stop_circle:",
-                help="Stops before the next agent step; resume later."):
+                _("Stop"), key="stop_run", icon=":material/stop_circle:",
+                help=_("Stops before the next agent step; resume later.")):
             registry.stop(run_id, owner=me)
     if handle.stopping:
-        st.warning("Stopping after the current step… No new agent starts; the checkpoint is kept.",
+        st.warning(_("Stopping after the current step… No new agent starts; the checkpoint is kept."),
                    icon=":material/hourglass_top:")
     if not mine:
         st.caption(ui.not_yours_text(handle.owner, "stop or resume"))
@@ -220,7 +247,7 @@ def live_reports(run_id: str) -> None:
     handle = registry.get(run_id, "run")
     if handle is None or handle.done:
         return
-    st.markdown("##### Reports so far")
+    st.markdown("##### " + _("Reports so far"))
     render_reports(handle.progress())
 
 
@@ -234,7 +261,8 @@ def agent_costs(meta: dict) -> list[dict]:
     """The per-agent rows of a saved run's cost (meta.usage.by_agent), most expensive first."""
     by_agent = ((meta or {}).get("usage") or {}).get("by_agent") or {}
     offline = pricing.is_offline(meta) or pricing.is_offline((meta or {}).get("config"))
-    rows = [{"Agent": name, "Cost": pricing.cost_text(cost, offline=offline),
+    t = tr()
+    rows = [{_("Agent"): t.p("role", name), _("Cost"): _(pricing.cost_text(cost, offline=offline)),
              "_sort": cost if isinstance(cost, (int, float)) else -1.0}
             for name, cost in by_agent.items() if isinstance(name, str)]
     rows.sort(key=lambda r: r["_sort"], reverse=True)
@@ -246,11 +274,11 @@ def render_cost(meta: dict, key: str) -> None:
     if "cost_usd" not in usage and "by_agent" not in usage:
         return  # a run saved before runs were priced
     offline = pricing.is_offline(meta) or pricing.is_offline((meta or {}).get("config"))
-    total = pricing.cost_text(usage.get("cost_usd"), offline=offline)
-    with st.expander(f"Cost of this run: {total}", expanded=False, icon=":material/payments:"):
+    total = _(pricing.cost_text(usage.get("cost_usd"), offline=offline))
+    with st.expander(_("Cost of this run: {total}", total=total), expanded=False, icon=":material/payments:"):
         if usage.get("cost_usd") is None and not offline:
-            st.caption("A model of this run has no price, so the total is unknown: add it under Model prices in "
-                       "the sidebar for the next runs.")
+            st.caption(_("A model of this run has no price, so the total is unknown: add it under Model prices in "
+                         "the sidebar for the next runs."))
         rows = agent_costs(meta)
         if rows:
             st.dataframe(rows, hide_index=True, width="stretch", key=f"cost_table_{key}")
@@ -263,31 +291,40 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
     with st.container(horizontal=True, vertical_alignment="center"):
         st.html(ui.rating_badge_html(rating))
         llm = meta.get("llm_label") or meta.get("llm_provider")
-        source = f" · LLM: {llm} · data: {meta.get('data_label') or meta.get('data_vendor', '')}" if llm else ""
-        st.caption(f"Portfolio manager's rating · {ticker} · {date}{source}")
+        if llm:
+            st.caption(_("Portfolio manager's rating · {ticker} · {date} · LLM: {llm} · data: {data}", ticker=ticker,
+                         date=date, llm=_(llm), data=_(meta.get("data_label") or meta.get("data_vendor", ""))))
+        else:
+            st.caption(_("Portfolio manager's rating · {ticker} · {date}", ticker=ticker, date=date))
     for line in ui.input_notes(meta):  # invented instrument, session, CSV rows, re-analysis
         st.caption(line)
     # the decision card: what the committee reads first (the horizon the settlement scores beside the stated one)
     decision = export.card(state, meta, rating)
     st.html(export.card_html(decision, export.currency_of(state, meta)))
     with st.container(border=True, height=360, key=f"decision_{key}"):
-        st.markdown(state.get("final_trade_decision") or "_No decision text._")
+        if state.get("final_trade_decision"):
+            with st.container(key=f"ta-engine-decision-{key}"):
+                st.markdown(state["final_trade_decision"])
+        else:
+            st.markdown("_" + _("No decision text.") + "_")
     prices = None
     try:
         prices = _prices(meta.get("data_vendor") or config["data_vendor"], config["home"], ticker, date)
     except Exception as exc:  # noqa: BLE001 - a chart failure must not hide the result
-        st.info(f"No price chart: {exc}")
+        st.info(_("No price chart: {problem}", problem=exc))
     if prices is not None and len(prices):
-        st.caption(f"{ticker} daily prices up to {date} (never after), 20- and 50-day moving averages, volume, "
-                   "and the decision day marked")
-        st.plotly_chart(charts.price_figure(prices, ticker, date, rating), width="stretch",
-                        key=f"price_{key}")
+        st.caption(_("{ticker} daily prices up to {date} (never after), 20- and 50-day moving averages, volume, "
+                     "and the decision day marked", ticker=ticker, date=date))
+        st.plotly_chart(_localised_price_figure(charts.price_figure(prices, ticker, date, rating), rating),
+                        width="stretch", key=f"price_{key}")
+    t = tr()
     keys = [k for k in REPORT_TITLES if (state.get(k) or "").strip()]
     if keys:
-        tabs = st.tabs([REPORT_TITLES[k] for k in keys])
+        tabs = st.tabs([t.p("report", REPORT_TITLES[k]) for k in keys])
         for tab, k in zip(tabs, keys, strict=True):
             with tab:
-                st.markdown(state[k])
+                with st.container(key=f"ta-engine-{k}-{key}"):
+                    st.markdown(state[k])
     render_cost(meta, key)
     ui.render_remembered(meta, key)
     md = export.report_markdown(state, rating, meta)
@@ -301,6 +338,24 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         st.download_button("PDF handout", _handout(state, rating, meta, closes), file_name=f"{ticker}_{date}_report.pdf",
                            mime="application/pdf", key=f"dl_pdf_{key}", icon=":material/picture_as_pdf:",
                            type="primary", on_click="ignore")
+
+
+def _localised_price_figure(fig, rating: str | None):
+    """studio.charts draws its legend and axes in English: name them in the session's language here
+    (until charts.price_figure takes a ``t=``)."""
+    shown = rating_label(rating) if rating else _("Decision")
+    names = {"Volume": _("Volume")}
+    for trace in fig.data:
+        name = trace.name or ""
+        if name.startswith("Decision"):
+            trace.update(name=_("Decision: {rating}", rating=shown), text=[shown])
+        elif name in names:
+            trace.update(name=names[name])
+    fig.update_yaxes(title_text=_("Price"), row=1, col=1)
+    fig.update_yaxes(title_text=_("Volume"), row=2, col=1)
+    if tr().lang != "en":  # plotly names months in English ("Mar"): dates in figures instead
+        fig.update_xaxes(tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d")
+    return fig
 
 
 def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | None) -> bytes:
@@ -322,8 +377,8 @@ def start_run(ticker, date, analysts, run_config, blind: bool = False) -> bool:
     busy = [h for h in registry.list("run") if h.status == "running" and h.ticker == norm and h.date == day]
     try:
         if busy:
-            raise ValidationError(f"An analysis of {norm} on {day} is already running; wait for it or stop it. "
-                                  "Another date of the same ticker can run at the same time.")
+            raise ValidationError(_("An analysis of {ticker} on {date} is already running; wait for it or stop it. "
+                                    "Another date of the same ticker can run at the same time.", ticker=norm, date=day))
         run_id = registry.start_run(ticker, date, analysts, run_config, api_key=ui.api_key(), owner=me, blind=blind)
     except (ValidationError, ConfigError) as exc:
         st.error(error_text(exc), icon=":material/error:")
@@ -337,8 +392,11 @@ def start_run(ticker, date, analysts, run_config, blind: bool = False) -> bool:
 def show_run(run_id: str) -> None:
     st.session_state["run_id"] = run_id
     st.session_state.pop("saved_run", None)
+    lang = st.query_params.get("lang")
     st.query_params.clear()
     st.query_params["run"] = run_id
+    if lang:  # the address keeps its language
+        st.query_params["lang"] = lang
 
 
 def estimate_caption() -> None:
@@ -352,19 +410,24 @@ def estimate_caption() -> None:
     try:
         est = estimates.estimate_run_cost(cfg)
     except Exception as exc:  # noqa: BLE001 - an estimate must never block the form
-        st.caption(f"No cost estimate: {exc}")
+        st.caption(_("No cost estimate: {problem}", problem=exc))
         return
     if est["cost_usd"] is None:
-        st.caption("Estimated cost: — (a model has no price; set it under Model prices in the sidebar)",
-                   help="Without a price the run is not billed here in dollars; tokens are still counted.")
+        st.caption(_("Estimated cost: — (a model has no price; set it under Model prices in the sidebar)"),
+                   help=_("Without a price the run is not billed here in dollars; tokens are still counted."))
         return
-    basis = (f"the mean of {est['runs']} past run{'s' if est['runs'] != 1 else ''} with these settings"
-             if est["source"] == "past runs" else "a typical run's token counts at the prices in force")
-    st.caption(f"Estimated cost: about {pricing.cost_text(est['cost_usd'])} ({basis})")
+    cost = pricing.cost_text(est["cost_usd"])
+    if est["source"] == "past runs":
+        st.caption(tr().n("Estimated cost: about {cost} (the mean of {n} past run with these settings)",
+                          "Estimated cost: about {cost} (the mean of {n} past runs with these settings)",
+                          est["runs"], cost=cost))
+    else:
+        st.caption(_("Estimated cost: about {cost} (a typical run's token counts at the prices in force)", cost=cost))
 
 
+# the offline engine's pause between words at presenter pace: about 25 words a second, readable aloud
+# (a comment, not a docstring: Streamlit's magic would draw a bare string of a page on screen)
 PRESENTER_PACE_S = 0.04
-"""The offline engine's pause between words at presenter pace: about 25 words a second, readable aloud."""
 
 
 def form_config() -> dict:
@@ -388,14 +451,15 @@ def apply_prefill(data: dict) -> list[str]:
         try:
             day = dt.date.fromisoformat(str(data["date"]))
         except ValueError:
-            problems.append(f"The link's date {str(data['date'])[:40]!r} is not a date (YYYY-MM-DD): the form "
-                            "keeps its date.")
+            problems.append(_("The link's date {date} is not a date (YYYY-MM-DD): the form keeps its date.",
+                              date=repr(str(data["date"])[:40])))
         else:
             if DATE_MIN <= day <= dt.date.today():
                 s["form_date"] = day
             else:
-                problems.append(f"The link's date {day.isoformat()} is outside the dates an analysis can use "
-                                f"({DATE_MIN.isoformat()} to today): the form keeps its date.")
+                problems.append(_("The link's date {date} is outside the dates an analysis can use "
+                                  "({first} to today): the form keeps its date.", date=day.isoformat(),
+                                  first=DATE_MIN.isoformat()))
     listed = data.get("analysts") if isinstance(data.get("analysts"), list) else []
     analysts = [a for a in listed if isinstance(a, str) and a in team.ANALYST_KEYS]
     if analysts:
@@ -418,8 +482,8 @@ def saved_run_from_url() -> tuple[str, str, dict] | None:
     backtest, variant = q.get("backtest"), q.get("variant")
     if backtest or variant:
         if not (backtest and variant and SAFE_NAME.match(backtest) and SAFE_NAME.match(variant)):
-            st.error("The link names a backtest run with a bad id or variant: use letters, digits, '.', '_' "
-                     "or '-' for both &backtest= and &variant=.")
+            st.error(_("The link names a backtest run with a bad id or variant: use letters, digits, '.', '_' "
+                       "or '-' for both &backtest= and &variant=."))
             return None
         cfg["results_dir"] = str(Path(config["backtests_dir"]) / backtest / variant / "results")
     elif q.get("blind") == "1":
@@ -428,7 +492,7 @@ def saved_run_from_url() -> tuple[str, str, dict] | None:
 
 
 # ---------------------------------------------------------------------------------------------
-st.title("Run an analysis")
+st.title(_("Run an analysis"))
 st.html(ui.badges_html(config))
 
 for k, v in (("form_ticker", "NVDA"), ("form_date", last_business_day()), ("form_analysts", list(team.ANALYST_KEYS)),
@@ -442,8 +506,8 @@ prefill = st.session_state.pop("_prefill_form", None)
 prefill_problems = [p for p in [st.session_state.pop("_prefill_problem", None)] if p]
 if prefill:
     prefill_problems += apply_prefill(prefill)
-    notices.info("The form is prefilled from the link: change what you like, then start the analysis.",
-            icon=":material/edit_note:")
+    notices.info(_("The form is prefilled from the link: change what you like, then start the analysis."),
+                 icon=":material/edit_note:")
 for problem in prefill_problems:
     notices.warning(problem, icon=":material/link_off:")
 
@@ -457,30 +521,31 @@ if st.session_state.pop("_start_example", False):
 first_visit = not past and not registry.list("run") and not offers and not st.session_state.get("onboard_dismissed")
 if first_visit:
     with notices, st.container(border=True, key="onboarding"):
-        st.markdown("#### Meet the team")
-        st.markdown("A team of agents analyses one stock as of one day, the way a trading firm would: analysts "
-                    "write reports, two researchers debate them, a trader proposes, a risk committee argues, "
-                    "and the portfolio manager decides. Every decision is logged, settled later against the "
-                    "market, and remembered as a lesson.")
+        st.markdown("#### " + _("Meet the team"))
+        st.markdown(_("A team of agents analyses one stock as of one day, the way a trading firm would: analysts "
+                      "write reports, two researchers debate them, a trader proposes, a risk committee argues, "
+                      "and the portfolio manager decides. Every decision is logged, settled later against the "
+                      "market, and remembered as a lesson."))
         st.html(flow_html())
         with st.container(horizontal=True):
-            if st.button("Run an example", type="primary", key="run_example", icon=":material/play_arrow:",
-                         help="NVDA on the last trading day, with the offline engine and synthetic demo data: "
-                              "no key, no network, about ten seconds."):
+            if st.button(_("Run an example"), type="primary", key="run_example", icon=":material/play_arrow:",
+                         help=_("NVDA on the last trading day, with the offline engine and synthetic demo data: "
+                                "no key, no network, about ten seconds.")):
                 ui.queue_settings({"set_provider": "offline", "set_vendor": "demo"})
                 st.session_state["_start_example"] = True
                 st.session_state["form_ticker"] = "NVDA"
                 st.rerun()
-            if st.button("Dismiss", key="onboard_dismiss"):
+            if st.button(_("Dismiss"), key="onboard_dismiss"):
                 st.session_state["onboard_dismissed"] = True
                 st.rerun()
 
 # runs checkpointed before a server restart
 for o in offers[:5]:
     with notices, st.container(border=True):
-        st.markdown(f"**{o['ticker']} as of {o['date']}** was interrupted (the server restarted) and is checkpointed "
-                    f"at step {o['step']}. Resume continues it with the settings on screen now.")
-        if st.button("Resume", key=f"adopt_{o['thread_id']}", icon=":material/play_circle:"):
+        st.markdown(_("**{ticker} as of {date}** was interrupted (the server restarted) and is checkpointed "
+                      "at step {step}. Resume continues it with the settings on screen now.",
+                      ticker=o["ticker"], date=o["date"], step=o["step"]))
+        if st.button(_("Resume"), key=f"adopt_{o['thread_id']}", icon=":material/play_circle:"):
             try:
                 new_id = registry.adopt(o, config=config, api_key=ui.api_key(), owner=me)
             except (ValidationError, ConfigError) as exc:
@@ -490,80 +555,91 @@ for o in offers[:5]:
                 ui.mark_settings_of_run(new_id)
                 st.rerun()
 
+# which run to show: the URL wins (refresh), then the session
+run_id = st.query_params.get("run") or (None if st.query_params.get("ticker") else st.session_state.get("run_id"))
+handle = registry.get(run_id, "run")
+# while a run is in progress the form folds into one line, so the agent board is in the first screenful
+# (1440×900); it opens again with a click, and after the run it is the page's first section again
+running_now = handle is not None and handle.status == "running"
+form_slot = (st.expander(_("New analysis"), icon=":material/add_circle:", key="form_folded") if running_now
+             else st.container())
+
 # Enter in a field does not submit: a run (maybe a paid one) starts only from the Start button
-with st.form("run_form", border=True, enter_to_submit=False):
+with form_slot, st.form("run_form", border=True, enter_to_submit=False):
     # the date needs room for YYYY/MM/DD at 800 px; a label that wraps there keeps its input in line
     c1, c2, c3, c4 = st.columns([1, 1.4, 0.8, 0.8], vertical_alignment="bottom")
-    c1.text_input("Ticker", key="form_ticker", placeholder="e.g. NVDA, BRK-B, 7203.T")
-    c2.date_input("Analysis date", key="form_date", max_value=dt.date.today(), min_value=DATE_MIN)
-    c3.number_input("Debate rounds", min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_debate")
-    c4.number_input("Risk rounds", min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_risk")
+    c1.text_input(_("Ticker"), key="form_ticker", placeholder=_("e.g. NVDA, BRK-B, 7203.T"))
+    c2.date_input(_("Analysis date"), key="form_date", max_value=dt.date.today(), min_value=DATE_MIN)
+    c3.number_input(_("Debate rounds"), min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1,
+                    key="form_debate")
+    c4.number_input(_("Risk rounds"), min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_risk")
     # rows that wrap rather than squeeze: at 800 px no label or button is cut to "…"
-    st.multiselect("Analysts", list(team.ANALYST_KEYS), key="form_analysts",
-                   format_func=lambda a: ANALYST_LABELS.get(a, a))
+    t = tr()
+    st.multiselect(_("Analysts"), list(team.ANALYST_KEYS), key="form_analysts",
+                   format_func=lambda a, t=t: t.p("report", ANALYST_LABELS.get(a, a)),
+                   placeholder=_("Choose the analysts"))
     with st.container(horizontal=True, gap="large"):
-        st.toggle("Analysts in parallel", key="form_parallel",
-                  help="Run the selected analysts side by side (see the timeline) instead of one after another.")
+        st.toggle(_("Analysts in parallel"), key="form_parallel",
+                  help=_("Run the selected analysts side by side (see the timeline) instead of one after another."))
         if pricing.is_offline(config):
-            st.toggle("Presenter pace", key="form_presenter",
-                      help="The offline engine writes instantly; this streams its words at a readable speed, "
-                           "for a demo in front of an audience. The text is the same.")
-    st.checkbox("Allow an invented instrument", key="form_allow_synthetic", value=False,
-                help="The demo market refuses a ticker it does not list (and suggests the closest ones). Tick "
-                     "this to analyse a generated, fictional instrument instead: labelled as invented everywhere "
-                     "and kept out of other tickers' lessons.")
-    st.checkbox("Blind run", key="form_blind",
-                help="The models see an alias, dates shifted by 28 years and rebased prices; what is shown and "
-                     "stored is mapped back to the real ticker, dates and prices (kept under <home>/blind/).")
+            st.toggle(_("Presenter pace"), key="form_presenter",
+                      help=_("The offline engine writes instantly; this streams its words at a readable speed, "
+                             "for a demo in front of an audience. The text is the same."))
+    st.checkbox(_("Allow an invented instrument"), key="form_allow_synthetic", value=False,
+                help=_("The demo market refuses a ticker it does not list (and suggests the closest ones). Tick "
+                       "this to analyse a generated, fictional instrument instead: labelled as invented everywhere "
+                       "and kept out of other tickers' lessons."))
+    st.checkbox(_("Blind run"), key="form_blind",
+                help=_("The models see an alias, dates shifted by 28 years and rebased prices; what is shown and "
+                       "stored is mapped back to the real ticker, dates and prices (kept under <home>/blind/)."))
     with st.container(horizontal=True, vertical_alignment="center"):
-        submitted = st.form_submit_button("Start analysis", type="primary", icon=":material/play_arrow:")
+        submitted = st.form_submit_button(_("Start analysis"), type="primary", icon=":material/play_arrow:")
         estimate_caption()
 
 if submitted:
     s = st.session_state
     start_run(s["form_ticker"], s["form_date"], s["form_analysts"], form_config(), blind=bool(s.get("form_blind")))
 
-# which run to show: the URL wins (refresh), then the session
-run_id = st.query_params.get("run") or (None if st.query_params.get("ticker") else st.session_state.get("run_id"))
-handle = registry.get(run_id, "run")
 if run_id and handle is None:
-    st.warning("That run is no longer in this server's memory (the server restarted). "
-               "Its saved result, if it finished, is under **Past runs** below; if it was checkpointed, "
-               "Resume is offered above.")
+    st.warning(_("That run is no longer in this server's memory (the server restarted). "
+                 "Its saved result, if it finished, is under **Past runs** below; if it was checkpointed, "
+                 "Resume is offered above."))
 if run_id:
     ui.keep_in_url("run", "run_id", handle.run_id if handle is not None else None)
 
 if handle is not None:
-    st.divider()
+    if not running_now:
+        st.divider()
     mine = handle.can_control(me)
     if handle.status == "running":
         live_run(handle.run_id)
         live_reports(handle.run_id)
     else:
-        st.markdown(f"#### {handle.ticker} as of {handle.date} — {handle.status}")
+        st.markdown("#### " + _("{ticker} as of {date} — {status}", ticker=handle.ticker, date=handle.date,
+                                status=status_label(handle.status, tr())))
         st.html(f'<span class="ta-run-state" data-run="{handle.run_id}" data-status="{handle.status}" '
                 f'data-created="{handle.created_at:.3f}" data-finished="{handle.finished_at or 0:.3f}" '
                 f'data-finishes="{finishes_attr(handle.progress())}"></span>')
         changes_note(handle)
         if handle.status != "finished":
-            kept = " Its checkpoint is kept: Resume continues where it stopped." if handle.resumable else ""
+            kept = _(" Its checkpoint is kept: Resume continues where it stopped.") if handle.resumable else ""
             if handle.status == "failed" and (handle.error_key or handle.error_key_env):
                 named = ConfigError(handle.error or "")
                 named.key, named.key_env = handle.error_key, handle.error_key_env  # type: ignore[attr-defined]
                 st.error(ui.config_error_text(named, handle.config), icon=":material/settings:")
             elif handle.status == "failed":
-                st.error(f"The run failed: {handle.error}{kept}")
+                st.error(_("The run failed: {problem}", problem=handle.error) + kept)
             elif handle.status == "crashed":
-                st.error(f"The run crashed: {handle.error} Please report it with the server log; "
-                         "Run again tries once more.")
+                st.error(_("The run crashed: {problem} Please report it with the server log; "
+                           "Run again tries once more.", problem=handle.error))
             else:
-                st.warning(f"The run was stopped.{kept}")
+                st.warning(_("The run was stopped.") + kept)
             if not mine:
                 st.caption(ui.not_yours_text(handle.owner, "resume"))
             else:
-                again = "Resume" if handle.resumable else "Run again"
-                hint = ("Continues from the checkpoint with the settings on screen now."
-                        if handle.resumable else "Starts it again with the settings on screen now.")
+                again = _("Resume") if handle.resumable else _("Run again")
+                hint = (_("Continues from the checkpoint with the settings on screen now.")
+                        if handle.resumable else _("Starts it again with the settings on screen now."))
                 if st.button(again, type="primary", key="resume_run", icon=":material/play_circle:", help=hint):
                     try:
                         registry.resume(handle.run_id, owner=me, config=config, api_key=ui.api_key())
@@ -571,11 +647,11 @@ if handle is not None:
                         st.error(error_text(exc), icon=":material/error:")
                     else:
                         st.rerun()
-            with st.expander("Progress when it ended", expanded=False):
+            with st.expander(_("Progress when it ended"), expanded=False):
                 render_progress(handle, live=False)
         else:
             render_result(handle.final_state or {}, handle.rating, handle.meta, key=handle.run_id)
-            if st.toggle("Show run details: agents, tool calls, timeline", key=f"details_{handle.run_id}"):
+            if st.toggle(_("Show run details: agents, tool calls, timeline"), key=f"details_{handle.run_id}"):
                 render_progress(handle, live=False)
 
 # a saved run named by the URL (?ticker=&date=, optionally &backtest=&variant=)
@@ -585,44 +661,62 @@ if linked:
     try:
         data = load_run(l_cfg, l_ticker, l_date)
     except (OSError, ValueError) as exc:  # a missing or damaged file is reported, not raised
-        st.error(f"Could not open the saved run {l_ticker} {l_date}: {exc}")
+        st.error(_("Could not open the saved run {ticker} {date}: {problem}", ticker=l_ticker, date=l_date,
+                   problem=exc))
     else:
-        where = (f" (backtest {st.query_params.get('backtest')}, variant {st.query_params.get('variant')})"
-                 if st.query_params.get("backtest") else "")
         st.divider()
-        st.markdown(f"#### Saved run: {l_ticker.upper()} as of {l_date}{where}")
+        if st.query_params.get("backtest"):
+            st.markdown("#### " + _("Saved run: {ticker} as of {date} (backtest {backtest}, variant {variant})",
+                                    ticker=l_ticker.upper(), date=l_date, backtest=st.query_params.get("backtest"),
+                                    variant=st.query_params.get("variant")))
+        else:
+            st.markdown("#### " + _("Saved run: {ticker} as of {date}", ticker=l_ticker.upper(), date=l_date))
         render_result(data.get("state") or {}, data.get("rating"), data.get("meta") or {},
                       key=f"linked_{l_ticker}_{l_date}")
 
 # ---------------------------------------------------------------------------------------------
 st.divider()
-st.subheader("Past runs")
+st.subheader(_("Past runs"), help=_("Saved under {folder}", folder=config["results_dir"]))
 if not past:
-    st.info("No saved run yet in this home folder. Start an analysis above: its full report is saved "
-            "under results/ and can be reopened here.")
+    st.info(_("No saved run yet in this home folder. Start an analysis above: its full report is saved "
+              "under results/ and can be reopened here."))
 else:
     recent = compare.history_rows(past[:PAST_RUNS_SHOWN], {})  # the History page's labels and times
+    columns = {"Open": _("Open"), "Ticker": _("Ticker"), "Date": _("Date"), "Rating": _("Rating"), "LLM": _("LLM"),
+               "Saved": _("Saved")}
+    table = []
+    for r in recent:
+        row = r.as_display()
+        shown_row = {columns[k]: row[k] for k in columns}
+        shown_row[columns["Rating"]] = rating_label(row["Rating"]) if row["Rating"] else row["Rating"]
+        shown_row[columns["LLM"]] = _(row["LLM"]) if isinstance(row["LLM"], str) else row["LLM"]
+        table.append(shown_row)
     st.dataframe(
-        [{k: r.as_display()[k] for k in ("Open", "Ticker", "Date", "Rating", "LLM", "Saved")} for r in recent],
-        width="stretch", hide_index=True,
-        column_config={"Open": st.column_config.LinkColumn("Open", display_text="Open run", width="small")},
+        table, width="stretch", hide_index=True,
+        column_config={columns["Open"]: st.column_config.LinkColumn(columns["Open"], display_text=_("Open run"),
+                                                                    width="small")},
     )
-    more = f"the newest {PAST_RUNS_SHOWN} of {len(past)}; " if len(past) > PAST_RUNS_SHOWN else ""
-    st.caption(f"Times in UTC; {more}search, compare and export every run on the History page.")
-    st.page_link("pages/history.py", label="History", icon=":material/history:")
-    labels = [f"{r['ticker']} · {r['date']} · {r.get('rating') or ''}" for r in past]
+    if len(past) > PAST_RUNS_SHOWN:
+        st.caption(_("Times in UTC; the newest {shown} of {total}; search, compare and export every run on the "
+                     "History page.", shown=PAST_RUNS_SHOWN, total=len(past)))
+    else:
+        st.caption(_("Times in UTC; search, compare and export every run on the History page."))
+    st.page_link("pages/history.py", label=_("History"), icon=":material/history:")
+    labels = [f"{r['ticker']} · {r['date']} · {rating_label(r.get('rating')) if r.get('rating') else ''}"
+              for r in past]
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        pick = st.selectbox("Reopen a saved run", range(len(past)), format_func=lambda i: labels[i],
+        pick = st.selectbox(_("Reopen a saved run"), range(len(past)), format_func=lambda i: labels[i],
                             key="reopen_pick", width="stretch")
-        if st.button("Open saved run", key="reopen_btn", icon=":material/folder_open:", width="content"):
+        if st.button(_("Open saved run"), key="reopen_btn", icon=":material/folder_open:", width="content"):
             st.session_state["saved_run"] = (past[pick]["ticker"], past[pick]["date"])
     saved = st.session_state.get("saved_run")
     if saved:
         try:
             data = load_run(config, saved[0], saved[1])
         except Exception as exc:  # noqa: BLE001 - a damaged file is reported, not raised
-            st.error(f"Could not open the saved run {saved[0]} {saved[1]}: {exc}")
+            st.error(_("Could not open the saved run {ticker} {date}: {problem}", ticker=saved[0], date=saved[1],
+                       problem=exc))
         else:
-            st.markdown(f"#### Saved run: {saved[0]} as of {saved[1]}")
+            st.markdown("#### " + _("Saved run: {ticker} as of {date}", ticker=saved[0], date=saved[1]))
             render_result(data.get("state") or {}, data.get("rating"), data.get("meta") or {},
                           key=f"saved_{saved[0]}_{saved[1]}")

@@ -54,9 +54,19 @@ from studio.runs import (
 from tradingagents.config import resolve_config
 from tradingagents.errors import RunStopped, TradingAgentsError
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent, describe_error
+from tradingagents.i18n import N_, Translator, translator
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 KINDS = ("run", "batch", "backtest")
+STATUS_LABELS = {"queued": N_("queued"), "running": N_("running"), "finished": N_("finished"),
+                 "failed": N_("failed"), "stopped": N_("stopped"), "crashed": N_("crashed")}
+"""A job's state as people read it (the state itself stays the English word, in data attributes and logs)."""
+
+
+def status_label(status: str, t: Translator = translator("en")) -> str:
+    """``status`` (running, finished, failed, stopped, crashed) in ``t``'s language."""
+    return t(STATUS_LABELS[status]) if status in STATUS_LABELS else str(status)
+
 MASK = "***"  # what public_config puts in place of a URL's credentials
 DeskLead = Callable[[str], bool]
 OnAction = Callable[[str, "Job", "str | None", bool], None]

@@ -24,6 +24,7 @@ from typing import Any
 from tradingagents import team
 from tradingagents.config import normalize_analysts
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
+from tradingagents.i18n import N_, Translator, translator
 from tradingagents.storage import sqlite_checkpoint as ckpt
 
 ANALYST_LABELS = {r.key: r.title for r in team.ANALYSTS}
@@ -32,14 +33,16 @@ REPORT_TITLES = team.REPORT_TITLES
 """A tab title per output key, in the order the agents write them (team.OUTPUT_KEYS)."""
 STATUS_OF = {"run_finished": "finished", "run_failed": "failed", "run_stopped": "stopped"}
 CHANGE_LABELS = {
-    "llm_provider": "LLM provider",
-    "quick_think_llm": "Quick model",
-    "deep_think_llm": "Deep model",
-    "backend_url": "Base URL",
-    "data_vendor": "Data source",
-    "output_language": "Output language",
+    "llm_provider": N_("LLM provider"),
+    "quick_think_llm": N_("Quick model"),
+    "deep_think_llm": N_("Deep model"),
+    "backend_url": N_("Base URL"),
+    "data_vendor": N_("Data source"),
+    "output_language": N_("Output language"),
 }
-"""The settings a resume may change, by their sidebar labels (``ui.FIELD_OF``); the rest name the checkpoint."""
+"""The settings a resume may change, by their sidebar labels (``ui.FIELD_OF``; English, marked: show them
+with ``t(label)``); the rest name the checkpoint."""
+EN = translator("en")
 CHECKPOINT_KEYS = ("selected_analysts", "max_debate_rounds", "max_risk_discuss_rounds", "analyst_execution")
 SAME_RUN_KEYS = ("llm_provider", "quick_think_llm", "deep_think_llm", "data_vendor", "analyst_execution",
                  "max_debate_rounds", "max_risk_discuss_rounds")
@@ -330,19 +333,23 @@ def running_agents(progress) -> list[str]:
     return [a.agent for a in progress.agents if a.status == "running"]
 
 
-def working_label(names: list[str]) -> str:
-    if len(names) == 1:
-        return f"{names[0]} is working…"
-    return f"{', '.join(names[:-1])} and {names[-1]} are working…"
+def working_label(names: list[str], t: Translator = EN) -> str:
+    """Who is working now, in ``t``'s language (the roles by their shared names)."""
+    shown = [t.p("role", n) for n in names]
+    if len(shown) == 1:
+        return t("{agent} is working…", agent=shown[0])
+    return t("{agents} and {last} are working…", agents=t(", ").join(shown[:-1]), last=shown[-1])
 
 
-def eta_text(expected_s: float, elapsed_s: float, fraction: float) -> str:
+def eta_text(expected_s: float, elapsed_s: float, fraction: float, t: Translator = EN) -> str:
     """What is left, truthfully: past runs' median minus the time so far, or at this run's own pace when
     that says more; past the median it says so instead of "0s left"."""
-    median = f"past runs with these settings took {expected_s:.0f}s (median)"
+    median = f"{expected_s:.0f}"
     left = expected_s - elapsed_s
     if 0 < fraction < 1 and elapsed_s > 0:
         left = max(left, elapsed_s * (1 - fraction) / fraction)
     if left < 1:
-        return f"Taking longer than usual: {median}; {elapsed_s:.0f}s so far."
-    return f"About {left:.0f}s left: {median}."
+        return t("Taking longer than usual: past runs with these settings took {median}s (median); "
+                 "{elapsed}s so far.", median=median, elapsed=f"{elapsed_s:.0f}")
+    return t("About {left}s left: past runs with these settings took {median}s (median).",
+             left=f"{left:.0f}", median=median)

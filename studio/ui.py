@@ -25,7 +25,8 @@ from studio.runs import CHANGE_LABELS
 from tradingagents import pricing
 from tradingagents.config import DATA_VENDORS, public_config, resolve_config
 from tradingagents.errors import ConfigError
-from tradingagents.i18n import Translator, normalize_language, translator
+from tradingagents.i18n import LANGUAGES as UI_LANGUAGES
+from tradingagents.i18n import N_, OUTPUT_LANGUAGE, Translator, normalize_language, translator
 from tradingagents.i18n import rating_label as _rating_label
 from tradingagents.llm_presets import OFFLINE_LABEL, PROVIDER_PRESETS
 from tradingagents.llm_presets import provider_label as preset_label
@@ -37,6 +38,13 @@ KEY_API = "set_api_key"
 LANGUAGES = ("English", "Chinese", "Japanese", "Korean", "Spanish", "French", "German", "Portuguese", "Italian",
              "Hindi", "Arabic", "Russian")
 """Output languages offered for the model providers (config ``output_language``)."""
+LANGUAGE_NAMES = {"English": N_("English"), "Chinese": N_("Chinese"), "Japanese": N_("Japanese"),
+                  "Korean": N_("Korean"), "Spanish": N_("Spanish"), "French": N_("French"), "German": N_("German"),
+                  "Portuguese": N_("Portuguese"), "Italian": N_("Italian"), "Hindi": N_("Hindi"),
+                  "Arabic": N_("Arabic"), "Russian": N_("Russian")}
+"""Each output language's name, translated where shown (the config keeps the English name)."""
+OFFLINE_LANGUAGES = ("English", "Chinese")
+"""The output languages the offline engine writes itself (any other falls back to English)."""
 FIELD_OF = CHANGE_LABELS
 """The sidebar field of each setting, for messages about it (the labels a resume's changes are listed by)."""
 
@@ -76,8 +84,9 @@ def provider_options() -> list[str]:
 
 
 def provider_label(name: str) -> str:
-    """A provider as a field shows it: "Offline engine (no LLM)" (the presets' label, capitalised)."""
-    return preset_label(name, capital=True)
+    """A provider as a field shows it: "Offline engine (no LLM)" (the presets' label, capitalised), in
+    the session's language (run.po holds the presets' labels)."""
+    return _(preset_label(name, capital=True))
 
 
 LEAD_ROLES = ("desk_lead", "desk-lead")
@@ -196,8 +205,8 @@ def require_valid_environment() -> None:
     try:
         resolve_config()
     except ConfigError as exc:
-        st.error(f"The app cannot start with these settings: {exc} Fix it and restart the app "
-                 "(`make run`).", icon=":material/error:")
+        st.error(_("The app cannot start with these settings: {problem} Fix it and restart the app "
+                   "(`make run`).", problem=exc), icon=":material/error:")
         st.stop()
 
 
@@ -209,12 +218,36 @@ def _init_defaults() -> None:
         "set_deep": "",
         "set_base_url": base.get("backend_url") or "",
         "set_vendor": base["data_vendor"] if base["data_vendor"] in VENDORS else "demo",
-        "set_language": base.get("output_language") or "English",
+        "set_language": _default_output_language(base),
         KEY_API: "",
     }
     for k, v in defaults.items():
         if k not in st.session_state:
             st.session_state[k] = v
+
+
+def _default_output_language(base: Any) -> str:
+    """What the models write in, unless the user chose: ``TRADINGAGENTS_OUTPUT_LANGUAGE`` (or a config
+    value other than the default English) wins; otherwise the UI language's (a Chinese UI → "Chinese")."""
+    chosen = base.get("output_language") or "English"
+    if os.environ.get("TRADINGAGENTS_OUTPUT_LANGUAGE", "").strip() or chosen != "English":
+        return chosen
+    return OUTPUT_LANGUAGE.get(language(), "English")
+
+
+def _follow_ui_language() -> None:
+    """The output language follows the UI language while the user has not picked one in the sidebar:
+    switching the UI to 简体中文 makes the next run write Chinese (the offline engine too)."""
+    s = st.session_state
+    if s.get("_language_chosen"):
+        return
+    if s.get("_auto_language") is None:
+        s["_auto_language"] = s.get("set_language")
+    if s.get("set_language") != s["_auto_language"]:  # picked in the sidebar (or restored from a run)
+        s["_language_chosen"] = True
+        return
+    auto = _default_output_language(resolve_config())
+    s["set_language"] = s["_auto_language"] = auto
 
 
 def current_config() -> dict[str, Any]:
@@ -321,17 +354,17 @@ def read_prefill(raw: str | None) -> tuple[dict[str, Any] | None, str | None]:
     why the link was not used (too long, not JSON, nested too deeply, not an object)."""
     if not raw:
         return None, None
-    refused = "The link's prefill could not be used"
     if len(raw) > PREFILL_MAX_CHARS:
-        return None, f"{refused}: it is {len(raw):,} characters long (at most {PREFILL_MAX_CHARS:,})."
+        return None, _("The link's prefill could not be used: it is {n} characters long (at most {limit}).",
+                       n=f"{len(raw):,}", limit=f"{PREFILL_MAX_CHARS:,}")
     try:
         data = json.loads(raw)
     except RecursionError:
-        return None, f"{refused}: its JSON is nested too deeply."
+        return None, _("The link's prefill could not be used: its JSON is nested too deeply.")
     except ValueError:
-        return None, f"{refused}: it is not JSON."
+        return None, _("The link's prefill could not be used: it is not JSON.")
     if not isinstance(data, dict):
-        return None, f"{refused}: it is not a JSON object of settings."
+        return None, _("The link's prefill could not be used: it is not a JSON object of settings.")
     return {_PREFILL_ALIASES.get(k, k): v for k, v in data.items()
             if not (k in _PREFILL_ALIASES and _PREFILL_ALIASES[k] in data)}, None
 
@@ -452,23 +485,29 @@ def audit(action: str, target: str | None = None, **detail: Any) -> None:
     try:
         record_audit(resolve_config(), action, by=user_label(), target=target, **detail)
     except Exception as exc:  # noqa: BLE001 - the action happened; say that its record did not
-        st.warning(f"The audit trail could not record {action}: {exc}", icon=":material/warning:")
+        st.warning(_("The audit trail could not record {action}: {problem}", action=action, problem=exc),
+                   icon=":material/warning:")
 
 
 def not_yours_text(job_owner: str | None, what: str) -> str:
     """Why a watcher has no Stop/Resume button: who started the job and who may control it."""
     if job_owner and "@" in job_owner:
-        return (f"This run was started by {job_owner}: you can watch it; only they or a desk lead can {what} it.")
+        if what == "resume":
+            return _("This run was started by {owner}: you can watch it; only they or a desk lead can resume it.",
+                     owner=job_owner)
+        return _("This run was started by {owner}: you can watch it; only they or a desk lead can stop or "
+                 "resume it.", owner=job_owner)
     if what == "resume":
-        return "This run was started in another browser: only that browser can resume it."
-    return f"This run was started in another browser: you can watch it; only that browser can {what} it."
+        return _("This run was started in another browser: only that browser can resume it.")
+    return _("This run was started in another browser: you can watch it; only that browser can stop or resume it.")
 
 
 def sign_in_page() -> None:
     """The only page an unsigned visitor of a configured app sees."""
     st.title(":material/lock: TradingAgents Studio")
-    st.markdown("This desk's app requires sign-in. Runs, decisions and lessons are shown to signed-in users only.")
-    if st.button("Sign in", type="primary", icon=":material/login:", key="sign_in"):
+    language_picker(main=True)
+    st.markdown(_("This desk's app requires sign-in. Runs, decisions and lessons are shown to signed-in users only."))
+    if st.button(_("Sign in"), type="primary", icon=":material/login:", key="sign_in"):
         st.login()
 
 
@@ -480,7 +519,7 @@ def require_sign_in() -> bool:
     """
     if not auth_configured() or signed_in_email():
         return True
-    st.navigation([st.Page(sign_in_page, title="Sign in", url_path="sign_in")], position="hidden").run()
+    st.navigation([st.Page(sign_in_page, title=_("Sign in"), url_path="sign_in")], position="hidden").run()
     return False
 
 
@@ -493,9 +532,11 @@ def sidebar_identity() -> None:
         st.session_state["_audited_sign_in"] = who
         audit("sign_in")
     with st.sidebar:
-        lead = " · desk lead" if is_desk_lead(who) else ""
-        st.markdown(f":material/account_circle: Signed in as **{who}**{lead}")
-        if st.button("Sign out", key="sign_out", icon=":material/logout:"):
+        if is_desk_lead(who):
+            st.markdown(":material/account_circle: " + _("Signed in as **{who}** · desk lead", who=who))
+        else:
+            st.markdown(":material/account_circle: " + _("Signed in as **{who}**", who=who))
+        if st.button(_("Sign out"), key="sign_out", icon=":material/logout:"):
             audit("sign_out")
             st.logout()
 
@@ -504,18 +545,18 @@ def config_error_text(exc: BaseException, config: Any = None) -> str:
     """A configuration error in the sidebar's words (``key``/``key_env`` name the field), never a class."""
     key, key_env = getattr(exc, "key", None), getattr(exc, "key_env", None)
     provider = (config or {}).get("llm_provider") if config is not None else None
-    label = provider_label(provider) if provider else "this provider"
+    label = provider_label(provider) if provider else _("this provider")
     if key_env:
-        return (f"No API key for {label}: type it in the sidebar's **API key** field (or set {key_env} "
-                "before starting the app). Nothing was run.")
+        return _("No API key for {provider}: type it in the sidebar's **API key** field (or set {env} "
+                 "before starting the app). Nothing was run.", provider=label, env=key_env)
     if key == "backend_url":
-        return (f"{label} needs the server's address: fill in the sidebar's **Base URL** field, for example "
-                "http://localhost:11434/v1. Nothing was run.")
+        return _("{provider} needs the server's address: fill in the sidebar's **Base URL** field, for example "
+                 "http://localhost:11434/v1. Nothing was run.", provider=label)
     if key in ("quick_think_llm", "deep_think_llm"):
-        return (f"No model name for {label}: fill in the sidebar's **{FIELD_OF[key]}** field, for example "
-                "gpt-4o-mini or llama3.1. Nothing was run.")
+        return _("No model name for {provider}: fill in the sidebar's **{field}** field, for example "
+                 "gpt-4o-mini or llama3.1. Nothing was run.", provider=label, field=_(FIELD_OF[key]))
     if key in FIELD_OF:
-        return f"{exc} Change the sidebar's **{FIELD_OF[key]}** setting."
+        return _("{problem} Change the sidebar's **{field}** setting.", problem=exc, field=_(FIELD_OF[key]))
     return str(exc)
 
 
@@ -528,21 +569,33 @@ def input_notes(meta: dict[str, Any]) -> list[str]:
     data and the memory log's note have their own places there)."""
     from tradingagents.storage import run_notes
 
-    return [("⚠ " if label == "Invented instrument" else "") + f"{label}: {text}"
+    return [("⚠ " if label == "Invented instrument" else "") + _("{label}: {text}", label=_(label), text=text)
             for label, text in run_notes(meta) if label not in ("Missing data", "Memory log")]
 
 
 def badges_html(config: dict[str, Any]) -> str:
+    """The engine and data badges of a config, in the session's language."""
     parts = []
     if config.get("llm_provider") == "offline":
-        parts.append(f'<span class="ta-badge ta-offline">{html.escape(OFFLINE_LABEL)}</span>')
+        parts.append(f'<span class="ta-badge ta-offline">{html.escape(_(OFFLINE_LABEL))}</span>')
     else:
-        llm = f"{preset_label(config.get('llm_provider'), config.get('backend_url'))} · {config.get('quick_think_llm')} / {config.get('deep_think_llm')}"
-        parts.append(f'<span class="ta-badge ta-llm">LLM: {html.escape(llm)}</span>')
+        provider = config.get("llm_provider")
+        name = preset_label(provider, config.get("backend_url"))
+        if provider == "openai_compatible" and config.get("backend_url"):
+            from tradingagents.llm_presets import public_url
+
+            name = _("OpenAI-compatible server at {url}", url=public_url(config.get("backend_url")))
+        else:
+            name = _(name)
+        llm = f"{name} · {config.get('quick_think_llm')} / {config.get('deep_think_llm')}"
+        badge = _("LLM: {llm}", llm=llm)  # (outside the f-string: the extractor finds it)
+        parts.append(f'<span class="ta-badge ta-llm">{html.escape(badge)}</span>')
     if config.get("data_vendor") == "demo":
-        parts.append('<span class="ta-badge ta-demo">synthetic demo data</span>')
+        badge = _("synthetic demo data")
+        parts.append(f'<span class="ta-badge ta-demo">{html.escape(badge)}</span>')
     else:
-        parts.append(f'<span class="ta-badge ta-data">data: {html.escape(str(config.get("data_vendor")))}</span>')
+        badge = _("data: {vendor}", vendor=config.get("data_vendor"))
+        parts.append(f'<span class="ta-badge ta-data">{html.escape(badge)}</span>')
     return " ".join(parts)
 
 
@@ -597,8 +650,9 @@ def inject_css() -> None:
 def rating_badge_html(rating: str | None) -> str:
     r = rating or "n/a"
     color = RATING_COLORS.get(r, "#8A93A6")
+    shown = rating_label(rating) if rating else _("n/a")
     return (f'<span class="ta-rating" data-testid="ta-rating" data-rating="{html.escape(r)}" '
-            f'style="background:{color}">{html.escape(r)}</span>')
+            f'style="background:{color}">{html.escape(shown)}</span>')
 
 
 KEY_PRICING = "_llm_pricing"  # the session's valid price edits: {model: (input, output)}
@@ -624,11 +678,13 @@ def prices_from_rows(rows: list[dict[str, Any]], base: dict[str, tuple[float, fl
         if not model and all(blank):
             continue  # an empty new row
         if not model:
-            raise ConfigError(f"Model prices, row {i}: give the model's name (as typed in Quick/Deep model).")
+            raise ConfigError(_("Model prices, row {row}: give the model's name (as typed in Quick/Deep model).",
+                                row=i))
         if any(blank):
-            raise ConfigError(f"Model prices, {model!r}: give both prices, $ per 1M input and per 1M output tokens.")
+            raise ConfigError(_("Model prices, {model}: give both prices, $ per 1M input and per 1M output tokens.",
+                                model=repr(model)))
         if model in table:
-            raise ConfigError(f"Model prices: {model!r} is listed twice; keep one row.")
+            raise ConfigError(_("Model prices: {model} is listed twice; keep one row.", model=repr(model)))
         table[model] = [inp, out]
     valid = pricing.validate_pricing(table, "Model prices") or {}
     return {m: p for m, p in valid.items() if base.get(m) != p}
@@ -642,23 +698,24 @@ def _reset_prices() -> None:
 def prices_editor() -> None:
     """The "Model prices" expander: this session's prices, used by the next runs' estimates and costs."""
     base = list_prices()
-    with st.expander("Model prices", icon=":material/payments:"):
-        st.caption("USD per 1M tokens. Edits apply to the next runs of this browser session only (never saved "
-                   "to a file). Add a row for a model that is not listed.")
+    with st.expander(_("Model prices"), icon=":material/payments:"):
+        st.caption(_("USD per 1M tokens. Edits apply to the next runs of this browser session only (never saved "
+                     "to a file). Add a row for a model that is not listed."))
         if os.environ.get(pricing.ENV_VAR, "").strip():
-            st.caption(f"{pricing.ENV_VAR} is set: its models' prices win over edits here.")
+            st.caption(_("{env} is set: its models' prices win over edits here.", env=pricing.ENV_VAR))
         rows = [{PRICE_COLUMNS[0]: m, PRICE_COLUMNS[1]: p[0], PRICE_COLUMNS[2]: p[1]} for m, p in base.items()]
         df = st.data_editor(
             rows, key=KEY_PRICES_EDITOR, num_rows="dynamic", hide_index=True, width="stretch",
             column_config={
-                PRICE_COLUMNS[0]: st.column_config.TextColumn("model"),
-                PRICE_COLUMNS[1]: st.column_config.NumberColumn("$/1M input", min_value=0.0, format="%.3f"),
-                PRICE_COLUMNS[2]: st.column_config.NumberColumn("$/1M output", min_value=0.0, format="%.3f"),
+                PRICE_COLUMNS[0]: st.column_config.TextColumn(_("model")),
+                PRICE_COLUMNS[1]: st.column_config.NumberColumn(_("$/1M input"), min_value=0.0, format="%.3f"),
+                PRICE_COLUMNS[2]: st.column_config.NumberColumn(_("$/1M output"), min_value=0.0, format="%.3f"),
             })
         try:
             override = prices_from_rows(list(df), base)
         except ConfigError as exc:
-            st.error(f"{exc} Until it is fixed, the last valid prices stay in force.", icon=":material/error:")
+            st.error(_("{problem} Until it is fixed, the last valid prices stay in force.", problem=exc),
+                     icon=":material/error:")
         else:
             if override:
                 st.session_state[KEY_PRICING] = override
@@ -666,45 +723,79 @@ def prices_editor() -> None:
                 st.session_state.pop(KEY_PRICING, None)
         if st.session_state.get(KEY_PRICING):
             names = ", ".join(sorted(st.session_state[KEY_PRICING]))
-            st.caption(f"Edited in this session: {names}.")
-        st.button("Reset to list prices", key="prices_reset", on_click=_reset_prices,
+            st.caption(_("Edited in this session: {names}.", names=names))
+        st.button(_("Reset to list prices"), key="prices_reset", on_click=_reset_prices,
                   icon=":material/restart_alt:", disabled=not st.session_state.get(KEY_PRICING))
 
 
+KEY_LANG_PICK = "set_ui_lang"
+
+
+def _picked_language() -> None:
+    """The picker's on_change: the session's language, and ``?lang=`` in the address in step with it
+    (a link the user copies opens in the language on screen; English replaces a ``?lang=zh``)."""
+    code = normalize_language(st.session_state.get(KEY_LANG_PICK)) or "en"
+    st.session_state[KEY_LANG] = code
+    st.query_params["lang"] = code
+
+
+def language_picker(*, main: bool = False) -> str:
+    """English / 简体中文 (``i18n.LANGUAGES``, each named in itself); returns the session's language."""
+    code = language()
+    st.session_state[KEY_LANG_PICK] = code  # in step with ?lang= and the decided default
+    where = st if main else st.sidebar
+    where.radio(_("Language"), list(UI_LANGUAGES), key=KEY_LANG_PICK, format_func=UI_LANGUAGES.__getitem__,
+                horizontal=True, on_change=_picked_language, label_visibility="collapsed")
+    return code
+
+
+_HIDDEN_WHEN_OFFLINE = ("set_quick", "set_deep", "set_base_url", KEY_API)
+
+
 def sidebar_settings() -> dict[str, Any]:
-    """Render the settings that apply to every page; return the resolved config."""
+    """Render the settings that apply to every page; return the resolved config.
+
+    Only the fields that apply are drawn: with the offline engine there is no model, address or key
+    to type (their values are kept for when a model provider is chosen again)."""
     _init_defaults()
     _restore_settings()
+    _follow_ui_language()
     with st.sidebar:
-        st.markdown("### :material/tune: Settings")
+        language_picker()
+        st.markdown("### :material/tune: " + _("Settings"))
         providers = provider_options()
-        st.selectbox("LLM provider", providers, key="set_provider", format_func=provider_label)
+        t = tr()  # the labels' language is fixed when drawn (a widget's format_func may be called later)
+        st.selectbox(_("LLM provider"), providers, key="set_provider",
+                     format_func=lambda name: t(preset_label(name, capital=True)))
         provider = st.session_state["set_provider"]
         offline = provider == "offline"
         preset = PROVIDER_PRESETS.get(provider) or {}
         if preset.get("help"):
-            st.caption(str(preset["help"]))
-        c1, c2 = st.columns(2)
-        c1.text_input("Quick model", key="set_quick", disabled=offline,
-                      placeholder=str(preset.get("quick_model") or "server's model"),
-                      help="Blank: the provider's default model.")
-        c2.text_input("Deep model", key="set_deep", disabled=offline,
-                      placeholder=str(preset.get("deep_model") or "server's model"),
-                      help="Blank: the provider's default model.")
-        st.text_input("Base URL", key="set_base_url", disabled=offline,
-                      placeholder="provider default", help="For OpenAI-compatible servers (Ollama, vLLM, …).")
-        st.text_input("API key", key=KEY_API, type="password", disabled=offline,
-                      help="Kept in this browser session only; never written to disk.")
-        if st.session_state.get("set_language") not in LANGUAGES:
-            st.session_state["set_language"] = "English"
-        st.selectbox("Output language", LANGUAGES, key="set_language", disabled=offline,
-                     help="The language the model providers write their reports in.")
+            st.caption(_(str(preset["help"])))
         if offline:
-            st.caption("The offline engine always writes English; the output language applies to model providers.")
-        st.selectbox("Data source", VENDORS, key="set_vendor", format_func=vendor_label)
+            for k in _HIDDEN_WHEN_OFFLINE:  # an undrawn widget's value would be dropped: keep it
+                st.session_state[k] = st.session_state.get(k, "")
+        else:
+            c1, c2 = st.columns(2)
+            c1.text_input(_("Quick model"), key="set_quick",
+                          placeholder=str(preset.get("quick_model") or _("server's model")),
+                          help=_("Blank: the provider's default model."))
+            c2.text_input(_("Deep model"), key="set_deep",
+                          placeholder=str(preset.get("deep_model") or _("server's model")),
+                          help=_("Blank: the provider's default model."))
+            st.text_input(_("Base URL"), key="set_base_url", placeholder=_("provider default"),
+                          help=_("For OpenAI-compatible servers (Ollama, vLLM, …)."))
+            st.text_input(_("API key"), key=KEY_API, type="password",
+                          help=_("Kept in this browser session only; never written to disk."))
+        choices = OFFLINE_LANGUAGES if offline else LANGUAGES
+        if st.session_state.get("set_language") not in choices:
+            st.session_state["set_language"] = "English"
+        st.selectbox(_("Output language"), choices, key="set_language",
+                     format_func=lambda name: t(LANGUAGE_NAMES.get(name, name)),
+                     help=_("The language the reports, debates and decisions are written in."))
+        st.selectbox(_("Data source"), VENDORS, key="set_vendor", format_func=lambda v: t(vendor_label(v)))
         prices_editor()
         config = current_config()
-        st.caption(f"Home folder: `{config['home']}`")
         st.html(badges_html(config))
     return config
 
@@ -717,9 +808,9 @@ def render_remembered(meta: dict | None, key: str) -> None:
     items = remembered((meta or {}).get("memory_used"))
     if (meta or {}).get("memory_used") is None:
         return  # a run saved before the record existed
-    with st.expander(f"What the team remembered ({len(items)})", expanded=True, key=f"remembered_{key}"):
+    with st.expander(_("What the team remembered ({n})", n=len(items)), expanded=True, key=f"remembered_{key}"):
         if not items:
-            st.caption("Nothing: no settled decision or matching lesson was known by this run's date.")
+            st.caption(_("Nothing: no settled decision or matching lesson was known by this run's date."))
         for who in dict.fromkeys(i["who"] for i in items):
-            st.markdown(f"**{who}**")
+            st.markdown(f"**{tr().p('role', who)}**")
             st.markdown("\n".join(f"- [{i['text']}]({remembered_url(i)})" for i in items if i["who"] == who))
