@@ -300,7 +300,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         st.caption(line)
     # the decision card: what the committee reads first (the horizon the settlement scores beside the stated one)
     decision = export.card(state, meta, rating)
-    st.html(export.card_html(decision, export.currency_of(state, meta)))
+    st.html(export.card_html(decision, export.currency_of(state, meta), t=tr()))
     with st.container(border=True, height=360, key=f"decision_{key}"):
         if state.get("final_trade_decision"):
             with st.container(key=f"ta-engine-decision-{key}"):
@@ -327,15 +327,15 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
                     st.markdown(state[k])
     render_cost(meta, key)
     ui.render_remembered(meta, key)
-    md = export.report_markdown(state, rating, meta)
+    md = export.report_markdown(state, rating, meta, t=t)
     closes = [float(x) for x in prices["Close"].tail(60)] if prices is not None and len(prices) else None
-    page = export.report_html(state, rating, meta, closes=closes)
+    page = export.report_html(state, rating, meta, closes=closes, t=t)
     with st.container(horizontal=True):
-        st.download_button("Markdown report", md, file_name=f"{ticker}_{date}_report.md",
+        st.download_button(_("Markdown report"), md, file_name=f"{ticker}_{date}_report.md",
                            mime="text/markdown", key=f"dl_md_{key}", icon=":material/download:")
-        st.download_button("HTML report", page, file_name=f"{ticker}_{date}_report.html",
+        st.download_button(_("HTML report"), page, file_name=f"{ticker}_{date}_report.html",
                            mime="text/html", key=f"dl_html_{key}", icon=":material/download:")
-        st.download_button("PDF handout", _handout(state, rating, meta, closes), file_name=f"{ticker}_{date}_report.pdf",
+        st.download_button(_("PDF handout"), _handout(state, rating, meta, closes), file_name=f"{ticker}_{date}_report.pdf",
                            mime="application/pdf", key=f"dl_pdf_{key}", icon=":material/picture_as_pdf:",
                            type="primary", on_click="ignore")
 
@@ -362,11 +362,11 @@ def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | 
     """The PDF handout of a result, built once per run (a PDF takes about half a second)."""
     cache = st.session_state.setdefault("_pdf_handouts", {})
     ident = (state.get("company_of_interest"), state.get("trade_date"), (meta or {}).get("thread_id"),
-             (meta or {}).get("elapsed_s"), rating)
+             (meta or {}).get("elapsed_s"), rating, tr().lang)
     if ident not in cache:
         if len(cache) > 8:
             cache.clear()
-        cache[ident] = export.report_pdf(state, rating, meta, closes=closes)
+        cache[ident] = export.report_pdf(state, rating, meta, closes=closes, t=tr())
     return cache[ident]
 
 

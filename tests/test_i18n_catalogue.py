@@ -180,7 +180,7 @@ def _unmarked(path: Path) -> list[str]:
                 k.arg == "unsafe_allow_html" for k in node.keywords) and node.args and isinstance(
                 node.args[0], ast.Constant) and "<" in str(node.args[0].value) and "</" not in str(node.args[0].value):
             continue  # a style block, not text
-        args = ([] if name == "Page" else node.args[:1]) + [k.value for k in node.keywords if k.arg in TEXT_KWARGS]
+        args = ([] if name in ("Page", "page_link") else node.args[:1]) + [k.value for k in node.keywords if k.arg in TEXT_KWARGS]
         for arg in args:
             text = _english(arg)
             if text:
