@@ -66,7 +66,7 @@ def _run_label(r: dict) -> str:
 def main() -> None:
     config = ui.current_config()
     t = tr()
-    st.title(_("Compare runs"))
+    st.title(_("Compare runs"), anchor=False)
     st.html(ui.badges_html(config))
     runs = list_runs(config, include_previous=True)  # a re-analysed session's earlier runs open too
     if len(runs) < 2:
@@ -101,13 +101,13 @@ def main() -> None:
     by_a, by_b = ((r.get("meta") or {}).get("by") or "—" for r in (run_a, run_b))
     st.caption(_("Run by: A · {a} — B · {b}", a=by_a, b=by_b))
 
-    st.subheader(_("Rating ladder"))
+    st.subheader(_("Rating ladder"), anchor=False)
     st.caption(_("Research manager → trader → portfolio manager: how each stage rated the idea. The portfolio "
                  "manager's rating is the saved one; the others are read from their saved plans."))
     st.html(ladder_html(label_a, label_b, compare.rating_ladder(run_a["state"], run_a["rating"]),
                         compare.rating_ladder(run_b["state"], run_b["rating"])))
 
-    st.subheader(_("Decision card"))
+    st.subheader(_("Decision card"), anchor=False)
     st.caption(_("From each run's Portfolio Manager decision and Trader proposal; \"Scored over\" is the window "
                  "the settlement measures, beside the horizon the decision states."))
     card_a = export.card_rows(export.card(run_a["state"], run_a["meta"], run_a["rating"]),
@@ -117,7 +117,7 @@ def main() -> None:
     st.dataframe([{"": la, label_a: va, label_b: vb} for (la, va), (_lb, vb) in zip(card_a, card_b, strict=True)],
                  hide_index=True, width="stretch", key="cmp_card")
 
-    st.subheader(_("Configuration difference"))
+    st.subheader(_("Configuration difference"), anchor=False)
     diff = compare.config_diff(run_a["meta"], run_b["meta"], t=t)
     if diff:
         st.dataframe([{_("Setting"): compare.setting_label(k, t=t), label_a: va, label_b: vb} for k, va, vb in diff],
@@ -125,12 +125,12 @@ def main() -> None:
     else:
         st.caption(_("Both runs used the same settings."))
 
-    st.subheader(_("Usage"))
+    st.subheader(_("Usage"), anchor=False)
     st.dataframe([{"": k, label_a: va, label_b: vb}
                   for k, va, vb in compare.usage_rows(run_a["meta"], run_b["meta"], t=t)],
                  hide_index=True, width="stretch")
 
-    st.subheader(_("Run again with changes"))
+    st.subheader(_("Run again with changes"), anchor=False)
     r1, r2 = st.columns(2)
     r1.link_button(_("Run {ticker} {date} again…", ticker=ta, date=da), compare.prefill_link(run_a["meta"], ta, da),
                    icon=":material/replay:")
@@ -139,7 +139,7 @@ def main() -> None:
     st.caption(_("Opens the Run page with that run's ticker, date, analysts, rounds, provider and data source "
                  "filled in, to change before starting."))
 
-    st.subheader(_("Reports"))
+    st.subheader(_("Reports"), anchor=False)
     sections = [(title, k) for title, k in compare.report_sections(run_a["state"], t=t)
                 if (run_a["state"].get(k) or run_b["state"].get(k))]
     if not sections:
@@ -152,7 +152,7 @@ def main() -> None:
             for col, label, run in ((left, label_a, run_a), (right, label_b, run_b)):
                 with col:
                     st.markdown(f"**{label}**")
-                    with st.container(height=420, border=True):
+                    with st.container(height=420, border=True, key=f"ta-said-{key}-{label[0]}"):  # the report
                         st.markdown(run["state"].get(key) or _("_Not produced in this run._"))
 
 

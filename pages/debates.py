@@ -30,14 +30,21 @@ SPEEDS = {"0.5×": 4.0, "1×": 2.0, "2×": 1.0, "4×": 0.5}  # replay speed → 
 PANE_HEIGHT = 560
 
 
+# the view modes (the session keeps the English key; the control shows the label); a page's bare string would be
+# drawn by Streamlit's magic, hence comments here
 MODES = {"Full debate": N_("Full debate"), "Replay": N_("Replay")}
-"""The view modes (the session keeps the English key; the control shows the label)."""
+# a current run's status as its label shows it
 STATUS = {"running": N_("running"), "finished": N_("finished"), "failed": N_("failed"), "stopped": N_("stopped"),
           "queued": N_("queued")}
-"""A current run's status as its label shows it."""
 
-NARROW_CSS = ("<style>@media (max-width: 900px){[class*=\"st-key-ta-verdict-\"]{height:auto !important;"
-              "max-height:none !important}}</style>")
+# at a narrow width (where the theme stacks the verdict above its debate) the verdict's pane takes the height its
+# text needs, up to the debate pane's: a pending verdict leaves no empty pane between it and the debate. Streamlit
+# puts a fixed-height container's height on its layout wrapper (also as its flex basis), so that is sized too.
+NARROW_CSS = ("<style>@media (max-width: 1100px){"
+              "[data-testid=\"stLayoutWrapper\"]:has(> [class*=\"st-key-ta-verdict-\"]),"
+              "[class*=\"st-key-ta-verdict-\"]{height:auto !important;flex:0 0 auto !important;"
+              "max-height:" + str(PANE_HEIGHT) + "px !important}"
+              "[class*=\"st-key-ta-verdict-\"]{overflow-y:auto !important}}</style>")
 PRESENTATION_EXTRA_CSS = ("<style>[data-testid=\"stMainBlockContainer\"] h1{font-size:1.6rem !important;"
                           "padding:0 !important}</style>")
 
@@ -48,7 +55,7 @@ def main() -> None:
     st.html(theme.battle_css())
 
     head, present_col = st.columns([3, 1.4], vertical_alignment="bottom")
-    head.title(_("Debates"))
+    head.title(_("Debates"), anchor=False)
     presentation = present_col.toggle(_("Presentation"), key="debate_present",
                                       help=_("Full screen for an audience: hides the sidebar and the app's chrome."))
     if presentation:
@@ -205,7 +212,7 @@ def render_turns(visible: list[Turn], turns: list[Turn], *, replay: bool, follow
         if debate not in shown:
             continue
         indexed = [(i, t) for i, t in enumerate(visible) if t.debate == debate]
-        st.subheader(debate_title(debate, t=tr()))
+        st.subheader(debate_title(debate, t=tr()), anchor=False)
         with st.container(key=f"ta-arena-{debate}"):
             pane, verdict_col = st.columns([3, 2])
         with pane, st.container(height=PANE_HEIGHT, autoscroll=follow, border=True, key=f"ta-battle-{debate}"):
@@ -238,10 +245,11 @@ def _bubble(i: int, turn: Turn, answer: tuple[str, str] | None) -> None:
                     f"{_who(turn.role)} · {html.escape(when)}</div>")
             if answer is not None:
                 opp, sentence = answer
+                point = f'<span class="ta-point">{html.escape(sentence[:240])}</span>'  # the model's words
                 st.html(f'<div class="ta-answers" data-answers="{opp}">'
-                        + _("answers {who}: “{point}”", who=_who(opp), point=html.escape(sentence[:240]))
-                        + "</div>")
-            st.markdown(turn.text)
+                        + _("answers {who}: “{point}”", who=_who(opp), point=point) + "</div>")
+            with st.container(key=f"ta-said-{i}"):  # what the agent wrote (in the run's output language)
+                st.markdown(turn.text)
 
 
 def _verdict_card(debate: str, cards: list[Turn], *, replay: bool) -> None:
@@ -250,11 +258,12 @@ def _verdict_card(debate: str, cards: list[Turn], *, replay: bool) -> None:
         if not any(c.kind == "verdict" for c in cards):
             st.markdown(_("{judge} — verdict pending", judge=role_name(judge.key, t=tr())))
             st.caption(_("The judge speaks after the last turn.") if replay else _("Not recorded for this run."))
-        for card in cards:
+        for n, card in enumerate(cards):
             who = card.speaker_in(tr())
             st.markdown(_("**{who} — verdict**", who=who) if card.kind == "verdict"
                         else _("**{who} — proposal**", who=who))
-            st.markdown(card.text)
+            with st.container(key=f"ta-said-{debate}-{card.kind}-{n}"):  # the judge's or the trader's own words
+                st.markdown(card.text)
 
 
 main()

@@ -43,7 +43,7 @@ def main() -> None:
     config = ui.current_config()
     st.html(theme.battle_css())
     t = tr()
-    st.title(_("History"))
+    st.title(_("History"), anchor=False)
     st.html(ui.badges_html(config))
     st.html(NARROW_CSS)
     runs = list_runs(config, include_previous=True)  # a re-analysed session's earlier runs too
@@ -107,7 +107,7 @@ def main() -> None:
     elif len(picked) == 1:
         st.caption(_("Select a second row to compare."))
 
-    st.subheader(_("Export a report"))
+    st.subheader(_("Export a report"), anchor=False)
     labels = [f"{r.ticker} · {r.date} · {rating_label(r.rating) if r.rating else '—'}" for r in shown]
     pick = st.selectbox(_("Run"), range(len(shown)), format_func=lambda i: labels[i], key="hist_export",
                         placeholder=_("Choose an option"))

@@ -18,14 +18,13 @@ if callable(getattr(ui, "require_router", None)):
     ui.require_router()
 
 POLL_S = 1.0
-SOURCES = {"past runs": N_("past runs"), "typical run": N_("typical run")}
-"""An estimate's source as ``estimate_batch_cost`` names it → its label."""
+SOURCES = {"past runs": N_("past runs"), "typical run": N_("typical run")}  # estimate_batch_cost's source → label
 config = ui.current_config()
 registry = ui.get_registry()
 me = ui.owner()
 
 t = tr()
-st.title(_("Watchlist"))
+st.title(_("Watchlist"), anchor=False)
 st.html(ui.badges_html(config))  # which engine and data source, as on every page
 st.caption(_("Run the team on every ticker of a watchlist on one date, at most {n} model calls at once in all. "
              "A ticker that fails does not stop the others; running the same watchlist again reuses finished "
