@@ -20,7 +20,7 @@ from tradingagents.config import PATH_DEFAULTS
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.llm_presets import provider_label as preset_label
 from tradingagents.rating import RATINGS_5_TIER, parse_rating
-from tradingagents.vendors import vendor_label as _vendor_label
+from tradingagents.vendors import vendor_label
 
 EN = translator("en")
 
@@ -44,9 +44,10 @@ def provider_label(name: Any, *, t: Translator = EN) -> str:
     return t(preset_label(name, capital=True))
 
 
-def vendor_label(name: Any, *, t: Translator = EN) -> str:
-    """The data source's label ("Demo market (synthetic)") in ``t``'s language; the name if unknown."""
-    return t(_vendor_label(name))
+def source_label(name: Any, *, t: Translator = EN) -> str:
+    """The data source's label (``vendor_label``: "Demo market (synthetic)") in ``t``'s language; the name if
+    unknown."""
+    return t(vendor_label(name))
 
 
 def cost_label(text: str, *, t: Translator = EN) -> str:
@@ -117,7 +118,7 @@ class HistoryRow:
     def as_display(self, *, t: Translator = EN) -> dict[str, Any]:
         """The row as the History table shows it, column names and words in ``t``'s language (the rating
         shown translated; the links keep the canonical ticker and date)."""
-        data = vendor_label(self.vendor, t=t)
+        data = source_label(self.vendor, t=t)
         if self.invented:
             data = t("{source} · invented instrument", source=data)
         version = t("current") if self.version is None else t("earlier #{n}", n=self.version)
@@ -298,7 +299,7 @@ def config_diff(meta_a: Mapping[str, Any] | None, meta_b: Mapping[str, Any] | No
         if key == "llm_provider":
             sa, sb = provider_label(va, t=t), provider_label(vb, t=t)
         elif key == "data_vendor":
-            sa, sb = vendor_label(va, t=t), vendor_label(vb, t=t)
+            sa, sb = source_label(va, t=t), source_label(vb, t=t)
         elif key in ("analysts", "selected_analysts") and isinstance(va, (list, tuple)) and isinstance(vb, (list, tuple)):
             sa, sb = _analyst_names(va, t), _analyst_names(vb, t)
         elif key == "output_language":
