@@ -120,8 +120,11 @@ def test_at_800_px_the_date_range_and_the_pickers_fit_and_a_pending_verdict_leav
                                  "[data-testid=\"stDateInputField\"]'); return f.scrollWidth <= f.clientWidth + 1; }")
 
             _open(page, url, "/compare", lang)
+            page.locator(".st-key-cmp_a input").wait_for()
+            page.locator(".st-key-cmp_b input").wait_for()
+            settled(page)
             pickers = page.evaluate(BOX_JS, ".st-key-cmp_a input, .st-key-cmp_b input")
-            assert len(pickers) == 2
+            assert len(pickers) == 2, (lang, pickers)
             for box in pickers:
                 assert 0 <= box["left"] and box["right"] <= 800, f"Compare's run picker is cut ({lang}): {box}"
             cut = page.evaluate("() => [...document.querySelectorAll('.st-key-cmp_a input, .st-key-cmp_b input')]"
