@@ -84,7 +84,7 @@ def test_history_in_chinese_and_in_english(runs):
     assert not any(" Dec " in s or " Jan " in s for s in table["保存时间"])  # no English month
     assert any(c.value.startswith("所有显示的运行：") and "演示市场（合成数据）" in c.value for c in at.caption)
     assert at.multiselect(key="hist_ratings").options == ["买入", "增持", "持有", "减持", "卖出", "—"]
-    assert at.multiselect(key="hist_providers").options == ["离线引擎（无 LLM）"]
+    assert at.multiselect(key="hist_providers").options == ["离线引擎（无模型）"]
     _no_english(at)
     # the filter still works on the canonical ratings
     nvda = load_run(runs, "NVDA", "2024-05-10")["rating"]
@@ -111,12 +111,12 @@ def test_compare_in_chinese_and_in_english(runs):
     analysts = diff[diff["设置"] == "分析师"].iloc[0]
     assert list(analysts.iloc[1:]) == ["市场分析师, 情绪分析师, 新闻分析师, 基本面分析师", "市场分析师, 新闻分析师"]
     usage = at.dataframe[2].value
-    assert list(usage[""]) == ["运行时长", "模型调用", "工具调用", "输入 token", "输出 token", "成本"]
+    assert list(usage[""]) == ["运行时长", "模型调用", "工具调用", "输入词元", "输出词元", "成本"]
     assert list(usage.iloc[-1, 1:]) == ["$0.00 · 离线引擎", "$0.00 · 离线引擎"]
     assert [t.label for t in at.tabs] == ["市场分析师", "情绪分析师", "新闻分析师", "基本面分析师", "研究经理",
                                           "交易员", "投资组合经理"]
     assert "_本次运行未生成。_" in [m.value for m in at.tabs[1].markdown]
-    assert all(o.endswith("离线引擎（无 LLM）") for o in at.selectbox(key="cmp_a").options)
+    assert all(o.endswith("离线引擎（无模型）") for o in at.selectbox(key="cmp_a").options)
     _no_english(at, frozenset({str(a["meta"].get("by") or "").lower()}))
 
     en = _open("compare", a="NVDA|2024-05-10", b="AAPL|2024-06-10")
@@ -196,6 +196,6 @@ def test_the_studio_modules_speak_english_by_default_and_chinese_when_asked():
     assert compare.setting_label("max_debate_rounds", t=zh) == "辩论轮数"
     assert compare.setting_label("some_new_key") == "Some new key"  # never a raw identifier
     assert compare.readable_time("2026-12-01T09:41:07+00:00", t=zh) == "2026-12-01 09:41"
-    assert compare.provider_label("offline", t=zh) == "离线引擎（无 LLM）"
+    assert compare.provider_label("offline", t=zh) == "离线引擎（无模型）"
     assert compare.config_diff({"output_language": "English"}, {"output_language": "Chinese"}, t=zh) == [
         ("output_language", "英文", "中文")]
