@@ -4,10 +4,12 @@ difference, usage — and "run again with changes" (the Run page opens with a ru
 from __future__ import annotations
 
 import html
+import inspect
 
 import streamlit as st
 
 from studio import compare, export, ui
+from studio.ui import _, rating_label, tr
 from tradingagents.rating import RATING_COLORS
 from tradingagents.storage import list_runs, load_run
 
@@ -19,6 +21,11 @@ LADDER_CSS = """<style>
 .ta-ladder .pill{display:inline-block;padding:.2rem .9rem;border-radius:999px;font-weight:800;color:#0E1117}
 .ta-ladder .none{opacity:.6}
 @media (max-width:700px){.ta-ladder{grid-template-columns:1fr 1fr 1fr;font-size:.85rem}}
+/* at a narrow width the two run pickers stack: each keeps the whole width, its label and value uncut */
+@media (max-width:1000px){
+ .st-key-cmp_pickers [data-testid="stHorizontalBlock"]{flex-direction:column !important;gap:.25rem !important}
+ .st-key-cmp_pickers [data-testid="stColumn"]{width:100% !important;flex:1 1 100% !important;min-width:0 !important}
+}
 </style>"""
 
 
@@ -27,32 +34,48 @@ def _pill(rating: str | None) -> str:
         return '<span class="none">—</span>'
     color = RATING_COLORS.get(rating, "#8A93A6")
     return (f'<span class="pill" data-rating="{html.escape(rating)}" style="background:{color}">'
-            f"{html.escape(rating)}</span>")
+            f"{html.escape(rating_label(rating))}</span>")
 
 
 def ladder_html(label_a: str, label_b: str, ladder_a, ladder_b) -> str:
-    cells = [f'<div class="h">Who rates</div><div class="h">{html.escape(label_a)}</div>'
+    """The ladder: each rung's role (``data-role``: the canonical name) and both runs' ratings (``data-rating``:
+    the canonical rating), shown in the page's language."""
+    t = tr()
+    cells = [f'<div class="h">{html.escape(_("Who rates"))}</div><div class="h">{html.escape(label_a)}</div>'
              f'<div class="h">{html.escape(label_b)}</div>']
-    for (role, ra), (_, rb) in zip(ladder_a, ladder_b, strict=True):
-        cells.append(f'<div data-role="{html.escape(role)}">{html.escape(role)}</div>'
+    for (role, ra), (_role, rb) in zip(ladder_a, ladder_b, strict=True):
+        cells.append(f'<div data-role="{html.escape(role)}">{html.escape(t.p("role", role))}</div>'
                      f"<div>{_pill(ra)}</div><div>{_pill(rb)}</div>")
     return LADDER_CSS + '<div class="ta-ladder" data-testid="ta-ladder">' + "".join(cells) + "</div>"
 
 
+def _in_language(fn) -> dict:
+    """``t=`` for a studio.export function that writes in a language (its ``t`` keyword), else nothing."""
+    return {"t": tr()} if "t" in inspect.signature(fn).parameters else {}
+
+
+def _run_label(r: dict) -> str:
+    t = tr()
+    rating = rating_label(r.get("rating")) if r.get("rating") else "—"
+    label = f"{r['ticker']} · {r['date']} · {rating} · {compare.provider_label(r.get('llm_provider'), t=t)}"
+    if r.get("version") is not None:
+        label += " · " + _("earlier #{n}", n=r["version"])
+    return label
+
+
 def main() -> None:
     config = ui.current_config()
-    st.title("Compare runs")
+    t = tr()
+    st.title(_("Compare runs"), anchor=False)
     st.html(ui.badges_html(config))
     runs = list_runs(config, include_previous=True)  # a re-analysed session's earlier runs open too
     if len(runs) < 2:
-        st.info("Comparing needs two saved runs. Run two analyses on the **Run** page (another date, other "
-                "analysts or more debate rounds), then pick them here or on the **History** page.")
-        st.page_link("pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
+        st.info(_("Comparing needs two saved runs. Run two analyses on the **Run** page (another date, other "
+                  "analysts or more debate rounds), then pick them here or on the **History** page."))
+        st.page_link(page="pages/run.py", label=_("Go to the Run page"), icon=":material/rocket_launch:")
         return
     ids = [f"{r['ticker']}|{r['date']}" + (f"|{r['version']}" if r.get("version") is not None else "") for r in runs]
-    labels = {i: f"{r['ticker']} · {r['date']} · {r.get('rating') or '—'} · {compare.provider_label(r.get('llm_provider'))}"
-              + (f" · earlier #{r['version']}" if r.get("version") is not None else "")
-              for i, r in zip(ids, runs, strict=True)}
+    labels = {i: _run_label(r) for i, r in zip(ids, runs, strict=True)}
     for side, default in (("a", 1 if len(ids) > 1 else 0), ("b", 0)):
         wanted = st.query_params.get(side)
         if wanted in ids and st.session_state.get(f"_cmp_link_{side}") != wanted:
@@ -60,74 +83,77 @@ def main() -> None:
             st.session_state[f"cmp_{side}"] = wanted
         if st.session_state.get(f"cmp_{side}") not in ids:
             st.session_state[f"cmp_{side}"] = ids[default]
-    ca, cb = st.columns(2)
-    a_id = ca.selectbox("Run A", ids, format_func=labels.get, key="cmp_a")
-    b_id = cb.selectbox("Run B", ids, format_func=labels.get, key="cmp_b")
+    ca, cb = st.container(key="cmp_pickers").columns(2)
+    a_id = ca.selectbox(_("Run A"), ids, format_func=labels.get, key="cmp_a", placeholder=_("Choose an option"))
+    b_id = cb.selectbox(_("Run B"), ids, format_func=labels.get, key="cmp_b", placeholder=_("Choose an option"))
     loaded = {}
     for side, rid in (("A", a_id), ("B", b_id)):
         ticker, date, *version = rid.split("|")
         try:
             loaded[side] = (ticker, date, load_run(config, ticker, date, int(version[0]) if version else None))
         except Exception as exc:  # noqa: BLE001 - a damaged file is reported, not raised
-            st.error(f"Could not open the saved run {ticker} {date}: {exc}")
+            st.error(_("Could not open the saved run {ticker} {date}: {error}", ticker=ticker, date=date, error=exc))
             return
     (ta, da, run_a), (tb, db, run_b) = loaded["A"], loaded["B"]
     label_a, label_b = f"A · {ta} {da}", f"B · {tb} {db}"
     if a_id == b_id:
-        st.caption("Both sides show the same run: pick another for Run B.")
+        st.caption(_("Both sides show the same run: pick another for Run B."))
     by_a, by_b = ((r.get("meta") or {}).get("by") or "—" for r in (run_a, run_b))
-    st.caption(f"Run by: A · {by_a} — B · {by_b}")
+    st.caption(_("Run by: A · {a} — B · {b}", a=by_a, b=by_b))
 
-    st.subheader("Rating ladder")
-    st.caption("Research manager → trader → portfolio manager: how each stage rated the idea. The portfolio "
-               "manager's rating is the saved one; the others are read from their saved plans.")
+    st.subheader(_("Rating ladder"), anchor=False)
+    st.caption(_("Research manager → trader → portfolio manager: how each stage rated the idea. The portfolio "
+                 "manager's rating is the saved one; the others are read from their saved plans."))
     st.html(ladder_html(label_a, label_b, compare.rating_ladder(run_a["state"], run_a["rating"]),
                         compare.rating_ladder(run_b["state"], run_b["rating"])))
 
-    st.subheader("Decision card")
-    st.caption("From each run's Portfolio Manager decision and Trader proposal; \"Scored over\" is the window "
-               "the settlement measures, beside the horizon the decision states.")
+    st.subheader(_("Decision card"), anchor=False)
+    st.caption(_("From each run's Portfolio Manager decision and Trader proposal; \"Scored over\" is the window "
+                 "the settlement measures, beside the horizon the decision states."))
     card_a = export.card_rows(export.card(run_a["state"], run_a["meta"], run_a["rating"]),
-                              export.currency_of(run_a["state"], run_a["meta"]))
+                              export.currency_of(run_a["state"], run_a["meta"]), **_in_language(export.card_rows))
     card_b = export.card_rows(export.card(run_b["state"], run_b["meta"], run_b["rating"]),
-                              export.currency_of(run_b["state"], run_b["meta"]))
-    st.dataframe([{"": la, label_a: va, label_b: vb} for (la, va), (_, vb) in zip(card_a, card_b, strict=True)],
+                              export.currency_of(run_b["state"], run_b["meta"]), **_in_language(export.card_rows))
+    st.dataframe([{"": la, label_a: va, label_b: vb} for (la, va), (_lb, vb) in zip(card_a, card_b, strict=True)],
                  hide_index=True, width="stretch", key="cmp_card")
 
-    st.subheader("Configuration difference")
-    diff = compare.config_diff(run_a["meta"], run_b["meta"])
+    st.subheader(_("Configuration difference"), anchor=False)
+    diff = compare.config_diff(run_a["meta"], run_b["meta"], t=t)
     if diff:
-        st.dataframe([{"Setting": k, label_a: va, label_b: vb} for k, va, vb in diff], hide_index=True,
-                     width="stretch")
+        st.dataframe([{_("Setting"): compare.setting_label(k, t=t), label_a: va, label_b: vb} for k, va, vb in diff],
+                     hide_index=True, width="stretch")
     else:
-        st.caption("Both runs used the same settings.")
+        st.caption(_("Both runs used the same settings."))
 
-    st.subheader("Usage")
-    st.dataframe([{"": k, label_a: va, label_b: vb} for k, va, vb in compare.usage_rows(run_a["meta"], run_b["meta"])],
+    st.subheader(_("Usage"), anchor=False)
+    st.dataframe([{"": k, label_a: va, label_b: vb}
+                  for k, va, vb in compare.usage_rows(run_a["meta"], run_b["meta"], t=t)],
                  hide_index=True, width="stretch")
 
-    st.subheader("Run again with changes")
+    st.subheader(_("Run again with changes"), anchor=False)
     r1, r2 = st.columns(2)
-    r1.link_button(f"Run {ta} {da} again…", compare.prefill_link(run_a["meta"], ta, da), icon=":material/replay:")
-    r2.link_button(f"Run {tb} {db} again…", compare.prefill_link(run_b["meta"], tb, db), icon=":material/replay:")
-    st.caption("Opens the Run page with that run's ticker, date, analysts, rounds, provider and data source "
-               "filled in, to change before starting.")
+    r1.link_button(_("Run {ticker} {date} again…", ticker=ta, date=da), compare.prefill_link(run_a["meta"], ta, da),
+                   icon=":material/replay:")
+    r2.link_button(_("Run {ticker} {date} again…", ticker=tb, date=db), compare.prefill_link(run_b["meta"], tb, db),
+                   icon=":material/replay:")
+    st.caption(_("Opens the Run page with that run's ticker, date, analysts, rounds, provider and data source "
+                 "filled in, to change before starting."))
 
-    st.subheader("Reports")
-    sections = [(t, k) for t, k in compare.report_sections(run_a["state"])
+    st.subheader(_("Reports"), anchor=False)
+    sections = [(title, k) for title, k in compare.report_sections(run_a["state"], t=t)
                 if (run_a["state"].get(k) or run_b["state"].get(k))]
     if not sections:
-        st.caption("Neither run saved a report.")
+        st.caption(_("Neither run saved a report."))
         return
-    tabs = st.tabs([t for t, _ in sections])
-    for tab, (_, key) in zip(tabs, sections, strict=True):
+    tabs = st.tabs([title for title, _key in sections])
+    for tab, (_title, key) in zip(tabs, sections, strict=True):
         with tab:
             left, right = st.columns(2)
             for col, label, run in ((left, label_a, run_a), (right, label_b, run_b)):
                 with col:
                     st.markdown(f"**{label}**")
-                    with st.container(height=420, border=True):
-                        st.markdown(run["state"].get(key) or "_Not produced in this run._")
+                    with st.container(height=420, border=True, key=f"ta-said-{key}-{label[0]}"):  # the report
+                        st.markdown(run["state"].get(key) or _("_Not produced in this run._"))
 
 
 main()

@@ -4,14 +4,24 @@ to open it on the Run page or its debate, two to compare, and its report as Mark
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 
 import streamlit as st
 
 from studio import charts, compare, export, theme, ui
+from studio.ui import _, rating_label, tr
 from tradingagents.rating import RATINGS_5_TIER
 from tradingagents.storage import list_runs, load_run
 
 ui.require_router()
+
+NARROW_CSS = """<style>
+/* at a narrow width the filters stack (one per line): the date range keeps its whole width, uncut */
+@media (max-width: 1000px){
+ .st-key-hist_filters [data-testid="stHorizontalBlock"]{flex-direction:column !important;gap:.25rem !important}
+ .st-key-hist_filters [data-testid="stColumn"]{width:100% !important;flex:1 1 100% !important;min-width:0 !important}
+}
+</style>"""
 
 
 @st.cache_data(show_spinner=False, max_entries=5000)
@@ -32,38 +42,46 @@ def _meta(storage_key: str, ticker: str, date: str, saved_at: str) -> dict:
 def main() -> None:
     config = ui.current_config()
     st.html(theme.battle_css())
-    st.title("History")
+    t = tr()
+    st.title(_("History"), anchor=False)
     st.html(ui.badges_html(config))
+    st.html(NARROW_CSS)
     runs = list_runs(config, include_previous=True)  # a re-analysed session's earlier runs too
     if not runs:
-        st.info("No saved run yet. Start an analysis on the **Run** page: each finished run is saved and "
-                "listed here, to reopen, compare or export.")
-        st.page_link("pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
+        st.info(_("No saved run yet. Start an analysis on the **Run** page: each finished run is saved and "
+                  "listed here, to reopen, compare or export."))
+        st.page_link(page="pages/run.py", label=_("Go to the Run page"), icon=":material/rocket_launch:")
         return
     metas = {(r["ticker"], r["date"]): _meta(str(config.get("results_dir")), r["ticker"], r["date"],
                                              str(r.get("saved_at") or "")) for r in runs}
     rows = compare.history_rows(runs, metas)
 
     days = sorted(dt.date.fromisoformat(r.date) for r in rows if _is_date(r.date))
-    f1, f2, f3 = st.columns([1.2, 1.6, 1.6])
-    text = f1.text_input("Ticker", key="hist_ticker", placeholder="e.g. NVDA")
-    span = f2.date_input("Analysis dates", value=(days[0], days[-1]) if days else (), key="hist_dates",
+    filters = st.container(key="hist_filters")
+    f1, f2, f3 = filters.columns([1.2, 1.6, 1.6])
+    text = f1.text_input(_("Ticker"), key="hist_ticker", placeholder=_("e.g. NVDA"))
+    span = f2.date_input(_("Analysis dates"), value=(days[0], days[-1]) if days else (), key="hist_dates",
                          format="YYYY-MM-DD")
-    ratings = f3.multiselect("Rating", [*RATINGS_5_TIER, "—"], key="hist_ratings")
-    f4, f5 = st.columns(2)
-    providers = f4.multiselect("Provider", sorted({r.provider for r in rows if r.provider}), key="hist_providers",
-                               format_func=compare.provider_label)
-    models = f5.multiselect("Model", sorted({m for r in rows for m in r.models}), key="hist_models")
+    ratings = f3.multiselect(_("Rating"), [*RATINGS_5_TIER, "—"], key="hist_ratings", format_func=rating_label,
+                             placeholder=_("Choose options"))
+    f4, f5 = filters.columns(2)
+    providers = f4.multiselect(_("Provider"), sorted({r.provider for r in rows if r.provider}), key="hist_providers",
+                               format_func=lambda name: compare.provider_label(name, t=t),
+                               placeholder=_("Choose options"))
+    models = f5.multiselect(_("Model"), sorted({m for r in rows for m in r.models}), key="hist_models",
+                            placeholder=_("Choose options"))
     start, end = (tuple(span) + (None, None))[:2] if isinstance(span, (tuple, list)) else (span, span)
     shown = compare.filter_rows(rows, text=text, start=start, end=end, ratings=ratings, providers=providers,
                                 models=models)
-    st.caption(f"{len(shown)} of {len(rows)} saved runs · times in UTC · select two rows to compare them")
+    st.caption(_("{shown} of {total} saved runs · times in UTC · select two rows to compare them", shown=len(shown),
+                 total=len(rows)))
     if not shown:
-        st.info("No saved run matches these filters.")
+        st.info(_("No saved run matches these filters."))
         return
-    table, shared = compare.split_constant([r.as_display() for r in shown])
+    table, shared = compare.split_constant([r.as_display(t=t) for r in shown],
+                                           [_(c) for c in compare.CONSTANT_COLUMNS])
     if shared:  # a value every shown run shares is said once, not repeated on each row
-        st.caption("All shown runs: " + " · ".join(f"{k} {v}" for k, v in shared.items()))
+        st.caption(_("All shown runs: {values}", values=" · ".join(f"{k} {v}" for k, v in shared.items())))
     event = st.dataframe(
         table,
         hide_index=True,
@@ -72,32 +90,41 @@ def main() -> None:
         selection_mode="multi-row",
         key="hist_table",
         column_config={
-            "Open": st.column_config.LinkColumn("Open", display_text="Open run", width="small"),
-            "Debates": st.column_config.LinkColumn("Debates", display_text="Debates", width="small"),
-            "Rating": st.column_config.TextColumn("Rating", width="medium"),  # "Underweight" uncut
-            "Cost": st.column_config.TextColumn("Cost", width="medium"),
+            _("Open"): st.column_config.LinkColumn(_("Open"), display_text=_("Open run"), width="small"),
+            _("Debates"): st.column_config.LinkColumn(_("Debates"), display_text=_("Debates"), width="small"),
+            _("Rating"): st.column_config.TextColumn(_("Rating"), width="medium"),  # "Underweight" uncut
+            _("Cost"): st.column_config.TextColumn(_("Cost"), width="medium"),
         },
     )
     picked = [shown[i] for i in (event.selection.rows if event else []) if i < len(shown)]
     if len(picked) >= 2:
         a, b = picked[0], picked[1]
-        st.link_button(f"Compare {a.ticker} {a.date} with {b.ticker} {b.date}",
+        st.link_button(_("Compare {a} {a_date} with {b} {b_date}", a=a.ticker, a_date=a.date, b=b.ticker,
+                         b_date=b.date),
                        compare.compare_link((a.ticker, a.date, a.version), (b.ticker, b.date, b.version)),
                        type="primary",
                        icon=":material/compare_arrows:")
     elif len(picked) == 1:
-        st.caption("Select a second row to compare.")
+        st.caption(_("Select a second row to compare."))
 
-    st.subheader("Export a report")
-    labels = [f"{r.ticker} · {r.date} · {r.rating or '—'}" for r in shown]
-    pick = st.selectbox("Run", range(len(shown)), format_func=lambda i: labels[i], key="hist_export")
+    st.subheader(_("Export a report"), anchor=False)
+    labels = [f"{r.ticker} · {r.date} · {rating_label(r.rating) if r.rating else '—'}" for r in shown]
+    pick = st.selectbox(_("Run"), range(len(shown)), format_func=lambda i: labels[i], key="hist_export",
+                        placeholder=_("Choose an option"))
     row = picked[0] if len(picked) == 1 else shown[pick]
     export_buttons(config, row.ticker, row.date, row.saved_at, key="hist")
 
 
+def _in_language(fn, lang: str) -> dict:
+    """``t=`` for an export function that writes in a language (studio.export's ``t`` keyword), else nothing."""
+    from tradingagents.i18n import translator
+
+    return {"t": translator(lang)} if "t" in inspect.signature(fn).parameters else {}
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
-def _exports(storage_key: str, ticker: str, date: str, saved_at: str) -> tuple[str, str, bytes]:
-    """Markdown, HTML and PDF of one saved run, built once per save (a PDF takes about half a second)."""
+def _exports(storage_key: str, ticker: str, date: str, saved_at: str, lang: str = "en") -> tuple[str, str, bytes]:
+    """Markdown, HTML and PDF of one saved run in ``lang``, built once per save (a PDF takes about half a second)."""
     config = ui.current_config()
     data = load_run(config, ticker, date)
     args = (data.get("state") or {}, data.get("rating"), data.get("meta") or {})
@@ -108,23 +135,24 @@ def _exports(storage_key: str, ticker: str, date: str, saved_at: str) -> tuple[s
         closes = [float(x) for x in prices["Close"].tail(60)] if len(prices) else None
     except Exception:  # noqa: BLE001 - no chart is no reason to refuse the export
         closes = None
-    return (export.report_markdown(*args), export.report_html(*args, closes=closes),
-            export.report_pdf(*args, closes=closes))
+    return (export.report_markdown(*args, **_in_language(export.report_markdown, lang)),
+            export.report_html(*args, closes=closes, **_in_language(export.report_html, lang)),
+            export.report_pdf(*args, closes=closes, **_in_language(export.report_pdf, lang)))
 
 
 def export_buttons(config, ticker: str, date: str, saved_at: str, *, key: str) -> None:
     """Markdown, HTML and PDF of one saved run, side by side (wrapping on a narrow screen)."""
     try:
-        md, page, pdf = _exports(str(config.get("results_dir")), ticker, date, saved_at)
+        md, page, pdf = _exports(str(config.get("results_dir")), ticker, date, saved_at, ui.language())
     except Exception as exc:  # noqa: BLE001 - a damaged run is reported, not raised
-        st.error(f"Could not export the saved run {ticker} {date}: {exc}")
+        st.error(_("Could not export the saved run {ticker} {date}: {error}", ticker=ticker, date=date, error=exc))
         return
     row = st.container(horizontal=True, key=f"{key}_exports")
-    row.download_button("Markdown", md, file_name=f"{ticker}_{date}_report.md", mime="text/markdown",
+    row.download_button(_("Markdown"), md, file_name=f"{ticker}_{date}_report.md", mime="text/markdown",
                         key=f"{key}_md", icon=":material/download:", on_click="ignore")
-    row.download_button("HTML", page, file_name=f"{ticker}_{date}_report.html", mime="text/html",
+    row.download_button(_("HTML"), page, file_name=f"{ticker}_{date}_report.html", mime="text/html",
                         key=f"{key}_html", icon=":material/download:", on_click="ignore")
-    row.download_button("PDF", pdf, file_name=f"{ticker}_{date}_report.pdf", mime="application/pdf",
+    row.download_button(_("PDF"), pdf, file_name=f"{ticker}_{date}_report.pdf", mime="application/pdf",
                         key=f"{key}_pdf", icon=":material/picture_as_pdf:", type="primary", on_click="ignore")
 
 

@@ -17,9 +17,12 @@ from urllib.parse import quote, urlencode
 
 from tradingagents import pricing, team
 from tradingagents.config import PATH_DEFAULTS
+from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.llm_presets import provider_label as preset_label
 from tradingagents.rating import RATINGS_5_TIER, parse_rating
 from tradingagents.vendors import vendor_label
+
+EN = translator("en")
 
 LADDER = tuple(team.ROLES[k] for k in ("research_manager", "trader", "portfolio_manager"))
 """Who rates, in order: the research manager's plan, the trader's proposal, the final decision."""
@@ -35,19 +38,34 @@ NOT_CONFIG = frozenset({
 settings a user chose (analysts, rounds, provider, models, data source…) are compared."""
 
 
-def provider_label(name: Any) -> str:
-    """The preset's label ("Offline engine (no LLM)", "OpenAI-compatible server"); the name if unknown."""
-    return preset_label(name, capital=True)
+def provider_label(name: Any, *, t: Translator = EN) -> str:
+    """The preset's label ("Offline engine (no LLM)", "OpenAI-compatible server") in ``t``'s language; the
+    name if unknown."""
+    return t(preset_label(name, capital=True))
 
 
-def readable_time(iso: Any) -> str:
-    """``2026-12-01T09:41:07.123456+00:00`` → ``1 Dec 2026 09:41`` (UTC); "—" when absent or unreadable."""
+def source_label(name: Any, *, t: Translator = EN) -> str:
+    """The data source's label (``vendor_label``: "Demo market (synthetic)") in ``t``'s language; the name if
+    unknown."""
+    return t(vendor_label(name))
+
+
+def cost_label(text: str, *, t: Translator = EN) -> str:
+    """A cost text of ``run_cost_text`` in ``t``'s language (only the offline engine's has words)."""
+    return t(text) if text == pricing.cost_text(None, offline=True) else text
+
+
+def readable_time(iso: Any, *, t: Translator = EN) -> str:
+    """``2026-12-01T09:41:07.123456+00:00`` → ``1 Dec 2026 09:41`` (UTC; in Chinese ``2026-12-01 09:41``);
+    "—" when absent or unreadable."""
     try:
         when = dt.datetime.fromisoformat(str(iso))
     except (TypeError, ValueError):
         return "—"
     if when.tzinfo is not None:
         when = when.astimezone(dt.UTC)
+    if t.lang != "en":  # a month's English abbreviation would be the only English on the row
+        return f"{when:%Y-%m-%d %H:%M}"
     return f"{when.day} {when:%b %Y %H:%M}"
 
 
@@ -91,17 +109,29 @@ class HistoryRow:
 
     @property
     def llm(self) -> str:
-        label = provider_label(self.provider)
+        return self.llm_in(EN)
+
+    def llm_in(self, t: Translator) -> str:
+        label = provider_label(self.provider, t=t)
         return f"{label} · {' / '.join(self.models)}" if self.models else label
 
-    def as_display(self) -> dict[str, Any]:
-        return {"Ticker": self.ticker, "Date": self.date, "Rating": self.rating or "—", "LLM": self.llm,
-                "Cost": self.cost, "Data": vendor_label(self.vendor) + (" · invented instrument" if self.invented else ""),
-                "Version": "current" if self.version is None else f"earlier #{self.version}",
-                "By": self.by or "—", "Saved": self.saved,
-                "Open": run_link(self.ticker, self.date), "Debates": debates_link(self.ticker, self.date)}
+    def as_display(self, *, t: Translator = EN) -> dict[str, Any]:
+        """The row as the History table shows it, column names and words in ``t``'s language (the rating
+        shown translated; the links keep the canonical ticker and date)."""
+        data = source_label(self.vendor, t=t)
+        if self.invented:
+            data = t("{source} · invented instrument", source=data)
+        version = t("current") if self.version is None else t("earlier #{n}", n=self.version)
+        return {t("Ticker"): self.ticker, t("Date"): self.date,
+                t("Rating"): rating_label(self.rating, t.lang) if self.rating else "—",
+                t("LLM"): self.llm_in(t), t("Cost"): cost_label(self.cost, t=t), t("Data"): data,
+                t("Version"): version, t("By"): self.by or "—", t("Saved"): readable_time(self.saved_at, t=t),
+                t("Open"): run_link(self.ticker, self.date), t("Debates"): debates_link(self.ticker, self.date)}
 
 
+HISTORY_COLUMNS = (N_("Ticker"), N_("Date"), N_("Rating"), N_("LLM"), N_("Cost"), N_("Data"), N_("Version"),
+                   N_("By"), N_("Saved"), N_("Open"), N_("Debates"))
+"""The History table's columns (English; ``as_display`` names them in the page's language)."""
 CONSTANT_COLUMNS = ("LLM", "Data", "By", "Cost")
 """History columns that are dropped from the table when every shown row has the same value (said once above it)."""
 
@@ -185,7 +215,8 @@ def filter_rows(
 # comparison
 # ---------------------------------------------------------------------------------------------
 def rating_ladder(state: Mapping[str, Any] | None, saved_rating: str | None) -> list[tuple[str, str | None]]:
-    """(role name, rating) for research manager → trader → portfolio manager.
+    """(role name, rating) for research manager → trader → portfolio manager (the canonical English
+    names: the page shows them with ``t.p("role", name)`` and ``rating_label``).
 
     The portfolio manager's rung is the saved rating (the structured one); the others are read
     from their saved texts with ``parse_rating`` (None when the text is missing).
@@ -207,6 +238,41 @@ def _flat_config(meta: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
+SETTING_LABELS: dict[str, str] = {
+    "analysts": N_("Analysts"), "selected_analysts": N_("Analysts"), "max_debate_rounds": N_("Debate rounds"),
+    "max_risk_discuss_rounds": N_("Risk discussion rounds"), "llm_provider": N_("Model provider"),
+    "quick_think_llm": N_("Quick model"), "deep_think_llm": N_("Deep model"), "backend_url": N_("Server address"),
+    "data_vendor": N_("Data source"), "output_language": N_("Output language"),
+    "online_tools": N_("Online tools"), "max_concurrent_llm_calls": N_("Model calls at once"),
+    "benchmark": N_("Benchmark"), "holding_days": N_("Holding days"), "execution_mode": N_("Analyst execution"),
+    "executor": N_("Executor"), "blind": N_("Blind run"), "temperature": N_("Temperature"),
+    "max_cost_usd": N_("Budget (USD)"), "memory_enabled": N_("Memory"), "seed": N_("Seed"),
+}
+"""A compared setting's label for people (a key not listed shows its words: ``max_x_y`` → "Max x y")."""
+
+
+def _output_language(value: Any, t: Translator) -> str:
+    if value == "English":
+        return t.p("language", "English")
+    if value == "Chinese":
+        return t.p("language", "Chinese")
+    return _show(value)
+
+
+def setting_label(key: str, *, t: Translator = EN) -> str:
+    """The label of a saved setting (``max_debate_rounds`` → "Debate rounds"), in ``t``'s language."""
+    label = SETTING_LABELS.get(key)
+    if label is not None:
+        return t(label)
+    return key.replace("_", " ").strip().capitalize() or key
+
+
+def _analyst_names(value: Any, t: Translator) -> str:
+    roles = {r.key: r for r in team.ANALYSTS}
+    names = [t.p("role", roles[str(v)].node) if str(v) in roles else str(v) for v in value]
+    return ", ".join(names) or "—"
+
+
 def _show(value: Any) -> str:
     if value is None:
         return "—"
@@ -217,10 +283,12 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def config_diff(meta_a: Mapping[str, Any] | None, meta_b: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:
-    """(setting, value in A, value in B) for every saved setting that differs, sorted by name.
+def config_diff(meta_a: Mapping[str, Any] | None, meta_b: Mapping[str, Any] | None, *,
+                t: Translator = EN) -> list[tuple[str, str, str]]:
+    """(setting, value in A, value in B) for every saved setting that differs, sorted by name (the key:
+    the page shows ``setting_label(key)``).
 
-    Providers and data sources are shown by their labels.
+    Providers, data sources, analysts and the output language are shown by their labels in ``t``'s language.
     """
     a, b = _flat_config(meta_a or {}), _flat_config(meta_b or {})
     out = []
@@ -229,29 +297,36 @@ def config_diff(meta_a: Mapping[str, Any] | None, meta_b: Mapping[str, Any] | No
         if va == vb:
             continue
         if key == "llm_provider":
-            sa, sb = provider_label(va), provider_label(vb)
+            sa, sb = provider_label(va, t=t), provider_label(vb, t=t)
         elif key == "data_vendor":
-            sa, sb = vendor_label(va), vendor_label(vb)
+            sa, sb = source_label(va, t=t), source_label(vb, t=t)
+        elif key in ("analysts", "selected_analysts") and isinstance(va, (list, tuple)) and isinstance(vb, (list, tuple)):
+            sa, sb = _analyst_names(va, t), _analyst_names(vb, t)
+        elif key == "output_language":
+            sa, sb = _output_language(va, t), _output_language(vb, t)
+        elif isinstance(va, bool) or isinstance(vb, bool):
+            sa, sb = (_show(v) if not isinstance(v, bool) else t("yes") if v else t("no") for v in (va, vb))
         else:
             sa, sb = _show(va), _show(vb)
         out.append((key, sa, sb))
     return out
 
 
-USAGE_FIELDS = (("llm_calls", "LLM calls"), ("tool_calls", "Tool calls"), ("input_tokens", "Tokens in"),
-                ("output_tokens", "Tokens out"))
+USAGE_FIELDS = (("llm_calls", N_("LLM calls")), ("tool_calls", N_("Tool calls")), ("input_tokens", N_("Tokens in")),
+                ("output_tokens", N_("Tokens out")))
 
 
-def usage_rows(meta_a: Mapping[str, Any] | None, meta_b: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:
-    """(measure, A, B): run time, the usage totals and the cost."""
+def usage_rows(meta_a: Mapping[str, Any] | None, meta_b: Mapping[str, Any] | None, *,
+               t: Translator = EN) -> list[tuple[str, str, str]]:
+    """(measure, A, B): run time, the usage totals and the cost, labelled in ``t``'s language."""
     rows = []
     ea, eb = (meta_a or {}).get("elapsed_s"), (meta_b or {}).get("elapsed_s")
-    rows.append(("Run time", f"{float(ea):.1f} s" if ea is not None else "—",
-                 f"{float(eb):.1f} s" if eb is not None else "—"))
+    rows.append((t("Run time"), t("{s} s", s=f"{float(ea):.1f}") if ea is not None else "—",
+                 t("{s} s", s=f"{float(eb):.1f}") if eb is not None else "—"))
     ua, ub = dict((meta_a or {}).get("usage") or {}), dict((meta_b or {}).get("usage") or {})
     for key, label in USAGE_FIELDS:
-        rows.append((label, f"{int(ua[key]):,}" if key in ua else "—", f"{int(ub[key]):,}" if key in ub else "—"))
-    rows.append(("Cost", run_cost_text(meta_a), run_cost_text(meta_b)))
+        rows.append((t(label), f"{int(ua[key]):,}" if key in ua else "—", f"{int(ub[key]):,}" if key in ub else "—"))
+    rows.append((t("Cost"), cost_label(run_cost_text(meta_a), t=t), cost_label(run_cost_text(meta_b), t=t)))
     return rows
 
 
@@ -276,8 +351,9 @@ def prefill_link(meta: Mapping[str, Any], ticker: str, date: str) -> str:
     return "/run?prefill=" + quote(doc, safe="")
 
 
-def report_sections(state: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-    """(title, state key) of every report and plan, in the order the desk writes them."""
+def report_sections(state: Mapping[str, Any] | None, *, t: Translator = EN) -> list[tuple[str, str]]:
+    """(title, state key) of every report and plan, in the order the desk writes them; the title is the
+    writing role's name in ``t``'s language."""
     keys = list(team.REPORT_KEYS) + [r.output_key for r in LADDER if r.output_key]
-    titles = {r.output_key: r.node for r in team.ROLES.values() if r.output_key}
+    titles = {r.output_key: t.p("role", r.node) for r in team.ROLES.values() if r.output_key}
     return [(titles.get(k, k), k) for k in keys]

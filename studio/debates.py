@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tradingagents import team
+from tradingagents.i18n import N_, Translator, translator
+
+EN = translator("en")
 
 AVATARS = {
     "bull": ":material/trending_up:",
@@ -43,9 +46,28 @@ class Turn:
         """The name the UI shows: the role's node name ("Bull Researcher", "Neutral Analyst", …)."""
         return team.ROLES[self.role].node
 
+    def speaker_in(self, t: Translator = EN) -> str:
+        """The speaker's name in ``t``'s language (the roster's names: core.po's "role" context)."""
+        return role_name(self.role, t=t)
+
     @property
     def avatar(self) -> str:
         return AVATARS.get(self.role, ":material/chat:")
+
+
+def role_name(role: str, *, t: Translator = EN) -> str:
+    """A roster key's node name ("Bull Researcher") in ``t``'s language."""
+    return t.p("role", team.ROLES[role].node)
+
+
+DEBATE_TITLES = {"invest": N_("Investment debate"), "risk": N_("Risk debate")}
+"""Each debate's title (the roster's ``team.DEBATE_TITLES``, marked for the catalogue)."""
+
+
+def debate_title(debate: str, *, t: Translator = EN) -> str:
+    """"Investment debate — Bull · Bear", "Risk debate — Aggressive · Conservative · Neutral" in ``t``'s language."""
+    title = t(DEBATE_TITLES.get(debate, team.DEBATE_TITLES[debate]))
+    return f"{title} — {' · '.join(t.p('speaker', r.speaker) for r in team.speakers(debate))}"
 
 
 def _turn_of(record: Mapping[str, Any]) -> Turn | None:
@@ -134,7 +156,7 @@ def turns_from_saved(state: Mapping[str, Any] | None, meta: Mapping[str, Any] | 
 # ---------------------------------------------------------------------------------------------
 # which of the opponent's points a turn answers (a deterministic word-overlap match)
 # ---------------------------------------------------------------------------------------------
-ANSWERS_CAPTION = (
+ANSWERS_CAPTION = N_(
     "“Answers” shows the opponent's point this turn quotes, or else the sentence of the previous opponent "
     "turn that shares the most words with it (a deterministic word-overlap match, ignoring numbers and "
     "common words)."

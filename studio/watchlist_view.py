@@ -13,9 +13,12 @@ from collections.abc import Sequence
 from urllib.parse import urlencode
 
 from tradingagents.batch import TickerOutcome
+from tradingagents.i18n import N_, Translator, rating_label, translator
 
-STATUS_LABEL = {"queued": "queued", "running": "running…", "done": "done", "reused": "saved run",
-                "failed": "failed", "stopped": "stopped", "budget": "budget reached"}
+EN = translator("en")
+STATUS_LABEL = {"queued": N_("queued"), "running": N_("running…"), "done": N_("done"), "reused": N_("saved run"),
+                "failed": N_("failed"), "stopped": N_("stopped"), "budget": N_("budget reached")}
+"""A ticker's status → its label (English; shown with ``t(label)``)."""
 
 
 def run_link(outcome: TickerOutcome, blind: bool = False) -> str:
@@ -24,43 +27,49 @@ def run_link(outcome: TickerOutcome, blind: bool = False) -> str:
                                 **({"blind": "1"} if blind else {})})
 
 
-def _cost(value: float | None) -> str:
-    return "price unknown" if value is None else f"${value:.4f}"
+def cost_text(value: float | None, *, t: Translator = EN) -> str:
+    """A tile's or the batch's cost: "$0.0123", or "price unknown" in ``t``'s language."""
+    return t("price unknown") if value is None else f"${value:.4f}"
 
 
-def summary_text(summary: dict, running: bool) -> str:
+def summary_text(summary: dict, running: bool, *, t: Translator = EN) -> str:
     """The batch's head line: how many tickers were analysed, failed or are still to go (one count each,
     so "4/4 finished" never stands beside "some tickers did not finish")."""
     total, ok, ended = summary["total"], summary["ok"], summary["done"]
-    parts = [f"{ok} of {total} analysed"]
+    parts = [t("{ok} of {total} analysed", ok=ok, total=total)]
     if ended - ok:
-        parts.append(f"{ended - ok} did not finish")
+        parts.append(t("{n} did not finish", n=ended - ok))
     if total - ended:
-        parts.append(f"{total - ended} {'to go' if running else 'not started'}")
+        parts.append(t("{n} to go", n=total - ended) if running else t("{n} not started", n=total - ended))
     return " · ".join(parts)
 
 
-def end_text(summary: dict) -> str:
+def end_text(summary: dict, *, t: Translator = EN) -> str:
     """The closing caption once the batch ended, from the same counts as ``summary_text``."""
     if summary["ok"] == summary["total"]:
-        return f"Finished: all {summary['total']} tickers analysed."
-    return (f"{summary['total'] - summary['ok']} of {summary['total']} tickers did not finish: run the watchlist "
-            "again to continue them (finished tickers are reused).")
+        return t("Finished: all {total} tickers analysed.", total=summary["total"])
+    return t("{n} of {total} tickers did not finish: run the watchlist again to continue them (finished tickers "
+             "are reused).", n=summary["total"] - summary["ok"], total=summary["total"])
 
 
-def tile_html(outcome: TickerOutcome, blind: bool = False) -> str:
-    """One ticker's tile; a finished one links to its run."""
-    status = STATUS_LABEL.get(outcome.status, outcome.status)
-    rating = html.escape(outcome.rating or "—")
+def tile_html(outcome: TickerOutcome, blind: bool = False, *, t: Translator = EN) -> str:
+    """One ticker's tile, in ``t``'s language (the rating shown translated; ``data-status`` and the link keep
+    the canonical values); a finished one links to its run."""
+    label = STATUS_LABEL.get(outcome.status)
+    status = t(label) if label is not None else outcome.status
+    rating = html.escape(rating_label(outcome.rating, t.lang) if outcome.rating else "—")
     title = html.escape(outcome.error or "")
     body = (f'<div class="ta-tile ta-tile-{html.escape(outcome.status)}" data-ticker="{html.escape(outcome.ticker)}" '
-            f'data-status="{html.escape(outcome.status)}" title="{title}">'
+            f'data-status="{html.escape(outcome.status)}" data-rating="{html.escape(outcome.rating or "")}" '
+            f'title="{title}">'
             f"<b>{html.escape(outcome.ticker)}</b><br>{html.escape(status)}<br>{rating}<br>"
-            f"<small>{html.escape(_cost(outcome.cost_usd))}</small>"
-            + ('<span class="ta-tile-open">Open run →</span>' if outcome.ok else "") + "</div>")
+            f"<small>{html.escape(cost_text(outcome.cost_usd, t=t))}</small>"
+            + ('<span class="ta-tile-open">' + html.escape(t("Open run →")) + "</span>" if outcome.ok else "")
+            + "</div>")
     if outcome.ok:
+        aria = t("Open the run of {ticker}", ticker=outcome.ticker)
         return (f'<a class="ta-tile-link" href="{html.escape(run_link(outcome, blind))}" target="_self" '
-                f'aria-label="Open the run of {html.escape(outcome.ticker)}">{body}</a>')
+                f'aria-label="{html.escape(aria)}">{body}</a>')
     return body
 
 
@@ -77,5 +86,5 @@ TILE_CSS = """<style>
 </style>"""
 
 
-def tiles_html(outcomes: Sequence[TickerOutcome], blind: bool = False) -> str:
-    return TILE_CSS + '<div class="ta-tiles">' + "".join(tile_html(o, blind) for o in outcomes) + "</div>"
+def tiles_html(outcomes: Sequence[TickerOutcome], blind: bool = False, *, t: Translator = EN) -> str:
+    return TILE_CSS + '<div class="ta-tiles">' + "".join(tile_html(o, blind, t=t) for o in outcomes) + "</div>"

@@ -121,10 +121,16 @@ def test_compare_shows_ladder_config_difference_usage_and_rerun_link(runs, entry
     assert "None" not in card.to_string() and "nan" not in card.to_string()
     diff = at.dataframe[1].value
     settings = set(diff["Setting"])
-    assert {"max_debate_rounds", "analysts"} <= settings
+    # settings by their labels, not their config keys
+    assert {"Debate rounds", "Analysts"} <= settings
+    assert not any("_" in s for s in settings), settings
     # only settings a user chose: no run facts or outcomes (missing_data, log_note) listed as settings
-    assert not settings & {"home", "results_dir", "thread_id", "elapsed_s", "debate_turns", "missing_data", "log_note",
-                           "warnings", "memory_used", "decision", "session_note"}
+    assert not settings & {compare.setting_label(k) for k in (
+        "home", "results_dir", "thread_id", "elapsed_s", "debate_turns", "missing_data", "log_note", "warnings",
+        "memory_used", "decision", "session_note")}
+    analysts = diff[diff["Setting"] == "Analysts"].iloc[0]
+    assert list(analysts.iloc[1:]) == ["Market Analyst, Sentiment Analyst, News Analyst, Fundamentals Analyst",
+                                       "Market Analyst, News Analyst"]
     usage = at.dataframe[2].value
     assert list(usage[""]) == ["Run time", "LLM calls", "Tool calls", "Tokens in", "Tokens out", "Cost"]
     assert f"{a['meta']['usage']['llm_calls']:,}" in list(usage.iloc[:, 1])

@@ -57,7 +57,7 @@ def test_battle_view_puts_sides_apart_with_rounds_verdicts_and_answers(two_round
     assert "Research Manager — verdict" in texts(at) and "Portfolio Manager — verdict" in texts(at)
     assert "Trader — proposal" in texts(at)
     # each answer names the previous opponent and quotes one of that opponent's sentences
-    answers = re.findall(r'data-answers="(\w+)">answers <span[^>]*>[^<]*</span>: “([^”]*)”', shown)
+    answers = re.findall(r'data-answers="(\w+)">answers <span[^>]*>[^<]*</span>: “<span class="ta-point">([^”<]*)</span>”', shown)
     assert answers, shown[:2000]
     turns = turns_from_saved(two_round_run["state"], two_round_run["meta"])
     expected = rebuttals(turns)
