@@ -28,11 +28,46 @@ ALLOWED = frozenset(
         "gpt", "mini", "nano", "turbo", "llama", "qwen", "claude", "sonnet", "haiku", "opus", "chat",
         "offline",  # the offline engine's model id ("offline-quick"), not a label
         "quick", "deep",
+        # Plotly draws its own tool bar over a chart ("Download plot as a png", "Zoom", "Autoscale")
+        "Plotly",
     )
 )
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
 _TICKERISH = re.compile(r"^[A-Z0-9^][A-Z0-9.^=-]*$")
+
+CHROME_JS = r"""() => {
+  // What no page can translate, left out of the scan (restored by RESTORE_JS): Streamlit's own ARIA labels and
+  // tooltips (a heading anchor's "Link to heading", a select's "Open", "Help for …", the date field's "year, …",
+  // "Choose date", the number field's steppers, the tables' and charts' tool bars), Material icons drawn from
+  // their ligature names ("trending_up": a glyph, not text), and quoted source material (a post or headline
+  // as the data source wrote it, in a blockquote of the agents' reports).
+  const hide = (sel) => document.querySelectorAll(sel).forEach((e) => {
+    if (e.dataset.taScan) return; e.dataset.taScan = 'hidden:' + (e.style.display || ''); e.style.display = 'none'; });
+  const unlabel = (sel) => document.querySelectorAll(sel).forEach((e) => {
+    for (const a of ['aria-label', 'title']) if (e.hasAttribute(a)) {
+      e.dataset['taScan' + a.replace('-', '')] = e.getAttribute(a); e.removeAttribute(a); } });
+  hide('[data-testid="stIconMaterial"]'); hide('[data-testid="stExpanderIcon"]'); hide('span[role="img"][translate="no"]');
+  hide('[class*="st-key-ta-engine-"] blockquote'); hide('[class*="st-key-ta-said-"] blockquote');
+  for (const sel of ['[data-testid="stChatMessageContent"]', '[data-testid="stSelectbox"] button',
+      '[data-testid="stMultiSelect"] button', '[data-testid="stMultiSelect"] [role="button"]',
+      '[data-testid="stTooltipHoverTarget"]', '[aria-label^="Help for "]',
+      '[data-testid="stDateInputField"] [aria-label]', '[data-testid="stDateInputCalendarButton"]',
+      '[data-testid="stNumberInputStepDown"]', '[data-testid="stNumberInputStepUp"]',
+      '[data-testid="stElementToolbar"] [aria-label]', '[data-testid="stElementToolbar"] [title]',
+      '[data-testid="stHeaderActionElements"] [aria-label]', '[data-testid="stSidebarCollapseButton"] [aria-label]',
+      '[data-testid="stSidebarCollapseButton"] button', '[data-testid="stExpandSidebarButton"]',
+      '[data-testid="stNavSectionHeader"] [aria-label]', '.modebar [data-title]', '.modebar-btn',
+      '[data-testid="stProgress"] [role="progressbar"]', '[data-testid="stSidebarNav"] [aria-label]'])
+    unlabel(sel);
+  return true;
+}"""
+RESTORE_JS = r"""() => { document.querySelectorAll('[data-ta-scan]').forEach((e) => {
+    const v = e.dataset.taScan; if (v.startsWith('hidden:')) e.style.display = v.slice(7); delete e.dataset.taScan; });
+  document.querySelectorAll('[data-ta-scanarialabel]').forEach((e) => {
+    e.setAttribute('aria-label', e.dataset.taScanarialabel); delete e.dataset.taScanarialabel; });
+  document.querySelectorAll('[data-ta-scantitle]').forEach((e) => {
+    e.setAttribute('title', e.dataset.taScantitle); delete e.dataset.taScantitle; }); }"""
 
 VISIBLE_TEXT_JS = r"""() => {
   const roots = [document.querySelector('section.stMain, [data-testid="stMain"], .main'),
@@ -68,5 +103,10 @@ def english_in(text: str, allowed: frozenset[str] = ALLOWED) -> list[str]:
 
 
 def english_words(page, allowed: frozenset[str] = ALLOWED) -> list[str]:
-    """The English words on ``page`` (a Playwright page) a Chinese reader would meet."""
-    return english_in(page.evaluate(VISIBLE_TEXT_JS), allowed)
+    """The English words on ``page`` (a Playwright page) a Chinese reader would meet: what it shows,
+    without what no page can translate (``CHROME_JS``; the page is left as it was)."""
+    page.evaluate(CHROME_JS)
+    try:
+        return english_in(page.evaluate(VISIBLE_TEXT_JS), allowed)
+    finally:
+        page.evaluate(RESTORE_JS)
