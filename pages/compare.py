@@ -4,7 +4,6 @@ difference, usage — and "run again with changes" (the Run page opens with a ru
 from __future__ import annotations
 
 import html
-import inspect
 
 import streamlit as st
 
@@ -47,11 +46,6 @@ def ladder_html(label_a: str, label_b: str, ladder_a, ladder_b) -> str:
         cells.append(f'<div data-role="{html.escape(role)}">{html.escape(t.p("role", role))}</div>'
                      f"<div>{_pill(ra)}</div><div>{_pill(rb)}</div>")
     return LADDER_CSS + '<div class="ta-ladder" data-testid="ta-ladder">' + "".join(cells) + "</div>"
-
-
-def _in_language(fn) -> dict:
-    """``t=`` for a studio.export function that writes in a language (its ``t`` keyword), else nothing."""
-    return {"t": tr()} if "t" in inspect.signature(fn).parameters else {}
 
 
 def _run_label(r: dict) -> str:
@@ -111,9 +105,9 @@ def main() -> None:
     st.caption(_("From each run's Portfolio Manager decision and Trader proposal; \"Scored over\" is the window "
                  "the settlement measures, beside the horizon the decision states."))
     card_a = export.card_rows(export.card(run_a["state"], run_a["meta"], run_a["rating"]),
-                              export.currency_of(run_a["state"], run_a["meta"]), **_in_language(export.card_rows))
+                              export.currency_of(run_a["state"], run_a["meta"]), t=tr())
     card_b = export.card_rows(export.card(run_b["state"], run_b["meta"], run_b["rating"]),
-                              export.currency_of(run_b["state"], run_b["meta"]), **_in_language(export.card_rows))
+                              export.currency_of(run_b["state"], run_b["meta"]), t=tr())
     st.dataframe([{"": la, label_a: va, label_b: vb} for (la, va), (_lb, vb) in zip(card_a, card_b, strict=True)],
                  hide_index=True, width="stretch", key="cmp_card")
 

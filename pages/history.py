@@ -4,12 +4,12 @@ to open it on the Run page or its debate, two to compare, and its report as Mark
 from __future__ import annotations
 
 import datetime as dt
-import inspect
 
 import streamlit as st
 
 from studio import charts, compare, export, theme, ui
 from studio.ui import _, rating_label, tr
+from tradingagents.i18n import translator
 from tradingagents.rating import RATINGS_5_TIER
 from tradingagents.storage import list_runs, load_run
 
@@ -115,13 +115,6 @@ def main() -> None:
     export_buttons(config, row.ticker, row.date, row.saved_at, key="hist")
 
 
-def _in_language(fn, lang: str) -> dict:
-    """``t=`` for an export function that writes in a language (studio.export's ``t`` keyword), else nothing."""
-    from tradingagents.i18n import translator
-
-    return {"t": translator(lang)} if "t" in inspect.signature(fn).parameters else {}
-
-
 @st.cache_data(show_spinner=False, max_entries=64)
 def _exports(storage_key: str, ticker: str, date: str, saved_at: str, lang: str = "en") -> tuple[str, str, bytes]:
     """Markdown, HTML and PDF of one saved run in ``lang``, built once per save (a PDF takes about half a second)."""
@@ -135,9 +128,9 @@ def _exports(storage_key: str, ticker: str, date: str, saved_at: str, lang: str 
         closes = [float(x) for x in prices["Close"].tail(60)] if len(prices) else None
     except Exception:  # noqa: BLE001 - no chart is no reason to refuse the export
         closes = None
-    return (export.report_markdown(*args, **_in_language(export.report_markdown, lang)),
-            export.report_html(*args, closes=closes, **_in_language(export.report_html, lang)),
-            export.report_pdf(*args, closes=closes, **_in_language(export.report_pdf, lang)))
+    t = translator(lang)
+    return (export.report_markdown(*args, t=t), export.report_html(*args, closes=closes, t=t),
+            export.report_pdf(*args, closes=closes, t=t))
 
 
 def export_buttons(config, ticker: str, date: str, saved_at: str, *, key: str) -> None:
