@@ -161,11 +161,20 @@ def test_memory_log_charts_are_per_ticker_and_equity_with_a_plain_hit_rate(ta_ho
                settled_block("2024-05-24", "NVDA", "Buy", 0.01, -0.005)])
     at = new_app("memory_log")
     assert not at.exception, [e.value for e in at.exception]
-    assert [t.label for t in at.tabs] == ["Compounded alpha per ticker", "Equity vs benchmark",
-                                          "Hit rate by rating"]
+    picker = at.segmented_control(key="log_chart")
+    assert list(picker.options) == ["Compounded alpha per ticker", "Equity vs benchmark",
+                                    "Hit rate by rating"]
+    # one chart at a time: only the picked one is built and sent to the browser
+    assert picker.value == "alpha" and len(at.get("plotly_chart")) == 1
     shown = texts(at)
     assert "never combined" in shown and "no day counts twice" in shown
-    assert "Growth of 1 from following the settled decisions" in shown
+    assert "Growth of 1 from following the settled decisions" not in shown
+    at.segmented_control(key="log_chart").set_value("equity").run()
+    assert len(at.get("plotly_chart")) == 1 and "Growth of 1 from following the settled decisions" in texts(at)
+    at.segmented_control(key="log_chart").set_value("hits").run()
+    assert len(at.get("plotly_chart")) == 1 and "A hit is the reflections' own rule" in texts(at)
+    stats = next(d.value for d in at.dataframe if "hit_rate" in d.value.columns)
+    assert list(stats["rating"]) == ["Buy", "Sell"]
 
 
 # ------------------------------------------------------------------------------------------ memories
