@@ -12,6 +12,7 @@ from streamlit.errors import StreamlitAPIException
 
 from studio import backtest_view as view
 from studio import ui
+from studio.charts import plotly_config
 from studio.ui import _, rating_label, tr
 from tradingagents.backtest.engine import TEAM, TEAM_NO_MEMORY, BacktestSpec, list_backtests
 from tradingagents.errors import TradingAgentsError
@@ -29,6 +30,7 @@ config = ui.current_config()
 registry = ui.get_registry()
 me = ui.owner()
 t = tr()
+view_config = plotly_config(t)  # Plotly's own mode bar and month names in the page's language
 
 
 def _link(page: str, label: str, params: dict[str, str]) -> None:
@@ -59,8 +61,8 @@ def live(backtest_id: str) -> None:
         return
     p = handle.progress()
     head, stop_col = st.columns([5, 1])
-    head.markdown(_("#### Backtesting **{tickers}** · {status}", tickers=", ".join(handle.backtest.spec.tickers),
-                    status=view.status_name(handle.status, t)))
+    head.subheader(_("Backtesting {tickers} · {status}", tickers=", ".join(handle.backtest.spec.tickers),
+                     status=view.status_name(handle.status, t)), anchor=False)
     if not handle.can_control(me):
         st.caption(_("This backtest was started in another browser: you can watch it; only that browser can stop "
                      "or resume it."))
@@ -84,12 +86,12 @@ def live(backtest_id: str) -> None:
             closes = plan.closes[: len(days)]
             curves["Buy & Hold"] = [c / closes[0] for c in closes]
             st.plotly_chart(view.equity_figure(days, curves, title=_("{ticker}: equity so far", ticker=ticker), t=t),
-                            width="stretch",
+                            width="stretch", config=view_config,
                             key=f"live_{ticker}")
 
 
 def render_results(handle, outputs: dict) -> None:
-    st.subheader(_("Results"))
+    st.subheader(_("Results"), anchor=False)
     st.caption(_("CR cumulative return, ARR annualised, SR Sharpe ratio (daily, risk-free 0), MDD maximum drawdown; "
                  "hit rate and alpha of the team's decisions over their holding window. Percentages."))
     st.dataframe(view.paper_table(outputs["metrics"], t=t), hide_index=True, width="stretch")
@@ -111,15 +113,15 @@ def render_results(handle, outputs: dict) -> None:
         plan = handle.backtest.plans[ticker]
         rows = equity[equity["ticker"] == ticker]
         curves = {s: list(g["equity"]) for s, g in rows.groupby("strategy", sort=False)}
-        st.markdown(f"#### {ticker}")
+        st.subheader(ticker, anchor=False)
         t1, t2, t3 = st.tabs([_("Equity vs baselines"), _("Drawdown"), _("Ratings over the price")])
         with t1:
-            st.plotly_chart(view.equity_figure(plan.days, curves, t=t), width="stretch", key=f"eq_{ticker}")
+            st.plotly_chart(view.equity_figure(plan.days, curves, t=t), width="stretch", config=view_config, key=f"eq_{ticker}")
         with t2:
-            st.plotly_chart(view.drawdown_figure(plan.days, curves, t=t), width="stretch", key=f"dd_{ticker}")
+            st.plotly_chart(view.drawdown_figure(plan.days, curves, t=t), width="stretch", config=view_config, key=f"dd_{ticker}")
         with t3:
             mine = decisions[decisions["ticker"] == ticker].to_dict("records")
-            st.plotly_chart(view.ratings_figure(plan.days, plan.closes, mine, ticker, t=t), width="stretch",
+            st.plotly_chart(view.ratings_figure(plan.days, plan.closes, mine, ticker, t=t), width="stretch", config=view_config,
                             key=f"rt_{ticker}")
     folder = Path(handle.backtest.folder)
     c1, c2, c3 = st.columns(3)
@@ -159,7 +161,7 @@ def render_steps(handle) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-st.title(_("Backtest"))
+st.title(_("Backtest"), anchor=False)
 st.html(ui.badges_html(config))
 st.caption(_("The team over a date range, one decision every N trading days per ticker, learning as it goes "
              "(each step settles what is due first and sees only outcomes known by its date), scored like the "
@@ -188,7 +190,7 @@ with st.container(border=True):
         st.number_input(_("Cost (bps per unit of turnover)"), min_value=0.0, max_value=1000.0, step=1.0,
                         key="bt_cost", width=220, help=_("Charged on every strategy; 0 is the paper's setting."))
         st.selectbox(_("Watchlist as one book"), ("none", "equal", "conviction"), key="bt_portfolio", width=200,
-                     format_func=lambda k: _(PORTFOLIO_NAMES[k]), placeholder=_("Choose an option"),
+                     format_func=lambda k: t(PORTFOLIO_NAMES[k]), placeholder=_("Choose an option"),
                      help=_("Also score the tickers as one portfolio (PORTFOLIO): equal weights or weights from the "
                             "ratings."))
         st.number_input(_("No-edge worlds"), min_value=0, max_value=200, step=1, key="bt_control", width=160,
@@ -240,9 +242,9 @@ if handle is not None:
         live(handle.id)
     else:
         p = handle.progress()
-        st.markdown(_("#### {tickers} · {start} → {end} · every {every} · {status}",
-                      tickers=", ".join(spec_shown.tickers), start=spec_shown.start, end=spec_shown.end,
-                      every=spec_shown.every, status=view.status_name(handle.status, t)))
+        st.subheader(_("{tickers} · {start} → {end} · every {every} · {status}",
+                       tickers=", ".join(spec_shown.tickers), start=spec_shown.start, end=spec_shown.end,
+                       every=spec_shown.every, status=view.status_name(handle.status, t)), anchor=False)
         st.html(f'<span class="ta-bt-state" data-id="{handle.id}" data-status="{handle.status}" '
                 f'data-done="{p["done"]}" data-total="{p["total"]}"></span>')
         if handle.status in ("stopped", "failed", "planned"):
@@ -262,12 +264,12 @@ if handle is not None:
                 st.error(_("The backtest's outputs are missing from its folder; Resume writes them again."))
             else:
                 render_results(handle, outputs)
-    st.subheader(_("Steps"))
+    st.subheader(_("Steps"), anchor=False)
     render_steps(handle)
     st.caption(_("Folder: `{folder}`", folder=handle.backtest.folder))
 
 st.divider()
-st.subheader(_("Past backtests"))
+st.subheader(_("Past backtests"), anchor=False)
 past = list_backtests(config)
 if not past:
     st.caption(_("None yet in this home folder."))

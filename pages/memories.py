@@ -64,7 +64,7 @@ def set_query(text: str) -> None:
     st.session_state["mem_query"] = text
 
 
-st.title(_("Memories"))
+st.title(_("Memories"), anchor=False)
 st.html(ui.badges_html(config))
 st.html("<style>.ta-situation :is(h1,h2,h3,h4,h5,h6){font-size:1rem;margin:.4rem 0 .2rem}"
         ".ta-situation p,.ta-advice p{margin:.2rem 0}</style>")  # a stored report's headings stay small
@@ -131,7 +131,7 @@ with q_tab:
             st.info(_("No memory matches these terms: no stored situation shares a word with this query. Try "
                       "other words, or one of the examples."))
         else:
-            st.plotly_chart(charts.score_bars_figure(matches, t=t), width="stretch", key="mem_scores")
+            st.plotly_chart(charts.score_bars_figure(matches, t=t), width="stretch", config=charts.plotly_config(t), key="mem_scores")
             for i, m in enumerate(matches, start=1):
                 terms = display_terms(shared_terms(query, m["matched_situation"], mem))
                 shown = ", ".join(f"`{w}`" for w in terms[:MAX_TERMS]) or _("only common words and numbers")

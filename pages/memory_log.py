@@ -128,6 +128,12 @@ def status_label(status: str) -> str:
     return _("all") if status == "all" else charts.status_label(status, tr())
 
 
+def labels_of(options, label) -> dict:
+    """``{option: label(option)}`` made now, in this run: a widget's format_func may also be called
+    outside the script's run (Streamlit's test harness does), where the session's language is unknown."""
+    return {o: label(o) for o in options}
+
+
 def filtered(df):
     row = st.container(horizontal=True, wrap=True)  # wraps onto new lines on a narrow window
     with row:
@@ -138,9 +144,11 @@ def filtered(df):
                                  placeholder=_("Choose an option"))
         present = set(df["rating"])
         ratings = st.multiselect(_("Rating"), [r for r in RATINGS_5_TIER if r in present], key="log_ratings",
-                                 width=280, format_func=rating_label, placeholder=_("Choose an option"))
+                                 width=280, format_func=labels_of(RATINGS_5_TIER, rating_label).get,
+                                 placeholder=_("Choose an option"))
         status = st.segmented_control(_("Status"), ["all", "pending", "settled"], default="all", key="log_status",
-                                      format_func=status_label, width="content")
+                                      format_func=labels_of(("all", "pending", "settled"), status_label).get,
+                                      width="content")
     view = df
     if tickers:
         view = view[view["ticker"].isin(tickers)]
@@ -177,21 +185,21 @@ def charts_section(view) -> None:
         return
     t = tr()
     # one chart at a time: only the picked one is built and sent (tabs drew all three at once)
-    chart = st.segmented_control(_("Chart"), list(CHARTS), format_func=lambda c: _(CHARTS[c]), default=CHARTS_DEFAULT,
+    chart = st.segmented_control(_("Chart"), list(CHARTS), format_func=labels_of(CHARTS, lambda c: _(CHARTS[c])).get, default=CHARTS_DEFAULT,
                                  key="log_chart", label_visibility="collapsed")
     if chart == "alpha":
-        st.plotly_chart(charts.cumulative_alpha_figure(view, t=t), width="stretch", key="cum_alpha_chart")
+        st.plotly_chart(charts.cumulative_alpha_figure(view, t=t), width="stretch", config=charts.plotly_config(t), key="cum_alpha_chart")
         n_tickers = settled["ticker"].nunique()
         more = (_(" The {n} tickers with the most settled decisions are drawn; filter by ticker to see others.",
                   n=charts.MAX_TICKER_LINES) if n_tickers > charts.MAX_TICKER_LINES else "")
         st.caption(_("{caption} Alphas of different tickers are never combined.{more}",
                      caption=_(charts.CUMULATIVE_ALPHA_CAPTION), more=more))
     elif chart == "equity":
-        st.plotly_chart(charts.equity_figure(charts.equity_curve(view), t=t), width="stretch", key="equity_chart")
+        st.plotly_chart(charts.equity_figure(charts.equity_curve(view), t=t), width="stretch", config=charts.plotly_config(t), key="equity_chart")
         st.caption(_(charts.EQUITY_CAPTION))
     elif chart == "hits":
         stats = charts.rating_stats(view)
-        st.plotly_chart(charts.hit_rate_figure(stats, t=t), width="stretch", key="rating_chart")
+        st.plotly_chart(charts.hit_rate_figure(stats, t=t), width="stretch", config=charts.plotly_config(t), key="rating_chart")
         shown = stats.assign(rating=[rating_label(r) for r in stats["rating"]],
                              hit_rate=stats["hit_rate"] * 100, avg_alpha=stats["avg_alpha"] * 100)
         st.dataframe(shown, hide_index=True, width="stretch", key="rating_stats",
@@ -208,7 +216,7 @@ def charts_section(view) -> None:
 def main() -> None:
     config = ui.current_config()
 
-    st.title(_("Memory log"))
+    st.title(_("Memory log"), anchor=False)
     st.html(ui.badges_html(config))
     st.caption(_("Every decision is logged as pending, then settled against the market after its holding window "
                  "({days} trading days): raw return, alpha versus the benchmark, and a reflection.",
@@ -239,7 +247,7 @@ def main() -> None:
 
     charts_section(view)
 
-    st.subheader(_("Decisions and reflections"))
+    st.subheader(_("Decisions and reflections"), anchor=False)
     newest = view.sort_values(["date", "ticker"], ascending=[False, True], kind="stable")
     first, last = paginate(len(newest), filters)
     page = newest.iloc[first:last]

@@ -52,6 +52,10 @@ def strategy_name(name: str, t: Translator | None = None) -> str:
     return name
 
 
+_DATE_AXIS = dict(type="date", tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d")
+"""Days as numbers (2024-06-03), in every language: no month names on the axis."""
+
+
 def _go():
     import plotly.graph_objects as go
 
@@ -116,6 +120,7 @@ def equity_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]], ti
         fig.add_trace(go.Scatter(x=list(days[: len(values)]), y=list(values), mode="lines", name=strategy_name(name, t),
                                  line={k: v for k, v in style.items() if v is not None}))
     fig.update_layout(title=title or None, height=360, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+                      xaxis=_DATE_AXIS,
                       yaxis_title=t("equity (1.0 = start)"), legend=dict(orientation="h", y=-0.15))
     return fig
 
@@ -130,7 +135,7 @@ def drawdown_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]], 
         fig.add_trace(go.Scatter(x=list(days), y=[100 * x for x in drawdown(values)], mode="lines",
                                  name=strategy_name(name, t),
                                  fill="tozeroy" if name == TEAM else None))
-    fig.update_layout(height=260, margin=dict(l=10, r=10, t=10, b=10), yaxis_title=t("drawdown %"),
+    fig.update_layout(height=260, margin=dict(l=10, r=10, t=10, b=10), yaxis_title=t("drawdown %"), xaxis=_DATE_AXIS,
                       legend=dict(orientation="h", y=-0.2))
     return fig
 
@@ -154,7 +159,8 @@ def ratings_figure(days: Sequence[str], closes: Sequence[float], decisions: Sequ
             name=rating_label(rating, t.lang),
             marker=dict(color=RATING_COLORS.get(rating, "#888"), size=9, line=dict(width=1, color="#fff")),
             hovertemplate="%{x}: " + rating_label(rating, t.lang) + "<extra></extra>"))
-    fig.update_layout(height=320, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.2))
+    fig.update_layout(height=320, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.2),
+                      xaxis=_DATE_AXIS)
     return fig
 
 

@@ -45,6 +45,32 @@ def _subplots(**kwargs):
     return make_subplots(**kwargs)
 
 
+PLOTLY_TEXTS = (
+    N_("Autoscale"), N_("Box Select"), N_("Lasso Select"), N_("Pan"), N_("Reset axes"), N_("Zoom"), N_("Zoom in"),
+    N_("Zoom out"), N_("Download plot as a png"), N_("Download plot as a PNG"), N_("Download plot"), N_("Produced with Plotly.js"),
+    N_("Toggle Spike Lines"), N_("Show closest data on hover"), N_("Compare data on hover"),
+    N_("Double-click to zoom back out"), N_("Snapshot succeeded"), N_("Taking snapshot - this may take a few seconds"),
+    N_("Sorry, there was a problem downloading your snapshot!"), N_("open:"), N_("high:"), N_("low:"), N_("close:"),
+)
+"""Plotly's own words (its mode bar's buttons, the candlestick's hover), translated through its locale option."""
+
+
+def plotly_config(t: Translator | None = None) -> dict[str, Any]:
+    """``st.plotly_chart(config=…)`` in ``t``'s language: Plotly's mode bar and month names come from a
+    locale given inline (Plotly's ``locales`` option; nothing is fetched). Empty for English."""
+    t = _t(t)
+    if t.lang == "en":
+        return {}
+    months = [t("{n} month", n=i) for i in range(1, 13)]
+    return {"locale": t.lang, "locales": {t.lang: {
+        "dictionary": {msg: t(msg) for msg in PLOTLY_TEXTS},
+        "format": {"months": months, "shortMonths": months,
+                   "days": [t("Sunday"), t("Monday"), t("Tuesday"), t("Wednesday"), t("Thursday"), t("Friday"),
+                            t("Saturday")],
+                   "shortDays": [t("Sun"), t("Mon"), t("Tue"), t("Wed"), t("Thu"), t("Fri"), t("Sat")],
+                   "date": "%Y-%m-%d"}}}}
+
+
 TEAM_COLORS = dict(zip(team.TEAMS, ("#2E9BFF", "#9B51E0", "#F2C94C", "#F2994A", "#1DB954"), strict=True))
 # no template of our own: st.plotly_chart's default theme="streamlit" follows the page's light or dark theme
 _LAYOUT = dict(
