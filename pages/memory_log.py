@@ -23,6 +23,7 @@ from tradingagents.storage import open_memory_log, storage_url
 ui.require_router()
 
 PAGE_SIZES = (25, 50, 100)
+RUN_PAGE = "pages/run.py"
 CHARTS = {"alpha": N_("Compounded alpha per ticker"), "equity": N_("Equity vs benchmark"),
           "hits": N_("Hit rate by rating")}
 CHARTS_DEFAULT = "alpha"
@@ -231,7 +232,7 @@ def main() -> None:
         st.info(_("The memory log is empty. Each analysis you run on the **Run** page adds its decision here as "
                   "pending; **Settle now** (or the next run of the same ticker) fills in the return and alpha once "
                   "the holding window has passed."))
-        st.page_link("pages/run.py", label=_("Go to the Run page"), icon=":material/rocket_launch:")
+        st.page_link(RUN_PAGE, label=_("Go to the Run page"), icon=":material/rocket_launch:")
         return
 
     view, filters = filtered(df)
