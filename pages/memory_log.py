@@ -27,6 +27,9 @@ RUN_PAGE = "pages/run.py"
 CHARTS = {"alpha": N_("Compounded alpha per ticker"), "equity": N_("Equity vs benchmark"),
           "hits": N_("Hit rate by rating")}
 CHARTS_DEFAULT = "alpha"
+LAZY_CHARTS_FROM = 5_000
+"""From this many settled decisions (in the filtered view) no chart is drawn until one is picked: on
+20,000 entries, Plotly's first chart was most of what was left of the page's time in the browser."""
 
 
 
@@ -186,8 +189,12 @@ def charts_section(view) -> None:
         return
     t = tr()
     # one chart at a time: only the picked one is built and sent (tabs drew all three at once)
-    chart = st.segmented_control(_("Chart"), list(CHARTS), format_func=labels_of(CHARTS, lambda c: _(CHARTS[c])).get, default=CHARTS_DEFAULT,
-                                 key="log_chart", label_visibility="collapsed")
+    lazy = len(settled) >= LAZY_CHARTS_FROM
+    chart = st.segmented_control(_("Chart"), list(CHARTS), format_func=labels_of(CHARTS, lambda c: _(CHARTS[c])).get,
+                                 default=None if lazy else CHARTS_DEFAULT, key="log_chart",
+                                 label_visibility="collapsed")
+    if chart is None and lazy:
+        st.caption(_("{n} settled decisions: pick a chart above to draw it.", n=f"{len(settled):,}"))
     if chart == "alpha":
         st.plotly_chart(charts.cumulative_alpha_figure(view, t=t), width="stretch", config=charts.plotly_config(t), key="cum_alpha_chart")
         n_tickers = settled["ticker"].nunique()

@@ -260,3 +260,15 @@ def test_memories_show_skipped_lines_with_what_to_do(ta_home):
     warning = next(w.value for w in at.warning if "could not be read" in w.value)
     assert warning.startswith("2 line(s)") and "To fix" in warning
     assert at.metric[0].value == "1"
+
+
+def test_memory_log_draws_no_chart_of_a_big_log_until_one_is_picked(ta_home):
+    # 5,000 settled decisions: the page opens with the table and the picker, and draws a chart on request
+    write_log([settled_block(day(i // 3), TICKERS[i % 3], "Buy", 0.01, 0.001 * (i % 5 - 2)) for i in range(5000)])
+    at = new_app("memory_log")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.metric[2].value == "5,000" and at.get("plotly_chart") == []
+    assert at.segmented_control(key="log_chart").value is None
+    assert "5,000 settled decisions: pick a chart above to draw it." in texts(at)
+    at.segmented_control(key="log_chart").set_value("equity").run()
+    assert len(at.get("plotly_chart")) == 1 and "pick a chart above" not in texts(at)
