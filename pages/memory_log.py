@@ -27,9 +27,10 @@ RUN_PAGE = "pages/run.py"
 CHARTS = {"alpha": N_("Compounded alpha per ticker"), "equity": N_("Equity vs benchmark"),
           "hits": N_("Hit rate by rating")}
 CHARTS_DEFAULT = "alpha"
+# from this many settled decisions (in the filtered view) no chart is drawn until one is picked: on
+# 20,000 entries, Plotly's first chart was most of what was left of the page's time in the browser
+# (a comment, not a docstring: Streamlit's magic would show a bare string on the page)
 LAZY_CHARTS_FROM = 5_000
-"""From this many settled decisions (in the filtered view) no chart is drawn until one is picked: on
-20,000 entries, Plotly's first chart was most of what was left of the page's time in the browser."""
 
 
 
