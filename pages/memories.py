@@ -12,6 +12,7 @@ import streamlit as st
 from studio import charts, ui
 from studio.lessons import SORTS, lesson_rows, sort_rows, track_records
 from studio.memview import EXAMPLE_SITUATIONS, ROLES, display_terms, shared_terms, situation_html
+from studio.ui import _, tr
 from tradingagents.memory.situation_memory import lesson_id
 from tradingagents.storage import list_memory_used, open_memory_log, open_role_memory, storage_url
 
@@ -20,9 +21,21 @@ ui.require_router()
 MAX_TERMS = 24
 SHOW_SKIPPED = 50
 config = ui.current_config()
+t = tr()
+ADVICE = _("Advice:")
 
 
-@st.cache_resource(max_entries=32, show_spinner="Opening the memory…")
+def role_name(role: str) -> str:
+    """A role memory's reader in the page's language (the roster's shared names, core.po)."""
+    return t.p("role", ROLES[role])
+
+
+def role_lower(role: str) -> str:
+    """The role's name inside a sentence: lower case in English ("the bull researcher"), as is in Chinese."""
+    return role_name(role).lower() if t.lang == "en" else role_name(role)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
 def _open(role: str, where: tuple, _config):
     """One open memory per (role, storage, BM25 parameters); ``_config`` is not part of the key."""
     return open_role_memory(role, _config)  # files, or the desk's database
@@ -51,117 +64,127 @@ def set_query(text: str) -> None:
     st.session_state["mem_query"] = text
 
 
-st.title("Memories")
+st.title(_("Memories"), anchor=False)
 st.html(ui.badges_html(config))
 st.html("<style>.ta-situation :is(h1,h2,h3,h4,h5,h6){font-size:1rem;margin:.4rem 0 .2rem}"
         ".ta-situation p,.ta-advice p{margin:.2rem 0}</style>")  # a stored report's headings stay small
-st.caption("Each role keeps lessons from settled decisions as (situation → advice) pairs and reads its best "
-           "BM25 matches before it speaks. Scores are divided by the query's best score.")
+st.caption(_("Each role keeps lessons from settled decisions as (situation → advice) pairs and reads its best "
+             "BM25 matches before it speaks. Scores are divided by the query's best score."))
 
 counts = {role: memory(role).count() for role in ROLES}
 row = st.container(horizontal=True, wrap=True)  # wraps onto new lines on a narrow window
-for role, label in ROLES.items():
-    row.metric(label, f"{counts[role]:,}", width=150)
+for role in ROLES:
+    row.metric(role_name(role), f"{counts[role]:,}", width=150)
 
 linked = st.query_params.get("memory")  # a link from a run's "What the team remembered"
 if linked in ROLES and "mem_role" not in st.session_state:
     st.session_state["mem_role"] = linked
-role = st.selectbox("Role", list(ROLES), format_func=lambda r: f"{ROLES[r]} ({counts[r]:,})", key="mem_role")
+role = st.selectbox(_("Role"), list(ROLES), format_func=lambda r: f"{role_name(r)} ({counts[r]:,})", key="mem_role",
+                    placeholder=_("Choose an option"))
 mem = memory(role)
 wanted_lesson = st.query_params.get("lesson") if linked == role else None
 if wanted_lesson:
     found = [(s, r) for s, r in mem.items() if lesson_id(s, r) == wanted_lesson]
     with st.container(border=True):
         if found:
-            st.markdown(f"**Lesson `{wanted_lesson}`** (linked from a run)")
-            st.html(f'<div class="ta-advice"><b>Advice:</b> {situation_html(found[0][1])}</div>')
+            st.markdown(_("**Lesson `{id}`** (linked from a run)", id=wanted_lesson))
+            st.html(f'<div class="ta-advice"><b>{ADVICE}</b> {situation_html(found[0][1])}</div>')
         else:
-            st.caption(f"Lesson `{wanted_lesson}` is no longer in this memory.")
+            st.caption(_("Lesson `{id}` is no longer in this memory.", id=wanted_lesson))
 
 if mem.problems:
     st.warning(
-        f"{len(mem.problems)} line(s) of `{mem.path}` could not be read and are skipped: the "
-        f"{ROLES[role].lower()} does not see them. Nothing else is affected. To fix: open the file and correct or "
-        "delete those lines (each line is one JSON object with \"situation\" and \"recommendation\" text), "
-        "then reload this page.",
+        _("{n} line(s) of `{path}` could not be read and are skipped: the {role} does not see them. Nothing else "
+          "is affected. To fix: open the file and correct or delete those lines (each line is one JSON object "
+          "with \"situation\" and \"recommendation\" text), then reload this page.",
+          n=len(mem.problems), path=mem.path, role=role_lower(role)),
         icon=":material/warning:",
     )
-    with st.expander(f"Skipped lines ({len(mem.problems)})"):
+    with st.expander(_("Skipped lines ({n})", n=len(mem.problems))):
         for p in mem.problems[:SHOW_SKIPPED]:
             st.text(p)
         if len(mem.problems) > SHOW_SKIPPED:
-            st.caption(f"… and {len(mem.problems) - SHOW_SKIPPED} more.")
+            st.caption(_("… and {n} more.", n=len(mem.problems) - SHOW_SKIPPED))
 
 st.session_state.setdefault("mem_query", "")
-q_tab, rec_tab, add_tab, clear_tab = st.tabs([":material/search: Query", ":material/military_tech: Track record",
-                                              ":material/add: Add a lesson", ":material/delete: Clear"])
+q_tab, rec_tab, add_tab, clear_tab = st.tabs([_(":material/search: Query"), _(":material/military_tech: Track record"),
+                                              _(":material/add: Add a lesson"), _(":material/delete: Clear")])
 
 with q_tab:
-    st.text_area("Situation", key="mem_query", height=120,
-                 placeholder="Describe a market situation, or pick an example below")
-    st.caption("Examples to try:")
+    st.text_area(_("Situation"), key="mem_query", height=120,
+                 placeholder=_("Describe a market situation, or pick an example below"))
+    st.caption(_("Examples to try:"))
     for i, example in enumerate(EXAMPLE_SITUATIONS):
-        st.button(example, key=f"mem_example_{i}", on_click=set_query, args=(example,), type="tertiary",
+        shown_example = t(example)  # the example in the page's language is what the query gets
+        st.button(shown_example, key=f"mem_example_{i}", on_click=set_query, args=(shown_example,), type="tertiary",
                   icon=":material/north_east:")
-    n = st.slider("Matches", 1, 10, 3, key="mem_n")
+    n = st.slider(_("Matches"), 1, 10, 3, key="mem_n")
     query = (st.session_state.get("mem_query") or "").strip()
     if counts[role] == 0:
-        st.info(f"The {ROLES[role].lower()} has no lessons yet. They are added when decisions are settled "
-                "(Memory log → Settle now), or add one by hand in the next tab.")
+        st.info(_("The {role} has no lessons yet. They are added when decisions are settled "
+                  "(Memory log → Settle now), or add one by hand in the next tab.", role=role_lower(role)))
     elif not query:
-        st.info("Type a situation, or click an example, to see what this role remembers about similar ones.")
+        st.info(_("Type a situation, or click an example, to see what this role remembers about similar ones."))
     else:
         matches = [m for m in mem.get_memories(query, n_matches=int(n)) if m["similarity_score"] > 0]
         if not matches:
-            st.info("No memory matches these terms: no stored situation shares a word with this query. Try "
-                    "other words, or one of the examples.")
+            st.info(_("No memory matches these terms: no stored situation shares a word with this query. Try "
+                      "other words, or one of the examples."))
         else:
-            st.plotly_chart(charts.score_bars_figure(matches), width="stretch", key="mem_scores")
+            st.plotly_chart(charts.score_bars_figure(matches, t=t), width="stretch", config=charts.plotly_config(t), key="mem_scores")
             for i, m in enumerate(matches, start=1):
                 terms = display_terms(shared_terms(query, m["matched_situation"], mem))
-                shown = ", ".join(f"`{t}`" for t in terms[:MAX_TERMS]) or "only common words and numbers"
+                shown = ", ".join(f"`{w}`" for w in terms[:MAX_TERMS]) or _("only common words and numbers")
                 if len(terms) > MAX_TERMS:
-                    shown += f" and {len(terms) - MAX_TERMS} more"
+                    shown = _("{terms} and {n} more", terms=shown, n=len(terms) - MAX_TERMS)
                 with st.container(border=True):
-                    st.markdown(f"**#{i}** · score **{m['similarity_score']:.2f}** · "
-                                f"{len(terms)} matched term(s): {shown}")
+                    st.markdown(_("**#{i}** · score **{score}** · {n} matched term(s): {terms}", i=i,
+                                  score=f"{m['similarity_score']:.2f}", n=len(terms), terms=shown))
                     st.progress(max(0.0, min(1.0, float(m["similarity_score"]))))
                     with st.container(height=220 if len(m["matched_situation"]) > 600 else "content", border=False):
                         st.html(f'<div class="ta-situation">{situation_html(m["matched_situation"], terms)}</div>')
-                    st.html(f'<div class="ta-advice"><b>Advice:</b> {situation_html(m["recommendation"])}</div>')
+                    st.html(f'<div class="ta-advice"><b>{ADVICE}</b> {situation_html(m["recommendation"])}</div>')
+
+
+def record_table(rows: list[dict], t) -> list[dict]:
+    """The track-record table's rows with headers and values in the page's language."""
+    retired, in_use = t("retired"), t("in use")
+    return [{t("Lesson id"): r["id"], t("Lesson"): r["lesson"], t("Retrieved"): r["retrieved"],
+             t("Settled"): r["settled"], t("Right"): r["right"], t("Wrong"): r["wrong"],
+             t("Helpfulness"): "—" if r["helpfulness"] is None else t("{share} of {n}", share=f"{r['helpfulness']:.0%}",
+                                                                       n=r["settled"]),
+             t("Mean alpha"): "—" if r["mean_alpha"] is None else f"{r['mean_alpha']:+.2%}",
+             t("Status"): retired if r["retired"] else in_use} for r in rows]
 
 
 def _set_retired(role: str, lesson: str, retire: bool) -> None:
     memory(role).retire(lesson, retire)
     _records.clear()
     ui.audit("memory_retire" if retire else "memory_restore", role, lesson=lesson)
-    st.session_state["mem_retired_msg"] = (f"Lesson `{lesson}` retired: it stays stored but is no longer retrieved."
-                                           if retire else f"Lesson `{lesson}` restored: it is retrieved again.")
+    st.session_state["mem_retired_msg"] = (
+        _("Lesson `{id}` retired: it stays stored but is no longer retrieved.", id=lesson) if retire
+        else _("Lesson `{id}` restored: it is retrieved again.", id=lesson))
 
 
 with rec_tab:
-    st.caption("How each lesson fared: **retrieved** is the number of saved runs it was given to; **settled**, "
-               "**right** and **wrong** count those runs' decisions whose holding window has closed, judged by "
-               "the team's rule (bullish tiers need a positive alpha, bearish a negative one, Hold one within "
-               "the band). **Helpfulness** is the share of those settled decisions that were right, shown with "
-               "how many settled; **mean alpha** is their mean alpha. A retired lesson stays stored but no role "
-               "retrieves it; restore it at any time.")
+    st.caption(_("How each lesson fared: **retrieved** is the number of saved runs it was given to; **settled**, "
+                 "**right** and **wrong** count those runs' decisions whose holding window has closed, judged by "
+                 "the team's rule (bullish tiers need a positive alpha, bearish a negative one, Hold one within "
+                 "the band). **Helpfulness** is the share of those settled decisions that were right, shown with "
+                 "how many settled; **mean alpha** is their mean alpha. A retired lesson stays stored but no role "
+                 "retrieves it; restore it at any time."))
     rows = lesson_rows(role, mem.lessons(), _records(where_of(config), config))
     if not rows:
-        st.info(f"The {ROLES[role].lower()} has no lessons yet.")
+        st.info(_("The {role} has no lessons yet.", role=role_lower(role)))
     else:
-        by = st.selectbox("Sort by", list(SORTS), format_func=SORTS.get, key="mem_sort")
+        by = st.selectbox(_("Sort by"), list(SORTS), format_func=lambda k: t(SORTS[k]), key="mem_sort",
+                          placeholder=_("Choose an option"))
         rows = sort_rows(rows, by)
         if len(rows) > MAX_RECORDS:
-            st.caption(f"The first {MAX_RECORDS:,} of {len(rows):,} lessons in this order.")
+            st.caption(_("The first {n} of {total} lessons in this order.", n=f"{MAX_RECORDS:,}",
+                         total=f"{len(rows):,}"))
             rows = rows[:MAX_RECORDS]
-        st.dataframe(
-            [{"Lesson id": r["id"], "Lesson": r["lesson"], "Retrieved": r["retrieved"], "Settled": r["settled"],
-              "Right": r["right"], "Wrong": r["wrong"],
-              "Helpfulness": "—" if r["helpfulness"] is None else f"{r['helpfulness']:.0%} of {r['settled']}",
-              "Mean alpha": "—" if r["mean_alpha"] is None else f"{r['mean_alpha']:+.2%}",
-              "Status": "retired" if r["retired"] else "in use"} for r in rows],
-            hide_index=True, width="stretch", key="mem_records")
+        st.dataframe(record_table(rows, t), hide_index=True, width="stretch", key="mem_records")
         msg = st.session_state.pop("mem_retired_msg", None)
         if msg:
             st.success(msg)
@@ -169,15 +192,16 @@ with rec_tab:
         if wanted_lesson in ids and "mem_pick" not in st.session_state:
             st.session_state["mem_pick"] = wanted_lesson
         by_id = {r["id"]: r for r in rows}
-        pick = st.selectbox("Lesson", ids, key="mem_pick",
-                            format_func=lambda i: f"{i} · {'retired · ' if by_id[i]['retired'] else ''}"
+        retired_tag = _("retired")
+        pick = st.selectbox(_("Lesson"), ids, key="mem_pick", placeholder=_("Choose an option"),
+                            format_func=lambda i: f"{i} · {retired_tag + ' · ' if by_id[i]['retired'] else ''}"
                                                   f"{by_id[i]['lesson'][:80]}")
         chosen = by_id[pick]
         if chosen["retired"]:
-            st.button("Restore this lesson", key="mem_restore", icon=":material/undo:",
+            st.button(_("Restore this lesson"), key="mem_restore", icon=":material/undo:",
                       on_click=_set_retired, args=(role, pick, False))
         else:
-            st.button("Retire this lesson", key="mem_retire", icon=":material/archive:",
+            st.button(_("Retire this lesson"), key="mem_retire", icon=":material/archive:",
                       on_click=_set_retired, args=(role, pick, True))
 
 
@@ -185,57 +209,59 @@ def _dismiss() -> None:
     st.session_state.pop("mem_confirm", None)
 
 
-@st.dialog("Add this lesson?", on_dismiss=_dismiss)
+@st.dialog(_("Add this lesson?"), on_dismiss=_dismiss)
 def confirm_add(role: str, situation: str, advice: str) -> None:
-    st.write(f"It is added to the **{ROLES[role]}**'s memory and read whenever a similar situation comes up.")
+    st.write(_("It is added to the **{role}**'s memory and read whenever a similar situation comes up.",
+               role=role_name(role)))
     st.html(f'<div class="ta-situation">{situation_html(situation)}</div>')
-    st.html(f"<div><b>Advice:</b> {situation_html(advice)}</div>")
+    st.html(f"<div><b>{ADVICE}</b> {situation_html(advice)}</div>")
     a, b = st.columns(2)
-    if a.button("Yes, add it", type="primary", key="confirm_add_yes"):
+    if a.button(_("Yes, add it"), type="primary", key="confirm_add_yes"):
         memory(role).add_situations([(situation, advice)])
         ui.audit("memory_add", role, situation=situation[:200], advice=advice[:200])
-        st.session_state["mem_done"] = (role, f"Added to the {ROLES[role].lower()}'s memory.")
+        st.session_state["mem_done"] = (role, "add", _("Added to the {role}'s memory.", role=role_lower(role)))
         _dismiss()
         st.rerun()
-    if b.button("Cancel", key="confirm_add_no"):
+    if b.button(_("Cancel"), key="confirm_add_no"):
         _dismiss()
         st.rerun()
 
 
-@st.dialog("Clear this memory?", on_dismiss=_dismiss)
+@st.dialog(_("Clear this memory?"), on_dismiss=_dismiss)
 def confirm_clear(role: str) -> None:
-    st.write(f"This deletes all {counts[role]:,} lesson(s) of the **{ROLES[role]}**. It cannot be undone.")
+    st.write(_("This deletes all {n} lesson(s) of the **{role}**. It cannot be undone.", n=f"{counts[role]:,}",
+               role=role_name(role)))
     a, b = st.columns(2)
-    if a.button("Yes, clear it", type="primary", key="confirm_clear_yes"):
+    if a.button(_("Yes, clear it"), type="primary", key="confirm_clear_yes"):
         memory(role).clear()
         ui.audit("memory_retire", role, lessons=counts[role], what="cleared the role's memory")
-        st.session_state["mem_done"] = (role, f"The {ROLES[role].lower()}'s memory is now empty.")
+        st.session_state["mem_done"] = (role, "clear", _("The {role}'s memory is now empty.", role=role_lower(role)))
         _dismiss()
         st.rerun()
-    if b.button("Cancel", key="confirm_clear_no"):
+    if b.button(_("Cancel"), key="confirm_clear_no"):
         _dismiss()
         st.rerun()
 
 
 done = st.session_state.pop("mem_done", None)
 with add_tab:
-    if done and done[0] == role and "Added" in done[1]:
-        st.success(done[1])
+    if done and done[0] == role and done[1] == "add":
+        st.success(done[2])
     with st.form("add_lesson", clear_on_submit=True):
-        situation = st.text_area("Situation", key="add_situation")
-        advice = st.text_area("Advice", key="add_advice")
-        if st.form_submit_button("Add to memory", type="primary"):
+        situation = st.text_area(_("Situation"), key="add_situation")
+        advice = st.text_area(_("Advice"), key="add_advice")
+        if st.form_submit_button(_("Add to memory"), type="primary"):
             if not situation.strip() or not advice.strip():
-                st.error("Both the situation and the advice are needed: describe the market situation and "
-                         "what this role should do next time.")
+                st.error(_("Both the situation and the advice are needed: describe the market situation and "
+                           "what this role should do next time."))
             else:
                 st.session_state["mem_confirm"] = ("add", role, situation.strip(), advice.strip())
 
 with clear_tab:
-    if done and done[0] == role and "empty" in done[1]:
-        st.success(done[1])
-    st.write(f"The {ROLES[role].lower()} holds {counts[role]:,} lesson(s).")
-    if st.button("Clear this role's memory…", disabled=counts[role] == 0, key="clear_role"):
+    if done and done[0] == role and done[1] == "clear":
+        st.success(done[2])
+    st.write(_("The {role} holds {n} lesson(s).", role=role_lower(role), n=f"{counts[role]:,}"))
+    if st.button(_("Clear this role's memory…"), disabled=counts[role] == 0, key="clear_role"):
         st.session_state["mem_confirm"] = ("clear", role)
 
 pending = st.session_state.get("mem_confirm")

@@ -1,7 +1,9 @@
 """Memory log page: decisions with their outcome, filters, pages, settle-now, charts, reflections.
 
-The log is parsed once per version of the file (``st.cache_data`` keyed by its size, mtime and inode),
-filters run on the whole log, and only the current page of decisions is drawn.
+The log is parsed once per version of the file (``st.cache_resource`` keyed by its size, mtime and
+inode: one shared object, not a pickled copy per rerun), filters run on the whole log, only the
+current page of decisions is drawn, and only the chart picked is built and drawn (three Plotly
+charts in tabs were all drawn at once: on 20,000 entries that was most of the page's time).
 """
 
 from __future__ import annotations
@@ -13,12 +15,23 @@ import streamlit as st
 
 from studio import charts, ui
 from studio.memview import situation_html
+from studio.ui import _, rating_label, tr
+from tradingagents.i18n import N_
 from tradingagents.rating import HOLD_BAND, RATINGS_5_TIER, direction
 from tradingagents.storage import open_memory_log, storage_url
 
 ui.require_router()
 
 PAGE_SIZES = (25, 50, 100)
+RUN_PAGE = "pages/run.py"
+CHARTS = {"alpha": N_("Compounded alpha per ticker"), "equity": N_("Equity vs benchmark"),
+          "hits": N_("Hit rate by rating")}
+CHARTS_DEFAULT = "alpha"
+# from this many settled decisions (in the filtered view) no chart is drawn until one is picked: on
+# 20,000 entries, Plotly's first chart was most of what was left of the page's time in the browser
+# (a comment, not a docstring: Streamlit's magic would show a bare string on the page)
+LAZY_CHARTS_FROM = 5_000
+
 
 
 def file_signature(path: Path) -> tuple[int, int, int] | None:
@@ -40,7 +53,7 @@ def read_log(config):
     return charts.log_frame(entries), texts, list(log.problems)
 
 
-@st.cache_data(max_entries=4, show_spinner="Reading the memory log…")
+@st.cache_resource(max_entries=4, show_spinner=False)
 def _cached_log(path: str, signature: tuple[int, int, int] | None, _config):
     return read_log(_config)
 
@@ -51,30 +64,31 @@ def load_log(config):
     if storage_url(config):
         return read_log(config)
     path = Path(config["memory_log_path"])
-    return _cached_log(str(path), file_signature(path), config)
+    with st.spinner(_("Reading the memory log…")):
+        return _cached_log(str(path), file_signature(path), config)
 
 
 def show_problems(problems: list[str], path: Path) -> None:
     if not problems:
         return
     st.warning(
-        f"{len(problems)} block(s) of the memory log could not be read, so they are missing below. They are "
-        f"kept verbatim in the file (nothing was deleted). To fix: open `{path}`, correct or remove each "
-        "block listed here (an entry starts with `[date | ticker | rating | pending]`, a blank line and "
-        "`DECISION:`, and ends with the line `<!-- ENTRY_END -->`), then reload this page.",
+        _("{n} block(s) of the memory log could not be read, so they are missing below. They are kept verbatim "
+          "in the file (nothing was deleted). To fix: open `{path}`, correct or remove each block listed here "
+          "(an entry starts with `[date | ticker | rating | pending]`, a blank line and `DECISION:`, and ends "
+          "with the line `<!-- ENTRY_END -->`), then reload this page.", n=len(problems), path=path),
         icon=":material/warning:",
     )
-    with st.expander(f"What could not be read ({len(problems)})"):
+    with st.expander(_("What could not be read ({n})", n=len(problems))):
         for p in problems[:200]:
             st.text(p)
         if len(problems) > 200:
-            st.caption(f"… and {len(problems) - 200} more.")
+            st.caption(_("… and {n} more.", n=len(problems) - 200))
 
 
 def settle_section(config) -> None:
-    if st.button("Settle now", type="primary", key="settle_now", icon=":material/balance:",
-                    help="Settle every pending decision whose holding window has closed."):
-        with st.spinner("Settling pending decisions against the market…"):
+    if st.button(_("Settle now"), type="primary", key="settle_now", icon=":material/balance:",
+                 help=_("Settle every pending decision whose holding window has closed.")):
+        with st.spinner(_("Settling pending decisions against the market…")):
             try:
                 from tradingagents.graph.settlement import Settler
 
@@ -92,24 +106,37 @@ def settle_section(config) -> None:
     kind, payload = result
     with st.container():
         if kind == "error":
-            st.error(f"Settling failed: {payload} Check the data source in the sidebar and try again.")
+            st.error(_("Settling failed: {error} Check the data source in the sidebar and try again.", error=payload))
             return
         settled, pending = payload
         if settled:
-            st.success(f"Settled {len(settled)} decision(s).")
+            st.success(_("Settled {n} decision(s).", n=len(settled)))
             st.dataframe(
-                [{"ticker": r.get("ticker"), "date": r.get("date"), "rating": r.get("rating"),
-                  "raw": charts.fmt_pct(r.get("raw")), "alpha": charts.fmt_pct(r.get("alpha")),
-                  "benchmark": charts.fmt_text(r.get("benchmark")), "holding": charts.fmt_text(r.get("holding"))}
+                [{_("ticker"): r.get("ticker"), _("date"): r.get("date"), _("rating"): rating_label(r.get("rating")),
+                  _("raw return"): charts.fmt_pct(r.get("raw")), _("alpha"): charts.fmt_pct(r.get("alpha")),
+                  _("benchmark"): charts.fmt_text(r.get("benchmark")),
+                  _("holding days"): charts.fmt_text(r.get("holding"))}
                  for r in settled],
                 hide_index=True, width="stretch", key="settled_table",
             )
         elif not pending:
-            st.info("Nothing to settle: the log has no pending decision.")
+            st.info(_("Nothing to settle: the log has no pending decision."))
         if pending:
-            st.warning(f"{len(pending)} decision(s) still pending:")
-            st.dataframe([{"ticker": p.get("ticker"), "date": p.get("date"), "why": p.get("reason")}
+            st.warning(_("{n} decision(s) still pending:", n=len(pending)))
+            # the reason is the settler's own sentence (the engine's text)
+            st.dataframe([{_("ticker"): p.get("ticker"), _("date"): p.get("date"), _("why"): p.get("reason")}
                           for p in pending], hide_index=True, width="stretch", key="pending_table")
+
+
+def status_label(status: str) -> str:
+    """A status filter's option as shown: all, pending, settled (the log keeps the English words)."""
+    return _("all") if status == "all" else charts.status_label(status, tr())
+
+
+def labels_of(options, label) -> dict:
+    """``{option: label(option)}`` made now, in this run: a widget's format_func may also be called
+    outside the script's run (Streamlit's test harness does), where the session's language is unknown."""
+    return {o: label(o) for o in options}
 
 
 def filtered(df):
@@ -118,11 +145,14 @@ def filtered(df):
         linked = st.query_params.get("ticker")  # a link from a run's "What the team remembered"
         if linked in set(df["ticker"]) and "log_tickers" not in st.session_state:
             st.session_state["log_tickers"] = [linked]
-        tickers = st.multiselect("Ticker", sorted(df["ticker"].unique()), key="log_tickers", width=280)
+        tickers = st.multiselect(_("Ticker"), sorted(df["ticker"].unique()), key="log_tickers", width=280,
+                                 placeholder=_("Choose an option"))
         present = set(df["rating"])
-        ratings = st.multiselect("Rating", [r for r in RATINGS_5_TIER if r in present], key="log_ratings",
-                                 width=280)
-        status = st.segmented_control("Status", ["all", "pending", "settled"], default="all", key="log_status",
+        ratings = st.multiselect(_("Rating"), [r for r in RATINGS_5_TIER if r in present], key="log_ratings",
+                                 width=280, format_func=labels_of(RATINGS_5_TIER, rating_label).get,
+                                 placeholder=_("Choose an option"))
+        status = st.segmented_control(_("Status"), ["all", "pending", "settled"], default="all", key="log_status",
+                                      format_func=labels_of(("all", "pending", "settled"), status_label).get,
                                       width="content")
     view = df
     if tickers:
@@ -137,54 +167,69 @@ def filtered(df):
 def paginate(n_rows: int, filters: tuple) -> tuple[int, int]:
     """(first row, last row + 1) of the current page; back to page 1 when the filters change."""
     row = st.container(horizontal=True, wrap=True, vertical_alignment="bottom")
-    size = row.selectbox("Per page", PAGE_SIZES, index=1, key="log_page_size", width=120)
+    size = row.selectbox(_("Per page"), PAGE_SIZES, index=1, key="log_page_size", width=120,
+                         placeholder=_("Choose an option"))
     n_pages = max(1, -(-n_rows // size))
     if st.session_state.get("log_filters") != (filters, size):
         st.session_state["log_filters"] = (filters, size)
         st.session_state["log_page"] = 1
     if st.session_state.get("log_page", 1) > n_pages:
         st.session_state["log_page"] = n_pages
-    page = int(row.number_input("Page", min_value=1, max_value=n_pages, step=1, key="log_page", width=160))
+    page = int(row.number_input(_("Page"), min_value=1, max_value=n_pages, step=1, key="log_page", width=160))
     first = (page - 1) * size
     last = min(first + size, n_rows)
-    row.caption(f"Page {page} of {n_pages} · decisions {first + 1 if n_rows else 0}–{last} of {n_rows:,}")
+    row.caption(_("Page {page} of {pages} · decisions {first}–{last} of {n}", page=page, pages=n_pages,
+                  first=first + 1 if n_rows else 0, last=last, n=f"{n_rows:,}"))
     return first, last
 
 
 def charts_section(view) -> None:
     settled = charts.settled_rows(view)
     if not len(settled):
-        st.info("Charts appear once a decision is settled.")
+        st.info(_("Charts appear once a decision is settled."))
         return
-    t1, t2, t3 = st.tabs(["Compounded alpha per ticker", "Equity vs benchmark", "Hit rate by rating"])
-    with t1:
-        st.plotly_chart(charts.cumulative_alpha_figure(view), width="stretch", key="cum_alpha_chart")
+    t = tr()
+    # one chart at a time: only the picked one is built and sent (tabs drew all three at once)
+    lazy = len(settled) >= LAZY_CHARTS_FROM
+    chart = st.segmented_control(_("Chart"), list(CHARTS), format_func=labels_of(CHARTS, lambda c: _(CHARTS[c])).get,
+                                 default=None if lazy else CHARTS_DEFAULT, key="log_chart",
+                                 label_visibility="collapsed")
+    if chart is None and lazy:
+        st.caption(_("{n} settled decisions: pick a chart above to draw it.", n=f"{len(settled):,}"))
+    if chart == "alpha":
+        st.plotly_chart(charts.cumulative_alpha_figure(view, t=t), width="stretch", config=charts.plotly_config(t), key="cum_alpha_chart")
         n_tickers = settled["ticker"].nunique()
-        more = (f" The {charts.MAX_TICKER_LINES} tickers with the most settled decisions are drawn; "
-                "filter by ticker to see others." if n_tickers > charts.MAX_TICKER_LINES else "")
-        st.caption(f"{charts.CUMULATIVE_ALPHA_CAPTION} Alphas of different tickers are never combined.{more}")
-    with t2:
-        st.plotly_chart(charts.equity_figure(charts.equity_curve(view)), width="stretch", key="equity_chart")
-        st.caption(charts.EQUITY_CAPTION)
-    with t3:
+        more = (_(" The {n} tickers with the most settled decisions are drawn; filter by ticker to see others.",
+                  n=charts.MAX_TICKER_LINES) if n_tickers > charts.MAX_TICKER_LINES else "")
+        st.caption(_("{caption} Alphas of different tickers are never combined.{more}",
+                     caption=_(charts.CUMULATIVE_ALPHA_CAPTION), more=more))
+    elif chart == "equity":
+        st.plotly_chart(charts.equity_figure(charts.equity_curve(view), t=t), width="stretch", config=charts.plotly_config(t), key="equity_chart")
+        st.caption(_(charts.EQUITY_CAPTION))
+    elif chart == "hits":
         stats = charts.rating_stats(view)
-        st.plotly_chart(charts.hit_rate_figure(stats), width="stretch", key="rating_chart")
-        st.dataframe(stats.assign(hit_rate=stats["hit_rate"] * 100, avg_alpha=stats["avg_alpha"] * 100),
-                     hide_index=True, width="stretch", key="rating_stats",
-                     column_config={"hit_rate": st.column_config.NumberColumn("hit rate", format="%.0f%%"),
-                                    "avg_alpha": st.column_config.NumberColumn("avg alpha", format="%+.2f%%")})
-        tiers = {d: "/".join(r for r in RATINGS_5_TIER if direction(r) == d) for d in (1, -1, 0)}
-        st.caption(f"A hit is the reflections' own rule on the exact alpha: {tiers[1]} need alpha above 0, "
-                   f"{tiers[-1]} below 0, {tiers[0]} within ±{HOLD_BAND:.0%}.")
+        st.plotly_chart(charts.hit_rate_figure(stats, t=t), width="stretch", config=charts.plotly_config(t), key="rating_chart")
+        shown = stats.assign(rating=[rating_label(r) for r in stats["rating"]],
+                             hit_rate=stats["hit_rate"] * 100, avg_alpha=stats["avg_alpha"] * 100)
+        st.dataframe(shown, hide_index=True, width="stretch", key="rating_stats",
+                     column_config={"rating": st.column_config.TextColumn(_("rating")),
+                                    "count": st.column_config.NumberColumn(_("count")),
+                                    "hits": st.column_config.NumberColumn(_("hits")),
+                                    "hit_rate": st.column_config.NumberColumn(_("hit rate"), format="%.0f%%"),
+                                    "avg_alpha": st.column_config.NumberColumn(_("avg alpha"), format="%+.2f%%")})
+        tiers = {d: "/".join(rating_label(r) for r in RATINGS_5_TIER if direction(r) == d) for d in (1, -1, 0)}
+        st.caption(_("A hit is the reflections' own rule on the exact alpha: {up} need alpha above 0, {down} below "
+                     "0, {flat} within ±{band}.", up=tiers[1], down=tiers[-1], flat=tiers[0], band=f"{HOLD_BAND:.0%}"))
 
 
 def main() -> None:
     config = ui.current_config()
 
-    st.title("Memory log")
+    st.title(_("Memory log"), anchor=False)
     st.html(ui.badges_html(config))
-    st.caption("Every decision is logged as pending, then settled against the market after its holding window "
-               f"({config['holding_days']} trading days): raw return, alpha versus the benchmark, and a reflection.")
+    st.caption(_("Every decision is logged as pending, then settled against the market after its holding window "
+                 "({days} trading days): raw return, alpha versus the benchmark, and a reflection.",
+                 days=config["holding_days"]))
 
     settle_section(config)
 
@@ -192,49 +237,53 @@ def main() -> None:
     df, texts, problems = load_log(config)
     show_problems(problems, path)
     if not len(df):
-        st.info("The memory log is empty. Each analysis you run on the **Run** page adds its decision here as "
-                "pending; **Settle now** (or the next run of the same ticker) fills in the return and alpha once "
-                "the holding window has passed.")
-        st.page_link("pages/run.py", label="Go to the Run page", icon=":material/rocket_launch:")
+        st.info(_("The memory log is empty. Each analysis you run on the **Run** page adds its decision here as "
+                  "pending; **Settle now** (or the next run of the same ticker) fills in the return and alpha once "
+                  "the holding window has passed."))
+        st.page_link(RUN_PAGE, label=_("Go to the Run page"), icon=":material/rocket_launch:")
         return
 
     view, filters = filtered(df)
     m = st.container(horizontal=True, wrap=True)
     settled = charts.settled_rows(view)
-    m.metric("Decisions", f"{len(view):,}", width=140)
-    m.metric("Pending", f"{int((view['status'] == 'pending').sum()):,}", width=140)
-    m.metric("Settled", f"{len(settled):,}", width=140)
-    m.metric("Average alpha", f"{settled['alpha'].mean():+.2%}" if len(settled) else charts.DASH, width=140)
+    m.metric(_("Decisions"), f"{len(view):,}", width=140)
+    m.metric(_("Pending"), f"{int((view['status'] == 'pending').sum()):,}", width=140)
+    m.metric(_("Settled"), f"{len(settled):,}", width=140)
+    m.metric(_("Average alpha"), f"{settled['alpha'].mean():+.2%}" if len(settled) else charts.DASH, width=140)
     if len(view) != len(df):
-        st.caption(f"{len(view):,} of the {len(df):,} decisions in the log match the filters.")
+        st.caption(_("{n} of the {total} decisions in the log match the filters.", n=f"{len(view):,}",
+                     total=f"{len(df):,}"))
 
     charts_section(view)
 
-    st.subheader("Decisions and reflections")
+    st.subheader(_("Decisions and reflections"), anchor=False)
     newest = view.sort_values(["date", "ticker"], ascending=[False, True], kind="stable")
     first, last = paginate(len(newest), filters)
     page = newest.iloc[first:last]
-    st.dataframe(charts.log_table(page), hide_index=True, width="stretch", key="log_table")
-    st.caption("Entry and exit are the closes the return was measured between; the benchmark's return is over "
-               f"the same window and alpha = raw return − benchmark return. {charts.DASH} marks a value that "
-               "does not exist yet (pending) or that older entries did not record.")
+    st.dataframe(charts.log_table(page, t=tr()), hide_index=True, width="stretch", key="log_table")
+    st.caption(_("Entry and exit are the closes the return was measured between; the benchmark's return is over "
+                 "the same window and alpha = raw return − benchmark return. {dash} marks a value that does not "
+                 "exist yet (pending) or that older entries did not record.", dash=charts.DASH))
+    decision_head, reflection_head, none_text = _("Decision"), _("Reflection"), _("_none_")
     for row in page.itertuples(index=False):
         decision, reflection, invented = texts.get((row.date, row.ticker), ("", "", False))
-        tag = f"alpha {row.alpha:+.1%}" if row.status == "settled" and row.alpha == row.alpha else "pending"
-        tag += " · invented instrument" if invented else ""
-        with st.expander(f"{row.date} · {row.ticker} · {row.rating} · {tag}"):
+        tag = (_("alpha {alpha}", alpha=f"{row.alpha:+.1%}") if row.status == "settled" and row.alpha == row.alpha
+               else status_label("pending"))
+        tag += _(" · invented instrument") if invented else ""
+        with st.expander(f"{row.date} · {row.ticker} · {rating_label(row.rating)} · {tag}"):
             # model text: Markdown rendered safely, "$120 and $130" stays prices (st.markdown would typeset math)
-            st.html(f"<b>Decision</b>{situation_html(decision or '_none_')}")
-            who = [f"{what} {v}" for what, v in (("run by", getattr(row, "by", None)),
-                                                 ("settled by", getattr(row, "settled_by", None)))
+            st.html(f'<b>{decision_head}</b><div class="ta-model-text">{situation_html(decision or none_text)}</div>')
+            who = [_(what, who=v) for what, v in ((N_("run by {who}"), getattr(row, "by", None)),
+                                                  (N_("settled by {who}"), getattr(row, "settled_by", None)))
                    if isinstance(v, str) and v]
             if who:
-                st.caption(" · ".join(who).capitalize())
+                text = " · ".join(who)
+                st.caption(text[:1].upper() + text[1:])
             if reflection:
-                st.html(f"<b>Reflection</b>{situation_html(reflection)}")
+                st.html(f'<b>{reflection_head}</b><div class="ta-model-text">{situation_html(reflection)}</div>')
 
     if path.exists():
-        st.download_button("Download the raw log (Markdown)", lambda: path.read_bytes(),
+        st.download_button(_("Download the raw log (Markdown)"), lambda: path.read_bytes(),
                            file_name="trading_memory.md", mime="text/markdown", key="dl_log",
                            icon=":material/download:")
 

@@ -16,9 +16,44 @@ from tradingagents.backtest.engine import TEAM, TEAM_NO_MEMORY, calls_per_step
 from tradingagents.backtest.metrics import by_ticker
 from tradingagents.backtest.report import COLUMNS, EXTRA, INTERVALS, control_lines, drawdown, fmt_ci
 from tradingagents.figures import DASH
+from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS
 
 LINE_STYLE = {TEAM: {"width": 3, "color": "#1f6feb"}, TEAM_NO_MEMORY: {"width": 2, "color": "#8250df", "dash": "dot"}}
+
+
+STRATEGY_NAMES = {
+    TEAM: N_("TradingAgents"), TEAM_NO_MEMORY: N_("TradingAgents (no memory)"), "Buy & Hold": N_("Buy & Hold"),
+    "PORTFOLIO": N_("PORTFOLIO"),
+}
+"""Strategies and books whose names are words (MACD, KDJ & RSI, ZMR, SMA are indicator names, shown as they are)."""
+
+COLUMN_NAMES = {
+    "Ticker": N_("Ticker"), "Strategy": N_("Strategy"), "CR %": N_("CR %"), "ARR %": N_("ARR %"), "SR": N_("SR"),
+    "MDD %": N_("MDD %"), "Hit rate %": N_("Hit rate %"), "Avg alpha %": N_("Avg alpha %"),
+    "Turnover": N_("Turnover"), "CR 95% CI": N_("CR 95% CI"), "SR 95% CI": N_("SR 95% CI"),
+    "Alpha %/yr": N_("Alpha %/yr"), "Alpha 95% CI": N_("Alpha 95% CI"), "p vs B&H": N_("p vs B&H"),
+    "Cost bps": N_("Cost bps"),
+}
+"""The paper table's headers (the engine's report labels) as the page shows them."""
+
+
+def _t(t: Translator | None) -> Translator:
+    return t if t is not None else translator("en")
+
+
+def strategy_name(name: str, t: Translator | None = None) -> str:
+    """A strategy's name in ``t``'s language ("Benchmark (SPY)" keeps its ticker)."""
+    t = _t(t)
+    if name in STRATEGY_NAMES:
+        return t(STRATEGY_NAMES[name])
+    if name.startswith("Benchmark"):
+        return t("Benchmark{rest}", rest=name[len("Benchmark"):])
+    return name
+
+
+_DATE_AXIS = dict(type="date", tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d")
+"""Days as numbers (2024-06-03), in every language: no month names on the axis."""
 
 
 def _go():
@@ -36,20 +71,24 @@ def estimate_steps(tickers: Sequence[str], start: str, end: str, every: int, com
     return per_ticker * len(tickers) * ((2 if compare_memory else 1) + int(control or 0))
 
 
-def cost_estimate_text(steps: int, config: Mapping[str, Any]) -> str:
+def cost_estimate_text(steps: int, config: Mapping[str, Any], *, t: Translator | None = None) -> str:
     per = calls_per_step(config)
-    return (f"About **{steps * per:,} model calls** ({steps} steps × ~{per} calls per analysis) with "
-            f"{config.get('quick_think_llm')} / {config.get('deep_think_llm')}; no price is known for them here, "
-            "so check your provider's pricing before starting.")
+    t = _t(t)
+    return t("About **{calls} model calls** ({steps} steps × ~{per} calls per analysis) with {quick} / {deep}; "
+                 "no price is known for them here, so check your provider's pricing before starting.",
+                 calls=f"{steps * per:,}", steps=steps, per=per, quick=config.get("quick_think_llm"),
+                 deep=config.get("deep_think_llm"))
 
 
-def paper_table(metrics: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+def paper_table(metrics: Mapping[str, Mapping[str, Any]], *, t: Translator | None = None) -> pd.DataFrame:
     """Rows (ticker, strategy); columns CR %, ARR %, SR, MDD %, hit rate %, avg alpha %, turnover,
-    then the 95% intervals of CR, SR and alpha, the alpha, the team's p vs Buy & Hold and the costs."""
+    then the 95% intervals of CR, SR and alpha, the alpha, the team's p vs Buy & Hold and the costs
+    (headers and strategy names in ``t``'s language, English by default)."""
+    t = _t(t)
     rows = []
     for ticker, by_strategy in by_ticker(dict(metrics)).items():
         for strategy, m in by_strategy.items():
-            row: dict[str, Any] = {"Ticker": ticker, "Strategy": strategy}
+            row: dict[str, Any] = {"Ticker": strategy_name(ticker, t), "Strategy": strategy_name(strategy, t)}
             for key, label, pct in COLUMNS + EXTRA:
                 v = m.get(key)
                 row[label] = None if v is None else round(v * 100 if pct else v, 2)
@@ -62,7 +101,8 @@ def paper_table(metrics: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
             row["Cost bps"] = m.get("cost_bps")
             rows.append(row)
     # an absent figure (no decision to score, too few days for an interval) reads as a dash, never "None"
-    return pd.DataFrame(rows).map(lambda v: DASH if v is None or (isinstance(v, float) and v != v) else v)
+    table = pd.DataFrame(rows).map(lambda v: DASH if v is None or (isinstance(v, float) and v != v) else v)
+    return table.rename(columns={c: t(COLUMN_NAMES[c]) for c in table.columns if c in COLUMN_NAMES})
 
 
 def control_text(metrics: Mapping[str, Any]) -> list[str]:
@@ -70,36 +110,43 @@ def control_text(metrics: Mapping[str, Any]) -> list[str]:
     return control_lines({"control": metrics.get("control")})
 
 
-def equity_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]], title: str = ""):
+def equity_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]], title: str = "", *,
+                  t: Translator | None = None):
+    t = _t(t)
     go = _go()
     fig = go.Figure()
     for name, values in curves.items():
         style = LINE_STYLE.get(name, {"width": 1.4, "dash": "dash" if name.startswith("Benchmark") else None})
-        fig.add_trace(go.Scatter(x=list(days[: len(values)]), y=list(values), mode="lines", name=name,
+        fig.add_trace(go.Scatter(x=list(days[: len(values)]), y=list(values), mode="lines", name=strategy_name(name, t),
                                  line={k: v for k, v in style.items() if v is not None}))
     fig.update_layout(title=title or None, height=360, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
-                      yaxis_title="equity (1.0 = start)", legend=dict(orientation="h", y=-0.15))
+                      xaxis=_DATE_AXIS,
+                      yaxis_title=t("equity (1.0 = start)"), legend=dict(orientation="h", y=-0.15))
     return fig
 
 
-def drawdown_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]]):
+def drawdown_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]], *, t: Translator | None = None):
+    t = _t(t)
     go = _go()
     fig = go.Figure()
     for name, values in curves.items():
         if not (name.startswith("TradingAgents") or name == "Buy & Hold"):
             continue
-        fig.add_trace(go.Scatter(x=list(days), y=[100 * x for x in drawdown(values)], mode="lines", name=name,
+        fig.add_trace(go.Scatter(x=list(days), y=[100 * x for x in drawdown(values)], mode="lines",
+                                 name=strategy_name(name, t),
                                  fill="tozeroy" if name == TEAM else None))
-    fig.update_layout(height=260, margin=dict(l=10, r=10, t=10, b=10), yaxis_title="drawdown %",
+    fig.update_layout(height=260, margin=dict(l=10, r=10, t=10, b=10), yaxis_title=t("drawdown %"), xaxis=_DATE_AXIS,
                       legend=dict(orientation="h", y=-0.2))
     return fig
 
 
-def ratings_figure(days: Sequence[str], closes: Sequence[float], decisions: Sequence[Mapping[str, Any]], ticker: str):
+def ratings_figure(days: Sequence[str], closes: Sequence[float], decisions: Sequence[Mapping[str, Any]], ticker: str,
+                   *, t: Translator | None = None):
     """The close with each decision as a marker coloured by its rating."""
+    t = _t(t)
     go = _go()
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=list(days), y=list(closes), mode="lines", name=f"{ticker} close",
+    fig.add_trace(go.Scatter(x=list(days), y=list(closes), mode="lines", name=t("{ticker} close", ticker=ticker),
                              line=dict(color="#6e7781", width=1.4)))
     index = {d: i for i, d in enumerate(days)}
     by_rating: dict[str, list[Mapping[str, Any]]] = {}
@@ -108,11 +155,41 @@ def ratings_figure(days: Sequence[str], closes: Sequence[float], decisions: Sequ
             by_rating.setdefault(d["rating"], []).append(d)
     for rating, items in by_rating.items():
         fig.add_trace(go.Scatter(
-            x=[d["date"] for d in items], y=[closes[index[d["date"]]] for d in items], mode="markers", name=rating,
+            x=[d["date"] for d in items], y=[closes[index[d["date"]]] for d in items], mode="markers",
+            name=rating_label(rating, t.lang),
             marker=dict(color=RATING_COLORS.get(rating, "#888"), size=9, line=dict(width=1, color="#fff")),
-            hovertemplate="%{x}: " + rating + "<extra></extra>"))
-    fig.update_layout(height=320, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.2))
+            hovertemplate="%{x}: " + rating_label(rating, t.lang) + "<extra></extra>"))
+    fig.update_layout(height=320, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.2),
+                      xaxis=_DATE_AXIS)
     return fig
+
+
+STEP_COLUMNS = {"ticker": N_("ticker"), "date": N_("date"), "rating": N_("rating"), "seconds": N_("seconds"),
+                "reused": N_("reused"), "resumed": N_("resumed")}
+"""The steps table's headers as shown (``steps_frame`` keeps the English keys the page reads)."""
+
+
+def steps_display(frame: pd.DataFrame, *, t: Translator | None = None) -> pd.DataFrame:
+    """``steps_frame`` without its folder column, ratings and headers in ``t``'s language."""
+    t = _t(t)
+    out = frame.drop(columns=["run folder"]).copy()
+    out["rating"] = [rating_label(r, t.lang) for r in out["rating"]]
+    return out.rename(columns={c: t(STEP_COLUMNS[c]) for c in out.columns if c in STEP_COLUMNS})
+
+
+EFFECT_COLUMNS = {"ticker": N_("ticker"), "date": N_("date"), "with_memory": N_("with memory"),
+                  "without_memory": N_("without memory"), "alpha": N_("alpha"),
+                  "alpha_difference": N_("alpha difference")}
+
+
+def effect_table(decisions: Sequence[Mapping[str, Any]], *, t: Translator | None = None) -> pd.DataFrame:
+    """The memory ablation's differing decisions: ratings shown in ``t``'s language, headers too."""
+    t = _t(t)
+    frame = pd.DataFrame(list(decisions))
+    for col in frame.columns:
+        if frame[col].dtype == object and frame[col].isin(list(RATING_COLORS)).any():
+            frame[col] = [rating_label(v, t.lang) if isinstance(v, str) else v for v in frame[col]]
+    return frame.rename(columns={c: t(EFFECT_COLUMNS[c]) for c in frame.columns if c in EFFECT_COLUMNS})
 
 
 def steps_frame(manifest: Mapping[str, Any], variant: str = TEAM) -> pd.DataFrame:
@@ -127,17 +204,31 @@ def steps_frame(manifest: Mapping[str, Any], variant: str = TEAM) -> pd.DataFram
     return pd.DataFrame(rows, columns=["ticker", "date", "rating", "seconds", "reused", "resumed", "run folder"])
 
 
-def steps_note(progress: Mapping[str, Any], shown: int) -> str | None:
+def steps_note(progress: Mapping[str, Any], shown: int, *, t: Translator | None = None) -> str | None:
     """The caption of the steps table, consistent with the progress bar: None when the table shows them all."""
+    t = _t(t)
     done = int(progress.get("done") or 0)
     if done == 0 and shown == 0:
-        return "No step has finished yet."
+        return t("No step has finished yet.")
     if shown < done:
-        return f"{done} of {progress.get('total') or done} steps have finished; the table shows the {shown} saved so far."
+        return t("{done} of {total} steps have finished; the table shows the {shown} saved so far.", done=done,
+                 total=progress.get("total") or done, shown=shown)
     return None
 
 
-def past_label(row: Mapping[str, Any], live: Mapping[str, Any] | None = None) -> str:
+STATUS_NAMES = {"planned": N_("planned"), "running": N_("running"), "stopping": N_("stopping"),
+                "stopped": N_("stopped"), "failed": N_("failed"), "finished": N_("finished"), "queued": N_("queued"),
+                "crashed": N_("crashed")}
+"""A backtest's state as shown (the manifest keeps the English word)."""
+
+
+def status_name(status: Any, t: Translator | None = None) -> str:
+    text = figures.text(status)
+    t = _t(t)
+    return t(STATUS_NAMES[text]) if text in STATUS_NAMES else text
+
+
+def past_label(row: Mapping[str, Any], live: Mapping[str, Any] | None = None, *, t: Translator | None = None) -> str:
     """A past backtest in the picker: tickers, dates, and its state, from the running job when there is one
     (the folder's manifest lags behind it) so a finished backtest never reads "running (0/26)"."""
     spec = (row.get("args") or {}).get("spec", {})
@@ -147,19 +238,23 @@ def past_label(row: Mapping[str, Any], live: Mapping[str, Any] | None = None) ->
     if status == "finished" and total:
         done = total
     tickers = ", ".join(spec.get("tickers", [])) or DASH
-    return (f"{tickers} · {figures.text(spec.get('start'))} → {figures.text(spec.get('end'))} · "
-            f"{figures.text(status)} ({figures.text(done)}/{figures.text(total)} steps)")
+    t = _t(t)
+    return t("{tickers} · {start} → {end} · {status} ({done}/{total} steps)", tickers=tickers,
+                 start=figures.text(spec.get("start")), end=figures.text(spec.get("end")), status=status_name(status, t),
+                 done=figures.text(done), total=figures.text(total))
 
 
-def eta_text(progress: Mapping[str, Any]) -> str:
+def eta_text(progress: Mapping[str, Any], *, t: Translator | None = None) -> str:
     from tradingagents.backtest.cli import format_duration
 
+    t = _t(t)
     done, total = progress.get("done", 0), progress.get("total", 0)
-    parts = [f"Step {min(done + 1, total) if progress.get('status') == 'running' and done < total else done} of {total}"]
+    step = min(done + 1, total) if progress.get("status") == "running" and done < total else done
+    parts = [t("Step {step} of {total}", step=step, total=total)]
     if progress.get("current"):
-        parts.append("now " + ", ".join(f"{t} {d}" for t, d in progress["current"]))
+        parts.append(t("now {what}", what=", ".join(f"{tk} {d}" for tk, d in progress["current"])))
     if progress.get("eta_s") is not None and done < total:
-        parts.append(f"ETA {format_duration(progress['eta_s'])}")
+        parts.append(t("ETA {duration}", duration=format_duration(progress["eta_s"])))
     if progress.get("step_s") is not None:
-        parts.append(f"{progress['step_s']:.2f} s per step")
+        parts.append(t("{seconds} s per step", seconds=f"{progress['step_s']:.2f}"))
     return " · ".join(parts)

@@ -9,17 +9,24 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tradingagents import figures, team
+from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS, was_right
 from tradingagents.rating import RATINGS_5_TIER as RATINGS
 
 if TYPE_CHECKING:  # pandas and plotly are imported lazily: the first render stays light
     import pandas as pd
     import plotly.graph_objects as go
+
+
+def _t(t: Translator | None) -> Translator:
+    """The caller's translator, English by default (pages that do not pass one keep their English)."""
+    return t if t is not None else translator("en")
 
 
 def _go():
@@ -36,6 +43,32 @@ def _subplots(**kwargs):
     from plotly.subplots import make_subplots
 
     return make_subplots(**kwargs)
+
+
+PLOTLY_TEXTS = (
+    N_("Autoscale"), N_("Box Select"), N_("Lasso Select"), N_("Pan"), N_("Reset axes"), N_("Zoom"), N_("Zoom in"),
+    N_("Zoom out"), N_("Download plot as a png"), N_("Download plot as a PNG"), N_("Download plot"), N_("Produced with Plotly.js"),
+    N_("Toggle Spike Lines"), N_("Show closest data on hover"), N_("Compare data on hover"),
+    N_("Double-click to zoom back out"), N_("Snapshot succeeded"), N_("Taking snapshot - this may take a few seconds"),
+    N_("Sorry, there was a problem downloading your snapshot!"), N_("open:"), N_("high:"), N_("low:"), N_("close:"),
+)
+"""Plotly's own words (its mode bar's buttons, the candlestick's hover), translated through its locale option."""
+
+
+def plotly_config(t: Translator | None = None) -> dict[str, Any]:
+    """``st.plotly_chart(config=…)`` in ``t``'s language: Plotly's mode bar and month names come from a
+    locale given inline (Plotly's ``locales`` option; nothing is fetched). Empty for English."""
+    t = _t(t)
+    if t.lang == "en":
+        return {}
+    months = [t("{n} month", n=i) for i in range(1, 13)]
+    return {"locale": t.lang, "locales": {t.lang: {
+        "dictionary": {msg: t(msg) for msg in PLOTLY_TEXTS},
+        "format": {"months": months, "shortMonths": months,
+                   "days": [t("Sunday"), t("Monday"), t("Tuesday"), t("Wednesday"), t("Thursday"), t("Friday"),
+                            t("Saturday")],
+                   "shortDays": [t("Sun"), t("Mon"), t("Tue"), t("Wed"), t("Thu"), t("Fri"), t("Sat")],
+                   "date": "%Y-%m-%d"}}}}
 
 
 TEAM_COLORS = dict(zip(team.TEAMS, ("#2E9BFF", "#9B51E0", "#F2C94C", "#F2994A", "#1DB954"), strict=True))
@@ -86,10 +119,12 @@ def decision_marker(rating: str | None, high: float, low: float) -> tuple[str, f
     return "diamond", high * 1.02, "top center"
 
 
-def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = None) -> go.Figure:
+def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = None, *,
+                 t: Translator | None = None) -> go.Figure:
     """Candlestick + SMA 20/50 + volume, with the decision day marked by the rating."""
     import pandas as pd
 
+    t = _t(t)
     go = _go()
     fig = _subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.03)
     if len(df):
@@ -106,18 +141,18 @@ def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = 
                     row=1, col=1,
                 )
         colors = ["#1DB954" if c >= o else "#EB5757" for o, c in zip(df["Open"], df["Close"], strict=False)]
-        fig.add_trace(go.Bar(x=df.index, y=df["Volume"], name="Volume", marker_color=colors, opacity=0.6),
+        fig.add_trace(go.Bar(x=df.index, y=df["Volume"], name=t("Volume"), marker_color=colors, opacity=0.6),
                       row=2, col=1)
         day = pd.Timestamp(date)
         on_or_before = df.loc[df.index <= day]
         if len(on_or_before):
             mark_x = on_or_before.index[-1]
-            label = rating or "Decision"
+            label = rating_label(rating, t.lang) if rating else t("Decision")
             symbol, mark_y, where = decision_marker(rating, float(on_or_before["High"].iloc[-1]),
                                                     float(on_or_before["Low"].iloc[-1]))
             fig.add_trace(
                 go.Scatter(x=[mark_x], y=[mark_y], mode="markers+text", text=[label],
-                           textposition=where, name=f"Decision: {label}",
+                           textposition=where, name=t("Decision: {rating}", rating=label),
                            marker=dict(symbol=symbol, size=16,
                                        color=RATING_COLORS.get(rating or "", "#FFFFFF"))),
                 row=1, col=1,
@@ -125,8 +160,8 @@ def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = 
             fig.add_vline(x=mark_x, line_dash="dot", line_color="#8A93A6")
     fig.update_layout(**_LAYOUT, height=520, xaxis_rangeslider_visible=False,
                       legend=dict(orientation="h", y=1.02, x=0, yanchor="bottom"))
-    fig.update_yaxes(title_text="Price", row=1, col=1)
-    fig.update_yaxes(title_text="Volume", row=2, col=1)
+    fig.update_yaxes(title_text=t("Price"), row=1, col=1)
+    fig.update_yaxes(title_text=t("Volume"), row=2, col=1)
     return fig
 
 
@@ -134,10 +169,11 @@ def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = 
 # run timeline
 # ---------------------------------------------------------------------------------------------
 def timeline_figure(intervals: list[dict[str, Any]], *, now: float | None = None,
-                    order: list[str] | None = None) -> go.Figure:
+                    order: list[str] | None = None, t: Translator | None = None) -> go.Figure:
     """Horizontal bars per agent (seconds since the first node started), coloured by team."""
     import time
 
+    t = _t(t)
     go = _go()
     now = time.time() if now is None else now
     fig = go.Figure()
@@ -151,25 +187,26 @@ def timeline_figure(intervals: list[dict[str, Any]], *, now: float | None = None
             fig.add_trace(go.Bar(
                 y=[iv["agent"]], x=[max(end - iv["start"], 0.001)], base=[iv["start"] - t0],
                 orientation="h", marker_color=TEAM_COLORS.get(team, "#8A93A6"),
-                name=team, legendgroup=team, showlegend=team not in seen_teams,
+                name=t.p("team", team) if team else team, legendgroup=team, showlegend=team not in seen_teams,
                 hovertemplate=f"{iv['node']}<br>%{{base:.2f}}s → {end - t0:.2f}s<extra></extra>",
             ))
             seen_teams.add(team)
         fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(agents)))
     fig.update_layout(**_LAYOUT, barmode="overlay", height=max(260, 28 * len({i["agent"] for i in intervals}) + 80),
-                      title="Agent timeline", xaxis_title="seconds since start",
+                      title=t("Agent timeline"), xaxis_title=t("seconds since start"),
                       legend=dict(orientation="h", y=1.08, x=0))
     return fig
 
 
 def timeline_html(intervals: list[dict[str, Any]], *, now: float | None = None,
-                  order: list[str] | None = None) -> str:
+                  order: list[str] | None = None, t: Translator | None = None) -> str:
     """A light HTML Gantt of the same intervals, for the live view (no plotly on every poll)."""
     import time
 
     now = time.time() if now is None else now
     if not intervals:
-        return '<div class="ta-gantt empty">The timeline starts with the first agent.</div>'
+        t = _t(t)
+        return f'<div class="ta-gantt empty">{html.escape(t("The timeline starts with the first agent."))}</div>'
     t0 = min(iv["start"] for iv in intervals)
     t1 = max((iv["end"] if iv.get("end") is not None else now) for iv in intervals)
     span = max(t1 - t0, 1e-3)
@@ -263,21 +300,35 @@ def bench_returns(df: pd.DataFrame) -> pd.Series:
     return df["bench_raw"].where(df["bench_raw"].notna(), df["raw"] - df["alpha"])
 
 
-def log_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows of ``df`` as display text: percentages and prices formatted, "—" where a value is absent."""
+def status_label(status: str, t: Translator | None = None) -> str:
+    """A log entry's status as shown ("pending" / "settled"; the log keeps the English word)."""
+    t = _t(t)
+    if status == "pending":
+        return t.p("settlement", "pending")
+    if status == "settled":
+        return t.p("settlement", "settled")
+    return status
+
+
+def log_table(df: pd.DataFrame, *, t: Translator | None = None) -> pd.DataFrame:
+    """The rows of ``df`` as display text: percentages and prices formatted, "—" where a value is absent;
+    headers, statuses and ratings in ``t``'s language (English by default)."""
     import pandas as pd
 
+    t = _t(t)
     bench = bench_returns(df)
     return pd.DataFrame({
-        "date": df["date"], "ticker": df["ticker"], "rating": df["rating"], "status": df["status"],
-        "alpha": [fmt_pct(v) for v in df["alpha"]],
-        "raw return": [fmt_pct(v) for v in df["raw"]],
-        "benchmark return": [fmt_pct(v) for v in bench],
-        "benchmark": [fmt_text(v) for v in df["benchmark"]],
-        "entry": [fmt_price(v) for v in df["entry_price"]],
-        "exit": [fmt_price(v) for v in df["exit_price"]],
-        "exit date": [fmt_text(v) for v in df["end_date"]],
-        "holding days": [fmt_text(v) for v in df["holding"]],
+        t("date"): df["date"], t("ticker"): df["ticker"],
+        t("rating"): [rating_label(r, t.lang) for r in df["rating"]],
+        t("status"): [status_label(s, t) for s in df["status"]],
+        t("alpha"): [fmt_pct(v) for v in df["alpha"]],
+        t("raw return"): [fmt_pct(v) for v in df["raw"]],
+        t("benchmark return"): [fmt_pct(v) for v in bench],
+        t("benchmark"): [fmt_text(v) for v in df["benchmark"]],
+        t("entry"): [fmt_price(v) for v in df["entry_price"]],
+        t("exit"): [fmt_price(v) for v in df["exit_price"]],
+        t("exit date"): [fmt_text(v) for v in df["end_date"]],
+        t("holding days"): [fmt_text(v) for v in df["holding"]],
     })
 
 
@@ -303,15 +354,22 @@ def rating_stats(df: pd.DataFrame) -> pd.DataFrame:
 def _exit_day(date: Any, end_date: Any, holding: Any) -> str:
     """The day a decision's window closed: the logged exit date, else the decision date plus its
     holding days in business days (an older entry without the exit date)."""
-    import pandas as pd
-
     if isinstance(end_date, str) and end_date:
         return end_date
     try:
         days = int(holding)
     except (TypeError, ValueError):
         days = 0
-    start = pd.Timestamp(str(date))
+    return _business_days_after(str(date), days)
+
+
+@functools.lru_cache(maxsize=65536)
+def _business_days_after(date: str, days: int) -> str:
+    """``date`` plus ``days`` business days (ISO text); a log repeats the same (date, holding) pairs,
+    and one pandas offset costs ~50 µs: 15,000 settled entries re-did the same few hundred sums."""
+    import pandas as pd
+
+    start = pd.Timestamp(date)
     return (start + pd.offsets.BDay(days)).date().isoformat() if days > 0 else start.date().isoformat()
 
 
@@ -338,17 +396,20 @@ def cumulative_alpha_by_ticker(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["date", "ticker", "alpha", "cum_alpha"])
 
 
-CUMULATIVE_ALPHA_CAPTION = (
+CUMULATIVE_ALPHA_CAPTION = N_(
     "Each ticker's alpha compounded over its decisions whose holding windows do not overlap: a decision "
     "made while the previous counted one was still open is left out, so no day counts twice."
 )
 
 
-def cumulative_alpha_figure(df: pd.DataFrame, max_tickers: int = MAX_TICKER_LINES) -> go.Figure:
+def cumulative_alpha_figure(df: pd.DataFrame, max_tickers: int = MAX_TICKER_LINES, *,
+                            t: Translator | None = None) -> go.Figure:
     """One line per ticker (the ``max_tickers`` with the most settled decisions)."""
     import pandas as pd
 
+    t = _t(t)
     go = _go()
+    hover = t("compounded alpha")
     cum = cumulative_alpha_by_ticker(df)
     top = cum["ticker"].value_counts(sort=True).index[:max_tickers]
     fig = go.Figure()
@@ -359,10 +420,10 @@ def cumulative_alpha_figure(df: pd.DataFrame, max_tickers: int = MAX_TICKER_LINE
         fig.add_trace(go.Scatter(
             x=pd.to_datetime(part["date"]), y=part["cum_alpha"] * 100, mode="lines" if thinned else "lines+markers",
             name=ticker,
-            marker=dict(size=5), hovertemplate=f"{ticker} %{{x|%Y-%m-%d}}<br>compounded alpha %{{y:+.2f}}%"
+            marker=dict(size=5), hovertemplate=f"{ticker} %{{x|%Y-%m-%d}}<br>{hover} %{{y:+.2f}}%"
                                                "<extra></extra>"))
-    fig.update_layout(**_LAYOUT, title="Compounded alpha per ticker (non-overlapping windows)",
-                      yaxis_title="compounded alpha (%)",
+    fig.update_layout(**_LAYOUT, title=t("Compounded alpha per ticker (non-overlapping windows)"),
+                      yaxis_title=t("compounded alpha (%)"),
                       height=360, xaxis=dict(type="date", tickformat="%Y-%m-%d"),
                       yaxis=dict(ticksuffix="%", zeroline=True), legend=dict(orientation="h", y=-0.2, x=0))
     return fig
@@ -397,7 +458,7 @@ def equity_curve(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-EQUITY_CAPTION = (
+EQUITY_CAPTION = N_(
     "Growth of 1 from following the settled decisions in date order: each decision goes long (Buy, "
     "Overweight), short (Underweight, Sell) or stays flat (Hold) on its ticker over its holding window, "
     "and the windows' returns are compounded one after another (overlapping windows are not netted). "
@@ -406,51 +467,56 @@ EQUITY_CAPTION = (
 )
 
 
-def equity_figure(curve: pd.DataFrame) -> go.Figure:
+def equity_figure(curve: pd.DataFrame, *, t: Translator | None = None) -> go.Figure:
     import pandas as pd
 
+    t = _t(t)
     go = _go()
+    decisions, benchmark, extra = t("following the decisions"), t("benchmark"), t("decisions")
     curve = curve.iloc[thin_index(len(curve))]
     x = pd.to_datetime(curve["when"])
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x, y=curve["strategy"], name="following the decisions", mode="lines",
+    fig.add_trace(go.Scatter(x=x, y=curve["strategy"], name=decisions, mode="lines",
                              line=dict(color="#2E9BFF", width=2),
-                             hovertemplate="%{x|%Y-%m-%d}<br>%{y:.3f}<extra>decisions</extra>"))
-    fig.add_trace(go.Scatter(x=x, y=curve["benchmark"], name="benchmark", mode="lines",
+                             hovertemplate=f"%{{x|%Y-%m-%d}}<br>%{{y:.3f}}<extra>{html.escape(extra)}</extra>"))
+    fig.add_trace(go.Scatter(x=x, y=curve["benchmark"], name=benchmark, mode="lines",
                              line=dict(color="#8A93A6", width=2, dash="dot"),
-                             hovertemplate="%{x|%Y-%m-%d}<br>%{y:.3f}<extra>benchmark</extra>"))
-    fig.update_layout(**_LAYOUT, title="Equity: following the decisions vs the benchmark", height=360,
-                      yaxis_title="growth of 1", xaxis=dict(type="date", tickformat="%Y-%m-%d"),
+                             hovertemplate=f"%{{x|%Y-%m-%d}}<br>%{{y:.3f}}<extra>{html.escape(benchmark)}</extra>"))
+    fig.update_layout(**_LAYOUT, title=t("Equity: following the decisions vs the benchmark"), height=360,
+                      yaxis_title=t("growth of 1"), xaxis=dict(type="date", tickformat="%Y-%m-%d"),
                       legend=dict(orientation="h", y=-0.2, x=0))
     return fig
 
 
-def hit_rate_figure(stats: pd.DataFrame) -> go.Figure:
+def hit_rate_figure(stats: pd.DataFrame, *, t: Translator | None = None) -> go.Figure:
     """One bar per rating (tier order): the hit rate, labelled with hits and count. Nothing else."""
+    t = _t(t)
     go = _go()
     fig = go.Figure(go.Bar(
-        x=list(stats["rating"]), y=stats["hit_rate"] * 100,
+        x=[rating_label(r, t.lang) for r in stats["rating"]], y=stats["hit_rate"] * 100,
         marker_color=[RATING_COLORS.get(r, "#8A93A6") for r in stats["rating"]],
-        text=[f"{h:.0%} · {k} of {n}" for h, k, n in zip(stats["hit_rate"], stats["hits"], stats["count"],
-                                                          strict=True)],
+        text=[t("{rate} · {hits} of {n}", rate=f"{h:.0%}", hits=k, n=n)
+              for h, k, n in zip(stats["hit_rate"], stats["hits"], stats["count"], strict=True)],
         textposition="outside", cliponaxis=False,
         hovertemplate="%{x}: %{text}<extra></extra>",
     ))
     fig.update_traces(width=min(0.6, 0.15 * max(len(stats), 1)))
-    fig.update_layout(**_LAYOUT, title="Hit rate by rating", height=340, showlegend=False,
-                      xaxis=dict(type="category", categoryorder="array", categoryarray=list(RATINGS)),
-                      yaxis=dict(title="hit rate", range=[0, 110], tickvals=[0, 25, 50, 75, 100],
+    fig.update_layout(**_LAYOUT, title=t("Hit rate by rating"), height=340, showlegend=False,
+                      xaxis=dict(type="category", categoryorder="array",
+                                 categoryarray=[rating_label(r, t.lang) for r in RATINGS]),
+                      yaxis=dict(title=t("hit rate"), range=[0, 110], tickvals=[0, 25, 50, 75, 100],
                                  ticksuffix="%"))
     return fig
 
 
-def score_bars_figure(matches: list[Mapping[str, Any]]) -> go.Figure:
+def score_bars_figure(matches: list[Mapping[str, Any]], *, t: Translator | None = None) -> go.Figure:
     """Normalised BM25 score of each memory match as a horizontal bar."""
+    t = _t(t)
     go = _go()
     labels = [f"#{i + 1}" for i in range(len(matches))]
     scores = [float(m.get("similarity_score", 0.0)) for m in matches]
     fig = go.Figure(go.Bar(x=scores, y=labels, orientation="h", marker_color="#2E9BFF",
                            text=[f"{s:.2f}" for s in scores], textposition="auto"))
     fig.update_layout(**_LAYOUT, height=60 + 36 * max(1, len(matches)), xaxis=dict(range=[0, 1.05]),
-                      yaxis=dict(autorange="reversed"), title="Normalised score")
+                      yaxis=dict(autorange="reversed"), title=t("Normalised score"))
     return fig

@@ -24,14 +24,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tradingagents.i18n import N_
 from tradingagents.rating import normalize_rating, was_right
 
 __all__ = ["SORTS", "TrackRecord", "lesson_rows", "sort_rows", "track_records"]
 
 SORTS = {
-    "helpfulness": "Helpfulness (share of settled decisions that were right)",
-    "retrieved": "Times retrieved",
-    "newest": "Newest first",
+    "helpfulness": N_("Helpfulness (share of settled decisions that were right)"),
+    "retrieved": N_("Times retrieved"),
+    "newest": N_("Newest first"),
 }
 
 

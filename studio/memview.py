@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tradingagents import team
+from tradingagents.i18n import N_, Translator, rating_label, translator
 
 _TOKEN = re.compile(r"\b\w+\b", re.UNICODE)
 
@@ -77,12 +78,13 @@ def display_terms(terms: Iterable[str]) -> list[str]:
 
 
 EXAMPLE_SITUATIONS = (
-    "Institutional selling increases in tech while rates continue rising",
-    "Earnings beat with raised guidance; the stock gaps up on heavy volume",
-    "Regulatory probe announced; sentiment turns negative and volatility spikes",
-    "Central bank signals rate cuts; growth stocks rally while the dollar weakens",
+    N_("Institutional selling increases in tech while rates continue rising"),
+    N_("Earnings beat with raised guidance; the stock gaps up on heavy volume"),
+    N_("Regulatory probe announced; sentiment turns negative and volatility spikes"),
+    N_("Central bank signals rate cuts; growth stocks rally while the dollar weakens"),
 )
-"""Short situations a first-time visitor can click to see what a role remembers."""
+"""Short situations a first-time visitor can click to see what a role remembers (marked: the page
+shows, and queries with, them in its language)."""
 
 _SAFE_URL = re.compile(r"^(https?:|mailto:)", re.IGNORECASE)
 _ATTR_URL = re.compile(r'\s(href|src)="([^"]*)"')
@@ -127,23 +129,26 @@ def situation_from_state(state: Mapping[str, Any] | None, limit: int = 2000) -> 
     return text[:limit]
 
 
-def remembered(memory_used: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def remembered(memory_used: Mapping[str, Any] | None, *, t: Translator | None = None) -> list[dict[str, Any]]:
     """A run's ``meta["memory_used"]`` as items to show: {kind, who, text, page, params} — each past decision
     links to its Memory log entry (``/memory_log?ticker=…&date=…``), each lesson to the Memories page
     (``/memories?memory=…&lesson=<id>``). [] when the run remembered nothing (or predates the record)."""
+    t = t if t is not None else translator("en")
     used = memory_used or {}
     items: list[dict[str, Any]] = []
     for d in used.get("past_decisions") or []:
         alpha = d.get("alpha")
-        shown = f"{float(alpha):+.1%} alpha" if isinstance(alpha, int | float) else "alpha unknown"
-        items.append({"kind": "decision", "who": "Past decisions (all roles after the analysts)",
-                      "text": f"{d.get('date')} · {d.get('ticker')} · {d.get('rating')} · {shown}",
+        shown = (t("{alpha} alpha", alpha=f"{float(alpha):+.1%}") if isinstance(alpha, int | float)
+                 else t("alpha unknown"))
+        items.append({"kind": "decision", "who": t("Past decisions (all roles after the analysts)"),
+                      "text": f"{d.get('date')} · {d.get('ticker')} · {rating_label(d.get('rating'), t.lang)} · {shown}",
                       "page": "pages/memory_log.py", "params": {"ticker": d.get("ticker"), "date": d.get("date")}})
     for name, lessons in (used.get("lessons") or {}).items():
         for lesson in lessons:
             score = lesson.get("score")
-            shown = f" (similarity {float(score):.2f})" if isinstance(score, int | float) else ""
-            items.append({"kind": "lesson", "who": ROLES.get(name, name), "text": f"{lesson.get('lesson')}{shown}",
+            shown = t(" (similarity {score})", score=f"{float(score):.2f}") if isinstance(score, int | float) else ""
+            who = t.p("role", ROLES[name]) if name in ROLES else name
+            items.append({"kind": "lesson", "who": who, "text": f"{lesson.get('lesson')}{shown}",
                           "page": "pages/memories.py", "params": {"memory": name, "lesson": lesson.get("id")}})
     return items
 

@@ -161,11 +161,20 @@ def test_memory_log_charts_are_per_ticker_and_equity_with_a_plain_hit_rate(ta_ho
                settled_block("2024-05-24", "NVDA", "Buy", 0.01, -0.005)])
     at = new_app("memory_log")
     assert not at.exception, [e.value for e in at.exception]
-    assert [t.label for t in at.tabs] == ["Compounded alpha per ticker", "Equity vs benchmark",
-                                          "Hit rate by rating"]
+    picker = at.segmented_control(key="log_chart")
+    assert list(picker.options) == ["Compounded alpha per ticker", "Equity vs benchmark",
+                                    "Hit rate by rating"]
+    # one chart at a time: only the picked one is built and sent to the browser
+    assert picker.value == "alpha" and len(at.get("plotly_chart")) == 1
     shown = texts(at)
     assert "never combined" in shown and "no day counts twice" in shown
-    assert "Growth of 1 from following the settled decisions" in shown
+    assert "Growth of 1 from following the settled decisions" not in shown
+    at.segmented_control(key="log_chart").set_value("equity").run()
+    assert len(at.get("plotly_chart")) == 1 and "Growth of 1 from following the settled decisions" in texts(at)
+    at.segmented_control(key="log_chart").set_value("hits").run()
+    assert len(at.get("plotly_chart")) == 1 and "A hit is the reflections' own rule" in texts(at)
+    stats = next(d.value for d in at.dataframe if "hit_rate" in d.value.columns)
+    assert list(stats["rating"]) == ["Buy", "Sell"]
 
 
 # ------------------------------------------------------------------------------------------ memories
@@ -251,3 +260,15 @@ def test_memories_show_skipped_lines_with_what_to_do(ta_home):
     warning = next(w.value for w in at.warning if "could not be read" in w.value)
     assert warning.startswith("2 line(s)") and "To fix" in warning
     assert at.metric[0].value == "1"
+
+
+def test_memory_log_draws_no_chart_of_a_big_log_until_one_is_picked(ta_home):
+    # 5,000 settled decisions: the page opens with the table and the picker, and draws a chart on request
+    write_log([settled_block(day(i // 3), TICKERS[i % 3], "Buy", 0.01, 0.001 * (i % 5 - 2)) for i in range(5000)])
+    at = new_app("memory_log")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.metric[2].value == "5,000" and at.get("plotly_chart") == []
+    assert at.segmented_control(key="log_chart").value is None
+    assert "5,000 settled decisions: pick a chart above to draw it." in texts(at)
+    at.segmented_control(key="log_chart").set_value("equity").run()
+    assert len(at.get("plotly_chart")) == 1 and "pick a chart above" not in texts(at)
