@@ -205,12 +205,10 @@ def render_progress(handle: RunJob, *, live: bool) -> None:
             if not shown:
                 st.caption(_("The timeline starts with the first agent."))
             elif live:  # light HTML on every poll; the interactive chart once the run has ended
-                st.html(charts.timeline_html(shown, order=order))
+                st.html(charts.timeline_html(shown, order=order, t=t))
             else:
-                fig = charts.timeline_figure(shown, order=order)
-                fig.update_layout(title=_("Agent timeline"), xaxis_title=_("seconds since start"))
-                fig.for_each_trace(lambda bar: bar.update(name=t.p("team", bar.name) if bar.name else bar.name))
-                st.plotly_chart(fig, width="stretch", key="timeline_final")
+                fig = charts.timeline_figure(shown, order=order, t=t)
+                st.plotly_chart(fig, width="stretch", key="timeline_final", config=charts.plotly_config(t))
 
 
 def changes_note(handle: RunJob) -> None:
@@ -315,7 +313,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
     if prices is not None and len(prices):
         st.caption(_("{ticker} daily prices up to {date} (never after), 20- and 50-day moving averages, volume, "
                      "and the decision day marked", ticker=ticker, date=date))
-        st.plotly_chart(_localised_price_figure(charts.price_figure(prices, ticker, date, rating), rating),
+        st.plotly_chart(charts.price_figure(prices, ticker, date, rating, t=tr()), config=charts.plotly_config(tr()),
                         width="stretch", key=f"price_{key}")
     t = tr()
     keys = [k for k in REPORT_TITLES if (state.get(k) or "").strip()]
@@ -338,24 +336,6 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         st.download_button(_("PDF handout"), _handout(state, rating, meta, closes), file_name=f"{ticker}_{date}_report.pdf",
                            mime="application/pdf", key=f"dl_pdf_{key}", icon=":material/picture_as_pdf:",
                            type="primary", on_click="ignore")
-
-
-def _localised_price_figure(fig, rating: str | None):
-    """studio.charts draws its legend and axes in English: name them in the session's language here
-    (until charts.price_figure takes a ``t=``)."""
-    shown = rating_label(rating) if rating else _("Decision")
-    names = {"Volume": _("Volume")}
-    for trace in fig.data:
-        name = trace.name or ""
-        if name.startswith("Decision"):
-            trace.update(name=_("Decision: {rating}", rating=shown), text=[shown])
-        elif name in names:
-            trace.update(name=names[name])
-    fig.update_yaxes(title_text=_("Price"), row=1, col=1)
-    fig.update_yaxes(title_text=_("Volume"), row=2, col=1)
-    if tr().lang != "en":  # plotly names months in English ("Mar"): dates in figures instead
-        fig.update_xaxes(tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d")
-    return fig
 
 
 def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | None) -> bytes:

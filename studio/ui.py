@@ -805,7 +805,7 @@ def render_remembered(meta: dict | None, key: str) -> None:
     (``meta["memory_used"]``), each linking to its Memory log entry or its lesson."""
     from studio.memview import remembered, remembered_url
 
-    items = remembered((meta or {}).get("memory_used"))
+    items = remembered((meta or {}).get("memory_used"), t=tr())
     if (meta or {}).get("memory_used") is None:
         return  # a run saved before the record existed
     with st.expander(_("What the team remembered ({n})", n=len(items)), expanded=True, key=f"remembered_{key}"):
