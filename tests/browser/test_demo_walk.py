@@ -200,13 +200,13 @@ def _presenter_run(page, url: str, looks: Looks, home: str, date: str, width: in
     assert toggle.is_checked()
     start_run(page)
     page.locator(".ta-board .ta-agent").first.wait_for()
-    if width == 1440:  # the board visible without scrolling while the run goes on
+    # the live box follows its text: at its bottom once the text outgrows it, and again once it has grown
+    agent, grown = page.wait_for_function(LIVE_JS, arg=[None, 0], timeout=HANG_MS).json_value()
+    if width == 1440:  # the board visible without scrolling while the run goes on (the live layout drawn)
         board, row = box_of(page.locator(".ta-board")), box_of(page.locator(".ta-board .ta-agent").first)
         looks.check(board["top"] < HEIGHT and row["bottom"] <= HEIGHT,
                     f"the agent board is not visible without scrolling at 1440×{HEIGHT} during a run", where,
                     f"board top {board['top']:.0f}px, its first agent row {row['top']:.0f}–{row['bottom']:.0f}px")
-    # the live box follows its text: at its bottom once the text outgrows it, and again once it has grown
-    agent, grown = page.wait_for_function(LIVE_JS, arg=[None, 0], timeout=HANG_MS).json_value()
     again = page.wait_for_function(LIVE_JS, arg=[agent, grown], timeout=HANG_MS).json_value()
     assert again[1] > grown, page.evaluate(BOTTOM_JS)
     assert page.locator(".ta-run-state").count() == 0, "the run was still going"
@@ -262,6 +262,7 @@ def _debates(page, url: str, looks: Looks, home: str, width: int, scheme: str) -
     looks.check(lowest is not None and lowest >= 3.0, "a speaker's name reads below 3:1", where,
                 f"contrast {lowest}")
     _page_looks(page, looks, where, width, home)
+    page.locator('[class*="st-key-ta-arena-"]').first.evaluate("(e) => e.scrollIntoView({block: 'center'})")  # the picture: the debate itself
     _shot(page, 5, "battle", width, scheme)
 
     # the replay plays and keeps the newest turn in view
@@ -274,6 +275,7 @@ def _debates(page, url: str, looks: Looks, home: str, width: int, scheme: str) -
     nb, pb = newest.bounding_box(), pane.bounding_box()
     assert nb and pb and nb["y"] < pb["y"] + pb["height"] and nb["y"] + nb["height"] > pb["y"], \
         "the newest turn is scrolled into the battle pane"
+    pane.evaluate("(e) => e.scrollIntoView({block: 'center'})")
     _shot(page, 6, "replay", width, scheme)
     page.get_by_role("button", name="Pause").or_(page.get_by_role("button", name="Play")).first.wait_for()
     page.get_by_role("button", name="End").click()
@@ -291,9 +293,10 @@ def _debates(page, url: str, looks: Looks, home: str, width: int, scheme: str) -
                           ("the replay controls", page.locator('[class*="st-key-ta-replay-controls"]'))):
         visible = [control.nth(i).is_visible() for i in range(control.count())]
         looks.check(not any(visible), f"presentation mode still shows {name}", where)
-    pane_top = box_of(page.locator('[class*="st-key-ta-battle-"]').first)["top"]
-    looks.check(pane_top <= HEIGHT / 2, "presentation mode keeps controls above the debate", where,
-                f"the first debate pane starts at {pane_top:.0f}px of a {HEIGHT}px window")
+    # the first debate (its pane and verdict; at 800 px they stack) starts in the window's upper half
+    arena_top = box_of(page.locator('[class*="st-key-ta-arena-"]').first)["top"]
+    looks.check(arena_top <= HEIGHT / 2, "presentation mode keeps controls above the debate", where,
+                f"the first debate starts at {arena_top:.0f}px of a {HEIGHT}px window")
     _shot(page, 7, "presentation", width, scheme)
 
 
@@ -356,6 +359,7 @@ def _watchlist(page, url: str, looks: Looks, home: str, width: int, scheme: str,
     body = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').innerText")
     looks.check("did not finish" not in body, "'did not finish' beside a batch that finished", where)
     _page_looks(page, looks, where, width, home)
+    page.locator(".ta-tiles").evaluate("(e) => e.scrollIntoView({block: 'center'})")
     _shot(page, 11, "watchlist", width, scheme)
 
 
@@ -395,6 +399,7 @@ def _backtest(page, url: str, looks: Looks, home: str, width: int, scheme: str, 
     for contradiction in ("No step has finished yet", "running (", "\nNone\n"):
         looks.check(contradiction not in body, f"a finished backtest shows {contradiction.strip()!r}", where)
     _page_looks(page, looks, where, width, home)
+    state.evaluate("(e) => e.scrollIntoView({block: 'start'})")
     _shot(page, 12, "backtest", width, scheme)
     return state.get_attribute("data-id") or ""
 
@@ -428,7 +433,8 @@ def test_demo_walk_at_two_widths_in_both_themes(ta_home, tmp_path):
                     # 3-4. its decision card and its PDF beside it
                     _result(page, looks, tmp_path, n, width, scheme, first_pass=True)
                     if (width, scheme) == (1440, "light"):  # the README's picture of the Run page
-                        page.evaluate("() => window.scrollTo(0, 0)")
+                        page.get_by_text(f"{TICKER} as of {FIRST} — finished").evaluate(
+                            "(e) => e.scrollIntoView({block: 'start'})")
                         shot(page, "run")
                     # the second run to compare with: the whole team, a month later (it settles the first)
                     form = {"ticker": TICKER, "date": SECOND, "analysts": ALL_ANALYSTS, "debate_rounds": 1,
