@@ -1,4 +1,4 @@
-"""Regenerate docs/screenshots/{run,run_live,debates,memory_log,memories}.png from the real app.
+"""Regenerate docs/screenshots/{run_live,debates,memory_log,memories}.png from the real app.
 
     .venv/bin/python docs/make_screenshots.py
 
@@ -6,12 +6,13 @@ Starts `streamlit run app.py` with a temporary home (offline engine, synthetic d
 monthly analyses of NVDA in headless Debian Chromium, and captures each page; ``run_live.png``
 is a run in progress through a local fake OpenAI-compatible server that answers in 0.6 s.
 
-The demo script's screenshots (``demo-<step>-<width>-<light|dark>.png``: first visit, example run,
-the live text of a run in progress (``demo-2b-live-text-1440-dark.png`` only: the offline engine paced
-by TRADINGAGENTS_OFFLINE_STREAM_DELAY_S), battle view, replay, comparison, History with the PDF
-download, Memory log) are written by the browser test that walks it:
-``UPDATE_SCREENSHOTS=1 .venv/bin/python -m pytest tests/browser/test_demo_script.py`` (without the
-variable they go to test-artifacts/screenshots/, so `make test` changes no committed file).
+``run.png`` (the README's picture of the Run page) and the demo walk's screenshots
+(``demo-<n>-<step>-1440-light.png``: first visit, the live run at presenter pace, the decision card, the PDF
+handout's summary page, battle view, replay, presentation mode, Compare, History, Memory log, Watchlist,
+Backtest) are written by the browser test that walks the demo:
+``UPDATE_SCREENSHOTS=1 .venv/bin/python -m pytest tests/browser/test_demo_walk.py`` (without the
+variable they go to test-artifacts/screenshots/, so `make test` changes no committed file; the 800-px and dark
+ones always go there).
 """
 
 from __future__ import annotations
@@ -54,10 +55,6 @@ def main() -> None:
                 fill_run_form(page, TICKER, date)
                 start_run(page)
                 wait_rating(page, TICKER, date)
-            page.get_by_text("Executive Summary").first.scroll_into_view_if_needed()
-            page.mouse.wheel(0, -10_000)
-            _settle(page, 2.5)
-            page.screenshot(path=str(OUT / "run.png"))
 
             goto_page(page, "Debates")
             page.get_by_text("Portfolio Manager — verdict").wait_for()
@@ -74,7 +71,7 @@ def main() -> None:
             _settle(page, 2.0)
             page.screenshot(path=str(OUT / "memories.png"))
         _live_shot(Path(tmp) / "live")
-    for name in ("run", "run_live", "debates", "memory_log", "memories"):
+    for name in ("run_live", "debates", "memory_log", "memories"):
         print(OUT / f"{name}.png")
 
 

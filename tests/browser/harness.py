@@ -29,9 +29,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 ARTIFACTS = ROOT / "test-artifacts"
-HANG_MS = 300_000
-"""How long a wait for the page may take before it counts as a hang. Tests wait for conditions, never
-for a moment, and never judge the machine's pace: CI's shared two-core machine can be slow at times."""
+HANG_MS = int(os.environ.get("TA_BROWSER_HANG_MS", "300000"))
+"""How long a wait for the page may take before it counts as a hang (TA_BROWSER_HANG_MS shortens it while a
+test is being written). Tests wait for conditions, never for a moment, and never judge the machine's pace: CI's shared two-core machine can be slow at times."""
 SETTLED_JS = """async () => { await document.fonts.ready;
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); return true; }"""
 
@@ -204,3 +204,64 @@ LAG_OBSERVER_JS = """
   scan();
 }
 """
+
+
+# ---------------------------------------------------------------------------------------------
+# looks shared by the demo walk and the other page tests
+# ---------------------------------------------------------------------------------------------
+SHOTS = ROOT / "docs" / "screenshots" if os.environ.get("UPDATE_SCREENSHOTS") == "1" else ARTIFACTS / "screenshots"
+"""Where a browser test's screenshots go: docs/screenshots/ (committed) only with UPDATE_SCREENSHOTS=1, so a plain
+`make test` changes no committed file; else test-artifacts/screenshots/."""
+
+CUT_TEXT_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] *')]
+  .filter((e) => e.innerText && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).textOverflow === 'ellipsis')
+  .map((e) => e.innerText.slice(0, 60))"""
+"""The texts of the main area shortened to "…" (a label, button or figure cut by its box)."""
+
+CONTRAST_JS = """(selector) => {
+  // WCAG contrast of each matching element's text against what is behind it (translucent layers composited
+  // over the app's background), the lowest
+  const rgba = (c) => { const m = c.match(/[\\d.]+/g).map(Number);  // rgb()/rgba(), or color(srgb …) in 0-1
+    const k = c.startsWith("color(") ? 255 : 1; return [m[0] * k, m[1] * k, m[2] * k, m.length > 3 ? m[3] : 1]; };
+  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const behind = (el) => { const layers = []; for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor); if (c[3] > 0) layers.push(c); if (c[3] >= 1) break; }
+    let out = [255, 255, 255];
+    for (const [r, g, b, a] of layers.reverse()) out = [r * a + out[0] * (1 - a), g * a + out[1] * (1 - a), b * a + out[2] * (1 - a)];
+    return out; };
+  const ratios = [...document.querySelectorAll(selector)].map((el) => {
+    const fg = lum(rgba(getComputedStyle(el).color)), bg = lum(behind(el));
+    return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05); });
+  return ratios.length ? Math.min(...ratios) : null;
+}"""
+"""The lowest WCAG contrast ratio of the elements matching a selector (None: no such element)."""
+
+BOX_JS = """(el) => { const r = el.getBoundingClientRect();
+  return {left: r.left, right: r.right, top: r.top + window.scrollY, bottom: r.bottom + window.scrollY,
+          width: r.width, height: r.height}; }"""
+"""An element's box in page coordinates (top/bottom as if the page were not scrolled)."""
+
+
+def new_page(browser, width: int, height: int, scheme: str, *, downloads: bool = False):
+    """A page in a fresh context of ``browser`` at ``width``×``height`` in the light or dark preference."""
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme,
+                                  accept_downloads=downloads)
+    page = context.new_page()
+    page.set_default_timeout(HANG_MS)
+    return page
+
+
+def shot(page, name: str, *, full_page: bool = False, folder: Path | None = None) -> Path:
+    """A screenshot of the settled page as ``<folder or SHOTS>/<name>.png``."""
+    folder = folder or SHOTS
+    folder.mkdir(parents=True, exist_ok=True)
+    settled(page)
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
+
+
+def box_of(locator) -> dict:
+    """The locator's element box in page coordinates (see BOX_JS)."""
+    return locator.evaluate(BOX_JS)
