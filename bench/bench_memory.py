@@ -13,8 +13,11 @@ situations added one call at a time then one query.
 
 Memory log: ``get_past_context`` on a 10,000-entry log (p50 with the instance warm, and the first
 call of a new instance, which parses the whole file: the median of five new instances, and the
-slowest), settling 100 pending entries in one batch, and ``store_decision`` from a
-new instance (the cold store, an append). Everything runs in a temporary home.
+slowest), settling 100 pending entries in one batch, ``store_decision`` from a
+new instance (the cold store, an append), and ``memlog_store_first_ms_10k``: ``store_decision`` on a
+copy of the log that this code never indexed (a copy or a migration: no ``.idx`` beside it; the
+keys are read from the tags; median of five copies; ``bench_reference`` compares it with the
+reference's store). Everything runs in a temporary home.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import gc
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -261,6 +265,17 @@ def _memlog(home: str, rng: random.Random) -> dict:
     # the file as store_decision/batch settlement would have left it (built in one go: faster setup)
     log_path.write_text("".join(b + SEPARATOR for b in blocks))
     cfg = {"memory_log_path": str(log_path)}
+
+    firsts = []
+    for k in range(5):  # a copy has no index beside it: the first store reads the keys from the tags
+        copy = log_path.with_name(f"copy_{k}.md")
+        shutil.copyfile(log_path, copy)
+        t0 = time.perf_counter()
+        assert TradingMemoryLog({"memory_log_path": str(copy)}).store_decision("NEW", "2030-02-01", "**Rating**: Buy\nGo.")
+        firsts.append((time.perf_counter() - t0) * 1000)
+        for leftover in (copy, Path(f"{copy}.idx"), Path(f"{copy}.lock")):
+            leftover.unlink(missing_ok=True)
+    out["memlog_store_first_ms_10k"] = round(statistics.median(firsts), 2)
 
     colds = []
     for _ in range(5):  # each a new instance that parses the whole file: the median, as noise is large here
