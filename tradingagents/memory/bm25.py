@@ -129,9 +129,9 @@ class BM25Index:
         """An index over stored base arrays (``ptr`` int64 of len(terms)+1, every term with postings)."""
         index = cls(k1, b)
         index.vocab = {t: i for i, t in enumerate(terms)}
-        index.ptr, index.ids, index.tfs = ptr.astype(np.int64), ids.astype(np.int32), tfs
+        index.ptr, index.ids, index.tfs = ptr.astype(np.int64, copy=False), ids.astype(np.int32, copy=False), tfs
         index._df = np.diff(index.ptr).astype(np.int32)
-        index.doc_len = doc_len.astype(np.int32)
+        index.doc_len = doc_len.astype(np.int32, copy=False)
         index.n_docs = len(doc_len)
         index.total_len = int(doc_len.sum())
         index.n_postings = len(ids)
