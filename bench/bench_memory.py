@@ -4,7 +4,8 @@ BM25, against bm25s (``requirements-bench.txt``) measured in the same run on the
 40-token situations drawn from a 50,000-word Zipf vocabulary (exponent 1), 60 queries of the same
 kind, top 3. ``bm25_vs_bm25s_<size>`` is ours/bm25s query p50 (``get_memories(q, 3)`` against
 ``BM25.retrieve([tokens], k=3)``, both including tokenising the query with our tokeniser) at 10k,
-100k and 1M situations. At 1M each side builds in a process of its own, so that its resident
+100k and 1M situations; at 10k and 100k both sides live in this process and are timed query by
+query in turn (three rounds of the 60 queries). At 1M each side builds in a process of its own, so that its resident
 memory after building (above the corpus, which both hold: ``bm25_rss_mb_1m`` ours,
 ``bm25s_rss_mb_1m``) is measured alone; bm25s indexes with its own tokeniser there, as it is
 used. Also: reopening a stored 100k memory (new instance and first query), adding one situation
@@ -13,8 +14,11 @@ situations added one call at a time then one query.
 
 Memory log: ``get_past_context`` on a 10,000-entry log (p50 with the instance warm, and the first
 call of a new instance, which parses the whole file: the median of five new instances, and the
-slowest), settling 100 pending entries in one batch, and ``store_decision`` from a
-new instance (the cold store, an append). Everything runs in a temporary home.
+slowest), settling 100 pending entries in one batch, ``store_decision`` from a
+new instance (the cold store, an append), and ``memlog_store_first_ms_10k``: ``store_decision`` on a
+copy of the log that this code never indexed (a copy or a migration: no ``.idx`` beside it; the
+keys are read from the tags; median of five copies; ``bench_reference`` compares it with the
+reference's store). Everything runs in a temporary home.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import gc
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -128,6 +133,22 @@ def _bm25s_p50(retriever, queries: list[str]) -> float:
     return _median_ms(query, queries)
 
 
+def _interleaved_p50(sides: dict, queries: list[str], rounds: int = 3) -> dict[str, float]:
+    """p50 (ms) of each side's query function, timed query by query in turn (the order alternating),
+    so that a load swing on the shared machine falls on both sides alike."""
+    for fn in sides.values():
+        fn(queries[0])  # warm
+    samples: dict[str, list[float]] = {name: [] for name in sides}
+    names = list(sides)
+    for r in range(rounds):
+        for j, q in enumerate(queries):
+            for name in names if (r + j) % 2 == 0 else names[::-1]:
+                t0 = time.perf_counter()
+                sides[name](q)
+                samples[name].append((time.perf_counter() - t0) * 1000)
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
 def _bm25_side_by_side(home: str) -> dict:
     out: dict = {}
     bm25s = _bm25s()
@@ -136,10 +157,13 @@ def _bm25_side_by_side(home: str) -> dict:
         docs = corpus[:size]
         mem = FinancialSituationMemory(f"bench_{label}", {"home": home})
         mem.add_situations([(s, f"advice {i}") for i, s in enumerate(docs)])
-        ours = _ours_p50(mem, queries)
         retriever = bm25s.BM25(method="bm25+", delta=0.0)
         retriever.index([bm25_tokenize(s) for s in docs], show_progress=False)
-        theirs = _bm25s_p50(retriever, queries)
+        p50 = _interleaved_p50({
+            "ours": lambda q, m=mem: m.get_memories(q, 3),
+            "bm25s": lambda q, r=retriever: r.retrieve([bm25_tokenize(q)], k=3, show_progress=False, n_threads=0),
+        }, queries)
+        ours, theirs = p50["ours"], p50["bm25s"]
         out[f"bm25_query_ms_{label}"] = round(ours, 3)
         out[f"bm25s_query_ms_{label}"] = round(theirs, 3)
         out[f"bm25_vs_bm25s_{label}"] = round(ours / theirs, 3)
@@ -261,6 +285,17 @@ def _memlog(home: str, rng: random.Random) -> dict:
     # the file as store_decision/batch settlement would have left it (built in one go: faster setup)
     log_path.write_text("".join(b + SEPARATOR for b in blocks))
     cfg = {"memory_log_path": str(log_path)}
+
+    firsts = []
+    for k in range(5):  # a copy has no index beside it: the first store reads the keys from the tags
+        copy = log_path.with_name(f"copy_{k}.md")
+        shutil.copyfile(log_path, copy)
+        t0 = time.perf_counter()
+        assert TradingMemoryLog({"memory_log_path": str(copy)}).store_decision("NEW", "2030-02-01", "**Rating**: Buy\nGo.")
+        firsts.append((time.perf_counter() - t0) * 1000)
+        for leftover in (copy, Path(f"{copy}.idx"), Path(f"{copy}.lock")):
+            leftover.unlink(missing_ok=True)
+    out["memlog_store_first_ms_10k"] = round(statistics.median(firsts), 2)
 
     colds = []
     for _ in range(5):  # each a new instance that parses the whole file: the median, as noise is large here

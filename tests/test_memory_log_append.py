@@ -24,10 +24,10 @@ def _fill(log: TradingMemoryLog, n: int) -> None:
 
 @pytest.fixture
 def parses(monkeypatch):
-    """How many log blocks were parsed from the file (rendering a new entry is not counted)."""
+    """The log texts read into blocks (rendering a new entry is not counted)."""
     calls = []
-    real = trading_log.parse_block
-    monkeypatch.setattr(trading_log, "parse_block", lambda raw: calls.append(raw) or real(raw))
+    real = trading_log.scan_blocks
+    monkeypatch.setattr(trading_log, "scan_blocks", lambda text: calls.append(text) or real(text))
     return calls
 
 

@@ -21,11 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from tradingagents.fileio import atomic_file
-from tradingagents.memory.bm25 import BM25Index, Postings
+from tradingagents.memory.bm25 import BM25Index
 
 __all__ = ["FORMAT", "Loaded", "index_file", "load_index", "new_digest", "save_index"]
 
-FORMAT = 1
+# 2: flat postings (ptr, ids, tfs) without the per-term max_tf of 1; a file of another format is
+# never read (the memory is rebuilt from its jsonl and stored again in this one)
+FORMAT = 2
 _EPOCH = _dt.date(1970, 1, 1).toordinal()
 
 
@@ -69,19 +71,8 @@ def save_index(
 ) -> None:
     """Write the index for the first ``covered`` bytes (``lines`` lines) of ``jsonl``."""
     terms = list(index.vocab)  # ids are insertion order
-    postings = index.postings
-    lens = np.fromiter((p.n for p in postings), dtype=np.int64, count=len(postings))
-    ptr = np.zeros(len(postings) + 1, dtype=np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    tf_dtype = np.uint8
-    for p in postings:
-        if p.tfs.dtype.itemsize > np.dtype(tf_dtype).itemsize:
-            tf_dtype = p.tfs.dtype
-    ids = np.empty(int(ptr[-1]), dtype=np.int32)
-    tfs = np.empty(int(ptr[-1]), dtype=tf_dtype)
-    for p, start in zip(postings, ptr[:-1].tolist(), strict=True):
-        ids[start : start + p.n] = p.ids[: p.n]
-        tfs[start : start + p.n] = p.tfs[: p.n]
+    index.compact()  # the tail merged into the base: one CSR block covers every term
+    ptr, ids, tfs = index.ptr, index.ids, index.tfs
     texts = [*situations, *recommendations]
     ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
     meta = {
@@ -94,7 +85,6 @@ def save_index(
         "ptr": ptr,
         "ids": ids,
         "tfs": tfs,
-        "max_tf": np.fromiter((p.max_tf for p in postings), dtype=np.int64, count=len(postings)),
         "doc_len": index.doc_len[: index.n_docs],
         "known": _days(known_from),
         "texts": np.frombuffer("".join(texts).encode(), dtype=np.uint8),
@@ -124,7 +114,7 @@ def load_index(jsonl: Path, k1: float, b: float) -> Loaded | None:
             if digest.hexdigest() != meta["digest"]:
                 return None
             vocab_blob = z["vocab"].tobytes().decode()
-            ptr, ids, tfs, max_tf = z["ptr"], z["ids"], z["tfs"], z["max_tf"]
+            ptr, ids, tfs = z["ptr"], z["ids"], z["tfs"]
             doc_len, known, blob, ends = z["doc_len"], z["known"], z["texts"], z["text_ends"]
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, UnicodeDecodeError):
         return None
@@ -132,21 +122,14 @@ def load_index(jsonl: Path, k1: float, b: float) -> Loaded | None:
     n_terms = len(terms)
     # the arrays must describe n documents consistently (a cache is never trusted blindly)
     if not (
-        len(ptr) == n_terms + 1 and len(max_tf) == n_terms and ptr[0] == 0 and ptr[-1] == len(ids) == len(tfs)
+        len(ptr) == n_terms + 1 and ptr[0] == 0 and ptr[-1] == len(ids) == len(tfs)
         and len(doc_len) == len(known) == n and len(ends) == 2 * n and bool(np.all(np.diff(ptr) > 0))
         and (len(ids) == 0 or (int(ids.min()) >= 0 and int(ids.max()) < n)) and len(set(terms)) == n_terms
     ):
         return None
-    index = BM25Index(k1, b)
-    index.vocab = {t: i for i, t in enumerate(terms)}
-    bounds = ptr.tolist()
-    index.postings = [
-        Postings(ids[s:e], tfs[s:e], int(m)) for s, e, m in zip(bounds[:-1], bounds[1:], max_tf.tolist(), strict=True)
-    ]
-    index.doc_len = doc_len.astype(np.int32)
-    index.n_docs = n
-    index.total_len = int(doc_len.sum())
-    index.n_postings = len(ids)
+    if ids.dtype != np.int32 or tfs.dtype not in (np.uint8, np.uint16, np.uint32) or doc_len.dtype != np.int32:
+        return None
+    index = BM25Index.from_arrays(k1, b, terms, ptr, ids, tfs, doc_len)
     try:
         text = blob.tobytes().decode()
     except UnicodeDecodeError:

@@ -18,7 +18,9 @@ import functools
 import json
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -27,9 +29,10 @@ from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating,
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 __all__ = ["META_KEYS", "SEPARATOR", "Block", "check_provenance", "check_settle_meta", "escape_text", "parse_block", "pct", "render_block", "render_meta",
-           "unescape_text"]
+           "scan_blocks", "scan_keys", "unescape_text"]
 
 SEPARATOR = "\n\n<!-- ENTRY_END -->\n\n"
+_SEP_LEN = len(SEPARATOR)
 _DECISION_HEAD = "\n\nDECISION:\n"
 _REFLECTION_HEAD = "\n\nREFLECTION:\n"
 _TAG_RE = re.compile(r"\[([^\[\]\n]*)\]")
@@ -89,16 +92,19 @@ def pct(x: float) -> str:
     return f"{x:+.1%}"
 
 
+_new_block = object.__new__
+
+
 class Block:
     """One block of the log file: its verbatim text and, when it parses, the entry it holds."""
 
-    __slots__ = ("raw", "core", "meta", "date", "ticker", "rating", "pending", "_returns", "_tag_pcts", "holding",
+    __slots__ = ("raw", "_core", "_meta", "date", "ticker", "rating", "pending", "_returns", "_tag_pcts", "holding",
                  "problem", "_body")
 
     def __init__(self, raw: str, core: str | None = None, meta: dict | None = None) -> None:
         self.raw = raw
-        self.core = raw if core is None else core  # the block without its hidden meta line
-        self.meta = meta or {}
+        self._core = raw if core is None else core  # the block without its hidden meta line
+        self._meta = meta or {}
         self.problem: str | None = None
         self._body: tuple[str, str] | None = None
         self.date = self.ticker = self.rating = None
@@ -106,6 +112,32 @@ class Block:
         self._returns: tuple[float, float] | None = None
         self._tag_pcts: tuple[str, str] | None = None  # the tag's "+3.2%", "+1.1%": exact values read lazily
         self.holding = None
+
+    @classmethod
+    def _from_tag(cls, raw: str, date: str, ticker: str, rating: str, tag_pcts: tuple[str, str] | None,
+                  holding: int | None) -> Block:
+        """A block whose tag was read (``scan_blocks``); its hidden meta line is read on first use."""
+        block = _new_block(cls)
+        block.raw = raw
+        block._core = block._meta = None
+        block.problem = block._body = block._returns = None
+        block.date, block.ticker, block.rating = date, ticker, rating
+        block.pending = tag_pcts is None
+        block._tag_pcts, block.holding = tag_pcts, holding
+        return block
+
+    @property
+    def core(self) -> str:
+        """The block without its hidden meta line."""
+        if self._core is None:
+            self._core, self._meta = _split_meta(self.raw)
+        return self._core
+
+    @property
+    def meta(self) -> dict:
+        if self._meta is None:
+            self._core, self._meta = _split_meta(self.raw)
+        return self._meta
 
     @property
     def raw_ret(self) -> float | None:
@@ -212,6 +244,91 @@ def parse_block(raw: str) -> Block:
         block.problem = (f"another entry's tag {inner[:60]!r} inside it: a damaged separator merged two entries "
                          "(restore the line <!-- ENTRY_END --> before that tag)")
     return block
+
+
+def scan_blocks(text: str) -> list[Block]:
+    """``[parse_block(p) for p in <the non-blank pieces between separators>]``, reading most blocks
+    by their tag alone (see ``_scan``)."""
+    return _scan(text, False)
+
+
+def scan_keys(text: str) -> list[str | None]:
+    """For each block ``scan_blocks`` gives, its key line ``"+ <date> <ticker>\\n"`` (``log_index``'s
+    form) when it reads as an entry, else None (a duplicate key is the caller's to find): the same
+    pass without making a ``Block`` of a block it reads by its tag (no object per entry to collect)."""
+    return _scan(text, True)
+
+
+def _scan(text: str, keys: bool) -> list:
+    """The blocks of a log's text: ``parse_block`` of every non-blank piece between separators, but
+    reading only the tag of a block that ``parse_block`` would read through its fast path.
+
+    ``parse_block`` also searches each block's body for another entry's tag and parses the hidden
+    meta line's JSON. Here a block none of whose lines but the first starts with ``[`` cannot hold
+    a tag (we escape every such line of model text); the REFLECTION header is looked for as
+    ``parse_block`` does (a block where the meta line's JSON would decide it, or whose meta line
+    would start inside the tag, goes to ``parse_block``); the meta line is split off and read when
+    the block's ``meta`` or ``core`` is first used. Any other block (another tag form, a bad date
+    or ticker, damage) goes to ``parse_block``. The result equals ``[parse_block(p) for p in pieces]``.
+    """
+    pieces = text.split(SEPARATOR)
+    # a "[" starting a line anywhere but at a block's first character: a block holding a tag-like
+    # line (damage, a hand edit: we escape every such line of model text); found with one-character
+    # searches (memchr), far faster than searching for "\n[" or any regex
+    starts = list(accumulate([len(p) + _SEP_LEN for p in pieces], initial=0))
+    firsts = set(starts)
+    suspect: set[int] = set()
+    find = text.find
+    at = find("[")
+    while at >= 0:
+        if at not in firsts and text[at - 1] == "\n":
+            suspect.add(bisect_right(starts, at) - 1)
+        at = find("[", at + 1)
+    tail = pieces.pop()  # "" when the text ends with a separator, as it always does when we write it
+    if tail.strip():
+        pieces.append(tail)
+    out: list[Block] = []
+    append = out.append
+    match = _OWN_TAG_RE.match
+    fromisoformat = _dt.date.fromisoformat
+    refl, refl_len = _REFLECTION_HEAD, len(_REFLECTION_HEAD)
+    from_tag = Block._from_tag
+
+    def full(p: str):
+        block = parse_block(p)
+        if not keys:
+            return block
+        return f"+ {block.date} {block.ticker}\n" if block.problem is None else None
+
+    for k, p in enumerate(pieces):
+        m = match(p) if p[:1] == "[" else None
+        if m is None or k in suspect:
+            if m is not None or p.strip():
+                append(full(p))
+            continue
+        end = m.end()
+        meta_at = p.rfind(_META_HEAD) if p.endswith(_META_TAIL) else -1
+        r = p.rfind(refl, end)  # the last: settled blocks end with their reflection (see below)
+        date, ticker, rating, raw_pct, alpha_pct, holding = m.groups()
+        # parse_block looks for the first REFLECTION header in the block without its meta line: when
+        # the last one reaches into the meta line, the meta's JSON could decide; parse_block decides
+        if (0 <= meta_at < end or (r >= 0 <= meta_at < r + refl_len) or (r < 0) != (raw_pct is None)
+                or date < "1900"):
+            append(full(p))
+            continue
+        try:
+            fromisoformat(date)
+            ticker = _read_ticker(ticker)
+        except ValueError:
+            append(full(p))
+            continue
+        if keys:
+            append(f"+ {date} {ticker}\n")
+        elif raw_pct is None:
+            append(from_tag(p, date, ticker, rating, None, None))
+        else:
+            append(from_tag(p, date, ticker, rating, (raw_pct + "%", alpha_pct + "%"), int(holding)))
+    return out
 
 
 def _parse_own(raw: str, m: re.Match, core: str, meta: dict) -> Block | None:

@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["HEADER", "LogIndex", "Stamp", "index_path", "key_line", "read_index", "render_index", "stamp_line"]
+__all__ = ["HEADER", "LogIndex", "Stamp", "index_path", "key_line", "read_index", "render_index", "render_index_lines",
+           "stamp_line"]
 
 HEADER = b"tradingagents memory-log index 1\n"
 
@@ -60,6 +61,11 @@ def stamp_line(stamp: Stamp) -> bytes:
 
 def render_index(keys: Iterable[tuple[str, str]], stamp: Stamp) -> bytes:
     return HEADER + "".join([f"+ {d} {t}\n" for d, t in keys]).encode("ascii") + stamp_line(stamp)  # key_line's format
+
+
+def render_index_lines(lines: list[str], stamp: Stamp) -> bytes:
+    """``render_index`` from key lines already in ``key_line``'s form (as text)."""
+    return HEADER + "".join(lines).encode("ascii") + stamp_line(stamp)
 
 
 def read_index(log_path: Path) -> LogIndex | None:

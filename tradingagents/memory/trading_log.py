@@ -50,10 +50,11 @@ from tradingagents.memory.log_format import (
     check_decision,
     check_updates,
     known_by,
-    parse_block,
     past_decisions_of,
     render_block,
     render_past_context,
+    scan_blocks,
+    scan_keys,
 )
 from tradingagents.memory.log_index import (
     LogIndex,
@@ -62,6 +63,7 @@ from tradingagents.memory.log_index import (
     key_line,
     read_index,
     render_index,
+    render_index_lines,
     stamp_line,
 )
 from tradingagents.validation import validate_date, validate_ticker
@@ -104,13 +106,25 @@ class TradingMemoryLog:
         cfg = resolve_config(config)
         self.path = Path(cfg["memory_log_path"])
         self.max_entries: int | None = cfg["memory_log_max_entries"]  # checked by the resolver (≥ 1 or None)
-        self.problems: list[str] = []
+        self._problems: list[str] = []
+        self._problems_unread = False  # a first store read only the tags: problems come with the next read
         self._lock = threading.RLock()
         self._file_lock = FileLock(str(self.path) + ".lock", poll_interval=LOCK_POLL_S)
         self._cache_sig: tuple | None = None
         self._cache: list[Block] = []
         self._views_for: list[Block] | None = None
         self._settled_desc: list[Block] = []
+
+    @property
+    def problems(self) -> list[str]:
+        """The blocks of the log kept verbatim but not read, described (as of the last read)."""
+        if self._problems_unread:
+            self._blocks()
+        return self._problems
+
+    @problems.setter
+    def problems(self, value: list[str]) -> None:
+        self._problems, self._problems_unread = value, False
 
     # ------------------------------------------------------------------ reading
     def _blocks(self) -> list[Block]:
@@ -151,11 +165,7 @@ class TradingMemoryLog:
 
     @staticmethod
     def _parse(text: str) -> list[Block]:
-        pieces = text.split(SEPARATOR)
-        tail = pieces.pop()  # "" when the file ends with a separator, as it always does when we write it
-        if tail.strip():
-            pieces.append(tail)
-        return [parse_block(p) for p in pieces if p.strip()]
+        return scan_blocks(text)  # the blocks between separators; bodies and meta lines read when used
 
     def _settled_newest_first(self) -> list[Block]:
         """Settled entries by date, newest first (file order breaks ties); cached per file version."""
@@ -318,6 +328,8 @@ class TradingMemoryLog:
             if end is not None and end < len(data):
                 os.truncate(self.path, end)  # a torn append: never acknowledged
                 data = data[:end]
+            if data.endswith(_SEP_BYTES) and _sig(os.stat(self.path)) != self._cache_sig:
+                return self._store_by_tags(data, block, payload)
         else:
             data = b""
         if st is None:
@@ -339,6 +351,26 @@ class TradingMemoryLog:
         self._set_cache(_sig(new_st), blocks)
         self._write_index(blocks, new_st)
         return True
+
+    def _store_by_tags(self, data: bytes, block: Block, payload: bytes) -> bool:
+        """``_store_slow`` on a log not read yet (a copy, a migration, an index lost): the duplicate
+        check and the index need each entry's key alone, so only the tags are read (``scan_keys``);
+        the entries are parsed when they are read."""
+        lines = scan_keys(data.decode("utf-8", "replace"))
+        keys = dict.fromkeys(lines)  # in file order; the first block of a key is the entry
+        keys.pop(None, None)  # blocks that do not read as entries
+        new = key_line(block.date, block.ticker).decode("ascii")
+        self._problems_unread = True  # the blocks are read on demand, with their problems
+        if new in keys:
+            self._write_index_lines(list(keys), os.stat(self.path))
+            return False
+        new_st = self._append(payload)
+        self._write_index_lines([*keys, new], new_st)
+        return True
+
+    def _write_index_lines(self, lines: list[str], st: os.stat_result) -> None:
+        with contextlib.suppress(OSError):
+            atomic_write(index_path(self.path), render_index_lines(lines, Stamp.of(st)), durable=False)
 
     def update_pending(
         self, ticker: str, trade_date: str, final_trade_decision: str, *, rating: str | None = None,
