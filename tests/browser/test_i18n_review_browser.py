@@ -12,7 +12,7 @@ import getpass
 
 import pytest
 
-from tests.browser.harness import ARTIFACTS, chromium, settled, streamlit_server
+from tests.browser.harness import ARTIFACTS, HANG_MS, chromium, settled, streamlit_server
 from tests.browser.i18n_scan import ALLOWED, english_words
 from tradingagents import storage
 from tradingagents.config import resolve_config
@@ -28,9 +28,6 @@ NOT_THESE_PAGES_JS = r"""() => {
   const drop = (sel) => document.querySelectorAll(sel).forEach((e) => e.remove());
   const unlabel = (sel) => document.querySelectorAll(sel).forEach((e) => {
     for (const a of ['aria-label', 'title']) e.removeAttribute(a); });
-  // the shared sidebar, the engine badges and "What the team remembered" belong to app.py / studio/ui.py
-  // (another helper translates them)
-  drop('[data-testid="stSidebar"]'); drop('.ta-badge'); drop('[class*="st-key-remembered_"]');
   // until the offline engine writes Chinese: the debate turns', verdicts' and reports' body text (the words
   // the agents wrote, kept in ta-said-* containers) and the opponent's sentence an answer quotes
   drop('[class*="st-key-ta-said-"]'); drop('.ta-point');
@@ -98,10 +95,16 @@ def test_the_review_pages_in_chinese_show_no_english_and_in_english_their_englis
             found = english_words(page, MY_ALLOWED)
             page.screenshot(path=str(ARTIFACTS / f"i18n-review-zh{path.replace('/', '-')}.png"))
             assert found == [], f"{path}?lang=zh shows English: {found}"
-        for path, (_ready, english) in PAGES.items():  # no ?lang and an English browser: English
+        # a new visitor (its own session) with an English browser and no ?lang: English (the language chosen
+        # above stays with that session, as a reader would expect)
+        english_visitor = page.context.browser.new_context(viewport={"width": 1440, "height": 1000}, locale="en-US")
+        page = english_visitor.new_page()
+        page.set_default_timeout(HANG_MS)
+        for path, (_ready, english) in PAGES.items():
             _open(page, url, path, None)
             page.get_by_role("heading", name=english).first.wait_for()
             assert not page.get_by_role("heading", name=HEADINGS_ZH[path]).count()
+        english_visitor.close()
 
 
 def test_at_800_px_the_date_range_and_the_pickers_fit_and_a_pending_verdict_leaves_no_gap(seeded):
