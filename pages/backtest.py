@@ -124,13 +124,14 @@ def render_results(handle, outputs: dict) -> None:
             st.plotly_chart(view.ratings_figure(plan.days, plan.closes, mine, ticker, t=t), width="stretch", config=view_config,
                             key=f"rt_{ticker}")
     folder = Path(handle.backtest.folder)
-    c1, c2, c3 = st.columns(3)
-    c1.download_button(_("Report (HTML)"), (folder / "report.html").read_bytes(), file_name=f"{handle.id}.html",
-                       mime="text/html", key="bt_dl_html", icon=":material/download:")
-    c2.download_button(_("Report (Markdown)"), (folder / "report.md").read_bytes(), file_name=f"{handle.id}.md",
-                       mime="text/markdown", key="bt_dl_md", icon=":material/download:")
-    c3.download_button(_("Equity (CSV)"), (folder / "equity.csv").read_bytes(), file_name=f"{handle.id}_equity.csv",
-                       mime="text/csv", key="bt_dl_eq", icon=":material/download:")
+    with st.container(horizontal=True):  # buttons as wide as their labels, wrapping on a narrow window (never cut)
+        st.download_button(_("Report (HTML)"), (folder / "report.html").read_bytes(), file_name=f"{handle.id}.html",
+                           mime="text/html", key="bt_dl_html", icon=":material/download:")
+        st.download_button(_("Report (Markdown)"), (folder / "report.md").read_bytes(), file_name=f"{handle.id}.md",
+                           mime="text/markdown", key="bt_dl_md", icon=":material/download:")
+        st.download_button(_("Equity (CSV)"), (folder / "equity.csv").read_bytes(),
+                           file_name=f"{handle.id}_equity.csv", mime="text/csv", key="bt_dl_eq",
+                           icon=":material/download:")
 
 
 def render_steps(handle) -> None:
