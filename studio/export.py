@@ -573,9 +573,11 @@ def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Tr
     (None: English); the engine's and the data's labels are the run's own words."""
     t = _tr(t)
     engine = figures.text(product_label(meta.get("llm_label") or meta.get("llm_provider"), t))
+    # the offline engine calls no model: the config's default model names it carries were never used
+    models = meta.get("quick_think_llm") and str(meta.get("llm_provider") or "").lower() != "offline"
     lines = [
         t("Engine: {engine} (quick {quick}, deep {deep})", engine=engine, quick=meta.get("quick_think_llm"),
-          deep=meta.get("deep_think_llm")) if meta.get("quick_think_llm") else t("Engine: {engine}", engine=engine),
+          deep=meta.get("deep_think_llm")) if models else t("Engine: {engine}", engine=engine),
         t("Data: {value}", value=figures.text(product_label(meta.get("data_label") or meta.get("data_vendor"), t))),
         t("Analysis date: {date}; prices read up to that day, never after",
           date=figures.text(state.get("trade_date") or meta.get("date"))),

@@ -223,3 +223,14 @@ def test_the_pdf_is_a_handout_whose_first_page_summarises_the_decision(saved_run
     assert "|---" not in body and "| Signal |" not in body
     assert not re.search(r"(^|\s)_[A-Za-z][^_\n]*_(\s|$)", body), re.search(r"(^|\s)_[A-Za-z][^_\n]*_(\s|$)", body)
     assert "Signal" in body and "Direction" in body  # the table's header, as a table
+
+
+def test_the_handouts_provenance_names_models_only_when_a_model_answered():
+    from studio import export
+
+    state = {"trade_date": "2024-05-10", "company_of_interest": "NVDA"}
+    offline = {"llm_provider": "offline", "llm_label": "offline engine (no LLM)", "quick_think_llm": "gpt-4o-mini",
+               "deep_think_llm": "gpt-4o", "data_vendor": "demo"}
+    assert export.provenance_lines(state, offline)[0] == "Engine: offline engine (no LLM)"
+    openai = {**offline, "llm_provider": "openai", "llm_label": "OpenAI"}
+    assert export.provenance_lines(state, openai)[0] == "Engine: OpenAI (quick gpt-4o-mini, deep gpt-4o)"
