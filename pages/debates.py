@@ -118,7 +118,7 @@ def main() -> None:
     saved_meta = (current.meta if source_id == "current" and current is not None and current.status == "finished"
                   else None if source_id == "current" else data.get("meta"))
     if not presentation:
-        ui.render_remembered(saved_meta, f"debates_{source_id}")
+        ui.render_remembered(saved_meta, f"debates_{source_id}", expanded=False)
     if not turns:
         st.info(_("This run has no debate turns yet: they appear once the research team starts."))
         return

@@ -800,15 +800,16 @@ def sidebar_settings() -> dict[str, Any]:
     return config
 
 
-def render_remembered(meta: dict | None, key: str) -> None:
+def render_remembered(meta: dict | None, key: str, *, expanded: bool = True) -> None:
     """"What the team remembered": the past decisions and lessons a run's roles were given
-    (``meta["memory_used"]``), each linking to its Memory log entry or its lesson."""
+    (``meta["memory_used"]``), each linking to its Memory log entry or its lesson (open on the Run page;
+    folded above a debate, which it would push below the fold)."""
     from studio.memview import remembered, remembered_url
 
     items = remembered((meta or {}).get("memory_used"), t=tr())
     if (meta or {}).get("memory_used") is None:
         return  # a run saved before the record existed
-    with st.expander(_("What the team remembered ({n})", n=len(items)), expanded=True, key=f"remembered_{key}"):
+    with st.expander(_("What the team remembered ({n})", n=len(items)), expanded=expanded, key=f"remembered_{key}"):
         if not items:
             st.caption(_("Nothing: no settled decision or matching lesson was known by this run's date."))
         for who in dict.fromkeys(i["who"] for i in items):
