@@ -9,6 +9,9 @@ reads its run's analysis date from the RunnableConfig (``configurable["as_of"]``
 * returns text an LLM reads well, with the numbers verbatim (market tools: a CSV table, or lines
   ``YYYY-MM-DD: value`` rounded to two decimals) and the data source's label (for the demo market:
   "synthetic demo data");
+* for a source that gives a ``cache_token`` (the demo market), keeps its result in-process under
+  (token, tool, arguments, analysis date, today), so a repeated run gets the same bytes without
+  redoing the work (``clear_result_cache()`` drops them);
 * never raises: no data → ``NO_DATA_AVAILABLE: …`` (do not estimate), a provider failure →
   ``DATA_UNAVAILABLE: <reason>``, a bad argument → ``INVALID_ARGUMENT: …`` listing what is accepted.
 """
