@@ -9,6 +9,12 @@ rebuilt (the log's key index, a role memory's BM25 index): both fsyncs are skipp
 still never seen half-written. If anything fails the temp file is removed and the old file is
 untouched; an ``OSError`` that names no file (a full disk) is raised again naming ``path``.
 
+``atomic_write_all([(path, data), ...], durable=True)`` replaces several files the same way, in
+order, each file's data ``fsync``-ed before its rename, and fsyncs each distinct folder once after
+the last rename (not once per file): when it returns every file survives a power cut; a crash
+before then leaves each file whole, old or new (which renames survive is then up to the file
+system, so use it only for files that need no order among themselves).
+
 ``remove_leftovers(path)`` deletes what killed writers of ``path`` left (their temp files); call it
 only while holding the lock that serialises the writers of ``path``.
 
@@ -22,11 +28,12 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_write", "fsync_dir", "remove_leftovers", "temp_prefix"]
+__all__ = ["TEMP_SUFFIX", "atomic_file", "atomic_write", "atomic_write_all", "fsync_dir", "remove_leftovers",
+           "temp_prefix"]
 
 TEMP_SUFFIX = ".tmp"
 
@@ -47,7 +54,8 @@ def temp_prefix(path: Path) -> str:
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike[str], *, durable: bool = True) -> Iterator[BinaryIO]:
+def atomic_file(path: str | os.PathLike[str], *, durable: bool = True,
+                _sync_folder: bool = True) -> Iterator[BinaryIO]:
     """``with atomic_file(p) as fh: fh.write(...)``: ``p`` is replaced whole when the block ends without error."""
     path = Path(path)
     folder = path.parent
@@ -67,7 +75,7 @@ def atomic_file(path: str | os.PathLike[str], *, durable: bool = True) -> Iterat
             # a failed write (a full disk) names no file: say which one it was
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
-    if durable:
+    if durable and _sync_folder:
         fsync_dir(folder)
 
 
@@ -76,6 +84,19 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, durable: bo
     payload = data.encode("utf-8") if isinstance(data, str) else data
     with atomic_file(path, durable=durable) as fh:
         fh.write(payload)
+
+
+def atomic_write_all(items: Iterable[tuple[str | os.PathLike[str], bytes | str]], *, durable: bool = True) -> None:
+    """Replace each ``path`` with its ``data``, in order; one folder fsync per distinct folder, at the end."""
+    folders: dict[Path, None] = {}
+    for path, data in items:
+        payload = data.encode("utf-8") if isinstance(data, str) else data
+        with atomic_file(path, durable=durable, _sync_folder=False) as fh:
+            fh.write(payload)
+        folders[Path(path).parent] = None
+    if durable:
+        for folder in folders:
+            fsync_dir(folder)
 
 
 def remove_leftovers(path: str | os.PathLike[str]) -> None:

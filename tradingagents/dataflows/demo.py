@@ -670,6 +670,12 @@ class DemoProvider(MarketDataProvider):
     label = LABEL
     supports_social = True
 
+    def cache_token(self) -> Any:
+        """The demo market is a pure function of (ticker, dates, today's year): its tool results may
+        be kept in-process. The token holds today and the data methods themselves, so a method
+        replaced on the class or the instance (a test's stand-in) never meets an old result."""
+        return (today(), *(getattr(self, name) for name in self.DATA_METHODS))
+
     # -- prices ---------------------------------------------------------------------------------
     def ohlcv(self, ticker: str, start: str, end: str) -> pd.DataFrame:
         t = check_ticker(ticker)

@@ -202,6 +202,20 @@ class MarketDataProvider:
             f"{self.label} has no social-media posts; the sentiment analyst must rely on news only."
         )
 
+    # the data methods whose answers a tool result is made of (``cache_token`` names them)
+    DATA_METHODS = ("ohlcv", "fundamentals", "statements", "identity", "closes_between", "news",
+                    "global_news", "social")
+
+    def cache_token(self) -> Any:
+        """None, or a hashable token under which the tools may keep their results in-process.
+
+        Only a source whose answers are a pure function of the arguments (the demo market) gives
+        one; the tools key each result by it plus the tool, its arguments, the run's analysis date
+        and today. The base class (and every live or file source, and the wrappers that delegate)
+        gives None: nothing is cached.
+        """
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.label!r}>"
 

@@ -9,6 +9,9 @@ reads its run's analysis date from the RunnableConfig (``configurable["as_of"]``
 * returns text an LLM reads well, with the numbers verbatim (market tools: a CSV table, or lines
   ``YYYY-MM-DD: value`` rounded to two decimals) and the data source's label (for the demo market:
   "synthetic demo data");
+* for a source that gives a ``cache_token`` (the demo market), keeps its result in-process under
+  (token, tool, arguments, analysis date, today), so a repeated run gets the same bytes without
+  redoing the work (``clear_result_cache()`` drops them);
 * never raises: no data → ``NO_DATA_AVAILABLE: …`` (do not estimate), a provider failure →
   ``DATA_UNAVAILABLE: <reason>``, a bad argument → ``INVALID_ARGUMENT: …`` listing what is accepted.
 """
@@ -135,13 +138,63 @@ def _subject(name: str, kwargs: Mapping[str, Any]) -> str:
     return what
 
 
-def _safe(provider: MarketDataProvider, fn: Callable[..., str]) -> Callable[..., str]:
-    """Wrap a tool body so it never raises: errors become the sentinels, naming what is missing."""
+# Tool results of a source that gives a ``cache_token`` (the demo market: a pure function of its
+# arguments), kept in-process so that repeated runs do not redo the same pandas work. Key: the
+# token (today and the source's data methods), the tool, its arguments, the calling run's analysis
+# date (the cut-off) and today; a result is the string the tool returned (no exception), so a hit
+# gives the very bytes the tool would compute. Bounded, least recently used dropped.
+RESULT_CACHE_MAX = 256
+_RESULTS: OrderedDict[tuple, str] = OrderedDict()
+_RESULTS_LOCK = threading.Lock()
+
+
+def clear_result_cache() -> None:
+    """Drop the kept tool results (tests, and the bench when it times a cold run)."""
+    with _RESULTS_LOCK:
+        _RESULTS.clear()
+
+
+def _result_key(provider: MarketDataProvider, name: str, cut: Callable[[], str | None],
+                args: tuple, kwargs: Mapping[str, Any]) -> tuple | None:
+    """The cache key of one tool call, or None when it must not be cached (no token, no date,
+    an argument that cannot be hashed)."""
+    try:
+        token = provider.cache_token()
+        if token is None:
+            return None
+        # each argument with its type: 1, 1.0 and True are equal keys but not the same argument
+        key = (token, name, cut(), today().isoformat(), tuple((type(a), a) for a in args),
+               tuple((k, type(v), v) for k, v in sorted(kwargs.items())))
+        hash(key)
+    except Exception:  # noqa: BLE001 - no date (ValidationError), an unhashable argument: just compute
+        return None
+    return key
+
+
+def _safe(provider: MarketDataProvider, fn: Callable[..., str],
+          cut: Callable[[], str | None] | None = None) -> Callable[..., str]:
+    """Wrap a tool body so it never raises: errors become the sentinels, naming what is missing.
+
+    With ``cut`` (the tools' cut-off date), results of a cacheable source are kept (``_RESULTS``).
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> str:
+        key = _result_key(provider, fn.__name__, cut, args, kwargs) if cut is not None else None
+        if key is not None:
+            with _RESULTS_LOCK:
+                hit = _RESULTS.get(key)
+                if hit is not None:
+                    _RESULTS.move_to_end(key)
+                    return hit
         try:
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
+            if key is not None and isinstance(out, str):
+                with _RESULTS_LOCK:
+                    _RESULTS[key] = out
+                    while len(_RESULTS) > RESULT_CACHE_MAX:
+                        _RESULTS.popitem(last=False)
+            return out
         except ValidationError as exc:
             return f"{INVALID} {_short(exc)} {_source(provider)}"
         except DataNotFound as exc:
@@ -476,7 +529,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
     tools: dict[str, BaseTool] = {}
     for fn in funcs:
         tool = StructuredTool.from_function(
-            func=_safe(provider, fn), name=fn.__name__, description=(fn.__doc__ or "").strip(),
+            func=_safe(provider, fn, cut), name=fn.__name__, description=(fn.__doc__ or "").strip(),
         )
         tool.handle_validation_error = _validation_handler(provider)
         tool.handle_tool_error = True

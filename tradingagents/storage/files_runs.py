@@ -22,7 +22,7 @@ from typing import Any
 
 from tradingagents import team
 from tradingagents.config import DEFAULT_CONFIG, EXECUTION_LABELS, public_config, resolve_config
-from tradingagents.fileio import atomic_write
+from tradingagents.fileio import atomic_write, atomic_write_all
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.storage.inert import sanitize_tree
 from tradingagents.validation import safe_path_component, validate_date
@@ -201,8 +201,11 @@ def save_run(
         "meta": meta_out,
         "state": to_jsonable(dict(final_state)),
     }
-    atomic_write(folder / STATE_FILE, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False))
-    atomic_write(folder / REPORT_FILE, render_report_markdown(final_state, rating, meta_out))
+    # both files durable, the run folder fsynced once for the two renames (not once per file)
+    atomic_write_all([
+        (folder / STATE_FILE, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)),
+        (folder / REPORT_FILE, render_report_markdown(final_state, rating, meta_out)),
+    ])
     return folder
 
 
