@@ -14,7 +14,8 @@ import re
 
 import pytest
 
-from tests.browser.i18n_scan import english_in
+from tests.browser.i18n_scan import ALLOWED
+from tests.browser.i18n_scan import english_in as _english_in
 from tradingagents.graph.decision_card import decision_card, display_text
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 from tradingagents.i18n import translator
@@ -22,16 +23,26 @@ from tradingagents.rating import RATINGS_5_TIER, parse_rating
 
 TEXTS = ("market_report", "sentiment_report", "news_report", "fundamentals_report", "investment_plan",
          "trader_investment_plan", "final_trade_decision")
-# (ticker, date, analysts): a full demo run (a HOLD), and market-only runs that BUY with entry, target and stop
-RUNS = (("NVDA", "2024-05-10", None), ("AAPL", "2024-03-01", ["market"]), ("TSLA", "2024-04-15", ["market"]))
+# name → (ticker, dates, analysts): a full demo run (a HOLD); a second full run settling the first (so its
+# decision cites a settled call, and the demo market has no company news that week: a "Missing data" section);
+# market-only runs that BUY with entry, target and stop. The state of the last date is scanned.
+RUNS = {"NVDA": ("NVDA", ("2024-05-10",), None), "NVDA-settled": ("NVDA", ("2024-05-01", "2024-05-20"), None),
+        "AAPL": ("AAPL", ("2024-03-01",), ["market"]), "TSLA": ("TSLA", ("2024-04-15",), ["market"])}
 ZH, EN = translator("zh"), translator("en")
 CJK = re.compile(r"[\u4e00-\u9fff]")
+MY_ALLOWED = ALLOWED | {"alpha"}
+"""The contract's terminology writes alpha as 超额收益(alpha): the Latin word is part of the Chinese term."""
 
 
-def _run(tmp, language: str, ticker: str, date: str, analysts) -> dict:
+def english_in(text: str) -> list[str]:
+    return _english_in(text, MY_ALLOWED)
+
+
+def _run(tmp, language: str, ticker: str, dates: tuple[str, ...], analysts) -> dict:
     config = {"home": str(tmp), "output_language": language}
     graph = TradingAgentsGraph(analysts, config=config) if analysts else TradingAgentsGraph(config=config)
-    state, rating = graph.propagate(ticker, date)
+    for date in dates:
+        state, rating = graph.propagate(ticker, date)
     return {"state": state, "rating": rating, "card": decision_card(state, 5)}
 
 
@@ -39,8 +50,8 @@ def _run(tmp, language: str, ticker: str, date: str, analysts) -> dict:
 def runs(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TRADINGAGENTS_HOME", str(tmp_path_factory.mktemp("home")))
-        return {(ticker, language): _run(tmp_path_factory.mktemp(f"{ticker}{language}"), language, ticker, date, an)
-                for ticker, date, an in RUNS for language in ("Chinese", "English")}
+        return {(name, language): _run(tmp_path_factory.mktemp(f"{name}{language}"), language, *RUNS[name])
+                for name in RUNS for language in ("Chinese", "English")}
 
 
 def _without_quotes(text: str) -> str:
@@ -50,7 +61,7 @@ def _without_quotes(text: str) -> str:
 
 def test_a_chinese_run_shown_has_no_english_left(runs):
     seen_levels = set()
-    for ticker, _date, _an in RUNS:
+    for ticker in RUNS:
         state = runs[(ticker, "Chinese")]["state"]
         for key in TEXTS:
             shown = display_text(state[key], ZH)
@@ -60,6 +71,9 @@ def test_a_chinese_run_shown_has_no_english_left(runs):
         # the prose itself (before display) already names ratings, actions and data in Chinese
         assert "get_" not in "".join(state[k] for k in TEXTS)
     assert seen_levels == {"**入场价**", "**目标价**", "**止损**"}  # a BUY's levels were among the texts scanned
+    settled = runs[("NVDA-settled", "Chinese")]["state"]
+    assert "### 缺失数据" in settled["sentiment_report"] and "数据源在 2024-05-13 至 2024-05-20 期间没有数据。" in settled["sentiment_report"]
+    assert "最近一次已结算的决策是 2024-05-01 的" in settled["final_trade_decision"]
     nvda = runs[("NVDA", "Chinese")]["state"]
     assert "帖子数据源的统计：看跌 7、看涨 5、中性 4。" in nvda["sentiment_report"]
     assert "Tone tally" not in nvda["sentiment_report"]
@@ -74,7 +88,7 @@ def test_a_chinese_run_shown_has_no_english_left(runs):
 
 
 def test_the_stored_chinese_texts_keep_the_grammar_and_parse_as_before(runs):
-    for ticker, _date, _an in RUNS:
+    for ticker in RUNS:
         zh, en = runs[(ticker, "Chinese")], runs[(ticker, "English")]
         state = zh["state"]
         assert zh["rating"] == en["rating"] and zh["rating"] in RATINGS_5_TIER
@@ -124,7 +138,7 @@ def test_display_text_in_english_is_the_text_itself(runs):
 
 
 def test_the_english_run_has_no_chinese_and_keeps_its_prose(runs):
-    for ticker, _date, _an in RUNS:
+    for ticker in RUNS:
         state = runs[(ticker, "English")]["state"]
         for key in TEXTS:
             assert not CJK.search(state[key]), (ticker, key)

@@ -362,6 +362,20 @@ def item_tone(item: str) -> int:
 # reports
 
 
+def _missing_reason(why: str, t: Translator = ENGLISH) -> str:
+    """Why a tool's data is missing, in ``t``'s language: English quotes the tool's own answer; another
+    language says it in its words when the answer is the data layer's "no data" sentinel, with its dates
+    (a failure's own text, ``DATA_UNAVAILABLE: …``, is quoted as the tool wrote it)."""
+    if why == "the tool returned nothing.":
+        return t("the tool returned nothing.")
+    if t.lang != ENGLISH.lang and why.startswith(NO_DATA):
+        dates = re.findall(r"\d{4}-\d{2}-\d{2}", why)
+        if len(dates) >= 2:
+            return t("the data source has no data between {start} and {end}.", start=dates[0], end=dates[-1])
+        return t("the data source has no data for this period.")
+    return why
+
+
 def _missing_section(results: Sequence[ToolResult], t: Translator = ENGLISH) -> list[str]:
     missing: list[tuple[str, str]] = []
     for r in results:
@@ -376,9 +390,7 @@ def _missing_section(results: Sequence[ToolResult], t: Translator = ENGLISH) -> 
     if not missing:
         return []
     lines = [t("### Missing data"), ""]
-    lines += [t("- {tool}: {reason} Not estimated.", tool=label,
-                reason=t("the tool returned nothing.") if why == "the tool returned nothing." else why)
-              for label, why in missing]
+    lines += [t("- {tool}: {reason} Not estimated.", tool=label, reason=_missing_reason(why, t)) for label, why in missing]
     return lines + [""]
 
 
