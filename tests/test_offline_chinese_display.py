@@ -127,6 +127,8 @@ def test_display_text_rewrites_only_the_grammar_lines():
                      "最终交易提议：**卖出**")
     assert display_text("**Recommendation**: Underweight", ZH) == "**建议**：减持"
     assert display_text("**Recommendation**: something else", ZH) == "**建议**：something else"  # not a rating
+    assert display_text("**Rating**: **BUY** (high conviction)", ZH) == "**评级**：**买入** (high conviction)"
+    assert display_text("**Conviction**: Medium", ZH) == "**信心**：中"
 
 
 def test_display_text_in_english_is_the_text_itself(runs):

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tradingagents.i18n import N_, Translator, rating_label
-from tradingagents.rating import normalize_rating, parse_rating
+from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 
 
 def pgettext(context: str, message: str) -> str:
@@ -136,13 +136,19 @@ _PROPOSAL_LINE_RE = re.compile(
     r"(?P<tail>\**[ \t]*)$", re.M | re.I)
 
 
+_TIER_LEAD_RE = re.compile(r"^(\W*)(" + "|".join(RATINGS_5_TIER) + r")\b", re.I)
+
+
 def _shown_value(label: str, value: str, t: Translator) -> str:
     """A grammar line's value in ``t``'s language: a rating, an action or a conviction translated; any
     other value (a price, a size or horizon already written in the text's language) as it is."""
     word = value.strip().strip("*").strip()
     if label in ("Rating", "Recommendation"):
-        tier = normalize_rating(word)
-        return value.replace(word, rating_label(tier, t.lang), 1) if tier and word else value
+        lead = _TIER_LEAD_RE.match(value)  # "Hold", "**Buy**", "Overweight (high conviction)"
+        if lead:
+            tier = normalize_rating(lead.group(2)) or lead.group(2)
+            return value[:lead.start(2)] + rating_label(tier, t.lang) + value[lead.end(2):]
+        return value
     if label == "Action" and word.upper() in DISPLAY_ACTIONS:
         return value.replace(word, t(DISPLAY_ACTIONS[word.upper()]), 1)
     if label == "Conviction" and word.lower() in DISPLAY_CONVICTIONS:
