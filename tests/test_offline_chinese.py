@@ -14,6 +14,7 @@ from babel.messages.pofile import read_po
 
 from tradingagents import i18n
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
+from tradingagents.graph.decision_card import GRAMMAR_LABELS
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 from tradingagents.rating import RATINGS_5_TIER, parse_rating
 from tradingagents.team import MEMORY_NAMES
@@ -69,7 +70,8 @@ def _share_cjk(text: str) -> float:
 
 
 def _english_sentences() -> list[str]:
-    """The English templates' pieces of prose (between fields, three words or more) from engine.po."""
+    """The English templates' pieces of prose (between fields, three words or more) from engine.po; the
+    grammar's labels (``FINAL TRANSACTION PROPOSAL``) are not prose: the stored text keeps them English."""
     with (i18n.LOCALES_DIR / "zh" / "LC_MESSAGES" / "engine.po").open("rb") as fh:
         catalog = read_po(fh, locale="zh")
     pieces: set[str] = set()
@@ -78,7 +80,7 @@ def _english_sentences() -> list[str]:
         for msgid in ids:
             for piece in FIELD.split(msgid or ""):
                 piece = piece.strip(" ,.;:()#*-_|")
-                if len(piece.split()) >= 3:
+                if len(piece.split()) >= 3 and piece not in GRAMMAR_LABELS:
                     pieces.add(piece)
     return sorted(pieces)
 

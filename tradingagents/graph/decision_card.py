@@ -21,8 +21,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tradingagents.i18n import N_
-from tradingagents.rating import parse_rating
+from tradingagents.i18n import N_, Translator, rating_label
+from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
 
 
 def pgettext(context: str, message: str) -> str:
@@ -115,4 +115,69 @@ def decision_card(state: Mapping[str, Any], holding_days: Any = None) -> dict[st
     return card
 
 
-__all__ = ["FIELDS", "LABELS", "LABEL_CONTEXTS", "decision_card", "scored_horizon"]
+
+# ---------------------------------------------------------------------------- the grammar, shown
+GRAMMAR_LABELS = {
+    "Rating": N_("Rating"), "Recommendation": N_("Recommendation"), "Action": N_("Action"),
+    "Conviction": N_("Conviction"), "Entry": N_("Entry"), "Price target": N_("Price target"),
+    "Stop-loss": N_("Stop-loss"), "Position size": N_("Position size"), "Time horizon": N_("Time horizon"),
+    "FINAL TRANSACTION PROPOSAL": N_("FINAL TRANSACTION PROPOSAL"),
+}
+"""The labels of the grammar lines a stored text keeps in English (the specification's format, read by
+``decision_card`` and ``rating.parse_rating``), marked for the catalogue so that ``display_text`` shows them."""
+DISPLAY_ACTIONS = {"BUY": N_("BUY"), "HOLD": N_("HOLD"), "SELL": N_("SELL")}
+DISPLAY_CONVICTIONS = {"low": N_("Low"), "medium": N_("Medium"), "high": N_("High")}
+
+_GRAMMAR_LINE_RE = re.compile(
+    r"^(?P<lead>[ \t]*)\*\*(?P<label>" + "|".join(re.escape(k) for k in GRAMMAR_LABELS if k != "FINAL TRANSACTION PROPOSAL")
+    + r")\*\*(?P<colon>[ \t]*:[ \t]*)(?P<value>[^\n]*?)(?P<tail>[ \t]*)$", re.M)
+_PROPOSAL_LINE_RE = re.compile(
+    r"^(?P<lead>[ \t]*)FINAL TRANSACTION PROPOSAL(?P<colon>[ \t]*:[ \t]*)(?P<stars>\**)[ \t]*(?P<value>BUY|HOLD|SELL)"
+    r"(?P<tail>\**[ \t]*)$", re.M | re.I)
+
+
+_TIER_LEAD_RE = re.compile(r"^(\W*)(" + "|".join(RATINGS_5_TIER) + r")\b", re.I)
+
+
+def _shown_value(label: str, value: str, t: Translator) -> str:
+    """A grammar line's value in ``t``'s language: a rating, an action or a conviction translated; any
+    other value (a price, a size or horizon already written in the text's language) as it is."""
+    word = value.strip().strip("*").strip()
+    if label in ("Rating", "Recommendation"):
+        lead = _TIER_LEAD_RE.match(value)  # "Hold", "**Buy**", "Overweight (high conviction)"
+        if lead:
+            tier = normalize_rating(lead.group(2)) or lead.group(2)
+            return value[:lead.start(2)] + rating_label(tier, t.lang) + value[lead.end(2):]
+        return value
+    if label == "Action" and word.upper() in DISPLAY_ACTIONS:
+        return value.replace(word, t(DISPLAY_ACTIONS[word.upper()]), 1)
+    if label == "Conviction" and word.lower() in DISPLAY_CONVICTIONS:
+        return value.replace(word, t(DISPLAY_CONVICTIONS[word.lower()]), 1)
+    return value
+
+
+def display_text(text: str, t: Translator | None = None) -> str:
+    """``text`` (a stored report, plan, proposal or decision) for showing in ``t``'s language: only its
+    grammar lines (``**Rating**: Hold``, ``**Recommendation**``, ``**Action**``, ``**Conviction**``,
+    ``**Entry**``/``**Price target**``/``**Stop-loss**``/``**Position size**``/``**Time horizon**``,
+    ``FINAL TRANSACTION PROPOSAL: **HOLD**``) are rewritten, their labels translated and their canonical
+    values shown translated (评级：持有); every other line is untouched. The stored text keeps the English
+    grammar. English (or no translator): ``text`` itself."""
+    if t is None or t.lang == "en" or not text:
+        return text
+
+    def line(match: re.Match[str]) -> str:
+        label = match.group("label")
+        return (match.group("lead") + "**" + t(GRAMMAR_LABELS[label]) + "**" + t(": ")
+                + _shown_value(label, match.group("value"), t) + match.group("tail"))
+
+    def proposal(match: re.Match[str]) -> str:
+        stars = match.group("stars")
+        return (match.group("lead") + t(GRAMMAR_LABELS["FINAL TRANSACTION PROPOSAL"]) + t(": ") + stars
+                + t(DISPLAY_ACTIONS[match.group("value").upper()]) + match.group("tail"))
+
+    return _PROPOSAL_LINE_RE.sub(proposal, _GRAMMAR_LINE_RE.sub(line, text))
+
+
+__all__ = ["DISPLAY_ACTIONS", "DISPLAY_CONVICTIONS", "FIELDS", "GRAMMAR_LABELS", "LABELS", "LABEL_CONTEXTS",
+           "decision_card", "display_text", "scored_horizon"]

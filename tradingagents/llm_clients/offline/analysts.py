@@ -36,7 +36,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from tradingagents import figures
-from tradingagents.i18n import Translator
+from tradingagents.i18n import N_, Translator
 from tradingagents.ids import stable_id
 from tradingagents.llm_clients.offline.common import (
     ENGLISH,
@@ -67,6 +67,27 @@ TOOL_PLANS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("get_cashflow", {"freq": "quarterly"}),
     ],
 }
+
+TOOL_NAMES = {
+    "get_stock_data": N_("price history"), "get_indicators": N_("technical indicators"),
+    "get_social_posts": N_("social posts"), "get_news": N_("company news feed"),
+    "get_global_news": N_("global news feed"), "get_fundamentals": N_("company fundamentals"),
+    "get_income_statement": N_("income statement"), "get_balance_sheet": N_("balance sheet"),
+    "get_cashflow": N_("cash flow statement"),
+}
+"""How a report in another language than English names each tool's data (English names the tool itself)."""
+
+
+def tool_name(label: str, t: Translator = ENGLISH) -> str:
+    """A tool's label (``get_indicators(rsi)``, ``get_news``) as a report in ``t``'s language names it:
+    English keeps the code name, another language names the data (技术指标（rsi）)."""
+    if t.lang == ENGLISH.lang:
+        return label
+    name, _, arg = label.partition("(")
+    if name not in TOOL_NAMES:
+        return label
+    shown = t(TOOL_NAMES[name])
+    return t("{name} ({detail})", name=shown, detail=arg.rstrip(")")) if arg else shown
 
 _DATE_LINE_RE = re.compile(r"^\s*[-*]?\s*(\d{4}-\d{2}-\d{2})[T \d:]*\s*[:|,]\s*(-?\d[\d,]*(?:\.\d+)?)\s*%?\s*$")
 _ISO_START_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -315,6 +336,17 @@ def text_items(text: str) -> list[str]:
 
 _TAGGED_TONE_RE = re.compile(r"\[(bullish|bearish|neutral)\]", re.IGNORECASE)
 _TALLY_RE = re.compile(r"^#?\s*(Tone tally:[^\n]+)$", re.MULTILINE)
+_TALLY_PART_RE = re.compile(r"\b(bullish|bearish|neutral)\s+(\d+)\b", re.IGNORECASE)
+
+
+def tally_text(line: str, t: Translator = ENGLISH) -> str:
+    """The post feed's ``Tone tally: bearish 7, bullish 5, neutral 4`` as a report in ``t``'s language
+    writes it (English: the line as the feed wrote it; Chinese: 看跌 7、看涨 5、中性 4); a line of
+    another shape stays as written."""
+    parts = _TALLY_PART_RE.findall(line)
+    if t.lang == ENGLISH.lang or not parts:
+        return line
+    return t(", ").join(f"{t.p('direction', word.lower())} {n}" for word, n in parts)
 
 
 def item_tone(item: str) -> int:
@@ -330,23 +362,35 @@ def item_tone(item: str) -> int:
 # reports
 
 
+def _missing_reason(why: str, t: Translator = ENGLISH) -> str:
+    """Why a tool's data is missing, in ``t``'s language: English quotes the tool's own answer; another
+    language says it in its words when the answer is the data layer's "no data" sentinel, with its dates
+    (a failure's own text, ``DATA_UNAVAILABLE: …``, is quoted as the tool wrote it)."""
+    if why == "the tool returned nothing.":
+        return t("the tool returned nothing.")
+    if t.lang != ENGLISH.lang and why.startswith(NO_DATA):
+        dates = re.findall(r"\d{4}-\d{2}-\d{2}", why)
+        if len(dates) >= 2:
+            return t("the data source has no data between {start} and {end}.", start=dates[0], end=dates[-1])
+        return t("the data source has no data for this period.")
+    return why
+
+
 def _missing_section(results: Sequence[ToolResult], t: Translator = ENGLISH) -> list[str]:
     missing: list[tuple[str, str]] = []
     for r in results:
         if r.missing and len(r.indicators) > 1:
-            missing += [(f"get_indicators({name})", r.missing) for name in r.indicators]
+            missing += [(tool_name(f"get_indicators({name})", t), r.missing) for name in r.indicators]
         elif r.missing:
-            missing.append((r.label, r.missing))
+            missing.append((tool_name(r.label, t), r.missing))
         elif r.indicators:
             found = indicator_values(r)
-            missing += [(f"get_indicators({name})", t("the answer held no value for it."))
+            missing += [(tool_name(f"get_indicators({name})", t), t("the answer held no value for it."))
                         for name in r.indicators if name not in found]
     if not missing:
         return []
     lines = [t("### Missing data"), ""]
-    lines += [t("- {tool}: {reason} Not estimated.", tool=label,
-                reason=t("the tool returned nothing.") if why == "the tool returned nothing." else why)
-              for label, why in missing]
+    lines += [t("- {tool}: {reason} Not estimated.", tool=label, reason=_missing_reason(why, t)) for label, why in missing]
     return lines + [""]
 
 
@@ -686,7 +730,7 @@ def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMess
         social = _find(results, "get_social_posts")
         tally = _TALLY_RE.search(social.text) if social and not social.missing else None
         if tally:
-            intro.append(t("The post feed reports: {tally}.", tally=tally.group(1).strip()))
+            intro.append(t("The post feed reports: {tally}.", tally=tally_text(tally.group(1).strip(), t)))
         extra = ([t("### Voices"), ""] + _quotes(posts)) if posts else []
         return _report(t("Sentiment analysis of {ticker}", ticker=ticker), intro, signals, results, extra, t)
     if role.key == "news":
@@ -706,7 +750,7 @@ def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMess
         fundamentals = _find(results, "get_fundamentals")
         text = fundamentals.text if fundamentals and not fundamentals.missing else ""
         signals = fundamentals_signals(text, t)
-        received = [r.label for r in results if not r.missing]
+        received = [tool_name(r.label, t) for r in results if not r.missing]
         intro = [t("Fundamentals of {ticker} as of {date}. Data received from: {sources}.", ticker=ticker, date=date,
                    sources=join_names(received, t))]
         currency = currency_of(text)

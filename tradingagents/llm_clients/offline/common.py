@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from tradingagents.i18n import N_, Translator, language_of_output, translator
+from tradingagents.i18n import N_, Translator, language_of_output, rating_label, translator
 from tradingagents.llm_presets import OFFLINE_LABEL
 from tradingagents.rating import RATINGS_5_TIER, direction
 from tradingagents.team import ANALYSTS
@@ -78,6 +78,21 @@ TIER_ACTION = {t: ("BUY" if direction(t) > 0 else "SELL" if direction(t) < 0 els
 BUY_AT, OVERWEIGHT_AT = 0.40, 0.15  # ratio thresholds (mirrored for the bearish tiers)
 TIER_ALT = "|".join(TIERS)
 """A regex alternation of the five tiers (for the grammar of the engine's own lines)."""
+
+ACTION_NAMES = {"BUY": N_("BUY"), "HOLD": N_("HOLD"), "SELL": N_("SELL")}
+"""The Trader's actions (canonical → the English text, the message id)."""
+
+
+def tier_name(tier: str, t: Translator = ENGLISH) -> str:
+    """A tier as the prose of ``t``'s language names it (English: the tier itself; Chinese: 买入 … 卖出).
+    The grammar lines (``**Recommendation**``, ``**Rating**``) keep the canonical name."""
+    return tier if t.lang == ENGLISH.lang else rating_label(tier, t.lang)
+
+
+def action_name(action: str, t: Translator = ENGLISH) -> str:
+    """BUY/HOLD/SELL as the prose of ``t``'s language names it (English: itself; Chinese: 买入/持有/卖出);
+    ``FINAL TRANSACTION PROPOSAL`` and ``**Action**`` keep the canonical word."""
+    return action if t.lang == ENGLISH.lang or action not in ACTION_NAMES else t(ACTION_NAMES[action])
 
 _INSTRUMENT_RE = re.compile(r"^Instrument:\s*(\S+)", re.MULTILINE)
 _DATE_RE = re.compile(r"^Analysis date:\s*(\d{4}-\d{2}-\d{2})", re.MULTILINE)

@@ -43,6 +43,7 @@ from tradingagents.llm_clients.offline.common import (
     TIER_ACTION,
     TIER_ALT,
     Signal,
+    action_name,
     article,
     clip,
     date_of,
@@ -58,6 +59,7 @@ from tradingagents.llm_clients.offline.common import (
     signals_from_prompt,
     tag,
     template_res,
+    tier_name,
     toward_hold,
     translator_of,
 )
@@ -281,7 +283,7 @@ def research_plan(text: str) -> str:
         t(SCALE_TEXT) + _sep(t) + t(
             "The reports carry {n} signals: {bullish} bullish, {bearish} bearish and {neutral} neutral, a net score "
             "of {net} or {ratio} per signal, hence {tier}.", n=score.n, bullish=score.bullish, bearish=score.bearish,
-            neutral=score.neutral, net=_signed(score.net), ratio=f"{score.ratio:+.2f}", tier=tier),
+            neutral=score.neutral, net=_signed(score.net), ratio=f"{score.ratio:+.2f}", tier=tier_name(tier, t)),
         "",
         t("### The debate"),
         "",
@@ -356,12 +358,12 @@ def trader_plan(text: str) -> str:
     last = _last_close(text)
     atr = _atr(signals)
     lines = [t("### Transaction proposal for {ticker}", ticker=ticker), ""]
-    intro = t("The Research Manager recommends **{tier}**.", tier=tier)
+    intro = t("The Research Manager recommends **{tier}**.", tier=tier_name(tier, t))
     if last:
         intro += _sep(t) + t(_LAST_CLOSE, close=f"{last[1]:.2f}", date=last[0])
     else:
         intro += _sep(t) + t("Recent prices were not available, so levels are left to the execution desk.")
-    lines += [intro, "", t("- Action: {action} — {size}.", action=action, size=t(_SIZES[tier]))]
+    lines += [intro, "", t("- Action: {action} — {size}.", action=action_name(action, t), size=t(_SIZES[tier]))]
     if last and action != "HOLD":
         lines.append(t("- Entry: near {price}.", price=f"{last[1]:.2f}"))
     if last and atr and action == "BUY":
@@ -434,9 +436,9 @@ def risk_turn(role: Role, text: str) -> str:
         lead = _pick(supporting, round_no - 1)
         if action == "HOLD":
             parts.append(t("A HOLD on {ticker} leaves {n} {direction} readings unused; I would turn it into a "
-                           "starter {lean}.", ticker=ticker, n=len(supporting), direction=with_word, lean=lean))
+                           "starter {lean}.", ticker=ticker, n=len(supporting), direction=with_word, lean=action_name(lean, t)))
         else:
-            parts.append(t("Act on the {action} with conviction.", action=action))
+            parts.append(t("Act on the {action} with conviction.", action=action_name(action, t)))
         if lead:
             parts.append(t("**{name}** says {detail}.", name=lead.name, detail=lead.detail))
         fields = {"n": len(supporting), "direction": with_word, "m": len(opposing), "against": against_word}
@@ -449,21 +451,21 @@ def risk_turn(role: Role, text: str) -> str:
         lead = _pick(opposing, round_no - 1)
         if action == "HOLD":
             parts.append(t("Holding {ticker} is the prudent call; any move toward a {lean} needs more than this.",
-                           ticker=ticker, lean=lean))
+                           ticker=ticker, lean=action_name(lean, t)))
         if lead_flag:
             parts.append(t("Mind the {flag}.", flag=lead_flag))
         if lead:
-            parts.append(t("**{name}** cuts against a {lean}: {detail}.", name=lead.name, lean=lean,
+            parts.append(t("**{name}** cuts against a {lean}: {detail}.", name=lead.name, lean=action_name(lean, t),
                            detail=lead.detail))
         if not lead_flag and not lead:
             parts.append(t("I see no flag against the {action} in the reports, but a stop and a moderate size "
-                           "still cost little.", action=action))
+                           "still cost little.", action=action_name(action, t)))
         parts.append(t("I would halve the size and keep a tight stop.") if action != "HOLD" else
                      t("Keep the exposure small and the stops tight until the evidence settles."))
     else:
         lead = _pick(supporting, round_no) or _pick(opposing, round_no)
         fields = {"ticker": ticker, "bullish": score.bullish, "bearish": score.bearish, "neutral": score.neutral,
-                  "tier": tier}
+                  "tier": tier_name(tier, t)}
         parts.append(t("The evidence on {ticker} is {bullish} bullish, {bearish} bearish and {neutral} neutral "
                        "readings, an {tier} case rather than an all-in one.", **fields) if article(tier) == "an" else
                      t("The evidence on {ticker} is {bullish} bullish, {bearish} bearish and {neutral} neutral "
@@ -488,9 +490,9 @@ def risk_turn(role: Role, text: str) -> str:
                                "turns."))
         elif flags:
             parts.append(t("With {flags}, stage the {action}: half now, half on confirmation.",
-                           flags=join_names(flags[:2], t), action=action))
+                           flags=join_names(flags[:2], t), action=action_name(action, t)))
         else:
-            parts.append(t("Stage the {action}: start at half size and add as the signals confirm.", action=action))
+            parts.append(t("Stage the {action}: start at half size and add as the signals confirm.", action=action_name(action, t)))
     return _sep(t).join(parts)
 
 
@@ -529,9 +531,9 @@ def _settled_citations(text: str, t: Translator = ENGLISH) -> str | None:
     found = parse_settled_headers(tag(text, "past_decisions"))
     if not found:
         return None
-    cited = [t("{rating} on {ticker} of {date} ({alpha} alpha, right)", rating=d["rating"], ticker=d["ticker"],
+    cited = [t("{rating} on {ticker} of {date} ({alpha} alpha, right)", rating=tier_name(d["rating"], t), ticker=d["ticker"],
                date=d["date"], alpha=f"{d['alpha']:+.1%}") if was_right(d["rating"], d["alpha"]) else
-             t("{rating} on {ticker} of {date} ({alpha} alpha, wrong)", rating=d["rating"], ticker=d["ticker"],
+             t("{rating} on {ticker} of {date} ({alpha} alpha, wrong)", rating=tier_name(d["rating"], t), ticker=d["ticker"],
                date=d["date"], alpha=f"{d['alpha']:+.1%}") for d in found]
     return t("Settled decisions considered ({n}): {items}.", n=len(found), items=t("; ").join(cited))
 
@@ -548,7 +550,7 @@ def portfolio_decision(text: str) -> dict[str, Any]:
     flags = risk_flags(signals, tier, t)
     if tier in ("Buy", "Sell") and flags:
         tier = toward_hold(tier)
-        reasons.append(t("moderated from {before} to {after} because of {flags}", before=plan_tier, after=tier,
+        reasons.append(t("moderated from {before} to {after} because of {flags}", before=tier_name(plan_tier, t), after=tier_name(tier, t),
                          flags=join_names(flags, t)))
     past = _past_same_ticker(text, ticker)
     lesson = _first_lesson(text)
@@ -558,7 +560,7 @@ def portfolio_decision(text: str) -> dict[str, Any]:
     if past:
         p_date, p_rating, p_raw, p_alpha = past
         lost = was_right(p_rating, _pct_value(p_alpha)) is False
-        fields = {"ticker": ticker, "rating": p_rating, "date": p_date, "raw": p_raw, "alpha": p_alpha}
+        fields = {"ticker": ticker, "rating": tier_name(p_rating, t), "date": p_date, "raw": p_raw, "alpha": p_alpha}
         past_sentence = (t("The last settled call on {ticker}, {rating} on {date}, returned {raw} with alpha "
                            "{alpha}, so it was wrong.", **fields) if lost else
                          t("The last settled call on {ticker}, {rating} on {date}, returned {raw} with alpha "
@@ -567,19 +569,22 @@ def portfolio_decision(text: str) -> dict[str, Any]:
             before = tier
             tier = toward_hold(tier)
             reasons.append(t("moderated from {before} to {after} because the last {rating} call on {ticker} lost "
-                             "({alpha} alpha)", before=before, after=tier, rating=p_rating, ticker=ticker,
+                             "({alpha} alpha)", before=tier_name(before, t), after=tier_name(tier, t),
+                             rating=tier_name(p_rating, t), ticker=ticker,
                              alpha=p_alpha))
         elif lost and p_rating == "Hold" and tier == "Hold" and score.net * _pct_value(p_alpha) > 0:
             # the last Hold missed a move and today's signals lean the same way: take that side, one tier
             before = tier
             tier = "Overweight" if _pct_value(p_alpha) > 0 else "Underweight"
             reasons.append(t("moved from {before} to {after} because the last Hold on {ticker} missed a {alpha} "
-                             "alpha move and the signals lean the same way", before=before, after=tier,
+                             "alpha move and the signals lean the same way", before=tier_name(before, t),
+                             after=tier_name(tier, t),
                              ticker=ticker, alpha=p_alpha))
     bulls = [s for s in signals if s.direction == "bullish"]
     bears = [s for s in signals if s.direction == "bearish"]
-    fields = {"tier": tier, "ticker": ticker, "net": _signed(score.net), "bullish": score.bullish,
-              "bearish": score.bearish, "neutral": score.neutral, "plan_tier": plan_tier, "action": action}
+    fields = {"tier": tier_name(tier, t), "ticker": ticker, "net": _signed(score.net), "bullish": score.bullish,
+              "bearish": score.bearish, "neutral": score.neutral, "plan_tier": tier_name(plan_tier, t),
+              "action": action_name(action, t)}
     if reasons:
         summary = t("{tier} on {ticker}: the analyst signals net {net} ({bullish} bullish, {bearish} bearish, "
                     "{neutral} neutral), the Research Manager recommended {plan_tier} and the Trader proposed "
@@ -708,7 +713,7 @@ def reflection(text: str) -> str:
     side = "bullish" if rating in BULLISH_TIERS else "bearish" if rating in BEARISH_TIERS else None
     leaned = [s.name for s in signals if side and s.direction == side][:2]
     against = [s.name for s in signals if side and s.direction not in (side, "neutral")][:2]
-    fields = {"rating": rating, "ticker": ticker, "date": date, "holding": o["holding"] or t.p("holding", "the"),
+    fields = {"rating": tier_name(rating, t), "ticker": ticker, "date": date, "holding": o["holding"] or t.p("holding", "the"),
               "raw": o["raw"] or t("an unknown amount"), "alpha": o["alpha"] or t("unknown"),
               "benchmark": _benchmark_name(o, t)}
     first = (t("The {rating} call on {ticker} of {date} was right: over {holding} trading days the stock returned "
@@ -723,13 +728,13 @@ def reflection(text: str) -> str:
         third = t("Keep weighting these signals the same way in comparable setups.")
     elif against:
         third = t("Next time, give more weight to {names} before taking a {rating} stance.",
-                  names=join_names(against, t), rating=rating)
+                  names=join_names(against, t), rating=tier_name(rating, t))
     elif rating == "Hold":
         third = (t("Next time, take the bullish side when the signals lean that way instead of staying at Hold.")
                  if alpha_of(o) > 0 else
                  t("Next time, take the bearish side when the signals lean that way instead of staying at Hold."))
     else:
-        third = t("Next time, demand a second confirming signal before taking a {rating} stance.", rating=rating)
+        third = t("Next time, demand a second confirming signal before taking a {rating} stance.", rating=tier_name(rating, t))
     return _sep(t).join([first, second, third])
 
 
@@ -746,7 +751,8 @@ def role_lessons(text: str) -> str:
     bears = join_names([s.name for s in signals if s.direction == "bearish"][:2], t)
     up = alpha > 0
     action = TIER_ACTION[rating]
-    f = {"ticker": ticker, "alpha": alpha_text, "raw": o["raw"] or t("n/a"), "rating": rating, "action": action}
+    f = {"ticker": ticker, "alpha": alpha_text, "raw": o["raw"] or t("n/a"), "rating": tier_name(rating, t),
+         "action": action_name(action, t)}
     lessons = {
         "bull": (t("Bullish readings such as {names} paid off on {ticker} ({alpha} alpha); {advice}", names=bulls,
                    advice=t(PRESS_ON), **f) if up else
@@ -767,7 +773,7 @@ def role_lessons(text: str) -> str:
                                 "similar conviction.", **f) if right else
                               t("The final Hold on {ticker} was wrong ({alpha} alpha); a move of this size deserved "
                                 "taking a side: lean {tier} when the signals tilt this way.",
-                                tier="Overweight" if up else "Underweight", **f) if rating == "Hold" else
+                                tier=tier_name("Overweight" if up else "Underweight", t), **f) if rating == "Hold" else
                               t("The final {rating} on {ticker} was wrong ({alpha} alpha); moderate toward Hold when "
                                 "the evidence is this mixed.", **f)),
     }
