@@ -147,7 +147,7 @@ def main() -> None:
                 with col:
                     st.markdown(f"**{label}**")
                     with st.container(height=420, border=True, key=f"ta-said-{key}-{label[0]}"):  # the report
-                        st.markdown(run["state"].get(key) or _("_Not produced in this run._"))
+                        st.markdown(ui.shown(run["state"].get(key)) or _("_Not produced in this run._"))
 
 
 main()

@@ -249,7 +249,7 @@ def _bubble(i: int, turn: Turn, answer: tuple[str, str] | None) -> None:
                 st.html(f'<div class="ta-answers" data-answers="{opp}">'
                         + _("answers {who}: “{point}”", who=_who(opp), point=point) + "</div>")
             with st.container(key=f"ta-said-{i}"):  # what the agent wrote (in the run's output language)
-                st.markdown(turn.text)
+                st.markdown(ui.shown(turn.text))
 
 
 def _verdict_card(debate: str, cards: list[Turn], *, replay: bool) -> None:
@@ -263,7 +263,7 @@ def _verdict_card(debate: str, cards: list[Turn], *, replay: bool) -> None:
             st.markdown(_("**{who} — verdict**", who=who) if card.kind == "verdict"
                         else _("**{who} — proposal**", who=who))
             with st.container(key=f"ta-said-{debate}-{card.kind}-{n}"):  # the judge's or the trader's own words
-                st.markdown(card.text)
+                st.markdown(ui.shown(card.text))
 
 
 main()

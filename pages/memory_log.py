@@ -272,7 +272,7 @@ def main() -> None:
         tag += _(" · invented instrument") if invented else ""
         with st.expander(f"{row.date} · {row.ticker} · {rating_label(row.rating)} · {tag}"):
             # model text: Markdown rendered safely, "$120 and $130" stays prices (st.markdown would typeset math)
-            st.html(f'<b>{decision_head}</b><div class="ta-model-text">{situation_html(decision or none_text)}</div>')
+            st.html(f'<b>{decision_head}</b><div class="ta-model-text">{situation_html(ui.shown(decision) or none_text)}</div>')
             who = [_(what, who=v) for what, v in ((N_("run by {who}"), getattr(row, "by", None)),
                                                   (N_("settled by {who}"), getattr(row, "settled_by", None)))
                    if isinstance(v, str) and v]

@@ -135,12 +135,12 @@ def render_reports(p) -> None:
         st.markdown("**" + _("Latest: {title}", title=t.p("report", REPORT_TITLES.get(newest, newest))) + "**")
         with st.container(border=True, height=320):
             with st.container(key="ta-engine-latest"):  # the engine's own words (ta-engine-*)
-                st.markdown(p.reports[newest])
+                st.markdown(ui.shown(p.reports[newest]))
     for key, text in reversed(list(p.reports.items())):
         if key != newest:
             with st.expander(t.p("report", REPORT_TITLES.get(key, key)), expanded=False):
                 with st.container(key=f"ta-engine-report-{key}"):
-                    st.markdown(text)
+                    st.markdown(ui.shown(text))
 
 
 def render_progress(handle: RunJob, *, live: bool) -> None:
@@ -302,7 +302,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
     with st.container(border=True, height=360, key=f"decision_{key}"):
         if state.get("final_trade_decision"):
             with st.container(key=f"ta-engine-decision-{key}"):
-                st.markdown(state["final_trade_decision"])
+                st.markdown(ui.shown(state["final_trade_decision"]))
         else:
             st.markdown("_" + _("No decision text.") + "_")
     prices = None
@@ -322,7 +322,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         for tab, k in zip(tabs, keys, strict=True):
             with tab:
                 with st.container(key=f"ta-engine-{k}-{key}"):
-                    st.markdown(state[k])
+                    st.markdown(ui.shown(state[k]))
     render_cost(meta, key)
     ui.render_remembered(meta, key)
     md = export.report_markdown(state, rating, meta, t=t)

@@ -43,7 +43,7 @@ from tradingagents.config import DEFAULT_CONFIG
 from tradingagents.graph.decision_card import FIELDS as CARD_FIELDS
 from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
-from tradingagents.graph.decision_card import decision_card, scored_horizon
+from tradingagents.graph.decision_card import decision_card, display_text, scored_horizon
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
@@ -204,6 +204,18 @@ def report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[
     return sanitize_markdown(_report_source(state, rating, meta, t))
 
 
+def _shown(tree: Any, t: Translator) -> Any:
+    """Every agent text of a state as a reader of ``t``'s language sees it (``decision_card.display_text``:
+    the rating/action grammar lines translated; the stored text keeps the canonical words)."""
+    if isinstance(tree, str):
+        return display_text(tree, t)
+    if isinstance(tree, Mapping):
+        return {k: _shown(v, t) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_shown(v, t) for v in tree]
+    return tree
+
+
 def _report_source(state: Mapping[str, Any] | None, rating: str | None, meta: Mapping[str, Any] | None,
                    t: Translator | None = None) -> str:
     """The engine's Markdown of the report, rendered from the sanitised tree (``storage.inert``: every
@@ -213,7 +225,7 @@ def _report_source(state: Mapping[str, Any] | None, rating: str | None, meta: Ma
     t = _tr(t)
     safe_state = inert.sanitize_tree(dict(state or {}))
     safe_meta = inert.sanitize_tree(dict(meta or {}))
-    attributed = _with_attributed_turns(safe_state, safe_meta, t)
+    attributed = _shown(_with_attributed_turns(safe_state, safe_meta, t), t)
     text = render_report_markdown(attributed, rating, safe_meta, t=t)
     summary = card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta), t=t)
     marker = "## " + t("Portfolio Manager's decision")

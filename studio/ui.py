@@ -311,6 +311,14 @@ def _(msgid: str, /, **fields: Any) -> str:
     return translator(language())(msgid, **fields)
 
 
+def shown(text: Any) -> str:
+    """A stored agent text as the session's reader sees it: its rating/action/conviction lines (the
+    canonical grammar the engine parses) in the session's language (``decision_card.display_text``)."""
+    from tradingagents.graph.decision_card import display_text
+
+    return display_text(str(text or ""), tr())
+
+
 def rating_label(rating: Any) -> str:
     """A rating in the session's language (the stored name stays the canonical English one)."""
     return _rating_label(rating, language())

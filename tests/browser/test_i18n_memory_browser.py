@@ -2,13 +2,10 @@
 pending log entries with charts, Chinese lessons with a query and a track record, a finished backtest):
 no English a Chinese reader would meet on the page, other than tickers, numbers and product names.
 
-The scan covers each page's main area (the part these pages draw) and the browser tab's title. Left
-out, each by a named selector, are:
-
-- the log entries' decision and reflection bodies (``.ta-model-text``): model-written, until the
-  offline engine writes Chinese;
-- the provider and data badges (``.ta-badge``) and the sidebar: studio/ui.py's text (the coordinator's
-  catalogue), scanned by the sidebar's own test.
+The scan covers the whole page (main area, sidebar) and the browser tab's title. Left out, by a named
+selector: the log entries' decision and reflection bodies (``.ta-model-text``), which this seed writes
+by hand in English; ``tests/browser/test_i18n_walk.py`` scans entries the offline engine wrote in
+Chinese.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ import pytest
 
 from tests.app.test_i18n_memory import seed_home
 from tests.browser.harness import ARTIFACTS, HANG_MS, chromium, streamlit_server, wait_idle
-from tests.browser.i18n_scan import ALLOWED, VISIBLE_TEXT_JS, english_in
+from tests.browser.i18n_scan import ALLOWED, english_words
 
 pytestmark = pytest.mark.browser
 
@@ -33,10 +30,8 @@ reader sees in the TradingAgents paper too."""
 HIDE_JS = """() => {
   const blank = (sel, keep) => { for (const el of document.querySelectorAll(sel)) if (!keep || !keep(el)) {
     el.textContent = ''; for (const a of ['title', 'aria-label', 'placeholder']) el.removeAttribute(a); } };
-  // model-written text: until the offline engine writes Chinese
+  // the seed's hand-written English log entries (the walk test scans engine-written Chinese ones)
   blank('.ta-model-text');
-  // studio/ui.py's badges (its own catalogue, not these pages')
-  blank('.ta-badge');
   // Material icons are drawn from their ligature names ("balance", "north_east"): glyphs, not words
   blank('[data-testid="stIconMaterial"], span[role="img"][translate="no"]');
   // Streamlit's own controls that no option of its API names in another language: the hover toolbars of
@@ -56,12 +51,9 @@ HIDE_JS = """() => {
 
 
 def main_area_words(page) -> list[str]:
-    """``english_words`` of the page's main area and title (the sidebar is studio/ui.py's)."""
+    """``english_words`` of the whole page and its title, without what ``HIDE_JS`` leaves out."""
     page.evaluate(HIDE_JS)
-    js = VISIBLE_TEXT_JS.replace(""",
-                 document.querySelector('[data-testid="stSidebar"]')]""", "]")
-    assert js != VISIBLE_TEXT_JS, "i18n_scan's script changed: update the main-area scan"
-    return english_in(page.evaluate(js), MINE)
+    return english_words(page, MINE)
 
 
 def _open(page, url: str, path: str, heading: str) -> None:

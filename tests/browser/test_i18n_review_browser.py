@@ -28,9 +28,6 @@ NOT_THESE_PAGES_JS = r"""() => {
   const drop = (sel) => document.querySelectorAll(sel).forEach((e) => e.remove());
   const unlabel = (sel) => document.querySelectorAll(sel).forEach((e) => {
     for (const a of ['aria-label', 'title']) e.removeAttribute(a); });
-  // until the offline engine writes Chinese: the debate turns', verdicts' and reports' body text (the words
-  // the agents wrote, kept in ta-said-* containers) and the opponent's sentence an answer quotes
-  drop('[class*="st-key-ta-said-"]'); drop('.ta-point');
   // Material icons are drawn from their ligature names ("trending_up"): a glyph, not text a reader sees
   drop('[data-testid="stIconMaterial"]');
   // Streamlit's own ARIA labels, which it does not let a page set (the chat message's "Chat message from …",

@@ -34,7 +34,7 @@ SHOW_JS = """() => { for (const el of document.querySelectorAll('[data-ta-scan-h
   el.style.display = ''; delete el.dataset.taScanHidden; } }"""
 
 NOT_MINE: list[str] = []
-ENGINE_TEXT = ['[class*="st-key-ta-engine-"]', ".st-key-ta-live-text"]
+ENGINE_TEXT: list[str] = []
 """What the offline engine writes (reports, the decision text, the live text): Chinese once the engine
 writes output_language "Chinese" (the engine's branch); the app's own words are checked without it."""
 
