@@ -773,7 +773,7 @@ def sidebar_settings() -> dict[str, Any]:
         st.markdown("### :material/tune: " + _("Settings"))
         providers = provider_options()
         t = tr()  # the labels' language is fixed when drawn (a widget's format_func may be called later)
-        st.selectbox(_("LLM provider"), providers, key="set_provider",
+        st.selectbox(_("LLM provider"), providers, key="set_provider", placeholder=_("Choose an option"),
                      format_func=lambda name: t(preset_label(name, capital=True)))
         provider = st.session_state["set_provider"]
         offline = provider == "offline"
@@ -798,10 +798,11 @@ def sidebar_settings() -> dict[str, Any]:
         choices = OFFLINE_LANGUAGES if offline else LANGUAGES
         if st.session_state.get("set_language") not in choices:
             st.session_state["set_language"] = "English"
-        st.selectbox(_("Output language"), choices, key="set_language",
+        st.selectbox(_("Output language"), choices, key="set_language", placeholder=_("Choose an option"),
                      format_func=lambda name: t(LANGUAGE_NAMES.get(name, name)),
                      help=_("The language the reports, debates and decisions are written in."))
-        st.selectbox(_("Data source"), VENDORS, key="set_vendor", format_func=lambda v: t(vendor_label(v)))
+        st.selectbox(_("Data source"), VENDORS, key="set_vendor", format_func=lambda v: t(vendor_label(v)),
+                     placeholder=_("Choose an option"))
         prices_editor()
         config = current_config()
         st.html(badges_html(config))

@@ -58,7 +58,8 @@ CHROME_JS = r"""() => {
       '[data-testid="stHeaderActionElements"] [aria-label]', '[data-testid="stSidebarCollapseButton"] [aria-label]',
       '[data-testid="stSidebarCollapseButton"] button', '[data-testid="stExpandSidebarButton"]',
       '[data-testid="stNavSectionHeader"] [aria-label]', '.modebar [data-title]', '.modebar-btn',
-      '[data-testid="stProgress"] [role="progressbar"]', '[data-testid="stSidebarNav"] [aria-label]'])
+      '[data-testid="stProgress"] [role="progressbar"]', '[data-testid="stSidebarNav"] [aria-label]',
+      'nav[data-testid="stSidebarNav"]', '[data-testid="stMainMenuButton"]', 'section[data-testid="stSidebar"]'])
     unlabel(sel);
   return true;
 }"""

@@ -335,7 +335,9 @@ def _memory_log(page, url: str, looks: Looks, home: str, width: int, scheme: str
     _open(page, url, "/memory_log", "Memory log")
     # the first run's decision settled (by the second run of the ticker): its entry says its alpha
     page.get_by_text(re.compile(rf"^{FIRST} · {TICKER} · \w+ · alpha [+\-−]\d")).first.wait_for()
-    page.get_by_role("tab", name="Compounded alpha per ticker").wait_for()
+    # one chart at a time (a segmented control picks it): the default, per-ticker alpha, is drawn
+    page.get_by_text("Compounded alpha per ticker").first.wait_for()
+    page.locator(".st-key-cum_alpha_chart .js-plotly-plot").first.wait_for()
     _page_looks(page, looks, f"Memory log {width} {scheme}", width, home)
     _shot(page, 10, "memory-log", width, scheme)
 
