@@ -23,14 +23,19 @@ from tradingagents.storage import load_run
 ZH_RATINGS = {"买入", "增持", "持有", "减持", "卖出"}
 
 
-@pytest.fixture
-def runs(ta_home):
-    """Two saved runs (the offline engine writing Chinese), the second with two debate rounds and fewer analysts."""
+def seed_two_runs():
+    """Two saved runs (the offline engine writing Chinese), the second with two debate rounds and fewer analysts;
+    returns the Chinese config."""
     zh = resolve_config({"output_language": "Chinese"})
     TradingAgentsGraph(config=zh).propagate("NVDA", "2024-05-10")
     TradingAgentsGraph(config=resolve_config({"output_language": "Chinese", "max_debate_rounds": 2}),
                        selected_analysts=["market", "news"]).propagate("AAPL", "2024-06-10")
     return zh
+
+
+@pytest.fixture
+def runs(ta_home):
+    return seed_two_runs()
 
 
 def _open(page: str, lang: str | None = None, *, by_state: bool = False, **params) -> AppTest:

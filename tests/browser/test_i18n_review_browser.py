@@ -12,11 +12,10 @@ import getpass
 
 import pytest
 
+from tests.app.test_i18n_review import seed_two_runs
 from tests.browser.harness import ARTIFACTS, HANG_MS, chromium, settled, streamlit_server
 from tests.browser.i18n_scan import ALLOWED, english_words
 from tradingagents import storage
-from tradingagents.config import resolve_config
-from tradingagents.graph.trading_graph import TradingAgentsGraph
 
 pytestmark = pytest.mark.browser
 
@@ -57,10 +56,7 @@ BOX_JS = """(sel) => [...document.querySelectorAll(sel)].map((e) => { const r = 
 @pytest.fixture
 def seeded(ta_home):
     """Two saved runs written in Chinese (the offline engine) and a saved watchlist of their tickers."""
-    zh = resolve_config({"output_language": "Chinese"})
-    TradingAgentsGraph(config=zh).propagate("NVDA", "2024-05-10")
-    TradingAgentsGraph(config=resolve_config({"output_language": "Chinese", "max_debate_rounds": 2}),
-                       selected_analysts=["market", "news"]).propagate("AAPL", "2024-06-10")
+    zh = seed_two_runs()
     storage.save_watchlist("pair", ["NVDA", "AAPL"], zh)
     return ta_home
 
