@@ -686,7 +686,7 @@ else:
               for r in past]
     with st.container(horizontal=True, vertical_alignment="bottom"):
         pick = st.selectbox(_("Reopen a saved run"), range(len(past)), format_func=lambda i: labels[i],
-                            key="reopen_pick", width="stretch")
+                            key="reopen_pick", width="stretch", placeholder=_("Choose an option"))
         if st.button(_("Open saved run"), key="reopen_btn", icon=":material/folder_open:", width="content"):
             st.session_state["saved_run"] = (past[pick]["ticker"], past[pick]["date"])
     saved = st.session_state.get("saved_run")

@@ -230,10 +230,10 @@ class _Plain:
 
 def test_the_reflectors_own_sentences_follow_the_output_language():
     zh = Reflector(_Plain(), {"output_language": "Chinese"}).reflect_on_decision(**_outcome())
-    assert zh.startswith("2024-05-10 对 NVDA 的 Buy 决策在 5 个交易日内收益为 +3.2%")
+    assert zh.startswith("2024-05-10 对 NVDA 的买入决策在 5 个交易日内收益为 +3.2%")  # the rating shown in Chinese
     assert "相对SPY的超额收益(alpha)为 +1.1%，因此判断正确。" in zh and not re.search(r"[a-z]{4}", zh.replace("alpha", ""))
     en = Reflector(_Plain(), {"output_language": "English"}).reflect_on_decision(**_outcome())
     assert en.startswith("The Buy call on NVDA of 2024-05-10 returned +3.2% over 5 trading days with an alpha of "
                          "+1.1% against SPY, so the call was right.")
     lessons = Reflector(_Plain(), {"output_language": "Chinese"}).role_lessons(**_outcome())
-    assert all(lesson.startswith("2024-05-10 对 NVDA 的 Buy 决策") for _s, lesson in lessons.values())
+    assert all(lesson.startswith("2024-05-10 对 NVDA 的买入决策") for _s, lesson in lessons.values())

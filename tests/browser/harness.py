@@ -152,9 +152,11 @@ def start_run(page) -> float:
 
 
 def settled(page) -> None:
-    """The script is idle, the fonts are loaded and two frames have been painted since (before a look at
-    sizes, or a screenshot)."""
+    """The script is idle, every widget is drawn (no placeholder skeleton left: a fresh server loads each
+    widget's code the first time a page uses it), the fonts are loaded and two frames have been painted
+    since (before a look at sizes or text, or a screenshot)."""
     wait_idle(page)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=HANG_MS)
     page.evaluate(SETTLED_JS)
 
 

@@ -21,6 +21,7 @@ ALLOWED = frozenset(
         # formats, units and standard abbreviations a Chinese reader sees in English too
         "CSV", "PDF", "HTML", "Markdown", "JSON", "API", "URL", "USD", "UTC", "OIDC", "ETF", "EPS", "ATR",
         "MACD", "RSI", "SMA", "EMA", "VWAP", "Sharpe", "Sortino", "Bollinger", "BM25", "LLM", "CAGR",
+        "alpha", "bps",  # 超额收益(alpha) keeps the market's word beside the Chinese one; bps, basis points
         "localhost", "http", "https", "www", "com",
         # the language picker names each language in itself
         "English",

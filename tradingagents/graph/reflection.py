@@ -51,7 +51,7 @@ from tradingagents.agents.utils.agent_utils import (
 )
 from tradingagents.config import DEFAULT_BENCHMARK, resolve_config
 from tradingagents.errors import ValidationError
-from tradingagents.i18n import Translator, language_of_output, translator
+from tradingagents.i18n import Translator, language_of_output, rating_label, translator
 from tradingagents.llm_clients.structured import message_text
 from tradingagents.rating import HOLD_BAND, normalize_rating, parse_rating, was_right
 
@@ -206,7 +206,8 @@ class Reflector:
         t = self.t
         rating = _tier(rating)
         verdict = was_right(rating, alpha)
-        fields = {"rating": rating, "ticker": ticker, "date": date, "raw": _pct(raw), "days": int(holding or 0),
+        fields = {"rating": rating_label(rating, t.lang), "ticker": ticker, "date": date, "raw": _pct(raw),
+                  "days": int(holding or 0),
                   "alpha": _pct(alpha), "benchmark": benchmark}
         if benchmark and verdict is not None:
             return (t("The {rating} call on {ticker} of {date} returned {raw} over {days} trading days with an alpha "
