@@ -357,3 +357,122 @@ def test_a_cleared_checkpoint_gives_its_space_back():
     clear_checkpoint(config, "NVDA", tid)
     assert size() < 200_000
     assert not has_checkpoint(config, "NVDA", tid)
+
+
+# ------------------------------------------------------------------ kept connections, deferred writes
+def _put_checkpoints(saver, tid: str, n: int) -> None:
+    """``n`` steps of a real graph through ``saver`` (each step's checkpoint goes through the writer)."""
+    counts: dict[str, int] = {}
+    nodes = tuple(f"n{i}" for i in range(n))
+    _graph(counts, nodes=nodes).compile(checkpointer=saver).invoke(
+        {"company_of_interest": "NVDA", "trade_date": "2024-05-10", "trail": []}, _cfg(tid), durability="sync")
+    assert counts == dict.fromkeys(nodes, 1)
+
+
+def _kept() -> None:
+    """Wait until connections handed back are kept (that happens off the closing thread)."""
+    from tradingagents.storage import sqlite_checkpoint
+
+    sqlite_checkpoint._IDLE.settle()
+
+
+def test_a_closed_savers_connection_serves_the_next_saver_of_an_unchanged_file():
+    config = resolve_config({})
+    with get_checkpointer(config, "NVDA") as first:
+        _put_checkpoints(first, "a" * 16, 2)
+        conn = first.conn
+    _kept()
+    with get_checkpointer(config, "NVDA") as second:
+        assert second.conn is conn  # kept open: no new open, check or set-up
+        assert second.get_tuple(_cfg("a" * 16)) is not None
+    with get_checkpointer(config, "MSFT") as other:
+        assert other.conn is not conn  # another ticker's file has its own
+
+
+@pytest.mark.parametrize("change", ["garbage", "removed", "replaced"])
+def test_a_kept_connection_is_not_used_once_the_file_changed(change):
+    import sqlite3
+
+    config = resolve_config({})
+    path = checkpoint_path(config, "NVDA")
+    with get_checkpointer(config, "NVDA") as first:
+        _put_checkpoints(first, "b" * 16, 2)
+        conn = first.conn
+    _kept()
+    if change == "garbage":
+        _garbage(path)
+    elif change == "removed":
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+    else:  # another program wrote a database of its own in its place
+        path.unlink()
+        other = sqlite3.connect(path)
+        other.execute("CREATE TABLE unrelated (x)")
+        other.commit()
+        other.close()
+    with get_checkpointer(config, "NVDA") as second:
+        assert second.conn is not conn
+        if change == "garbage":
+            assert second.warnings and "moved aside" in second.warnings[0]
+        _put_checkpoints(second, "c" * 16, 2)
+    assert has_checkpoint(config, "NVDA", "c" * 16)
+    assert not has_checkpoint(config, "NVDA", "b" * 16)
+
+
+def test_deferred_writes_are_all_in_the_database_when_the_saver_closes():
+    import sqlite3
+
+    config = resolve_config({})
+    path = checkpoint_path(config, "NVDA")
+    with get_checkpointer(config, "NVDA") as saver:
+        _put_checkpoints(saver, "d" * 16, 12)
+    reader = sqlite3.connect(path)  # another connection, as another process would read it
+    try:
+        n = reader.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", ("d" * 16,)).fetchone()[0]
+    finally:
+        reader.close()
+    assert n >= 13  # the input checkpoint and one per step
+
+
+def test_a_failed_deferred_write_is_raised_and_the_connection_not_kept():
+    import sqlite3
+
+    config = resolve_config({})
+    path = checkpoint_path(config, "NVDA")
+    saver = get_checkpointer(config, "NVDA")
+    _put_checkpoints(saver, "e" * 16, 1)
+    saver.flush()
+    vandal = sqlite3.connect(path)  # the table disappears under the run (a disk-level mishap)
+    vandal.execute("DROP TABLE writes")
+    vandal.commit()
+    vandal.close()
+    graph = _graph({}, nodes=("m1", "m2", "m3")).compile(checkpointer=saver)
+    with pytest.raises(sqlite3.OperationalError, match="writes"):
+        graph.invoke({"company_of_interest": "NVDA", "trade_date": "2024-05-10", "trail": []}, _cfg("f" * 16),
+                     durability="sync")
+        saver.flush()  # when the graph ended before the failure came back
+    conn = saver.conn
+    saver.close()
+    _kept()
+    with get_checkpointer(config, "NVDA") as again:
+        assert again.conn is not conn
+
+
+def test_a_forked_child_never_uses_its_parents_kept_connections():
+    import os
+
+    from tradingagents.storage import sqlite_checkpoint
+
+    config = resolve_config({})
+    path = checkpoint_path(config, "NVDA")
+    with get_checkpointer(config, "NVDA") as saver:
+        _put_checkpoints(saver, "g" * 16, 1)
+    _kept()
+    assert sqlite_checkpoint._IDLE._idle  # the parent keeps one
+    pid = os.fork()
+    if pid == 0:  # the child: nothing kept is lent to it
+        os._exit(0 if sqlite_checkpoint._IDLE.take(path) is None else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    with get_checkpointer(config, "NVDA") as parent:  # the parent's connection is still good
+        assert parent.get_tuple(_cfg("g" * 16)) is not None

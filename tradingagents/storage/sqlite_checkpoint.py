@@ -17,18 +17,30 @@ resumes an old checkpoint::
             graph.invoke(initial_state, cfg, durability="sync")
     clear_checkpoint(config, "NVDA", tid)
 
-Each ``get_checkpointer`` call opens its own connection (no process-wide state); SQLite's locking
-with the busy timeout makes two threads (two dates of one ticker) safe on one database file, and
-one saver object is itself safe across threads (SqliteSaver serialises on a lock).
+Each saver holds a connection of its own: no two savers ever share one. SQLite's locking with the
+busy timeout makes two threads (two dates of one ticker) safe on one database file, and one saver
+object is itself safe across threads (SqliteSaver serialises on a lock).
+
+A closed saver's connection is kept open for the next use of the same file (``_IdleConnections``,
+a few per process): opening, checking and setting up a database, and the WAL checkpoint with its
+fsync that SQLite runs when the last connection closes, cost more than everything a run's
+checkpoints write. A kept connection is handed out again only while the file (and its WAL) is as
+that connection left it: a file replaced, moved aside, truncated or written by anyone else is
+opened and checked afresh. The kept connections close at exit (and are never used in a forked child).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import logging
 import os
+import queue
 import sqlite3
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -88,6 +100,7 @@ def move_aside(path: Path, reason: object) -> Path | None:
 
     Returns the new path, or None when the file was already gone (another run moved it first).
     """
+    _IDLE.discard(path)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     target = path.with_name(f"{path.name}{CORRUPT_MARK}{stamp}")
     n = 1
@@ -171,11 +184,173 @@ def _prepare(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA synchronous=NORMAL")
 
 
+def _file_state(path: Path) -> tuple | None:
+    """What a kept connection must find unchanged to be used again: the database file's and its WAL's
+    device, inode, size and modification time (None when the database file is gone)."""
+    out: list = []
+    for suffix in ("", "-wal"):
+        try:
+            st = os.stat(str(path) + suffix)
+        except FileNotFoundError:
+            if not suffix:
+                return None
+            out.append(None)
+            continue
+        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+class _IdleConnections:
+    """Connections of closed savers, kept open for the next saver of the same file (see the module
+    docstring). Each is lent to one saver at a time; at most ``MAX`` are kept, the oldest closed first."""
+
+    MAX = 4
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: OrderedDict[str, tuple[sqlite3.Connection, tuple]] = OrderedDict()
+        self._tidying: list[threading.Thread] = []
+        self._pid = os.getpid()
+
+    def take(self, path: Path) -> sqlite3.Connection | None:
+        """The kept connection of ``path`` when the file is as it left it, else None (it is closed)."""
+        with self._lock:
+            if self._pid != os.getpid():
+                return None
+            found = self._idle.pop(str(path), None)
+        if found is None:
+            return None
+        conn, state = found
+        if state is not None and _file_state(path) == state:
+            return conn
+        _close_quietly(conn)
+        return None
+
+    def give(self, path: Path, conn: sqlite3.Connection) -> None:
+        """Keep ``conn`` for the next saver of ``path`` once its WAL is written back (closed instead when
+        it cannot be kept). Both happen off the caller's path, in a thread: the write-back (and a close,
+        when it is the file's last connection) costs an fsync."""
+        if conn.in_transaction or self._pid != os.getpid():
+            _close_quietly(conn)
+            return
+        tidy = threading.Thread(target=self._keep, args=(path, conn), name="checkpoint-keep", daemon=True)
+        with self._lock:
+            self._tidying = [t for t in self._tidying if t.is_alive()] + [tidy]
+        tidy.start()
+
+    def _keep(self, path: Path, conn: sqlite3.Connection) -> None:
+        # every frame of the WAL written back into the file first: a kept connection that is later closed
+        # because the file changed (garbage written over it, say) then has nothing left to write into it
+        try:
+            busy, frames, written = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error:
+            busy, frames, written = 1, 0, -1
+        state = _file_state(path)
+        if busy or frames != written or state is None:
+            _close_quietly(conn)
+            return
+        evicted: list[sqlite3.Connection] = []
+        with self._lock:
+            if self._pid != os.getpid():
+                return
+            old = self._idle.pop(str(path), None)
+            if old is not None:
+                evicted.append(old[0])
+            self._idle[str(path)] = (conn, state)
+            while len(self._idle) > self.MAX:
+                evicted.append(self._idle.popitem(last=False)[1][0])
+        _close_all_quietly(evicted)
+
+    def settle(self) -> None:
+        """Wait until every connection handed back is kept or closed (tests; the end of a process)."""
+        with self._lock:
+            tidying = list(self._tidying)
+        for tidy in tidying:
+            tidy.join()
+
+    def discard(self, path: Path) -> None:
+        """Close the kept connection of ``path`` (before the file is moved, removed or replaced)."""
+        with self._lock:
+            found = self._idle.pop(str(path), None)
+        if found is not None:
+            _close_quietly(found[0])
+
+    def close_all(self) -> None:
+        self.settle()
+        with self._lock:
+            found = list(self._idle.values()) if self._pid == os.getpid() else []
+            self._idle.clear()
+        for conn, _state in found:
+            _close_quietly(conn)
+
+    def forget_after_fork(self) -> None:
+        # a child must neither use nor close its parent's connections (closing one checkpoints the WAL
+        # under the parent's feet): they are dropped without being closed, and kept from being freed
+        # (the parent's lock may have been held by a thread the child does not have: never taken here)
+        self._lock = threading.Lock()
+        _ORPHANS.extend(conn for conn, _state in self._idle.values())
+        self._idle = OrderedDict()
+        self._tidying = []
+        self._pid = os.getpid()
+
+
+def _close_quietly(conn: sqlite3.Connection) -> None:
+    try:
+        conn.close()
+    except sqlite3.Error:
+        pass
+
+
+def _close_all_quietly(conns: list[sqlite3.Connection]) -> None:
+    for conn in conns:
+        _close_quietly(conn)
+
+
+_ORPHANS: list[sqlite3.Connection] = []
+_IDLE = _IdleConnections()
+atexit.register(_IDLE.close_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_IDLE.forget_after_fork)
+
+
+def _borrow(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """``(connection, checked)``: a kept connection of ``path`` (checked and set up when it was opened),
+    else a new one."""
+    conn = _IDLE.take(path)
+    if conn is not None:
+        return conn, True
+    return _connect(path), False
+
+
+class _Deferred:
+    """The cursor a checkpoint write sees: it collects the write's statements for the saver's writer."""
+
+    __slots__ = ("ops",)
+
+    def __init__(self) -> None:
+        self.ops: list[tuple[bool, str, Any]] = []
+
+    def execute(self, sql: str, params: Any = ()) -> None:
+        self.ops.append((False, sql, params))
+
+    def executemany(self, sql: str, rows: Any) -> None:
+        self.ops.append((True, sql, list(rows)))
+
+
 class TickerCheckpointer(SqliteSaver):
     """A ``SqliteSaver`` bound to one ticker's database; a context manager that closes it.
 
     ``warnings`` lists what went wrong on the way that the run should show (a damaged database
-    moved aside).
+    moved aside). Closing it hands its connection back for the next saver of the file (see the
+    module docstring) unless it closes on an error.
+
+    Its checkpoint writes (``put``, ``put_writes``) are written by a writer thread of its own, in
+    order: a write is serialised (and the run's counters taken, see ``CheckpointRouter``) when the
+    graph hands it over, and the SQL runs beside the next step instead of holding it up (SQLite
+    lets go of the GIL while it writes). Whatever reads or deletes, and ``close``, first waits until
+    every write handed over is in the database, so a stop, an error or the run's end loses none;
+    only a killed process can lose the writes of its last moments, and a resume then starts from
+    the checkpoint before them. A write that failed is raised by the next checkpoint call.
     """
 
     def __init__(self, conn: sqlite3.Connection, *, path: Path, ticker: str) -> None:
@@ -183,13 +358,125 @@ class TickerCheckpointer(SqliteSaver):
         self.path = path
         self.ticker = ticker
         self.warnings: list[str] = []
+        self._closed = False
+        self._deferring = threading.local()
+        self._writes: queue.SimpleQueue | None = None
+        self._writer: threading.Thread | None = None
+        self._pending = 0
+        self._written = threading.Condition()
+        self._failed: BaseException | None = None
 
-    def close(self) -> None:
-        with self.lock:
+    # ------------------------------------------------------------------ deferred writes
+    @contextlib.contextmanager
+    def cursor(self, transaction: bool = True):
+        if getattr(self._deferring, "on", False):
+            deferred = _Deferred()
+            yield deferred
+            self._hand_over(deferred.ops)
+            return
+        self.flush()
+        with super().cursor(transaction) as cur:
+            yield cur
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        return self._deferred(super().put, config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config, writes, task_id, task_path=""):
+        return self._deferred(super().put_writes, config, writes, task_id, task_path)
+
+    def _deferred(self, write, *args):
+        self._raise_failure()
+        if not self.is_setup:
+            with self.lock:
+                self.setup()
+        self._deferring.on = True
+        try:
+            return write(*args)
+        finally:
+            self._deferring.on = False
+
+    def _hand_over(self, ops: list) -> None:
+        if not ops:
+            return
+        with self._written:
+            if self._writer is None:
+                self._writes = queue.SimpleQueue()
+                self._writer = threading.Thread(target=self._write_loop, name=f"checkpoint-writer-{self.ticker}",
+                                                daemon=True)
+                self._writer.start()
+            self._pending += 1
+            self._writes.put(ops)
+
+    def _write_loop(self) -> None:
+        writes = self._writes
+        stop = False
+        while not stop:
+            batch = [writes.get()]
+            while not writes.empty():  # everything handed over meanwhile goes into the same transaction
+                batch.append(writes.get())
+            stop = batch[-1] is None
+            batch = [ops for ops in batch if ops is not None]
+            if not batch:
+                continue
             try:
-                self.conn.close()
-            except sqlite3.ProgrammingError:
-                pass
+                with self.lock:
+                    if self._failed is None:
+                        cur = self.conn.cursor()
+                        try:
+                            for ops in batch:
+                                for many, sql, params in ops:
+                                    (cur.executemany if many else cur.execute)(sql, params)
+                            self.conn.commit()
+                        except BaseException:
+                            self.conn.rollback()
+                            raise
+                        finally:
+                            cur.close()
+            except BaseException as exc:  # noqa: BLE001 - raised by the next checkpoint call
+                self._failed = exc
+            finally:
+                with self._written:
+                    self._pending -= len(batch)
+                    self._written.notify_all()
+
+    def _raise_failure(self) -> None:
+        if self._failed is not None:
+            raise self._failed
+
+    def flush(self) -> None:
+        """Wait until every checkpoint write handed over is in the database (raises one that failed)."""
+        if self._writer is not None and threading.current_thread() is not self._writer:
+            with self._written:
+                while self._pending:
+                    self._written.wait()
+        self._raise_failure()
+
+    def _stop_writer(self) -> None:
+        with self._written:
+            writer, self._writer = self._writer, None
+            if writer is not None:
+                self._writes.put(None)
+        if writer is not None:
+            writer.join()
+
+    # ------------------------------------------------------------------ life cycle
+    def close(self, *, keep: bool = True) -> None:
+        if self._closed:
+            return
+        try:
+            self.flush()
+        except BaseException as exc:  # noqa: BLE001 - the run reports its own error; the file is not kept
+            log.warning("checkpoint writes to %s failed: %s", self.path, exc)
+            keep = False
+        self._stop_writer()
+        with self.lock:
+            if self._closed:
+                return
+            self._closed = True
+            if keep:
+                _IDLE.give(self.path, self.conn)
+            else:
+                _close_quietly(self.conn)
 
     def clear_thread(self, thread_id: str) -> None:
         """``clear_checkpoint`` on this saver's own connection: a finished run clears its thread before
@@ -202,8 +489,8 @@ class TickerCheckpointer(SqliteSaver):
     def __enter__(self) -> TickerCheckpointer:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(keep=exc_type is None)
 
     def __repr__(self) -> str:
         return f"TickerCheckpointer(ticker={self.ticker!r}, path={str(self.path)!r})"
@@ -213,12 +500,16 @@ from tradingagents.errors import CheckpointError  # noqa: E402,F401  (one error 
 
 
 def _open_saver(path: Path, ticker: str) -> TickerCheckpointer:
-    conn = _connect(path)
+    conn, checked = _borrow(path)
     try:
-        _check_database(conn)
+        if not checked:
+            _check_database(conn)
         saver = TickerCheckpointer(conn, path=path, ticker=ticker)
-        with saver.cursor():  # create the tables now, not inside the first graph step
-            pass
+        if checked:
+            saver.is_setup = True  # its tables were made when it was opened
+        else:
+            with saver.cursor():  # create the tables now, not inside the first graph step
+                pass
     except BaseException:
         conn.close()
         raise
@@ -263,7 +554,7 @@ def _latest(path: Path, tid: str) -> Any:
     if not path.exists():
         return None
     try:
-        with TickerCheckpointer(_connect(path), path=path, ticker="") as saver:
+        with TickerCheckpointer(_borrow(path)[0], path=path, ticker="") as saver:
             return saver.get_tuple(thread_config(tid))
     except sqlite3.DatabaseError as exc:
         if _is_damaged(exc):
@@ -290,23 +581,25 @@ def clear_checkpoint(config: Mapping[str, Any] | None, ticker: str, thread_id: s
     path = checkpoint_path(config, ticker)
     if not path.exists():
         return
-    with TickerCheckpointer(_connect(path), path=path, ticker="") as saver:
+    with TickerCheckpointer(_borrow(path)[0], path=path, ticker="") as saver:
         saver.clear_thread(thread_id)
 
 
 def compact(conn: sqlite3.Connection) -> bool:
-    """VACUUM the database and truncate its WAL; False when another connection is busy with it.
+    """VACUUM the database and truncate its WAL when ``COMPACT_MIN_BYTES`` or more are free; False when
+    another connection is busy with it.
 
     Best effort: a run of another date of the ticker holding the database leaves it for the next
     clear (its rows are already deleted; only the space waits).
     """
     try:
         free = conn.execute("PRAGMA freelist_count").fetchone()[0]
-        pages = conn.execute("PRAGMA page_count").fetchone()[0]
         size = conn.execute("PRAGMA page_size").fetchone()[0]
-        if free * size >= COMPACT_MIN_BYTES or (pages and free / pages > 0.5):
-            conn.execute("VACUUM")  # only when there is space worth giving back
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        # only when there is space worth giving back: a small database keeps its free pages for the
+        # next run (a VACUUM, and the WAL checkpoint after it, cost an fsync each for a few KB)
+        if free * size >= COMPACT_MIN_BYTES:
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the WAL that VACUUM filled
         return True
     except sqlite3.OperationalError as exc:
         log.debug("checkpoint compaction skipped: %s", exc)
@@ -328,6 +621,7 @@ def clear_all_checkpoints(config: Mapping[str, Any] | None) -> int:
     """
     removed = 0
     for path in _db_files(config):
+        _IDLE.discard(path)
         try:
             conn = _connect(path)
             try:
@@ -362,10 +656,11 @@ def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for path in _db_files(config):
         try:
-            conn = _connect(path)
+            conn = _borrow(path)[0]
         except sqlite3.DatabaseError:
             continue
         saver = TickerCheckpointer(conn, path=path, ticker="")
+        ok = False
         try:
             with saver.lock:
                 rows = conn.execute(
@@ -376,10 +671,11 @@ def list_checkpoints(config: Mapping[str, Any] | None) -> list[dict[str, Any]]:
                 if found is None:
                     continue
                 out.append(checkpoint_row(tid, found, _ticker_from_filename(path)))
+            ok = True
         except sqlite3.DatabaseError:
             continue
         finally:
-            saver.close()
+            saver.close(keep=ok)
     out.sort(key=lambda d: str(d.get("updated") or ""), reverse=True)
     return out
 
