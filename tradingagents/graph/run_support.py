@@ -175,8 +175,8 @@ class _RunReporter:
                 self.emit("token", node, text_delta="".join(pending))
 
     def usage_tick(self) -> None:
-        if self.tracker is None:
-            return
+        if self.tracker is None or self.on_event is None:
+            return  # nobody to show it to (the meta takes its totals from the tracker)
         totals = dict(self.tracker.totals())
         if totals != self.last_usage:
             self.last_usage = totals
