@@ -5,10 +5,11 @@ BM25, against bm25s (``requirements-bench.txt``) measured in the same run on the
 kind, top 3. ``bm25_vs_bm25s_<size>`` is ours/bm25s query p50 (``get_memories(q, 3)`` against
 ``BM25.retrieve([tokens], k=3)``, both including tokenising the query with our tokeniser) at 10k,
 100k and 1M situations; at 10k and 100k both sides live in this process and are timed query by
-query in turn (three rounds of the 60 queries). At 1M each side builds in a process of its own, so that its resident
-memory after building (above the corpus, which both hold: ``bm25_rss_mb_1m`` ours,
-``bm25s_rss_mb_1m``) is measured alone; bm25s indexes with its own tokeniser there, as it is
-used. Also: reopening a stored 100k memory (new instance and first query), adding one situation
+query in turn (three rounds of the 60 queries). At 1M each side builds in a process of its own, one
+after the other, so that its resident memory after building (above the corpus, which both hold:
+``bm25_rss_mb_1m`` ours, ``bm25s_rss_mb_1m``) is measured alone; bm25s indexes with its own
+tokeniser there, as it is used. Both processes then stay up and the parent times their queries in
+turn, as at 10k and 100k. Also: reopening a stored 100k memory (new instance and first query), adding one situation
 then querying at 100k, our p50 against ``rank_bm25.BM25Okapi.get_scores`` at 100k, and 10,000
 situations added one call at a time then one query.
 
@@ -208,38 +209,79 @@ def _settled_rss_mb() -> float:
     return _rss_mb()
 
 
-def _child(side: str, home: str, size: int = 1_000_000) -> dict:
-    """One side at ``size`` documents, alone in this process: build, resident memory, query p50."""
+def _child(side: str, home: str, size: int = 1_000_000) -> None:
+    """One side at ``size`` documents, alone in this process: it builds, prints its build time and resident
+    memory (one JSON line), then answers ``<query index>`` lines on stdin with the query's time in ms,
+    so that the parent can time both sides' queries in turn."""
     corpus, queries = _corpus(size)
     pairs = [(s, f"advice {i}") for i, s in enumerate(corpus)] if side == "ours" else None
     before = _settled_rss_mb()
     t0 = time.perf_counter()
     if side == "ours":
-        engine = FinancialSituationMemory("bench_1m", {"home": home})
+        engine = FinancialSituationMemory(f"bench_rss_{size}", {"home": home})  # a new memory per size
         engine.add_situations(pairs)
+
+        def query(q):
+            engine.get_memories(q, 3)
     else:
         bm25s = _bm25s()
         tokens = bm25s.tokenize(corpus, stopwords=None, show_progress=False)
         engine = bm25s.BM25(method="bm25+", delta=0.0)
         engine.index(tokens, show_progress=False)
         del tokens
+
+        def query(q):
+            engine.retrieve([bm25_tokenize(q)], k=3, show_progress=False, n_threads=0)
     build_s = time.perf_counter() - t0
     rss = _settled_rss_mb() - before
-    p50 = _ours_p50(engine, queries) if side == "ours" else _bm25s_p50(engine, queries)
-    return {"rss_mb": rss, "p50_ms": p50, "build_s": build_s}
+    query(queries[0])  # warm
+    print(json.dumps({"rss_mb": rss, "build_s": build_s, "queries": len(queries)}), flush=True)
+    for line in sys.stdin:
+        q = queries[int(line)]
+        t0 = time.perf_counter()
+        query(q)
+        print((time.perf_counter() - t0) * 1000, flush=True)
 
 
-def _bm25_rss(home: str, size: int, label: str) -> dict:
-    """Resident memory of each side's index at ``size`` documents, each built alone in a process."""
-    got = {}
-    for side in ("ours", "bm25s"):
-        proc = subprocess.run(
-            [sys.executable, "-m", "bench.bench_memory", "--child", side, home, str(size)],
-            cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=600,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"the 1M {side} run failed:\n{proc.stderr[-2000:]}")
-        got[side] = json.loads(proc.stdout.strip().splitlines()[-1])
+def _bm25_rss(home: str, size: int, label: str, rounds: int = 3) -> dict:
+    """Resident memory of each side's index at ``size`` documents, each built alone in a process of its
+    own (one after the other); at 1M also both sides' query p50, timed query by query in turn (the
+    order alternating) while both processes are up, so that a load swing falls on both alike."""
+    procs: dict[str, subprocess.Popen] = {}
+    got: dict[str, dict] = {}
+    try:
+        for side in ("ours", "bm25s"):
+            err = Path(home) / f"bm25_{label}_{side}.stderr"
+            with open(err, "w") as errors:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "bench.bench_memory", "--child", side, home, str(size)],
+                    cwd=Path(__file__).resolve().parents[1], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=errors, text=True,
+                )
+            procs[side] = proc
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the {label} {side} run failed:\n{err.read_text()[-2000:]}")
+            got[side] = json.loads(line)
+        samples: dict[str, list[float]] = {"ours": [], "bm25s": []}
+        if label == "1m":
+            names = list(procs)
+            for r in range(rounds):
+                for j in range(got["ours"]["queries"]):
+                    for side in names if (r + j) % 2 == 0 else names[::-1]:
+                        procs[side].stdin.write(f"{j}\n")
+                        procs[side].stdin.flush()
+                        samples[side].append(float(procs[side].stdout.readline()))
+    finally:
+        for proc in procs.values():
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
     ours, theirs = got["ours"], got["bm25s"]
     out = {
         f"bm25_rss_mb_{label}": round(ours["rss_mb"], 1),
@@ -247,10 +289,11 @@ def _bm25_rss(home: str, size: int, label: str) -> dict:
         f"bm25_rss_vs_bm25s_{label}": round(ours["rss_mb"] / theirs["rss_mb"], 3),
     }
     if label == "1m":
+        p50 = {side: statistics.median(v) for side, v in samples.items()}
         out.update({
-            "bm25_query_ms_1m": round(ours["p50_ms"], 3),
-            "bm25s_query_ms_1m": round(theirs["p50_ms"], 3),
-            "bm25_vs_bm25s_1m": round(ours["p50_ms"] / theirs["p50_ms"], 3),
+            "bm25_query_ms_1m": round(p50["ours"], 3),
+            "bm25s_query_ms_1m": round(p50["bm25s"], 3),
+            "bm25_vs_bm25s_1m": round(p50["ours"] / p50["bm25s"], 3),
             "bm25_build_s_1m": round(ours["build_s"], 1),
             "bm25s_build_s_1m": round(theirs["build_s"], 1),
         })
@@ -347,6 +390,6 @@ def run() -> dict:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
-        print(json.dumps(_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
+        _child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
         print(json.dumps(run(), indent=2))
