@@ -20,12 +20,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tradingagents.config import public_config, resolve_config
+from tradingagents.config import Settings, public_config, resolve_config
 from tradingagents.storage.pg import database, pg_text, redact_url, storage_url
 from tradingagents.validation import validate_date, validate_ticker
 
 
-def _safe_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+def _safe_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    if isinstance(cfg, Settings) and not cfg.get("storage_url"):
+        return cfg  # nothing to hide: resolved settings stay resolved (a plain copy is resolved again per call)
     out = dict(cfg)
     if out.get("storage_url"):
         out["storage_url"] = redact_url(out["storage_url"])
