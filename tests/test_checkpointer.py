@@ -27,6 +27,13 @@ from tradingagents.graph.checkpointer import (
 from tradingagents.validation import ValidationError
 
 
+def _kept() -> None:
+    """Wait until connections handed back are kept (that happens off the closing thread)."""
+    from tradingagents.storage import sqlite_checkpoint
+
+    sqlite_checkpoint._IDLE.settle()
+
+
 class S(TypedDict, total=False):
     company_of_interest: str
     trade_date: str
@@ -272,6 +279,7 @@ def _garbage(path: Path) -> None:
 def _truncated(path: Path) -> None:
     config = resolve_config({})
     _run_to_end(config, "NVDA", "2024-05-10", {})  # a real database with rows …
+    _kept()  # (its run's connection written back and kept, as it is a moment after a run: the damage comes later)
     import sqlite3
 
     conn = sqlite3.connect(path)
@@ -367,13 +375,6 @@ def _put_checkpoints(saver, tid: str, n: int) -> None:
     _graph(counts, nodes=nodes).compile(checkpointer=saver).invoke(
         {"company_of_interest": "NVDA", "trade_date": "2024-05-10", "trail": []}, _cfg(tid), durability="sync")
     assert counts == dict.fromkeys(nodes, 1)
-
-
-def _kept() -> None:
-    """Wait until connections handed back are kept (that happens off the closing thread)."""
-    from tradingagents.storage import sqlite_checkpoint
-
-    sqlite_checkpoint._IDLE.settle()
 
 
 def test_a_closed_savers_connection_serves_the_next_saver_of_an_unchanged_file():
@@ -476,3 +477,37 @@ def test_a_forked_child_never_uses_its_parents_kept_connections():
     assert os.waitstatus_to_exitcode(status) == 0
     with get_checkpointer(config, "NVDA") as parent:  # the parent's connection is still good
         assert parent.get_tuple(_cfg("g" * 16)) is not None
+
+
+def test_every_finished_step_is_in_the_database_before_the_next_model_call(monkeypatch):
+    """The writer runs beside the run; the fence waits for it before each model call. A slow writer
+    (a busy disk) shows the difference: without the fence the database would lag the calls."""
+    import sqlite3
+
+    from tests.graph_helpers import CallCounter
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+    from tradingagents.storage import sqlite_checkpoint
+
+    loop = sqlite_checkpoint.TickerCheckpointer._write_loop
+
+    def slow_start(self):
+        time.sleep(0.3)  # the first batch waits: every write of the run's opening steps queues up
+        loop(self)
+
+    monkeypatch.setattr(sqlite_checkpoint.TickerCheckpointer, "_write_loop", slow_start)
+    config = resolve_config({"analyst_execution": "sequential"})
+    path = checkpoint_path(config, "NVDA")
+    seen: list[int] = []
+
+    def on_call(node: str, n: int) -> None:
+        reader = sqlite3.connect(path)  # what another process (a resume after a kill) would find
+        try:
+            seen.append(reader.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0])
+        finally:
+            reader.close()
+
+    TradingAgentsGraph(["market", "news"], config=config, callbacks=[CallCounter(on_call)]).propagate(
+        "NVDA", "2024-05-10")
+    assert len(seen) >= 4
+    # each model call finds the checkpoints of every step before it: at least one more than the last call
+    assert seen[0] >= 1 and all(b > a for a, b in zip(seen, seen[1:], strict=False)), seen

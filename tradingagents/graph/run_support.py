@@ -228,6 +228,34 @@ class _Budget:
                          where=f" for {self.ticker} on {self.date}", should_stop=self.should_stop)]
 
 
+def checkpoint_fence(saver: Any) -> list:
+    """The run's callback that makes a saver's deferred writes durable before every model and tool call
+    (``[]`` for a saver that writes as it is called).
+
+    The SQLite saver writes its checkpoints on a thread beside the run (``TickerCheckpointer``): a
+    step's checkpoint reaches the database while the next step gets going. Waiting for it before
+    the next model call (or tool call) starts keeps the promise that matters: a node that finished
+    before a call that costs money or time is never run again on resume, even after a kill."""
+    flush = getattr(saver, "flush", None)
+    if not callable(flush):
+        return []
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class CheckpointFence(BaseCallbackHandler):
+        raise_error = True  # a checkpoint write that failed stops the run here, as a synchronous write would
+
+        def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+            flush()
+
+        def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
+            flush()
+
+        def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
+            flush()
+
+    return [CheckpointFence()]
+
+
 class _UsageSidecar:
     """The counters of a run's earlier segments (failed, stopped or cut off), keyed by its checkpoint
     thread, added on resume so usage, elapsed time and node times are the whole run's; cleared on

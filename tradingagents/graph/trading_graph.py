@@ -48,7 +48,7 @@ from tradingagents.graph.checkpoint_router import COUNTERS_KEY, CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, describe_error, empty_record
 from tradingagents.graph.propagation import Propagator
-from tradingagents.graph.run_support import _Budget, _RunReporter, _UsageSidecar
+from tradingagents.graph.run_support import _Budget, _RunReporter, _UsageSidecar, checkpoint_fence
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, CompiledGraphCache, GraphSetup
 from tradingagents.graph.signal_processing import SignalProcessor, state_rating
 from tradingagents.storage import sqlite_checkpoint as ckpt
@@ -519,7 +519,9 @@ class TradingAgentsGraph:
 
         budget = _Budget(self.config.get("max_cost_usd"), self.budget_guard, self.config, ticker, trade_date,
                          should_stop)
-        callbacks = [*budget.callbacks(), reporter.tracker, *self.user_callbacks]  # the guard refuses first
+        # the guard refuses first; the fence makes the checkpoints so far durable before each call
+        fence = checkpoint_fence(self.checkpoint_router.saver_for(route))
+        callbacks = [*budget.callbacks(), reporter.tracker, *fence, *self.user_callbacks]
         args = self.propagator.get_graph_args(callbacks=callbacks, thread_id=tid, **{AS_OF_KEY: trade_date},
                                               **route)
         run_config = args["config"]

@@ -205,16 +205,43 @@ def _file_state(path: Path) -> tuple | None:
     return tuple(out)
 
 
+class _Kept:
+    """A connection handed back: its WAL is written back into the file by a thread (``tidy``), which
+    then records the file's state (None: the connection is not fit to lend)."""
+
+    __slots__ = ("conn", "state", "tidy")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.state: tuple | None = None
+        self.tidy: threading.Thread | None = None
+
+    def wait(self) -> None:
+        if self.tidy is not None and self.tidy is not threading.current_thread():
+            self.tidy.join()
+
+    def write_back(self, path: Path) -> None:
+        # every frame of the WAL written back into the file first: a kept connection that is later closed
+        # because the file changed (garbage written over it, say) then has nothing left to write into it
+        try:
+            busy, frames, written = self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error:
+            return
+        if not busy and frames == written:
+            self.state = _file_state(path)
+
+
 class _IdleConnections:
     """Connections of closed savers, kept open for the next saver of the same file (see the module
-    docstring). Each is lent to one saver at a time; at most ``MAX`` are kept, the oldest closed first."""
+    docstring). Each is lent to one saver at a time; at most ``MAX`` are kept, the oldest closed first.
+    A connection being written back is already in the table: whoever asks for its file meanwhile
+    waits for it, so no second connection opens the file while it is busy."""
 
     MAX = 4
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._idle: OrderedDict[str, tuple[sqlite3.Connection, tuple]] = OrderedDict()
-        self._tidying: list[threading.Thread] = []
+        self._idle: OrderedDict[str, _Kept] = OrderedDict()
         self._pid = os.getpid()
 
     def take(self, path: Path) -> sqlite3.Connection | None:
@@ -222,81 +249,69 @@ class _IdleConnections:
         with self._lock:
             if self._pid != os.getpid():
                 return None
-            found = self._idle.pop(str(path), None)
-        if found is None:
+            kept = self._idle.pop(str(path), None)
+        if kept is None:
             return None
-        conn, state = found
-        if state is not None and _file_state(path) == state:
-            return conn
-        _close_quietly(conn)
+        kept.wait()
+        if kept.state is not None and _file_state(path) == kept.state:
+            return kept.conn
+        _close_quietly(kept.conn)
         return None
 
     def give(self, path: Path, conn: sqlite3.Connection) -> None:
-        """Keep ``conn`` for the next saver of ``path`` once its WAL is written back (closed instead when
-        it cannot be kept). Both happen off the caller's path, in a thread: the write-back (and a close,
-        when it is the file's last connection) costs an fsync."""
+        """Keep ``conn`` for the next saver of ``path`` (closed instead when it cannot be kept). Its
+        write-back runs off the caller's path, in a thread: it costs an fsync."""
         if conn.in_transaction or self._pid != os.getpid():
             _close_quietly(conn)
             return
-        tidy = threading.Thread(target=self._keep, args=(path, conn), name="checkpoint-keep", daemon=True)
+        kept = _Kept(conn)
+        kept.tidy = threading.Thread(target=kept.write_back, args=(path,), name="checkpoint-keep", daemon=True)
+        evicted: list[_Kept] = []
         with self._lock:
-            self._tidying = [t for t in self._tidying if t.is_alive()] + [tidy]
-        tidy.start()
-
-    def _keep(self, path: Path, conn: sqlite3.Connection) -> None:
-        # every frame of the WAL written back into the file first: a kept connection that is later closed
-        # because the file changed (garbage written over it, say) then has nothing left to write into it
-        try:
-            busy, frames, written = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        except sqlite3.Error:
-            busy, frames, written = 1, 0, -1
-        state = _file_state(path)
-        if busy or frames != written or state is None:
-            _close_quietly(conn)
-            return
-        evicted: list[sqlite3.Connection] = []
-        with self._lock:
-            if self._pid != os.getpid():
-                return
             old = self._idle.pop(str(path), None)
             if old is not None:
-                evicted.append(old[0])
-            self._idle[str(path)] = (conn, state)
+                evicted.append(old)
+            self._idle[str(path)] = kept
             while len(self._idle) > self.MAX:
-                evicted.append(self._idle.popitem(last=False)[1][0])
-        _close_all_quietly(evicted)
-
-    def settle(self) -> None:
-        """Wait until every connection handed back is kept or closed (tests; the end of a process)."""
-        with self._lock:
-            tidying = list(self._tidying)
-        for tidy in tidying:
-            tidy.join()
+                evicted.append(self._idle.popitem(last=False)[1])
+            kept.tidy.start()
+        if evicted:  # closing the last connection of a file checkpoints its WAL: off the caller's path too
+            threading.Thread(target=_close_kept, args=(evicted,), name="checkpoint-close", daemon=True).start()
 
     def discard(self, path: Path) -> None:
         """Close the kept connection of ``path`` (before the file is moved, removed or replaced)."""
         with self._lock:
-            found = self._idle.pop(str(path), None)
-        if found is not None:
-            _close_quietly(found[0])
+            kept = self._idle.pop(str(path), None)
+        if kept is not None:
+            _close_kept([kept])
+
+    def settle(self) -> None:
+        """Wait until every connection handed back is written back (tests; the end of a process)."""
+        with self._lock:
+            kept = list(self._idle.values())
+        for k in kept:
+            k.wait()
 
     def close_all(self) -> None:
-        self.settle()
         with self._lock:
-            found = list(self._idle.values()) if self._pid == os.getpid() else []
+            kept = list(self._idle.values()) if self._pid == os.getpid() else []
             self._idle.clear()
-        for conn, _state in found:
-            _close_quietly(conn)
+        _close_kept(kept)
 
     def forget_after_fork(self) -> None:
         # a child must neither use nor close its parent's connections (closing one checkpoints the WAL
         # under the parent's feet): they are dropped without being closed, and kept from being freed
         # (the parent's lock may have been held by a thread the child does not have: never taken here)
         self._lock = threading.Lock()
-        _ORPHANS.extend(conn for conn, _state in self._idle.values())
+        _ORPHANS.extend(k.conn for k in self._idle.values())
         self._idle = OrderedDict()
-        self._tidying = []
         self._pid = os.getpid()
+
+
+def _close_kept(kept: list[_Kept]) -> None:
+    for k in kept:
+        k.wait()
+        _close_quietly(k.conn)
 
 
 def _close_quietly(conn: sqlite3.Connection) -> None:
@@ -304,11 +319,6 @@ def _close_quietly(conn: sqlite3.Connection) -> None:
         conn.close()
     except sqlite3.Error:
         pass
-
-
-def _close_all_quietly(conns: list[sqlite3.Connection]) -> None:
-    for conn in conns:
-        _close_quietly(conn)
 
 
 _ORPHANS: list[sqlite3.Connection] = []
@@ -354,8 +364,9 @@ class TickerCheckpointer(SqliteSaver):
     graph hands it over, and the SQL runs beside the next step instead of holding it up (SQLite
     lets go of the GIL while it writes). Whatever reads or deletes, and ``close``, first waits until
     every write handed over is in the database, so a stop, an error or the run's end loses none;
-    only a killed process can lose the writes of its last moments, and a resume then starts from
-    the checkpoint before them. A write that failed is raised by the next checkpoint call.
+    ``flush`` does the same, and a run calls it before every model and tool call
+    (``graph.run_support.checkpoint_fence``): a killed process loses at most the steps since its
+    last call began, never a finished call. A write that failed is raised by the next checkpoint call.
     """
 
     def __init__(self, conn: sqlite3.Connection, *, path: Path, ticker: str) -> None:
