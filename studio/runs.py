@@ -25,7 +25,6 @@ from tradingagents import team
 from tradingagents.config import normalize_analysts
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
 from tradingagents.i18n import N_, Translator, translator
-from tradingagents.storage import sqlite_checkpoint as ckpt
 
 ANALYST_LABELS = {r.key: r.title for r in team.ANALYSTS}
 """The short name of each analyst for the analyst picker: Market, Sentiment, News, Fundamentals."""
@@ -65,6 +64,10 @@ def config_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple
 
 def run_thread_id(ticker: str, date: str, config: Mapping[str, Any]) -> str:
     """The checkpoint thread the engine will use for this run (same derivation as the engine's)."""
+    # imported here: the module loads LangGraph's SQLite saver (langchain_core, ~0.3 s), which every
+    # page's first run paid through studio.ui before it drew anything
+    from tradingagents.storage import sqlite_checkpoint as ckpt
+
     analysts = list(config["selected_analysts"])
     signature = ckpt.run_signature(analysts, config["max_debate_rounds"], config["max_risk_discuss_rounds"],
                                    "stock", analyst_execution=config.get("analyst_execution"))

@@ -701,17 +701,37 @@ def prices_from_rows(rows: list[dict[str, Any]], base: dict[str, tuple[float, fl
 def _reset_prices() -> None:
     st.session_state.pop(KEY_PRICING, None)
     st.session_state.pop(KEY_PRICES_EDITOR, None)
+    st.session_state.pop(KEY_PRICES_START, None)
+
+
+KEY_PRICES_OPEN = "prices_open"  # the expander's open state (its content is built only while it is open)
+KEY_PRICES_START = "_prices_start"  # the rows the open editor started from: the list prices with the session's edits
 
 
 def prices_editor() -> None:
-    """The "Model prices" expander: this session's prices, used by the next runs' estimates and costs."""
+    """The "Model prices" expander: this session's prices, used by the next runs' estimates and costs.
+
+    The table is built only while the expander is open: its data editor loads pandas (~0.5 s), which
+    every page's first run paid before the page drew anything. The session's edits (``KEY_PRICING``)
+    outlive a closed expander, and it opens on them again."""
+    box = st.expander(_("Model prices"), icon=":material/payments:", key=KEY_PRICES_OPEN, on_change="rerun")
+    if not box.open:
+        st.session_state.pop(KEY_PRICES_START, None)
+        if st.session_state.get(KEY_PRICING):
+            with box:
+                st.caption(_("Edited in this session: {names}.", names=", ".join(sorted(st.session_state[KEY_PRICING]))))
+        return
     base = list_prices()
-    with st.expander(_("Model prices"), icon=":material/payments:"):
+    with box:
         st.caption(_("USD per 1M tokens. Edits apply to the next runs of this browser session only (never saved "
                      "to a file). Add a row for a model that is not listed."))
         if os.environ.get(pricing.ENV_VAR, "").strip():
             st.caption(_("{env} is set: its models' prices win over edits here.", env=pricing.ENV_VAR))
-        rows = [{PRICE_COLUMNS[0]: m, PRICE_COLUMNS[1]: p[0], PRICE_COLUMNS[2]: p[1]} for m, p in base.items()]
+        rows = st.session_state.get(KEY_PRICES_START)
+        if rows is None:  # opened now: start from the prices in force (the editor's edits apply on top of these)
+            table = {**base, **(st.session_state.get(KEY_PRICING) or {})}
+            rows = [{PRICE_COLUMNS[0]: m, PRICE_COLUMNS[1]: p[0], PRICE_COLUMNS[2]: p[1]} for m, p in table.items()]
+            st.session_state[KEY_PRICES_START] = rows
         df = st.data_editor(
             rows, key=KEY_PRICES_EDITOR, num_rows="dynamic", hide_index=True, width="stretch",
             column_config={

@@ -72,6 +72,8 @@ def test_a_paid_model_shows_an_estimate_then_its_priced_cost_from_the_sessions_p
     with FakeOpenAIServer(latency_s=0.15) as server:
         at = _use_server(new_app("run"), server.base_url, "fake-quick", "fake-deep")
         assert "Estimated cost: —" in texts(at)  # no price for these models yet
+        at.session_state[ui.KEY_PRICES_OPEN] = True  # the Model prices expander opened
+        at.run()
         # this session's prices, typed into the sidebar's editor as two new rows
         at.session_state[ui.KEY_PRICES_EDITOR] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [
             {"model": "fake-quick", "$/1M input": 1.0, "$/1M output": 2.0},
@@ -119,6 +121,9 @@ def test_price_rows_become_a_validated_override_and_a_bad_row_says_what_to_fix()
 
 def test_the_sidebar_editor_sets_the_sessions_prices_and_reset_returns_to_list_prices(ta_home):
     at = new_app("run")
+    assert not at.data_editor  # the table is built once the Model prices expander is opened
+    at.session_state[ui.KEY_PRICES_OPEN] = True
+    at.run()
     editor = at.data_editor(key=ui.KEY_PRICES_EDITOR)
     models = list(editor.value["model"])
     assert models == list(pricing.pricing_table(resolve_config()))
@@ -128,6 +133,15 @@ def test_the_sidebar_editor_sets_the_sessions_prices_and_reset_returns_to_list_p
     at.run()
     assert at.session_state[ui.KEY_PRICING] == {"gpt-4o-mini": (0.5, 0.6)}
     assert "Edited in this session: gpt-4o-mini." in texts(at)
+    # closed, the edits stay in force; opened again, the table starts from them
+    at.session_state[ui.KEY_PRICES_OPEN] = False
+    at.run()
+    assert not at.data_editor and at.session_state[ui.KEY_PRICING] == {"gpt-4o-mini": (0.5, 0.6)}
+    assert "Edited in this session: gpt-4o-mini." in texts(at)
+    at.session_state[ui.KEY_PRICES_OPEN] = True
+    at.run()
+    assert list(at.data_editor(key=ui.KEY_PRICES_EDITOR).value["$/1M input"])[i] == 0.5
+    assert at.session_state[ui.KEY_PRICING] == {"gpt-4o-mini": (0.5, 0.6)}
     # a bad row: a clear message, the last valid prices stay
     at.session_state[ui.KEY_PRICES_EDITOR] = {"edited_rows": {i: {"$/1M output": None}}, "added_rows": [],
                                               "deleted_rows": []}

@@ -43,6 +43,7 @@ from filelock import FileLock
 from tradingagents.config import resolve_config
 from tradingagents.fileio import atomic_write, fsync_dir, remove_leftovers
 from tradingagents.memory.files import LOCK_POLL_S
+from tradingagents.memory.log_cache import read_cache, write_cache
 from tradingagents.memory.log_format import (
     SEPARATOR,
     Block,
@@ -185,8 +186,33 @@ class TradingMemoryLog:
                 for i, b in enumerate(self._blocks()) if not b.ok]
 
     def load_entries(self) -> list[dict[str, Any]]:
-        """Every readable entry in file order (oldest first)."""
-        return [b.to_entry() for b in self._blocks() if b.ok]
+        """Every readable entry in file order (oldest first).
+
+        A log this object has not parsed in its current version is read from the entries cache
+        (``log_cache``) when the cache was made from this very version; else the log is parsed and
+        the cache written again. Either way ``problems`` describes this version.
+        """
+        with self._lock:
+            try:
+                fh = open(self.path, "rb")
+            except FileNotFoundError:
+                return [b.to_entry() for b in self._blocks() if b.ok]
+            with fh:
+                st = os.fstat(fh.fileno())
+                sig = _sig(st)
+                if sig == self._cache_sig:  # parsed by this object already
+                    return [b.to_entry() for b in self._cache if b.ok]
+                data = fh.read()
+            end = _finished_end(data, st, read_index(self.path))
+            key = (*sig, end)
+            cached = read_cache(self.path, key)
+            if cached is not None:
+                entries, self.problems = cached
+                return entries
+            self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
+            entries = [b.to_entry() for b in self._cache if b.ok]
+            write_cache(self.path, key, entries, self._problems)
+            return entries
 
     def get_pending_entries(self, ticker: str | None = None) -> list[dict[str, Any]]:
         want = validate_ticker(ticker) if ticker is not None else None
