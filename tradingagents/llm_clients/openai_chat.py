@@ -54,6 +54,7 @@ from tradingagents.llm_clients.text import (
     StreamStalled,
     clean_message,
     clean_result,
+    sse_data,
     valid_text,
 )
 from tradingagents.llm_presets import PROVIDER_PRESETS, public_url
@@ -65,9 +66,13 @@ try:  # the OpenAI SDK's own HTTP library (it also accepts, and our factory pass
 
     _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.TransportError, httpx2.TransportError)
     _BROKE_OFF: tuple[type[BaseException], ...] = (httpx.RemoteProtocolError, httpx2.RemoteProtocolError)
+    _TIMEOUTS: tuple[type[BaseException], ...] = (httpx.TimeoutException, httpx2.TimeoutException)
+    _REQUEST_ERRORS: tuple[type[BaseException], ...] = (httpx.RequestError, httpx2.RequestError)
 except ImportError:  # an SDK built on httpx alone
     _TRANSPORT_ERRORS = (httpx.TransportError,)
     _BROKE_OFF = (httpx.RemoteProtocolError,)
+    _TIMEOUTS = (httpx.TimeoutException,)
+    _REQUEST_ERRORS = (httpx.RequestError,)
 
 
 def _message_problem(result: Any, tools: Any) -> str | None:
@@ -462,11 +467,14 @@ def _guards(run_manager: Any) -> list:
 
 
 class _DictChunks:
-    """``client.chat.completions`` whose streams yield each chunk as its parsed JSON (a dict).
+    """``client.chat.completions`` whose streams yield each chunk as its parsed JSON (a dict), read by
+    our own parser (``_events``).
 
     langchain-openai takes a dict chunk as it is (it calls ``model_dump()`` on anything else), so the
     SDK's per-chunk model construction (``construct_type``, then dumped back to a dict) is skipped:
-    it cost more than everything else a streamed run does. Anything but ``create`` passes through.
+    it cost more than everything else a streamed run does; so is the SDK's line-by-line SSE decoder
+    (``text.sse_data`` splits each part read in one pass, one ``json.loads`` per part). Anything but
+    ``create`` passes through.
     """
 
     __slots__ = ("_inner",)
@@ -476,15 +484,77 @@ class _DictChunks:
 
     def create(self, *args: Any, **kwargs: Any) -> Any:
         result = self._inner.create(*args, **kwargs)
-        if isinstance(result, openai.Stream) and hasattr(result, "_cast_to"):
-            result._cast_to = object  # read on the first event: the SDK then hands on the parsed JSON
+        if isinstance(result, openai.Stream) and getattr(result, "response", None) is not None:
             merging = _COALESCE.get()
-            if merging is not None:
-                return _CoalescedStream(result, merging)
+            return _CoalescedStream(result, merging) if merging is not None else _EventStream(result)
         return result
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+def _events(response: Any) -> Any:
+    """The chunks of a streamed answer's SSE body as dicts, one list per part read (``text.sse_data``).
+
+    What the SDK's stream raises, this raises: a read timeout as ``APITimeoutError``, another transport
+    error as ``APIConnectionError`` (each from the transport's error, marked mid-answer by
+    ``text._MarkedBody``), a ``data: {"error": …}`` event as ``APIError``, JSON that does not parse as
+    ``json.JSONDecodeError``; an event that is no JSON object counts as unparseable too. The response
+    is closed when the body ends, at ``[DONE]`` or on an error (after ``[DONE]`` the body's end is
+    read first, so the connection is reused).
+    """
+    request = response.request
+    parts = response.iter_bytes()  # held until the response is closed: close() drains it after [DONE]
+    try:
+        for batch in sse_data(parts):
+            if len(batch) == 1:
+                chunks = [json.loads(batch[0])]
+            else:
+                try:
+                    chunks = json.loads(b"[" + b",".join(batch) + b"]")
+                except ValueError:
+                    chunks = None
+                if not isinstance(chunks, list) or len(chunks) != len(batch):  # one of them is garbled
+                    chunks = [json.loads(data) for data in batch]
+            for chunk in chunks:
+                if type(chunk) is not dict:
+                    raise json.JSONDecodeError("a streamed event is not a JSON object", str(chunk)[:80], 0)
+                error = chunk.get("error")
+                if error:
+                    message = error.get("message") if isinstance(error, dict) else None
+                    if not message or not isinstance(message, str):
+                        message = "An error occurred during streaming"
+                    raise openai.APIError(message=message, request=request, body=error)
+            yield chunks
+    except _TIMEOUTS as err:
+        raise openai.APITimeoutError(request=request) from err
+    except _REQUEST_ERRORS as err:
+        raise openai.APIConnectionError(request=request) from err
+    finally:
+        response.close()
+
+
+class _EventStream:
+    """An SDK stream read by ``_events``: each chunk handed on (a dict) as soon as its part arrived."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __enter__(self) -> _EventStream:
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.close()
+        return False
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __iter__(self):
+        for chunks in _events(self._inner.response):
+            yield from chunks
 
 
 # set by a streamed attempt whose chunks nobody reads (``_streamed_attempts(coalesce=True)``), read by
@@ -504,7 +574,8 @@ class _Coalesce:
 
 
 class _CoalescedStream:
-    """An SDK stream of dict chunks read to its end, then handed on as ``coalesce_chunks`` of them."""
+    """An SDK stream read to its end by ``_events``, then handed on as ``coalesce_chunks`` of its chunks.
+    The stop signal is checked whenever events arrive (each part read)."""
 
     __slots__ = ("_inner", "_state")
 
@@ -525,10 +596,11 @@ class _CoalescedStream:
     def __iter__(self):
         events: list = []
         state = self._state
-        for event in self._inner:
-            state.received += 1
-            events.append(event)
-            if state.guards and any(g.stop_requested() for g in state.guards):
+        guards = state.guards
+        for chunks in _events(self._inner.response):
+            state.received += len(chunks)
+            events += chunks
+            if guards and any(g.stop_requested() for g in guards):
                 raise RunStopped("Stopped during a model call; the run can be resumed.")
         yield from coalesce_chunks(events)
 

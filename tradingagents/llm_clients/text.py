@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpx
@@ -122,6 +123,57 @@ def _valid_embedded(value: Any) -> Any:
     if isinstance(value, list):
         return [_valid_embedded(v) for v in value]
     return value
+
+
+def sse_data(parts: Iterable[bytes]) -> Iterator[list[bytes]]:
+    """The ``data`` of a server-sent-event body, one list per part read: the events it completed.
+
+    One pass over each part as it arrives (the OpenAI SDK's decoder splits and decodes it line by line,
+    then builds an object per event): events end at a blank line (CRLF, LF or CR line ends), the
+    lines of an event's ``data`` fields are joined with LF, comments (keep-alive ``: ping``) and the
+    other fields (``event``, ``id``, ``retry``) are skipped, an event without data is none, and an
+    unterminated event at the body's end is dropped, as the SDK does. ``data: [DONE]`` ends the body:
+    the events before it in its part come first, nothing after it is read.
+    """
+    rest = b""
+    for part in parts:
+        buf = rest + part if rest else part
+        if b"\r" in buf:
+            held = b""
+            if buf.endswith(b"\r"):  # the first half of a CRLF split between two parts
+                buf, held = buf[:-1], b"\r"
+            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + held
+        if b"\n\n" not in buf:
+            rest = buf
+            continue
+        blocks = buf.split(b"\n\n")
+        rest = blocks.pop()
+        batch: list[bytes] = []
+        for block in blocks:
+            if block.startswith(b"data: ") and b"\n" not in block:  # one data line: nearly every event
+                data = block[6:]
+            else:
+                data = _event_data(block)
+                if data is None:
+                    continue
+            if data.startswith(b"[DONE]"):
+                if batch:
+                    yield batch
+                return
+            batch.append(data)
+        if batch:
+            yield batch
+
+
+def _event_data(block: bytes) -> bytes | None:
+    """The data of one event's lines (LF-separated), or None when it has no data field."""
+    lines = []
+    for line in block.split(b"\n"):
+        if line.startswith(b"data"):
+            field, _, value = line.partition(b":")
+            if field == b"data":
+                lines.append(value[1:] if value.startswith(b" ") else value)
+    return b"\n".join(lines) if lines else None
 
 
 class StreamCut(httpx.RemoteProtocolError):
