@@ -171,6 +171,13 @@ def test_comments_crlf_and_a_lone_surrogate_and_one_connection(raw, reader):
 
 
 @pytest.mark.parametrize("reader", [True, False], ids=["token-reader", "merged"])
+def test_bytes_that_are_no_utf8_become_replacement_characters(raw, reader):
+    body = GOOD.replace(b"world", b"w\xffrld")
+    answer = raw((body, False)).llm().invoke(PROMPT, config={"callbacks": [_Tokens()]} if reader else None)
+    assert answer.content == "Hello \ufffd w\ufffdrld"
+
+
+@pytest.mark.parametrize("reader", [True, False], ids=["token-reader", "merged"])
 def test_a_body_cut_inside_an_event_is_retried(raw, reader):
     cut = GOOD[: GOOD.index(b"world") + 2]
     server = raw((cut, True), (GOOD, False))
@@ -237,3 +244,73 @@ def test_stop_ends_a_stream_at_its_next_events_not_at_its_end(reader):
         gate.release()
         worker.join(30)
     assert ended_at_the_next_events and isinstance(outcome.get("error"), RunStopped)
+
+
+# ------------------------------------------------------------------ h11: whole chunks at once
+def _h11_response(reader_wrap=True):
+    import h11
+
+    from tradingagents.llm_clients.text import _BATCHED_READER
+
+    conn = h11.Connection(h11.CLIENT)
+    conn.send(h11.Request(method="POST", target="/", headers=[("Host", "x"), ("Content-Length", "0")]))
+    conn.send(h11.EndOfMessage())
+    conn.receive_data(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+    assert type(conn.next_event()) is h11.Response
+    if reader_wrap:
+        conn._reader = _BATCHED_READER(conn._reader)
+    return conn
+
+
+def _drain(conn) -> list:
+    import h11
+
+    out = []
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            return out
+        out.append(event)
+
+
+def test_whole_chunks_already_received_are_one_piece_and_h11_reads_the_rest():
+    import h11
+
+    events = [b"data: {\"n\": %d}\n\n" % i for i in range(10)]
+    body = b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in events) + b"0\r\n\r\n"
+    for cut in range(1, len(body)):  # the body in two reads, cut anywhere
+        conn = _h11_response()
+        conn.receive_data(body[:cut])
+        got = _drain(conn)
+        conn.receive_data(body[cut:])
+        got += _drain(conn)
+        data = [e for e in got if type(e) is h11.Data]
+        assert b"".join(e.data for e in data) == b"".join(events), cut
+        assert len(data) <= 4 and type(got[-1]) is h11.EndOfMessage, cut
+        assert conn.their_state is h11.DONE  # the connection can serve the next request
+
+
+def test_a_malformed_chunk_is_still_h11s_error():
+    import h11
+
+    for wrap in (True, False):
+        conn = _h11_response(wrap)
+        conn.receive_data(b"5\r\nhello\r\nzz\r\nbad\r\n")
+        with pytest.raises(h11.RemoteProtocolError):
+            _drain(conn)
+
+
+def test_our_client_reads_a_streamed_answer_in_a_few_parts_not_one_per_event():
+    """The fake server writes the whole answer at once: through ``valid_unicode_http_client`` its ~80
+    chunks come in one or a few parts (if a dependency change defeats the batching, one per chunk)."""
+    from tests.fake_openai import FakeOpenAIServer
+    from tradingagents.llm_clients.text import valid_unicode_http_client
+
+    with FakeOpenAIServer(lambda body: {"content": "A long answer in many pieces. " * 40}) as server:
+        client = valid_unicode_http_client()
+        body = {"model": "fake-quick", "messages": [{"role": "user", "content": "Go."}], "stream": True}
+        with client.stream("POST", server.base_url + "/chat/completions", json=body) as response:
+            parts = list(response.iter_raw())
+        client.close()
+    events = b"".join(parts).count(b"data: ")
+    assert events > 40 and len(parts) <= 4

@@ -507,31 +507,51 @@ def _events(response: Any) -> Any:
     parts = response.iter_bytes()  # held until the response is closed: close() drains it after [DONE]
     try:
         for batch in sse_data(parts):
-            if len(batch) == 1:
-                chunks = [json.loads(batch[0])]
-            else:
-                try:
-                    chunks = json.loads(b"[" + b",".join(batch) + b"]")
-                except ValueError:
-                    chunks = None
-                if not isinstance(chunks, list) or len(chunks) != len(batch):  # one of them is garbled
-                    chunks = [json.loads(data) for data in batch]
-            for chunk in chunks:
+            chunks, garbled = _parse_batch(batch)
+            for i, chunk in enumerate(chunks):
+                if type(chunk) is dict and not chunk.get("error"):
+                    continue
+                if i:
+                    yield chunks[:i]  # the events before it came first, as from the SDK
                 if type(chunk) is not dict:
                     raise json.JSONDecodeError("a streamed event is not a JSON object", str(chunk)[:80], 0)
-                error = chunk.get("error")
-                if error:
-                    message = error.get("message") if isinstance(error, dict) else None
-                    if not message or not isinstance(message, str):
-                        message = "An error occurred during streaming"
-                    raise openai.APIError(message=message, request=request, body=error)
-            yield chunks
+                error = chunk["error"]
+                message = error.get("message") if isinstance(error, dict) else None
+                if not message or not isinstance(message, str):
+                    message = "An error occurred during streaming"
+                raise openai.APIError(message=message, request=request, body=error)
+            if chunks:
+                yield chunks
+            if garbled is not None:
+                raise garbled
     except _TIMEOUTS as err:
         raise openai.APITimeoutError(request=request) from err
     except _REQUEST_ERRORS as err:
         raise openai.APIConnectionError(request=request) from err
     finally:
         response.close()
+
+
+def _parse_batch(batch: list[bytes]) -> tuple[list, ValueError | None]:
+    """``(parsed events, the error of the first that does not parse, or None)``: one ``json.loads`` for
+    the whole batch, event by event only when that fails."""
+    if len(batch) > 1:
+        try:
+            chunks = json.loads(b"[" + b",".join(batch) + b"]")
+        except ValueError:
+            chunks = None
+        if isinstance(chunks, list) and len(chunks) == len(batch):
+            return chunks, None
+    chunks = []
+    for data in batch:
+        try:
+            try:
+                chunks.append(json.loads(data))
+            except UnicodeDecodeError:  # bytes that are no UTF-8 become U+FFFD, as a lone surrogate does
+                chunks.append(json.loads(data.decode("utf-8", "replace")))
+        except ValueError as exc:
+            return chunks, exc
+    return chunks, None
 
 
 class _EventStream:

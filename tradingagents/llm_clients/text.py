@@ -260,6 +260,77 @@ class _MarkedBody(httpx.SyncByteStream):
         self.inner.close()
 
 
+def _batched_chunked_reader() -> type | None:
+    """h11's reader of a chunked body, made to hand on every whole chunk already received as one piece."""
+    try:
+        import h11
+        from h11._readers import ChunkedReader, chunk_header_re
+    except ImportError:  # another HTTP/1.1 library under httpx: nothing to batch
+        return None
+
+    class BatchedChunkedReader(ChunkedReader):
+        """h11 turns each HTTP chunk into its own ``Data`` event, and httpcore, httpx and the SSE reader
+        each hand it on as its own part: a streamed answer is one chunk per SSE event, so that chain ran
+        ~80 times a call. This reader returns the whole chunks at the front of the receive buffer as one
+        ``Data`` (HTTP gives chunk boundaries no meaning) and leaves anything else (a chunk not complete
+        yet, the last chunk and trailer, a malformed chunk: h11 raises) to h11's own reading. It never
+        waits for more, so text still goes on as it arrives."""
+
+        def __init__(self, reader: ChunkedReader) -> None:  # takes over a reader at a chunk boundary
+            self.__dict__.update(reader.__dict__)
+
+        def __call__(self, buf: Any) -> Any:
+            if self._bytes_in_chunk or self._reading_trailer or not buf:
+                return ChunkedReader.__call__(self, buf)
+            data = bytes(buf)
+            end = len(data)
+            pos = len(self._bytes_to_discard)  # the CRLF after a chunk h11 read
+            if pos and not data.startswith(self._bytes_to_discard):
+                return ChunkedReader.__call__(self, buf)
+            pieces = []
+            while True:
+                eol = data.find(b"\r\n", pos)
+                if eol < 0:
+                    break
+                header = chunk_header_re.fullmatch(data, pos, eol + 2)
+                if header is None:
+                    break
+                size = int(header["chunk_size"], 16)
+                start = eol + 2
+                stop = start + size
+                if size == 0 or stop + 2 > end or data[stop:stop + 2] != b"\r\n":
+                    break
+                pieces.append(data[start:stop])
+                pos = stop + 2
+            if not pieces:
+                return ChunkedReader.__call__(self, buf)
+            self._bytes_to_discard = b""
+            buf.maybe_extract_at_most(pos)
+            return h11.Data(data=b"".join(pieces), chunk_start=True, chunk_end=True)
+
+    return BatchedChunkedReader
+
+
+_BATCHED_READER = _batched_chunked_reader()
+
+
+def batch_chunked_body(stream: Any) -> bool:
+    """Read the chunked body of an httpx response ``stream`` (from ``httpx.HTTPTransport``) with
+    ``BatchedChunkedReader``; False (nothing changed) when the stream is not one httpcore reads
+    over HTTP/1.1 with h11's chunked reader (HTTP/2, another transport, another library version)."""
+    if _BATCHED_READER is None:
+        return False
+    try:
+        h11_state = stream._httpcore_stream._stream._connection._h11_state
+        reader = h11_state._reader
+    except AttributeError:
+        return False
+    if type(reader) is not _BATCHED_READER.__mro__[1]:
+        return False
+    h11_state._reader = _BATCHED_READER(reader)
+    return True
+
+
 class ValidUnicodeTransport(httpx.BaseTransport):
     """An httpx transport that hands on JSON responses with every lone surrogate replaced (and marks
     the read errors of an SSE body, see ``_MarkedBody``)."""
@@ -272,6 +343,8 @@ class ValidUnicodeTransport(httpx.BaseTransport):
         if "json" not in response.headers.get("content-type", ""):
             # SSE streams are cleaned per chunk by the chat model
             if isinstance(response.stream, httpx.SyncByteStream):
+                if "event-stream" in response.headers.get("content-type", ""):
+                    batch_chunked_body(response.stream)
                 timeout = (request.extensions.get("timeout") or {}).get("read")
                 response.stream = _MarkedBody(response.stream, timeout)
             return response
