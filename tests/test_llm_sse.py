@@ -314,3 +314,70 @@ def test_our_client_reads_a_streamed_answer_in_a_few_parts_not_one_per_event():
         client.close()
     events = b"".join(parts).count(b"data: ")
     assert events > 40 and len(parts) <= 4
+
+
+# ------------------------------------------------------------------ create without the SDK's transform
+REQUEST = {
+    "model": "fake-quick",
+    "messages": [
+        {"role": "system", "content": "You are the Market Analyst."},
+        {"role": "user", "content": [{"type": "text", "text": "Go."}]},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_stock_data", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "rows"},
+    ],
+    "tools": [{"type": "function", "function": {"name": "get_stock_data", "description": "Rows.",
+                                                "parameters": {"type": "object", "properties": {}}}}],
+    "tool_choice": "auto", "parallel_tool_calls": False, "max_tokens": 64, "temperature": 0.0, "seed": 1,
+    "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}},
+    "stream_options": {"include_usage": True}, "extra_body": {"top_k": 3},
+}
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_create_sends_the_body_the_sdk_sends_without_its_transform(stream, monkeypatch):
+    from openai._utils import maybe_transform
+    from openai.types.chat import completion_create_params
+
+    from tests.fake_openai import FakeOpenAIServer
+    from tradingagents.llm_clients import openai_chat
+
+    request = {**REQUEST, "stream": stream}
+    if not stream:
+        del request["stream_options"]
+    params = (completion_create_params.CompletionCreateParamsStreaming if stream
+              else completion_create_params.CompletionCreateParamsNonStreaming)
+    body = {k: v for k, v in request.items() if k != "extra_body"}
+    assert maybe_transform(body, params) == body  # what makes skipping it safe (an SDK change shows here)
+    bypassed = []
+    real = openai_chat._DictChunks._post
+    monkeypatch.setattr(openai_chat._DictChunks, "_post",
+                        lambda self, kwargs: bypassed.append(real(self, kwargs)) or bypassed[-1])
+    with FakeOpenAIServer() as server:
+        llm = create_llm(server.llm_config())
+        ours, sdk = llm.client, llm.client._inner  # _DictChunks and the SDK's own completions
+        for completions in (sdk, ours):
+            if stream:
+                with completions.create(**request) as chunks:
+                    assert list(chunks)
+            else:
+                raw = completions.with_raw_response.create(**request)  # how langchain-openai sends it
+                assert raw.parse().choices[0].message is not None
+        assert len(bypassed) == 1 and bypassed[0] is not None  # ours did not hand it to the SDK's create
+        assert len(server.requests) == 2 and server.requests[0] == server.requests[1]
+        assert server.requests[1]["top_k"] == 3 and server.requests[1]["messages"] == request["messages"]
+        assert server.headers[0].get("authorization") == server.headers[1].get("authorization")
+
+
+def test_what_is_not_plain_json_goes_through_the_sdks_create():
+    from tests.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        ours = create_llm(server.llm_config()).client
+        generator = {"model": "fake-quick", "messages": (m for m in REQUEST["messages"][:2])}
+        assert ours._post(dict(generator)) is None  # the SDK turns an iterable into a list; we do not
+        assert ours._post({"model": "fake-quick", "messages": [], "not_a_parameter": 1}) is None
+        assert not server.requests  # neither was sent
+        raw = ours.with_raw_response.create(**generator)
+        assert raw.parse().choices[0].message.content
+        assert server.requests[0]["messages"] == REQUEST["messages"][:2]

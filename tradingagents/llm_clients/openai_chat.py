@@ -33,6 +33,8 @@ Off (``streaming=False``, ``disable_streaming=True``): one JSON request per atte
 from __future__ import annotations
 
 import contextvars
+import functools
+import inspect
 import json
 import threading
 from typing import Any
@@ -483,14 +485,99 @@ class _DictChunks:
         self._inner = inner
 
     def create(self, *args: Any, **kwargs: Any) -> Any:
-        result = self._inner.create(*args, **kwargs)
+        result = self._post(kwargs) if not args else None
+        if result is None:
+            result = self._inner.create(*args, **kwargs)
         if isinstance(result, openai.Stream) and getattr(result, "response", None) is not None:
             merging = _COALESCE.get()
             return _CoalescedStream(result, merging) if merging is not None else _EventStream(result)
         return result
 
+    def _post(self, kwargs: dict) -> Any:
+        """What ``create(**kwargs)`` returns, sent without the SDK's ``maybe_transform`` of the request, or
+        None (then ``create`` sends it) when ``kwargs`` is not a plain JSON request of names ``create``
+        takes. The transform walks every message and tool against the SDK's TypedDicts (~1 ms a call
+        with our prompts) and, for the chat-completions parameters, changes nothing in a plain JSON
+        request: no field has an alias or a format (``test_llm_sse`` checks that it gives the same body).
+        """
+        names = _create_names(self._inner)
+        if names is None or "messages" not in kwargs or "model" not in kwargs:
+            return None
+        body = {}
+        for key, value in kwargs.items():
+            if key not in names:
+                return None
+            if key in _OPTION_NAMES or isinstance(value, _NOT_GIVEN):
+                continue
+            if not _plain_json(value):
+                return None
+            body[key] = value
+        if not isinstance(body.get("response_format", {}), dict):
+            return None
+        from openai._base_client import make_request_options
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        options = make_request_options(extra_headers=kwargs.get("extra_headers"), extra_query=kwargs.get("extra_query"),
+                                       extra_body=kwargs.get("extra_body"),
+                                       timeout=kwargs.get("timeout", openai.NOT_GIVEN), security={"bearer_auth": True})
+        stream = bool(body.get("stream"))
+        return self._inner._post("/chat/completions", body=body, options=options, cast_to=ChatCompletion,
+                                 stream=stream, stream_cls=openai.Stream[ChatCompletionChunk])
+
+    @property
+    def with_raw_response(self) -> Any:
+        # langchain-openai sends unstreamed requests this way (``to_raw_response_wrapper`` of ``create``,
+        # as the SDK's own ``CompletionsWithRawResponse`` builds it): ours, so they skip the transform too
+        return _RawResponse(self)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+class _RawResponse:
+    """``_DictChunks.with_raw_response``: ``create`` through ``_DictChunks.create``, the rest the SDK's."""
+
+    __slots__ = ("_chunks", "create")
+
+    def __init__(self, chunks: _DictChunks) -> None:
+        from openai import _legacy_response
+
+        self._chunks = chunks
+        self.create = _legacy_response.to_raw_response_wrapper(chunks.create)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._chunks._inner.with_raw_response, name)
+
+
+_OPTION_NAMES = frozenset(("extra_headers", "extra_query", "extra_body", "timeout"))
+_NOT_GIVEN: tuple[type, ...] = tuple(t for t in (getattr(openai, "NotGiven", None), getattr(openai, "Omit", None)) if t)
+
+
+@functools.cache
+def _create_names_of(kind: type) -> frozenset | None:
+    """The keyword names ``kind.create`` takes."""
+    try:
+        params = inspect.signature(kind.create).parameters
+    except (AttributeError, TypeError, ValueError):
+        return None
+    names = frozenset(n for n, p in params.items() if n != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+    return names or None
+
+
+def _create_names(completions: Any) -> frozenset | None:
+    return _create_names_of(type(completions)) if callable(getattr(completions, "_post", None)) else None
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` is made of dicts with str keys, lists, str, int, float, bool and None only."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return True
+    if kind is dict:
+        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+    if kind is list:
+        return all(_plain_json(v) for v in value)
+    return False
 
 
 def _events(response: Any) -> Any:
