@@ -22,7 +22,10 @@ live display drops the void text; the returned message holds the good attempt's 
 attempt is known good (a caller cannot take back chunks it was given). The chunks go to the
 callbacks only when one of them reads tokens; when none does, ``invoke`` reads the attempt's events
 to the end and merges them before they are parsed (``coalesce_chunks``), the stop signal still
-checked between events.
+checked as events arrive. The SSE body is read by our own parser (``_events`` over ``text.sse_data``:
+the SDK's errors, one pass and one ``json.loads`` per part read), and the transport hands on the HTTP
+chunks already received as one part (``text.BatchedChunkedReader``), never waiting for more.
+A request of plain JSON skips the SDK's ``maybe_transform`` (``_DictChunks._post``), streamed or not.
 A structured answer (``response_format``: ``with_structured_output``, the portfolio manager's
 rating) is requested unstreamed even then: the SDK's streaming API parses the JSON as it arrives and
 refuses a lone-surrogate escape that the unstreamed path cleans before parsing (``text``), and JSON

@@ -333,7 +333,8 @@ def batch_chunked_body(stream: Any) -> bool:
 
 class ValidUnicodeTransport(httpx.BaseTransport):
     """An httpx transport that hands on JSON responses with every lone surrogate replaced (and marks
-    the read errors of an SSE body, see ``_MarkedBody``)."""
+    the read errors of an SSE body, see ``_MarkedBody``, whose chunks already received it reads as one
+    part, see ``batch_chunked_body``)."""
 
     def __init__(self, inner: httpx.BaseTransport | None = None) -> None:
         self.inner = inner or httpx.HTTPTransport()
