@@ -22,7 +22,10 @@ live display drops the void text; the returned message holds the good attempt's 
 attempt is known good (a caller cannot take back chunks it was given). The chunks go to the
 callbacks only when one of them reads tokens; when none does, ``invoke`` reads the attempt's events
 to the end and merges them before they are parsed (``coalesce_chunks``), the stop signal still
-checked between events.
+checked as events arrive. The SSE body is read by our own parser (``_events`` over ``text.sse_data``:
+the SDK's errors, one pass and one ``json.loads`` per part read), and the transport hands on the HTTP
+chunks already received as one part (``text.BatchedChunkedReader``), never waiting for more.
+A request of plain JSON skips the SDK's ``maybe_transform`` (``_DictChunks._post``), streamed or not.
 A structured answer (``response_format``: ``with_structured_output``, the portfolio manager's
 rating) is requested unstreamed even then: the SDK's streaming API parses the JSON as it arrives and
 refuses a lone-surrogate escape that the unstreamed path cleans before parsing (``text``), and JSON
@@ -33,6 +36,8 @@ Off (``streaming=False``, ``disable_streaming=True``): one JSON request per atte
 from __future__ import annotations
 
 import contextvars
+import functools
+import inspect
 import json
 import threading
 from typing import Any
@@ -54,6 +59,7 @@ from tradingagents.llm_clients.text import (
     StreamStalled,
     clean_message,
     clean_result,
+    sse_data,
     valid_text,
 )
 from tradingagents.llm_presets import PROVIDER_PRESETS, public_url
@@ -65,9 +71,13 @@ try:  # the OpenAI SDK's own HTTP library (it also accepts, and our factory pass
 
     _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.TransportError, httpx2.TransportError)
     _BROKE_OFF: tuple[type[BaseException], ...] = (httpx.RemoteProtocolError, httpx2.RemoteProtocolError)
+    _TIMEOUTS: tuple[type[BaseException], ...] = (httpx.TimeoutException, httpx2.TimeoutException)
+    _REQUEST_ERRORS: tuple[type[BaseException], ...] = (httpx.RequestError, httpx2.RequestError)
 except ImportError:  # an SDK built on httpx alone
     _TRANSPORT_ERRORS = (httpx.TransportError,)
     _BROKE_OFF = (httpx.RemoteProtocolError,)
+    _TIMEOUTS = (httpx.TimeoutException,)
+    _REQUEST_ERRORS = (httpx.RequestError,)
 
 
 def _message_problem(result: Any, tools: Any) -> str | None:
@@ -462,11 +472,14 @@ def _guards(run_manager: Any) -> list:
 
 
 class _DictChunks:
-    """``client.chat.completions`` whose streams yield each chunk as its parsed JSON (a dict).
+    """``client.chat.completions`` whose streams yield each chunk as its parsed JSON (a dict), read by
+    our own parser (``_events``).
 
     langchain-openai takes a dict chunk as it is (it calls ``model_dump()`` on anything else), so the
     SDK's per-chunk model construction (``construct_type``, then dumped back to a dict) is skipped:
-    it cost more than everything else a streamed run does. Anything but ``create`` passes through.
+    it cost more than everything else a streamed run does; so is the SDK's line-by-line SSE decoder
+    (``text.sse_data`` splits each part read in one pass, one ``json.loads`` per part). Anything but
+    ``create`` passes through.
     """
 
     __slots__ = ("_inner",)
@@ -475,16 +488,183 @@ class _DictChunks:
         self._inner = inner
 
     def create(self, *args: Any, **kwargs: Any) -> Any:
-        result = self._inner.create(*args, **kwargs)
-        if isinstance(result, openai.Stream) and hasattr(result, "_cast_to"):
-            result._cast_to = object  # read on the first event: the SDK then hands on the parsed JSON
+        result = self._post(kwargs) if not args else None
+        if result is None:
+            result = self._inner.create(*args, **kwargs)
+        if isinstance(result, openai.Stream) and getattr(result, "response", None) is not None:
             merging = _COALESCE.get()
-            if merging is not None:
-                return _CoalescedStream(result, merging)
+            return _CoalescedStream(result, merging) if merging is not None else _EventStream(result)
         return result
+
+    def _post(self, kwargs: dict) -> Any:
+        """What ``create(**kwargs)`` returns, sent without the SDK's ``maybe_transform`` of the request, or
+        None (then ``create`` sends it) when ``kwargs`` is not a plain JSON request of names ``create``
+        takes. The transform walks every message and tool against the SDK's TypedDicts (~1 ms a call
+        with our prompts) and, for the chat-completions parameters, changes nothing in a plain JSON
+        request: no field has an alias or a format (``test_llm_sse`` checks that it gives the same body).
+        """
+        names = _create_names(self._inner)
+        if names is None or "messages" not in kwargs or "model" not in kwargs:
+            return None
+        body = {}
+        for key, value in kwargs.items():
+            if key not in names:
+                return None
+            if key in _OPTION_NAMES or isinstance(value, _NOT_GIVEN):
+                continue
+            if not _plain_json(value):
+                return None
+            body[key] = value
+        if not isinstance(body.get("response_format", {}), dict):
+            return None
+        from openai._base_client import make_request_options
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        options = make_request_options(extra_headers=kwargs.get("extra_headers"), extra_query=kwargs.get("extra_query"),
+                                       extra_body=kwargs.get("extra_body"),
+                                       timeout=kwargs.get("timeout", openai.NOT_GIVEN), security={"bearer_auth": True})
+        stream = bool(body.get("stream"))
+        return self._inner._post("/chat/completions", body=body, options=options, cast_to=ChatCompletion,
+                                 stream=stream, stream_cls=openai.Stream[ChatCompletionChunk])
+
+    @property
+    def with_raw_response(self) -> Any:
+        # langchain-openai sends unstreamed requests this way (``to_raw_response_wrapper`` of ``create``,
+        # as the SDK's own ``CompletionsWithRawResponse`` builds it): ours, so they skip the transform too
+        return _RawResponse(self)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+class _RawResponse:
+    """``_DictChunks.with_raw_response``: ``create`` through ``_DictChunks.create``, the rest the SDK's."""
+
+    __slots__ = ("_chunks", "create")
+
+    def __init__(self, chunks: _DictChunks) -> None:
+        from openai import _legacy_response
+
+        self._chunks = chunks
+        self.create = _legacy_response.to_raw_response_wrapper(chunks.create)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._chunks._inner.with_raw_response, name)
+
+
+_OPTION_NAMES = frozenset(("extra_headers", "extra_query", "extra_body", "timeout"))
+_NOT_GIVEN: tuple[type, ...] = tuple(t for t in (getattr(openai, "NotGiven", None), getattr(openai, "Omit", None)) if t)
+
+
+@functools.cache
+def _create_names_of(kind: type) -> frozenset | None:
+    """The keyword names ``kind.create`` takes."""
+    try:
+        params = inspect.signature(kind.create).parameters
+    except (AttributeError, TypeError, ValueError):
+        return None
+    names = frozenset(n for n, p in params.items() if n != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+    return names or None
+
+
+def _create_names(completions: Any) -> frozenset | None:
+    return _create_names_of(type(completions)) if callable(getattr(completions, "_post", None)) else None
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` is made of dicts with str keys, lists, str, int, float, bool and None only."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return True
+    if kind is dict:
+        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+    if kind is list:
+        return all(_plain_json(v) for v in value)
+    return False
+
+
+def _events(response: Any) -> Any:
+    """The chunks of a streamed answer's SSE body as dicts, one list per part read (``text.sse_data``).
+
+    What the SDK's stream raises, this raises: a read timeout as ``APITimeoutError``, another transport
+    error as ``APIConnectionError`` (each from the transport's error, marked mid-answer by
+    ``text._MarkedBody``), a ``data: {"error": …}`` event as ``APIError``, JSON that does not parse as
+    ``json.JSONDecodeError``; an event that is no JSON object counts as unparseable too. The response
+    is closed when the body ends, at ``[DONE]`` or on an error (after ``[DONE]`` the body's end is
+    read first, so the connection is reused).
+    """
+    request = response.request
+    parts = response.iter_bytes()  # held until the response is closed: close() drains it after [DONE]
+    try:
+        for batch in sse_data(parts):
+            chunks, garbled = _parse_batch(batch)
+            for i, chunk in enumerate(chunks):
+                if type(chunk) is dict and not chunk.get("error"):
+                    continue
+                if i:
+                    yield chunks[:i]  # the events before it came first, as from the SDK
+                if type(chunk) is not dict:
+                    raise json.JSONDecodeError("a streamed event is not a JSON object", str(chunk)[:80], 0)
+                error = chunk["error"]
+                message = error.get("message") if isinstance(error, dict) else None
+                if not message or not isinstance(message, str):
+                    message = "An error occurred during streaming"
+                raise openai.APIError(message=message, request=request, body=error)
+            if chunks:
+                yield chunks
+            if garbled is not None:
+                raise garbled
+    except _TIMEOUTS as err:
+        raise openai.APITimeoutError(request=request) from err
+    except _REQUEST_ERRORS as err:
+        raise openai.APIConnectionError(request=request) from err
+    finally:
+        response.close()
+
+
+def _parse_batch(batch: list[bytes]) -> tuple[list, ValueError | None]:
+    """``(parsed events, the error of the first that does not parse, or None)``: one ``json.loads`` for
+    the whole batch, event by event only when that fails."""
+    if len(batch) > 1:
+        try:
+            chunks = json.loads(b"[" + b",".join(batch) + b"]")
+        except ValueError:
+            chunks = None
+        if isinstance(chunks, list) and len(chunks) == len(batch):
+            return chunks, None
+    chunks = []
+    for data in batch:
+        try:
+            try:
+                chunks.append(json.loads(data))
+            except UnicodeDecodeError:  # bytes that are no UTF-8 become U+FFFD, as a lone surrogate does
+                chunks.append(json.loads(data.decode("utf-8", "replace")))
+        except ValueError as exc:
+            return chunks, exc
+    return chunks, None
+
+
+class _EventStream:
+    """An SDK stream read by ``_events``: each chunk handed on (a dict) as soon as its part arrived."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __enter__(self) -> _EventStream:
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.close()
+        return False
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __iter__(self):
+        for chunks in _events(self._inner.response):
+            yield from chunks
 
 
 # set by a streamed attempt whose chunks nobody reads (``_streamed_attempts(coalesce=True)``), read by
@@ -504,7 +684,8 @@ class _Coalesce:
 
 
 class _CoalescedStream:
-    """An SDK stream of dict chunks read to its end, then handed on as ``coalesce_chunks`` of them."""
+    """An SDK stream read to its end by ``_events``, then handed on as ``coalesce_chunks`` of its chunks.
+    The stop signal is checked whenever events arrive (each part read)."""
 
     __slots__ = ("_inner", "_state")
 
@@ -525,10 +706,11 @@ class _CoalescedStream:
     def __iter__(self):
         events: list = []
         state = self._state
-        for event in self._inner:
-            state.received += 1
-            events.append(event)
-            if state.guards and any(g.stop_requested() for g in state.guards):
+        guards = state.guards
+        for chunks in _events(self._inner.response):
+            state.received += len(chunks)
+            events += chunks
+            if guards and any(g.stop_requested() for g in guards):
                 raise RunStopped("Stopped during a model call; the run can be resumed.")
         yield from coalesce_chunks(events)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpx
@@ -124,6 +125,57 @@ def _valid_embedded(value: Any) -> Any:
     return value
 
 
+def sse_data(parts: Iterable[bytes]) -> Iterator[list[bytes]]:
+    """The ``data`` of a server-sent-event body, one list per part read: the events it completed.
+
+    One pass over each part as it arrives (the OpenAI SDK's decoder splits and decodes it line by line,
+    then builds an object per event): events end at a blank line (CRLF, LF or CR line ends), the
+    lines of an event's ``data`` fields are joined with LF, comments (keep-alive ``: ping``) and the
+    other fields (``event``, ``id``, ``retry``) are skipped, an event without data is none, and an
+    unterminated event at the body's end is dropped, as the SDK does. ``data: [DONE]`` ends the body:
+    the events before it in its part come first, nothing after it is read.
+    """
+    rest = b""
+    for part in parts:
+        buf = rest + part if rest else part
+        if b"\r" in buf:
+            held = b""
+            if buf.endswith(b"\r"):  # the first half of a CRLF split between two parts
+                buf, held = buf[:-1], b"\r"
+            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + held
+        if b"\n\n" not in buf:
+            rest = buf
+            continue
+        blocks = buf.split(b"\n\n")
+        rest = blocks.pop()
+        batch: list[bytes] = []
+        for block in blocks:
+            if block.startswith(b"data: ") and b"\n" not in block:  # one data line: nearly every event
+                data = block[6:]
+            else:
+                data = _event_data(block)
+                if data is None:
+                    continue
+            if data.startswith(b"[DONE]"):
+                if batch:
+                    yield batch
+                return
+            batch.append(data)
+        if batch:
+            yield batch
+
+
+def _event_data(block: bytes) -> bytes | None:
+    """The data of one event's lines (LF-separated), or None when it has no data field."""
+    lines = []
+    for line in block.split(b"\n"):
+        if line.startswith(b"data"):
+            field, _, value = line.partition(b":")
+            if field == b"data":
+                lines.append(value[1:] if value.startswith(b" ") else value)
+    return b"\n".join(lines) if lines else None
+
+
 class StreamCut(httpx.RemoteProtocolError):
     """The body of a streamed (SSE) answer broke off after the server had started answering."""
 
@@ -208,9 +260,81 @@ class _MarkedBody(httpx.SyncByteStream):
         self.inner.close()
 
 
+def _batched_chunked_reader() -> type | None:
+    """h11's reader of a chunked body, made to hand on every whole chunk already received as one piece."""
+    try:
+        import h11
+        from h11._readers import ChunkedReader, chunk_header_re
+    except ImportError:  # another HTTP/1.1 library under httpx: nothing to batch
+        return None
+
+    class BatchedChunkedReader(ChunkedReader):
+        """h11 turns each HTTP chunk into its own ``Data`` event, and httpcore, httpx and the SSE reader
+        each hand it on as its own part: a streamed answer is one chunk per SSE event, so that chain ran
+        ~80 times a call. This reader returns the whole chunks at the front of the receive buffer as one
+        ``Data`` (HTTP gives chunk boundaries no meaning) and leaves anything else (a chunk not complete
+        yet, the last chunk and trailer, a malformed chunk: h11 raises) to h11's own reading. It never
+        waits for more, so text still goes on as it arrives."""
+
+        def __init__(self, reader: ChunkedReader) -> None:  # takes over a reader at a chunk boundary
+            self.__dict__.update(reader.__dict__)
+
+        def __call__(self, buf: Any) -> Any:
+            if self._bytes_in_chunk or self._reading_trailer or not buf:
+                return ChunkedReader.__call__(self, buf)
+            data = bytes(buf)
+            end = len(data)
+            pos = len(self._bytes_to_discard)  # the CRLF after a chunk h11 read
+            if pos and not data.startswith(self._bytes_to_discard):
+                return ChunkedReader.__call__(self, buf)
+            pieces = []
+            while True:
+                eol = data.find(b"\r\n", pos)
+                if eol < 0:
+                    break
+                header = chunk_header_re.fullmatch(data, pos, eol + 2)
+                if header is None:
+                    break
+                size = int(header["chunk_size"], 16)
+                start = eol + 2
+                stop = start + size
+                if size == 0 or stop + 2 > end or data[stop:stop + 2] != b"\r\n":
+                    break
+                pieces.append(data[start:stop])
+                pos = stop + 2
+            if not pieces:
+                return ChunkedReader.__call__(self, buf)
+            self._bytes_to_discard = b""
+            buf.maybe_extract_at_most(pos)
+            return h11.Data(data=b"".join(pieces), chunk_start=True, chunk_end=True)
+
+    return BatchedChunkedReader
+
+
+_BATCHED_READER = _batched_chunked_reader()
+
+
+def batch_chunked_body(stream: Any) -> bool:
+    """Read the chunked body of an httpx response ``stream`` (from ``httpx.HTTPTransport``) with
+    ``BatchedChunkedReader``; False (nothing changed) when the stream is not one httpcore reads
+    over HTTP/1.1 with h11's chunked reader (HTTP/2, another transport, another library version)."""
+    if _BATCHED_READER is None:
+        return False
+    try:
+        h11_state = stream._httpcore_stream._stream._connection._h11_state
+        reader = h11_state._reader
+    except AttributeError:
+        return False
+    if type(reader) is not _BATCHED_READER.__mro__[1]:
+        return False
+    h11_state._reader = _BATCHED_READER(reader)
+    return True
+
+
 class ValidUnicodeTransport(httpx.BaseTransport):
     """An httpx transport that hands on JSON responses with every lone surrogate replaced (and marks
-    the read errors of an SSE body, see ``_MarkedBody``)."""
+    the read errors of an SSE body, see ``_MarkedBody``, whose chunks already received it reads as one
+    part, see ``batch_chunked_body``)."""
 
     def __init__(self, inner: httpx.BaseTransport | None = None) -> None:
         self.inner = inner or httpx.HTTPTransport()
@@ -220,6 +344,8 @@ class ValidUnicodeTransport(httpx.BaseTransport):
         if "json" not in response.headers.get("content-type", ""):
             # SSE streams are cleaned per chunk by the chat model
             if isinstance(response.stream, httpx.SyncByteStream):
+                if "event-stream" in response.headers.get("content-type", ""):
+                    batch_chunked_body(response.stream)
                 timeout = (request.extensions.get("timeout") or {}).get("read")
                 response.stream = _MarkedBody(response.stream, timeout)
             return response
