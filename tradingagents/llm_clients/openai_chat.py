@@ -683,25 +683,15 @@ class _Coalesce:
         self.received = 0
 
 
-class _CoalescedStream:
+class _CoalescedStream(_EventStream):
     """An SDK stream read to its end by ``_events``, then handed on as ``coalesce_chunks`` of its chunks.
     The stop signal is checked whenever events arrive (each part read)."""
 
-    __slots__ = ("_inner", "_state")
+    __slots__ = ("_state",)
 
     def __init__(self, inner: Any, state: _Coalesce) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._state = state
-
-    def __enter__(self) -> _CoalescedStream:
-        return self
-
-    def __exit__(self, *exc: Any) -> bool:
-        self.close()
-        return False
-
-    def close(self) -> None:
-        self._inner.close()
 
     def __iter__(self):
         events: list = []
