@@ -266,3 +266,20 @@ def test_the_offline_report_from_the_prompt_is_the_one_the_tool_loop_writes(lang
         assert re.search(r"- \*\*Social tone\*\*: \d+ of 16 posts read positive", report)
     else:
         assert "NVDA 情绪分析" in report and "Mood around" not in report
+
+
+@pytest.mark.parametrize("mode", ["sequential", "parallel"])
+def test_the_run_pages_board_shows_the_sentiment_analysts_fetches(mode):
+    from studio.runs import ProgressFolder
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    events = []
+    graph = TradingAgentsGraph(["social"], config={"analyst_execution": mode})
+    state, _ = graph.propagate(TICKER, DATE, on_event=events.append)
+    progress = ProgressFolder().feed(events).snapshot()
+    fetched = [c for c in progress.tool_calls if c["agent"] == NODE]
+    assert [c["tool"] for c in fetched] == ["get_social_posts", "get_news"]
+    assert all(c["result_chars"] > 0 and c["result_preview"] for c in fetched)
+    assert progress.counters["tool_calls"] == 2 and graph.last_run["usage_by_node"][NODE]["llm_calls"] == 1
+    board = {a.agent: a for a in progress.agents}
+    assert board[NODE].status == "done" and state["sentiment_report"] == progress.reports["sentiment_report"]
