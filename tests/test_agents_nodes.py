@@ -346,7 +346,9 @@ def test_every_prompt_names_instrument_and_date_and_honours_the_language(analyse
     state = analysed_state(llm, config)
     run_rest(state, llm, config)
     systems = rec.system_prompts()
-    assert len(systems) == 4 * 2 + 8  # analysts (two calls each) and the eight later nodes
+    # three analysts with a tool round (two calls each), the Sentiment Analyst (one: it fetches its data
+    # itself) and the eight later nodes
+    assert len(systems) == 3 * 2 + 1 + 8
     for prompt in systems:
         assert f"Instrument: {TICKER}" in prompt and f"Analysis date: {DATE}" in prompt
         assert "Instrument context: NVDA — test instrument" in prompt

@@ -26,6 +26,7 @@ from langgraph.prebuilt import ToolNode
 
 from tradingagents import team
 from tradingagents.agents.utils.agent_states import AgentState
+from tradingagents.agents.utils.agent_utils import tool_error_message
 from tradingagents.config import check_execution
 from tradingagents.graph.analyst_execution import (
     ANALYST_SPECS,
@@ -58,11 +59,6 @@ class ParallelAgentState(AgentState):
 
 
 SCRATCHPAD_KEYS = tuple(spec.messages_key for spec in ANALYST_SPECS.values())
-
-
-def tool_error_message(error) -> str:  # no annotation: ToolNode then handles every Exception
-    """What a tool that raised tells the model (the run goes on; the report says data was missing)."""
-    return f"DATA_UNAVAILABLE: the tool failed ({type(error).__name__}: {error}). Treat this data as missing."
 
 
 def _scratchpad_node(node: Callable[[Mapping[str, Any]], dict], messages_key: str):

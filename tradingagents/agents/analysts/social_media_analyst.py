@@ -1,40 +1,58 @@
-"""Sentiment Analyst: social media posts and public mood (node "Sentiment Analyst", key "social")."""
+"""Sentiment Analyst: social media posts and public mood (node "Sentiment Analyst", key "social").
+
+It fetches its data itself before its one model call (``create_prefetch_analyst_node``): the posts of
+the ``WINDOW_DAYS`` days to the analysis date (get_social_posts) and the company news of the last
+``WINDOW_DAYS`` days (get_news), through the tools it is given (clamped to the analysis date), with
+the node's RunnableConfig. Their answers go into the prompt, one ``<tool name>`` block each, and the
+model writes the report without tools: one model call instead of a tool round and a second call.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from tradingagents import team
-from tradingagents.agents.utils.agent_utils import create_analyst_node, header_lines, language_instruction
+from tradingagents.agents.utils.agent_utils import (
+    create_prefetch_analyst_node,
+    header_lines,
+    language_instruction,
+)
 
 ROLE = team.ROLES["social"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
 
+WINDOW_DAYS = 7
+FETCH_PLAN: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("get_social_posts", {"look_back_days": WINDOW_DAYS}),  # the 7 days ending on the analysis date
+    ("get_news", {"window_days": WINDOW_DAYS}),  # start_date = analysis date − 7 days, end_date = it
+)
+"""The node's own tool calls, in order (argument rules: ``agent_utils.fetch_args``)."""
+
 PROMPT = """You are the Sentiment Analyst on a trading team. You gauge public mood about the company from
 social media posts and recent company news.
 {header}
 
-Tools you can call: {tools}.
-Call get_social_posts for the posts up to the analysis date and get_news for the company news of the
-last week. Then write a detailed report: the overall tone of the posts and how it changed day by day,
-the themes people discuss, and what the mood implies for traders, ending with a markdown table of the
-key points. Quote posts and figures only as the tools returned them. If a tool answers
-NO_DATA_AVAILABLE or DATA_UNAVAILABLE, say which data is missing and do not invent it.
+The data was fetched for you, one block per source, named after the tool that returned it:
+get_social_posts holds the posts of the {days} days to the analysis date, get_news the company news of
+the last {days} days. Write a detailed report: the overall tone of the posts and how it changed day by
+day, the themes people discuss, and what the mood implies for traders, ending with a markdown table of
+the key points. Quote posts and figures only as the blocks give them. If a block says NO_DATA_AVAILABLE
+or DATA_UNAVAILABLE, say which data is missing and do not invent it.
 {language}"""
 
 
-def sentiment_system_prompt(state: Mapping[str, Any], tool_names: Sequence[str], config: Mapping[str, Any]) -> str:
-    return PROMPT.format(
-        header=header_lines(state),
-        tools=", ".join(tool_names) or "none",
-        language=language_instruction(config),
-    ).strip()
+def sentiment_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any]) -> str:
+    """The prompt with the fetched ``data`` (``agent_utils.data_blocks``) at its end, after the
+    instructions and the language sentence."""
+    head = PROMPT.format(header=header_lines(state), days=WINDOW_DAYS, language=language_instruction(config))
+    return head.strip() + "\n\n" + (data.strip() or "(no data was fetched)")
 
 
 def create_social_media_analyst(llm, tools, config=None):
-    """Node "Sentiment Analyst": loops with its tools, then writes ``sentiment_report``."""
-    return create_analyst_node(
-        llm, tools, name=NAME, report_key=REPORT_KEY, system_prompt=sentiment_system_prompt, config=config
+    """Node "Sentiment Analyst": fetches its posts and news, then one model call writes ``sentiment_report``."""
+    return create_prefetch_analyst_node(
+        llm, tools, name=NAME, report_key=REPORT_KEY, plan=FETCH_PLAN, system_prompt=sentiment_system_prompt,
+        config=config,
     )

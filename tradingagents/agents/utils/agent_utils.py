@@ -12,15 +12,23 @@ one place:
   keeping the rating words and the labels the prompts ask for (``**Rating**:``, ``**Recommendation**:``,
   ``FINAL TRANSACTION PROPOSAL:``) in English so ``parse_rating`` and the decision card always work.
   The offline engine reads the same sentence to choose its language (``offline.common.translator_of``).
+
+Two analyst node shapes share it: ``create_analyst_node`` (the model asks for tools, a ToolNode round
+runs them, the model writes the report) and ``create_prefetch_analyst_node`` (the node calls its tools
+itself, puts their answers into the prompt, and makes one model call without tools).
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
+from langchain_core.runnables.config import RunnableConfig, ensure_config, get_executor_for_config
+from langgraph.errors import GraphBubbleUp
 
 from tradingagents import team
 from tradingagents.config import resolve_config
@@ -200,6 +208,174 @@ def create_analyst_node(
         if not getattr(result, "tool_calls", None):
             update[report_key] = message_text(result)
         return update
+
+    analyst_node.__name__ = name.lower().replace(" ", "_")
+    return analyst_node
+
+
+def tool_error_message(error) -> str:  # no annotation: ToolNode then handles every Exception
+    """What a tool that raised tells the model (the run goes on; the report says data was missing).
+
+    The graph's ToolNodes (``handle_tool_errors``) and a node's own tool calls (``run_tool_call``) both
+    answer with it."""
+    return f"DATA_UNAVAILABLE: the tool failed ({type(error).__name__}: {error}). Treat this data as missing."
+
+
+FetchPlan = Sequence[tuple[str, Mapping[str, Any]]]
+"""A node's own tool calls: ``(tool name, overrides)`` in order. Overrides by argument name, plus
+``window_days`` (``start_date`` = analysis date − that many days) and ``look_back_days``."""
+
+_TICKER_ARGS = ("symbol", "ticker", "company", "instrument", "company_name", "ticker_symbol")
+
+
+def _days_before(date: str, days: int) -> str:
+    try:
+        return (_dt.date.fromisoformat(date) - _dt.timedelta(days=days)).isoformat()
+    except ValueError:
+        return date
+
+
+def fetch_args(tool: Any, ticker: str, date: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of a node's own call of ``tool``, by the names its schema gives them (``tool.args``):
+    symbol/ticker → the instrument, ``start_date`` → the analysis date − ``window_days`` (30 unless
+    given), any other ``…date`` → the analysis date, ``look_back_days`` → the plan's (30 unless given);
+    an argument named in ``overrides`` takes that value. Arguments it does not know keep their defaults
+    (a required one left out is the tool's validation answer, which reaches the prompt like any answer).
+    The same rules as the offline engine's tool calls, so both read the same window."""
+    props = getattr(tool, "args", None) or {}
+    args: dict[str, Any] = {}
+    for name in props:
+        low = name.lower()
+        if name in overrides:
+            args[name] = overrides[name]
+        elif low in _TICKER_ARGS:
+            args[name] = ticker
+        elif low == "start_date":
+            args[name] = _days_before(date, int(overrides.get("window_days", 30)))
+        elif low.endswith("date") or low in ("as_of", "asof"):
+            args[name] = date
+        elif low in ("look_back_days", "lookback_days", "days"):
+            args[name] = int(overrides.get("look_back_days", 30))
+    return args
+
+
+def run_tool_call(tool: Any, call: Mapping[str, Any], config: RunnableConfig | None) -> ToolMessage:
+    """One tool call, run as the graph's ToolNode runs it: ``tool.invoke(ToolCall, config)`` (so the run's
+    callbacks see it), and a tool that raises answers ``tool_error_message`` (status "error") instead of
+    failing the node; only LangGraph's own control flow (an interrupt) goes through."""
+    try:
+        out = tool.invoke({**call, "type": "tool_call"}, config)
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:  # noqa: BLE001 - as ToolNode(handle_tool_errors=tool_error_message)
+        return ToolMessage(content=tool_error_message(exc), name=call["name"], tool_call_id=call["id"],
+                           status="error", id=f"{call['id']}-result")
+    if not isinstance(out, ToolMessage):
+        text = out if isinstance(out, str) else json.dumps(out, default=str)
+        out = ToolMessage(content=text, name=call["name"], tool_call_id=call["id"])
+    return out.model_copy(update={"id": f"{call['id']}-result", "name": out.name or call["name"]})
+
+
+def tool_text(message: ToolMessage) -> str:
+    content = message.content
+    return content if isinstance(content, str) else json.dumps(content, default=str)
+
+
+def fetch_tool_data(
+    tools: Sequence[Any], plan: FetchPlan, state: Mapping[str, Any], config: RunnableConfig | None, *, node: str
+) -> tuple[AIMessage | None, list[ToolMessage], list[tuple[str, str]]]:
+    """A node's own tool calls: the plan's tools first (in its order), then any other tool it was given
+    (once, arguments from its schema).
+
+    Returns ``(request, results, blocks)``: ``request`` is an AIMessage naming the calls (no model wrote
+    it: it is the record of the node's calls, so the scratchpad pairs every ToolMessage with its call
+    and the run's reporter shows them as tool calls, as it does a ToolNode's; None when nothing was
+    called), ``results`` the ToolMessages in call order, and ``blocks`` ``(tool name, text)`` for the
+    prompt, a planned tool the node was not given included (as DATA_UNAVAILABLE). The calls run side by
+    side, as a ToolNode runs them, with ``config`` (the node's RunnableConfig); their ids are stable.
+    """
+    ticker = str(state.get("company_of_interest") or "")
+    date = str(state.get("trade_date") or "")
+    by_name = {getattr(t, "name", str(t)): t for t in tools}
+    planned = [(name, dict(over)) for name, over in plan]
+    wanted = planned + [(name, {}) for name in by_name if name not in {n for n, _ in planned}]
+    calls, order = [], []
+    for name, overrides in wanted:
+        tool = by_name.get(name)
+        if tool is None:
+            order.append((name, None))
+            continue
+        args = fetch_args(tool, ticker, date, overrides)
+        payload = json.dumps(args, sort_keys=True, default=str)
+        call = {"name": name, "args": args, "id": "fetch_" + stable_id(node, ticker, date, name, payload, length=20),
+                "type": "tool_call"}
+        calls.append(call)
+        order.append((name, call))
+    results: list[ToolMessage] = []
+    if calls:
+        with get_executor_for_config(config) as executor:
+            results = list(executor.map(lambda c: run_tool_call(by_name[c["name"]], c, config), calls))
+    by_id = {c["id"]: r for c, r in zip(calls, results, strict=True)}
+    blocks = [
+        (name, tool_text(by_id[call["id"]]) if call else
+         f"DATA_UNAVAILABLE: this analyst was given no {name} tool. Treat this data as missing.")
+        for name, call in order
+    ]
+    if not calls:
+        return None, [], blocks
+    request_id = "fetch-" + stable_id(node, ticker, date, *[c["id"] for c in calls], length=24)
+    request = AIMessage(content="", tool_calls=calls, id=request_id, response_metadata={"fetched_by": node})
+    return request, results, blocks
+
+
+def data_blocks(blocks: Sequence[tuple[str, str]]) -> str:
+    """The fetched data for a prompt: one ``<tool name>…</tool name>`` block per tool (``tagged``)."""
+    return "\n\n".join(tagged(name, text) for name, text in blocks)
+
+
+def create_prefetch_analyst_node(
+    llm: Any,
+    tools: Sequence[Any],
+    *,
+    name: str,
+    report_key: str,
+    plan: FetchPlan,
+    system_prompt: Callable[[Mapping[str, Any], str, Mapping[str, Any]], str],
+    config: Mapping[str, Any] | None = None,
+):
+    """An analyst that fetches its data itself and makes ONE model call, without tools.
+
+    The node calls its tools (``fetch_tool_data``: the plan's, with the node's RunnableConfig, so the
+    run's callbacks, its usage counters and checkpoint fence among them, see each call as they see a
+    ToolNode's; a tool that raises answers ``tool_error_message``),
+    writes their answers into the prompt (``system_prompt(state, data, config)``, ``data`` from
+    ``data_blocks``; NO_DATA_AVAILABLE and DATA_UNAVAILABLE answers included, so the model can say what
+    is missing), and the model's answer is the report. The state update holds the calls' record, the
+    ToolMessages and the answer, in that order: the run's reporter shows the tool calls, and the last
+    message has no tool calls, so the analyst's router goes straight to its Msg Clear node (its
+    ToolNode stays in the graph, unused). One model round-trip fewer than the tool loop.
+    """
+    cfg = agent_config(config)
+    tool_list = list(tools or [])
+
+    # ``config`` unannotated: LangGraph passes the RunnableConfig to a parameter of that name only when
+    # it is unannotated or annotated with the class itself (a string annotation, as here, is neither)
+    def analyst_node(state: Mapping[str, Any], config=None) -> dict[str, Any]:
+        run_config: RunnableConfig = config if config is not None else ensure_config()  # a wrapper may not pass it
+        messages = list(state.get("messages") or [])
+        # the model sees the user turns only: no tools are bound, so no tool-call pairs from elsewhere
+        turns = [m for m in messages if not isinstance(m, ToolMessage) and not getattr(m, "tool_calls", None)]
+        if not turns or not isinstance(turns[0], HumanMessage):
+            ticker, date = state.get("company_of_interest") or "", state.get("trade_date") or ""
+            turns = [HumanMessage(content=f"Analyse {ticker} as of {date}."), *turns]
+        request, results, blocks = fetch_tool_data(tool_list, plan, state, run_config, node=name)
+        prompt = system_prompt(state, data_blocks(blocks), cfg)
+        result = llm.invoke([SystemMessage(content=prompt), *turns])
+        if getattr(result, "tool_calls", None) or getattr(result, "invalid_tool_calls", None):
+            # no tool was offered: a call the model made up anyway is dropped, never routed to a ToolNode
+            result = result.model_copy(update={"tool_calls": [], "invalid_tool_calls": []})
+        fetched = [request, *results] if request is not None else []
+        return {"messages": [*fetched, result], "sender": name, report_key: message_text(result)}
 
     analyst_node.__name__ = name.lower().replace(" ", "_")
     return analyst_node

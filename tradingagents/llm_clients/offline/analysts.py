@@ -1,5 +1,10 @@
 """The offline engine's analysts: which tools to call, and reports written from the tool results.
 
+**Data.** A report reads the tool results of its scratchpad (ToolMessages after the last human turn);
+an analyst node that fetched its data itself (the Sentiment Analyst: no tools bound, one call) has
+them in its prompt instead, one ``<tool name>…</tool name>`` block per tool (``prompt_results``). Both
+give the same ``ToolResult``s, so the report is the same for the same data.
+
 **Tool calls.** Each analyst calls the tools of its plan that are bound (any other bound tool is
 called once too), with arguments built from the tool's JSON schema: symbol/ticker → the
 ``Instrument:`` line, ``start_date`` → a window before the ``Analysis date:`` line, other dates →
@@ -55,6 +60,8 @@ DATA_UNAVAILABLE = "DATA_UNAVAILABLE:"
 MARKET_INDICATORS = ("close_50_sma", "close_200_sma", "macd", "macds", "rsi", "boll_ub", "boll_lb", "atr")
 
 # analyst key (the roster's) → [(tool name, argument overrides)]; "window_days" sets start_date = date − window.
+# Used when a role's tools are bound to the model. The graph's Sentiment Analyst binds none: it makes
+# these same calls itself (social_media_analyst.FETCH_PLAN) and its prompt carries the answers.
 TOOL_PLANS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "market": [("get_stock_data", {"window_days": 91})]
     + [("get_indicators", {"indicator": name, "look_back_days": 30}) for name in MARKET_INDICATORS],
@@ -230,6 +237,22 @@ def tool_results(messages: Sequence[BaseMessage]) -> list[ToolResult]:
             name, args = calls.get(message.tool_call_id, (getattr(message, "name", "") or "", {}))
             content = message.content if isinstance(message.content, str) else json.dumps(message.content)
             results.append(ToolResult(name or "", args, content))
+    return results
+
+
+_BLOCK_RE = re.compile(r"^<(?P<name>[a-z][a-z0-9_]*)>\n(?P<body>.*?)\n</(?P=name)>[ \t]*$", re.DOTALL | re.MULTILINE)
+
+
+def prompt_results(prompt: str) -> list[ToolResult]:
+    """The tool results an analyst node fetched itself and put into its prompt, in the prompt's order:
+    each ``<tool name>…</tool name>`` block (``agent_utils.data_blocks``) of a data tool the engine
+    knows (``TOOL_NAMES``); a block of ``(none)`` is an empty answer."""
+    results = []
+    for match in _BLOCK_RE.finditer(prompt or ""):
+        name = match.group("name")
+        if name in TOOL_NAMES:
+            body = match.group("body").strip()
+            results.append(ToolResult(name, {}, "" if body == "(none)" else body))
     return results
 
 
@@ -709,9 +732,10 @@ def _report(title: str, intro: list[str], signals: Sequence[Signal], results: Se
 
 
 def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMessage],
-                 t: Translator = ENGLISH) -> str:
-    """The report of an analyst role from the tool results in its scratchpad, in ``t``'s language."""
-    results = tool_results(messages)
+                 t: Translator = ENGLISH, prompt: str = "") -> str:
+    """The report of an analyst role from the tool results in its scratchpad, else from the data blocks
+    of its ``prompt`` (a node that fetched its data itself), in ``t``'s language."""
+    results = tool_results(messages) or prompt_results(prompt)
     if role.key == "market":
         signals, facts = market_signals(results, t)
         intro = facts or [t("No price data could be read from the tools.")]

@@ -5,8 +5,9 @@ each model call's run metadata (``langgraph_node``), and a caller outside the gr
 names its role explicitly (``team.ROLE_METADATA``); ``team.role_of`` reads both. Editing a prompt's
 "You are the …" sentence therefore never changes which role answers. The instrument and date come
 from the prompt's ``Instrument:`` / ``Analysis date:`` lines. Analysts bound to tools call them first
-and write their report once the ToolMessages are back (``analysts``); every other role answers from
-the reports and debate in its prompt (``roles``). A forced tool call (``tool_choice="any"`` or a
+and write their report once the ToolMessages are back (``analysts``); an analyst called without tools
+(the Sentiment Analyst fetches its data itself) writes it from the data blocks in its prompt; every
+other role answers from the reports and debate in its prompt (``roles``). A forced tool call (``tool_choice="any"`` or a
 named tool — what ``with_structured_output`` sends) is answered with that tool's arguments, filled
 from the role's structured answer.
 
@@ -120,7 +121,7 @@ def _fill_schema(parameters: dict[str, Any], answer: dict[str, Any], fallback_te
 def _text_answer(role: Role, prompt: str, messages: Sequence[BaseMessage]) -> str:
     ticker, date = instrument_of(prompt), date_of(prompt)
     if role.is_analyst:
-        return analysts.write_report(role, ticker, date, messages, translator_of(prompt))
+        return analysts.write_report(role, ticker, date, messages, translator_of(prompt), prompt)
     if role.debate == "invest":
         return roles.debate_turn(role, prompt)
     if role.debate == "risk":
