@@ -146,3 +146,35 @@ def test_a_new_server_on_a_reused_url_starts_with_json_schema_again(server):
     JSON_SCHEMA_SUPPORT.mark_unsupported(("http://elsewhere:1/v1", "m"))
     forget_json_schema_support(server.base_url + "/")
     assert JSON_SCHEMA_SUPPORT.snapshot() == frozenset({("http://elsewhere:1/v1", "m")})
+
+
+def test_a_structured_answers_schema_is_built_once_and_sent_as_pydantic_builds_it(server, monkeypatch):
+    from pydantic.json_schema import GenerateJsonSchema
+
+    from tradingagents.llm_clients.structured import StructuredAnswer
+
+    class Decision(StructuredAnswer):
+        rating: Literal["Buy", "Overweight", "Hold", "Underweight", "Sell"]
+        executive_summary: str
+        price_target: float | None = None
+
+    own = BaseModel.model_json_schema.__func__(Decision)  # pydantic's schema, no cache
+    built = []
+    real_generate = GenerateJsonSchema.generate
+    monkeypatch.setattr(GenerateJsonSchema, "generate",
+                        lambda self, *a, **k: built.append(1) or real_generate(self, *a, **k))
+    llm = create_llm(server.llm_config())
+    for _ in range(3):
+        obj, _raw = invoke_structured(llm, Decision, PROMPT)
+        assert isinstance(obj, Decision) and obj.rating == "Overweight"
+    assert len(built) == 1  # once, not twice a call (langchain-openai's metadata, then the SDK's strict format)
+    assert len(server.requests) == 3
+    sent = [r["response_format"] for r in server.requests]
+    assert sent[0] == sent[1] == sent[2]
+    assert sent[0]["json_schema"]["name"] == "Decision" and sent[0]["json_schema"]["strict"] is True
+    assert set(sent[0]["json_schema"]["schema"]["properties"]) == set(own["properties"])
+    # each caller gets its own copy: a caller that changes it changes nothing for the next
+    first = Decision.model_json_schema()
+    assert first == own
+    first["properties"].clear()
+    assert Decision.model_json_schema() == own

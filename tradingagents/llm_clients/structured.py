@@ -12,6 +12,7 @@ authentication) are raised, never replaced by a made-up answer.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections.abc import Sequence
@@ -20,6 +21,31 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 _REJECT_WORDS = ("response_format", "json_schema", "structured output", "not supported", "unsupported")
+
+
+class StructuredAnswer(BaseModel):
+    """The base of a structured answer's schema: its JSON schema is built once a process.
+
+    A structured call builds the schema twice (langchain-openai for its tracing metadata, the OpenAI
+    SDK for the strict ``response_format``), ~2 ms each for the Portfolio Manager's decision, on
+    every call. A model class does not change once defined, so the schema of each (class, arguments)
+    is kept, and every caller gets its own deep copy to change as it likes.
+    """
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        key = (cls, args, tuple(sorted(kwargs.items())))
+        try:
+            schema = _SCHEMAS.get(key)
+        except TypeError:  # an unhashable argument: build it, as pydantic would
+            return super().model_json_schema(*args, **kwargs)
+        if schema is None:
+            schema = super().model_json_schema(*args, **kwargs)
+            _SCHEMAS[key] = schema
+        return copy.deepcopy(schema)
+
+
+_SCHEMAS: dict[tuple, dict[str, Any]] = {}  # a dict's single get/set is atomic: no lock needed
 
 
 class _SchemaSupport:

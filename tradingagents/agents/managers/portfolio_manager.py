@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from tradingagents.agents.utils.agent_states import empty_risk_debate_state
 from tradingagents.agents.utils.agent_utils import (
@@ -21,11 +21,11 @@ from tradingagents.agents.utils.agent_utils import (
     tagged,
 )
 from tradingagents.i18n import language_of_output, translator
-from tradingagents.llm_clients.structured import invoke_structured, message_text
+from tradingagents.llm_clients.structured import StructuredAnswer, invoke_structured, message_text
 from tradingagents.rating import RATINGS_5_TIER, parse_rating
 
 
-class PortfolioDecision(BaseModel):
+class PortfolioDecision(StructuredAnswer):
     """The Portfolio Manager's decision."""
 
     rating: Literal[RATINGS_5_TIER] = Field(  # type: ignore[valid-type]
