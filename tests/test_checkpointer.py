@@ -271,6 +271,23 @@ def test_two_runs_creating_a_new_database_at_once_both_succeed(tmp_path):
         assert errors == [], f"iteration {i}: {errors!r}"
 
 
+def test_a_new_database_has_its_tables_and_writes_checkpoints_with_synchronous_normal(tmp_path):
+    """A new file gets its tables (and its WAL switch) without syncs, but what the run writes into it
+    is written under synchronous=NORMAL, as in every other database."""
+    from tradingagents.storage.sqlite_checkpoint import get_checkpointer
+
+    config = resolve_config({"home": str(tmp_path)})
+    saver = get_checkpointer(config, "NVDA")
+    try:
+        conn = saver.conn
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL, not OFF (0)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert {"checkpoints", "writes"} <= tables
+    finally:
+        saver.close(keep=False)
+
+
 # ------------------------------------------------------------------ damaged databases, space
 def _garbage(path: Path) -> None:
     path.write_bytes(b"this is not sqlite at all" * 100)
