@@ -376,9 +376,9 @@ def test_every_prompt_names_instrument_and_date_and_honours_the_language(analyse
     state = analysed_state(llm, config)
     run_rest(state, llm, config)
     systems = rec.system_prompts()
-    # two analysts with a tool round (two calls each), the Sentiment and News Analysts (one each: they
-    # fetch their data themselves) and the eight later nodes
-    assert len(systems) == 2 * 2 + 2 + 8
+    # the Market Analyst with a tool round (two calls), the Sentiment, News and Fundamentals Analysts (one
+    # each: they fetch their data themselves) and the eight later nodes
+    assert len(systems) == 1 * 2 + 3 + 8
     for prompt in systems:
         assert f"Instrument: {TICKER}" in prompt and f"Analysis date: {DATE}" in prompt
         assert "Instrument context: NVDA — test instrument" in prompt

@@ -21,7 +21,7 @@ from tests.graph_helpers import CallCounter
 from tests.test_sentiment_prefetch import CountingToolNode, RecordingModel, ToolEvents
 from tradingagents import agents
 from tradingagents.agents import create_msg_delete
-from tradingagents.agents.analysts import news_analyst
+from tradingagents.agents.analysts import fundamentals_analyst, news_analyst
 from tradingagents.agents.utils.agent_states import AgentState
 from tradingagents.agents.utils.agent_utils import create_analyst_node, tool_error_message
 from tradingagents.dataflows.tools import AS_OF_KEY, get_analyst_tools, make_tools
@@ -39,6 +39,8 @@ ISO_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # analyst key → (its module, the tools it calls in order, the prompt of its system prompt function)
 ANALYSTS: dict[str, tuple[Any, list[str], str]] = {
     "news": (news_analyst, ["get_news", "get_global_news"], "news_system_prompt"),
+    "fundamentals": (fundamentals_analyst, ["get_fundamentals", "get_income_statement", "get_balance_sheet",
+                                            "get_cashflow"], "fundamentals_system_prompt"),
 }
 KEYS = list(ANALYSTS)
 # a line each block of the NVDA demo data starts with, to show the data is the tools' own

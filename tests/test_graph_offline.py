@@ -30,6 +30,10 @@ PREFETCHED = [
     ("News Analyst", "tools_news", [
         ("get_news", {"ticker": "NVDA", "start_date": "2024-05-03", "end_date": DATE}),
         ("get_global_news", {"curr_date": DATE, "look_back_days": 7, "limit": 10})]),
+    ("Fundamentals Analyst", "tools_fundamentals", [
+        ("get_fundamentals", {"ticker": "NVDA", "curr_date": DATE})]
+     + [(name, {"ticker": "NVDA", "freq": "quarterly", "curr_date": DATE})
+        for name in ("get_income_statement", "get_balance_sheet", "get_cashflow")]),
 ]
 
 
@@ -76,9 +80,10 @@ def test_full_offline_run_events_results_and_log(ta_home):
     assert [e.data["debate"] for e in events if e.kind == "judge_decision"] == ["invest", "risk"]
     usage = [e.data for e in events if e.kind == "llm_usage"]
     assert usage and all(a["llm_calls"] <= b["llm_calls"] for a, b in zip(usage, usage[1:], strict=False))
-    # two analysts with a tool round (2 calls each), the Sentiment and News Analysts with their own
-    # fetches (1 each), Bull, Bear, Research Manager, Trader, three risk analysts, Portfolio Manager (1 each)
-    assert usage[-1]["llm_calls"] == graph.last_run["usage"]["llm_calls"] == 14
+    # the Market Analyst with a tool round (2 calls), the Sentiment, News and Fundamentals Analysts with
+    # their own fetches (1 each), Bull, Bear, Research Manager, Trader, three risk analysts, Portfolio
+    # Manager (1 each)
+    assert usage[-1]["llm_calls"] == graph.last_run["usage"]["llm_calls"] == 13
     assert usage[-1]["tool_calls"] == len(tool_events)
     by_node = graph.last_run["usage_by_node"]
     for node, tools_node, calls in PREFETCHED:

@@ -16,7 +16,7 @@ DATE = "2024-05-10"
 ANALYST_AGENTS = {"Market Analyst": "market", "Sentiment Analyst": "social", "News Analyst": "news",
                   "Fundamentals Analyst": "fundamentals"}
 # the analysts that fetch their data themselves and make one model call (no tool round)
-PREFETCHING = {"Sentiment Analyst", "News Analyst"}
+PREFETCHING = {"Sentiment Analyst", "News Analyst", "Fundamentals Analyst"}
 
 
 @pytest.mark.parametrize("selected", [None, ["news", "market"], ["fundamentals", "social"]])
