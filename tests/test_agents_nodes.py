@@ -15,7 +15,12 @@ from tests.graph_helpers import in_node
 from tradingagents import agents, team
 from tradingagents.agents import create_msg_delete
 from tradingagents.agents.utils.agent_states import AgentState
-from tradingagents.agents.utils.agent_utils import MAX_TOOL_ROUNDS
+from tradingagents.agents.utils.agent_utils import (
+    MAX_TOOL_ROUNDS,
+    create_analyst_node,
+    header_lines,
+    language_instruction,
+)
 from tradingagents.agents.utils.memory import FinancialSituationMemory
 from tradingagents.dataflows.tools import get_analyst_tools
 from tradingagents.graph.propagation import Propagator
@@ -89,6 +94,31 @@ def analyst_graph(key: str, llm, config: dict | None = None, *, clear: bool = Tr
     if clear:
         graph.add_node("clear", create_msg_delete())
         graph.add_edge("clear", END)
+    return graph.compile()
+
+
+def custom_loop_analyst(llm):
+    """A custom analyst on the tool loop (``create_analyst_node``, kept for such analysts): the News
+    Analyst's tools, role and report, but the model asks for the tools and a ToolNode runs them."""
+
+    def prompt(state, tool_names, cfg):
+        return (f"You are the News Analyst on a trading team.\n{header_lines(state)}\n\n"
+                f"Tools you can call: {', '.join(tool_names)}.\n{language_instruction(cfg)}")
+
+    return create_analyst_node(llm, get_analyst_tools("news", {}, as_of=DATE), name="News Analyst",
+                               report_key="news_report", system_prompt=prompt)
+
+
+def custom_loop_graph(llm):
+    """custom_loop_analyst ⇄ ToolNode → END (no Msg Clear: the scratchpad stays, to look at)."""
+    graph = StateGraph(AgentState)
+    graph.add_node("News Analyst", custom_loop_analyst(llm))
+    graph.add_node("tools", ToolNode(get_analyst_tools("news", {}, as_of=DATE)))
+    graph.add_edge(START, "News Analyst")
+    graph.add_conditional_edges(
+        "News Analyst", lambda s: "tools" if s["messages"][-1].tool_calls else "done", {"tools": "tools", "done": END}
+    )
+    graph.add_edge("tools", "News Analyst")
     return graph.compile()
 
 
@@ -346,9 +376,9 @@ def test_every_prompt_names_instrument_and_date_and_honours_the_language(analyse
     state = analysed_state(llm, config)
     run_rest(state, llm, config)
     systems = rec.system_prompts()
-    # three analysts with a tool round (two calls each), the Sentiment Analyst (one: it fetches its data
-    # itself) and the eight later nodes
-    assert len(systems) == 3 * 2 + 1 + 8
+    # the Market Analyst with a tool round (two calls), the Sentiment, News and Fundamentals Analysts (one
+    # each: they fetch their data themselves) and the eight later nodes
+    assert len(systems) == 1 * 2 + 3 + 8
     for prompt in systems:
         assert f"Instrument: {TICKER}" in prompt and f"Analysis date: {DATE}" in prompt
         assert "Instrument context: NVDA — test instrument" in prompt
@@ -374,7 +404,7 @@ def test_an_analyst_that_keeps_calling_tools_is_made_to_write_its_report():
     with FakeOpenAIServer(responder=tool_happy) as server:
         llm = create_llm({"llm_provider": "openai_compatible", "backend_url": server.base_url, "llm_max_retries": 0})
         state = Propagator().create_initial_state(TICKER, DATE)
-        final = analyst_graph("news", llm, clear=False).invoke(state)
+        final = custom_loop_graph(llm).invoke(state)
         bodies = list(server.requests)
     assert final["news_report"] == "Report from the tool results so far."
     assert len(bodies) == MAX_TOOL_ROUNDS + 1
@@ -387,10 +417,19 @@ def test_an_empty_scratchpad_starts_with_a_user_turn():
     llm = OfflineChatModel(callbacks=[rec])
     state = {**Propagator().create_initial_state(TICKER, DATE), "messages": []}
     update = create_news_analyst(llm, get_analyst_tools("news", {}, as_of=DATE))(state)
-    sent = rec.calls[-1]
+    [sent] = rec.calls  # one model call: the node fetched its data itself
     assert [m.type for m in sent] == ["system", "human"] and TICKER in sent[1].content
-    assert update["messages"][0].tool_calls  # the kickoff message is not written back into the state
-    assert len(update["messages"]) == 1
+    # the kickoff message is not written back into the state: the fetch record, its answers, the report
+    assert [m.type for m in update["messages"]] == ["ai", "tool", "tool", "ai"]
+    assert [c["name"] for c in update["messages"][0].tool_calls] == ["get_news", "get_global_news"]
+    assert update["news_report"] == update["messages"][-1].content
+
+    # the tool loop (a custom analyst's node) starts the same way and asks for its tools
+    rec.calls.clear()
+    update = in_node("News Analyst", custom_loop_analyst(llm))(state)
+    [sent] = rec.calls
+    assert [m.type for m in sent] == ["system", "human"] and TICKER in sent[1].content
+    assert [m.type for m in update["messages"]] == ["ai"] and update["messages"][0].tool_calls
 
 
 def _signal_reports(*market_lines: str) -> dict:

@@ -22,6 +22,19 @@ DATE = "2024-05-10"
 AGENT_NODES = {"Market Analyst", "Sentiment Analyst", "News Analyst", "Fundamentals Analyst", "Bull Researcher",
                "Bear Researcher", "Research Manager", "Trader", "Aggressive Analyst", "Conservative Analyst",
                "Neutral Analyst", "Portfolio Manager"}
+# the analysts that fetch their data themselves: (node, its unused ToolNode, [(tool, args)] in order)
+PREFETCHED = [
+    ("Sentiment Analyst", "tools_social", [
+        ("get_social_posts", {"ticker": "NVDA", "curr_date": DATE, "look_back_days": 7}),
+        ("get_news", {"ticker": "NVDA", "start_date": "2024-05-03", "end_date": DATE})]),
+    ("News Analyst", "tools_news", [
+        ("get_news", {"ticker": "NVDA", "start_date": "2024-05-03", "end_date": DATE}),
+        ("get_global_news", {"curr_date": DATE, "look_back_days": 7, "limit": 10})]),
+    ("Fundamentals Analyst", "tools_fundamentals", [
+        ("get_fundamentals", {"ticker": "NVDA", "curr_date": DATE})]
+     + [(name, {"ticker": "NVDA", "freq": "quarterly", "curr_date": DATE})
+        for name in ("get_income_statement", "get_balance_sheet", "get_cashflow")]),
+]
 
 
 def _agents_in_order(events):
@@ -67,17 +80,17 @@ def test_full_offline_run_events_results_and_log(ta_home):
     assert [e.data["debate"] for e in events if e.kind == "judge_decision"] == ["invest", "risk"]
     usage = [e.data for e in events if e.kind == "llm_usage"]
     assert usage and all(a["llm_calls"] <= b["llm_calls"] for a, b in zip(usage, usage[1:], strict=False))
-    # three analysts with a tool round (2 calls each), the Sentiment Analyst with its own fetches (1),
-    # Bull, Bear, Research Manager, Trader, three risk analysts, Portfolio Manager (1 each)
-    assert usage[-1]["llm_calls"] == graph.last_run["usage"]["llm_calls"] == 15
+    # the Market Analyst with a tool round (2 calls), the Sentiment, News and Fundamentals Analysts with
+    # their own fetches (1 each), Bull, Bear, Research Manager, Trader, three risk analysts, Portfolio
+    # Manager (1 each)
+    assert usage[-1]["llm_calls"] == graph.last_run["usage"]["llm_calls"] == 13
     assert usage[-1]["tool_calls"] == len(tool_events)
     by_node = graph.last_run["usage_by_node"]
-    assert by_node["Sentiment Analyst"]["llm_calls"] == 1 and by_node["Sentiment Analyst"]["tool_calls"] == 2
-    assert "tools_social" not in started  # its ToolNode stays in the graph, unused
-    fetched = [e for e in tool_events if e.node == "Sentiment Analyst"]
-    assert [e.data["tool"] for e in fetched] == ["get_social_posts", "get_news"]
-    assert fetched[0].data["args"] == {"ticker": "NVDA", "curr_date": DATE, "look_back_days": 7}
-    assert fetched[1].data["args"] == {"ticker": "NVDA", "start_date": "2024-05-03", "end_date": DATE}
+    for node, tools_node, calls in PREFETCHED:
+        assert by_node[node]["llm_calls"] == 1 and by_node[node]["tool_calls"] == len(calls), node
+        assert tools_node not in started  # its ToolNode stays in the graph, unused
+        fetched = [e for e in tool_events if e.node == node]
+        assert [(e.data["tool"], e.data["args"]) for e in fetched] == calls, node
     json.dumps([e.to_dict() for e in events])  # plain data
 
     # (4) saved, logged as pending; (5) checkpoint cleared

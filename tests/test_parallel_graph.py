@@ -15,6 +15,8 @@ from tradingagents.graph.trading_graph import TradingAgentsGraph
 DATE = "2024-05-10"
 ANALYST_AGENTS = {"Market Analyst": "market", "Sentiment Analyst": "social", "News Analyst": "news",
                   "Fundamentals Analyst": "fundamentals"}
+# the analysts that fetch their data themselves and make one model call (no tool round)
+PREFETCHING = {"Sentiment Analyst", "News Analyst", "Fundamentals Analyst"}
 
 
 @pytest.mark.parametrize("selected", [None, ["news", "market"], ["fundamentals", "social"]])
@@ -44,7 +46,7 @@ def test_each_branch_sees_only_its_own_tool_messages():
     every_tool = set().union(*own_tools.values())
     for node, key in ANALYST_AGENTS.items():
         tool_msgs = [m for m in spy.seen[node] if m.type == "tool"]
-        if node == "Sentiment Analyst":  # it fetches its data itself: the answers are in its prompt
+        if node in PREFETCHING:  # it fetches its data itself: the answers are in its prompt
             prompt = "\n".join(str(m.content) for m in spy.seen[node] if m.type == "system")
             assert not tool_msgs and all(f"<{name}>" in prompt for name in own_tools[key])
             assert not any(f"<{name}>" in prompt for name in every_tool - own_tools[key])
@@ -73,7 +75,8 @@ def test_branch_events_overlap_in_time_for_a_timeline():
     assert bull >= max(end for _, end in spans.values())  # the debate starts when all are done
 
 
-@pytest.mark.parametrize("node, call", [("News Analyst", 1), ("News Analyst", 2), ("Market Analyst", 2)])
+# a branch's only call (News), a tool-loop branch's second call (Market), the first node after the branches
+@pytest.mark.parametrize("node, call", [("News Analyst", 1), ("Market Analyst", 2), ("Bull Researcher", 1)])
 def test_failure_in_one_branch_resumes_without_rerunning_finished_branches(ta_home, node, call):
     ref = CallCounter()
     ref_state, _ = TradingAgentsGraph(
@@ -109,6 +112,8 @@ def test_failure_in_one_branch_resumes_without_rerunning_finished_branches(ta_ho
         assert second.get(name, 0) <= ref.calls[name] - finished[name], name
     if call == 2:  # every branch's first step finished a superstep before the failure
         assert all(second.get(n, 0) <= ref.calls[n] - 1 for n in ANALYST_AGENTS)
+    if node not in ANALYST_AGENTS:  # every branch had finished: no analyst runs again
+        assert finished.keys() >= set(ANALYST_AGENTS) and not any(second.get(n) for n in ANALYST_AGENTS)
     for name in ("Bull Researcher", "Research Manager", "Portfolio Manager"):
         assert second[name] == ref.calls[name]  # the rest of the graph ran exactly once
 
@@ -121,7 +126,8 @@ def test_stop_mid_branches_then_resume_matches_an_undisturbed_run(ta_home):
     seen: list[str] = []
     graph = TradingAgentsGraph(config={"analyst_execution": "parallel"})
     with pytest.raises(RunStopped):
-        graph.propagate("NVDA", DATE, should_stop=lambda: "tools_news" in seen,
+        # stop once the News Analyst's one call (after its own fetches) has finished
+        graph.propagate("NVDA", DATE, should_stop=lambda: "News Analyst" in seen,
                         on_event=lambda e: seen.append(e.node) if e.kind == "node_finished" else None)
     assert "Bull Researcher" not in seen
     assert graph.has_resumable_run("NVDA", DATE), seen
@@ -133,6 +139,6 @@ def test_stop_mid_branches_then_resume_matches_an_undisturbed_run(ta_home):
     assert rating == ref_rating
     assert comparable(state) == comparable(ref_state)
     # every analyst's first step had finished before the stop: only the second call of those with a tool
-    # round runs now (the Sentiment Analyst's one call was its first step)
-    assert all(counter.calls[n] == 1 for n in ANALYST_AGENTS if n != "Sentiment Analyst")
-    assert counter.calls["Sentiment Analyst"] == 0
+    # round runs now (the one call of those that fetch their data themselves was their first step)
+    assert all(counter.calls[n] == 1 for n in ANALYST_AGENTS if n not in PREFETCHING)
+    assert all(counter.calls[n] == 0 for n in PREFETCHING)

@@ -1,42 +1,61 @@
-"""Fundamentals Analyst: valuation, growth, profitability, balance sheet (node "Fundamentals Analyst")."""
+"""Fundamentals Analyst: valuation, growth, profitability, balance sheet (node "Fundamentals Analyst").
+
+It fetches its data itself before its one model call (``create_prefetch_analyst_node``): the company
+fundamentals (get_fundamentals) and the latest ``FREQ`` income statement, balance sheet and cash flow
+statement, all as of the analysis date, through the tools it is given with the node's RunnableConfig.
+Their answers go into the prompt, one ``<tool name>`` block each, and the model writes the report
+without tools: one model call instead of a tool round and a second call.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from tradingagents import team
-from tradingagents.agents.utils.agent_utils import create_analyst_node, header_lines, language_instruction
+from tradingagents.agents.utils.agent_utils import (
+    create_prefetch_analyst_node,
+    header_lines,
+    language_instruction,
+)
 
 ROLE = team.ROLES["fundamentals"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
 
+FREQ = "quarterly"
+FETCH_PLAN: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("get_fundamentals", {}),  # as of the analysis date
+    ("get_income_statement", {"freq": FREQ}),  # the statements published by the analysis date
+    ("get_balance_sheet", {"freq": FREQ}),
+    ("get_cashflow", {"freq": FREQ}),
+)
+"""The node's own tool calls, in order (argument rules: ``agent_utils.fetch_args``)."""
+
 PROMPT = """You are the Fundamentals Analyst on a trading team. You study the company's fundamentals:
 valuation, growth, profitability, cash flow and balance sheet.
 {header}
 
-Tools you can call: {tools}.
-Call get_fundamentals, then the latest quarterly get_income_statement, get_balance_sheet and
-get_cashflow, all as of the analysis date. Then write a detailed report: valuation (P/E, P/B),
-growth, margins, leverage and cash generation, and what they imply for the stock, ending with a
-markdown table of the key points. Quote only figures the tools returned. If a tool answers
+The data was fetched for you, one block per source, named after the tool that returned it, all as of
+the analysis date: get_fundamentals holds the company's key figures, get_income_statement,
+get_balance_sheet and get_cashflow its latest {freq} statements. Write a detailed report: valuation
+(P/E, P/B), growth, margins, leverage and cash generation, and what they imply for the stock, ending
+with a markdown table of the key points. Quote only figures the blocks give. If a block says
 NO_DATA_AVAILABLE or DATA_UNAVAILABLE, say which data is missing and do not estimate it.
 {language}"""
 
 
-def fundamentals_system_prompt(
-    state: Mapping[str, Any], tool_names: Sequence[str], config: Mapping[str, Any]
-) -> str:
-    return PROMPT.format(
-        header=header_lines(state),
-        tools=", ".join(tool_names) or "none",
-        language=language_instruction(config),
-    ).strip()
+def fundamentals_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any]) -> str:
+    """The prompt with the fetched ``data`` (``agent_utils.data_blocks``) at its end, after the
+    instructions and the language sentence."""
+    head = PROMPT.format(header=header_lines(state), freq=FREQ, language=language_instruction(config))
+    return head.strip() + "\n\n" + (data.strip() or "(no data was fetched)")
 
 
 def create_fundamentals_analyst(llm, tools, config=None):
-    """Node "Fundamentals Analyst": loops with its tools, then writes ``fundamentals_report``."""
-    return create_analyst_node(
-        llm, tools, name=NAME, report_key=REPORT_KEY, system_prompt=fundamentals_system_prompt, config=config
+    """Node "Fundamentals Analyst": fetches its fundamentals and statements, then one model call writes
+    ``fundamentals_report``."""
+    return create_prefetch_analyst_node(
+        llm, tools, name=NAME, report_key=REPORT_KEY, plan=FETCH_PLAN, system_prompt=fundamentals_system_prompt,
+        config=config,
     )

@@ -1,40 +1,60 @@
-"""News Analyst: company news and the macro backdrop (node "News Analyst")."""
+"""News Analyst: company news and the macro backdrop (node "News Analyst").
+
+It fetches its data itself before its one model call (``create_prefetch_analyst_node``): the company
+news of the last ``WINDOW_DAYS`` days (get_news) and the ``GLOBAL_LIMIT`` global macro headlines of the
+last ``WINDOW_DAYS`` days (get_global_news), both to the analysis date, through the tools it is given
+with the node's RunnableConfig. Their answers go into the prompt, one ``<tool name>`` block each, and
+the model writes the report without tools: one model call instead of a tool round and a second call.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from tradingagents import team
-from tradingagents.agents.utils.agent_utils import create_analyst_node, header_lines, language_instruction
+from tradingagents.agents.utils.agent_utils import (
+    create_prefetch_analyst_node,
+    header_lines,
+    language_instruction,
+)
 
 ROLE = team.ROLES["news"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
 
+WINDOW_DAYS = 7
+GLOBAL_LIMIT = 10
+FETCH_PLAN: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("get_news", {"window_days": WINDOW_DAYS}),  # start_date = analysis date − 7 days, end_date = it
+    ("get_global_news", {"look_back_days": WINDOW_DAYS, "limit": GLOBAL_LIMIT}),  # the 7 days to it
+)
+"""The node's own tool calls, in order (argument rules: ``agent_utils.fetch_args``)."""
+
 PROMPT = """You are the News Analyst on a trading team. You study the news of the past week that matters
 for trading the instrument: company news and global macroeconomic headlines.
 {header}
 
-Tools you can call: {tools}.
-Call get_news for the company's news of the last week and get_global_news for the macro backdrop, both
-up to the analysis date. Then write a detailed report: the events, how markets may read them, the
-risks and catalysts they create, ending with a markdown table of the key points. Cite headlines as the
-tools returned them. If a tool answers NO_DATA_AVAILABLE or DATA_UNAVAILABLE, say which data is
-missing and do not invent news.
+The data was fetched for you, one block per source, named after the tool that returned it:
+get_news holds the company's news of the last {days} days, get_global_news up to {limit} global
+macroeconomic headlines of the last {days} days, both up to the analysis date. Write a detailed
+report: the events, how markets may read them, the risks and catalysts they create, ending with a
+markdown table of the key points. Cite headlines as the blocks give them. If a block says
+NO_DATA_AVAILABLE or DATA_UNAVAILABLE, say which data is missing and do not invent news.
 {language}"""
 
 
-def news_system_prompt(state: Mapping[str, Any], tool_names: Sequence[str], config: Mapping[str, Any]) -> str:
-    return PROMPT.format(
-        header=header_lines(state),
-        tools=", ".join(tool_names) or "none",
-        language=language_instruction(config),
-    ).strip()
+def news_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any]) -> str:
+    """The prompt with the fetched ``data`` (``agent_utils.data_blocks``) at its end, after the
+    instructions and the language sentence."""
+    head = PROMPT.format(header=header_lines(state), days=WINDOW_DAYS, limit=GLOBAL_LIMIT,
+                         language=language_instruction(config))
+    return head.strip() + "\n\n" + (data.strip() or "(no data was fetched)")
 
 
 def create_news_analyst(llm, tools, config=None):
-    """Node "News Analyst": loops with its tools, then writes ``news_report``."""
-    return create_analyst_node(
-        llm, tools, name=NAME, report_key=REPORT_KEY, system_prompt=news_system_prompt, config=config
+    """Node "News Analyst": fetches the company and global news, then one model call writes ``news_report``."""
+    return create_prefetch_analyst_node(
+        llm, tools, name=NAME, report_key=REPORT_KEY, plan=FETCH_PLAN, system_prompt=news_system_prompt,
+        config=config,
     )

@@ -1,7 +1,7 @@
 """The offline engine's analysts: which tools to call, and reports written from the tool results.
 
 **Data.** A report reads the tool results of its scratchpad (ToolMessages after the last human turn);
-an analyst node that fetched its data itself (the Sentiment Analyst: no tools bound, one call) has
+an analyst node that fetched its data itself (the Sentiment, News and Fundamentals Analysts: no tools bound, one call) has
 them in its prompt instead, one ``<tool name>…</tool name>`` block per tool (``prompt_results``). Both
 give the same ``ToolResult``s, so the report is the same for the same data.
 
@@ -60,8 +60,9 @@ DATA_UNAVAILABLE = "DATA_UNAVAILABLE:"
 MARKET_INDICATORS = ("close_50_sma", "close_200_sma", "macd", "macds", "rsi", "boll_ub", "boll_lb", "atr")
 
 # analyst key (the roster's) → [(tool name, argument overrides)]; "window_days" sets start_date = date − window.
-# Used when a role's tools are bound to the model. The graph's Sentiment Analyst binds none: it makes
-# these same calls itself (social_media_analyst.FETCH_PLAN) and its prompt carries the answers.
+# Used when a role's tools are bound to the model. The graph's Sentiment, News and Fundamentals Analysts bind
+# none: they make these same calls themselves (their modules' FETCH_PLAN, tested equal) and their prompts
+# carry the answers.
 TOOL_PLANS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "market": [("get_stock_data", {"window_days": 91})]
     + [("get_indicators", {"indicator": name, "look_back_days": 30}) for name in MARKET_INDICATORS],

@@ -6,7 +6,7 @@ names its role explicitly (``team.ROLE_METADATA``); ``team.role_of`` reads both.
 "You are the …" sentence therefore never changes which role answers. The instrument and date come
 from the prompt's ``Instrument:`` / ``Analysis date:`` lines. Analysts bound to tools call them first
 and write their report once the ToolMessages are back (``analysts``); an analyst called without tools
-(the Sentiment Analyst fetches its data itself) writes it from the data blocks in its prompt; every
+(an analyst node that fetched its data itself) writes it from the data blocks in its prompt; every
 other role answers from the reports and debate in its prompt (``roles``). A forced tool call (``tool_choice="any"`` or a
 named tool — what ``with_structured_output`` sends) is answered with that tool's arguments, filled
 from the role's structured answer.
