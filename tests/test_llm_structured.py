@@ -178,3 +178,28 @@ def test_a_structured_answers_schema_is_built_once_and_sent_as_pydantic_builds_i
     assert first == own
     first["properties"].clear()
     assert Decision.model_json_schema() == own
+
+
+def test_a_filtered_structured_answer_falls_back_to_a_plain_call(server):
+    server.inject(Fault.finish("content_filter", when=lambda body: bool(body.get("response_format"))))
+    obj, text = invoke_structured(create_llm(server.llm_config()), PortfolioDecision, PROMPT)
+    assert obj is None and parse_rating(text) == "Overweight"  # the plain call's answer
+    assert [bool(r.get("response_format")) for r in server.requests] == [True, False]
+
+
+def test_a_structured_call_runs_on_the_callers_thread_and_its_callbacks_see_one_model_call(server):
+    import threading
+
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    seen: list[tuple[str, object]] = []
+
+    class Record(BaseCallbackHandler):
+        def on_chat_model_start(self, serialized, messages, *, invocation_params=None, **kwargs):
+            seen.append((threading.current_thread().name, (invocation_params or {}).get("response_format")))
+
+    llm = create_llm(server.llm_config(), callbacks=[Record()])
+    obj, raw = invoke_structured(llm, PortfolioDecision, PROMPT)
+    assert isinstance(obj, PortfolioDecision) and isinstance(raw, AIMessage)
+    # one model call, made by this thread (no thread pool per call), asking for the schema
+    assert seen == [(threading.current_thread().name, PortfolioDecision)]
