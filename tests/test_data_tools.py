@@ -234,3 +234,16 @@ def test_tools_work_inside_a_langgraph_toolnode():
     contents = {m.tool_call_id: m.content for m in result["messages"][1:]}
     assert contents["c1"].startswith("INVALID_ARGUMENT:")
     assert max(dates_in(contents["c2"])) == AS_OF
+
+
+def test_tool_functions_have_evaluated_type_hints():
+    """LangChain reads each tool function's type hints on every call: string annotations (a
+    ``from __future__ import annotations`` in the tools module) would be compiled again each time."""
+    from tradingagents.config import resolve_config
+    from tradingagents.dataflows.tools import make_tools
+
+    tools = make_tools(resolve_config({"data_vendor": "demo"}), as_of="2024-05-10")
+    assert tools
+    for name, tool in tools.items():
+        hints = getattr(tool, "func", None).__annotations__
+        assert hints and not any(isinstance(h, str) for h in hints.values()), name
