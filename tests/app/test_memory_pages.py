@@ -303,6 +303,7 @@ def test_memory_log_entries_open_on_their_decision_who_and_reflection(ta_home):
 
 def test_memory_log_first_run_of_a_big_log_imports_no_pandas(ta_home):
     # pandas (~0.6 s to import) is for the charts only: a log too big to draw a chart by default opens without it
+    import os
     import subprocess
     import sys
 
@@ -314,6 +315,7 @@ def test_memory_log_first_run_of_a_big_log_imports_no_pandas(ta_home):
             "assert not at.exception, [e.value for e in at.exception]\n"
             "print(at.metric[0].value, len(at.dataframe), 'pandas' in sys.modules)\n")
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "TRADINGAGENTS_STUDIO_WARM_UP": "0"}  # the app's warm-up imports pandas on purpose
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-3:] == ["5,001", "1", "False"], out.stdout
