@@ -1,21 +1,30 @@
 """Memory log page: decisions with their outcome, filters, pages, settle-now, charts, reflections.
 
-The log is parsed once per version of the file (``st.cache_resource`` keyed by its size, mtime and
-inode: one shared object, not a pickled copy per rerun), filters run on the whole log, only the
-current page of decisions is drawn, and only the chart picked is built and drawn (three Plotly
-charts in tabs were all drawn at once: on 20,000 entries that was most of the page's time).
+The log is read once per version of the file (``st.cache_resource`` keyed by its size, mtime and
+inode: one shared object, not a pickled copy per rerun) into plain rows, newest first; filters and
+counts run on the whole log in Python, only the current page of decisions is drawn (its table as a
+pyarrow Table), and only the chart picked is built and drawn. pandas is imported only to build a
+chart: with 20,000 entries the import and the DataFrame were most of the first run's time. Each
+decision of the page is one ``<details>`` in a single HTML element (50 expanders of three or four
+elements each were most of what the browser had to draw).
 """
 
 from __future__ import annotations
 
+import math
 import os
+from array import array
+from collections.abc import Mapping
+from itertools import accumulate
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import streamlit as st
 
 from studio import charts, ui
-from studio.memview import situation_html
+from studio.memview import ENTRIES_CSS, entry_html, situation_html
 from studio.ui import _, rating_label, tr
+from tradingagents import figures
 from tradingagents.i18n import N_
 from tradingagents.rating import HOLD_BAND, RATINGS_5_TIER, direction
 from tradingagents.storage import open_memory_log, storage_url
@@ -43,14 +52,73 @@ def file_signature(path: Path) -> tuple[int, int, int] | None:
     return (st_.st_size, st_.st_mtime_ns, st_.st_ino)
 
 
-def read_log(config):
-    """(frame, texts by (date, ticker), problems) of the log as it is now."""
+class Entry(NamedTuple):
+    """What the filters and counts read of an entry (the rest is read for the entries on the page only)."""
+
+    date: str
+    ticker: str
+    rating: str
+    status: str  # "pending" or "settled" (the log's English words)
+    alpha: float | None  # None when absent, never NaN
+    source: Mapping[str, Any]  # the entry as the log gave it
+
+    @property
+    def settled(self) -> bool:
+        """Settled with an alpha: what the counts, the average and the charts use."""
+        return self.status == "settled" and self.alpha is not None
+
+
+class Row(NamedTuple):
+    """An entry of the page, as it is shown (an absent number is None, never NaN)."""
+
+    entry: Entry
+    raw: float | None
+    holding: int | None
+    entry_price: float | None
+    exit_price: float | None
+    bench_raw: float | None
+    benchmark: str | None
+    end_date: str | None
+    by: str | None
+    settled_by: str | None
+    invented: bool
+    decision: str
+    reflection: str
+
+
+class Log(NamedTuple):
+    entries: list[Entry]  # newest first (date descending, ticker ascending)
+    tickers: list[str]  # sorted
+    problems: list[str]
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or (isinstance(value, float) and value != value) else str(value)
+
+
+def _name(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def row_of(entry: Entry) -> Row:
+    e, number = entry.source, figures.number
+    holding = number(e.get("holding"))
+    return Row(entry, number(e.get("raw")), int(holding) if holding is not None and holding.is_integer() else None,
+               number(e.get("entry_price")), number(e.get("exit_price")), number(e.get("bench_raw")),
+               _text(e.get("benchmark")), _text(e.get("end_date")), _name(e.get("by")), _name(e.get("settled_by")),
+               bool(e.get("invented")), e.get("decision") or "", e.get("reflection") or "")
+
+
+def read_log(config) -> Log:
+    """The log as it is now: its entries newest first, its tickers and its problems."""
     log = open_memory_log(config)  # files, or the desk's database
-    entries = log.load_entries()
-    texts = {(str(e.get("date")), str(e.get("ticker"))): (e.get("decision") or "", e.get("reflection") or "",
-                                                           bool(e.get("invented")))
-             for e in entries}
-    return charts.log_frame(entries), texts, list(log.problems)
+    number = figures.number
+    entries = [Entry(str(e.get("date", "")), str(e.get("ticker", "")), str(e.get("rating", "")),
+                     "pending" if e.get("pending") else "settled", number(e.get("alpha")), e)
+               for e in log.load_entries()]
+    entries.sort(key=lambda r: r.ticker)
+    entries.sort(key=lambda r: r.date, reverse=True)  # stable: ticker ascending within a day
+    return Log(entries, sorted({r.ticker for r in entries}), list(log.problems))
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -139,28 +207,31 @@ def labels_of(options, label) -> dict:
     return {o: label(o) for o in options}
 
 
-def filtered(df):
+def filtered(log: Log):
+    rows = log.entries
     row = st.container(horizontal=True, wrap=True)  # wraps onto new lines on a narrow window
     with row:
         linked = st.query_params.get("ticker")  # a link from a run's "What the team remembered"
-        if linked in set(df["ticker"]) and "log_tickers" not in st.session_state:
+        if linked in log.tickers and "log_tickers" not in st.session_state:
             st.session_state["log_tickers"] = [linked]
-        tickers = st.multiselect(_("Ticker"), sorted(df["ticker"].unique()), key="log_tickers", width=280,
+        tickers = st.multiselect(_("Ticker"), log.tickers, key="log_tickers", width=280,
                                  placeholder=_("Choose an option"))
-        present = set(df["rating"])
+        present = {r.rating for r in rows}
         ratings = st.multiselect(_("Rating"), [r for r in RATINGS_5_TIER if r in present], key="log_ratings",
                                  width=280, format_func=labels_of(RATINGS_5_TIER, rating_label).get,
                                  placeholder=_("Choose an option"))
         status = st.segmented_control(_("Status"), ["all", "pending", "settled"], default="all", key="log_status",
                                       format_func=labels_of(("all", "pending", "settled"), status_label).get,
                                       width="content")
-    view = df
+    view = rows
     if tickers:
-        view = view[view["ticker"].isin(tickers)]
+        wanted = set(tickers)
+        view = [r for r in view if r.ticker in wanted]
     if ratings:
-        view = view[view["rating"].isin(ratings)]
+        wanted = set(ratings)
+        view = [r for r in view if r.rating in wanted]
     if status in ("pending", "settled"):
-        view = view[view["status"] == status]
+        view = [r for r in view if r.status == status]
     return view, (tuple(tickers), tuple(ratings), status)
 
 
@@ -183,22 +254,25 @@ def paginate(n_rows: int, filters: tuple) -> tuple[int, int]:
     return first, last
 
 
-def charts_section(view) -> None:
-    settled = charts.settled_rows(view)
-    if not len(settled):
+def charts_section(rows: list[Entry]) -> None:
+    n_settled = sum(r.settled for r in rows)
+    if not n_settled:
         st.info(_("Charts appear once a decision is settled."))
         return
     t = tr()
     # one chart at a time: only the picked one is built and sent (tabs drew all three at once)
-    lazy = len(settled) >= LAZY_CHARTS_FROM
+    lazy = n_settled >= LAZY_CHARTS_FROM
     chart = st.segmented_control(_("Chart"), list(CHARTS), format_func=labels_of(CHARTS, lambda c: _(CHARTS[c])).get,
                                  default=None if lazy else CHARTS_DEFAULT, key="log_chart",
                                  label_visibility="collapsed")
     if chart is None and lazy:
-        st.caption(_("{n} settled decisions: pick a chart above to draw it.", n=f"{len(settled):,}"))
+        st.caption(_("{n} settled decisions: pick a chart above to draw it.", n=f"{n_settled:,}"))
+    if chart is None:
+        return
+    view = charts.log_frame([r.source for r in rows])  # pandas from here on: only for a chart
     if chart == "alpha":
         st.plotly_chart(charts.cumulative_alpha_figure(view, t=t), width="stretch", config=charts.plotly_config(t), key="cum_alpha_chart")
-        n_tickers = settled["ticker"].nunique()
+        n_tickers = len({r.ticker for r in rows if r.settled})
         more = (_(" The {n} tickers with the most settled decisions are drawn; filter by ticker to see others.",
                   n=charts.MAX_TICKER_LINES) if n_tickers > charts.MAX_TICKER_LINES else "")
         st.caption(_("{caption} Alphas of different tickers are never combined.{more}",
@@ -222,6 +296,60 @@ def charts_section(view) -> None:
                      "0, {flat} within ±{band}.", up=tiers[1], down=tiers[-1], flat=tiers[0], band=f"{HOLD_BAND:.0%}"))
 
 
+def _strings(values: list[str]):
+    """A pyarrow string array of ``values``, made from its buffers: ``pa.array`` imports pandas (its
+    pandas shim looks at every input), ~0.6 s that the page's first run does not otherwise need."""
+    import pyarrow as pa
+
+    data = [v.encode("utf-8") for v in values]
+    offsets = array("i", [0, *accumulate(len(b) for b in data)])
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(data)))
+
+
+def log_table(rows: list[Row]):
+    """The page's rows as display text (a pyarrow Table: st.dataframe then needs no pandas): percentages
+    and prices formatted, the dash where a value is absent, headers, statuses and ratings translated."""
+    import pyarrow as pa
+
+    t = tr()
+    bench = [r.bench_raw if r.bench_raw is not None else
+             (r.raw - r.entry.alpha if r.raw is not None and r.entry.alpha is not None else None) for r in rows]
+    columns = {
+        t("date"): [r.entry.date for r in rows], t("ticker"): [r.entry.ticker for r in rows],
+        t("rating"): [rating_label(r.entry.rating) for r in rows],
+        t("status"): [charts.status_label(r.entry.status, t) for r in rows],
+        t("alpha"): [charts.fmt_pct(r.entry.alpha) for r in rows],
+        t("raw return"): [charts.fmt_pct(r.raw) for r in rows],
+        t("benchmark return"): [charts.fmt_pct(v) for v in bench],
+        t("benchmark"): [charts.fmt_text(r.benchmark) for r in rows],
+        t("entry"): [charts.fmt_price(r.entry_price) for r in rows],
+        t("exit"): [charts.fmt_price(r.exit_price) for r in rows],
+        t("exit date"): [charts.fmt_text(r.end_date) for r in rows],
+        t("holding days"): [charts.fmt_text(r.holding) for r in rows],
+    }
+    return pa.Table.from_arrays([_strings(v) for v in columns.values()], names=list(columns))
+
+
+def entries_html(rows: list[Row]) -> str:
+    """Every decision of the page as one ``<details>`` (closed: its label; open: the decision, who ran and
+    settled it, the reflection), all in one HTML element."""
+    decision_head, reflection_head, none_text = _("Decision"), _("Reflection"), _("_none_")
+    parts = [ENTRIES_CSS]
+    for row in rows:
+        e = row.entry
+        tag = _("alpha {alpha}", alpha=f"{e.alpha:+.1%}") if e.settled else status_label("pending")
+        tag += _(" · invented instrument") if row.invented else ""
+        who = [_(what, who=v) for what, v in ((N_("run by {who}"), row.by), (N_("settled by {who}"), row.settled_by))
+               if v]
+        who_text = " · ".join(who)
+        # model text: Markdown rendered safely, "$120 and $130" stays prices (st.markdown would typeset math)
+        parts.append(entry_html(f"{e.date} · {e.ticker} · {rating_label(e.rating)} · {tag}",
+                                (decision_head, situation_html(ui.shown(row.decision) or none_text)),
+                                who=who_text[:1].upper() + who_text[1:],
+                                reflection=(reflection_head, situation_html(row.reflection)) if row.reflection else None))
+    return "".join(parts)
+
+
 def main() -> None:
     config = ui.current_config()
 
@@ -234,53 +362,37 @@ def main() -> None:
     settle_section(config)
 
     path = Path(config["memory_log_path"])
-    df, texts, problems = load_log(config)
-    show_problems(problems, path)
-    if not len(df):
+    log = load_log(config)
+    show_problems(log.problems, path)
+    if not log.entries:
         st.info(_("The memory log is empty. Each analysis you run on the **Run** page adds its decision here as "
                   "pending; **Settle now** (or the next run of the same ticker) fills in the return and alpha once "
                   "the holding window has passed."))
         st.page_link(RUN_PAGE, label=_("Go to the Run page"), icon=":material/rocket_launch:")
         return
 
-    view, filters = filtered(df)
+    view, filters = filtered(log)
     m = st.container(horizontal=True, wrap=True)
-    settled = charts.settled_rows(view)
+    alphas = [r.alpha for r in view if r.settled]
     m.metric(_("Decisions"), f"{len(view):,}", width=140)
-    m.metric(_("Pending"), f"{int((view['status'] == 'pending').sum()):,}", width=140)
-    m.metric(_("Settled"), f"{len(settled):,}", width=140)
-    m.metric(_("Average alpha"), f"{settled['alpha'].mean():+.2%}" if len(settled) else charts.DASH, width=140)
-    if len(view) != len(df):
+    m.metric(_("Pending"), f"{sum(r.status == 'pending' for r in view):,}", width=140)
+    m.metric(_("Settled"), f"{len(alphas):,}", width=140)
+    m.metric(_("Average alpha"), f"{math.fsum(alphas) / len(alphas):+.2%}" if alphas else charts.DASH, width=140)
+    if len(view) != len(log.entries):
         st.caption(_("{n} of the {total} decisions in the log match the filters.", n=f"{len(view):,}",
-                     total=f"{len(df):,}"))
+                     total=f"{len(log.entries):,}"))
 
     charts_section(view)
 
     st.subheader(_("Decisions and reflections"), anchor=False)
-    newest = view.sort_values(["date", "ticker"], ascending=[False, True], kind="stable")
-    first, last = paginate(len(newest), filters)
-    page = newest.iloc[first:last]
-    st.dataframe(charts.log_table(page, t=tr()), hide_index=True, width="stretch", key="log_table")
+    first, last = paginate(len(view), filters)  # the view is newest first
+    page = [row_of(e) for e in view[first:last]]
+    # lazy=False: a page of rows is sent whole, and deciding whether to send a table lazily imports pandas
+    st.dataframe(log_table(page), hide_index=True, width="stretch", key="log_table", lazy=False)
     st.caption(_("Entry and exit are the closes the return was measured between; the benchmark's return is over "
                  "the same window and alpha = raw return − benchmark return. {dash} marks a value that does not "
                  "exist yet (pending) or that older entries did not record.", dash=charts.DASH))
-    decision_head, reflection_head, none_text = _("Decision"), _("Reflection"), _("_none_")
-    for row in page.itertuples(index=False):
-        decision, reflection, invented = texts.get((row.date, row.ticker), ("", "", False))
-        tag = (_("alpha {alpha}", alpha=f"{row.alpha:+.1%}") if row.status == "settled" and row.alpha == row.alpha
-               else status_label("pending"))
-        tag += _(" · invented instrument") if invented else ""
-        with st.expander(f"{row.date} · {row.ticker} · {rating_label(row.rating)} · {tag}"):
-            # model text: Markdown rendered safely, "$120 and $130" stays prices (st.markdown would typeset math)
-            st.html(f'<b>{decision_head}</b><div class="ta-model-text">{situation_html(ui.shown(decision) or none_text)}</div>')
-            who = [_(what, who=v) for what, v in ((N_("run by {who}"), getattr(row, "by", None)),
-                                                  (N_("settled by {who}"), getattr(row, "settled_by", None)))
-                   if isinstance(v, str) and v]
-            if who:
-                text = " · ".join(who)
-                st.caption(text[:1].upper() + text[1:])
-            if reflection:
-                st.html(f'<b>{reflection_head}</b><div class="ta-model-text">{situation_html(reflection)}</div>')
+    st.html(entries_html(page))
 
     if path.exists():
         st.download_button(_("Download the raw log (Markdown)"), lambda: path.read_bytes(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -98,6 +99,22 @@ def _clean_url(m: re.Match) -> str:
     return f' {m.group(1)}="{m.group(2)}"' if _SAFE_URL.match(url) else ""
 
 
+_MD = threading.local()
+
+
+def _markdown():
+    """This thread's Markdown converter: ``markdown.markdown()`` builds a new one (its extensions and
+    processors) per call, three times the cost of converting a short text with one kept and reset (a
+    reset forgets what the last text defined). One per thread: a converter keeps state while it converts,
+    and Streamlit runs each script run in a thread of its own."""
+    md = getattr(_MD, "md", None)
+    if md is None:
+        import markdown
+
+        md = _MD.md = markdown.Markdown(extensions=["tables", "sane_lists"])
+    return md
+
+
 def situation_html(text: str, terms: Iterable[str] = ()) -> str:
     """``text`` (Markdown) as safe HTML with ``terms`` wrapped in <mark>.
 
@@ -105,10 +122,8 @@ def situation_html(text: str, terms: Iterable[str] = ()) -> str:
     them. Only http(s) and mailto links survive; images become their alt text (nothing is fetched).
     Terms are highlighted in text only, never inside a tag or an entity.
     """
-    import markdown as _md
-
     safe = (text or "").replace("&", "&amp;").replace("<", "&lt;")
-    body = _md.markdown(safe, extensions=["tables", "sane_lists"])
+    body = _markdown().reset().convert(safe)
     body = _IMG.sub(lambda m: (alt.group(1) if (alt := _ALT.search(m.group(0))) else ""), body)
     body = _ATTR_URL.sub(_clean_url, body)
     wanted = sorted({t.lower() for t in terms if t}, key=len, reverse=True)
@@ -119,6 +134,33 @@ def situation_html(text: str, terms: Iterable[str] = ()) -> str:
     parts = _TAG_SPLIT.split(body)
     for i in range(0, len(parts), 2):  # even pieces are text between tags
         parts[i] = regex.sub(lambda m: f"<mark>{m.group(0)}</mark>", parts[i])
+    return "".join(parts)
+
+
+ENTRIES_CSS = """<style>
+.ta-entry{border:1px solid rgba(128,128,128,.3);border-radius:.5rem;margin:0 0 .5rem}
+.ta-entry>summary{cursor:pointer;padding:.6rem 1rem}
+.ta-entry>summary:hover{opacity:.8}
+.ta-entry[open]>summary{border-bottom:1px solid rgba(128,128,128,.2)}
+.ta-entry-body{padding:.75rem 1rem .25rem}
+.ta-entry-who{font-size:.875rem;opacity:.65;margin:0 0 .75rem}
+</style>"""
+"""The look of ``entry_html``'s blocks (an expander's: a bordered box that opens on a click of its label)."""
+
+
+def entry_html(summary: str, decision: tuple[str, str], *, who: str = "",
+               reflection: tuple[str, str] | None = None) -> str:
+    """One memory-log entry as a ``<details>`` block: ``summary`` (plain text, escaped here) is its label;
+    opened, it shows ``decision`` and ``reflection`` as (heading, HTML made safe by ``situation_html``) and
+    ``who`` (plain text) between them. Many of them in one HTML element cost the browser far less than
+    one expander of three or four elements per entry."""
+    parts = [f'<details class="ta-entry"><summary>{html.escape(summary)}</summary><div class="ta-entry-body">',
+             f'<b>{html.escape(decision[0])}</b><div class="ta-model-text">{decision[1]}</div>']
+    if who:
+        parts.append(f'<p class="ta-entry-who">{html.escape(who)}</p>')
+    if reflection is not None:
+        parts.append(f'<b>{html.escape(reflection[0])}</b><div class="ta-model-text">{reflection[1]}</div>')
+    parts.append("</div></details>")
     return "".join(parts)
 
 

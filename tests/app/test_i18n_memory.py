@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.apptest_utils import APP, PAGES, texts
+from tests.app.test_memory_pages import entry_labels
 from tradingagents import storage
 from tradingagents.agents.utils.memory import SEPARATOR
 from tradingagents.config import resolve_config
@@ -86,7 +87,7 @@ def test_memory_log_in_chinese_and_in_english(seeded):
     table = next(d.value for d in zh.dataframe if "基准收益" in d.value.columns)
     assert list(table.columns[:4]) == ["日期", "代码", "评级", "状态"]
     assert {"买入", "卖出", "持有", "增持"} == set(table["评级"]) and {"待结算", "已结算"} == set(table["状态"])
-    labels = [str(e.label) for e in zh.expander if " · " in str(e.label)]
+    labels = entry_labels(zh)
     assert "2024-05-10 · NVDA · 买入 · 超额收益(alpha) +2.0%" in labels and "2024-06-03 · MSFT · 增持 · 待结算" in labels
     fig = zh.get("plotly_chart")[0].proto.spec
     assert "各代码的复合超额收益(alpha)（持有期不重叠）" in fig and "compounded alpha" not in fig

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 from tests.app.apptest_utils import form_button, new_app, texts
@@ -46,8 +48,14 @@ def many_blocks(n: int) -> list[str]:
     return out
 
 
-def expanders(at) -> list[str]:
-    return [str(e.label) for e in at.expander if " · " in str(e.label)]
+def entry_labels(at) -> list[str]:
+    """The Memory log's entries as their labels show them (each entry is a <details> whose <summary> is
+    its label, all in one HTML element), in page order, unescaped."""
+    return [html.unescape(m) for h in at.html
+            for m in re.findall(r'<details class="ta-entry"><summary>(.*?)</summary>', str(h.value))]
+
+
+expanders = entry_labels
 
 
 def log_table(at):
@@ -272,3 +280,42 @@ def test_memory_log_draws_no_chart_of_a_big_log_until_one_is_picked(ta_home):
     assert "5,000 settled decisions: pick a chart above to draw it." in texts(at)
     at.segmented_control(key="log_chart").set_value("equity").run()
     assert len(at.get("plotly_chart")) == 1 and "pick a chart above" not in texts(at)
+
+
+def test_memory_log_entries_open_on_their_decision_who_and_reflection(ta_home):
+    # each entry is one closed <details>: its label, then (opened) the decision, who ran and settled it, the reflection
+    meta = json.dumps({"by": "ann@desk.example", "settled_by": "bob@desk.example"})
+    write_log([settled_block("2024-05-10", "NVDA", "Buy", 0.05, 0.02, decision="Go **long**.") + f"\n\n<!-- meta {meta} -->",
+               pending_block("2024-06-10", "AAPL", decision="Wait.")])
+    at = new_app("memory_log")
+    assert not at.exception, [e.value for e in at.exception]
+    assert entry_labels(at) == ["2024-06-10 · AAPL · Hold · pending", "2024-05-10 · NVDA · Buy · alpha +2.0%"]
+    shown = "\n".join(str(h.value) for h in at.html)
+    assert "<details open" not in shown
+    nvda = shown[shown.index("2024-05-10 · NVDA"):]
+    nvda = nvda[:nvda.index("</details>")]
+    assert nvda.index("Go <strong>long</strong>.") < nvda.index("Run by ann@desk.example · settled by bob@desk.example") \
+        < nvda.index("A lesson.")
+    aapl = shown[shown.index("2024-06-10 · AAPL"):]
+    aapl = aapl[:aapl.index("</details>")]
+    assert "Wait." in aapl and "Reflection" not in aapl and "Run by" not in aapl
+
+
+def test_memory_log_first_run_of_a_big_log_imports_no_pandas(ta_home):
+    # pandas (~0.6 s to import) is for the charts only: a log too big to draw a chart by default opens without it
+    import os
+    import subprocess
+    import sys
+
+    write_log([settled_block(day(i // 3), TICKERS[i % 3], "Buy", 0.01, 0.001 * (i % 5 - 2)) for i in range(5000)]
+              + [pending_block(day(2000), "TSLA")])
+    code = ("import sys\nfrom streamlit.testing.v1 import AppTest\n"
+            "at = AppTest.from_file('app.py', default_timeout=300)\n"
+            "at.switch_page('pages/memory_log.py').run()\n"
+            "assert not at.exception, [e.value for e in at.exception]\n"
+            "print(at.metric[0].value, len(at.dataframe), 'pandas' in sys.modules)\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "TRADINGAGENTS_STUDIO_WARM_UP": "0"}  # the app's warm-up imports pandas on purpose
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-3:] == ["5,001", "1", "False"], out.stdout

@@ -9,6 +9,7 @@ from studio.debates import turns_from_events, turns_from_saved
 from studio.memview import (
     ROLES,
     display_terms,
+    entry_html,
     highlight_html,
     shared_terms,
     situation_from_state,
@@ -319,6 +320,29 @@ def test_situation_html_renders_markdown_and_runs_nothing():
     assert "<img" not in out and "javascript:" not in out and "&lt;img src=" in out  # raw HTML is text
     assert '<a href="https://ok.example">b</a>' in out and "pic" in out
     assert "&<mark>amp</mark>;" not in out  # never inside an entity
+
+
+def test_situation_html_keeps_no_state_between_texts():
+    # one converter is kept per thread: what one text defines (a link reference) must not reach the next
+    import markdown
+
+    defines = "See [the filing][f].\n\n[f]: https://sec.example/f\n\n| a | b |\n|---|---|\n| 1 | 2 |"
+    uses = "Same words, [the filing][f], no definition.\n\n1. one\n2. two"
+    assert '<a href="https://sec.example/f">the filing</a>' in situation_html(defines)
+    assert "<a " not in situation_html(uses) and "[the filing][f]" in situation_html(uses)
+    for text in (defines, uses, "# Title\n\n* x\n* y"):
+        assert situation_html(text) == markdown.markdown(text, extensions=["tables", "sane_lists"])
+
+
+def test_entry_html_is_a_closed_details_with_its_label_escaped():
+    out = entry_html("2024-05-10 · NVDA · Buy · alpha +2.0% <b>", ("Decision", "<p>Go <strong>long</strong>.</p>"),
+                     who="Run by ann@desk.example · settled by bob", reflection=("Reflection", "<p>Right.</p>"))
+    assert out.startswith('<details class="ta-entry"><summary>2024-05-10 · NVDA · Buy · alpha +2.0% &lt;b&gt;</summary>')
+    assert "<details open" not in out and out.endswith("</details>")
+    decision, who, reflection = out.index("Go <strong>long"), out.index("Run by ann@"), out.index("Right.")
+    assert decision < who < reflection  # the decision, who ran and settled it, then the reflection
+    bare = entry_html("x", ("Decision", "<p>Wait.</p>"))
+    assert "ta-entry-who" not in bare and "Reflection" not in bare
 
 
 def test_figures_are_written_for_people():
