@@ -3,7 +3,7 @@
 - ``price_history`` / ``price_figure``: candlestick with moving averages, volume and the decision marked;
   prices come from the configured provider up to the analysis date, never after.
 - ``timeline_figure``: per-agent Gantt-like timeline from node_started/node_finished intervals.
-- ``log_frame``, ``log_table``, ``rating_stats``, ``equity_curve`` and the memory-log figures.
+- ``log_frame``, ``rating_stats``, ``equity_curve`` and the memory-log figures.
 """
 
 from __future__ import annotations
@@ -308,28 +308,6 @@ def status_label(status: str, t: Translator | None = None) -> str:
     if status == "settled":
         return t.p("settlement", "settled")
     return status
-
-
-def log_table(df: pd.DataFrame, *, t: Translator | None = None) -> pd.DataFrame:
-    """The rows of ``df`` as display text: percentages and prices formatted, "—" where a value is absent;
-    headers, statuses and ratings in ``t``'s language (English by default)."""
-    import pandas as pd
-
-    t = _t(t)
-    bench = bench_returns(df)
-    return pd.DataFrame({
-        t("date"): df["date"], t("ticker"): df["ticker"],
-        t("rating"): [rating_label(r, t.lang) for r in df["rating"]],
-        t("status"): [status_label(s, t) for s in df["status"]],
-        t("alpha"): [fmt_pct(v) for v in df["alpha"]],
-        t("raw return"): [fmt_pct(v) for v in df["raw"]],
-        t("benchmark return"): [fmt_pct(v) for v in bench],
-        t("benchmark"): [fmt_text(v) for v in df["benchmark"]],
-        t("entry"): [fmt_price(v) for v in df["entry_price"]],
-        t("exit"): [fmt_price(v) for v in df["exit_price"]],
-        t("exit date"): [fmt_text(v) for v in df["end_date"]],
-        t("holding days"): [fmt_text(v) for v in df["holding"]],
-    })
 
 
 def rating_stats(df: pd.DataFrame) -> pd.DataFrame:

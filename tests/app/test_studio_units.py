@@ -222,17 +222,6 @@ def test_hit_rate_chart_is_bars_only_with_counts_and_round_ticks():
     assert list(fig.layout.yaxis.tickvals) == [0, 25, 50, 75, 100]
 
 
-def test_log_table_shows_prices_and_dashes_for_what_does_not_exist():
-    rich = dict(ENTRIES[0], entry_price=101.5, exit_price=106.575, bench_raw=0.02, benchmark="SPY",
-                end_date="2024-01-09")
-    table = charts.log_table(charts.log_frame([rich, ENTRIES[3]])).set_index("date")
-    row = table.loc["2024-01-02"]
-    assert (row["entry"], row["exit"], row["exit date"]) == ("101.50", "106.58", "2024-01-09")
-    assert (row["benchmark"], row["benchmark return"], row["alpha"]) == ("SPY", "+2.00%", "+3.00%")
-    assert set(table.loc["2024-04-01", ["entry", "exit", "raw return", "alpha", "benchmark"]]) == {"—"}
-    assert "None" not in table.to_string()
-
-
 def test_html_export_is_self_contained_and_escapes_model_text():
     state = {"company_of_interest": "NVDA", "trade_date": "2024-05-10",
              "market_report": "Trend up <script>alert(1)</script> & more",
