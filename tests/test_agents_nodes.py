@@ -157,27 +157,26 @@ def analysed(tmp_path_factory):
         yield analysed_state()
 
 
-def test_analyst_first_turn_calls_tools_then_writes_its_report():
+def test_market_analyst_fetches_its_data_then_writes_its_report_in_one_call():
     llm = OfflineChatModel()
     tools = get_analyst_tools("market", {}, as_of=DATE)
     node = create_market_analyst(llm, tools)
     state = Propagator().create_initial_state(TICKER, DATE)
-    first = node(state)
-    assert first["sender"] == "Market Analyst"
-    assert "market_report" not in first
-    calls = first["messages"][0].tool_calls
-    assert {c["name"] for c in calls} == {"get_stock_data", "get_indicators"}
+    update = node(state)
+    assert update["sender"] == "Market Analyst"
+    request, *results, answer = update["messages"]
+    calls = request.tool_calls
+    # one get_indicators call for all the indicators: the tool takes several separated by commas
+    assert [c["name"] for c in calls] == ["get_stock_data", "get_indicators"]
     by_name = {t.name: t for t in tools}
     for call in calls:
         by_name[call["name"]].args_schema.model_validate(call["args"])  # valid for the tool's schema
         assert call["args"].get("symbol") == TICKER
         assert max(v for k, v in call["args"].items() if k.endswith("date")) == DATE
-    results = [by_name[call["name"]].invoke(call) for call in calls]  # a ToolCall in → a ToolMessage out
     assert len(results) == len(calls) and all(isinstance(m, ToolMessage) for m in results)
-    second = node({**state, "messages": state["messages"] + first["messages"] + results})
-    assert not second["messages"][0].tool_calls
-    assert second["market_report"] == second["messages"][0].content
-    assert "50-day average" in second["market_report"]
+    assert not answer.tool_calls
+    assert update["market_report"] == answer.content
+    assert "50-day average" in update["market_report"]
 
 
 def test_four_analysts_write_reports_and_each_msg_clear_leaves_one_placeholder(analysed):
@@ -376,9 +375,8 @@ def test_every_prompt_names_instrument_and_date_and_honours_the_language(analyse
     state = analysed_state(llm, config)
     run_rest(state, llm, config)
     systems = rec.system_prompts()
-    # the Market Analyst with a tool round (two calls), the Sentiment, News and Fundamentals Analysts (one
-    # each: they fetch their data themselves) and the eight later nodes
-    assert len(systems) == 1 * 2 + 3 + 8
+    # the four analysts (one call each: they fetch their data themselves) and the eight later nodes
+    assert len(systems) == 4 + 8
     for prompt in systems:
         assert f"Instrument: {TICKER}" in prompt and f"Analysis date: {DATE}" in prompt
         assert "Instrument context: NVDA — test instrument" in prompt

@@ -21,9 +21,9 @@ from tests.graph_helpers import CallCounter
 from tests.test_sentiment_prefetch import CountingToolNode, RecordingModel, ToolEvents
 from tradingagents import agents
 from tradingagents.agents import create_msg_delete
-from tradingagents.agents.analysts import fundamentals_analyst, news_analyst
+from tradingagents.agents.analysts import fundamentals_analyst, market_analyst, news_analyst
 from tradingagents.agents.utils.agent_states import AgentState
-from tradingagents.agents.utils.agent_utils import create_analyst_node, tool_error_message
+from tradingagents.agents.utils.agent_utils import block_tag, create_analyst_node, tool_error_message
 from tradingagents.dataflows.tools import AS_OF_KEY, get_analyst_tools, make_tools
 from tradingagents.graph.analyst_execution import ANALYST_SPECS
 from tradingagents.graph.conditional_logic import ConditionalLogic, analyst_path_map
@@ -38,6 +38,7 @@ ISO_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 
 # analyst key → (its module, the tools it calls in order, the prompt of its system prompt function)
 ANALYSTS: dict[str, tuple[Any, list[str], str]] = {
+    "market": (market_analyst, ["get_stock_data", "get_indicators"], "market_system_prompt"),
     "news": (news_analyst, ["get_news", "get_global_news"], "news_system_prompt"),
     "fundamentals": (fundamentals_analyst, ["get_fundamentals", "get_income_statement", "get_balance_sheet",
                                             "get_cashflow"], "fundamentals_system_prompt"),
@@ -89,7 +90,7 @@ def run_node(key, llm, tools, config=None, *, callbacks=(), configurable=None, p
 
 
 def block(prompt: str, name: str) -> str:
-    return re.search(rf"<{name}>\n(.*?)\n</{name}>", prompt, re.S).group(1)
+    return re.search(rf"<{name}(?: [a-z_]+=\"[^\"\n]*\")*>\n(.*?)\n</{name}>", prompt, re.S).group(1)
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -113,7 +114,7 @@ def test_one_model_call_no_tool_round_and_the_prompt_holds_the_fetched_data(key)
     at = 0
     for call in request.tool_calls:
         text = by_name[call["name"]].invoke(call["args"])
-        found = prompt.find(f"<{call['name']}>\n{text}\n</{call['name']}>", at)
+        found = prompt.find(f"<{block_tag(call['name'], call['args'])}>\n{text}\n</{call['name']}>", at)
         assert found > at, call["name"]
         at = found
     for name in names:
@@ -180,7 +181,7 @@ def test_a_tool_that_raises_answers_as_the_toolnode_would_and_the_node_goes_on(k
     expected = only_tools.compile().invoke({"messages": [AIMessage(content="", tool_calls=[call])]})["messages"][-1]
     assert failed[0].content == expected.content == (
         "DATA_UNAVAILABLE: the tool failed (RuntimeError: feed down). Treat this data as missing.")
-    assert f"<{good[-1].name}>\n{failed[0].content}\n</{good[-1].name}>" in llm.prompt()
+    assert f"<{block_tag(good[-1].name, call['args'])}>\n{failed[0].content}\n</{good[-1].name}>" in llm.prompt()
     assert update[spec.report_key] == answer.content
 
 

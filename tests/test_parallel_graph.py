@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -16,7 +17,7 @@ DATE = "2024-05-10"
 ANALYST_AGENTS = {"Market Analyst": "market", "Sentiment Analyst": "social", "News Analyst": "news",
                   "Fundamentals Analyst": "fundamentals"}
 # the analysts that fetch their data themselves and make one model call (no tool round)
-PREFETCHING = {"Sentiment Analyst", "News Analyst", "Fundamentals Analyst"}
+PREFETCHING = {"Market Analyst", "Sentiment Analyst", "News Analyst", "Fundamentals Analyst"}
 
 
 @pytest.mark.parametrize("selected", [None, ["news", "market"], ["fundamentals", "social"]])
@@ -48,8 +49,8 @@ def test_each_branch_sees_only_its_own_tool_messages():
         tool_msgs = [m for m in spy.seen[node] if m.type == "tool"]
         if node in PREFETCHING:  # it fetches its data itself: the answers are in its prompt
             prompt = "\n".join(str(m.content) for m in spy.seen[node] if m.type == "system")
-            assert not tool_msgs and all(f"<{name}>" in prompt for name in own_tools[key])
-            assert not any(f"<{name}>" in prompt for name in every_tool - own_tools[key])
+            assert not tool_msgs and all(re.search(rf"<{name}[ >]", prompt) for name in own_tools[key])
+            assert not any(re.search(rf"<{name}[ >]", prompt) for name in every_tool - own_tools[key])
         else:
             assert tool_msgs, node
         assert {m.name for m in tool_msgs} <= own_tools[key], node
@@ -76,7 +77,7 @@ def test_branch_events_overlap_in_time_for_a_timeline():
 
 
 # a branch's only call (News), a tool-loop branch's second call (Market), the first node after the branches
-@pytest.mark.parametrize("node, call", [("News Analyst", 1), ("Market Analyst", 2), ("Bull Researcher", 1)])
+@pytest.mark.parametrize("node, call", [("News Analyst", 1), ("Market Analyst", 1), ("Bull Researcher", 1)])
 def test_failure_in_one_branch_resumes_without_rerunning_finished_branches(ta_home, node, call):
     ref = CallCounter()
     ref_state, _ = TradingAgentsGraph(

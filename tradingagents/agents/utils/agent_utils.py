@@ -291,7 +291,8 @@ def fetch_tool_data(
     it: it is the record of the node's calls, so the scratchpad pairs every ToolMessage with its call
     and the run's reporter shows them as tool calls, as it does a ToolNode's; None when nothing was
     called), ``results`` the ToolMessages in call order, and ``blocks`` ``(tool name, text)`` for the
-    prompt, a planned tool the node was not given included (as DATA_UNAVAILABLE). The calls run side by
+    prompt (the name is ``block_tag``'s: with the call's ``BLOCK_ARGS``), a planned tool the node was not
+    given included (as DATA_UNAVAILABLE). The calls run side by
     side, as a ToolNode runs them, with ``config`` (the node's RunnableConfig); their ids are stable.
     """
     ticker = str(state.get("company_of_interest") or "")
@@ -317,8 +318,8 @@ def fetch_tool_data(
             results = list(executor.map(lambda c: run_tool_call(by_name[c["name"]], c, config), calls))
     by_id = {c["id"]: r for c, r in zip(calls, results, strict=True)}
     blocks = [
-        (name, tool_text(by_id[call["id"]]) if call else
-         f"DATA_UNAVAILABLE: this analyst was given no {name} tool. Treat this data as missing.")
+        (block_tag(name, call["args"]), tool_text(by_id[call["id"]])) if call else
+        (name, f"DATA_UNAVAILABLE: this analyst was given no {name} tool. Treat this data as missing.")
         for name, call in order
     ]
     if not calls:
@@ -328,9 +329,25 @@ def fetch_tool_data(
     return request, results, blocks
 
 
+BLOCK_ARGS = ("indicator",)
+"""Arguments a data block's opening tag names (``<get_indicators indicator="rsi,atr">``): what the call
+asked for, which its answer may not say (a NO_DATA answer); the offline engine reads them back."""
+
+
+def block_tag(name: str, args: Mapping[str, Any]) -> str:
+    """The opening tag's text of a call's data block: the tool name, then its ``BLOCK_ARGS``."""
+    attrs = "".join(f' {key}="{str(args[key]).replace(chr(34), "")}"' for key in BLOCK_ARGS if key in args)
+    return name + attrs
+
+
 def data_blocks(blocks: Sequence[tuple[str, str]]) -> str:
-    """The fetched data for a prompt: one ``<tool name>…</tool name>`` block per tool (``tagged``)."""
-    return "\n\n".join(tagged(name, text) for name, text in blocks)
+    """The fetched data for a prompt: one ``<tag>…</tool name>`` block per call (``tagged``, whose tag is
+    ``block_tag``: the tool name, with the ``BLOCK_ARGS`` of the call when it has any)."""
+    out = []
+    for tag, text in blocks:
+        body = (text or "").strip() or "(none)"
+        out.append(f"<{tag}>\n{body}\n</{tag.split(' ', 1)[0]}>")
+    return "\n\n".join(out)
 
 
 def create_prefetch_analyst_node(

@@ -60,9 +60,9 @@ DATA_UNAVAILABLE = "DATA_UNAVAILABLE:"
 MARKET_INDICATORS = ("close_50_sma", "close_200_sma", "macd", "macds", "rsi", "boll_ub", "boll_lb", "atr")
 
 # analyst key (the roster's) → [(tool name, argument overrides)]; "window_days" sets start_date = date − window.
-# Used when a role's tools are bound to the model. The graph's Sentiment, News and Fundamentals Analysts bind
-# none: they make these same calls themselves (their modules' FETCH_PLAN, tested equal) and their prompts
-# carry the answers.
+# Used when a role's tools are bound to the model. The graph's four analysts bind none: they make these same
+# calls themselves (their modules' FETCH_PLAN, tested equal; the Market Analyst's get_indicators calls merged
+# into one, comma-joined, as plan_tool_calls merges them) and their prompts carry the answers.
 TOOL_PLANS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "market": [("get_stock_data", {"window_days": 91})]
     + [("get_indicators", {"indicator": name, "look_back_days": 30}) for name in MARKET_INDICATORS],
@@ -241,19 +241,23 @@ def tool_results(messages: Sequence[BaseMessage]) -> list[ToolResult]:
     return results
 
 
-_BLOCK_RE = re.compile(r"^<(?P<name>[a-z][a-z0-9_]*)>\n(?P<body>.*?)\n</(?P=name)>[ \t]*$", re.DOTALL | re.MULTILINE)
+_BLOCK_RE = re.compile(r'^<(?P<name>[a-z][a-z0-9_]*)(?P<attrs>(?: [a-z_]+="[^"\n]*")*)>\n(?P<body>.*?)\n</(?P=name)>[ \t]*$',
+                       re.DOTALL | re.MULTILINE)
+_ATTR_RE = re.compile(r' (?P<key>[a-z_]+)="(?P<value>[^"\n]*)"')
 
 
 def prompt_results(prompt: str) -> list[ToolResult]:
     """The tool results an analyst node fetched itself and put into its prompt, in the prompt's order:
     each ``<tool name>…</tool name>`` block (``agent_utils.data_blocks``) of a data tool the engine
-    knows (``TOOL_NAMES``); a block of ``(none)`` is an empty answer."""
+    knows (``TOOL_NAMES``), with the arguments its opening tag names (``agent_utils.block_tag``:
+    ``<get_indicators indicator="rsi,atr">``); a block of ``(none)`` is an empty answer."""
     results = []
     for match in _BLOCK_RE.finditer(prompt or ""):
         name = match.group("name")
         if name in TOOL_NAMES:
             body = match.group("body").strip()
-            results.append(ToolResult(name, {}, "" if body == "(none)" else body))
+            args = {m.group("key"): m.group("value") for m in _ATTR_RE.finditer(match.group("attrs"))}
+            results.append(ToolResult(name, args, "" if body == "(none)" else body))
     return results
 
 
