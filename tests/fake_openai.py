@@ -157,6 +157,13 @@ def _text_of(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def is_analyst_call(body: dict, role: str = "Market Analyst") -> bool:
+    """Whether a request is an analyst's (by its system prompt): each analyst makes one call, its
+    fetched data in the prompt, no tools offered."""
+    messages = body.get("messages") or []
+    return bool(messages) and str(messages[0].get("content") or "").startswith(f"You are the {role}")
+
+
 def instrument_and_date(messages: list[dict]) -> tuple[str, str]:
     """The ``Instrument:`` and ``Analysis date:`` of a conversation (first found wins)."""
     ticker = date = None

@@ -10,7 +10,7 @@ import json
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
-from tests.fake_openai import FakeOpenAIServer, agentic_responder
+from tests.fake_openai import FakeOpenAIServer, agentic_responder, is_analyst_call
 from tests.hostile import hostile_responder as make_hostile_responder
 from tradingagents.agents.managers.portfolio_manager import PortfolioDecision
 from tradingagents.graph.signal_processing import process_signal, state_rating
@@ -173,7 +173,7 @@ def test_a_server_error_carrying_escape_sequences_is_printed_stripped(ta_home, c
     evil = "get_\x1b]0;pwned\x07\x1b[2Jdata"
 
     def responder(body):
-        if body.get("tools"):  # a tool call whose arguments are not JSON: the error quotes its name
+        if is_analyst_call(body):  # a tool call whose arguments are not JSON: the error quotes its name
             return {"content": None, "tool_calls": [{"name": evil, "arguments": "{not json"}]}
         return agentic_responder(body)
 
@@ -191,7 +191,7 @@ def test_the_batch_command_prints_a_tickers_error_stripped(ta_home, capsys):
     evil = "get_\x1b]0;pwned\x07\x1b[2Jdata"
 
     def responder(body):
-        if body.get("tools"):
+        if is_analyst_call(body):
             return {"content": None, "tool_calls": [{"name": evil, "arguments": "{not json"}]}
         return agentic_responder(body)
 

@@ -31,10 +31,10 @@ PRICES = {"fake-quick": [1000.0, 4000.0], "fake-deep": [2000.0, 8000.0]}
 
 
 def _market_text(body: dict) -> bool:
-    """The Market Analyst's report call (its tool results are in, so it writes text)."""
+    """The Market Analyst's report call (its one call: its data is fetched and in the prompt)."""
     messages = body.get("messages") or []
     system = str((messages or [{}])[0].get("content") or "")
-    return system.startswith("You are the Market Analyst") and any(m.get("role") == "tool" for m in messages)
+    return system.startswith("You are the Market Analyst") and "<get_stock_data>" in system
 
 
 def _numbered(counter: dict):

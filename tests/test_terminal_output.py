@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fake_openai import FakeOpenAIServer, agentic_responder
+from tests.fake_openai import FakeOpenAIServer, agentic_responder, is_analyst_call
 
 DATE = "2024-05-10"
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +23,7 @@ MODEL = ["--provider", "openai_compatible", "--quick-model", "q", "--deep-model"
 
 
 def _hostile_tool_name(body):
-    if body.get("tools"):  # a tool call whose arguments are not JSON: the error quotes its name
+    if is_analyst_call(body):  # a tool call whose arguments are not JSON: the error quotes its name
         return {"content": None, "tool_calls": [{"name": EVIL, "arguments": "{not json"}]}
     return agentic_responder(body)
 

@@ -58,8 +58,9 @@ def _fake_llm_env(llm) -> dict[str, str]:
 
 
 def _reports_text(body: dict) -> bool:
-    """A streamed request that writes an analyst's report (its tool results are in)."""
-    return bool(body.get("stream")) and any(m.get("role") == "tool" for m in body.get("messages") or [])
+    """A streamed request that writes the Market Analyst's report (its fetched prices are in its prompt)."""
+    return bool(body.get("stream")) and any(
+        "<get_stock_data>" in str(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "system")
 
 
 def _live_box(page, cond_js: str, arg) -> list[str]:

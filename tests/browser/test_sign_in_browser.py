@@ -31,7 +31,9 @@ ANN, BOB, LEAD = "ann@desk.example", "bob@desk.example", "lead@desk.example"
 
 
 def _reports_text(body: dict) -> bool:
-    return bool(body.get("stream")) and any(m.get("role") == "tool" for m in body.get("messages") or [])
+    """A streamed request that writes the Market Analyst's report (its fetched prices are in its prompt)."""
+    return bool(body.get("stream")) and any(
+        "<get_stock_data>" in str(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "system")
 
 
 def _sign_in(browser, url: str, email: str):
