@@ -77,7 +77,8 @@ def test_memory_pages_show_no_english_in_chinese(ta_home):
         _open(page, url, "memory_log?lang=zh", "记忆日志")
         page.get_by_text("决策与复盘").first.wait_for(timeout=HANG_MS)
         page.locator("[data-testid='stPlotlyChart'] svg.main-svg").first.wait_for(timeout=HANG_MS)
-        page.get_by_text("2024-05-10 · NVDA · 买入").first.click()  # open one entry: its decision shows
+        _settle(page)  # a click while the script still reruns lands on entries that are then drawn anew (closed)
+        page.locator("details.ta-entry summary").get_by_text("2024-05-10 · NVDA · 买入").first.click()  # open one
         page.locator("details.ta-entry[open]").get_by_text("决策", exact=True).wait_for(timeout=HANG_MS)
         assert page.locator("details.ta-entry[open]").count() == 1
         _settle(page)
