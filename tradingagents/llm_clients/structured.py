@@ -157,19 +157,18 @@ def _plain(llm: Any, messages: Sequence[Any]) -> tuple[None, str]:
 
 
 def _is_openai_chat(llm: Any) -> bool:
-    try:
-        from langchain_openai import ChatOpenAI
-    except ImportError:  # pragma: no cover - a dependency of this project
-        return False
+    from langchain_openai import ChatOpenAI
+
     return isinstance(llm, ChatOpenAI) and not getattr(llm, "use_responses_api", None)
 
 
 class _OpenAIStructured:
     """What ``ChatOpenAI.with_structured_output(schema, method="json_schema", include_raw=True)`` does,
     without its runnables: the model called with ``response_format=schema`` (the same request, parsed
-    by the SDK), ``{"raw", "parsed"}`` back, ``parsed`` None when the answer holds no instance (a
-    refusal, a content filter). langchain-openai's version runs the parse beside the call in a new
-    thread pool on every call: ~12 ms a call, three times the call itself at a fast server."""
+    by the SDK), ``{"raw", "parsed"}`` back: the SDK's parse (an instance, a dict ``invoke_structured``
+    validates, or None for a refusal or a content filter). langchain-openai's version runs the parse
+    beside the call in a new thread pool on every call: ~12 ms a call, three times the call itself at a
+    fast server."""
 
     __slots__ = ("llm", "schema")
 
@@ -178,13 +177,7 @@ class _OpenAIStructured:
 
     def invoke(self, messages: list) -> dict[str, Any]:
         raw = self.llm.invoke(messages, response_format=self.schema)
-        parsed = getattr(raw, "additional_kwargs", {}).get("parsed")
-        if isinstance(parsed, dict):
-            try:
-                parsed = self.schema.model_validate(parsed)
-            except ValidationError:
-                parsed = None
-        return {"raw": raw, "parsed": parsed if isinstance(parsed, self.schema) else None}
+        return {"raw": raw, "parsed": getattr(raw, "additional_kwargs", {}).get("parsed")}
 
 
 def invoke_structured(

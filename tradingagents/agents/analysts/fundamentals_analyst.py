@@ -17,6 +17,7 @@ from tradingagents.agents.utils.agent_utils import (
     create_prefetch_analyst_node,
     header_lines,
     language_instruction,
+    with_data,
 )
 
 ROLE = team.ROLES["fundamentals"]
@@ -48,8 +49,7 @@ NO_DATA_AVAILABLE or DATA_UNAVAILABLE, say which data is missing and do not esti
 def fundamentals_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any]) -> str:
     """The prompt with the fetched ``data`` (``agent_utils.data_blocks``) at its end, after the
     instructions and the language sentence."""
-    head = PROMPT.format(header=header_lines(state), freq=FREQ, language=language_instruction(config))
-    return head.strip() + "\n\n" + (data.strip() or "(no data was fetched)")
+    return with_data(PROMPT.format(header=header_lines(state), freq=FREQ, language=language_instruction(config)), data)
 
 
 def create_fundamentals_analyst(llm, tools, config=None):

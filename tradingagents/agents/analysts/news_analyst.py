@@ -17,6 +17,7 @@ from tradingagents.agents.utils.agent_utils import (
     create_prefetch_analyst_node,
     header_lines,
     language_instruction,
+    with_data,
 )
 
 ROLE = team.ROLES["news"]
@@ -47,9 +48,9 @@ NO_DATA_AVAILABLE or DATA_UNAVAILABLE, say which data is missing and do not inve
 def news_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any]) -> str:
     """The prompt with the fetched ``data`` (``agent_utils.data_blocks``) at its end, after the
     instructions and the language sentence."""
-    head = PROMPT.format(header=header_lines(state), days=WINDOW_DAYS, limit=GLOBAL_LIMIT,
-                         language=language_instruction(config))
-    return head.strip() + "\n\n" + (data.strip() or "(no data was fetched)")
+    instructions = PROMPT.format(header=header_lines(state), days=WINDOW_DAYS, limit=GLOBAL_LIMIT,
+                                 language=language_instruction(config))
+    return with_data(instructions, data)
 
 
 def create_news_analyst(llm, tools, config=None):

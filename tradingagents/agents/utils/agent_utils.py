@@ -271,14 +271,16 @@ def run_tool_call(tool: Any, call: Mapping[str, Any], config: RunnableConfig | N
         return ToolMessage(content=tool_error_message(exc), name=call["name"], tool_call_id=call["id"],
                            status="error", id=f"{call['id']}-result")
     if not isinstance(out, ToolMessage):
-        text = out if isinstance(out, str) else json.dumps(out, default=str)
-        out = ToolMessage(content=text, name=call["name"], tool_call_id=call["id"])
+        out = ToolMessage(content=_as_text(out), name=call["name"], tool_call_id=call["id"])
     return out.model_copy(update={"id": f"{call['id']}-result", "name": out.name or call["name"]})
 
 
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
 def tool_text(message: ToolMessage) -> str:
-    content = message.content
-    return content if isinstance(content, str) else json.dumps(content, default=str)
+    return _as_text(message.content)
 
 
 def fetch_tool_data(
@@ -341,13 +343,19 @@ def block_tag(name: str, args: Mapping[str, Any]) -> str:
 
 
 def data_blocks(blocks: Sequence[tuple[str, str]]) -> str:
-    """The fetched data for a prompt: one ``<tag>…</tool name>`` block per call (``tagged``, whose tag is
-    ``block_tag``: the tool name, with the ``BLOCK_ARGS`` of the call when it has any)."""
+    """The fetched data for a prompt: one ``<tag>…</tool name>`` block per call (its tag is ``block_tag``:
+    the tool name, with the ``BLOCK_ARGS`` of the call when it has any)."""
     out = []
     for tag, text in blocks:
         body = (text or "").strip() or "(none)"
         out.append(f"<{tag}>\n{body}\n</{tag.split(' ', 1)[0]}>")
     return "\n\n".join(out)
+
+
+def with_data(instructions: str, data: str) -> str:
+    """An analyst's prompt: its ``instructions`` (ending with the language sentence), then the fetched
+    ``data`` (``data_blocks``)."""
+    return instructions.strip() + "\n\n" + (data.strip() or "(no data was fetched)")
 
 
 def create_prefetch_analyst_node(

@@ -1,7 +1,7 @@
 """The offline engine's analysts: which tools to call, and reports written from the tool results.
 
 **Data.** A report reads the tool results of its scratchpad (ToolMessages after the last human turn);
-an analyst node that fetched its data itself (the Sentiment, News and Fundamentals Analysts: no tools bound, one call) has
+an analyst node that fetched its data itself (the graph's four analysts: no tools bound, one call) has
 them in its prompt instead, one ``<tool name>…</tool name>`` block per tool (``prompt_results``). Both
 give the same ``ToolResult``s, so the report is the same for the same data.
 
