@@ -33,6 +33,17 @@ HIDE_JS = """(selectors) => {
 SHOW_JS = """() => { for (const el of document.querySelectorAll('[data-ta-scan-hidden]')) {
   el.style.display = ''; delete el.dataset.taScanHidden; } }"""
 
+BOARD_TOP_JS = """() => {
+  const shown = (el) => el.getClientRects().length > 0;
+  const team = [...document.querySelectorAll('.ta-board .ta-team')].find(shown);
+  const row = [...document.querySelectorAll('.ta-board .ta-agent')].find(shown);
+  if (!team || !row) return null;
+  const t = team.getBoundingClientRect(), r = row.getBoundingClientRect();
+  return {team_y: t.y, row_bottom: r.y + r.height};
+}"""
+"""Where the live board's first team heading starts and its first agent row ends, read in one pass: two
+separate measurements can straddle a redraw of the board and find the first element gone."""
+
 NOT_MINE: list[str] = []
 ENGINE_TEXT: list[str] = []
 """What the offline engine writes (reports, the decision text, the live text): Chinese once the engine
@@ -115,11 +126,11 @@ def test_the_board_is_in_the_first_screenful_during_a_run_and_speaks_chinese(zh_
       await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); }""")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "i18n_run_live_zh_1440x900.png"))
-    # the board's top (its first team heading) and its first agent row are inside the 900-px viewport
-    top = page.locator(".ta-board .ta-team:visible").first.bounding_box()
-    first_row = page.locator(".ta-board .ta-agent:visible").first.bounding_box()
-    assert top is not None and 0 <= top["y"] < VIEWPORT[1], top
-    assert first_row is not None and first_row["y"] + first_row["height"] <= VIEWPORT[1], first_row
+    # the board's top (its first team heading) and its first agent row are inside the 900-px viewport;
+    # measured in one pass over the page, as the live board is redrawn while the run goes on
+    box = page.wait_for_function(BOARD_TOP_JS, timeout=HANG_MS).json_value()
+    assert 0 <= box["team_y"] < VIEWPORT[1], box
+    assert box["row_bottom"] <= VIEWPORT[1], box
     assert page.locator(".st-key-form_folded").count() == 1  # the form folded into one line
     found = _english(page, NOT_MINE + ENGINE_TEXT)
     assert found == [], " ".join(found)
@@ -131,6 +142,10 @@ def test_the_board_is_in_the_first_screenful_during_a_run_and_speaks_chinese(zh_
 def _finished_run(page) -> None:
     if page.locator('span.ta-run-state[data-status="finished"]').count():
         return
+    if page.locator('span.ta-run-state[data-status="running"]').count():  # a run left going: stop it first
+        page.get_by_role("button", name="停止").click()
+        page.locator('span.ta-run-state[data-status="stopped"]').wait_for(state="attached")
+        wait_idle(page)
     page.get_by_role("button", name="重新运行").or_(page.get_by_role("button", name="继续")).first.wait_for()
     _start(page, presenter=False)
     page.locator('span.ta-run-state[data-status="finished"]').wait_for(state="attached")
