@@ -498,10 +498,15 @@ def test_a_forked_child_never_uses_its_parents_kept_connections():
 
 def test_every_finished_step_is_in_the_database_before_the_next_model_call(monkeypatch):
     """The writer runs beside the run; the fence waits for it before each model call. A slow writer
-    (a busy disk) shows the difference: without the fence the database would lag the calls."""
+    (a busy disk) shows the difference: without the fence the database would lag the calls.
+
+    Each call is matched with its own graph step (the callback's ``langgraph_step``): the database
+    must hold the checkpoint of the step before it. A node that calls its model twice in one step
+    (a structured answer that did not validate, then plain text) has no new step in between."""
     import sqlite3
 
-    from tests.graph_helpers import CallCounter
+    from langchain_core.callbacks import BaseCallbackHandler
+
     from tradingagents.graph.trading_graph import TradingAgentsGraph
     from tradingagents.storage import sqlite_checkpoint
 
@@ -514,17 +519,21 @@ def test_every_finished_step_is_in_the_database_before_the_next_model_call(monke
     monkeypatch.setattr(sqlite_checkpoint.TickerCheckpointer, "_write_loop", slow_start)
     config = resolve_config({"analyst_execution": "sequential"})
     path = checkpoint_path(config, "NVDA")
-    seen: list[int] = []
+    seen: list[tuple[str, int, int]] = []  # (node, its step, the last step whose checkpoint is in the database)
 
-    def on_call(node: str, n: int) -> None:
-        reader = sqlite3.connect(path)  # what another process (a resume after a kill) would find
-        try:
-            seen.append(reader.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0])
-        finally:
-            reader.close()
+    class StepReader(BaseCallbackHandler):
+        raise_error = True
 
-    TradingAgentsGraph(["market", "news"], config=config, callbacks=[CallCounter(on_call)]).propagate(
+        def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kwargs):
+            reader = sqlite3.connect(path)  # what another process (a resume after a kill) would find
+            try:
+                stored = reader.execute("SELECT MAX(json_extract(CAST(metadata AS TEXT), '$.step')) "
+                                        "FROM checkpoints WHERE checkpoint_ns = ''").fetchone()[0]
+            finally:
+                reader.close()
+            seen.append((metadata["langgraph_node"], metadata["langgraph_step"], -2 if stored is None else stored))
+
+    TradingAgentsGraph(["market", "news"], config=config, callbacks=[StepReader()]).propagate(
         "NVDA", "2024-05-10")
-    assert len(seen) >= 4
-    # each model call finds the checkpoints of every step before it: at least one more than the last call
-    assert seen[0] >= 1 and all(b > a for a, b in zip(seen, seen[1:], strict=False)), seen
+    assert len({step for _, step, _ in seen}) >= 10, str(seen)  # every model-calling step of the run was read
+    assert all(stored >= step - 1 for _, step, stored in seen), str(seen)
