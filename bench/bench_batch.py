@@ -38,7 +38,7 @@ GOALS: dict[str, tuple[str, float]] = {
 
 DATE = "2024-05-10"
 TICKERS = ["NVDA", "AAPL", "MSFT", "AMZN", "GOOGL", "META", "TSLA", "JPM", "V", "JNJ", "WMT", "PG", "XOM",
-           "KO", "PEP", "NFLX", "0700.HK", "7203.T", "SAP.DE", "BABA"]
+           "KO", "PEP", "NFLX", "0700.HK", "7203.T", "AZN.L", "BABA"]
 
 
 def _batch(config: dict) -> float:
