@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -157,9 +158,10 @@ def _plain(llm: Any, messages: Sequence[Any]) -> tuple[None, str]:
 
 
 def _is_openai_chat(llm: Any) -> bool:
-    from langchain_openai import ChatOpenAI
-
-    return isinstance(llm, ChatOpenAI) and not getattr(llm, "use_responses_api", None)
+    # a ChatOpenAI exists only once langchain-openai is imported: asking about another model (the offline
+    # engine) must not import it and the OpenAI SDK (~0.8 s in a new process) just to answer no
+    module = sys.modules.get("langchain_openai")
+    return module is not None and isinstance(llm, module.ChatOpenAI) and not getattr(llm, "use_responses_api", None)
 
 
 class _OpenAIStructured:
