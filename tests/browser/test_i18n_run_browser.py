@@ -134,6 +134,10 @@ def test_the_board_is_in_the_first_screenful_during_a_run_and_speaks_chinese(zh_
     assert page.locator(".st-key-form_folded").count() == 1  # the form folded into one line
     found = _english(page, NOT_MINE + ENGINE_TEXT)
     assert found == [], " ".join(found)
+    _stop(page)
+
+
+def _stop(page) -> None:
     page.get_by_role("button", name="停止").click()
     page.locator('span.ta-run-state[data-status="stopped"]').wait_for(state="attached")
     wait_idle(page)
@@ -143,9 +147,7 @@ def _finished_run(page) -> None:
     if page.locator('span.ta-run-state[data-status="finished"]').count():
         return
     if page.locator('span.ta-run-state[data-status="running"]').count():  # a run left going: stop it first
-        page.get_by_role("button", name="停止").click()
-        page.locator('span.ta-run-state[data-status="stopped"]').wait_for(state="attached")
-        wait_idle(page)
+        _stop(page)
     page.get_by_role("button", name="重新运行").or_(page.get_by_role("button", name="继续")).first.wait_for()
     _start(page, presenter=False)
     page.locator('span.ta-run-state[data-status="finished"]').wait_for(state="attached")
