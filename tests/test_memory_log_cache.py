@@ -21,6 +21,22 @@ def _fresh() -> list[dict]:
     return TradingMemoryLog().load_entries()
 
 
+def _read(path) -> tuple[dict, list, list]:
+    """The cache file's three lines: header, summary rows, texts."""
+    head, rows, items = path.read_bytes().split(b"\n")
+    return json.loads(head), json.loads(rows), json.loads(items)
+
+
+def _write(path, head: dict, rows: list, items: list) -> None:
+    """A cache file of these parts, its text lengths made to fit (a cache as a writer would make it)."""
+    def dumps(value) -> bytes:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+    parts = [dumps(i) for i in items]
+    path.write_bytes(dumps({**head, "text_bytes": [len(p) for p in parts]}) + b"\n" + dumps(rows) + b"\n["
+                     + b",".join(parts) + b"]")
+
+
 def _parsed() -> list[dict]:
     """The log parsed, the cache out of the way."""
     path = log_cache.cache_path(TradingMemoryLog().path)
@@ -40,11 +56,11 @@ def test_a_read_writes_the_cache_and_a_new_reader_gets_the_same_entries_from_it(
     entries = _fresh()  # a reader that has not parsed the log (the writer above has: it uses its own copy)
     path = log_cache.cache_path(log.path)
     assert path.exists() and path.name == "trading_memory-entries.json"
-    data = json.loads(path.read_text())
-    assert data["format"] == log_cache.FORMAT and len(data["entries"]) == 3
+    head, rows, items = _read(path)
+    assert head["format"] == log_cache.FORMAT and len(rows) == len(items) == 3
     # the cache is what a new reader uses: a marked cache shows the mark
-    data["entries"][0][data["columns"].index("decision")] = "FROM THE CACHE"
-    path.write_text(json.dumps(data))
+    items[0][0] = "FROM THE CACHE"
+    _write(path, head, rows, items)
     fresh = _fresh()
     assert fresh[0]["decision"] == "FROM THE CACHE"
     assert fresh[1:] == entries[1:]
@@ -84,19 +100,76 @@ def test_a_damaged_cache_is_ignored_and_replaced(ta_home):
     log = _log_with(3)
     want = _fresh()
     cache = log_cache.cache_path(log.path)
-    good = json.loads(cache.read_text())
+    good = cache.read_bytes()
+    head, rows, items = _read(cache)
+    line1, line2, line3 = good.split(b"\n")
+
+    def joined(*lines):
+        return b"\n".join(lines)
+
     damaged = [
-        b"", b"{not json", b"[]", json.dumps({**good, "format": "something else"}).encode(),
-        json.dumps({**good, "columns": good["columns"][:-1]}).encode(),
-        json.dumps({**good, "entries": [row[:-1] for row in good["entries"]]}).encode(),
-        json.dumps({**good, "entries": [[None] * len(good["columns"])]}).encode(),
-        json.dumps({**good, "problems": [1]}).encode(),
-        cache.read_bytes()[: len(cache.read_bytes()) // 2],  # cut short
+        b"", b"{not json", b"[]", line1, joined(line1, line2),
+        joined(json.dumps({**head, "format": "something else"}).encode(), line2, line3),
+        joined(json.dumps({**head, "columns": head["columns"][:-1]}).encode(), line2, line3),
+        joined(json.dumps({**head, "problems": [1]}).encode(), line2, line3),
+        joined(json.dumps({**head, "text_bytes": head["text_bytes"][:-1]}).encode(), line2, line3),
+        joined(line1, json.dumps([row[:-1] for row in rows]).encode(), line3),
+        joined(line1, json.dumps([[None] * len(head["columns"])] * 3).encode(), line3),
+        joined(line1, line2, line3.replace(b"Decision 1.", b"Decision 10.")),  # a text of another length
+        joined(line1, line2, line3.replace(b'"Decision 1."', b'["Decision 1.', 1)[:len(line3)]),  # bad JSON
+        good[: len(good) // 2],  # cut short
     ]
     for bad in damaged:
         cache.write_bytes(bad)
         assert _fresh() == want, bad[:80]
-        assert json.loads(cache.read_text()) == good  # replaced by a whole one
+        assert cache.read_bytes() == good  # replaced by a whole one
+
+
+def test_a_summary_read_leaves_the_texts_out_and_entry_texts_reads_only_those_asked(ta_home):
+    log = _log_with(3)
+    full = _fresh()  # writes the cache
+    cache = log_cache.cache_path(log.path)
+    head, rows, items = _read(cache)
+    items[1][0] = "MARKED"  # same version: a reader that uses the cache shows the mark
+    _write(cache, head, rows, items)
+    reader = TradingMemoryLog()
+    summary = reader.load_entries(texts=False)
+    assert summary == [{k: v for k, v in e.items() if k not in ("decision", "reflection")} for e in full]
+    asked = [("2024-05-11", "NVDA"), ("2024-05-12", "NVDA"), ("2024-06-01", "AAPL")]  # the last: not in the log
+    assert reader.entry_texts(asked) == {("2024-05-11", "NVDA"): ("MARKED", ""),
+                                         ("2024-05-12", "NVDA"): ("Decision 2.", "")}
+
+
+def test_entry_texts_follow_the_log_once_it_changed_after_the_summary_read(ta_home):
+    log = _log_with(2)
+    _fresh()
+    reader = TradingMemoryLog()
+    reader.load_entries(texts=False)
+    log.batch_update_with_outcomes([{"ticker": "NVDA", "date": "2024-05-10", "raw": 0.02, "alpha": 0.01,
+                                     "holding": 5, "reflection": "Learnt since."}])  # rewrites the log
+    assert reader.entry_texts([("2024-05-10", "NVDA")]) == {("2024-05-10", "NVDA"): ("Decision 0.", "Learnt since.")}
+
+
+def test_entry_texts_never_read_a_replaced_cache_file_at_the_old_offsets(ta_home):
+    log = _log_with(2)
+    _fresh()
+    reader = TradingMemoryLog()
+    reader.load_entries(texts=False)
+    cache = log_cache.cache_path(log.path)
+    head, rows, items = _read(cache)
+    items[1][0] = "Decision Z."  # as long as "Decision 1.": the old offsets would read it as a whole item
+    _write(cache, head, rows, items)  # another file in its place: only the file the summary came from is read
+    assert reader.entry_texts([("2024-05-11", "NVDA")]) == {("2024-05-11", "NVDA"): ("Decision 1.", "")}
+
+
+def test_a_summary_read_of_a_log_without_a_cache_parses_it_and_still_gives_the_texts(ta_home):
+    log = _log_with(2)
+    log_cache.cache_path(log.path).unlink(missing_ok=True)
+    reader = TradingMemoryLog()
+    summary = reader.load_entries(texts=False)
+    assert len(summary) == 2 and all("decision" not in e and "reflection" not in e for e in summary)
+    assert reader.entry_texts([("2024-05-10", "NVDA")]) == {("2024-05-10", "NVDA"): ("Decision 0.", "")}
+    assert log_cache.cache_path(log.path).exists()  # written for the next reader
 
 
 def test_problems_come_with_the_cached_entries(ta_home):

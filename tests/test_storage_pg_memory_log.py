@@ -76,6 +76,12 @@ def test_entries_and_past_context_match_the_file_log_exactly(pg_url, tmp_path):
 
     assert pg.load_entries() == file_log.load_entries()
     assert len(pg.load_entries()) == len(stores) and pg.problems == []
+    # the summary (no texts) and the texts of the entries shown, as the Memory log page reads them
+    assert pg.load_entries(texts=False) == TradingMemoryLog({"memory_log_path": str(file_log.path)}).load_entries(texts=False)
+    shown = [(e["date"], e["ticker"]) for e in pg.load_entries(texts=False)[5:25]] + [("2024-07-01", "NVDA")]
+    texts = pg.entry_texts(shown)
+    assert texts == file_log.entry_texts(shown) and len(texts) == 20
+    assert any(HOSTILE in d for d, _ in texts.values()) and any(r for _, r in texts.values())
     for ticker in (None, "NVDA", "0700.HK"):
         assert pg.get_pending_entries(ticker) == file_log.get_pending_entries(ticker)
     checked = 0

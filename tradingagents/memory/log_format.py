@@ -187,9 +187,9 @@ class Block:
                 self._body = (unescape_text(raw[start:cut]), unescape_text(refl))
         return self._body
 
-    def to_entry(self) -> dict[str, Any]:
-        decision, reflection = self.body()
-        return {
+    def to_entry(self, *, texts: bool = True) -> dict[str, Any]:
+        """The entry as ``load_entries`` gives it (``texts=False``: without decision and reflection)."""
+        entry = {
             "date": self.date,
             "ticker": self.ticker,
             "rating": self.rating,
@@ -197,10 +197,11 @@ class Block:
             "raw": self.raw_ret,
             "alpha": self.alpha,
             "holding": self.holding,
-            "decision": decision,
-            "reflection": reflection,
-            **{k: self.meta.get(k) for k in META_KEYS},
         }
+        if texts:
+            entry["decision"], entry["reflection"] = self.body()
+        entry.update({k: self.meta.get(k) for k in META_KEYS})
+        return entry
 
 
 # The tag exactly as ``render_block`` writes it: one regex instead of splitting and checking fields.

@@ -43,7 +43,7 @@ from filelock import FileLock
 from tradingagents.config import resolve_config
 from tradingagents.fileio import atomic_write, fsync_dir, remove_leftovers
 from tradingagents.memory.files import LOCK_POLL_S
-from tradingagents.memory.log_cache import read_cache, write_cache
+from tradingagents.memory.log_cache import read_cache, read_texts, write_cache
 from tradingagents.memory.log_format import (
     SEPARATOR,
     Block,
@@ -115,6 +115,8 @@ class TradingMemoryLog:
         self._cache: list[Block] = []
         self._views_for: list[Block] | None = None
         self._settled_desc: list[Block] = []
+        # after a summary read from the entries cache: (log sig, cache file sig, {(date, ticker): span})
+        self._texts_at: tuple[tuple, tuple, dict[tuple[str, str], tuple[int, int]]] | None = None
 
     @property
     def problems(self) -> list[str]:
@@ -185,34 +187,60 @@ class TradingMemoryLog:
         return [{"block": i + 1, "date": b.date, "ticker": b.ticker, "raw": b.raw, "problem": b.problem}
                 for i, b in enumerate(self._blocks()) if not b.ok]
 
-    def load_entries(self) -> list[dict[str, Any]]:
+    def load_entries(self, *, texts: bool = True) -> list[dict[str, Any]]:
         """Every readable entry in file order (oldest first).
 
-        A log this object has not parsed in its current version is read from the entries cache
-        (``log_cache``) when the cache was made from this very version; else the log is parsed and
-        the cache written again. Either way ``problems`` describes this version.
+        ``texts=False``: each entry without its ``decision`` and ``reflection``, the bulk of a big log
+        (``entry_texts`` gives them for the entries shown). A log this object has not parsed in its
+        current version is read from the entries cache (``log_cache``) when the cache was made from
+        this very version; else the log is parsed and the cache written again. Either way ``problems``
+        describes this version.
         """
         with self._lock:
             try:
                 fh = open(self.path, "rb")
             except FileNotFoundError:
-                return [b.to_entry() for b in self._blocks() if b.ok]
+                return [b.to_entry(texts=texts) for b in self._blocks() if b.ok]
             with fh:
                 st = os.fstat(fh.fileno())
                 sig = _sig(st)
                 if sig == self._cache_sig:  # parsed by this object already
-                    return [b.to_entry() for b in self._cache if b.ok]
+                    return [b.to_entry(texts=texts) for b in self._cache if b.ok]
                 data = fh.read()
             end = _finished_end(data, st, read_index(self.path))
             key = (*sig, end)
-            cached = read_cache(self.path, key)
+            cached = read_cache(self.path, key, texts=texts)
             if cached is not None:
-                entries, self.problems = cached
-                return entries
+                self.problems = cached.problems
+                self._texts_at = (sig, cached.file_sig,
+                                  {(e["date"], e["ticker"]): span for e, span in zip(cached.entries, cached.spans, strict=True)})
+                return cached.entries
             self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
             entries = [b.to_entry() for b in self._cache if b.ok]
             write_cache(self.path, key, entries, self._problems)
+            if not texts:
+                for entry in entries:
+                    del entry["decision"], entry["reflection"]
             return entries
+
+    def entry_texts(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, str]]:
+        """``{(date, ticker): (decision, reflection)}`` of the entries named, as the log is now (a key
+        it does not hold is left out): from the entries cache when the log is still the version the
+        last ``load_entries`` read from it, else from the log itself."""
+        wanted = list(dict.fromkeys(keys))
+        with self._lock:
+            try:
+                sig = _sig(os.stat(self.path))
+            except FileNotFoundError:
+                return {}
+            at = self._texts_at
+            if sig != self._cache_sig and at is not None and at[0] == sig:
+                found = [k for k in wanted if k in at[2]]
+                got = read_texts(self.path, at[1], [at[2][k] for k in found])
+                if got is not None:
+                    return dict(zip(found, got, strict=True))
+            blocks = {b.key: b for b in self._blocks() if b.ok}
+            return {k: blocks[k].body() for k in wanted if k in blocks}
 
     def get_pending_entries(self, ticker: str | None = None) -> list[dict[str, Any]]:
         want = validate_ticker(ticker) if ticker is not None else None

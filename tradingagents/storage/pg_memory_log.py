@@ -36,6 +36,7 @@ from tradingagents.storage.pg import LOCK_LOG_WRITE, LOCK_NAMESPACE, database, p
 from tradingagents.validation import validate_date, validate_ticker
 
 _COLUMNS = "id, trade_date, ticker, rating, pending, raw_return, alpha, holding, decision, reflection, meta"
+_SUMMARY_COLUMNS = _COLUMNS.replace("decision, reflection", "'', ''")  # the texts left in the database
 # the decision's provenance and its settlement prices (the file log's hidden meta line), added to
 # databases created before it existed
 _META_COLUMN = "ALTER TABLE ta_memory_log ADD COLUMN IF NOT EXISTS meta jsonb NOT NULL DEFAULT '{}'::jsonb"
@@ -84,9 +85,9 @@ class PgMemoryLog:
             conn.execute(_META_COLUMN)
 
     # ------------------------------------------------------------------ reading
-    def _read(self, where: str = "", params: tuple = ()) -> list[dict[str, Any]]:
+    def _read(self, where: str = "", params: tuple = (), columns: str = "") -> list[dict[str, Any]]:
         with self._db.transaction() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM ta_memory_log {where} ORDER BY id", params).fetchall()
+            rows = conn.execute(f"SELECT {columns or _COLUMNS} FROM ta_memory_log {where} ORDER BY id", params).fetchall()
         out, problems = [], []
         for row in rows:
             try:
@@ -97,9 +98,26 @@ class PgMemoryLog:
             self.problems = problems
         return out
 
-    def load_entries(self) -> list[dict[str, Any]]:
-        """Every readable entry in insertion order (oldest first)."""
-        return self._read()
+    def load_entries(self, *, texts: bool = True) -> list[dict[str, Any]]:
+        """Every readable entry in insertion order (oldest first); ``texts=False``: without decision and
+        reflection (not sent by the database; ``entry_texts`` reads them for the entries shown)."""
+        if texts:
+            return self._read()
+        entries = self._read(columns=_SUMMARY_COLUMNS)
+        for entry in entries:
+            del entry["decision"], entry["reflection"]
+        return entries
+
+    def entry_texts(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, str]]:
+        """``{(date, ticker): (decision, reflection)}`` of the entries named (a key the log does not hold
+        is left out), read as ``load_entries`` reads them."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        dates, tickers = [d for d, _ in wanted], [t for _, t in wanted]
+        rows = self._read("WHERE (trade_date, ticker) IN (SELECT * FROM unnest(%s::date[], %s::text[]))",
+                          (dates, tickers))
+        return {(e["date"], e["ticker"]): (e["decision"], e["reflection"]) for e in rows}
 
     def get_pending_entries(self, ticker: str | None = None) -> list[dict[str, Any]]:
         if ticker is None:
