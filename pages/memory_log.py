@@ -3,26 +3,27 @@
 The log is read once per version of the file (``st.cache_resource`` keyed by its size, mtime and
 inode: one shared object, not a pickled copy per rerun) into plain rows, newest first; filters and
 counts run on the whole log in Python, only the current page of decisions is drawn (its table as a
-pyarrow Table), and only the chart picked is built and drawn. pandas is imported only to build a
-chart: with 20,000 entries the import and the DataFrame were most of the first run's time. Each
-decision of the page is one ``<details>`` in a single HTML element (50 expanders of three or four
-elements each were most of what the browser had to draw).
+log's texts are read for that page only (``load_entries(texts=False)``, then ``entry_texts``), and
+only the chart picked is built and drawn. pandas is imported only to build a chart: with 20,000
+entries the import and the DataFrame were most of the first run's time. The page's table is plain
+HTML (a data grid's canvas, its lazily loaded code and its redraws were a third of the time until
+a fresh page settled), and each decision of the page is one ``<details>`` in that same HTML element
+(50 expanders of three or four elements each were most of what the browser had to draw).
 """
 
 from __future__ import annotations
 
+import html
 import math
 import os
-from array import array
-from collections.abc import Mapping
-from itertools import accumulate
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import streamlit as st
 
 from studio import charts, ui
-from studio.memview import ENTRIES_CSS, entry_html, situation_html
+from studio.memview import ENTRIES_CSS, TABLE_CSS, entry_html, situation_html
 from studio.ui import _, rating_label, tr
 from tradingagents import figures
 from tradingagents.i18n import N_
@@ -60,7 +61,7 @@ class Entry(NamedTuple):
     rating: str
     status: str  # "pending" or "settled" (the log's English words)
     alpha: float | None  # None when absent, never NaN
-    source: Mapping[str, Any]  # the entry as the log gave it
+    source: Mapping[str, Any]  # the entry as the log gave it, without its texts
 
     @property
     def settled(self) -> bool:
@@ -90,6 +91,7 @@ class Log(NamedTuple):
     entries: list[Entry]  # newest first (date descending, ticker ascending)
     tickers: list[str]  # sorted
     problems: list[str]
+    texts: Callable[[Iterable[tuple[str, str]]], dict[tuple[str, str], tuple[str, str]]]  # the log's entry_texts
 
 
 def _text(value: Any) -> str | None:
@@ -100,25 +102,33 @@ def _name(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def row_of(entry: Entry) -> Row:
+def row_of(entry: Entry, texts: tuple[str, str] | None) -> Row:
+    """``texts``: the entry's (decision, reflection); None when the log no longer holds it."""
     e, number = entry.source, figures.number
     holding = number(e.get("holding"))
+    decision, reflection = texts or ("", "")
     return Row(entry, number(e.get("raw")), int(holding) if holding is not None and holding.is_integer() else None,
                number(e.get("entry_price")), number(e.get("exit_price")), number(e.get("bench_raw")),
                _text(e.get("benchmark")), _text(e.get("end_date")), _name(e.get("by")), _name(e.get("settled_by")),
-               bool(e.get("invented")), e.get("decision") or "", e.get("reflection") or "")
+               bool(e.get("invented")), decision or "", reflection or "")
+
+
+def rows_of(log: Log, entries: list[Entry]) -> list[Row]:
+    """The page's rows, their texts read from the log for these entries only."""
+    texts = log.texts([(e.date, e.ticker) for e in entries])
+    return [row_of(e, texts.get((e.date, e.ticker))) for e in entries]
 
 
 def read_log(config) -> Log:
-    """The log as it is now: its entries newest first, its tickers and its problems."""
+    """The log as it is now: its entries newest first (without their texts), its tickers and its problems."""
     log = open_memory_log(config)  # files, or the desk's database
     number = figures.number
     entries = [Entry(str(e.get("date", "")), str(e.get("ticker", "")), str(e.get("rating", "")),
                      "pending" if e.get("pending") else "settled", number(e.get("alpha")), e)
-               for e in log.load_entries()]
+               for e in log.load_entries(texts=False)]
     entries.sort(key=lambda r: r.ticker)
     entries.sort(key=lambda r: r.date, reverse=True)  # stable: ticker ascending within a day
-    return Log(entries, sorted({r.ticker for r in entries}), list(log.problems))
+    return Log(entries, sorted({r.ticker for r in entries}), list(log.problems), log.entry_texts)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -296,45 +306,46 @@ def charts_section(rows: list[Entry]) -> None:
                      "0, {flat} within ±{band}.", up=tiers[1], down=tiers[-1], flat=tiers[0], band=f"{HOLD_BAND:.0%}"))
 
 
-def _strings(values: list[str]):
-    """A pyarrow string array of ``values``, made from its buffers: ``pa.array`` imports pandas (its
-    pandas shim looks at every input), ~0.6 s that the page's first run does not otherwise need."""
-    import pyarrow as pa
-
-    data = [v.encode("utf-8") for v in values]
-    offsets = array("i", [0, *accumulate(len(b) for b in data)])
-    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(data)))
+NUMERIC_COLUMNS = ("alpha", "raw return", "benchmark return", "entry", "exit", "holding days")
 
 
-def log_table(rows: list[Row]):
-    """The page's rows as display text (a pyarrow Table: st.dataframe then needs no pandas): percentages
-    and prices formatted, the dash where a value is absent, headers, statuses and ratings translated."""
-    import pyarrow as pa
-
+def log_table(rows: list[Row]) -> dict[str, list[str]]:
+    """The page's rows as display text, by column (English names, translated when drawn): percentages
+    and prices formatted, the dash where a value is absent, statuses and ratings translated."""
     t = tr()
     bench = [r.bench_raw if r.bench_raw is not None else
              (r.raw - r.entry.alpha if r.raw is not None and r.entry.alpha is not None else None) for r in rows]
-    columns = {
-        t("date"): [r.entry.date for r in rows], t("ticker"): [r.entry.ticker for r in rows],
-        t("rating"): [rating_label(r.entry.rating) for r in rows],
-        t("status"): [charts.status_label(r.entry.status, t) for r in rows],
-        t("alpha"): [charts.fmt_pct(r.entry.alpha) for r in rows],
-        t("raw return"): [charts.fmt_pct(r.raw) for r in rows],
-        t("benchmark return"): [charts.fmt_pct(v) for v in bench],
-        t("benchmark"): [charts.fmt_text(r.benchmark) for r in rows],
-        t("entry"): [charts.fmt_price(r.entry_price) for r in rows],
-        t("exit"): [charts.fmt_price(r.exit_price) for r in rows],
-        t("exit date"): [charts.fmt_text(r.end_date) for r in rows],
-        t("holding days"): [charts.fmt_text(r.holding) for r in rows],
+    return {
+        "date": [r.entry.date for r in rows], "ticker": [r.entry.ticker for r in rows],
+        "rating": [rating_label(r.entry.rating) for r in rows],
+        "status": [charts.status_label(r.entry.status, t) for r in rows],
+        "alpha": [charts.fmt_pct(r.entry.alpha) for r in rows],
+        "raw return": [charts.fmt_pct(r.raw) for r in rows],
+        "benchmark return": [charts.fmt_pct(v) for v in bench],
+        "benchmark": [charts.fmt_text(r.benchmark) for r in rows],
+        "entry": [charts.fmt_price(r.entry_price) for r in rows],
+        "exit": [charts.fmt_price(r.exit_price) for r in rows],
+        "exit date": [charts.fmt_text(r.end_date) for r in rows],
+        "holding days": [charts.fmt_text(r.holding) for r in rows],
     }
-    return pa.Table.from_arrays([_strings(v) for v in columns.values()], names=list(columns))
+
+
+def table_html(columns: dict[str, list[str]]) -> str:
+    """``log_table``'s columns as one HTML table (headers translated, numbers right-aligned)."""
+    t = tr()
+    names = list(columns)
+    cls = {n: ' class="num"' if n in NUMERIC_COLUMNS else "" for n in names}
+    head = "".join(f"<th{cls[n]}>{html.escape(t(n))}</th>" for n in names)
+    body = "".join("<tr>" + "".join(f"<td{cls[n]}>{html.escape(v)}</td>" for n, v in zip(names, values, strict=True)) + "</tr>"
+                   for values in zip(*columns.values(), strict=True))
+    return f'<div class="ta-log-table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def entries_html(rows: list[Row]) -> str:
     """Every decision of the page as one ``<details>`` (closed: its label; open: the decision, who ran and
     settled it, the reflection), all in one HTML element."""
     decision_head, reflection_head, none_text = _("Decision"), _("Reflection"), _("_none_")
-    parts = [ENTRIES_CSS]
+    parts = []
     for row in rows:
         e = row.entry
         tag = _("alpha {alpha}", alpha=f"{e.alpha:+.1%}") if e.settled else status_label("pending")
@@ -386,13 +397,12 @@ def main() -> None:
 
     st.subheader(_("Decisions and reflections"), anchor=False)
     first, last = paginate(len(view), filters)  # the view is newest first
-    page = [row_of(e) for e in view[first:last]]
-    # lazy=False: a page of rows is sent whole, and deciding whether to send a table lazily imports pandas
-    st.dataframe(log_table(page), hide_index=True, width="stretch", key="log_table", lazy=False)
+    page = rows_of(log, view[first:last])
+    st.html(TABLE_CSS + table_html(log_table(page)))
     st.caption(_("Entry and exit are the closes the return was measured between; the benchmark's return is over "
                  "the same window and alpha = raw return − benchmark return. {dash} marks a value that does not "
                  "exist yet (pending) or that older entries did not record.", dash=charts.DASH))
-    st.html(entries_html(page))
+    st.html(ENTRIES_CSS + entries_html(page))
 
     if path.exists():
         st.download_button(_("Download the raw log (Markdown)"), lambda: path.read_bytes(),

@@ -147,6 +147,19 @@ ENTRIES_CSS = """<style>
 </style>"""
 """The look of ``entry_html``'s blocks (an expander's: a bordered box that opens on a click of its label)."""
 
+TABLE_CSS = """<style>
+.ta-log-table{overflow:auto;max-height:24rem;margin:0 0 1rem;border:1px solid rgba(128,128,128,.25);border-radius:.5rem}
+.ta-log-table table{border-collapse:separate;border-spacing:0;width:100%;font-size:.875rem;font-variant-numeric:tabular-nums}
+.ta-log-table th,.ta-log-table td{padding:.3rem .6rem;border-bottom:1px solid rgba(128,128,128,.18);
+  text-align:left;white-space:nowrap}
+.ta-log-table th{position:sticky;top:0;font-weight:600;background:rgba(128,128,128,.16);backdrop-filter:blur(8px)}
+.ta-log-table tbody tr:last-child td{border-bottom:0}
+.ta-log-table .num{text-align:right}
+.ta-log-table tbody tr:hover{background:rgba(128,128,128,.08)}
+</style>"""
+"""The look of a static HTML table of text cells: a box that scrolls under its header beyond a dozen rows
+(``.num``: a right-aligned number column)."""
+
 
 def entry_html(summary: str, decision: tuple[str, str], *, who: str = "",
                reflection: tuple[str, str] | None = None) -> str:

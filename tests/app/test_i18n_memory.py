@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.apptest_utils import APP, PAGES, texts
-from tests.app.test_memory_pages import entry_labels
+from tests.app.test_memory_pages import entry_labels, log_table
 from tradingagents import storage
 from tradingagents.agents.utils.memory import SEPARATOR
 from tradingagents.config import resolve_config
@@ -84,7 +84,8 @@ def test_memory_log_in_chinese_and_in_english(seeded):
     assert list(zh.segmented_control(key="log_chart").options) == ["各代码的复合超额收益(alpha)", "净值与基准",
                                                                    "各评级的命中率"]
     assert list(zh.segmented_control(key="log_status").options) == ["全部", "待结算", "已结算"]
-    table = next(d.value for d in zh.dataframe if "基准收益" in d.value.columns)
+    table = log_table(zh)
+    assert "基准收益" in table.columns
     assert list(table.columns[:4]) == ["日期", "代码", "评级", "状态"]
     assert {"买入", "卖出", "持有", "增持"} == set(table["评级"]) and {"待结算", "已结算"} == set(table["状态"])
     labels = entry_labels(zh)
@@ -105,7 +106,8 @@ def test_memory_log_in_chinese_and_in_english(seeded):
     en = open_page("memory_log", None)
     assert en.title[0].value == "Memory log"
     assert [m.label for m in en.metric] == ["Decisions", "Pending", "Settled", "Average alpha"]
-    table = next(d.value for d in en.dataframe if "benchmark return" in d.value.columns)
+    table = log_table(en)
+    assert "benchmark return" in table.columns
     assert set(table["rating"]) == {"Buy", "Sell", "Hold", "Overweight"} and set(table["status"]) == {"pending", "settled"}
     assert not CJK.search(texts(en)), "the English page shows Chinese"
 
