@@ -32,9 +32,9 @@ def _write(path, head: dict, rows: list, items: list) -> None:
     def dumps(value) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
-    parts = [dumps(i) for i in items]
-    path.write_bytes(dumps({**head, "text_bytes": [len(p) for p in parts]}) + b"\n" + dumps(rows) + b"\n["
-                     + b",".join(parts) + b"]")
+    parts, summary = [dumps(i) for i in items], dumps(rows)
+    path.write_bytes(dumps({**head, "summary_bytes": len(summary), "text_bytes": [len(p) for p in parts]}) + b"\n"
+                     + summary + b"\n[" + b",".join(parts) + b"]")
 
 
 def _parsed() -> list[dict]:
@@ -113,16 +113,29 @@ def test_a_damaged_cache_is_ignored_and_replaced(ta_home):
         joined(json.dumps({**head, "columns": head["columns"][:-1]}).encode(), line2, line3),
         joined(json.dumps({**head, "problems": [1]}).encode(), line2, line3),
         joined(json.dumps({**head, "text_bytes": head["text_bytes"][:-1]}).encode(), line2, line3),
+        joined(json.dumps({**head, "summary_bytes": head["summary_bytes"] - 1}).encode(), line2, line3),
         joined(line1, json.dumps([row[:-1] for row in rows]).encode(), line3),
         joined(line1, json.dumps([[None] * len(head["columns"])] * 3).encode(), line3),
         joined(line1, line2, line3.replace(b"Decision 1.", b"Decision 10.")),  # a text of another length
-        joined(line1, line2, line3.replace(b'"Decision 1."', b'["Decision 1.', 1)[:len(line3)]),  # bad JSON
         good[: len(good) // 2],  # cut short
     ]
     for bad in damaged:
-        cache.write_bytes(bad)
-        assert _fresh() == want, bad[:80]
-        assert cache.read_bytes() == good  # replaced by a whole one
+        for texts in (True, False):  # a summary read trusts no more of it than a whole read
+            cache.write_bytes(bad)
+            got = TradingMemoryLog().load_entries(texts=texts)
+            assert got == (want if texts else [{k: v for k, v in e.items() if k not in ("decision", "reflection")}
+                                               for e in want]), bad[:80]
+            assert cache.read_bytes() == good  # replaced by a whole one
+    # texts of the same length but not JSON: a whole read rebuilds the cache; a summary read does not
+    # decode them, and the texts it is asked for then come from the log
+    bad_texts = joined(line1, line2, line3.replace(b'"Decision 1."', b'["Decision 1.', 1))
+    assert len(bad_texts) == len(good)
+    cache.write_bytes(bad_texts)
+    assert _fresh() == want and cache.read_bytes() == good
+    cache.write_bytes(bad_texts)
+    reader = TradingMemoryLog()
+    assert len(reader.load_entries(texts=False)) == 3
+    assert reader.entry_texts([("2024-05-11", "NVDA")]) == {("2024-05-11", "NVDA"): ("Decision 1.", "")}
 
 
 def test_a_summary_read_leaves_the_texts_out_and_entry_texts_reads_only_those_asked(ta_home):

@@ -13,10 +13,12 @@ written (a read-only folder, a full disk) only means the next read parses again.
 Format: three lines of JSON (UTF-8), so the summary is read without decoding the texts::
 
     {"format": "tradingagents memory-log entries 2", "log": [dev, ino, size, mtime_ns], "end": int|null,
-     "columns": [...COLUMNS], "texts": [...TEXT_COLUMNS], "problems": ["...", ...], "text_bytes": [int, ...]}
+     "columns": [...COLUMNS], "texts": [...TEXT_COLUMNS], "problems": ["...", ...],
+     "summary_bytes": int, "text_bytes": [int, ...]}
     [[value per column], ...]                      (one row per entry, file order)
     [[decision, reflection], ...]                  (the same order; item i is text_bytes[i] bytes long)
 
+``summary_bytes`` (the second line's length without its newline) lets a summary read stop there, and
 ``text_bytes`` lets a reader decode only the texts it shows (``read_texts``): item ``i`` starts after
 the ``[`` of the third line and the items (and commas) before it.
 
@@ -77,65 +79,62 @@ def _valid_texts(item: Any) -> bool:
     return isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], str)
 
 
-def _header(data: bytes, key: tuple) -> tuple[dict, int] | None:
-    """The header of a cache of the log version ``key`` and where its first line ends, else None."""
-    end = data.find(b"\n")
-    if end < 0:
-        return None
+def _header(line: bytes, key: tuple) -> dict | None:
+    """The header (the first line) of a cache of the log version ``key``, else None."""
     try:
-        head = json.loads(data[:end])
+        head = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(head, dict) or head.get("format") != FORMAT:
+    if not isinstance(head, dict) or head.get("format") != FORMAT or not line.endswith(b"\n"):
         return None
     if (head.get("log") != list(key[:4]) or head.get("end") != key[4] or head.get("columns") != list(COLUMNS)
             or head.get("texts") != list(TEXT_COLUMNS)):
         return None
-    problems, sizes = head.get("problems"), head.get("text_bytes")
+    problems, sizes, summary = head.get("problems"), head.get("text_bytes"), head.get("summary_bytes")
     if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
         return None
     if not isinstance(sizes, list) or not all(type(s) is int and s >= 2 for s in sizes):
         return None
-    return head, end
+    return head if type(summary) is int and summary >= 2 else None
 
 
 def read_cache(log_path: Path, key: tuple, *, texts: bool = True) -> Cached | None:
     """The entries cached for the log version ``key`` ((dev, ino, size, mtime_ns, end)), else None.
 
-    ``texts=False``: the entries without their ``decision`` and ``reflection`` (the third line is only
-    checked for its length, not decoded); ``read_texts`` reads them for the entries shown.
+    ``texts=False``: the entries without their ``decision`` and ``reflection`` (the third line is not
+    read; the file's size tells it is whole); ``read_texts`` reads them for the entries shown.
     """
     try:
         with open(cache_path(log_path), "rb") as fh:
             file_sig = _file_sig(os.fstat(fh.fileno()))
-            data = fh.read()
+            first = fh.readline()
+            found = _header(first, key)
+            if found is None:
+                return None
+            head = found
+            summary = fh.read(head["summary_bytes"] + 1)
+            rest = fh.read() if texts else b""
     except OSError:
         return None
-    found = _header(data, key)
-    if found is None:
-        return None
-    head, end1 = found
-    end2 = data.find(b"\n", end1 + 1)
-    if end2 < 0:
-        return None
     sizes: list[int] = head["text_bytes"]
-    # the third line is "[" + the items joined by "," + "]": a cut or altered file has another length
-    if len(data) - (end2 + 1) != 2 + sum(sizes) + max(len(sizes) - 1, 0):
+    end2 = len(first) + len(summary)  # where the third line starts
+    # the third line is "[" + the items joined by "," + "]": a cut or altered file has another size
+    if not summary.endswith(b"\n") or file_sig[2] - end2 != 2 + sum(sizes) + max(len(sizes) - 1, 0):
         return None
     try:
-        rows = json.loads(data[end1 + 1 : end2])
+        rows = json.loads(summary)
     except ValueError:
         return None
     n = len(COLUMNS)
     if not isinstance(rows, list) or len(rows) != len(sizes) or not all(_valid_row(r, n) for r in rows):
         return None
-    starts = list(accumulate((s + 1 for s in sizes), initial=end2 + 2))  # +1: the comma after each item
+    starts = accumulate((s + 1 for s in sizes), initial=end2 + 1)  # +1: the comma after each item
     spans = [(start, start + size) for start, size in zip(starts, sizes, strict=False)]
     if not texts:
         entries = [dict(zip(COLUMNS, r, strict=True)) for r in rows]
     else:
         try:
-            items = json.loads(data[end2 + 1 :])
+            items = json.loads(rest)
         except ValueError:
             return None
         if not isinstance(items, list) or len(items) != len(rows) or not all(_valid_texts(t) for t in items):
@@ -170,13 +169,14 @@ def write_cache(log_path: Path, key: tuple, entries: list[dict[str, Any]], probl
         items = [json.dumps([e.get(c) for c in TEXT_COLUMNS], ensure_ascii=False, separators=(",", ":")).encode()
                  for e in entries]
         rows = json.dumps([[e.get(c) for c in COLUMNS] for e in entries], ensure_ascii=False, separators=(",", ":"))
+        summary = rows.encode()
         head = json.dumps({"format": FORMAT, "log": list(key[:4]), "end": key[4], "columns": list(COLUMNS),
-                           "texts": list(TEXT_COLUMNS), "problems": list(problems),
+                           "texts": list(TEXT_COLUMNS), "problems": list(problems), "summary_bytes": len(summary),
                            "text_bytes": [len(i) for i in items]}, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):  # a value JSON cannot hold: no cache, the log is parsed each time
         return False
     # json.dumps escapes every newline inside a string: each part is one line
-    payload = b"".join((head.encode(), b"\n", rows.encode(), b"\n[", b",".join(items), b"]"))
+    payload = b"".join((head.encode(), b"\n", summary, b"\n[", b",".join(items), b"]"))
     with contextlib.suppress(OSError):
         atomic_write(cache_path(log_path), payload, durable=False)
         return True

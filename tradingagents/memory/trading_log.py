@@ -79,25 +79,35 @@ def _sig(st: os.stat_result) -> tuple[int, int, int, int]:
 _SEP_BYTES = SEPARATOR.encode("ascii")
 
 
-def _finished_end(data: bytes, st: os.stat_result, idx: LogIndex | None) -> int | None:
-    """Where the writers' finished entries end, when the index vouches for a prefix of ``data``.
+def _finished_end(data: bytes, st: os.stat_result, idx: LogIndex | None, offset: int = 0) -> int | None:
+    """Where the writers' finished entries end, when the index vouches for a prefix of the file.
 
-    The index's stamp must name this file (same inode) at a size no larger than now, ending in a
-    separator, and, at the same size, the same mtime (else it was edited in place). Then whatever
-    follows the last separator is an unfinished append. None: the index does not vouch (missing,
-    stale, a hand edit), and the whole file is read as it is.
+    ``data`` holds the file's bytes from ``offset`` on (``_tail_start``: the index's last separator;
+    0: the whole file). The index's stamp must name this file (same inode) at a size no larger than
+    now, ending in a separator, and, at the same size, the same mtime (else it was edited in place).
+    Then whatever follows the last separator is an unfinished append. None: the index does not vouch
+    (missing, stale, a hand edit), and the whole file is read as it is.
     """
     if idx is None:
         return None
     stamp = idx.stamp
-    if stamp.ino != st.st_ino or stamp.size > len(data):
+    size = offset + len(data)
+    if stamp.ino != st.st_ino or stamp.size > size or (stamp.size and stamp.size - len(_SEP_BYTES) < offset):
         return None
-    if stamp.size and data[stamp.size - len(_SEP_BYTES) : stamp.size] != _SEP_BYTES:
+    if stamp.size and data[stamp.size - len(_SEP_BYTES) - offset : stamp.size - offset] != _SEP_BYTES:
         return None
-    if stamp.size == len(data):
+    if stamp.size == size:
         return stamp.size if stamp.mtime_ns == st.st_mtime_ns else None
-    pos = data.rfind(_SEP_BYTES, stamp.size)
-    return pos + len(_SEP_BYTES) if pos >= 0 else stamp.size
+    pos = data.rfind(_SEP_BYTES, stamp.size - offset)
+    return pos + offset + len(_SEP_BYTES) if pos >= 0 else stamp.size
+
+
+def _tail_start(st: os.stat_result, idx: LogIndex | None) -> int:
+    """Where the bytes ``_finished_end`` looks at begin: the separator ending the index's stamp (0 when
+    the index cannot vouch, and the whole file is needed)."""
+    if idx is None or idx.stamp.ino != st.st_ino or not len(_SEP_BYTES) <= idx.stamp.size <= st.st_size:
+        return 0
+    return idx.stamp.size - len(_SEP_BYTES)
 
 
 class TradingMemoryLog:
@@ -206,15 +216,23 @@ class TradingMemoryLog:
                 sig = _sig(st)
                 if sig == self._cache_sig:  # parsed by this object already
                     return [b.to_entry(texts=texts) for b in self._cache if b.ok]
+                idx = read_index(self.path)
+                offset = _tail_start(st, idx)  # the whole log is read only when it is parsed
+                fh.seek(offset)
                 data = fh.read()
-            end = _finished_end(data, st, read_index(self.path))
-            key = (*sig, end)
-            cached = read_cache(self.path, key, texts=texts)
-            if cached is not None:
-                self.problems = cached.problems
-                self._texts_at = (sig, cached.file_sig,
-                                  {(e["date"], e["ticker"]): span for e, span in zip(cached.entries, cached.spans, strict=True)})
-                return cached.entries
+                end = _finished_end(data, st, idx, offset)
+                key = (*sig, end)
+                cached = read_cache(self.path, key, texts=texts)
+                if cached is not None:
+                    self.problems = cached.problems
+                    spans = zip(cached.entries, cached.spans, strict=True)
+                    self._texts_at = (sig, cached.file_sig, {(e["date"], e["ticker"]): span for e, span in spans})
+                    return cached.entries
+                if offset:
+                    fh.seek(0)
+                    data = fh.read()
+                    end = _finished_end(data, st, idx)
+                    key = (*sig, end)
             self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
             entries = [b.to_entry() for b in self._cache if b.ok]
             write_cache(self.path, key, entries, self._problems)
