@@ -7,10 +7,31 @@ Nothing here imports LangGraph, the agents or the storage layer (which builds on
 Memory pages and the CLI's ``settle`` stay light.
 """
 
-from tradingagents.memory.log_format import SEPARATOR
-from tradingagents.memory.situation_memory import ROLE_NAMES, FinancialSituationMemory, validate_memory_name
-from tradingagents.memory.tokens import bm25_tokenize
-from tradingagents.memory.trading_log import TradingMemoryLog
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tradingagents.memory.log_format import SEPARATOR
+    from tradingagents.memory.situation_memory import (
+        ROLE_NAMES,
+        FinancialSituationMemory,
+        validate_memory_name,
+    )
+    from tradingagents.memory.tokens import bm25_tokenize
+    from tradingagents.memory.trading_log import TradingMemoryLog
+
+# each name from its module, imported on first use: the decision log's readers (the Memory log page,
+# the CLI's settle) do not load the BM25 memories and numpy with it
+_HOMES = {
+    "SEPARATOR": "log_format",
+    "ROLE_NAMES": "situation_memory",
+    "FinancialSituationMemory": "situation_memory",
+    "validate_memory_name": "situation_memory",
+    "bm25_tokenize": "tokens",
+    "TradingMemoryLog": "trading_log",
+}
 
 __all__ = [
     "ROLE_NAMES",
@@ -20,3 +41,16 @@ __all__ = [
     "bm25_tokenize",
     "validate_memory_name",
 ]
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -18,12 +18,11 @@ import functools
 import json
 import math
 import re
+import sys
 from bisect import bisect_right
 from collections.abc import Mapping
 from itertools import accumulate
 from typing import Any
-
-import numpy as np
 
 from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating, settled_header
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
@@ -492,8 +491,15 @@ def check_rating(rating: object) -> str:
     return tier
 
 
+def _numpy_types(*names: str) -> tuple[type, ...]:
+    """numpy's scalar types of these names, when numpy is imported (a numpy value cannot exist before:
+    the log's readers, the Memory log page among them, never import it just to be told no)."""
+    np = sys.modules.get("numpy")
+    return tuple(getattr(np, n) for n in names) if np is not None else ()
+
+
 def check_return(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+    if isinstance(value, bool) or not isinstance(value, (int, float, *_numpy_types("floating", "integer"))):
         raise ValidationError(f"The {what} must be a number (0.032 for +3.2%), not {value!r}.")
     value = float(value)
     if not math.isfinite(value):
@@ -502,7 +508,7 @@ def check_return(value: object, what: str) -> float:
 
 
 def check_count(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, (int, *_numpy_types("integer"))) or value < 0:
         raise ValueError(f"{what} must be a whole number, 0 or more; got {value!r}.")
     return int(value)
 
@@ -582,7 +588,11 @@ def known_by(date: str, holding: int, cutoff: str | None, end_date: Any = None) 
     if date >= cutoff:
         return False
     closed = end_date if isinstance(end_date, str) and _ISO_DAY.fullmatch(end_date) and end_date > date else None
-    return (closed or str(np.busday_offset(date, holding, roll="forward"))) <= cutoff
+    if closed is None:
+        import numpy as np  # only for entries settled before the window's close was recorded
+
+        closed = str(np.busday_offset(date, holding, roll="forward"))
+    return closed <= cutoff
 
 
 def render_past_context(ticker: str, same: list[tuple], cross: list[tuple]) -> str:
