@@ -126,13 +126,13 @@ def test_a_finished_run_clears_its_checkpoint_on_the_connection_it_ran_on(tmp_pa
     from tradingagents.storage import sqlite_checkpoint as ckpt
 
     opened: list = []
-    real = ckpt._connect
+    real = ckpt._open  # every new connection to a checkpoint database is opened here
 
     def counting(path):
         opened.append(path)
         return real(path)
 
-    monkeypatch.setattr(ckpt, "_connect", counting)
+    monkeypatch.setattr(ckpt, "_open", counting)
     cfg = {"llm_provider": "offline", "data_vendor": "demo", "home": str(tmp_path), "checkpoint_enabled": True,
            "analyst_execution": "sequential"}
     graph = TradingAgentsGraph(["market"], config=cfg)

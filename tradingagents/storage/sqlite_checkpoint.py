@@ -157,6 +157,11 @@ def checkpoint_path(config: Mapping[str, Any] | None, ticker: str) -> Path:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    return _open(path)[0]
+
+
+def _open(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """``(connection, fresh)``: ``fresh`` when the file was new, so ``_prepare`` made its tables."""
     fresh = not path.exists()
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
     try:
@@ -164,7 +169,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     except BaseException:
         conn.close()
         raise
-    return conn
+    return conn, fresh
 
 
 def _prepare(conn: sqlite3.Connection, *, fresh: bool = False) -> None:
@@ -332,13 +337,14 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_IDLE.forget_after_fork)
 
 
-def _borrow(path: Path) -> tuple[sqlite3.Connection, bool]:
-    """``(connection, checked)``: a kept connection of ``path`` (checked and set up when it was opened),
-    else a new one."""
+def _borrow(path: Path) -> tuple[sqlite3.Connection, bool, bool]:
+    """``(connection, checked, set_up)``: a kept connection of ``path`` (checked and set up when it was
+    opened), else a new one (``set_up`` when the file was new and ``_prepare`` made its tables)."""
     conn = _IDLE.take(path)
     if conn is not None:
-        return conn, True
-    return _connect(path), False
+        return conn, True, True
+    conn, fresh = _open(path)
+    return conn, False, fresh
 
 
 class _Deferred:
@@ -520,13 +526,15 @@ from tradingagents.errors import CheckpointError  # noqa: E402,F401  (one error 
 
 
 def _open_saver(path: Path, ticker: str) -> TickerCheckpointer:
-    conn, checked = _borrow(path)
+    conn, checked, set_up = _borrow(path)
     try:
         if not checked:
             _check_database(conn)
         saver = TickerCheckpointer(conn, path=path, ticker=ticker)
-        if checked:
-            saver.is_setup = True  # its tables were made when it was opened
+        if set_up:
+            # its tables were made when it was opened (``_prepare`` of a new file): a second setup()
+            # would only run the same CREATE TABLE IF NOT EXISTS script again, and commit nothing
+            saver.is_setup = True
         else:
             with saver.cursor():  # create the tables now, not inside the first graph step
                 pass
