@@ -24,7 +24,7 @@ from tradingagents import team
 from tradingagents.config import DEFAULT_CONFIG, EXECUTION_LABELS, public_config, resolve_config
 from tradingagents.fileio import atomic_write, atomic_write_all
 from tradingagents.i18n import N_, Translator, rating_label, translator
-from tradingagents.storage.inert import sanitize_tree
+from tradingagents.storage.inert import SanitizedView
 from tradingagents.validation import safe_path_component, validate_date
 from tradingagents.vendors import product_label
 
@@ -124,11 +124,12 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
     and labels in ``t``'s language (None: English, the saved ``report.md``'s words; the model's text is
     as it was written).
 
-    Rendered from the sanitised tree (``storage.inert.sanitize_tree``): no model text reaches the
-    Markdown with a live tag or a link of another scheme than http, https or mailto."""
+    Rendered from the sanitised tree (``storage.inert.sanitize_tree``, read through a ``SanitizedView``:
+    only what the report shows is sanitised): no model text reaches the Markdown with a live tag or a
+    link of another scheme than http, https or mailto."""
     t = t or translator(None)
-    state = sanitize_tree(dict(state or {}))
-    meta = sanitize_tree(dict(meta or {}))
+    state = SanitizedView(dict(state or {}))
+    meta = SanitizedView(dict(meta or {}))
     ticker = state.get("company_of_interest") or meta.get("ticker") or "?"
     date = state.get("trade_date") or meta.get("date") or "?"
     lines = [f"# {ticker} — {date}: **{rating_label(rating, t.lang) if rating else t('n/a')}**", ""]

@@ -112,5 +112,39 @@ def sanitize_tree(value: Any) -> Any:
     return value
 
 
-__all__ = ["SAFE_SCHEMES", "clean_text", "clean_tree", "safe_url", "sanitize_links", "sanitize_markdown",
-           "sanitize_tree"]
+class SanitizedView(Mapping):
+    """``sanitize_tree(mapping)`` read lazily: each value is sanitised when it is first read (then kept),
+    a nested mapping as another view, so a reader of a few keys (the report reads a dozen of a run's
+    state and meta) does not sanitise the rest (the debates' histories twice over, every debate turn,
+    the config). What it reads is what ``sanitize_tree`` gives: the same keys (cleaned; of raw keys that
+    clean to one key, the last wins, as in the dict ``sanitize_tree`` builds) and the same values."""
+
+    __slots__ = ("_raw", "_keys", "_done")
+
+    def __init__(self, mapping: Mapping[Any, Any]) -> None:
+        self._raw = mapping
+        self._keys = {clean_text(k): k for k in mapping}
+        self._done: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._done[key]
+        except KeyError:
+            pass
+        value = self._raw[self._keys[key]]
+        value = SanitizedView(value) if isinstance(value, Mapping) else sanitize_tree(value)
+        self._done[key] = value
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+__all__ = ["SAFE_SCHEMES", "SanitizedView", "clean_text", "clean_tree", "safe_url", "sanitize_links",
+           "sanitize_markdown", "sanitize_tree"]
