@@ -247,3 +247,18 @@ def test_tool_functions_have_evaluated_type_hints():
     for name, tool in tools.items():
         hints = getattr(tool, "func", None).__annotations__
         assert hints and not any(isinstance(h, str) for h in hints.values()), name
+
+
+def test_the_tools_read_as_langchains_structured_tools_same_schema_same_run_parameters():
+    import inspect
+
+    from langchain_core.tools import StructuredTool
+
+    for name, tool in make_tools({}, as_of="2024-05-10").items():
+        plain = StructuredTool.from_function(func=tool.func, name=name, description=tool.description)
+        assert isinstance(tool, StructuredTool)
+        assert tool.args == plain.args and tool.tool_call_schema.model_json_schema() == \
+            plain.tool_call_schema.model_json_schema(), name
+        # the signatures LangChain reads on every call: worked out once, the same as computed afresh
+        assert list(inspect.signature(tool._run).parameters) == list(inspect.signature(plain._run).parameters)
+        assert inspect.signature(tool.func) == inspect.signature(tool.func.__wrapped__)

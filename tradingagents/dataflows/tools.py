@@ -20,6 +20,7 @@ call, and string annotations are compiled each time (0.9 → 0.6 ms a call).
 """
 
 import functools
+import inspect
 import math
 import threading
 from collections import OrderedDict
@@ -27,6 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any
 
 import pandas as pd
+from langchain_core.callbacks import CallbackManagerForToolRun
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 
 from tradingagents.dataflows.indicators import SUPPORTED_INDICATORS, WARMUP_ROWS, compute_indicator
@@ -208,6 +211,7 @@ def _safe(provider: MarketDataProvider, fn: Callable[..., str],
             return (f"{DATA_UNAVAILABLE} {_subject(fn.__name__, kwargs)}: the data source failed ({reason}). "
                     f"{NO_INVENT} {_source(provider)}")
 
+    wrapper.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]  (functools.wraps': fn's)
     return wrapper
 
 
@@ -263,6 +267,27 @@ def _stale(provider: MarketDataProvider, symbol: str, df: pd.DataFrame, start: s
         return (f"{DATA_UNAVAILABLE} the latest price of {symbol} is from {last.date()}, {gap} days before "
                 f"{end}; the data looks stale. {NO_INVENT} {_source(provider)}")
     return None
+
+
+class _Tool(StructuredTool):
+    """``StructuredTool`` with its ``_run`` declared here, with evaluated annotations: LangChain reads the
+    type hints of a tool's ``_run`` on every call (``BaseTool.run`` looks for its RunnableConfig
+    parameter), and StructuredTool's own are strings (its module has ``from __future__ import
+    annotations``), compiled anew each time. The same parameters, the same call."""
+
+    def _run(
+        self,
+        *args: Any,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        return super()._run(*args, config=config, run_manager=run_manager, **kwargs)
+
+
+# LangChain also reads the signatures of ``_run`` and of the tool's function on every call; they never
+# change, so each is worked out once (``inspect.signature`` returns a callable's ``__signature__``)
+_Tool._run.__signature__ = inspect.signature(_Tool._run)  # type: ignore[attr-defined]
 
 
 def _validation_handler(provider: MarketDataProvider) -> Callable[[Exception], str]:
@@ -529,7 +554,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
              get_income_statement, get_news, get_global_news, get_social_posts]
     tools: dict[str, BaseTool] = {}
     for fn in funcs:
-        tool = StructuredTool.from_function(
+        tool = _Tool.from_function(
             func=_safe(provider, fn, cut), name=fn.__name__, description=(fn.__doc__ or "").strip(),
         )
         tool.handle_validation_error = _validation_handler(provider)
