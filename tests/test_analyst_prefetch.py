@@ -9,6 +9,7 @@ it is sent, the real data tools and the offline engine.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 import pytest
@@ -285,3 +286,46 @@ def test_the_run_pages_board_shows_the_analysts_fetches(key, mode):
     assert graph.last_run["usage_by_node"][spec.agent_node]["llm_calls"] == 1
     board = {a.agent: a for a in progress.agents}
     assert board[spec.agent_node].status == "done" and state[spec.report_key] == progress.reports[spec.report_key]
+
+
+def _waiting_tools(n: int, barrier, threads: list) -> list:
+    """n tools that note the thread they ran on, then wait (``barrier`` None: not) for each other."""
+    def make(i: int):
+        def fetch(ticker: str) -> str:
+            threads.append((i, threading.current_thread()))
+            if barrier is not None:
+                barrier.wait()  # only passes once every call has started: they run side by side
+            return f"answer {i} for {ticker}"
+        return StructuredTool.from_function(fetch, name=f"tool_{i}", description=f"tool {i}")
+    return [make(i) for i in range(n)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_a_nodes_fetches_run_side_by_side_first_on_its_own_thread_answers_in_call_order(n):
+    from tradingagents.agents.utils.agent_utils import fetch_tool_data
+
+    threads: list = []
+    barrier = threading.Barrier(n, timeout=120)  # the timeout only catches a hang (calls run one by one)
+    tools = _waiting_tools(n, barrier, threads)
+    plan = [(t.name, {}) for t in tools]
+    request, results, blocks = fetch_tool_data(tools, plan, {"company_of_interest": TICKER, "trade_date": DATE},
+                                               {}, node="Test Analyst")
+    assert [c["name"] for c in request.tool_calls] == [t.name for t in tools]
+    assert [r.content for r in results] == [f"answer {i} for {TICKER}" for i in range(n)]
+    assert [r.tool_call_id for r in results] == [c["id"] for c in request.tool_calls]
+    assert blocks == [(f"tool_{i}", f"answer {i} for {TICKER}") for i in range(n)]
+    ran_on = dict(threads)
+    assert ran_on[0] is threading.current_thread()  # the first call needs no thread of its own
+    assert len({id(t) for t in ran_on.values()}) == n  # the others, one each, beside it
+
+
+def test_max_concurrency_bounds_a_nodes_fetches_one_runs_them_in_order_on_its_thread():
+    from tradingagents.agents.utils.agent_utils import fetch_tool_data
+
+    threads: list = []
+    tools = _waiting_tools(3, None, threads)
+    _, results, _ = fetch_tool_data(tools, [(t.name, {}) for t in tools], {"company_of_interest": TICKER,
+                                    "trade_date": DATE}, {"max_concurrency": 1}, node="Test Analyst")
+    assert [i for i, _ in threads] == [0, 1, 2]
+    assert all(t is threading.current_thread() for _, t in threads)
+    assert [r.content for r in results] == [f"answer {i} for {TICKER}" for i in range(3)]

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
-from langchain_core.runnables.config import RunnableConfig, ensure_config, get_executor_for_config
+from langchain_core.runnables.config import ContextThreadPoolExecutor, RunnableConfig, ensure_config
 from langgraph.errors import GraphBubbleUp
 
 from tradingagents import team
@@ -314,10 +314,7 @@ def fetch_tool_data(
                 "type": "tool_call"}
         calls.append(call)
         order.append((name, call))
-    results: list[ToolMessage] = []
-    if calls:
-        with get_executor_for_config(config) as executor:
-            results = list(executor.map(lambda c: run_tool_call(by_name[c["name"]], c, config), calls))
+    results = _run_side_by_side(by_name, calls, config)
     by_id = {c["id"]: r for c, r in zip(calls, results, strict=True)}
     blocks = [
         (block_tag(name, call["args"]), tool_text(by_id[call["id"]])) if call else
@@ -329,6 +326,26 @@ def fetch_tool_data(
     request_id = "fetch-" + stable_id(node, ticker, date, *[c["id"] for c in calls], length=24)
     request = AIMessage(content="", tool_calls=calls, id=request_id, response_metadata={"fetched_by": node})
     return request, results, blocks
+
+
+def _run_side_by_side(by_name: Mapping[str, Any], calls: Sequence[Mapping[str, Any]],
+                      config: RunnableConfig | None) -> list[ToolMessage]:
+    """``run_tool_call`` for every call, side by side, results in call order. The first runs on this
+    thread while the pool runs the others (its workers at most ``max_concurrency`` - 1, so no more than
+    ``max_concurrency`` run at once): a single call starts no thread at all, and n calls start n - 1."""
+    if not calls:
+        return []
+
+    def one(call: Mapping[str, Any]) -> ToolMessage:
+        return run_tool_call(by_name[call["name"]], call, config)
+
+    limit = (config or {}).get("max_concurrency")
+    if len(calls) == 1 or limit == 1:
+        return [one(c) for c in calls]
+    with ContextThreadPoolExecutor(max_workers=limit - 1 if limit else None) as executor:
+        rest = executor.map(one, calls[1:])  # every call is submitted here, before the first runs
+        first = one(calls[0])
+        return [first, *rest]
 
 
 BLOCK_ARGS = ("indicator",)
