@@ -407,6 +407,11 @@ class BoundedChatOpenAI(ChatOpenAI):
         return await run_in_executor(None, self._generate, messages, stop, sync_manager, **kwargs)
 
 
+# LangChain inspects ``_generate``'s signature on every call (does it take run_manager?); it never
+# changes, so it is worked out once (``inspect.signature`` returns a function's ``__signature__``)
+BoundedChatOpenAI._generate.__signature__ = inspect.signature(BoundedChatOpenAI._generate)  # type: ignore[attr-defined]
+
+
 def _stream_problem(chunks: list) -> str | None:
     """Why a stream that ended without an error is still incomplete, or None."""
     if not chunks:
