@@ -381,3 +381,40 @@ def test_what_is_not_plain_json_goes_through_the_sdks_create():
         raw = ours.with_raw_response.create(**generator)
         assert raw.parse().choices[0].message.content
         assert server.requests[0]["messages"] == REQUEST["messages"][:2]
+
+
+_ANSWER = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "gpt-4o-mini",
+           "choices": [{"index": 0, "message": {"role": "assistant", "content": "hello"}, "finish_reason": "stop"}],
+           "usage": {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17}}
+_CALL = {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+
+
+@pytest.mark.parametrize("answer", [
+    _ANSWER,
+    {**_ANSWER, "system_fingerprint": "fp", "service_tier": "default", "something_new": {"a": [1, None]}},
+    {**_ANSWER, "choices": [{"index": 0, "message": _CALL, "finish_reason": "tool_calls", "logprobs": None}]},
+    {**_ANSWER, "usage": {**_ANSWER["usage"], "prompt_tokens_details": {"cached_tokens": 0},
+                          "completion_tokens_details": {"reasoning_tokens": 0}}},
+    {**_ANSWER, "choices": [{"index": 0, "message": {"role": "assistant", "content": "x", "refusal": None,
+                                                      "annotations": []}, "finish_reason": "stop"}]},
+    {**_ANSWER, "created": "1700000000"},  # not the declared type: built as the SDK builds it
+    {**_ANSWER, "choices": [{"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": "stop",
+                             "logprobs": {"content": [{"token": "x", "logprob": 0, "bytes": None,
+                                                       "top_logprobs": []}]}}]},
+    {**_ANSWER, "choices": None},
+], ids=["plain", "extras", "tool_call", "details", "refusal", "off_type", "logprobs", "no_choices"])
+def test_an_unstreamed_answer_is_the_chat_completion_the_sdk_builds(answer):
+    import copy
+
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletion
+
+    from tradingagents.llm_clients.openai_chat import _checked_completion
+
+    ours = _checked_completion().build(response=None, data=copy.deepcopy(answer))
+    sdk = construct_type(type_=ChatCompletion, value=copy.deepcopy(answer))
+    assert type(ours) is ChatCompletion
+    exclude = {"choices": {"__all__": {"message": {"parsed"}}}} if answer["choices"] else None
+    assert repr(ours.model_dump(exclude=exclude, warnings=False)) == repr(sdk.model_dump(exclude=exclude, warnings=False))
+    assert repr(ours) == repr(sdk)

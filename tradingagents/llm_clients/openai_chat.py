@@ -529,7 +529,8 @@ class _DictChunks:
                                        extra_body=kwargs.get("extra_body"),
                                        timeout=kwargs.get("timeout", openai.NOT_GIVEN), security={"bearer_auth": True})
         stream = bool(body.get("stream"))
-        return self._inner._post("/chat/completions", body=body, options=options, cast_to=ChatCompletion,
+        return self._inner._post("/chat/completions", body=body, options=options,
+                                 cast_to=ChatCompletion if stream else _checked_completion(),
                                  stream=stream, stream_cls=openai.Stream[ChatCompletionChunk])
 
     @property
@@ -555,6 +556,34 @@ class _RawResponse:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._chunks._inner.with_raw_response, name)
+
+
+@functools.cache
+def _checked_completion() -> type:
+    """``cast_to`` of an unstreamed answer: a ``ChatCompletion`` whose ``build`` (the SDK's hook for a type
+    that builds itself) validates the JSON strictly with pydantic and, for JSON that does not pass
+    (a field of another type than the SDK declares), builds it as the SDK does (``construct_type``). The
+    SDK's own building walks every field in Python (~0.1 ms an answer); strict validation takes only
+    what already has the declared types, unchanged, so the answer is the same ChatCompletion, field for
+    field (``test_llm_sse`` compares them)."""
+    import pydantic
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletion
+
+    class CheckedChatCompletion(ChatCompletion):
+        @classmethod
+        def build(cls, *, response: Any, data: object) -> ChatCompletion:
+            # log probabilities are the answer's only floats, which validation would turn from 0 into 0.0
+            choices = data.get("choices") if isinstance(data, dict) else None
+            if isinstance(choices, list) and not any(isinstance(c, dict) and c.get("logprobs") is not None
+                                                     for c in choices):
+                try:
+                    return ChatCompletion.model_validate(data, strict=True)
+                except pydantic.ValidationError:
+                    pass
+            return construct_type(type_=ChatCompletion, value=data)
+
+    return CheckedChatCompletion
 
 
 _OPTION_NAMES = frozenset(("extra_headers", "extra_query", "extra_body", "timeout"))
