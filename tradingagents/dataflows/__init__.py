@@ -8,8 +8,7 @@ neither the factory nor a concrete provider (``VENDORS`` and ``check_vendor`` ar
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tradingagents.lazy import lazy_getattr
 
 _EXPORTS = {
     "get_provider": "interface",
@@ -17,14 +16,7 @@ _EXPORTS = {
                                      "MarketDataProvider", "ProviderUnavailable", "check_vendor")},
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
 
 
 __all__ = sorted(_EXPORTS)

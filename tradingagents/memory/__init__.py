@@ -9,8 +9,9 @@ Memory pages and the CLI's ``settle`` stay light.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from tradingagents.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from tradingagents.memory.log_format import SEPARATOR
@@ -43,13 +44,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:
