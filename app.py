@@ -5,12 +5,9 @@ import streamlit as st
 from studio import theme, ui
 from studio.ui import _
 
-st.set_page_config(page_title="TradingAgents Studio", layout="wide")
 # an emoji favicon: Streamlit draws it locally, while a ":material/…:" page icon is fetched from a font CDN
-# (the page must load nothing from outside this machine; the navigation icons use the bundled font). It is
-# set after the page: Streamlit checks an emoji against its emoji catalogue, a module it imports on first
-# use, ~0.1 s of a fresh server's first run that would otherwise come before anything is drawn.
-FAVICON = "📈"
+# (the page must load nothing from outside this machine; the navigation icons use the bundled font)
+st.set_page_config(page_title="TradingAgents Studio", page_icon="📈", layout="wide")
 
 PAGES = [
     st.Page("pages/run.py", title=_("Run"), icon=":material/rocket_launch:", url_path="run", default=True),
@@ -33,11 +30,6 @@ if ui.require_sign_in():  # with [auth] secrets: an unsigned visitor is routed t
     st.html(theme.base_css())
     ui.sidebar_identity()
     ui.sidebar_settings()
-    try:
-        with ui.routed():
-            page.run()
-    finally:  # also when the page stopped (st.stop) or asked for a rerun
-        st.set_page_config(page_icon=FAVICON)
+    with ui.routed():
+        page.run()
     ui.warm_up()  # after the page is on screen: load the engine in the background
-else:
-    st.set_page_config(page_icon=FAVICON)
