@@ -196,6 +196,20 @@ def warm_up() -> bool:
     return True
 
 
+def skip_bare_python_check() -> None:
+    """Spare a new server's first page Streamlit's check that the script runs under ``streamlit run``.
+
+    Before the first element of a process, Streamlit walks the whole call stack with its source
+    (``inspect.stack()`` in ``env_util.is_repl``) only to decide whether to print "use streamlit run":
+    ~80 ms of the first page of every new server. This app only ever runs under ``streamlit run``
+    (app.py calls this), so the check is marked done. A later Streamlit without that flag only
+    brings the walk back; nothing else depends on it."""
+    import streamlit.delta_generator as dg
+
+    if hasattr(dg, "_use_warning_has_been_displayed"):
+        dg._use_warning_has_been_displayed = True  # noqa: SLF001 - Streamlit's own once-per-process flag
+
+
 def require_valid_environment() -> None:
     """Stop with a plain message when a ``TRADINGAGENTS_*`` variable (or the home) cannot work.
 

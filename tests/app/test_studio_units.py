@@ -419,3 +419,23 @@ def test_log_charts_draw_a_long_line_thinned_keeping_its_ends():
     ys = list(fig.data[0].y)
     assert len(ys) <= charts.MAX_LINE_POINTS and ys[0] == 1.0 and ys[-1] == curve["strategy"].iloc[-1]
     assert len(charts.equity_figure(curve.head(50)).data[0].y) == 50
+
+
+def test_the_bare_python_check_is_marked_done_so_the_first_element_walks_no_stack(monkeypatch):
+    """app.py spares a new server's first page Streamlit's "use streamlit run" stack walk (~60-80 ms)."""
+    import streamlit.delta_generator as dg
+    from streamlit import env_util
+
+    from studio import ui
+
+    def walked():
+        raise AssertionError("Streamlit walked the call stack (env_util.is_repl) at the first element")
+
+    monkeypatch.setattr(env_util, "is_repl", walked)
+    monkeypatch.setattr(dg, "_use_warning_has_been_displayed", False)
+    with pytest.raises(AssertionError, match="walked"):  # the check this spares is Streamlit's real one
+        dg._maybe_print_use_warning()
+    monkeypatch.setattr(dg, "_use_warning_has_been_displayed", False)
+    ui.skip_bare_python_check()
+    dg._maybe_print_use_warning()  # marked done: no walk
+    assert dg._use_warning_has_been_displayed is True
