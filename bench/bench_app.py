@@ -143,8 +143,10 @@ def _r(x):
 
 
 def run() -> dict:
+    from bench import compile_app_bytecode
     from tests.browser.harness import chromium, streamlit_server
 
+    compile_app_bytecode()  # as any earlier start of the app leaves it
     with tempfile.TemporaryDirectory(prefix="ta_bench_app_") as tmp:
         home = Path(tmp)
         with streamlit_server(home) as url, chromium() as page:
