@@ -209,3 +209,43 @@ def test_no_log_no_entries_and_no_cache(ta_home):
     log = TradingMemoryLog()
     assert log.load_entries() == []
     assert not log_cache.cache_path(log.path).exists()
+
+
+def _as_rows(entries: list[dict]) -> list[list]:
+    return [[e.get(c) for c in log_cache.COLUMNS] for e in entries]
+
+
+def test_a_summary_is_the_entries_without_texts_as_rows_from_the_cache_from_a_parse_and_from_a_parsed_log(ta_home):
+    log = _log_with(3)
+    log.batch_update_with_outcomes([{"ticker": "NVDA", "date": "2024-05-11", "raw": 0.0321, "alpha": 0.0114,
+                                     "holding": 5, "reflection": "It worked."}])
+    expected = _as_rows(_parsed())  # the log parsed, no cache
+    assert [r[:7] for r in expected][1] == ["2024-05-11", "NVDA", "Buy", False, 0.0321, 0.0114, 5]
+    _fresh()  # writes the cache
+    from_cache = TradingMemoryLog()
+    assert from_cache.load_summary() == expected
+    assert from_cache.entry_texts([("2024-05-11", "NVDA")]) == {("2024-05-11", "NVDA"): ("Decision 1.", "It worked.")}
+    log_cache.cache_path(log.path).unlink()
+    assert TradingMemoryLog().load_summary() == expected  # parsed (and the cache written again)
+    assert log.load_summary() == expected  # the writer's own parsed copy
+    assert log_cache.cache_path(log.path).exists()
+
+
+def test_a_whole_log_is_read_without_cyclic_gc_and_the_collector_is_left_as_it_was(ta_home, monkeypatch):
+    import gc
+
+    _log_with(2)
+    _fresh()
+    seen = []
+    real = log_cache.read_cache
+    monkeypatch.setattr("tradingagents.memory.trading_log.read_cache",
+                        lambda *a, **kw: seen.append(gc.isenabled()) or real(*a, **kw))
+    assert gc.isenabled()
+    assert len(TradingMemoryLog().load_summary()) == 2
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        TradingMemoryLog().load_entries()
+        assert not gc.isenabled()  # a caller that had turned it off keeps it off
+    finally:
+        gc.enable()

@@ -78,6 +78,7 @@ def test_entries_and_past_context_match_the_file_log_exactly(pg_url, tmp_path):
     assert len(pg.load_entries()) == len(stores) and pg.problems == []
     # the summary (no texts) and the texts of the entries shown, as the Memory log page reads them
     assert pg.load_entries(texts=False) == TradingMemoryLog({"memory_log_path": str(file_log.path)}).load_entries(texts=False)
+    assert pg.load_summary() == TradingMemoryLog({"memory_log_path": str(file_log.path)}).load_summary()
     shown = [(e["date"], e["ticker"]) for e in pg.load_entries(texts=False)[5:25]] + [("2024-07-01", "NVDA")]
     texts = pg.entry_texts(shown)
     assert texts == file_log.entry_texts(shown) and len(texts) == 20

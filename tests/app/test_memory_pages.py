@@ -126,8 +126,8 @@ def test_memory_log_rereads_the_file_after_a_write_and_not_otherwise(ta_home, mo
     at = new_app("memory_log")
     assert at.metric[0].value == "10"
     calls = []
-    real = TradingMemoryLog.load_entries
-    monkeypatch.setattr(TradingMemoryLog, "load_entries", lambda self, **kw: calls.append(1) or real(self, **kw))
+    real = TradingMemoryLog.load_summary
+    monkeypatch.setattr(TradingMemoryLog, "load_summary", lambda self, **kw: calls.append(1) or real(self, **kw))
     at.run()
     assert calls == [] and at.metric[0].value == "10"  # unchanged file: parsed result reused
     TradingMemoryLog(resolve_config()).store_decision("TSLA", "2024-07-01", "New one.", rating="Buy")
