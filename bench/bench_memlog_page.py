@@ -64,7 +64,6 @@ def _one(url: str, browser) -> tuple[float, float]:
         page = context.new_page()
         page.add_init_script(f"({_OBSERVE_JS})({json.dumps(HEADING)})")
         page.goto(url + "/memory_log", wait_until="commit")
-        page.get_by_role("heading", name=HEADING).first.wait_for(state="visible", timeout=300_000)
         page.wait_for_function("() => window.__taHeadPaint !== null", timeout=300_000)
         first = page.evaluate("() => window.__taHeadPaint") / 1000  # ms since navigation start
         page.get_by_text("Decisions and reflections").first.wait_for(state="visible", timeout=300_000)

@@ -125,17 +125,16 @@ def rows_of(log: Log, entries: list[Entry]) -> list[Row]:
     return [row_of(e, texts.get((e.date, e.ticker))) for e in entries]
 
 
-_AT = {c: SUMMARY_COLUMNS.index(c) for c in ("date", "ticker", "rating", "pending", "alpha")}
+_DATE, _TICKER, _RATING, _PENDING, _ALPHA = map(SUMMARY_COLUMNS.index, ("date", "ticker", "rating", "pending", "alpha"))
 
 
 def read_log(config) -> Log:
     """The log as it is now: its entries newest first (without their texts), its tickers and its problems."""
     log = open_memory_log(config)  # files, or the desk's database
     number = figures.number
-    date, ticker, rating, pending, alpha = _AT.values()
     # rows, not a dict per entry: 20,000 dicts were a third of a new server's read of the log
-    entries = [Entry(str(r[date] or ""), str(r[ticker] or ""), str(r[rating] or ""),
-                     "pending" if r[pending] else "settled", number(r[alpha]), r)
+    entries = [Entry(str(r[_DATE] or ""), str(r[_TICKER] or ""), str(r[_RATING] or ""),
+                     "pending" if r[_PENDING] else "settled", number(r[_ALPHA]), r)
                for r in log.load_summary()]
     entries.sort(key=lambda r: r.ticker)
     entries.sort(key=lambda r: r.date, reverse=True)  # stable: ticker ascending within a day

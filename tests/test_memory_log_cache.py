@@ -211,15 +211,11 @@ def test_no_log_no_entries_and_no_cache(ta_home):
     assert not log_cache.cache_path(log.path).exists()
 
 
-def _as_rows(entries: list[dict]) -> list[list]:
-    return [[e.get(c) for c in log_cache.COLUMNS] for e in entries]
-
-
 def test_a_summary_is_the_entries_without_texts_as_rows_from_the_cache_from_a_parse_and_from_a_parsed_log(ta_home):
     log = _log_with(3)
     log.batch_update_with_outcomes([{"ticker": "NVDA", "date": "2024-05-11", "raw": 0.0321, "alpha": 0.0114,
                                      "holding": 5, "reflection": "It worked."}])
-    expected = _as_rows(_parsed())  # the log parsed, no cache
+    expected = log_cache.summary_rows(_parsed())  # the log parsed, no cache
     assert [r[:7] for r in expected][1] == ["2024-05-11", "NVDA", "Buy", False, 0.0321, 0.0114, 5]
     _fresh()  # writes the cache
     from_cache = TradingMemoryLog()

@@ -41,7 +41,7 @@ from tradingagents.fileio import atomic_write
 from tradingagents.memory.log_format import META_KEYS
 
 __all__ = ["COLUMNS", "FORMAT", "TEXT_COLUMNS", "Cached", "cache_path", "entries_of", "paused_gc", "read_cache",
-           "read_texts", "write_cache"]
+           "read_texts", "summary_rows", "write_cache"]
 
 FORMAT = "tradingagents memory-log entries 2"
 COLUMNS = ("date", "ticker", "rating", "pending", "raw", "alpha", "holding", *META_KEYS)
@@ -70,6 +70,11 @@ def entries_of(rows: list[list[Any]], texts: list[list[str]] | None = None) -> l
     if texts is None:
         return [dict(zip(COLUMNS, r, strict=True)) for r in rows]
     return [dict(zip(_ENTRY_KEYS, (*r[:_HEAD], *t, *r[_HEAD:]), strict=True)) for r, t in zip(rows, texts, strict=True)]
+
+
+def summary_rows(entries: list[dict[str, Any]]) -> list[list[Any]]:
+    """Entries (with their texts or without) as summary rows: each one's values of ``COLUMNS``."""
+    return [[e.get(c) for c in COLUMNS] for e in entries]
 
 
 @contextlib.contextmanager
@@ -194,7 +199,7 @@ def write_cache(log_path: Path, key: tuple, entries: list[dict[str, Any]], probl
     try:
         items = [json.dumps([e.get(c) for c in TEXT_COLUMNS], ensure_ascii=False, separators=(",", ":")).encode()
                  for e in entries]
-        rows = json.dumps([[e.get(c) for c in COLUMNS] for e in entries], ensure_ascii=False, separators=(",", ":"))
+        rows = json.dumps(summary_rows(entries), ensure_ascii=False, separators=(",", ":"))
         summary = rows.encode()
         head = json.dumps({"format": FORMAT, "log": list(key[:4]), "end": key[4], "columns": list(COLUMNS),
                            "texts": list(TEXT_COLUMNS), "problems": list(problems), "summary_bytes": len(summary),

@@ -43,7 +43,14 @@ from filelock import FileLock
 from tradingagents.config import resolve_config
 from tradingagents.fileio import atomic_write, fsync_dir, remove_leftovers
 from tradingagents.memory.files import LOCK_POLL_S
-from tradingagents.memory.log_cache import COLUMNS, entries_of, paused_gc, read_cache, read_texts, write_cache
+from tradingagents.memory.log_cache import (
+    entries_of,
+    paused_gc,
+    read_cache,
+    read_texts,
+    summary_rows,
+    write_cache,
+)
 from tradingagents.memory.log_format import (
     SEPARATOR,
     Block,
@@ -214,7 +221,7 @@ class TradingMemoryLog:
         entry, in file order, read as ``load_entries`` reads them (no dict per entry: a page that
         filters and counts a 20,000-entry log needs five of the values, and the rest for one page)."""
         cached, entries = self._read_entries(False)
-        return [[e.get(c) for c in COLUMNS] for e in entries] if cached is None else cached.rows
+        return summary_rows(entries) if cached is None else cached.rows
 
     def _read_entries(self, texts: bool):
         """(the entries cache's ``Cached``, None) when the cache was made from this version of the log,

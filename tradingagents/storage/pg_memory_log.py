@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tradingagents.config import resolve_config
-from tradingagents.memory.log_cache import COLUMNS
+from tradingagents.memory.log_cache import summary_rows
 from tradingagents.memory.log_format import (
     META_KEYS,
     check_count,
@@ -111,7 +111,7 @@ class PgMemoryLog:
 
     def load_summary(self) -> list[list[Any]]:
         """``load_entries(texts=False)`` as rows of ``log_cache.COLUMNS`` values, as the file log gives them."""
-        return [[e.get(c) for c in COLUMNS] for e in self.load_entries(texts=False)]
+        return summary_rows(self.load_entries(texts=False))
 
     def entry_texts(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, str]]:
         """``{(date, ticker): (decision, reflection)}`` of the entries named (a key the log does not hold
