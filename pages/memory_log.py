@@ -1,35 +1,33 @@
 """Memory log page: decisions with their outcome, filters, pages, settle-now, charts, reflections.
 
-The log is read once per version of the file (``st.cache_resource`` keyed by its size, mtime and
-inode: one shared object, not a pickled copy per rerun) into plain rows, newest first; filters and
-counts run on the whole log in Python, only the current page of decisions is drawn (its table as a
-log's texts are read for that page only (``load_entries(texts=False)``, then ``entry_texts``), and
-only the chart picked is built and drawn. pandas is imported only to build a chart: with 20,000
-entries the import and the DataFrame were most of the first run's time. The page's table is plain
-HTML (a data grid's canvas, its lazily loaded code and its redraws were a third of the time until
-a fresh page settled), and each decision of the page is one ``<details>`` in that same HTML element
-(50 expanders of three or four elements each were most of what the browser had to draw).
+The log is read once per version of the file (``ui.memory_log``: ``st.cache_resource`` keyed by its size,
+mtime and inode, one shared object, not a pickled copy per rerun; a new server reads it before its first
+request) into plain rows, newest first (``studio.memlog_view``); filters and counts run on the whole log
+in Python, only the current page of decisions is drawn, and the log's texts are read for that page only
+(``load_entries(texts=False)``, then ``entry_texts``); only the chart picked is built and drawn. pandas is
+imported only to build a chart: with 20,000 entries the import and the DataFrame were most of the first
+run's time. The page's table is plain HTML (a data grid's canvas, its lazily loaded code and its redraws
+were a third of the time until a fresh page settled), and each decision of the page is one ``<details>``
+in that same HTML element (50 expanders of three or four elements each were most of what the browser had
+to draw).
 """
 
 from __future__ import annotations
 
 import html
 import math
-import os
-from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import streamlit as st
 
 from studio import charts, ui
+from studio.memlog_view import Entry, Log
 from studio.memview import ENTRIES_CSS, TABLE_CSS, entry_html, situation_html
 from studio.ui import _, rating_label, tr
 from tradingagents import figures
 from tradingagents.i18n import N_
-from tradingagents.memory.log_cache import COLUMNS as SUMMARY_COLUMNS
 from tradingagents.rating import HOLD_BAND, RATINGS_5_TIER, direction
-from tradingagents.storage import open_memory_log, storage_url
 
 ui.require_router()
 
@@ -42,37 +40,6 @@ CHARTS_DEFAULT = "alpha"
 # 20,000 entries, Plotly's first chart was most of what was left of the page's time in the browser
 # (a comment, not a docstring: Streamlit's magic would show a bare string on the page)
 LAZY_CHARTS_FROM = 5_000
-
-
-
-def file_signature(path: Path) -> tuple[int, int, int] | None:
-    """(size, mtime_ns, inode) of the log: a new value for every write (writes replace the file)."""
-    try:
-        st_ = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st_.st_size, st_.st_mtime_ns, st_.st_ino)
-
-
-class Entry(NamedTuple):
-    """What the filters and counts read of an entry (the rest is read for the entries on the page only)."""
-
-    date: str
-    ticker: str
-    rating: str
-    status: str  # "pending" or "settled" (the log's English words)
-    alpha: float | None  # None when absent, never NaN
-    row: list[Any]  # the entry as the log gave it, without its texts: its values of SUMMARY_COLUMNS
-
-    @property
-    def source(self) -> dict[str, Any]:
-        """The entry as ``load_entries(texts=False)`` gives it (made for the entries drawn or charted only)."""
-        return dict(zip(SUMMARY_COLUMNS, self.row, strict=True))
-
-    @property
-    def settled(self) -> bool:
-        """Settled with an alpha: what the counts, the average and the charts use."""
-        return self.status == "settled" and self.alpha is not None
 
 
 class Row(NamedTuple):
@@ -91,13 +58,6 @@ class Row(NamedTuple):
     invented: bool
     decision: str
     reflection: str
-
-
-class Log(NamedTuple):
-    entries: list[Entry]  # newest first (date descending, ticker ascending)
-    tickers: list[str]  # sorted
-    problems: list[str]
-    texts: Callable[[Iterable[tuple[str, str]]], dict[tuple[str, str], tuple[str, str]]]  # the log's entry_texts
 
 
 def _text(value: Any) -> str | None:
@@ -125,35 +85,9 @@ def rows_of(log: Log, entries: list[Entry]) -> list[Row]:
     return [row_of(e, texts.get((e.date, e.ticker))) for e in entries]
 
 
-_DATE, _TICKER, _RATING, _PENDING, _ALPHA = map(SUMMARY_COLUMNS.index, ("date", "ticker", "rating", "pending", "alpha"))
-
-
-def read_log(config) -> Log:
-    """The log as it is now: its entries newest first (without their texts), its tickers and its problems."""
-    log = open_memory_log(config)  # files, or the desk's database
-    number = figures.number
-    # rows, not a dict per entry: 20,000 dicts were a third of a new server's read of the log
-    entries = [Entry(str(r[_DATE] or ""), str(r[_TICKER] or ""), str(r[_RATING] or ""),
-                     "pending" if r[_PENDING] else "settled", number(r[_ALPHA]), r)
-               for r in log.load_summary()]
-    entries.sort(key=lambda r: r.ticker)
-    entries.sort(key=lambda r: r.date, reverse=True)  # stable: ticker ascending within a day
-    return Log(entries, sorted({r.ticker for r in entries}), list(log.problems), log.entry_texts)
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _cached_log(path: str, signature: tuple[int, int, int] | None, _config):
-    return read_log(_config)
-
-
-def load_log(config):
-    """The log file is parsed once per version (its size, mtime and inode); a database log is read
-    on every rerun (it has no cheap version to key a cache by)."""
-    if storage_url(config):
-        return read_log(config)
-    path = Path(config["memory_log_path"])
-    with st.spinner(_("Reading the memory log…")):
-        return _cached_log(str(path), file_signature(path), config)
+def load_log(config) -> Log:
+    with st.spinner(_("Reading the memory log…")):  # Streamlit shows it after 0.5 s: a long read only
+        return ui.memory_log(config)
 
 
 def show_problems(problems: list[str], path: Path) -> None:

@@ -196,6 +196,99 @@ def warm_up() -> bool:
     return True
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _memory_log_of(path: str, signature: tuple[int, int, int] | None, _config: Any) -> Any:
+    from studio.memlog_view import read_log
+
+    return read_log(_config)
+
+
+def memory_log(config: dict[str, Any]) -> Any:
+    """The Memory log page's ``studio.memlog_view.Log`` of ``config``'s log.
+
+    A log file is read once per version (its size, mtime and inode) for the whole server: one shared
+    object (``st.cache_resource``), not a pickled copy per rerun; ``warm_server`` reads it at server
+    start. A desk database's log is read on every call (it has no cheap version to key a cache by)."""
+    from studio.memlog_view import file_signature, read_log
+    from tradingagents.storage import storage_url
+
+    if storage_url(config):
+        return read_log(config)
+    path = Path(config["memory_log_path"])
+    return _memory_log_of(str(path), file_signature(path), config)
+
+
+WARM_SERVER_TIMEOUT_S = 30.0
+"""A server starts taking requests after this long even if ``warm_server`` has not finished (a log on a
+slow disk): the first page then does the rest itself."""
+
+
+def warm_server(root: Path = ENTRYPOINT.parent) -> list[str]:
+    """What a new server does once, before it takes its first request, so a user's first page does not.
+
+    A new server's first page paid for: compiling the app's script and the page (Streamlit compiles each
+    with its "magic" on first use), the emoji catalogue (read once to check the page icon), the Markdown
+    converter's first use, the translations, and reading the Memory log (once per version of the log
+    file; a desk database's log is read on every visit anyway). Each step is best effort: one that fails
+    is left to the first page, as before. Returns the names of the steps that failed.
+    """
+    import importlib
+    import logging
+
+    failed: list[str] = []
+
+    def step(name: str, fn: Any) -> None:
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - the first page then does this work itself, as before
+            failed.append(name)
+            logging.getLogger(__name__).debug("warm_server: %s failed", name, exc_info=True)
+
+    def bytecode() -> None:
+        from streamlit.runtime import Runtime
+
+        cache = getattr(Runtime.instance(), "_script_cache", None)  # Streamlit's compiled scripts (private)
+        if cache is None:
+            raise LookupError("Streamlit's script cache is not where this Streamlit keeps it")
+        for script in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
+            cache.get_bytecode(str(script))
+
+    def markdown() -> None:
+        from studio.memview import situation_html
+
+        situation_html("**a** _b_\n\n- c\n- d\n\n| e | f |\n|---|---|\n| 1 | 2 |\n")
+
+    def translations() -> None:
+        for code in UI_LANGUAGES:
+            translator(code)
+
+    def memory_log_summary() -> None:
+        from tradingagents.storage import storage_url
+
+        config = resolve_config()
+        if not storage_url(config):  # a desk database's log has no cache to fill
+            memory_log(config)
+
+    step("modules", lambda: [importlib.import_module(name) for name in
+                             ("streamlit.emojis", "studio.charts", "studio.memlog_view", "studio.memview")])
+    step("bytecode", bytecode)
+    step("markdown", markdown)
+    step("translations", translations)
+    step("memory log", memory_log_summary)
+    return failed
+
+
+@contextlib.asynccontextmanager
+async def server_lifespan(_app: Any) -> Any:
+    """The lifespan of app.py's ``st.App``: ``warm_server`` runs before the server takes its first request
+    (at most ``WARM_SERVER_TIMEOUT_S``; the server starts anyway after that)."""
+    import asyncio
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.to_thread(warm_server), WARM_SERVER_TIMEOUT_S)
+    yield None
+
+
 def skip_bare_python_check() -> None:
     """Spare a new server's first page Streamlit's check that the script runs under ``streamlit run``.
 
