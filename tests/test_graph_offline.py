@@ -9,6 +9,8 @@ import pytest
 
 from tests.graph_helpers import CallCounter
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
+from tradingagents.dataflows.interface import get_provider
+from tradingagents.dataflows.session import session_for
 from tradingagents.errors import ConfigError, RunStopped
 from tradingagents.graph import checkpointer as ckpt
 from tradingagents.graph.events import RunEvent
@@ -218,9 +220,10 @@ def test_settle_pending_only_settles_closed_windows(monkeypatch):
     assert set(settled[0]) == {"ticker", "date", "rating", "raw", "alpha", "holding", "benchmark", "reflection"}
     assert settled[0]["benchmark"] == "SPY" and "SPY" in settled[0]["reflection"]
     assert graph.settle_pending() and graph.settle_pending() == []  # NVDA now, then nothing left
-    # a decision whose window has not closed stays pending
-    today = dt.date.today().isoformat()
-    graph.propagate("TSLA", today)
+    # a decision whose window has not closed stays pending (logged under today's session: on a weekend or a
+    # holiday, the last one before it)
+    today = session_for(get_provider({"data_vendor": "demo"}), "TSLA", dt.date.today().isoformat())[0]
+    graph.propagate("TSLA", dt.date.today().isoformat())
     assert graph.settle_pending("TSLA") == []
     assert TradingMemoryLog(None).get_pending_entries("TSLA")
     [problem] = graph.settle_problems

@@ -12,6 +12,8 @@ from tests.test_data_csv_returns import write_csv
 from tradingagents import team
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
 from tradingagents.config import resolve_config
+from tradingagents.dataflows.interface import get_provider
+from tradingagents.dataflows.session import session_for
 from tradingagents.graph.settlement import SETTLED_KEYS, Settler, SettleResult
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 
@@ -32,8 +34,9 @@ def test_settler_settles_without_building_the_graph(monkeypatch):
     graph = TradingAgentsGraph(["market"])
     graph.propagate("NVDA", "2024-05-01")
     graph.propagate("7203.T", "2024-05-02")
-    today = dt.date.today().isoformat()
-    graph.propagate("AAPL", today)
+    # logged under today's session (on a weekend or a holiday, the last one before it): its window is still open
+    today = session_for(get_provider({"data_vendor": "demo"}), "AAPL", dt.date.today().isoformat())[0]
+    graph.propagate("AAPL", dt.date.today().isoformat())
     _no_graph(monkeypatch)
 
     rec = PromptRecorder()
