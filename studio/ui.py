@@ -269,8 +269,8 @@ def warm_server(root: Path = ENTRYPOINT.parent) -> list[str]:
         if not storage_url(config):  # a desk database's log has no cache to fill
             memory_log(config)
 
-    step("modules", lambda: [importlib.import_module(name) for name in
-                             ("streamlit.emojis", "studio.charts", "studio.memlog_view", "studio.memview")])
+    # the modules no step below imports (studio.memview and studio.memlog_view come with theirs)
+    step("modules", lambda: [importlib.import_module(name) for name in ("streamlit.emojis", "studio.charts")])
     step("bytecode", bytecode)
     step("markdown", markdown)
     step("translations", translations)

@@ -39,7 +39,6 @@ def test_the_apps_config_turns_off_post_script_gc_and_the_file_watcher(tmp_path)
     assert options["server.address"] == ["127.0.0.1", config_file]
 
 
-
 def test_the_server_parses_http_in_c_and_runs_on_libuv():
     """Streamlit leaves uvicorn's ``http`` and ``loop`` on "auto", which take httptools and uvloop when
     installed (requirements.txt): a new browser's ~100 front-end files took 0.72 s to serve with the
