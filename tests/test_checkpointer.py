@@ -497,43 +497,36 @@ def test_a_forked_child_never_uses_its_parents_kept_connections():
 
 
 def test_every_finished_step_is_in_the_database_before_the_next_model_call(monkeypatch):
-    """The writer runs beside the run; the fence waits for it before each model call. A slow writer
-    (a busy disk) shows the difference: without the fence the database would lag the calls.
+    """The saver queues its writes; the fence writes them before each model call. Without the fence
+    the database would lag the calls (the queue waits for the next read or for close).
 
-    Each call is matched with its own graph step (the callback's ``langgraph_step``): the database
-    must hold the checkpoint of the step before it. A node that calls its model twice in one step
-    (a structured answer that did not validate, then plain text) has no new step in between."""
+    The database is read where the model is called (after every callback of the call's start, in
+    whatever order LangChain runs them), and each call is matched with its own graph step (the
+    call's ``langgraph_step``): the database must hold the checkpoint of the step before it. A node
+    that calls its model twice in one step (a structured answer that did not validate, then plain
+    text) has no new step in between."""
     import sqlite3
 
-    from langchain_core.callbacks import BaseCallbackHandler
-
     from tradingagents.graph.trading_graph import TradingAgentsGraph
-    from tradingagents.storage import sqlite_checkpoint
+    from tradingagents.llm_clients.offline.model import OfflineChatModel
 
-    loop = sqlite_checkpoint.TickerCheckpointer._write_loop
-
-    def slow_start(self):
-        time.sleep(0.3)  # the first batch waits: every write of the run's opening steps queues up
-        loop(self)
-
-    monkeypatch.setattr(sqlite_checkpoint.TickerCheckpointer, "_write_loop", slow_start)
     config = resolve_config({"analyst_execution": "sequential"})
     path = checkpoint_path(config, "NVDA")
     seen: list[tuple[str, int, int]] = []  # (node, its step, the last step whose checkpoint is in the database)
+    generate = OfflineChatModel._generate
 
-    class StepReader(BaseCallbackHandler):
-        raise_error = True
+    def reading_generate(self, messages, stop=None, run_manager=None, **kwargs):
+        reader = sqlite3.connect(path)  # what another process (a resume after a kill) would find
+        try:
+            stored = reader.execute("SELECT MAX(json_extract(CAST(metadata AS TEXT), '$.step')) "
+                                    "FROM checkpoints WHERE checkpoint_ns = ''").fetchone()[0]
+        finally:
+            reader.close()
+        metadata = run_manager.metadata
+        seen.append((metadata["langgraph_node"], metadata["langgraph_step"], -2 if stored is None else stored))
+        return generate(self, messages, stop=stop, run_manager=run_manager, **kwargs)
 
-        def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kwargs):
-            reader = sqlite3.connect(path)  # what another process (a resume after a kill) would find
-            try:
-                stored = reader.execute("SELECT MAX(json_extract(CAST(metadata AS TEXT), '$.step')) "
-                                        "FROM checkpoints WHERE checkpoint_ns = ''").fetchone()[0]
-            finally:
-                reader.close()
-            seen.append((metadata["langgraph_node"], metadata["langgraph_step"], -2 if stored is None else stored))
-
-    TradingAgentsGraph(["market", "news"], config=config, callbacks=[StepReader()]).propagate(
-        "NVDA", "2024-05-10")
+    monkeypatch.setattr(OfflineChatModel, "_generate", reading_generate)
+    TradingAgentsGraph(["market", "news"], config=config).propagate("NVDA", "2024-05-10")
     assert len({step for _, step, _ in seen}) >= 10, str(seen)  # every model-calling step of the run was read
     assert all(stored >= step - 1 for _, step, stored in seen), str(seen)

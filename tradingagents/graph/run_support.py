@@ -232,10 +232,10 @@ def checkpoint_fence(saver: Any) -> list:
     """The run's callback that makes a saver's deferred writes durable before every model and tool call
     (``[]`` for a saver that writes as it is called).
 
-    The SQLite saver writes its checkpoints on a thread beside the run (``TickerCheckpointer``): a
-    step's checkpoint reaches the database while the next step gets going. Waiting for it before
-    the next model call (or tool call) starts keeps the promise that matters: a node that finished
-    before a call that costs money or time is never run again on resume, even after a kill."""
+    The SQLite saver queues its checkpoint writes (``TickerCheckpointer``) and writes them when it is
+    flushed: the steps between two calls cost one commit. Flushing before each model call (or tool
+    call) starts keeps the promise that matters: a node that finished before a call that costs
+    money or time is never run again on resume, even after a kill."""
     flush = getattr(saver, "flush", None)
     if not callable(flush):
         return []

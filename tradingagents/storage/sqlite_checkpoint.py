@@ -36,7 +36,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import queue
 import sqlite3
 import threading
 import time
@@ -348,7 +347,7 @@ def _borrow(path: Path) -> tuple[sqlite3.Connection, bool, bool]:
 
 
 class _Deferred:
-    """The cursor a checkpoint write sees: it collects the write's statements for the saver's writer."""
+    """The cursor a checkpoint write sees: it collects the write's statements for the saver's next flush."""
 
     __slots__ = ("ops",)
 
@@ -369,14 +368,14 @@ class TickerCheckpointer(SqliteSaver):
     moved aside). Closing it hands its connection back for the next saver of the file (see the
     module docstring) unless it closes on an error.
 
-    Its checkpoint writes (``put``, ``put_writes``) are written by a writer thread of its own, in
-    order: a write is serialised (and the run's counters taken, see ``CheckpointRouter``) when the
-    graph hands it over, and the SQL runs beside the next step instead of holding it up (SQLite
-    lets go of the GIL while it writes). Whatever reads or deletes, and ``close``, first waits until
-    every write handed over is in the database, so a stop, an error or the run's end loses none;
-    ``flush`` does the same, and a run calls it before every model and tool call
-    (``graph.run_support.checkpoint_fence``): a killed process loses at most the steps since its
-    last call began, never a finished call. A write that failed is raised by the next checkpoint call.
+    Its checkpoint writes (``put``, ``put_writes``) are serialised (and the run's counters taken,
+    see ``CheckpointRouter``) when the graph hands them over, and queued; ``flush`` writes
+    everything queued, in order, in one transaction on the calling thread. A run calls it before
+    every model and tool call (``graph.run_support.checkpoint_fence``), so the steps between two
+    calls cost one commit, and a killed process loses at most the steps since its last call began,
+    never a finished call. Whatever reads or deletes, and ``close``, flushes first, so a stop, an
+    error or the run's end loses none. A write that failed is raised by that flush and by every
+    checkpoint call after it.
     """
 
     def __init__(self, conn: sqlite3.Connection, *, path: Path, ticker: str) -> None:
@@ -386,10 +385,7 @@ class TickerCheckpointer(SqliteSaver):
         self.warnings: list[str] = []
         self._closed = False
         self._deferring = threading.local()
-        self._writes: queue.SimpleQueue | None = None
-        self._writer: threading.Thread | None = None
-        self._pending = 0
-        self._written = threading.Condition()
+        self._queued: list[list] = []  # the statements of the writes handed over, in order, not yet written
         self._failed: BaseException | None = None
 
     # ------------------------------------------------------------------ deferred writes
@@ -422,68 +418,36 @@ class TickerCheckpointer(SqliteSaver):
             self._deferring.on = False
 
     def _hand_over(self, ops: list) -> None:
-        if not ops:
-            return
-        with self._written:
-            if self._writer is None:
-                self._writes = queue.SimpleQueue()
-                self._writer = threading.Thread(target=self._write_loop, name=f"checkpoint-writer-{self.ticker}",
-                                                daemon=True)
-                self._writer.start()
-            self._pending += 1
-            self._writes.put(ops)
-
-    def _write_loop(self) -> None:
-        writes = self._writes
-        stop = False
-        while not stop:
-            batch = [writes.get()]
-            while not writes.empty():  # everything handed over meanwhile goes into the same transaction
-                batch.append(writes.get())
-            stop = batch[-1] is None
-            batch = [ops for ops in batch if ops is not None]
-            if not batch:
-                continue
-            try:
-                with self.lock:
-                    if self._failed is None:
-                        cur = self.conn.cursor()
-                        try:
-                            for ops in batch:
-                                for many, sql, params in ops:
-                                    (cur.executemany if many else cur.execute)(sql, params)
-                            self.conn.commit()
-                        except BaseException:
-                            self.conn.rollback()
-                            raise
-                        finally:
-                            cur.close()
-            except BaseException as exc:  # noqa: BLE001 - raised by the next checkpoint call
-                self._failed = exc
-            finally:
-                with self._written:
-                    self._pending -= len(batch)
-                    self._written.notify_all()
+        if ops:
+            with self.lock:
+                self._queued.append(ops)
 
     def _raise_failure(self) -> None:
         if self._failed is not None:
             raise self._failed
 
     def flush(self) -> None:
-        """Wait until every checkpoint write handed over is in the database (raises one that failed)."""
-        if self._writer is not None and threading.current_thread() is not self._writer:
-            with self._written:
-                while self._pending:
-                    self._written.wait()
+        """Write every checkpoint write handed over so far, in order, in one transaction (raises one that
+        failed)."""
         self._raise_failure()
-
-    def _stop_writer(self) -> None:
-        with self._written:
-            writer, self._writer = self._writer, None
-            if writer is not None:
-                self._writes.put(None)
-        if writer is not None:
-            writer.join()
+        if not self._queued:
+            return
+        with self.lock:  # swapped and written under one lock: two threads flushing keep the order
+            batch, self._queued = self._queued, []
+            if not batch:
+                return
+            cur = self.conn.cursor()
+            try:
+                for ops in batch:
+                    for many, sql, params in ops:
+                        (cur.executemany if many else cur.execute)(sql, params)
+                self.conn.commit()
+            except BaseException as exc:
+                self.conn.rollback()
+                self._failed = exc
+                raise
+            finally:
+                cur.close()
 
     # ------------------------------------------------------------------ life cycle
     def close(self, *, keep: bool = True) -> None:
@@ -494,7 +458,6 @@ class TickerCheckpointer(SqliteSaver):
         except BaseException as exc:  # noqa: BLE001 - the run reports its own error; the file is not kept
             log.warning("checkpoint writes to %s failed: %s", self.path, exc)
             keep = False
-        self._stop_writer()
         with self.lock:
             if self._closed:
                 return
