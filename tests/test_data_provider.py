@@ -106,3 +106,40 @@ def test_the_base_identity_has_no_placeholder_values():
 
     ident = Bare().identity("abc")
     assert ident == {"name": "ABC", "data_source": "bare"}
+
+
+def _frame(dates, tz=None, name="Date"):
+    import pandas as pd
+
+    idx = pd.DatetimeIndex(pd.to_datetime(dates), name=name)
+    if tz:
+        idx = idx.tz_localize(tz)
+    return pd.DataFrame({"Close": [float(i + 1) for i in range(len(dates))]}, index=idx)
+
+
+@pytest.mark.parametrize("start, end", [
+    ("2024-05-02", "2024-05-08"), (None, "2024-05-07"), ("2024-05-01", "2024-05-30"), ("2024-05-09", "2024-05-03"),
+    ("2024-05-06", "2024-05-06"), ("2024-04-01", "2024-04-30"),
+])
+def test_a_frame_in_shape_is_clipped_as_one_rebuilt(start, end):
+    """clip_frame slices a frame already in shape (naive, midnight, sorted, named Date): the rows are the
+    ones the full rebuild keeps, both ends included, duplicate days kept."""
+    dates = ["2024-05-01", "2024-05-02", "2024-05-03", "2024-05-06", "2024-05-06", "2024-05-07", "2024-05-08"]
+    in_shape = _frame(dates)
+    unnamed = _frame(dates, name=None)  # not in shape: the full rebuild
+    got = provider.clip_frame(in_shape, start, end)
+    want = provider.clip_frame(unnamed, start, end)
+    assert list(got.index) == list(want.index) and got.index.name == want.index.name == "Date"
+    assert got["Close"].tolist() == want["Close"].tolist()
+    got.loc[got.index[:1], "Close"] = -1.0  # the caller's copy: the provider's frame stays as it was
+    assert in_shape["Close"].min() > 0
+
+
+def test_a_frame_out_of_shape_is_rebuilt_before_it_is_clipped():
+    unsorted = _frame(["2024-05-03", "2024-05-01", "2024-05-02"])
+    assert [d.day for d in provider.clip_frame(unsorted, None, "2024-05-02").index] == [1, 2]
+    aware = _frame(["2024-05-01 13:30", "2024-05-02 13:30"], tz="America/New_York")
+    out = provider.clip_frame(aware, "2024-05-02", "2024-05-02")
+    assert out.index.tz is None and [str(d.date()) for d in out.index] == ["2024-05-02"]
+    intraday = _frame(["2024-05-01 10:00", "2024-05-02 10:00"])  # not midnight: normalised, then clipped
+    assert len(provider.clip_frame(intraday, "2024-05-02", "2024-05-02")) == 1
