@@ -530,3 +530,66 @@ def test_every_finished_step_is_in_the_database_before_the_next_model_call(monke
     TradingAgentsGraph(["market", "news"], config=config).propagate("NVDA", "2024-05-10")
     assert len({step for _, step, _ in seen}) >= 10, str(seen)  # every model-calling step of the run was read
     assert all(stored >= step - 1 for _, step, stored in seen), str(seen)
+
+
+def _rows(path, table: str, tid: str) -> int:
+    import sqlite3
+
+    reader = sqlite3.connect(path)  # another connection, as another process would read it
+    try:
+        return reader.execute(f"SELECT COUNT(*) FROM {table} WHERE thread_id = ?", (tid,)).fetchone()[0]
+    finally:
+        reader.close()
+
+
+def test_a_steps_checkpoint_is_in_the_database_when_put_returns_and_task_writes_wait_for_a_flush():
+    config = resolve_config({})
+    path = checkpoint_path(config, "NVDA")
+    tid = "h" * 16
+    with get_checkpointer(config, "NVDA") as saver:
+        _put_checkpoints(saver, tid, 1)  # the graph's last step saved: nothing left queued
+        assert _rows(path, "checkpoints", tid) >= 2 and not saver._queued
+        last = saver.get_tuple(_cfg(tid)).config
+        before = _rows(path, "writes", tid)
+        saver.put_writes(last, [("trail", ["x"])], "task-1")  # a task that finished beside others
+        assert saver._queued and _rows(path, "writes", tid) == before  # queued for the next flush
+        saver.flush()
+        assert _rows(path, "writes", tid) == before + 1 and not saver._queued
+
+
+def test_a_flush_returns_only_once_a_flush_in_progress_on_another_thread_is_written(monkeypatch):
+    """Two analysts: one's fence is writing the queue (a slow disk) when the other's model call starts.
+    The second fence finds the queue empty, and must still wait: the writes it has to find in the
+    database are the first one's."""
+    import sqlite3
+
+    config = resolve_config({})
+    path = checkpoint_path(config, "NVDA")
+    tid = "i" * 16
+    with get_checkpointer(config, "NVDA") as saver:
+        _put_checkpoints(saver, tid, 1)
+        last = saver.get_tuple(_cfg(tid)).config
+        saver.put_writes(last, [("trail", ["y"])], "task-2")
+        before = _rows(path, "writes", tid)
+        writing = threading.Event()
+        real = saver.conn
+
+        class SlowCommit:  # the connection, with a commit that takes its time
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+            def commit(self):
+                writing.set()
+                time.sleep(0.5)
+                real.commit()
+
+        saver.conn = SlowCommit()
+        first = threading.Thread(target=saver.flush)
+        first.start()
+        assert writing.wait(30)  # the first flush has taken the queue and is committing it
+        assert not saver._queued
+        saver.flush()  # nothing queued: returns once the first flush's writes are in the database
+        assert _rows(path, "writes", tid) == before + 1
+        first.join(30)
+        saver.conn = real
+    assert isinstance(real, sqlite3.Connection)

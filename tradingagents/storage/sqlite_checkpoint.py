@@ -370,12 +370,12 @@ class TickerCheckpointer(SqliteSaver):
 
     Its checkpoint writes (``put``, ``put_writes``) are serialised (and the run's counters taken,
     see ``CheckpointRouter``) when the graph hands them over, and queued; ``flush`` writes
-    everything queued, in order, in one transaction on the calling thread. A run calls it before
-    every model and tool call (``graph.run_support.checkpoint_fence``), so the steps between two
-    calls cost one commit, and a killed process loses at most the steps since its last call began,
-    never a finished call. Whatever reads or deletes, and ``close``, flushes first, so a stop, an
-    error or the run's end loses none. A write that failed is raised by that flush and by every
-    checkpoint call after it.
+    everything queued, in order, in one transaction on the calling thread. A step's checkpoint
+    (``put``) flushes at once, with the writes of the step's tasks: one commit a step. The writes
+    of a task that finished beside others still running (the parallel analysts) wait for the next
+    flush: a run flushes before every model and tool call (``graph.run_support.checkpoint_fence``),
+    so a killed process never loses a finished call. Whatever reads or deletes, and ``close``,
+    flushes first. A write that failed is raised by that flush and by every checkpoint call after it.
     """
 
     def __init__(self, conn: sqlite3.Connection, *, path: Path, ticker: str) -> None:
@@ -401,7 +401,12 @@ class TickerCheckpointer(SqliteSaver):
             yield cur
 
     def put(self, config, checkpoint, metadata, new_versions):
-        return self._deferred(super().put, config, checkpoint, metadata, new_versions)
+        saved = self._deferred(super().put, config, checkpoint, metadata, new_versions)
+        # the end of a step: written now, with the step's writes, in one transaction. LangGraph saves a
+        # step (durability "sync") before it starts the next one's tasks, so nothing else runs yet; the
+        # parallel analysts' first tool calls would otherwise write it while they all start at once
+        self.flush()
+        return saved
 
     def put_writes(self, config, writes, task_id, task_path=""):
         return self._deferred(super().put_writes, config, writes, task_id, task_path)
@@ -430,9 +435,10 @@ class TickerCheckpointer(SqliteSaver):
         """Write every checkpoint write handed over so far, in order, in one transaction (raises one that
         failed)."""
         self._raise_failure()
-        if not self._queued:
-            return
-        with self.lock:  # swapped and written under one lock: two threads flushing keep the order
+        # under the lock even when nothing is queued: a flush in progress on another thread may hold
+        # the writes this call must find in the database when it returns
+        with self.lock:
+            self._raise_failure()
             batch, self._queued = self._queued, []
             if not batch:
                 return
