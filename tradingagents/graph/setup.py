@@ -15,6 +15,7 @@ per-node figures read the same.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
@@ -64,10 +65,14 @@ SCRATCHPAD_KEYS = tuple(spec.messages_key for spec in ANALYST_SPECS.values())
 def _scratchpad_node(node: Callable[[Mapping[str, Any]], dict], messages_key: str):
     """Run ``node`` with its branch scratchpad shown as ``messages``; write messages back there."""
 
-    def wrapped(state: Mapping[str, Any]) -> dict:
+    # the run config goes through to a node that takes one (LangGraph hands it to a parameter named
+    # ``config``): without it the node rebuilds it from the context, a copy of LangGraph's whole config
+    takes_config = "config" in inspect.signature(node).parameters
+
+    def wrapped(state: Mapping[str, Any], config=None) -> dict:
         view = dict(state)
         view["messages"] = list(state.get(messages_key) or [])
-        update = dict(node(view) or {})
+        update = dict((node(view, config) if takes_config else node(view)) or {})
         if "messages" in update:
             update[messages_key] = update.pop("messages")
         return update
