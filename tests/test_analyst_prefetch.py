@@ -329,3 +329,37 @@ def test_max_concurrency_bounds_a_nodes_fetches_one_runs_them_in_order_on_its_th
     assert [i for i, _ in threads] == [0, 1, 2]
     assert all(t is threading.current_thread() for _, t in threads)
     assert [r.content for r in results] == [f"answer {i} for {TICKER}" for i in range(3)]
+
+
+
+@pytest.mark.parametrize("local", [True, False])
+def test_a_local_sources_fetches_run_on_the_nodes_thread_a_remote_ones_side_by_side(local):
+    """The demo market and CSV files wait for nothing: their calls run one after another on the node's
+    thread. A source over the network has them side by side, one thread each beside the node's."""
+    from tradingagents.agents.utils.agent_utils import fetch_tool_data
+    from tradingagents.dataflows.csv_provider import CSVProvider
+    from tradingagents.dataflows.demo import DemoProvider
+    from tradingagents.dataflows.provider import MarketDataProvider
+    from tradingagents.dataflows.tools import clear_result_cache
+
+    assert DemoProvider.local and CSVProvider.local and not MarketDataProvider.local
+    threads: set = set()
+
+    class Source(DemoProvider):  # the demo market's data, from a source that is local or not
+        def ohlcv(self, *args):
+            threads.add(threading.current_thread())
+            return super().ohlcv(*args)
+
+        def fundamentals(self, *args):
+            threads.add(threading.current_thread())
+            return super().fundamentals(*args)
+
+    Source.local = local
+    clear_result_cache()
+    tools = make_tools({"data_vendor": "demo"}, as_of=DATE, provider=Source())
+    chosen = [tools["get_stock_data"], tools["get_fundamentals"]]
+    _, results, _ = fetch_tool_data(chosen, [(t.name, {}) for t in chosen],
+                                    {"company_of_interest": TICKER, "trade_date": DATE}, {}, node="Test Analyst")
+    assert all(r.content and "DATA_UNAVAILABLE" not in r.content for r in results)
+    assert threading.current_thread() in threads
+    assert len(threads) == (1 if local else 2)

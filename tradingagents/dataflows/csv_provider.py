@@ -38,6 +38,7 @@ CHUNK_BYTES = 4 * 1024 * 1024  # about this much of the file is parsed at a time
 class CSVProvider(MarketDataProvider):
     vendor = "csv"
     supports_social = False
+    local = True
 
     def __init__(self, data_dir: str | os.PathLike[str]):
         self.data_dir = Path(data_dir)

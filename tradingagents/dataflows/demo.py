@@ -669,6 +669,7 @@ class DemoProvider(MarketDataProvider):
     vendor = "demo"
     label = LABEL
     supports_social = True
+    local = True
 
     def cache_token(self) -> Any:
         """The demo market is a pure function of (ticker, dates, today's year): its tool results may

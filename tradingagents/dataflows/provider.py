@@ -150,12 +150,20 @@ def clip_frame(df: pd.DataFrame, start: str | None, end: str) -> pd.DataFrame:
     return out.loc[mask]
 
 
+LOCAL_DATA = "local_data"
+"""The key of a tool's ``metadata`` that says its provider is ``local`` (``tools.make_tools`` sets it)."""
+
+
 class MarketDataProvider:
     """Base class. Subclasses implement the data methods; all of them are point-in-time."""
 
     vendor: str = "base"
     label: str = "market data"
     supports_social: bool = False
+    # Its data is on this machine (computed, or read from local files): a call has nothing to wait for,
+    # so a node's calls run one after another (threads side by side would only take turns at the
+    # interpreter lock). A source over the network (the default) has its calls run side by side.
+    local: bool = False
 
     # -- prices ---------------------------------------------------------------------------------
     def ohlcv(self, ticker: str, start: str, end: str) -> pd.DataFrame:

@@ -36,6 +36,7 @@ from tradingagents.dataflows.indicators import SUPPORTED_INDICATORS, WARMUP_ROWS
 from tradingagents.dataflows.interface import get_provider
 from tradingagents.dataflows.provider import (
     DATA_UNAVAILABLE,
+    LOCAL_DATA,
     NO_DATA,
     STATEMENT_FREQS,
     DataNotFound,
@@ -556,6 +557,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
     for fn in funcs:
         tool = _Tool.from_function(
             func=_safe(provider, fn, cut), name=fn.__name__, description=(fn.__doc__ or "").strip(),
+            metadata={LOCAL_DATA: bool(provider.local)},
         )
         tool.handle_validation_error = _validation_handler(provider)
         tool.handle_tool_error = True

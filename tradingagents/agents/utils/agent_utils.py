@@ -332,15 +332,20 @@ def _run_side_by_side(by_name: Mapping[str, Any], calls: Sequence[Mapping[str, A
                       config: RunnableConfig | None) -> list[ToolMessage]:
     """``run_tool_call`` for every call, side by side, results in call order. The first runs on this
     thread while the pool runs the others (its workers at most ``max_concurrency`` - 1, so no more than
-    ``max_concurrency`` run at once): a single call starts no thread at all, and n calls start n - 1."""
+    ``max_concurrency`` run at once): a single call starts no thread at all, and n calls start n - 1.
+    Calls whose tools all read a local source (``MarketDataProvider.local``: the demo market, CSV
+    files) run one after another on this thread: they wait for nothing, so threads would only take
+    turns at the interpreter lock (at a fast model server, 8 ms of a run's 70)."""
     if not calls:
         return []
+    from tradingagents.dataflows.provider import LOCAL_DATA
 
     def one(call: Mapping[str, Any]) -> ToolMessage:
         return run_tool_call(by_name[call["name"]], call, config)
 
     limit = (config or {}).get("max_concurrency")
-    if len(calls) == 1 or limit == 1:
+    if len(calls) == 1 or limit == 1 or all(
+            (getattr(by_name[c["name"]], "metadata", None) or {}).get(LOCAL_DATA) for c in calls):
         return [one(c) for c in calls]
     with ContextThreadPoolExecutor(max_workers=limit - 1 if limit else None) as executor:
         rest = executor.map(one, calls[1:])  # every call is submitted here, before the first runs
