@@ -369,6 +369,52 @@ def test_create_sends_the_body_the_sdk_sends_without_its_transform(stream, monke
         assert server.headers[0].get("authorization") == server.headers[1].get("authorization")
 
 
+
+def test_a_structured_answer_is_sent_and_parsed_as_the_sdks_parse_does(monkeypatch):
+    """``parse`` (how langchain-openai asks for a structured answer, the Portfolio Manager's) skips the
+    SDK's transform too: the same request, the same helper header, the same parsed answer."""
+    import json as _json
+
+    from pydantic import BaseModel
+
+    from tests.fake_openai import FakeOpenAIServer
+    from tradingagents.llm_clients import openai_chat
+
+    class Verdict(BaseModel):
+        rating: str
+        reason: str
+
+    answer = {"rating": "Buy", "reason": "Momentum and margins."}
+    bypassed = []
+    real = openai_chat._DictChunks._post_parse
+    monkeypatch.setattr(openai_chat._DictChunks, "_post_parse",
+                        lambda self, kwargs: bypassed.append(real(self, kwargs)) or bypassed[-1])
+    with FakeOpenAIServer(lambda body: {"content": _json.dumps(answer)}) as server:
+        llm = create_llm(server.llm_config())
+        assert llm.root_client.chat.completions is llm.client  # where langchain-openai sends it
+        ours, sdk = llm.client, llm.client._inner
+        parsed = []
+        for completions in (sdk, ours):
+            raw = completions.with_raw_response.parse(
+                model="fake-quick", messages=REQUEST["messages"][:2], response_format=Verdict, max_tokens=64,
+                temperature=0.0, extra_body={"top_k": 3})
+            parsed.append(raw.parse())
+        assert len(bypassed) == 1 and bypassed[0] is not None  # ours did not hand it to the SDK's parse
+        assert len(server.requests) == 2 and server.requests[0] == server.requests[1]
+        assert server.requests[1]["response_format"]["type"] == "json_schema" and server.requests[1]["top_k"] == 3
+        helper = "x-stainless-helper-method"
+        assert server.headers[0].get(helper) == server.headers[1].get(helper) == "chat.completions.parse"
+        assert type(parsed[0]) is type(parsed[1])
+        assert parsed[0].choices[0].message.parsed == parsed[1].choices[0].message.parsed == Verdict(**answer)
+        dumps = [p.model_dump(exclude={"id", "created"}, warnings=False) for p in parsed]  # the server's counters
+        assert dumps[0] == dumps[1]
+        # tools, or a body that is not plain JSON: the SDK's own parse
+        assert ours._post_parse({"model": "fake-quick", "messages": [], "response_format": Verdict,
+                                 "tools": []}) is None
+        assert ours._post_parse({"model": "fake-quick", "messages": (m for m in []),
+                                 "response_format": Verdict}) is None
+
+
 def test_what_is_not_plain_json_goes_through_the_sdks_create():
     from tests.fake_openai import FakeOpenAIServer
 

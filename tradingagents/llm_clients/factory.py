@@ -278,6 +278,10 @@ def create_llm(
 
     llm = BoundedChatOpenAI(**kwargs)
     llm.client = dict_chunks(llm.client)  # streamed chunks as parsed JSON, no SDK model per chunk
+    # structured answers go through root_client.chat.completions.parse: the same wrapper (no transform)
+    chat = getattr(llm.root_client, "chat", None)
+    if chat is not None and getattr(llm.client, "_inner", None) is vars(chat).get("completions"):
+        vars(chat)["completions"] = llm.client  # the SDK's cached_property, filled with the wrapper
     llm._limiter = limiter if limiter is not None else make_limiter(cfg)
     return llm
 

@@ -501,14 +501,10 @@ class _DictChunks:
             return _CoalescedStream(result, merging) if merging is not None else _EventStream(result)
         return result
 
-    def _post(self, kwargs: dict) -> Any:
-        """What ``create(**kwargs)`` returns, sent without the SDK's ``maybe_transform`` of the request, or
-        None (then ``create`` sends it) when ``kwargs`` is not a plain JSON request of names ``create``
-        takes. The transform walks every message and tool against the SDK's TypedDicts (~1 ms a call
-        with our prompts) and, for the chat-completions parameters, changes nothing in a plain JSON
-        request: no field has an alias or a format (``test_llm_sse`` checks that it gives the same body).
-        """
-        names = _create_names(self._inner)
+    def _body(self, kwargs: dict, method: str) -> dict | None:
+        """The request body of ``method(**kwargs)`` as given (options and unset values left out), or None
+        when ``kwargs`` is not a plain JSON request of names ``method`` takes."""
+        names = _method_names(self._inner, method)
         if names is None or "messages" not in kwargs or "model" not in kwargs:
             return None
         body = {}
@@ -520,7 +516,17 @@ class _DictChunks:
             if not _plain_json(value):
                 return None
             body[key] = value
-        if not isinstance(body.get("response_format", {}), dict):
+        return body
+
+    def _post(self, kwargs: dict) -> Any:
+        """What ``create(**kwargs)`` returns, sent without the SDK's ``maybe_transform`` of the request, or
+        None (then ``create`` sends it) when ``kwargs`` is not a plain JSON request of names ``create``
+        takes. The transform walks every message and tool against the SDK's TypedDicts (~1 ms a call
+        with our prompts) and, for the chat-completions parameters, changes nothing in a plain JSON
+        request: no field has an alias or a format (``test_llm_sse`` checks that it gives the same body).
+        """
+        body = self._body(kwargs, "create")
+        if body is None or not isinstance(body.get("response_format", {}), dict):
             return None
         from openai._base_client import make_request_options
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -532,6 +538,38 @@ class _DictChunks:
         return self._inner._post("/chat/completions", body=body, options=options,
                                  cast_to=ChatCompletion if stream else _checked_completion(),
                                  stream=stream, stream_cls=openai.Stream[ChatCompletionChunk])
+
+    def parse(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._post_parse(kwargs) if not args else None
+        return result if result is not None else self._inner.parse(*args, **kwargs)
+
+    def _post_parse(self, kwargs: dict) -> Any:
+        """What ``parse(**kwargs)`` (a structured answer: ``response_format`` a pydantic model) returns, sent
+        as the SDK's ``parse`` sends it but without its transform (see ``_post``), or None (then the SDK's
+        ``parse`` sends it) when the request is not plain JSON or names tools (the SDK checks and rewrites
+        those). The rest is the SDK's own: the schema as ``response_format``, its helper header, and its
+        parser that validates the answer into the model (``test_llm_sse`` compares the two)."""
+        schema = kwargs.get("response_format")
+        if not isinstance(schema, type) or "tools" in kwargs or "stream" in kwargs:
+            return None
+        body = self._body({k: v for k, v in kwargs.items() if k != "response_format"}, "parse")
+        if body is None:
+            return None
+        from openai._base_client import make_request_options
+        from openai.lib._parsing import parse_chat_completion, type_to_response_format_param
+
+        def parser(raw: Any) -> Any:
+            return parse_chat_completion(response_format=schema, chat_completion=raw, input_tools=[])
+
+        body["stream"] = False
+        body["response_format"] = type_to_response_format_param(schema)
+        headers = {"X-Stainless-Helper-Method": "chat.completions.parse", **(kwargs.get("extra_headers") or {})}
+        options = make_request_options(extra_headers=headers, extra_query=kwargs.get("extra_query"),
+                                       extra_body=kwargs.get("extra_body"),
+                                       timeout=kwargs.get("timeout", openai.NOT_GIVEN), post_parser=parser,
+                                       security={"bearer_auth": True})
+        return self._inner._post("/chat/completions", body=body, options=options, cast_to=_checked_completion(),
+                                 stream=False)
 
     @property
     def with_raw_response(self) -> Any:
@@ -546,13 +584,14 @@ class _DictChunks:
 class _RawResponse:
     """``_DictChunks.with_raw_response``: ``create`` through ``_DictChunks.create``, the rest the SDK's."""
 
-    __slots__ = ("_chunks", "create")
+    __slots__ = ("_chunks", "create", "parse")
 
     def __init__(self, chunks: _DictChunks) -> None:
         from openai import _legacy_response
 
         self._chunks = chunks
         self.create = _legacy_response.to_raw_response_wrapper(chunks.create)
+        self.parse = _legacy_response.to_raw_response_wrapper(chunks.parse)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._chunks._inner.with_raw_response, name)
@@ -591,18 +630,18 @@ _NOT_GIVEN: tuple[type, ...] = tuple(t for t in (getattr(openai, "NotGiven", Non
 
 
 @functools.cache
-def _create_names_of(kind: type) -> frozenset | None:
-    """The keyword names ``kind.create`` takes."""
+def _method_names_of(kind: type, method: str) -> frozenset | None:
+    """The keyword names ``kind.<method>`` takes."""
     try:
-        params = inspect.signature(kind.create).parameters
+        params = inspect.signature(getattr(kind, method)).parameters
     except (AttributeError, TypeError, ValueError):
         return None
     names = frozenset(n for n, p in params.items() if n != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
     return names or None
 
 
-def _create_names(completions: Any) -> frozenset | None:
-    return _create_names_of(type(completions)) if callable(getattr(completions, "_post", None)) else None
+def _method_names(completions: Any, method: str) -> frozenset | None:
+    return _method_names_of(type(completions), method) if callable(getattr(completions, "_post", None)) else None
 
 
 def _plain_json(value: Any) -> bool:
