@@ -10,7 +10,8 @@ The reference is never part of this project: the bench finds it and the side-by-
 
 When either is missing the module prints a note and reports nothing (``make bench`` goes on).
 Figures (medians of interleaved runs against one fake OpenAI-compatible server, 0 ms per model call;
-``TA_REF_REPS`` runs each, 15 unless set: with 7 the framework ratio moved ±5% between runs minutes apart):
+``TA_REF_REPS`` runs each, 31 unless set: single runs spread ±15% on a shared machine; with 7 the
+framework ratio moved ±5% between runs minutes apart, with 15 ±4%):
 
 - ``ref_framework_run_unstreamed_vs_ref``: our whole ``propagate()`` with answers unstreamed / the reference's;
 - ``ref_framework_run_streamed_vs_ref``: ours with our defaults (streamed answers) / the reference's (unstreamed);
@@ -83,7 +84,7 @@ def run() -> dict:
         return {}
     out: dict = {}
     work = Path(tempfile.mkdtemp(prefix="ta_bench_ref_"))
-    reps = int(os.environ.get("TA_REF_REPS", "15"))
+    reps = int(os.environ.get("TA_REF_REPS", "31"))
     graph = work / "graph.json"
     _script(loc, "bench_graph_side_by_side.py",
             ["--reps300", "0", "--reps0", str(reps), "--sides0", "ours_default,ours_nostream,peer", "--out", str(graph)],
