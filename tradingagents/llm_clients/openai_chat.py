@@ -483,8 +483,9 @@ class _DictChunks:
     langchain-openai takes a dict chunk as it is (it calls ``model_dump()`` on anything else), so the
     SDK's per-chunk model construction (``construct_type``, then dumped back to a dict) is skipped:
     it cost more than everything else a streamed run does; so is the SDK's line-by-line SSE decoder
-    (``text.sse_data`` splits each part read in one pass, one ``json.loads`` per part). Anything but
-    ``create`` passes through.
+    (``text.sse_data`` splits each part read in one pass, one ``json.loads`` per part). ``create`` and
+    ``parse`` send a plain JSON request without the SDK's transform of it (``_post``, ``_post_parse``);
+    anything else passes through.
     """
 
     __slots__ = ("_inner",)
@@ -582,7 +583,7 @@ class _DictChunks:
 
 
 class _RawResponse:
-    """``_DictChunks.with_raw_response``: ``create`` through ``_DictChunks.create``, the rest the SDK's."""
+    """``_DictChunks.with_raw_response``: ``create`` and ``parse`` through ``_DictChunks``, the rest the SDK's."""
 
     __slots__ = ("_chunks", "create", "parse")
 
