@@ -238,7 +238,7 @@ class BlindProvider(MarketDataProvider):
         self.blind = blind
         self.vendor = base.vendor
         self.supports_social = base.supports_social
-        self.local = base.local
+        self.local = bool(getattr(base, "local", False))
         self.label = "blind run data"
         self._factors: dict[str, float] = {}
         self._lock = threading.Lock()

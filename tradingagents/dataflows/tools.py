@@ -559,7 +559,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
     for fn in funcs:
         tool = _Tool.from_function(
             func=_safe(provider, fn, cut), name=fn.__name__, description=(fn.__doc__ or "").strip(),
-            metadata={LOCAL_DATA: bool(provider.local)},
+            metadata={LOCAL_DATA: bool(getattr(provider, "local", False))},  # a stand-in without it: remote
         )
         tool.handle_validation_error = _validation_handler(provider)
         tool.handle_tool_error = True

@@ -73,7 +73,7 @@ class WorldProvider(MarketDataProvider):
         self.spec = dict(spec)
         self.vendor = base.vendor
         self.supports_social = base.supports_social
-        self.local = base.local
+        self.local = bool(getattr(base, "local", False))
         self.label = f"{base.label} (no-edge random-walk world {int(spec['world'])})"
         self._paths: dict[str, pd.DataFrame] = {}
         self._lock = threading.Lock()
