@@ -529,12 +529,9 @@ class _DictChunks:
         body = self._body(kwargs, "create")
         if body is None or not isinstance(body.get("response_format", {}), dict):
             return None
-        from openai._base_client import make_request_options
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-        options = make_request_options(extra_headers=kwargs.get("extra_headers"), extra_query=kwargs.get("extra_query"),
-                                       extra_body=kwargs.get("extra_body"),
-                                       timeout=kwargs.get("timeout", openai.NOT_GIVEN), security={"bearer_auth": True})
+        options = _request_options(kwargs)
         stream = bool(body.get("stream"))
         return self._inner._post("/chat/completions", body=body, options=options,
                                  cast_to=ChatCompletion if stream else _checked_completion(),
@@ -556,7 +553,6 @@ class _DictChunks:
         body = self._body({k: v for k, v in kwargs.items() if k != "response_format"}, "parse")
         if body is None:
             return None
-        from openai._base_client import make_request_options
         from openai.lib._parsing import parse_chat_completion, type_to_response_format_param
 
         def parser(raw: Any) -> Any:
@@ -565,10 +561,7 @@ class _DictChunks:
         body["stream"] = False
         body["response_format"] = type_to_response_format_param(schema)
         headers = {"X-Stainless-Helper-Method": "chat.completions.parse", **(kwargs.get("extra_headers") or {})}
-        options = make_request_options(extra_headers=headers, extra_query=kwargs.get("extra_query"),
-                                       extra_body=kwargs.get("extra_body"),
-                                       timeout=kwargs.get("timeout", openai.NOT_GIVEN), post_parser=parser,
-                                       security={"bearer_auth": True})
+        options = _request_options({**kwargs, "extra_headers": headers}, post_parser=parser)
         return self._inner._post("/chat/completions", body=body, options=options, cast_to=_checked_completion(),
                                  stream=False)
 
@@ -627,6 +620,15 @@ def _checked_completion() -> type:
 
 
 _OPTION_NAMES = frozenset(("extra_headers", "extra_query", "extra_body", "timeout"))
+
+
+def _request_options(kwargs: dict, **more: Any) -> Any:
+    """The SDK's request options of a call's ``_OPTION_NAMES`` (and ``more``), as its own methods make them."""
+    from openai._base_client import make_request_options
+
+    return make_request_options(extra_headers=kwargs.get("extra_headers"), extra_query=kwargs.get("extra_query"),
+                                extra_body=kwargs.get("extra_body"), timeout=kwargs.get("timeout", openai.NOT_GIVEN),
+                                security={"bearer_auth": True}, **more)
 _NOT_GIVEN: tuple[type, ...] = tuple(t for t in (getattr(openai, "NotGiven", None), getattr(openai, "Omit", None)) if t)
 
 

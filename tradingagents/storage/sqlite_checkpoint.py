@@ -434,7 +434,6 @@ class TickerCheckpointer(SqliteSaver):
     def flush(self) -> None:
         """Write every checkpoint write handed over so far, in order, in one transaction (raises one that
         failed)."""
-        self._raise_failure()
         # under the lock even when nothing is queued: a flush in progress on another thread may hold
         # the writes this call must find in the database when it returns
         with self.lock:
