@@ -4,19 +4,23 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test lint bench chromium fonts poppler postgresql clean
+.PHONY: run test lint bench chromium fonts poppler postgresql lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet pip==26.3
+
+# Every install takes its versions from constraints.txt, the whole set pinned (transitive ones
+# included), so a release upstream cannot change what a fresh clone runs. `make lock` remakes it.
+PIP_INSTALL := $(BIN)/python -m pip install --quiet -c constraints.txt
 
 # Stamps re-install only when the requirement files change.
-$(VENV)/.runtime: requirements.txt | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+$(VENV)/.runtime: requirements.txt constraints.txt | $(BIN)/python
+	$(PIP_INSTALL) -r requirements.txt
 	touch $@
 
-$(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+$(VENV)/.dev: requirements.txt requirements-dev.txt constraints.txt | $(BIN)/python
+	$(PIP_INSTALL) -r requirements-dev.txt
 	touch $(VENV)/.runtime $@
 
 run: $(VENV)/.runtime
@@ -66,8 +70,20 @@ test: $(VENV)/.dev chromium fonts poppler postgresql lint
 # The reference TradingAgents is measured beside ours when its source and venv are found
 # (bench/bench_reference.py: PEER_SRC, PEER_PY, TA_PERF_DIR; ../shared/perf/README.md sets them up).
 bench: $(VENV)/.dev chromium
-	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
+	$(PIP_INSTALL) -r requirements-bench.txt
 	$(BIN)/python -m bench
+
+# constraints.txt: every package the three requirement files install, resolved afresh by pip-tools
+# (in a throwaway venv) to the newest versions that fit their pins. Run it after changing a
+# requirement file, then run `make test` and commit both.
+LOCK_VENV := $(VENV)-lock
+lock:
+	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip pip-tools==7.6.2
+	$(LOCK_VENV)/bin/pip-compile --quiet --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links \
+	  --no-header --output-file constraints.txt requirements-bench.txt
+	sed -i '1i # The whole set of packages, pinned: `make lock` writes this file (pip-tools, from requirements-bench.txt,\n# which includes requirements-dev.txt and requirements.txt). Every install reads it as constraints.' constraints.txt
+	rm -rf $(LOCK_VENV)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache bench/results.json

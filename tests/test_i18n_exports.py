@@ -1,8 +1,9 @@
 """The exports and the backtest report in Chinese and in English (issue 26).
 
-English is pinned byte for byte: a fixed run renders to the same Markdown, HTML, card and (but for
-the PDF's creation date and its fonts' random subset tags) PDF bytes as before the exports took a
-language. Chinese: every label the exports write is Chinese (no English word is left but names,
+English is pinned: a fixed run renders to the same Markdown, HTML and card bytes as before the
+exports took a language, and to a PDF that looks the same (its text as laid out, every word's box and
+every page's pixels: the PDF's bytes depend on the font-subsetting library's version, what it draws
+does not). Chinese: every label the exports write is Chinese (no English word is left but names,
 tickers and the paper's abbreviations), and the PDF draws the Chinese with the bundled CJK font: the
 text reads back with pdftotext and the page's pixels show glyphs where a font without CJK draws nothing.
 """
@@ -155,12 +156,58 @@ def test_english_exports_are_the_same_bytes_as_before_they_took_a_language():
     assert export.report_markdown(STATE, "Overweight", META) == export.report_markdown(STATE, "Overweight", META, t=EN)
 
 
-def test_the_english_pdf_is_the_same_bytes_as_before():
+def _what_a_reader_sees(pdf: bytes, tmp_path, name: str) -> dict[str, object]:
+    """What a person sees of a PDF, not its bytes: the pages, the text as laid out, every word's box
+    (pdftotext -bbox, to a tenth of a point) and the pixels of each page rendered by pdftoppm.
+
+    The bytes change with the font-subsetting library's version (fonttools 4.69 writes the same glyphs
+    into other bytes than 4.68), so they are no promise; what is drawn where is.
+    """
+    src = tmp_path / f"{name}.pdf"
+    src.write_bytes(pdf)
+    text = subprocess.run(["pdftotext", "-layout", str(src), "-"], check=True, capture_output=True,
+                          timeout=120).stdout
+    bbox = subprocess.run(["pdftotext", "-bbox", str(src), "-"], check=True, capture_output=True, text=True,
+                          timeout=120).stdout
+    words = re.findall(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>',
+                       bbox)
+    boxes = "\n".join(f"{w}@" + ",".join(f"{float(v):.1f}" for v in box) for *box, w in words)
+    subprocess.run(["pdftoppm", "-r", "40", "-gray", str(src), str(tmp_path / name)], check=True, timeout=120)
+    pages = sorted(tmp_path.glob(f"{name}-*.pgm"))
+    pixels = hashlib.sha256(b"".join(p.read_bytes() for p in pages)).hexdigest()
+    return {"pages": len(pages), "text": _sha(text.decode()), "boxes": _sha(boxes), "pixels": pixels}
+
+
+def test_the_english_pdf_looks_the_same_as_before(tmp_path):
     assert export.cjk_font_available(), "install fonts-dejavu-core and fonts-wqy-microhei (make fonts)"
-    assert _sha(_stable_pdf(export.report_pdf(STATE, "Overweight", META, closes=CLOSES))) == \
-        "4184546d2d74516f2a32bd26943b7dbc466cfbe29be181b63c8e26ac62649df2"
-    assert _sha(_stable_pdf(export.report_pdf(STATE, None, {}, closes=[], t=EN))) == \
-        "90ceb94536a4c13aa5b7f8e09d7c2a10ff37046f4b956cead37a827d141998ae"
+    full = _what_a_reader_sees(export.report_pdf(STATE, "Overweight", META, closes=CLOSES), tmp_path, "full")
+    empty = _what_a_reader_sees(export.report_pdf(STATE, None, {}, closes=[], t=EN), tmp_path, "empty")
+    assert full == FULL_PDF_SEEN, full
+    assert empty == EMPTY_PDF_SEEN, empty
+
+
+def test_what_a_reader_sees_tells_a_changed_handout_apart(tmp_path):
+    """The fingerprint is not blind: one changed word, or the same words laid out elsewhere, shows."""
+    base = _what_a_reader_sees(export.report_pdf(STATE, "Overweight", META, closes=CLOSES), tmp_path, "a")
+    worded = copy.deepcopy(STATE)
+    worded["fundamentals_report"] = "Margins are thin."
+    changed = _what_a_reader_sees(export.report_pdf(worded, "Overweight", META, closes=CLOSES), tmp_path, "b")
+    assert changed["text"] != base["text"] and changed["pixels"] != base["pixels"]
+    moved = copy.deepcopy(STATE)
+    moved["sentiment_report"] = "Sentiment is\n\nmixed."
+    spaced = _what_a_reader_sees(export.report_pdf(moved, "Overweight", META, closes=CLOSES), tmp_path, "c")
+    assert spaced["boxes"] != base["boxes"] and spaced["pixels"] != base["pixels"]
+
+
+# Taken from the handout whose bytes were pinned before (fonttools 4.68, sha256 4184546d…): the same with 4.69.
+FULL_PDF_SEEN: dict[str, object] = {
+    "pages": 3, "text": "e2366e29bcc2d6b604016b9e4ce787860776d0cd9a5a51ae4a4b75ade5bc4efa",
+    "boxes": "260880e99f1346072f0f031f38b490c46ba57a817a19efd9bbcc0850420b7a1a",
+    "pixels": "f9db847044b8cce56239bc8603bae4673a7c21885a98fbf0e7ac9bf5023474ce"}
+EMPTY_PDF_SEEN: dict[str, object] = {
+    "pages": 2, "text": "868b58a8b7764e16ce47520d0b7c77a1caaf497d466fb28603df132fc466cdb2",
+    "boxes": "1826d0aa30ef5d6169f6ed06ca0d48cba5495cedb9403f44d6666c31e27b7a5f",
+    "pixels": "76af5f5103502a288bbb7736278b185ac8a3338b769d78762cdc79c9719f9263"}
 
 
 # ---------------------------------------------------------------------------------------------- Chinese
