@@ -167,7 +167,7 @@ def history_rows(runs: Iterable[Mapping[str, Any]], metas: Mapping[tuple[str, st
             models = tuple(str(m) for m in (meta.get("quick_think_llm"), meta.get("deep_think_llm")) if m)
         out.append(HistoryRow(ticker, date, r.get("rating"), str(r.get("saved_at") or ""), provider,
                               str(r.get("data_vendor") or meta.get("data_vendor") or ""), models,
-                              run_cost_text(meta, provider), str(meta.get("by") or ""),
+                              run_cost_text(meta, provider), str(r.get("by") or meta.get("by") or ""),
                               r.get("version"), bool(r.get("invented"))))
     return out
 

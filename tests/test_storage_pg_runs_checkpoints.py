@@ -128,6 +128,24 @@ def test_file_and_database_records_hold_the_same_run(pg_url, ta_home):
     assert files.load_report("NVDA", "2024-05-10") == db.load_report("NVDA", "2024-05-10").replace("\ufffd", "\x00")
 
 
+@pytest.mark.parametrize("desk", [False, True], ids=["files", "postgres"])
+def test_every_listed_run_says_who_ran_it_and_history_shows_it(desk, pg_url, ta_home):
+    """History's "By" column was always "—": the listing carried no ``by`` (issue 39)."""
+    from studio import compare
+    from tradingagents.i18n import translator
+
+    config = {"storage_url": pg_url} if desk else {}
+    storage.save_run(config, _state(), "Buy", {"by": "ann@desk.example"})
+    storage.save_run(config, _state(), "Hold", {"by": "bob@desk.example"})  # a re-analysis: Ann's is kept as #1
+    storage.save_run(config, _state("AAPL"), "Sell", {"by": "carl", "invented": True})
+    runs = storage.list_runs(config, include_previous=True)
+    by = {(r["ticker"], r["version"]): r["by"] for r in runs}
+    assert by == {("NVDA", None): "bob@desk.example", ("NVDA", 1): "ann@desk.example", ("AAPL", None): "carl"}
+    assert [r["invented"] for r in runs if r["ticker"] == "AAPL"] == [True]
+    shown = [row.as_display(t=translator("en"))["By"] for row in compare.history_rows(runs, {})]
+    assert sorted(shown) == ["ann@desk.example", "bob@desk.example", "carl"]
+
+
 # ---------------------------------------------------------------- checkpoints
 def test_a_run_killed_mid_graph_resumes_on_another_machine_from_its_postgres_checkpoint(pg_url, tmp_path):
     ticker, date = "NVDA", "2024-05-10"

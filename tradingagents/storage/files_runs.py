@@ -251,12 +251,13 @@ def _run_row(state_file: Path, ticker: str, date: str, version: int | None) -> d
         "version": version,  # None: the current run of the session; n: its n-th earlier run
         "previous": version is not None,
         "invented": bool(meta.get("invented")),
+        "by": str(meta.get("by") or ""),  # who ran it (the meta's ``by``; empty before it was recorded)
     }
 
 
 def list_runs(config: Mapping[str, Any] | None = None, *, include_previous: bool = False) -> list[dict[str, Any]]:
-    """Every saved run, newest first: ticker, date, rating, path (the folder), saved_at, providers,
-    ``version`` (None for a session's current run, n for its earlier runs, listed only with
+    """Every saved run, newest first: ticker, date, rating, path (the folder), saved_at, providers, ``by``,
+    ``invented``, ``version`` (None for a session's current run, n for its earlier runs, listed only with
     ``include_previous``) and ``previous``."""
     root = Path(resolve_config(config)["results_dir"])
     runs: list[dict[str, Any]] = []

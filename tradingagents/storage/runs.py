@@ -131,11 +131,15 @@ class PgRunRecords:
         return self.locator(ticker, date)
 
     def list_runs(self, *, include_previous: bool = False) -> list[dict[str, Any]]:
-        query = ("SELECT ticker, trade_date, rating, saved_at_text, llm_provider, data_vendor, NULL::integer, saved_at"
-                 " FROM ta_runs")
+        # who ran it and an invented instrument, as the files' rows give them; a text's NUL (the JSON escape
+        # \u0000, which PostgreSQL's JSON types refuse) is read as U+FFFD here, the doc itself keeps it
+        meta = "(replace(doc, '\\u0000', '\\ufffd')::jsonb) -> 'meta'"
+        extra = f"{meta} ->> 'by', COALESCE(({meta} ->> 'invented')::boolean, false)"
+        query = ("SELECT ticker, trade_date, rating, saved_at_text, llm_provider, data_vendor, NULL::integer, saved_at,"
+                 f" {extra} FROM ta_runs")
         if include_previous:
             query += (" UNION ALL SELECT ticker, trade_date, rating, saved_at_text, llm_provider, data_vendor, version,"
-                      " saved_at FROM ta_run_versions")
+                      f" saved_at, {extra} FROM ta_run_versions")
         with self._db.transaction() as conn:
             rows = conn.execute(f"SELECT * FROM ({query}) AS runs ORDER BY 8 DESC, 2 DESC, 1 DESC").fetchall()
         return [
@@ -149,15 +153,17 @@ class PgRunRecords:
                 "data_vendor": vendor,
                 "version": version,
                 "previous": version is not None,
+                "invented": bool(invented),
+                "by": by or "",
             }
-            for ticker, day, rating, saved_at, provider, vendor, version, _at in rows
+            for ticker, day, rating, saved_at, provider, vendor, version, _at, by, invented in rows
         ]
 
     def list_memory_used(self) -> list[dict[str, Any]]:
         """``{ticker, date, memory_used}`` of every saved run that records what its roles remembered."""
         with self._db.transaction() as conn:
             rows = conn.execute(
-                "SELECT ticker, trade_date, (doc::jsonb) -> 'meta' -> 'memory_used' FROM ta_runs "
+                "SELECT ticker, trade_date, (replace(doc, '\\u0000', '\\ufffd')::jsonb) -> 'meta' -> 'memory_used' FROM ta_runs "
                 "ORDER BY ticker, trade_date"
             ).fetchall()
         return [{"ticker": t, "date": d.isoformat(), "memory_used": u} for t, d, u in rows if isinstance(u, dict)]
