@@ -7,7 +7,7 @@ its first request (``studio.ui.server_lifespan``), so a user's first page does n
 
 import streamlit as st
 
-from studio import theme, ui
+from studio import links, theme, ui
 from studio.ui import _
 
 if __name__ == "__main__":  # Streamlit runs the script (every page, every rerun)
@@ -18,7 +18,7 @@ if __name__ == "__main__":  # Streamlit runs the script (every page, every rerun
     ui.skip_bare_python_check()  # before the first element
 
     PAGES = [
-        st.Page("pages/run.py", title=_("Run"), icon=":material/rocket_launch:", url_path="run", default=True),
+        st.Page("pages/run.py", title=_("Run"), icon=":material/rocket_launch:", url_path=links.DEFAULT_PAGE, default=True),
         st.Page("pages/debates.py", title=_("Debates"), icon=":material/forum:", url_path="debates"),
         st.Page("pages/memory_log.py", title=_("Memory log"), icon=":material/menu_book:", url_path="memory_log"),
         st.Page("pages/memories.py", title=_("Memories"), icon=":material/psychology:", url_path="memories"),

@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from studio import backtest_view as view
-from studio import ui
+from studio import links, ui
 from studio.charts import plotly_config
 from studio.ui import _, rating_label, tr
 from tradingagents.backtest.engine import TEAM, TEAM_NO_MEMORY, BacktestSpec, list_backtests
@@ -38,8 +38,7 @@ def _link(page: str, label: str, params: dict[str, str]) -> None:
     try:
         st.page_link(page, label=label, query_params=params, icon=":material/open_in_new:")
     except StreamlitAPIException:
-        query = "&".join(f"{k}={v}" for k, v in params.items())
-        st.markdown(f"[{label}](/{Path(page).stem}?{query})")
+        st.markdown(f"[{label}]({links.page_url(Path(page).stem, params, lang=ui.language())})")
 
 
 def _read_outputs(folder: str) -> dict | None:

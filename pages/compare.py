@@ -126,9 +126,9 @@ def main() -> None:
 
     st.subheader(_("Run again with changes"), anchor=False)
     r1, r2 = st.columns(2)
-    r1.link_button(_("Run {ticker} {date} again…", ticker=ta, date=da), compare.prefill_link(run_a["meta"], ta, da),
+    r1.link_button(_("Run {ticker} {date} again…", ticker=ta, date=da), compare.prefill_link(run_a["meta"], ta, da, ui.language()),
                    icon=":material/replay:")
-    r2.link_button(_("Run {ticker} {date} again…", ticker=tb, date=db), compare.prefill_link(run_b["meta"], tb, db),
+    r2.link_button(_("Run {ticker} {date} again…", ticker=tb, date=db), compare.prefill_link(run_b["meta"], tb, db, ui.language()),
                    icon=":material/replay:")
     st.caption(_("Opens the Run page with that run's ticker, date, analysts, rounds, provider and data source "
                  "filled in, to change before starting."))

@@ -666,7 +666,7 @@ else:
                "Saved": _("Saved")}
     table = []
     for r in recent:
-        row = r.as_display()
+        row = r.as_display(lang=ui.language())  # English keys, links in the page's language
         shown_row = {columns[k]: row[k] for k in columns}
         shown_row[columns["Rating"]] = rating_label(row["Rating"]) if row["Rating"] else row["Rating"]
         shown_row[columns["LLM"]] = _(row["LLM"]) if isinstance(row["LLM"], str) else row["LLM"]

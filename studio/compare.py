@@ -13,8 +13,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
+from studio import links
 from tradingagents import pricing, team
 from tradingagents.config import PATH_DEFAULTS
 from tradingagents.i18n import N_, Translator, rating_label, translator
@@ -69,13 +70,13 @@ def readable_time(iso: Any, *, t: Translator = EN) -> str:
     return f"{when.day} {when:%b %Y %H:%M}"
 
 
-def run_link(ticker: str, date: str) -> str:
-    """The Run page showing this saved run."""
-    return "/run?" + urlencode({"ticker": ticker, "date": date})
+def run_link(ticker: str, date: str, lang: str | None = None) -> str:
+    """The Run page showing this saved run (``lang``: the reader's language, kept by the new page)."""
+    return links.page_url("run", {"ticker": ticker, "date": date}, lang=lang)
 
 
-def debates_link(ticker: str, date: str) -> str:
-    return "/debates?" + urlencode({"ticker": ticker, "date": date})
+def debates_link(ticker: str, date: str, lang: str | None = None) -> str:
+    return links.page_url("debates", {"ticker": ticker, "date": date}, lang=lang)
 
 
 def compare_link(a: tuple, b: tuple) -> str:
@@ -115,9 +116,11 @@ class HistoryRow:
         label = provider_label(self.provider, t=t)
         return f"{label} · {' / '.join(self.models)}" if self.models else label
 
-    def as_display(self, *, t: Translator = EN) -> dict[str, Any]:
+    def as_display(self, *, t: Translator = EN, lang: str | None = None) -> dict[str, Any]:
         """The row as the History table shows it, column names and words in ``t``'s language (the rating
-        shown translated; the links keep the canonical ticker and date)."""
+        shown translated; the links keep the canonical ticker and date, and open in ``lang``, by default
+        ``t``'s language)."""
+        lang = lang or t.lang
         data = source_label(self.vendor, t=t)
         if self.invented:
             data = t("{source} · invented instrument", source=data)
@@ -126,7 +129,8 @@ class HistoryRow:
                 t("Rating"): rating_label(self.rating, t.lang) if self.rating else "—",
                 t("LLM"): self.llm_in(t), t("Cost"): cost_label(self.cost, t=t), t("Data"): data,
                 t("Version"): version, t("By"): self.by or "—", t("Saved"): readable_time(self.saved_at, t=t),
-                t("Open"): run_link(self.ticker, self.date), t("Debates"): debates_link(self.ticker, self.date)}
+                t("Open"): run_link(self.ticker, self.date, lang),
+                t("Debates"): debates_link(self.ticker, self.date, lang)}
 
 
 HISTORY_COLUMNS = (N_("Ticker"), N_("Date"), N_("Rating"), N_("LLM"), N_("Cost"), N_("Data"), N_("Version"),
@@ -345,10 +349,10 @@ def prefill(meta: Mapping[str, Any], ticker: str, date: str) -> dict[str, Any]:
     return {k: values[k] for k in PREFILL_KEYS}
 
 
-def prefill_link(meta: Mapping[str, Any], ticker: str, date: str) -> str:
-    """``/run?prefill=<url-encoded JSON>``: the Run page opens with this run's settings filled in."""
+def prefill_link(meta: Mapping[str, Any], ticker: str, date: str, lang: str | None = None) -> str:
+    """``./?prefill=<url-encoded JSON>``: the Run page opens with this run's settings filled in."""
     doc = json.dumps(prefill(meta, ticker, date), separators=(",", ":"), ensure_ascii=False)
-    return "/run?prefill=" + quote(doc, safe="")
+    return links.page_url("run", {"prefill": doc}, lang=lang)
 
 
 def report_sections(state: Mapping[str, Any] | None, *, t: Translator = EN) -> list[tuple[str, str]]:

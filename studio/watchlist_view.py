@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from urllib.parse import urlencode
 
+from studio import links
 from tradingagents.batch import TickerOutcome
 from tradingagents.i18n import N_, Translator, rating_label, translator
 
@@ -21,10 +21,12 @@ STATUS_LABEL = {"queued": N_("queued"), "running": N_("running…"), "done": N_(
 """A ticker's status → its label (English; shown with ``t(label)``)."""
 
 
-def run_link(outcome: TickerOutcome, blind: bool = False) -> str:
-    """The Run page's link to a finished ticker's saved run (a blind run's is under the blind results)."""
-    return "/run?" + urlencode({"ticker": outcome.ticker, "date": outcome.date if blind else (outcome.session or outcome.date),
-                                **({"blind": "1"} if blind else {})})
+def run_link(outcome: TickerOutcome, blind: bool = False, lang: str | None = None) -> str:
+    """The Run page's link to a finished ticker's saved run (a blind run's is under the blind results),
+    opening in ``lang``."""
+    return links.page_url("run", {"ticker": outcome.ticker,
+                                  "date": outcome.date if blind else (outcome.session or outcome.date),
+                                  **({"blind": "1"} if blind else {})}, lang=lang)
 
 
 def cost_text(value: float | None, *, t: Translator = EN) -> str:
@@ -68,7 +70,7 @@ def tile_html(outcome: TickerOutcome, blind: bool = False, *, t: Translator = EN
             + "</div>")
     if outcome.ok:
         aria = t("Open the run of {ticker}", ticker=outcome.ticker)
-        return (f'<a class="ta-tile-link" href="{html.escape(run_link(outcome, blind))}" target="_self" '
+        return (f'<a class="ta-tile-link" href="{html.escape(run_link(outcome, blind, t.lang))}" target="_self" '
                 f'aria-label="{html.escape(aria)}">{body}</a>')
     return body
 

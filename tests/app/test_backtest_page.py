@@ -97,8 +97,8 @@ def test_backtest_page_runs_live_and_shows_the_results(ta_home):
         assert "2024-06-21" in shown and "NVDA" in shown
     else:
         shown = " ".join(str(m.value) for m in at.markdown)
-        assert "[Run NVDA 2024-06-21](/run?ticker=NVDA&date=2024-06-21)" in shown
-        assert "[Debates NVDA 2024-06-21](/debates?ticker=NVDA&date=2024-06-21)" in shown
+        assert "[Run NVDA 2024-06-21](./?ticker=NVDA&date=2024-06-21&lang=en)" in shown
+        assert "[Debates NVDA 2024-06-21](./debates?ticker=NVDA&date=2024-06-21&lang=en)" in shown
 
     # a refresh (a new session with only the URL) shows the same finished backtest, read from disk
     fresh = _page({"bt": backtest_id})

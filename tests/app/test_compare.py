@@ -79,7 +79,7 @@ def test_history_shows_readable_times_and_labels_and_filters(runs, entry):
     today = dt.datetime.now(dt.UTC)
     assert all(re.fullmatch(rf"{today.day} {today:%b %Y} \d\d:\d\d", s) for s in table["Saved"])
     opened = {(r.Ticker, r.Date): r.Open for r in table.itertuples()}
-    assert opened[("AAPL", "2024-06-10")] == "/run?ticker=AAPL&date=2024-06-10"
+    assert opened[("AAPL", "2024-06-10")] == "./?ticker=AAPL&date=2024-06-10&lang=en"
     # filters: ticker, rating, provider, model, dates
     at.text_input(key="hist_ticker").input("nv").run()
     assert set(at.dataframe[0].value["Ticker"]) == {"NVDA"}
@@ -135,7 +135,7 @@ def test_compare_shows_ladder_config_difference_usage_and_rerun_link(runs, entry
     assert list(usage[""]) == ["Run time", "LLM calls", "Tool calls", "Tokens in", "Tokens out", "Cost"]
     assert f"{a['meta']['usage']['llm_calls']:,}" in list(usage.iloc[:, 1])
     links = [el.proto.url for el in at.get("link_button")]
-    pre = [u for u in links if u.startswith("/run?prefill=")]
+    pre = [u for u in links if u.startswith("./?prefill=")]
     doc = json.loads(unquote(parse_qs(urlsplit(pre[1]).query, keep_blank_values=True)["prefill"][0]))
     assert doc == {"ticker": "AAPL", "date": "2024-06-10", "analysts": ["market", "news"], "max_debate_rounds": 2,
                    "max_risk_discuss_rounds": 1, "llm_provider": "offline", "data_vendor": "demo"}
@@ -160,7 +160,7 @@ def test_units_readable_time_labels_ladder_and_diff(runs):
                                {"llm_provider": "openai_compatible", "max_debate_rounds": 1, "home": "/b"})
     assert diff == [("llm_provider", "Offline engine (no LLM)", "OpenAI-compatible server")]
     link = compare.prefill_link({"analysts": ["news"], "max_debate_rounds": 3}, "BRK-B", "2024-01-05")
-    assert link.startswith("/run?prefill=%7B") and " " not in link
+    assert link.startswith("./?prefill=%7B") and " " not in link
     assert json.loads(unquote(link.split("=", 1)[1]))["ticker"] == "BRK-B"
 
 

@@ -84,13 +84,15 @@ def test_history_in_chinese_and_in_english(runs):
     assert {"代码", "日期", "评级", "版本", "保存时间", "打开", "辩论"} <= set(table.columns)
     assert set(table["评级"]) <= ZH_RATINGS and len(table) == 2
     # the links keep the canonical ticker and date
-    assert set(table["打开"]) == {"/run?ticker=NVDA&date=2024-05-10", "/run?ticker=AAPL&date=2024-06-10"}
+    assert set(table["打开"]) == {"./?ticker=NVDA&date=2024-05-10&lang=zh", "./?ticker=AAPL&date=2024-06-10&lang=zh"}
     assert set(table["版本"]) == {"当前"}
     assert not any(" Dec " in s or " Jan " in s for s in table["保存时间"])  # no English month
     assert any(c.value.startswith("所有显示的运行：") and "演示市场（合成数据）" in c.value for c in at.caption)
     assert at.multiselect(key="hist_ratings").options == ["买入", "增持", "持有", "减持", "卖出", "—"]
     assert at.multiselect(key="hist_providers").options == ["离线引擎（无模型）"]
-    _no_english(at)
+    from tradingagents.storage import default_user
+
+    _no_english(at, frozenset({default_user({})}))  # who ran it is a name, shown as recorded
     # the filter still works on the canonical ratings
     nvda = load_run(runs, "NVDA", "2024-05-10")["rating"]
     at.multiselect(key="hist_ratings").set_value([nvda]).run()
@@ -181,7 +183,7 @@ def test_watchlist_in_chinese_runs_a_batch_with_chinese_tiles(ta_home):
     shown = texts(at)
     assert "已分析 2 / 2" in shown and "已完成：全部 2 个代码均已分析。" in shown
     assert shown.count("打开运行 →") == 2 and 'aria-label="打开 NVDA 的运行"' in shown
-    assert 'href="/run?ticker=NVDA&amp;date=2024-05-10"' in shown  # the link keeps the canonical data
+    assert 'href="./?ticker=NVDA&amp;date=2024-05-10&amp;lang=zh"' in shown  # canonical data, the reader's language
     assert any(f"<br>{z}<br>" in shown for z in ZH_RATINGS)
 
     en = _open("watchlist")

@@ -381,7 +381,7 @@ def test_watchlist_counts_agree_and_tiles_read_as_cards():
     outcome = TickerOutcome(**{k: v for k, v in {"ticker": "NVDA", "date": "2024-05-10", "status": "done",
                                                    "rating": "Buy", "cost_usd": 0.0}.items() if k in fields})
     tile = view.tile_html(outcome)
-    assert 'class="ta-tile-link"' in tile and "Open run →" in tile and "/run?ticker=NVDA" in tile
+    assert 'class="ta-tile-link"' in tile and "Open run →" in tile and "./?ticker=NVDA" in tile
 
 
 def test_the_decision_marker_points_the_way_of_the_rating():

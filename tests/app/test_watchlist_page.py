@@ -52,14 +52,14 @@ def test_watchlist_page_runs_a_batch_with_tiles_that_open_the_runs(ta_home):
     assert not at.exception
     tiles = "".join(str(el.value) for el in at.html)
     assert tiles.count('data-status="done"') == 2
-    assert 'href="/run?ticker=NVDA&amp;date=2024-05-10"' in tiles
+    assert 'href="./?ticker=NVDA&amp;date=2024-05-10&amp;lang=en"' in tiles
 
 
 def test_tiles_show_status_rating_and_cost_and_escape_text():
     ok = batch.TickerOutcome("NVDA", "2024-05-10", status="done", rating="Buy", cost_usd=0.0123)
     bad = batch.TickerOutcome("X<b>", "2024-05-10", status="failed", cost_usd=None, error='"quoted" <oops>')
     html = view.tiles_html([ok, bad])
-    assert "Buy" in html and "$0.0123" in html and "/run?ticker=NVDA&amp;date=2024-05-10" in html
+    assert "Buy" in html and "$0.0123" in html and "./?ticker=NVDA&amp;date=2024-05-10&amp;lang=en" in html
     assert "X&lt;b&gt;" in html and "&lt;oops&gt;" in html and "price unknown" in html
     assert html.count("<a ") == 1  # only a finished run opens
 

@@ -138,3 +138,33 @@ def test_at_800_px_the_date_range_and_the_pickers_fit_and_a_pending_verdict_leav
             assert verdict["bottom"] <= battle["top"], (verdict, battle)  # stacked above its debate
             assert verdict["bottom"] - verdict["top"] < 200, f"a pending verdict's pane is {verdict} ({lang})"
             assert battle["top"] - verdict["bottom"] < 60, f"a gap between verdict and debate ({lang})"
+
+
+def test_open_run_links_open_the_run_page_in_the_readers_language(seeded):
+    """"Open run" links (a Watchlist tile, History's and the Run page's tables, Compare's "run again") are
+    plain links: each loads the app afresh. They used to point at /run, which Streamlit does not route (the
+    Run page is the default page, served at the root): "Page not found", and the new session was English."""
+    from urllib.parse import urljoin
+
+    from studio import compare
+
+    with streamlit_server(seeded, log_path=ARTIFACTS / "links-streamlit.log") as url, chromium() as page:
+        _open(page, url, "/watchlist", "zh")
+        page.locator("a.ta-tile-link").first.click()  # a tile of the finished batch
+        heading = page.get_by_text("投资组合经理的评级 · NVDA · 2024-05-10")
+        heading.or_(page.get_by_text("投资组合经理的评级 · AAPL · 2024-06-10")).first.wait_for()
+        assert "Page not found" not in page.content()
+        # History's (and the Run page's) table link: a canvas cell, so followed as the browser would resolve it
+        _open(page, url, "/history", "zh")
+        page.goto(urljoin(page.url, compare.run_link("AAPL", "2024-06-10", "zh")))
+        page.get_by_text("投资组合经理的评级 · AAPL · 2024-06-10").wait_for()
+        assert "Page not found" not in page.content()
+        # Compare's "run again with changes" opens the Run form filled in, still in Chinese
+        page.goto(url + "/compare?lang=zh")
+        page.locator('[data-testid="ta-ladder"]').first.wait_for(state="attached")
+        with page.expect_popup() as opened:  # a link button opens a new tab
+            page.get_by_role("link", name="再次运行 AAPL 2024-06-10…").click()
+        form = opened.value
+        form.wait_for_function("() => document.querySelector('.st-key-form_ticker input')?.value === 'AAPL'",
+                               timeout=HANG_MS)
+        assert "Page not found" not in form.content() and "开始分析" in form.inner_text("body")
