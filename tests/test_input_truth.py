@@ -293,6 +293,21 @@ def test_a_desk_run_prints_a_report_one_can_open(tmp_path, pg_url):
     assert shown.stdout.startswith(f"# NVDA — {DATE}:")
 
 
+def test_show_of_a_trading_day_without_a_saved_run_says_so_and_never_prints_another_days(tmp_path):
+    """``show NVDA 2024-05-14`` (a session, nothing saved) printed the run of an earlier day, exit 0 (issue 39)."""
+    home = tmp_path / "home"
+    assert cli(home, "NVDA", DATE, "--quiet", "--analysts", "market").returncode == 0
+    tuesday = cli(home, "show", "NVDA", "2024-05-14")
+    assert tuesday.returncode == 2 and tuesday.stdout == ""
+    assert "No saved run of NVDA on 2024-05-14: run 'python -m tradingagents NVDA 2024-05-14' first." in tuesday.stderr
+    assert "no session" not in tuesday.stderr
+    sunday = cli(home, "show", "NVDA", "2024-05-19")  # its session is Friday the 17th: not saved either
+    assert sunday.returncode == 2 and "analysed as its session 2024-05-17" in sunday.stderr
+    saturday = cli(home, "show", "NVDA", SATURDAY)  # the 10th's run, with the note saying so
+    assert saturday.returncode == 0 and saturday.stdout.startswith(f"# NVDA — {DATE}:")
+    assert f"no session on {SATURDAY} (Saturday); using {DATE}" in saturday.stderr
+
+
 # ---------------------------------------------------------------- 6. the terminal tells the truth
 def test_every_command_names_the_offline_engine_and_the_synthetic_market_first(tmp_path):
     home = tmp_path / "home"

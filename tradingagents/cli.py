@@ -762,29 +762,43 @@ def show_command(argv: list[str]) -> int:
         try:
             data = storage.load_run(settings, ticker, date, args.version)
         except FileNotFoundError:
-            import datetime as _dt
-
+            session = _session_of(settings, ticker, date)  # a weekend or holiday: its session's run, if saved
+            try:
+                if session == date:
+                    raise FileNotFoundError(date)
+                data = storage.load_run(settings, ticker, session, args.version)
+            except FileNotFoundError:
+                if session == date:
+                    raise ValidationError(t("No saved run of {ticker} on {date}: run 'python -m tradingagents "
+                                            "{ticker} {date}' first.", ticker=ticker, date=date)) from None
+                raise ValidationError(t("No saved run of {ticker} on {date} (analysed as its session {session}): "
+                                        "run 'python -m tradingagents {ticker} {date}' first.", ticker=ticker,
+                                        date=date, session=session)) from None
             from tradingagents.dataflows.session import note_for
 
-            day = _dt.date.fromisoformat(date)
-            for back in range(1, 11):  # a weekend or holiday: the session's run (saved under the session)
-                earlier = (day - _dt.timedelta(days=back)).isoformat()
-                try:
-                    data = storage.load_run(settings, ticker, earlier, args.version)
-                except FileNotFoundError:
-                    continue
-                if note_for(date, earlier):
-                    _print(t("{label}: {text}", label=t("Session"), text=note_for(date, earlier)), file=sys.stderr)
-                break
-            else:
-                raise ValidationError(t("No saved run of {ticker} on {date}: run 'python -m tradingagents {ticker} "
-                                        "{date}' first.", ticker=ticker, date=date)) from None
+            _print(t("{label}: {text}", label=t("Session"), text=note_for(date, session)), file=sys.stderr)
         from tradingagents.storage.files_runs import render_report_markdown
 
         _print(render_report_markdown(data.get("state") or {}, data.get("rating"), data.get("meta") or {}, t=t), end="")
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001
         return _explain(exc, resumes=False, t=t)
+
+
+def _session_of(settings: dict[str, Any], ticker: str, date: str) -> str:
+    """The trading session ``date`` is analysed as (a run is saved under it): the last session on or before
+    it by the configured data source; without the source (offline, a missing file), a weekend's Friday and
+    any other day itself, so a trading day without a saved run is never shown another day's run."""
+    import datetime as _dt
+
+    from tradingagents.dataflows.interface import get_provider
+    from tradingagents.dataflows.session import session_for
+
+    try:
+        return session_for(get_provider(settings), ticker, date)[0]
+    except Exception:  # noqa: BLE001 - the source cannot say: the calendar's weekends are certain
+        day = _dt.date.fromisoformat(date)
+        return (day - _dt.timedelta(days=max(0, day.weekday() - 4))).isoformat()
 
 
 SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show")
