@@ -86,8 +86,22 @@ def test_each_decision_remembers_its_provenance(ta_home):
     TradingAgentsGraph(["market"]).propagate("NVDA", DATE)
     [entry] = TradingMemoryLog(None).load_entries()
     cfg = resolve_config(None)
-    assert entry["data_vendor"] == "demo" and entry["llm_provider"] == cfg["llm_provider"]
-    assert entry["models"] == {"quick": cfg["quick_think_llm"], "deep": cfg["deep_think_llm"]}
+    assert entry["data_vendor"] == "demo" and entry["llm_provider"] == cfg["llm_provider"] == "offline"
+    # the offline engine runs no model: the config's model names (gpt-4o…) are not recorded as if they ran
+    assert entry["models"] is None and "gpt" not in TradingMemoryLog(None).path.read_text()
+
+
+def test_a_networked_decision_records_the_models_that_made_it(ta_home):
+    from tests.fake_openai import FakeOpenAIServer
+
+    srv = FakeOpenAIServer().start()
+    try:
+        cfg = srv.llm_config(quick_think_llm="q-model", deep_think_llm="d-model")
+        TradingAgentsGraph(["market"], config=cfg).propagate("NVDA", DATE)
+    finally:
+        srv.stop()
+    [entry] = TradingMemoryLog(None).load_entries()
+    assert entry["llm_provider"] == "openai_compatible" and entry["models"] == {"quick": "q-model", "deep": "d-model"}
 
 
 def test_old_entries_without_provenance_still_load_and_settle(ta_home):

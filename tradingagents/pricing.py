@@ -165,6 +165,14 @@ def model_for_node(node: str, config: Mapping[str, Any]) -> str:
     return str(config.get(key) or "")
 
 
+def models_used(config: Mapping[str, Any]) -> dict[str, str] | None:
+    """The quick and deep models a run thinks with, as its records name them; None for the offline engine,
+    which runs no model (its config still holds the model names a networked provider would use)."""
+    if is_offline(config):
+        return None
+    return {"quick": str(config.get("quick_think_llm") or ""), "deep": str(config.get("deep_think_llm") or "")}
+
+
 def cost_by_node(
     usage_by_node: Mapping[str, Mapping[str, Any]],
     config: Mapping[str, Any],

@@ -379,9 +379,11 @@ class TradingAgentsGraph:
         provenance = {
             "data_vendor": self.config.get("data_vendor"),
             "llm_provider": self.config.get("llm_provider"),
-            "models": {"quick": self.config.get("quick_think_llm"), "deep": self.config.get("deep_think_llm")},
             "by": storage.default_user(self.config),
         }
+        models = pricing.models_used(self.config)  # none for the offline engine: no model ran
+        if models:
+            provenance["models"] = models
         if invented:  # an invented instrument: labelled in the log, kept out of other tickers' lessons
             provenance["invented"] = True
         update = getattr(self.memory_log, "update_pending", None)
