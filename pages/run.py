@@ -475,8 +475,11 @@ def saved_run_from_url() -> tuple[str, str, dict] | None:
 st.title(_("Run an analysis"))
 st.html(ui.badges_html(config))
 
-for k, v in (("form_ticker", "NVDA"), ("form_date", last_business_day()), ("form_analysts", list(team.ANALYST_KEYS)),
-             ("form_debate", 1), ("form_risk", 1),
+# the form starts from the resolved settings (TRADINGAGENTS_* included), for every user, signed in or not
+for k, v in (("form_ticker", "NVDA"), ("form_date", last_business_day()),
+             ("form_analysts", list(config["selected_analysts"])),
+             ("form_debate", min(max(int(config["max_debate_rounds"]), ROUND_LIMITS[0]), ROUND_LIMITS[1])),
+             ("form_risk", min(max(int(config["max_risk_discuss_rounds"]), ROUND_LIMITS[0]), ROUND_LIMITS[1])),
              ("form_parallel", config.get("analyst_execution") == "parallel")):
     st.session_state.setdefault(k, v)
 # everything shown above the form goes into this one slot, so the form keeps its place on the page

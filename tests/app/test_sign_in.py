@@ -100,3 +100,19 @@ def test_the_registry_tells_every_start_and_stop_granted_or_refused(ta_home):
     assert told == [("job_start", "ann@x.example", True), ("job_stop", "bob@x.example", False),
                     ("job_stop", "lead@x.example", True)]
     assert may_control("ann@x.example", "lead@x.example", lambda w: w == "lead@x.example")
+
+
+@pytest.mark.parametrize("user", [None, {"is_logged_in": True, "email": "ann@desk.example", "name": "Ann"}],
+                         ids=["no sign-in", "signed in"])
+def test_every_form_starts_from_the_servers_settings(ta_home, monkeypatch, user):
+    """The settings a server is started with are the defaults every user's Run page shows (issues 39, 40)."""
+    for key, value in {"LLM_PROVIDER": "openai", "MAX_DEBATE_ROUNDS": "2", "MAX_RISK_DISCUSS_ROUNDS": "3",
+                       "SELECTED_ANALYSTS": "market,news", "DATA_VENDOR": "csv"}.items():
+        monkeypatch.setenv(f"TRADINGAGENTS_{key}", value)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-servers-environment")
+    at = _app(user, auth=user is not None)
+    assert not at.exception
+    assert at.sidebar.selectbox(key="set_provider").value == "openai"
+    assert at.sidebar.selectbox(key="set_vendor").value == "csv"
+    assert at.number_input(key="form_debate").value == 2 and at.number_input(key="form_risk").value == 3
+    assert at.multiselect(key="form_analysts").value == ["market", "news"]
