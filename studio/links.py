@@ -26,3 +26,27 @@ def page_url(page: str, params: Mapping[str, object] | None = None, *, lang: str
         query["lang"] = lang
     path = "" if page == DEFAULT_PAGE else page
     return f"./{path}" + (f"?{urlencode(query, quote_via=quote)}" if query else "")
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), port
+
+
+def sign_in_mismatch(redirect_uri: str | None, page_url: str | None) -> tuple[str, str] | None:
+    """``(the origin sign-in returns to, the fixed redirect_uri)`` when the provider's ``redirect_uri`` is on
+    another origin than the page (``localhost`` against ``127.0.0.1``, another port): the browser keeps the
+    sign-in's cookie per origin, so the callback finds no sign-in under way and Streamlit only logs
+    "Missing provider for OAuth callback". None when they match, or when either is unknown."""
+    if not redirect_uri or not page_url:
+        return None
+    want, here = _origin(redirect_uri), _origin(page_url)
+    if not want[1] or not here[1] or want == here:
+        return None
+    scheme, host, port = here
+    default = {"http": 80, "https": 443}.get(scheme)
+    fixed = f"{scheme}://{host}" + (f":{port}" if port and port != default else "") + "/oauth2callback"
+    return redirect_uri.rsplit("/oauth2callback", 1)[0], fixed

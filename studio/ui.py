@@ -20,6 +20,7 @@ from typing import Any
 
 import streamlit as st
 
+from studio import links
 from studio.jobs import MASK, JobRegistry
 from studio.runs import CHANGE_LABELS
 from tradingagents import pricing
@@ -622,6 +623,15 @@ def sign_in_page() -> None:
     st.title(":material/lock: TradingAgents Studio")
     language_picker(main=True)
     st.markdown(_("This desk's app requires sign-in. Runs, decisions and lessons are shown to signed-in users only."))
+    redirect = None
+    with contextlib.suppress(Exception):
+        redirect = str(st.secrets["auth"].get("redirect_uri") or "")
+    mismatch = links.sign_in_mismatch(redirect, st.context.url)
+    if mismatch:  # the provider would return to another origin, where no sign-in is under way
+        st.error(_("Sign-in cannot finish from this address: the provider returns to {there}, and this page is "
+                   "{here}. Open the app at {there}, or set `redirect_uri = \"{fixed}\"` in the `[auth]` "
+                   "secrets and restart the app.", there=mismatch[0], here=st.context.url.split("?")[0],
+                   fixed=mismatch[1]), icon=":material/error:")
     if st.button(_("Sign in"), type="primary", icon=":material/login:", key="sign_in"):
         st.login()
 

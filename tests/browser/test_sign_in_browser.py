@@ -133,3 +133,71 @@ def test_two_users_and_a_lead_through_a_real_provider(ta_home, tmp_path):
             gate.release()
         llm.stop()
     assert sorted(p.name for p in (ROOT / ".streamlit").iterdir()) == secrets_before  # no secrets file left
+
+
+def test_a_sign_in_set_up_for_another_address_says_so_on_the_page(ta_home, tmp_path):
+    """The README's sign-in block named localhost while the app prints 127.0.0.1: sign-in then returned to
+    the Sign in screen with nothing said (the server logged "Missing provider for OAuth callback")."""
+    from tests.browser.harness import chromium
+
+    port = free_port()
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text(
+        "[auth]\n"
+        f'redirect_uri = "http://localhost:{port}/oauth2callback"\n'
+        'cookie_secret = "a-test-cookie-secret-of-enough-length-0123456789"\n'
+        'client_id = "studio"\nclient_secret = "studio-secret"\n'
+        'server_metadata_url = "http://127.0.0.1:9/.well-known/openid-configuration"\n', encoding="utf-8")
+    with streamlit_server(ta_home, log_path=ARTIFACTS / "browser-sign-in-origin.log", port=port,
+                          extra_args=["--secrets.files", str(secrets)]) as url, chromium() as page:
+        page.goto(url + "/")
+        page.get_by_role("button", name="Sign in").wait_for()
+        page.get_by_text("Sign-in cannot finish from this address").wait_for()
+        shown = page.inner_text("body")
+        assert f'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"' in shown
+        assert f"http://localhost:{port}" in shown
+        page.goto(f"http://localhost:{port}/")  # at the address the provider returns to: nothing to fix
+        page.get_by_role("button", name="Sign in").wait_for()
+        wait_idle(page)
+        assert page.get_by_text("Sign-in cannot finish").count() == 0
+
+
+def test_the_readmes_sign_in_block_works_as_written(ta_home, tmp_path):
+    """The README's local sign-in block, pasted into bash (its two ports moved to free ones, its secrets file
+    into a temporary folder), signs a user in through the real provider in Chromium."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import time
+
+    from tests.browser.harness import _healthy, chromium
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```bash\n(\.venv/bin/python -m oidc_provider_mock[^`]*)```", readme).group(1)
+    app_port, oidc_port = free_port(), free_port()
+    script = (block.replace("8501", str(app_port)).replace("9400", str(oidc_port))
+              .replace("/tmp/studio-secrets.toml", str(tmp_path / "secrets.toml"))
+              .replace("streamlit run app.py", f"streamlit run app.py --server.port {app_port} --server.headless true"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRADINGAGENTS_")}
+    env["TRADINGAGENTS_HOME"] = str(ta_home)
+    with open(ARTIFACTS / "readme-sign-in.log", "wb") as log:
+        proc = subprocess.Popen(["bash", "-c", script], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        url = f"http://127.0.0.1:{app_port}"
+        deadline = time.monotonic() + HANG_MS / 1000
+        while not _healthy(url):
+            assert proc.poll() is None, (ARTIFACTS / "readme-sign-in.log").read_text()[-2000:]
+            assert time.monotonic() < deadline, "the README's app did not start"
+            time.sleep(0.2)
+        with chromium() as page:
+            page.goto(url + "/")
+            page.get_by_role("button", name="Sign in").click()
+            page.locator("input[name=sub]").last.fill(LEAD)
+            page.get_by_role("button", name="Authorize").click()
+            page.get_by_text(f"Signed in as {LEAD}").wait_for()
+            page.get_by_text("desk lead").first.wait_for()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
