@@ -50,8 +50,8 @@ def test_inf_nan_negative_and_junk_rows_are_dropped_with_the_problem_noted(tmp_p
     problems = " | ".join(p.problems("BAD"))
     assert "4 rows dropped: the Close is missing, not a finite number or not positive (line 4, 5, 6, 9)" in problems
     assert "3 rows dropped: the Volume is missing, not a finite number or negative" in problems
-    assert "1 rows dropped: the Date is not YYYY-MM-DD (line 11)" in problems
-    assert "1 rows kept with a broken Open/High/Low" in problems
+    assert "1 row dropped: the Date is not YYYY-MM-DD (line 11)" in problems
+    assert "1 row kept with a broken Open/High/Low" in problems
     assert df.attrs["problems"] == p.problems("BAD")
 
 
@@ -68,7 +68,7 @@ def test_a_bad_row_never_aborts_settlement_or_a_tool(tmp_path):
     assert out is not None and np.isfinite(out["raw"]) and np.isfinite(out["alpha"])
     text = make_tools(as_of=days[-1], provider=p)["get_stock_data"].invoke(
         {"symbol": "ACME", "start_date": days[0], "end_date": days[-1]})
-    assert "# Data problem: ACME.csv: 1 rows dropped: the Close" in text and "inf" not in text.split("Date,Open")[1]
+    assert "# Data problem: ACME.csv: 1 row dropped: the Close" in text and "inf" not in text.split("Date,Open")[1]
 
 
 def test_volume_column_without_values_counts_as_zero(tmp_path):

@@ -209,11 +209,27 @@ def test_a_csv_with_unreadable_rows_is_refused_with_line_numbers_or_skipped_on_r
     env = {"TRADINGAGENTS_CSV_DATA_DIR": str(data), "TRADINGAGENTS_DATA_VENDOR": "csv"}
     proc = cli(home, "NVDA", DATE, "--quiet", "--analysts", "market", env=env)
     assert proc.returncode == 3, proc.stderr
-    assert "NVDA.csv has 3 row(s) that do not parse (line 102, 152, 202)" in proc.stderr
-    assert "--csv-skip-bad-rows" in proc.stderr and not (home / "results").exists()
+    assert ("NVDA.csv has 3 rows that do not parse: the Date is not YYYY-MM-DD (line 202); the Close is missing, "
+            "not a finite number or not positive (line 102, 152). Fix them") in proc.stderr
+    assert "--csv-skip-bad-rows to drop them." in proc.stderr and not (home / "results").exists()
+    assert "dropped" not in proc.stderr  # refused: nothing was dropped
     ok = cli(home, "NVDA", DATE, "--quiet", "--analysts", "market", "--csv-skip-bad-rows", env=env)
     assert ok.returncode == 0, ok.stderr
-    assert "Data: NVDA.csv: 3 row(s) that do not parse were dropped (line 102, 152, 202)" in ok.stdout
+    assert "Data: NVDA.csv: 3 rows that do not parse were dropped (line 102, 152, 202)" in ok.stdout
+
+
+def test_a_refused_csv_is_said_once_in_the_singular_for_one_row(tmp_path):
+    data = tmp_path / "data"
+    rows = _daily(260)
+    rows[150] = rows[150].split(",")[0] + ",1,2,0.5,N/A,10"  # line 152: no Close
+    _csv(data, "NVDA", rows)
+    env = {"TRADINGAGENTS_CSV_DATA_DIR": str(data), "TRADINGAGENTS_DATA_VENDOR": "csv"}
+    proc = cli(tmp_path / "home", "NVDA", DATE, "--analysts", "market", env=env)  # with the progress lines
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.count("does not parse") == 1 and "1 rows" not in proc.stderr and ".." not in proc.stderr
+    assert ("NVDA.csv has 1 row that does not parse: the Close is missing, not a finite number or not positive "
+            "(line 152). Fix it (the header is Date,Open,High,Low,Close,Volume), or pass --csv-skip-bad-rows to "
+            "drop it.") in proc.stderr
 
 
 def test_weekly_bars_are_refused_and_a_short_history_is_said_first(tmp_path):

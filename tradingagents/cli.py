@@ -278,8 +278,8 @@ class _Progress:
             line = tr("done: {rating} in {seconds}s", rating=rating_label(d.get("rating"), tr.lang),
                       seconds=d.get("elapsed_s"))
         elif event.kind == "run_failed":
-            line = (tr("failed: {error} (resumable)", error=d.get("error")) if d.get("resumable")
-                    else tr("failed: {error}", error=d.get("error")))
+            # what failed is said once, below the progress, with its headline and what to do
+            line = tr("failed (resumable)") if d.get("resumable") else tr("failed")
         elif event.kind == "run_stopped":
             line = tr("stopped (resumable)") if d.get("resumable") else tr("stopped")
         if line:

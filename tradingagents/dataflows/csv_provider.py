@@ -112,14 +112,17 @@ class CSVProvider(MarketDataProvider):
         dropped = int(full.attrs.get("dropped", 0))
         if dropped:
             lines = ", ".join(str(n) for n in bad[:10]) + (", …" if dropped > len(bad[:10]) else "")
-            if not skip_bad_rows:
+            rows = f"{dropped} row" + ("" if dropped == 1 else "s")
+            if not skip_bad_rows:  # refused: nothing was dropped, the file is not used
+                them = "it" if dropped == 1 else "them"
                 raise BadCSVError(
-                    f"{path} has {dropped} row(s) that do not parse (line {lines}): "
-                    + "; ".join(x.split(": ", 1)[-1] for x in full.attrs.get("problems", []) if "dropped" in x)
-                    + f". Fix them (the header is {EXPECTED_HEADER}), or pass --csv-skip-bad-rows to drop them.",
+                    f"{path} has {rows} that {'does' if dropped == 1 else 'do'} not parse: "
+                    + "; ".join(f"{why} (line {where})" for why, where in full.attrs.get("unparsed", []))
+                    + f". Fix {them} (the header is {EXPECTED_HEADER}), or pass --csv-skip-bad-rows to drop {them}.",
                     path=str(path), bad_lines=tuple(bad),
                 )
-            notes.append(f"{path.name}: {dropped} row(s) that do not parse were dropped (line {lines}).")
+            notes.append(f"{path.name}: {rows} that {'does' if dropped == 1 else 'do'} not parse "
+                         f"{'was' if dropped == 1 else 'were'} dropped (line {lines}).")
         upto = full[full.index <= pd.Timestamp(as_of)]
         if len(upto) >= 3:
             gap = float(np.median(np.diff(upto.index.values[-60:]).astype("timedelta64[D]").astype(float)))
@@ -212,10 +215,11 @@ def _read_prices(path: Path) -> pd.DataFrame:
     df = df[~duplicated].sort_index()
     df["Volume"] = df["Volume"].astype("int64")
     df.index.name = "Date"
+    reasons = {"date": "the Date is not YYYY-MM-DD",
+               "close": "the Close is missing, not a finite number or not positive",
+               "volume": "the Volume is missing, not a finite number or negative"}
     labels = {
-        "date": "rows dropped: the Date is not YYYY-MM-DD",
-        "close": "rows dropped: the Close is missing, not a finite number or not positive",
-        "volume": "rows dropped: the Volume is missing, not a finite number or negative",
+        **{k: f"rows dropped: {why}" for k, why in reasons.items()},
         "ohl": "rows kept with a broken Open/High/Low (left empty)",
         "no_volume": "rows and no Volume in the file (taken as 0)",
     }
@@ -226,12 +230,16 @@ def _read_prices(path: Path) -> pd.DataFrame:
             if examples[k]:
                 more = ", …" if counts[k] > len(examples[k]) else ""
                 where = f" (line {', '.join(str(n) for n in sorted(examples[k])[:5])}{more})"
+            label = label.replace("rows ", "row ", 1) if counts[k] == 1 else label  # "1 row dropped"
             problems.append(f"{path.name}: {counts[k]} {label}{where}.")
     if repeated:
         shown = ", ".join(repeated[:5]) + (", …" if len(repeated) > 5 else "")
         problems.append(f"{path.name}: {len(repeated)} date(s) appear on more than one row; the last row of each "
                         f"is used ({shown}).")
     df.attrs["problems"] = problems
+    df.attrs["unparsed"] = [  # (why, its first lines) of each kind of row that does not parse
+        (why, ", ".join(str(n) for n in sorted(examples[k])[:5]) + (", …" if counts[k] > min(5, len(examples[k])) else ""))
+        for k, why in reasons.items() if counts[k]]
     df.attrs["dropped_days"] = sorted(set(examples.get("dropped_days", [])) - {d.date().isoformat() for d in df.index})
     df.attrs["dropped"] = counts["date"] + counts["close"] + counts["volume"]
     df.attrs["bad_lines"] = sorted(n for k in ("date", "close", "volume") if counts[k] for n in examples[k])
