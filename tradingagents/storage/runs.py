@@ -67,6 +67,29 @@ class FileRunRecords:
 
         return load_run(self.config, ticker, date, version)
 
+    def save_fork(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None):
+        from tradingagents.storage.files_runs import save_fork
+
+        meta = dict(meta or {})
+        if isinstance(meta.get("config"), Mapping):
+            meta["config"] = _safe_config(meta["config"])
+        return save_fork(self.config, final_state, rating, meta)
+
+    def list_forks(self, ticker: str, date: str) -> list[dict[str, Any]]:
+        from tradingagents.storage.files_runs import list_forks
+
+        return list_forks(self.config, ticker, date)
+
+    def load_fork(self, ticker: str, date: str, n: int) -> dict[str, Any]:
+        from tradingagents.storage.files_runs import load_fork
+
+        return load_fork(self.config, ticker, date, n)
+
+    def update_run_meta(self, ticker: str, date: str, updates: Mapping[str, Any]) -> None:
+        from tradingagents.storage.files_runs import update_run_meta
+
+        update_run_meta(self.config, ticker, date, updates)
+
     def load_report(self, ticker: str, date: str) -> str:
         from tradingagents.storage.files_runs import REPORT_FILE, run_dir
 
