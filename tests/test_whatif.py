@@ -191,3 +191,34 @@ def test_a_fork_makes_no_request_for_the_nodes_before_its_fork_point(fake_openai
     fork_run(cfg, "NVDA", DATE, ForkSpec(at="trader", text="FINAL TRANSACTION PROPOSAL: **SELL**"))
     assert _roles_asked(fake_openai) == ["Aggressive Analyst", "Conservative Analyst", "Neutral Analyst",
                                          "Portfolio Manager"]
+
+
+def test_attribution_chart_shows_each_analyst_and_the_tiers_it_moves():
+    from studio import charts
+    from tradingagents.i18n import translator
+
+    rows = charts.attribution_rows("Hold", {"market": "Hold", "news": "Overweight", "fundamentals": "Sell"})
+    assert [(r["analyst"], r["shift"]) for r in rows] == [("market", 0), ("news", 1), ("fundamentals", -2)]
+    fig = charts.attribution_figure("Hold", {"market": "Hold", "news": "Overweight", "fundamentals": "Sell"})
+    bar = fig.data[0]
+    assert list(bar.x) == [0, 1, -2] and list(bar.y) == ["Market Analyst", "News Analyst", "Fundamentals Analyst"]
+    assert fig.layout.title.text == "What moved the decision" and "Overweight" in bar.text[1]
+    zh = charts.attribution_figure("Hold", {"news": "Overweight"}, t=translator("zh"))
+    assert zh.layout.title.text != "What moved the decision" and "News Analyst" not in zh.data[0].y
+
+
+def test_a_fork_runs_as_a_job_of_the_registry(home):
+    from studio.jobs import JobRegistry
+
+    registry = JobRegistry()
+    cfg = resolve_config({})
+    with pytest.raises(ValidationError):
+        registry.start_whatif("NVDA", DATE, cfg, spec=ForkSpec(at="bear", turn=1, text="x"), owner="me")
+    job_id = registry.start_whatif("NVDA", DATE, cfg, spec=ForkSpec(at="news", drop=True), owner="me")
+    job = registry.get(job_id, "whatif")
+    assert job.wait(300) and job.status == "finished", job.error
+    assert job.result["n"] == 1 and job.result["whatif"]["kind"] == "drop"
+    assert any(e.kind == "run_finished" for e in job.events)
+    attr = registry.get(registry.start_whatif("NVDA", DATE, cfg, attribute=True, owner="me"), "whatif")
+    assert attr.wait(300) and attr.status == "finished", attr.error
+    assert set(attr.result["attribution"]) == set(attr.progress()["done_forks"]) == set(team.ANALYST_KEYS)

@@ -223,7 +223,7 @@ def fork_run(config: Mapping[str, Any] | None, ticker: str, date: str, spec: For
              saved: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Fork the saved run of ``ticker`` on ``date`` (``version``: one of its earlier runs) as ``spec``
     says, replay the rest of the team and save the fork; returns ``{"rating", "base_rating", "state",
-    "record", "whatif"}``. ``graph``: a ``TradingAgentsGraph`` of the base run's shape to run it on
+    "record", "n", "whatif"}`` (``n``: the fork's number among the session's forks). ``graph``: a ``TradingAgentsGraph`` of the base run's shape to run it on
     (``attribute`` shares one), else one is built from ``config`` and the base run's meta."""
     settings = resolve_config(config)
     ticker, date = validate_ticker(ticker), validate_date(date)
@@ -255,7 +255,9 @@ def fork_run(config: Mapping[str, Any] | None, ticker: str, date: str, spec: For
     final_state, rating, record = graph.run_from(
         ticker, date, inputs, entry, tid=tid, analysts=analysts, save=save, asset_type=asset_type,
         on_event=on_event, should_stop=should_stop)
-    return {"rating": rating, "base_rating": base_rating, "state": final_state, "record": record,
+    where = str(record["results_path"]).rstrip("/")
+    n = int(where.rsplit("/", 1)[-1]) if where.rsplit("/", 1)[-1].isdigit() else None
+    return {"rating": rating, "base_rating": base_rating, "state": final_state, "record": record, "n": n,
             "whatif": record["meta"].get("whatif") or {**whatif, "rating": rating}}
 
 

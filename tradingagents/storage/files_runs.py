@@ -250,7 +250,8 @@ def save_fork(config: Mapping[str, Any] | None, final_state: Mapping[str, Any], 
 
 
 def list_forks(config: Mapping[str, Any] | None, ticker: str, date: str) -> list[dict[str, Any]]:
-    """The what-if forks of a session's run, oldest first: ``{n, rating, saved_at, path, whatif}``."""
+    """The what-if forks of a session's run, oldest first: ``{n, rating, saved_at, path, whatif, llm_provider,
+    data_vendor}``."""
     root = run_dir(config, ticker, date) / WHATIF_DIR
     out = []
     for folder in sorted((p for p in root.iterdir() if p.name.isdigit()), key=lambda p: int(p.name)) \
@@ -262,7 +263,8 @@ def list_forks(config: Mapping[str, Any] | None, ticker: str, date: str) -> list
         if isinstance(doc, dict):
             meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else {}
             out.append({"n": int(folder.name), "rating": doc.get("rating"), "saved_at": doc.get("saved_at") or "",
-                        "path": str(folder), "whatif": meta.get("whatif") or {}})
+                        "path": str(folder), "whatif": meta.get("whatif") or {},
+                        "llm_provider": meta.get("llm_provider"), "data_vendor": meta.get("data_vendor")})
     return out
 
 
