@@ -286,7 +286,7 @@ def render_cost(meta: dict, key: str) -> None:
 
 def _cost_caption(est: dict) -> str:
     if est.get("source") == "offline engine":
-        return _("Estimated cost: {cost}", cost=pricing.cost_text(0.0, offline=True))
+        return _("Estimated cost: {cost}", cost=_(pricing.cost_text(0.0, offline=True)))
     if est.get("cost_usd") is None:
         return _("Estimated cost: — (a model has no price; set it under Model prices in the sidebar)")
     if est.get("source") == "this run":
