@@ -222,3 +222,22 @@ def test_a_fork_runs_as_a_job_of_the_registry(home):
     attr = registry.get(registry.start_whatif("NVDA", DATE, cfg, attribute=True, owner="me"), "whatif")
     assert attr.wait(300) and attr.status == "finished", attr.error
     assert set(attr.result["attribution"]) == set(attr.progress()["done_forks"]) == set(team.ANALYST_KEYS)
+
+
+def test_a_failed_fork_resumes_at_the_node_that_failed(home):
+    from tests.graph_helpers import InjectedFault, fail_once_at
+
+    cfg = resolve_config({})
+    faulty = fail_once_at("Trader")
+    graph = TradingAgentsGraph(config=cfg, callbacks=[faulty])
+    spec = ForkSpec(at="news", text=BEARISH_NEWS)
+    with pytest.raises(InjectedFault):
+        fork_run(cfg, "NVDA", DATE, spec, graph=graph)
+    assert storage.list_forks(cfg, "NVDA", DATE) == []  # nothing half-saved
+    faulty.reset()
+    events = []
+    out = fork_run(cfg, "NVDA", DATE, spec, graph=graph, on_event=events.append)
+    assert events[0].kind == "run_started" and events[0].data["resumed"]
+    assert "Bull Researcher" not in faulty.calls and faulty.calls["Trader"] == 1  # finished nodes not run again
+    fresh = fork_run(cfg, "NVDA", DATE, spec)
+    assert out["state"]["final_trade_decision"] == fresh["state"]["final_trade_decision"]
