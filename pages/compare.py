@@ -193,7 +193,9 @@ def main() -> None:
     if not sections:
         st.caption(_("Neither run saved a report."))
         return
-    tabs = st.tabs([title for title, _key in sections])
+    differ = set(compare.changed_keys(run_a["state"], run_b["state"])) if any(
+        (r.get("meta") or {}).get("whatif") for r in (run_a, run_b)) else set()
+    tabs = st.tabs([f"● {title}" if key in differ else title for title, key in sections])  # ●: a fork changed it
     for tab, (_title, key) in zip(tabs, sections, strict=True):
         with tab:
             left, right = st.columns(2)

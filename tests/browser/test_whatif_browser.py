@@ -24,10 +24,10 @@ def test_what_if_on_a_finished_run_opens_compare_with_both(ta_home):
         panel.get_by_text("Run the what-if").wait_for()
         panel.locator('[data-testid="stSelectbox"]').first.click()
         page.get_by_role("option", name="News Analyst").click()
-        box = panel.locator("textarea")
+        box = page.locator(".st-key-wi_text_linked_NVDA_2024-05-10_news_None textarea")  # the News Analyst's text
         box.wait_for()
-        page.wait_for_function("() => document.querySelector('.st-key-whatif_linked_NVDA_2024-05-10 textarea')"
-                               "?.value.includes('News analysis')")
+        page.wait_for_function("() => document.querySelector('.st-key-wi_text_linked_NVDA_2024-05-10_news_None "
+                               "textarea')?.value.includes('News analysis')")
         box.fill(BEARISH_NEWS)
         box.press("Control+Enter")  # the text area keeps the edit (Streamlit commits it on blur or Ctrl+Enter)
         settled(page)
@@ -47,5 +47,10 @@ def test_what_if_on_a_finished_run_opens_compare_with_both(ta_home):
         ratings = [el.get_attribute("data-rating") for el in ladder.locator("span.pill").all()]
         assert ratings[-2:] == [base["rating"], fork["rating"]]
         assert fork["state"]["news_report"].strip() == BEARISH_NEWS.strip()
+        # the reports side by side, the ones the fork changed marked: the edited report and the later plans
+        page.get_by_role("tab", name="● News Analyst").click()
+        page.get_by_role("tab", name="● Portfolio Manager").wait_for()
+        assert page.get_by_role("tab", name="Market Analyst", exact=True).count() == 1
+        page.locator(".st-key-ta-said-news_report-B").get_by_text("Headline risk").wait_for()
         settled(page)
         page.screenshot(path=str(ARTIFACTS / "whatif-compare.png"), full_page=True)
