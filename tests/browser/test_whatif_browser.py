@@ -1,5 +1,5 @@
 """What if… on a finished run in Chromium: pick the News Analyst, edit its report in place, run the fork,
-and Compare opens with the run and the fork side by side."""
+and Compare opens with the run and the fork side by side; then "What moved the decision" draws its chart."""
 
 from __future__ import annotations
 
@@ -54,3 +54,15 @@ def test_what_if_on_a_finished_run_opens_compare_with_both(ta_home):
         page.locator(".st-key-ta-said-news_report-B").get_by_text("Headline risk").wait_for()
         settled(page)
         page.screenshot(path=str(ARTIFACTS / "whatif-compare.png"), full_page=True)
+
+        # back on the run: "What moved the decision" drops each analyst in turn and draws the chart
+        page.goto(f"{url}/?ticker=NVDA&date={DATE}")
+        page.get_by_text("What moved the decision").first.click()
+        attr = page.locator(".st-key-attr_linked_NVDA_2024-05-10")
+        attr.get_by_text("Estimated cost").first.wait_for()
+        attr.get_by_role("button", name="Drop each analyst in turn").click()
+        attr.locator(".gtitle").filter(has_text="What moved the decision").wait_for()
+        for name in ("Market Analyst", "News Analyst", "Fundamentals Analyst"):
+            attr.locator(".ytick").filter(has_text=name).first.wait_for()
+        saved = storage.load_run(resolve_config({}), "NVDA", DATE)
+        assert set(saved["meta"]["attribution"]) == set(saved["meta"]["analysts"])
