@@ -83,6 +83,10 @@ def test_fork_at_the_news_analyst_changes_downstream_and_leaves_the_run_log_and_
 
     # saved as a variant with meta.whatif; events end with run_finished
     assert events[-1].kind == "run_finished" and not any(e.kind == "settle_started" for e in events)
+    from tests.test_graph_events import _keys_fit
+
+    assert [problem for e in events if (problem := _keys_fit(e))] == []  # the run's event contract, key for key
+    assert {e.kind for e in events} >= {"run_started", "node_started", "report", "debate_turn", "judge_decision"}
     saved = json.loads((run_folder / "whatif" / "1" / "state.json").read_text(encoding="utf-8"))
     whatif = saved["meta"]["whatif"]
     assert whatif["at"] == "News Analyst" and whatif["changed"] == "news_report"
