@@ -222,6 +222,9 @@ def test_a_fork_runs_as_a_job_of_the_registry(home):
     job = registry.get(job_id, "whatif")
     assert job.wait(300) and job.status == "finished", job.error
     assert job.result["n"] == 1 and job.result["whatif"]["kind"] == "drop"
+    from studio.ui import job_target
+
+    assert job_target(job) == f"whatif NVDA {DATE} at news ({job.id})"  # as the audit trail names it
     assert any(e.kind == "run_finished" for e in job.events)
     attr = registry.get(registry.start_whatif("NVDA", DATE, cfg, attribute=True, owner="me"), "whatif")
     assert attr.wait(300) and attr.status == "finished", attr.error
