@@ -10,7 +10,7 @@ import streamlit as st
 from studio import compare, export, ui
 from studio.ui import _, rating_label, tr
 from tradingagents.rating import RATING_COLORS
-from tradingagents.storage import list_runs, load_run
+from tradingagents.storage import list_forks, list_runs, load_fork, load_run
 
 ui.require_router()
 
@@ -52,9 +52,58 @@ def _run_label(r: dict) -> str:
     t = tr()
     rating = rating_label(r.get("rating")) if r.get("rating") else "—"
     label = f"{r['ticker']} · {r['date']} · {rating} · {compare.provider_label(r.get('llm_provider'), t=t)}"
-    if r.get("version") is not None:
+    if r.get("whatif"):
+        at = r["whatif"].get("at")
+        label += " · " + _("what if #{n} ({agent})", n=str(r["version"])[1:], agent=t.p("role", str(at)) if at else "—")
+    elif r.get("version") is not None:
         label += " · " + _("earlier #{n}", n=r["version"])
     return label
+
+
+def _with_forks(config, runs: list[dict]) -> list[dict]:
+    """The run list plus the what-if forks of the sessions the address or the pickers name (after their run)."""
+    sessions = []
+    for value in (st.query_params.get("a"), st.query_params.get("b"), st.session_state.get("cmp_a"),
+                  st.session_state.get("cmp_b")):
+        parts = str(value or "").split("|")
+        if len(parts) >= 2 and tuple(parts[:2]) not in sessions:
+            sessions.append(tuple(parts[:2]))
+    out = []
+    for r in runs:
+        out.append(r)
+        if r.get("version") is None and (r["ticker"], r["date"]) in sessions:
+            try:
+                out += compare.fork_rows(r["ticker"], r["date"], list_forks(config, r["ticker"], r["date"]))
+            except Exception:  # noqa: BLE001 - a fork that cannot be listed is left out, the runs stay
+                pass
+    return out
+
+
+def whatif_section(run_a: dict, run_b: dict, label_a: str, label_b: str) -> None:
+    """When a side is a what-if fork: where it forked, what changed, and the later texts that changed."""
+    forks = [(label, run) for label, run in ((label_a, run_a), (label_b, run_b)) if (run.get("meta") or {}).get("whatif")]
+    if not forks:
+        return
+    t = tr()
+    st.subheader(_("What if"), anchor=False)
+    for label, run in forks:
+        w = run["meta"]["whatif"]
+        how = (_("{agent}'s report dropped", agent=t.p("role", str(w.get("at")))) if w.get("kind") == "drop"
+               else _("{agent}'s output replaced", agent=t.p("role", str(w.get("at")))))
+        if w.get("turn"):
+            how += " · " + _("turn {n}", n=w["turn"])
+        st.markdown(_("**{label}** is a what-if fork: {how}; rating {base} → {rating}.", label=label, how=how,
+                      base=rating_label(w.get("base_rating")) if w.get("base_rating") else "—",
+                      rating=rating_label(w.get("rating")) if w.get("rating") else "—"))
+    changed = compare.changed_keys(run_a.get("state"), run_b.get("state"))
+    titles = dict(compare.report_sections(run_a.get("state") or {}, t=t))
+    names = {v: k for k, v in titles.items()}
+    names.update({"investment_debate_state": _("Research debate (Bull vs Bear)"), "risk_debate_state": _("Risk debate")})
+    if changed:
+        st.html('<div data-testid="ta-whatif-changed">' + html.escape(
+            _("Texts that differ: {names}", names=", ".join(names.get(k, k) for k in changed))) + "</div>")
+    else:
+        st.caption(_("No text differs between the two."))
 
 
 def main() -> None:
@@ -62,7 +111,7 @@ def main() -> None:
     t = tr()
     st.title(_("Compare runs"), anchor=False)
     st.html(ui.badges_html(config))
-    runs = list_runs(config, include_previous=True)  # a re-analysed session's earlier runs open too
+    runs = _with_forks(config, list_runs(config, include_previous=True))  # earlier runs and what-if forks open too
     if len(runs) < 2:
         st.info(_("Comparing needs two saved runs. Run two analyses on the **Run** page (another date, other "
                   "analysts or more debate rounds), then pick them here or on the **History** page."))
@@ -84,7 +133,10 @@ def main() -> None:
     for side, rid in (("A", a_id), ("B", b_id)):
         ticker, date, *version = rid.split("|")
         try:
-            loaded[side] = (ticker, date, load_run(config, ticker, date, int(version[0]) if version else None))
+            if version and version[0].startswith("w"):
+                loaded[side] = (ticker, date, load_fork(config, ticker, date, int(version[0][1:])))
+            else:
+                loaded[side] = (ticker, date, load_run(config, ticker, date, int(version[0]) if version else None))
         except Exception as exc:  # noqa: BLE001 - a damaged file is reported, not raised
             st.error(_("Could not open the saved run {ticker} {date}: {error}", ticker=ticker, date=date, error=exc))
             return
@@ -94,6 +146,8 @@ def main() -> None:
         st.caption(_("Both sides show the same run: pick another for Run B."))
     by_a, by_b = ((r.get("meta") or {}).get("by") or "—" for r in (run_a, run_b))
     st.caption(_("Run by: A · {a} — B · {b}", a=by_a, b=by_b))
+
+    whatif_section(run_a, run_b, label_a, label_b)
 
     st.subheader(_("Rating ladder"), anchor=False)
     st.caption(_("Research manager → trader → portfolio manager: how each stage rated the idea. The portfolio "
@@ -139,7 +193,9 @@ def main() -> None:
     if not sections:
         st.caption(_("Neither run saved a report."))
         return
-    tabs = st.tabs([title for title, _key in sections])
+    differ = set(compare.changed_keys(run_a["state"], run_b["state"])) if any(
+        (r.get("meta") or {}).get("whatif") for r in (run_a, run_b)) else set()
+    tabs = st.tabs([f"● {title}" if key in differ else title for title, key in sections])  # ●: a fork changed it
     for tab, (_title, key) in zip(tabs, sections, strict=True):
         with tab:
             left, right = st.columns(2)

@@ -26,6 +26,7 @@ from studio.ui import _, rating_label, tr
 from tradingagents import estimates, pricing, team
 from tradingagents.config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, ValidationError
+from tradingagents.graph import whatif
 from tradingagents.graph.blind_run import real_results_dir
 from tradingagents.storage import list_runs, load_run
 from tradingagents.validation import DATE_FLOOR as DATE_MIN
@@ -34,6 +35,7 @@ ui.require_router()
 
 POLL_S = 0.5  # the live board; the reports below it refresh less often
 REPORTS_POLL_S = 2.0
+WHATIF_POLL_S = 1.0
 LIVE_TEXT_CHARS = 4000
 PAST_RUNS_SHOWN = 10  # on this page; the History page lists every run
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,80}$")
@@ -282,7 +284,131 @@ def render_cost(meta: dict, key: str) -> None:
             st.dataframe(rows, hide_index=True, width="stretch", key=f"cost_table_{key}")
 
 
-def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None:
+def _cost_caption(est: dict) -> str:
+    if est.get("source") == "offline engine":
+        return _("Estimated cost: {cost}", cost=_(pricing.cost_text(0.0, offline=True)))
+    if est.get("cost_usd") is None:
+        return _("Estimated cost: — (a model has no price; set it under Model prices in the sidebar)")
+    if est.get("source") == "this run":
+        return _("Estimated cost: about {cost} (what these agents cost in this run)",
+                 cost=pricing.cost_text(est["cost_usd"]))
+    return _("Estimated cost: about {cost} (a typical run's token counts at the prices in force)",
+             cost=pricing.cost_text(est["cost_usd"]))
+
+
+def whatif_panel(state: dict, rating: str | None, meta: dict, key: str) -> None:
+    """"What if…" on a saved run: pick an agent, edit its output in place (or drop an analyst), see the
+    cost, run it as a job; "What moved the decision": every analyst dropped in turn, and the chart."""
+    ticker = meta.get("ticker") or state.get("company_of_interest")
+    date = meta.get("date") or state.get("trade_date")
+    if not ticker or not date:
+        return
+    t = tr()
+    with st.expander(_("What if…"), icon=":material/alt_route:", key=f"whatif_{key}"):
+        st.caption(_("Change one agent's output and replay the team from there: the agents before it are taken as "
+                     "they were. The fork is saved beside this run; the run, the memory log and the role memories "
+                     "stay as they are."))
+        ran = set(meta.get("analysts") or team.ANALYST_KEYS)
+        roles = [k for k in whatif.FORK_ROLES if not team.ROLES[k].is_analyst or k in ran]
+        role_key = st.selectbox(_("Agent"), roles, format_func=lambda k: t.p("role", team.ROLES[k].node),
+                                key=f"wi_role_{key}")
+        role = team.ROLES[role_key]
+        turn = None
+        current = str(state.get(role.output_key) or "") if role.output_key else ""
+        if role.debate:
+            turns = [d for d in meta.get("debate_turns") or [] if d.get("role") == role_key]
+            if not turns:
+                st.caption(_("This agent spoke no turn in this run."))
+                return
+            turn = st.selectbox(_("Turn"), [int(d["turn"]) for d in turns], key=f"wi_turn_{key}_{role_key}",
+                                format_func=lambda n: _("turn {n}", n=n))
+            current = next(str(d.get("text") or "") for d in turns if int(d["turn"]) == turn)
+        drop = role.is_analyst and st.checkbox(_("Drop this analyst (\"This report is not available.\")"),
+                                               key=f"wi_drop_{key}_{role_key}")
+        text = st.text_area(_("Its output"), value=current, height=280, key=f"wi_text_{key}_{role_key}_{turn}",
+                            disabled=drop)
+        try:
+            st.caption(_cost_caption(estimates.estimate_fork_cost(config, meta, role_key)))
+        except Exception as exc:  # noqa: BLE001 - an estimate must never block the form
+            st.caption(_("No cost estimate: {problem}", problem=exc))
+        if st.button(_("Run the what-if"), type="primary", key=f"wi_run_{key}", icon=":material/call_split:"):
+            spec = whatif.ForkSpec(at=role_key, text=None if drop else text, drop=bool(drop), turn=turn)
+            try:
+                st.session_state[f"wi_job_{key}"] = registry.start_whatif(
+                    ticker, date, config, spec=spec, api_key=ui.api_key(), owner=me)
+            except (ValidationError, ConfigError) as exc:
+                st.error(error_text(exc), icon=":material/error:")
+        job_id = st.session_state.get(f"wi_job_{key}")
+        if job_id:
+            job = registry.get(job_id, "whatif")
+            if job is not None and job.status == "finished" and not st.session_state.get(f"_wi_opened_{job_id}"):
+                st.session_state[f"_wi_opened_{job_id}"] = True  # Compare opens once; back here, the link stays
+                n = (job.result or {}).get("n")
+                if n is not None:
+                    st.switch_page("pages/compare.py", query_params={"a": f"{ticker}|{date}",
+                                                                     "b": f"{ticker}|{date}|w{n}"})
+            whatif_status(job_id, ticker, date)
+
+    with st.expander(_("What moved the decision"), icon=":material/insights:", key=f"attr_{key}"):
+        st.caption(_("One fork per analyst with that analyst dropped (\"This report is not available.\"), side by "
+                     "side: which analysts, when removed, move the rating, and by how many tiers."))
+        attr_id = st.session_state.get(f"attr_job_{key}")
+        job = registry.get(attr_id, "whatif") if attr_id else None
+        attribution = (job.result or {}).get("attribution") if job is not None and job.result else meta.get("attribution")
+        try:
+            est = estimates.estimate_attribution_cost(config, ticker, date)
+            st.caption(_cost_caption(est))
+        except Exception as exc:  # noqa: BLE001
+            st.caption(_("No cost estimate: {problem}", problem=exc))
+        if st.button(_("Drop each analyst in turn"), key=f"attr_run_{key}", icon=":material/insights:"):
+            try:
+                st.session_state[f"attr_job_{key}"] = registry.start_whatif(
+                    ticker, date, config, attribute=True, api_key=ui.api_key(), owner=me)
+            except (ValidationError, ConfigError) as exc:
+                st.error(error_text(exc), icon=":material/error:")
+            else:
+                st.rerun()
+        if job is not None and job.status != "finished":
+            whatif_status(job.id, ticker, date)
+        if attribution:
+            st.plotly_chart(charts.attribution_figure(rating, attribution, t=t), config=charts.plotly_config(t),
+                            width="stretch", key=f"attr_chart_{key}")
+
+
+@st.fragment(run_every=WHATIF_POLL_S)
+def whatif_status(job_id: str, ticker: str, date: str) -> None:
+    job = registry.get(job_id, "whatif")
+    if job is None:
+        return
+    p = job.progress()
+    if job.status == "running":
+        with st.container(horizontal=True, vertical_alignment="center"):
+            if job.attribute:
+                st.caption(_("Forks finished: {n}", n=len(p["done_forks"])))
+            else:
+                st.caption(_("Replaying the team… {n} agent steps done", n=len(p["finished_nodes"])))
+            if job.can_control(me) and not job.stopping and st.button(_("Stop"), key=f"wi_stop_{job_id}",
+                                                                     icon=":material/stop_circle:"):
+                registry.stop(job_id, owner=me)
+        return
+    if st.session_state.get(f"_wi_seen_{job_id}") != job.status:
+        st.session_state[f"_wi_seen_{job_id}"] = job.status
+        st.rerun(scope="app")  # the page draws the outcome (and opens Compare for a finished fork)
+    if job.status == "finished" and not job.attribute:
+        res = job.result or {}
+        st.success(_("What if: {base} → {rating}", base=rating_label(res.get("base_rating")),
+                     rating=rating_label(res.get("rating"))), icon=":material/call_split:")
+        if res.get("n") is not None:
+            st.link_button(_("Compare the run and the fork"),
+                           compare.compare_link((ticker, date), (ticker, date, f"w{res['n']}")),
+                           icon=":material/compare_arrows:")
+    elif job.status in ("failed", "crashed"):
+        st.error(_("The what-if failed: {problem}", problem=job.error))
+    elif job.status == "stopped":
+        st.warning(_("The what-if was stopped."))
+
+
+def render_result(state: dict, rating: str | None, meta: dict, key: str, forkable: bool = True) -> None:
     ticker = state.get("company_of_interest") or meta.get("ticker", "")
     date = state.get("trade_date") or meta.get("date", "")
     # the badge row above the decision: nothing overlaps at 800 px
@@ -325,6 +451,8 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
                     st.markdown(ui.shown(state[k]))
     render_cost(meta, key)
     ui.render_remembered(meta, key)
+    if forkable and not meta.get("whatif"):
+        whatif_panel(state, rating, meta, key)
     md = export.report_markdown(state, rating, meta, t=t)
     closes = [float(x) for x in prices["Close"].tail(60)] if prices is not None and len(prices) else None
     page = export.report_html(state, rating, meta, closes=closes, t=t)
@@ -633,7 +761,8 @@ if handle is not None:
             with st.expander(_("Progress when it ended"), expanded=False):
                 render_progress(handle, live=False)
         else:
-            render_result(handle.final_state or {}, handle.rating, handle.meta, key=handle.run_id)
+            render_result(handle.final_state or {}, handle.rating, handle.meta, key=handle.run_id,
+                          forkable=not handle.blind)
             if st.toggle(_("Show run details: agents, tool calls, timeline"), key=f"details_{handle.run_id}"):
                 render_progress(handle, live=False)
 
@@ -655,7 +784,8 @@ if linked:
         else:
             st.markdown("#### " + _("Saved run: {ticker} as of {date}", ticker=l_ticker.upper(), date=l_date))
         render_result(data.get("state") or {}, data.get("rating"), data.get("meta") or {},
-                      key=f"linked_{l_ticker}_{l_date}")
+                      key=f"linked_{l_ticker}_{l_date}",
+                      forkable=not (st.query_params.get("backtest") or st.query_params.get("blind")))
 
 # ---------------------------------------------------------------------------------------------
 st.divider()

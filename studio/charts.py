@@ -498,3 +498,40 @@ def score_bars_figure(matches: list[Mapping[str, Any]], *, t: Translator | None 
     fig.update_layout(**_LAYOUT, height=60 + 36 * max(1, len(matches)), xaxis=dict(range=[0, 1.05]),
                       yaxis=dict(autorange="reversed"), title=t("Normalised score"))
     return fig
+
+
+def attribution_rows(base_rating: str | None, attribution: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``meta.attribution`` as rows: each analyst, the rating without it and the shift in tiers
+    (+ toward Buy, − toward Sell; None for a rating off the scale), in the order the run had them."""
+    rows = []
+    for key, rating in (attribution or {}).items():
+        shift = None
+        if base_rating in RATINGS and rating in RATINGS:
+            shift = RATINGS.index(base_rating) - RATINGS.index(rating)
+        rows.append({"analyst": key, "rating": rating, "shift": shift})
+    return rows
+
+
+def attribution_figure(base_rating: str | None, attribution: Mapping[str, Any], *,
+                       t: Translator | None = None) -> go.Figure:
+    """"What moved the decision": one bar per analyst, how many tiers the rating moves when that
+    analyst is dropped (right: toward Buy, left: toward Sell), labelled with the rating without it."""
+    t = _t(t)
+    go = _go()
+    rows = attribution_rows(base_rating, attribution)
+    nodes = [team.ROLES[r["analyst"]].node if r["analyst"] in team.ROLES else None for r in rows]
+    names = [t.p("role", node) if node else str(r["analyst"]) for node, r in zip(nodes, rows, strict=True)]
+    shifts = [r["shift"] or 0 for r in rows]
+    labels = [t("without it: {rating}", rating=rating_label(r["rating"], t.lang)) for r in rows]
+    fig = go.Figure(go.Bar(
+        x=shifts, y=names, orientation="h", text=labels, textposition="outside", cliponaxis=False,
+        marker_color=[RATING_COLORS.get(r["rating"], "#8A93A6") for r in rows],
+        hovertemplate="%{y}: %{text} (%{x:+d})<extra></extra>",
+    ))
+    reach = max([abs(s) for s in shifts] + [1]) + 1.5
+    fig.update_layout(**_LAYOUT, title=t("What moved the decision"), height=80 + 44 * max(1, len(rows)),
+                      showlegend=False, yaxis=dict(autorange="reversed"),
+                      xaxis=dict(title=t("tiers moved when the analyst is dropped (base: {rating})",
+                                         rating=rating_label(base_rating, t.lang)),
+                                 range=[-reach, reach], dtick=1, zeroline=True))
+    return fig

@@ -361,3 +361,21 @@ def report_sections(state: Mapping[str, Any] | None, *, t: Translator = EN) -> l
     keys = list(team.REPORT_KEYS) + [r.output_key for r in LADDER if r.output_key]
     titles = {r.output_key: t.p("role", r.node) for r in team.ROLES.values() if r.output_key}
     return [(titles.get(k, k), k) for k in keys]
+
+
+def fork_rows(ticker: str, date: str, forks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A session's what-if forks (``storage.list_forks``) as rows of the Compare page's run list:
+    ``version`` is ``w<n>`` (its id is ``TICKER|date|w<n>``) and ``whatif`` its meta.whatif."""
+    return [{"ticker": ticker, "date": date, "rating": f.get("rating"), "version": f"w{f['n']}",
+             "whatif": dict(f.get("whatif") or {}), "saved_at": f.get("saved_at") or "",
+             "llm_provider": f.get("llm_provider"), "data_vendor": f.get("data_vendor")} for f in forks]
+
+
+def changed_keys(state_a: Mapping[str, Any] | None, state_b: Mapping[str, Any] | None) -> list[str]:
+    """The output keys (``team.OUTPUT_KEYS``, then the two debates) whose text differs between two runs."""
+    a, b = dict(state_a or {}), dict(state_b or {})
+    out = [k for k in team.OUTPUT_KEYS if str(a.get(k) or "") != str(b.get(k) or "")]
+    for key in ("investment_debate_state", "risk_debate_state"):
+        if str((a.get(key) or {}).get("history") or "") != str((b.get(key) or {}).get("history") or ""):
+            out.append(key)
+    return out

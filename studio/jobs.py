@@ -15,8 +15,9 @@ thread, and every kind has the same interface:
 
 The kinds: ``RunJob`` (one ``TradingAgentsGraph.propagate``; its events are the engine's
 ``RunEvent``s, folded by ``studio.runs.ProgressFolder``), ``BatchJob`` (``tradingagents.batch.run_batch``
-over a watchlist; its events are ``TickerOutcome`` updates) and ``BacktestJob``
-(``tradingagents.backtest.engine.Backtest.run``; its events are the engine's progress dicts).
+over a watchlist; its events are ``TickerOutcome`` updates), ``BacktestJob``
+(``tradingagents.backtest.engine.Backtest.run``; its events are the engine's progress dicts) and
+``WhatIfJob`` (a what-if fork of a saved run, or ``attribute``'s forks: ``tradingagents.graph.whatif``).
 
 Ownership, one rule for every kind (``may_control``): a job belongs to the ``owner`` that started it
 (``ui.owner()``: today an opaque id of the browser). Anyone may watch; only the owner may stop or
@@ -57,7 +58,7 @@ from tradingagents.graph.events import TERMINAL_KINDS, RunEvent, describe_error
 from tradingagents.i18n import N_, Translator, translator
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
-KINDS = ("run", "batch", "backtest")
+KINDS = ("run", "batch", "backtest", "whatif")
 STATUS_LABELS = {"queued": N_("queued"), "running": N_("running"), "finished": N_("finished"),
                  "failed": N_("failed"), "stopped": N_("stopped"), "crashed": N_("crashed")}
 """A job's state as people read it (the state itself stays the English word, in data attributes and logs)."""
@@ -555,6 +556,64 @@ class BacktestJob(Job):
             self.finished_at = time.time()
 
 
+# ------------------------------------------------------------------------------------- what-if forks
+class WhatIfJob(Job):
+    """A what-if fork of a saved run (``spec``), or ``attribute``'s forks (``attribute=True``), on a worker
+    thread. ``result``: ``fork_run``'s ``{rating, base_rating, n, whatif, ...}`` or ``attribute``'s
+    ``{base_rating, attribution, shift, forks}``; a stopped or failed fork runs again from its checkpoint."""
+
+    kind = "whatif"
+    RESUMABLE = ("stopped", "failed", "crashed")
+    KEPT_EVENTS = 400
+
+    def __init__(self, job_id: str, ticker: str, date: str, config: Mapping[str, Any], *, spec: Any = None,
+                 attribute: bool = False, owner: str | None = None, api_key: str | None = None) -> None:
+        super().__init__(job_id, owner=owner, api_key=api_key)
+        self.ticker, self.date, self.config = ticker, date, config
+        self.spec, self.attribute = spec, bool(attribute)
+        self._result: dict[str, Any] | None = None
+        self.done_forks: list[str] = []  # attribute: the analysts whose fork has finished
+
+    def progress(self) -> dict[str, Any]:
+        with self._lock:
+            nodes = [e.node for e in self._events if getattr(e, "kind", "") == "node_finished"]
+        return {"status": self.status, "finished_nodes": nodes, "done_forks": list(self.done_forks)}
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return self._result
+
+    def _on_event(self, event: Any) -> None:
+        with self._lock:
+            self._events.append(event)
+            del self._events[:-self.KEPT_EVENTS]
+
+    def _on_fork(self, key: str, _out: Any) -> None:
+        with self._lock:
+            self.done_forks.append(key)
+
+    def _work(self) -> None:
+        from tradingagents.graph import whatif
+
+        try:
+            if self.attribute:
+                self._result = whatif.attribute(self.config, self.ticker, self.date, api_key=self._api_key,
+                                                on_fork=self._on_fork, should_stop=self._stop.is_set)
+            else:
+                out = whatif.fork_run(self.config, self.ticker, self.date, self.spec, api_key=self._api_key,
+                                      on_event=self._on_event, should_stop=self._stop.is_set)
+                self._result = {k: v for k, v in out.items() if k != "state"}
+            self.error = None
+            self.status = "finished"
+        except RunStopped:
+            self.status = "stopped"
+        except Exception as exc:  # noqa: BLE001 - kept for the page to show
+            self.error = _redact(str(exc) or type(exc).__name__, self._api_key)
+            self.status = "failed"
+        finally:
+            self.finished_at = time.time()
+
+
 # -------------------------------------------------------------------------------------- registry
 class JobRegistry:
     """Thread-safe registry of this server process's jobs of every kind, newest first in ``list()``."""
@@ -703,6 +762,36 @@ class JobRegistry:
             raise ValidationError("A batch needs at least one ticker.")
         job = BatchJob(uuid.uuid4().hex[:12], tickers, date, config, max_cost_usd=max_cost_usd, owner=owner,
                        api_key=api_key, blind=blind)
+        self._add(job)
+        job._launch()
+        self._tell("job_start", job, owner, True)
+        return job.id
+
+    # --- what-if forks -------------------------------------------------------------------------------
+    def start_whatif(self, ticker: str, date: str, config: Mapping[str, Any], *, spec: Any = None,
+                     attribute: bool = False, api_key: str | None = None, owner: str | None = None) -> str:
+        """Start a what-if fork of the saved run of ``ticker`` on ``date`` (``spec``, a ``whatif.ForkSpec``)
+        or its attribution (``attribute=True``) on a worker thread; returns the job's id. The input is
+        checked first (ValidationError: no saved run, an agent that did not run, no text)."""
+        from tradingagents import storage
+        from tradingagents.graph import whatif
+
+        ticker, date = validate_ticker(ticker), validate_date(date)
+        cfg = resolve_config(config)
+        try:
+            saved = storage.load_run(cfg, ticker, date)
+        except FileNotFoundError:
+            raise ValidationError(f"No saved run of {ticker} on {date} to fork.") from None
+        if not attribute:
+            if spec is None:
+                raise ValidationError("Say which agent to fork at.")
+            from tradingagents.graph.conditional_logic import ConditionalLogic
+
+            meta = saved.get("meta") or {}
+            logic = ConditionalLogic(int(meta.get("max_debate_rounds") or 1), int(meta.get("max_risk_discuss_rounds") or 1))
+            whatif.fork_inputs(saved, spec, logic=logic)  # raises on a fork that cannot be made
+        job = WhatIfJob(uuid.uuid4().hex[:12], ticker, date, cfg, spec=spec, attribute=attribute, owner=owner,
+                        api_key=api_key)
         self._add(job)
         job._launch()
         self._tell("job_start", job, owner, True)

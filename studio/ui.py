@@ -122,11 +122,15 @@ def get_registry() -> JobRegistry:
 
 
 def job_target(job: Any) -> str:
-    """A job as the audit names it: ``run NVDA 2024-05-10 (id)``, ``batch 3 tickers 2024-05-10 (id)``, ``backtest id``."""
+    """A job as the audit names it: ``run NVDA 2024-05-10 (id)``, ``batch 3 tickers 2024-05-10 (id)``,
+    ``whatif NVDA 2024-05-10 at news (id)``, ``backtest id``."""
     if job.kind == "run":
         return f"run {job.ticker} {job.date} ({job.id})"
     if job.kind == "batch":
         return f"batch {len(job.tickers)} tickers {job.date} ({job.id})"
+    if job.kind == "whatif":
+        what = "attribution" if job.attribute else f"at {getattr(job.spec, 'at', '?')}"
+        return f"whatif {job.ticker} {job.date} {what} ({job.id})"
     return f"{job.kind} {job.id}"
 
 

@@ -801,7 +801,165 @@ def _session_of(settings: dict[str, Any], ticker: str, date: str) -> str:
         return (day - _dt.timedelta(days=max(0, day.weekday() - 4))).isoformat()
 
 
-SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show")
+def _model_flags(p: argparse.ArgumentParser) -> None:
+    for flag in ("--provider", "--backend-url", "--quick-model", "--deep-model", "--data", "--home"):
+        p.add_argument(flag)
+    p.add_argument("--max-cost", help="USD budget (all the forks together)")
+    p.add_argument("--no-checkpoint", action="store_true", help="do not checkpoint the fork")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+
+
+def _shift_text(shift: int | None, t: Translator) -> str:
+    if shift is None:
+        return ""
+    if shift == 0:
+        return t("no change")
+    return t.n("{n:+d} tier", "{n:+d} tiers", abs(shift), n=shift)
+
+
+def whatif_command(argv: list[str]) -> int:
+    """``python -m tradingagents whatif TICKER DATE --at ROLE --report-file F | --drop ANALYST``."""
+    from tradingagents.graph.whatif import FORK_ROLES
+
+    p = argparse.ArgumentParser(
+        prog="python -m tradingagents whatif",
+        description="Fork a saved run at one agent: replace its output (or drop an analyst: 'this report is not "
+        "available') and replay the rest of the team. The fork is saved beside the run (whatif/<n>/); the run, "
+        "the memory log and the role memories are left as they are. Prints both ratings.",
+        epilog="examples:\n  python -m tradingagents whatif NVDA 2024-05-10 --at news --report-file news.md\n"
+        "  python -m tradingagents whatif NVDA 2024-05-10 --drop news\n"
+        "  python -m tradingagents whatif NVDA 2024-05-10 --at bear --turn 2 --text 'Bear Analyst: ...'\n\n"
+        + EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("ticker")
+    p.add_argument("date")
+    p.add_argument("--at", help=f"the agent whose output changes: {', '.join(FORK_ROLES)}")
+    p.add_argument("--report-file", "--text-file", dest="text_file", help="a file with the agent's new text")
+    p.add_argument("--text", help="the agent's new text")
+    p.add_argument("--drop", metavar="ANALYST", help="drop this analyst's report ('this report is not available')")
+    p.add_argument("--turn", type=int, help="a debate speaker's turn to replace (default: its first)")
+    p.add_argument("--version", type=int, help="fork an earlier run of a re-analysed session")
+    _model_flags(p)
+    args = p.parse_args(argv)
+    t = ui_translator(home=args.home)
+    stop = threading.Event()
+    previous = install_stop_handlers(stop)
+    try:
+        from pathlib import Path
+
+        from tradingagents.graph.whatif import ForkSpec, fork_run
+        from tradingagents.validation import ValidationError, validate_date, validate_ticker
+
+        ticker, date = validate_ticker(args.ticker), validate_date(args.date)
+        settings = _settings_from(args)
+        t = ui_translator(settings)
+        if args.drop:
+            if args.at or args.text or args.text_file:
+                raise ValidationError(t("--drop replaces the analyst's report: leave out --at, --text and --report-file."))
+            spec = ForkSpec(at=args.drop, drop=True)
+        else:
+            if not args.at:
+                raise ValidationError(t("Say which agent to change (--at ROLE) and its new text (--report-file or "
+                                        "--text), or drop an analyst (--drop ANALYST)."))
+            if bool(args.text) == bool(args.text_file):
+                raise ValidationError(t("Give the new text with exactly one of --report-file and --text."))
+            text = args.text
+            if args.text_file:
+                try:
+                    text = Path(args.text_file).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise ValidationError(t("Cannot read {file}: {reason}", file=args.text_file,
+                                            reason=getattr(exc, "strerror", None) or exc)) from None
+            spec = ForkSpec(at=args.at, text=text, turn=args.turn)
+        _notice(settings, t)
+        from tradingagents import storage
+
+        storage.check_storage(settings)
+        out = fork_run(settings, ticker, date, spec, version=args.version,
+                       on_event=_Progress(quiet=args.quiet, t=t), should_stop=stop.is_set)
+        _print(t("Base rating: {rating}", rating=_rating(out["base_rating"], t)))
+        _print(t("What-if rating: {rating}", rating=_rating(out["rating"], t)))
+        from tradingagents.graph.whatif import tier_shift
+
+        shift = tier_shift(out["base_rating"], out["rating"])
+        if shift is not None:
+            _print(t("Moved: {shift}", shift=_shift_text(shift, t)))
+        record = out["record"]
+        _print(t("Saved: {path}", path=record.get("report_path") or record.get("results_path")))
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False, t=t)
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def attribute_command(argv: list[str]) -> int:
+    """``python -m tradingagents attribute TICKER DATE``: one fork per analyst dropped, the rating of each."""
+    p = argparse.ArgumentParser(
+        prog="python -m tradingagents attribute",
+        description="What moved the decision: fork the saved run once per analyst with that analyst dropped, "
+        "side by side under the run's concurrency bound (and --max-cost for all of them), and print the rating "
+        "each fork gives. Saved as meta.attribution on the run; the forks are saved beside it.",
+        epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("ticker")
+    p.add_argument("date")
+    p.add_argument("--analysts", help="only these analysts (default: every analyst of the run)")
+    p.add_argument("--json", action="store_true", help="the result as JSON on stdout")
+    _model_flags(p)
+    args = p.parse_args(argv)
+    t = ui_translator(home=args.home)
+    stop = threading.Event()
+    previous = install_stop_handlers(stop)
+    try:
+        from tradingagents.graph.whatif import attribute
+        from tradingagents.validation import validate_date, validate_ticker
+
+        ticker, date = validate_ticker(args.ticker), validate_date(args.date)
+        cfg_args = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "analysts"})
+        settings = _settings_from(cfg_args)
+        t = ui_translator(settings)
+        _notice(settings, t)
+        from tradingagents import storage
+
+        storage.check_storage(settings)
+        from tradingagents.estimates import estimate_attribution_cost
+
+        estimate = estimate_attribution_cost(settings, ticker, date, args.analysts)
+        if not args.quiet:
+            print(t("{n} forks, estimated cost {cost} ({source})", n=estimate["forks"],
+                    cost=_usd(estimate["cost_usd"], t), source=estimate["source"]), file=sys.stderr, flush=True)
+
+        def progress(key: str, out: dict) -> None:
+            if not args.quiet:
+                _print("  " + t("without {analyst}: {rating}", analyst=_analyst_name(key, t),
+                                rating=_rating(out["rating"], t)), file=sys.stderr, flush=True)
+
+        result = attribute(settings, ticker, date, analysts=args.analysts, on_fork=progress, should_stop=stop.is_set)
+        if args.json:
+            import json
+
+            print(json.dumps(result, indent=1))
+            return EXIT_OK
+        _print(t("Base rating: {rating}", rating=_rating(result["base_rating"], t)))
+        for key, rating in result["attribution"].items():
+            _print(f"  {_ljust(_analyst_name(key, t), 14)} {_ljust(_rating(rating, t), 12)} "
+                   f"{_shift_text(result['shift'][key], t)}")
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False, t=t)
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _analyst_name(key: str, t: Translator) -> str:
+    """An analyst's key as a line shows it (the key in English, the role's name otherwise)."""
+    from tradingagents import team
+
+    return key if t.lang == "en" or key not in team.ROLES else t.p("role", team.ROLES[key].node)
+
+
+SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "whatif", "attribute")
 
 
 def _subcommand_typo(word: str) -> str | None:
@@ -843,6 +1001,10 @@ def _dispatch(argv: list[str]) -> int:
             return EXIT_BAD_INPUT
         if argv and argv[0] == "show":
             return show_command(argv[1:])
+        if argv and argv[0] == "whatif":
+            return whatif_command(argv[1:])
+        if argv and argv[0] == "attribute":
+            return attribute_command(argv[1:])
         if argv and argv[0] == "settle":
             return settle_command(argv[1:])
         if argv and argv[0] == "log":

@@ -84,3 +84,57 @@ def estimate_batch_cost(config: Mapping[str, Any] | None, n_tickers: int) -> dic
     one = estimate_run_cost(config)
     total = None if one["cost_usd"] is None else one["cost_usd"] * max(0, int(n_tickers))
     return {**one, "per_run": one["cost_usd"], "cost_usd": total}
+
+
+def _replayed_agents(role_key: str) -> list[str]:
+    """The agents (node names) a fork at ``role_key`` runs again: every non-analyst after it (a debate
+    speaker's fork replays its debate, so the whole debate counts)."""
+    from tradingagents.team import ROLES, ROSTER
+
+    role = ROLES[role_key]
+    order = [r for r in ROSTER if not r.is_analyst]
+    if role.is_analyst:
+        return [r.node for r in order]
+    first = next(i for i, r in enumerate(order) if (r.debate and r.debate == role.debate) or r is role)
+    start = first if role.debate else first + 1
+    return [r.node for r in order[start:]]
+
+
+def estimate_fork_cost(config: Mapping[str, Any] | None, base_meta: Mapping[str, Any], role_key: str) -> dict[str, Any]:
+    """What a what-if fork at ``role_key`` of a saved run will cost: ``{"cost_usd", "source"}``.
+
+    The base run's own cost of the agents the fork runs again (``meta.usage.by_agent``) when it ran with
+    the same provider and models ("this run"), else that share of a typical run ("typical run").
+    """
+    from tradingagents.config import resolve_config
+    from tradingagents.team import ROSTER
+
+    cfg = resolve_config(config)
+    agents = _replayed_agents(role_key)
+    if str(cfg.get("llm_provider") or "").lower() == OFFLINE_PROVIDER:
+        return {"cost_usd": 0.0, "source": "offline engine"}
+    same = all(base_meta.get(k) == cfg.get(k) for k in ("llm_provider", "quick_think_llm", "deep_think_llm"))
+    by_agent = (base_meta.get("usage") or {}).get("by_agent") or {}
+    if same and by_agent:
+        costs = [by_agent.get(a) for a in agents if a in by_agent]
+        if costs and all(isinstance(c, (int, float)) for c in costs):
+            return {"cost_usd": float(sum(costs)), "source": "this run"}
+    typical = estimate_run_cost(cfg)["cost_usd"]
+    share = len(agents) / len([r for r in ROSTER if not r.is_analyst] + ["analysts"] * 4)
+    return {"cost_usd": None if typical is None else typical * share, "source": "typical run"}
+
+
+def estimate_attribution_cost(config: Mapping[str, Any] | None, ticker: str, date: str,
+                              analysts: Any = None) -> dict[str, Any]:
+    """``estimate_fork_cost`` of one analyst dropped × the forks ``attribute`` will run."""
+    from tradingagents import storage
+    from tradingagents.config import normalize_analysts
+
+    try:
+        meta = storage.load_run(config, ticker, date).get("meta") or {}
+    except FileNotFoundError:
+        meta = {}
+    keys = normalize_analysts(analysts) if analysts else list(meta.get("analysts") or normalize_analysts(None))
+    one = estimate_fork_cost(config, meta, keys[0])
+    return {**one, "forks": len(keys), "per_fork": one["cost_usd"],
+            "cost_usd": None if one["cost_usd"] is None else one["cost_usd"] * len(keys)}

@@ -139,13 +139,21 @@ class GraphSetup:
         clear = agents.create_msg_delete()
         return agent, clear, tools
 
-    def setup_graph(self, selected_analysts=None, analyst_execution: str | None = None) -> StateGraph:
+    def setup_graph(self, selected_analysts=None, analyst_execution: str | None = None, *,
+                    entry: str | None = None) -> StateGraph:
+        """The team's graph; ``entry`` (a node after the analysts: a what-if fork's re-entry point)
+        starts the graph there instead, without the analysts' nodes (their reports come in the input)."""
         from tradingagents import agents
 
         mode = check_execution(analyst_execution)  # the config's one rule (None: its default)
         plan = build_analyst_execution_plan(selected_analysts)
         parallel = mode == "parallel"
         workflow = StateGraph(ParallelAgentState if parallel else AgentState)
+        if entry is not None:
+            role = team.ROLE_BY_NODE.get(entry)
+            if role is None or role.is_analyst or role.node != entry:
+                raise ValueError(f"A graph can be entered at a node after the analysts, not at {entry!r}.")
+            plan = []
 
         for spec in plan:
             agent, clear, tools = self._analyst_nodes(spec)
@@ -179,7 +187,9 @@ class GraphSetup:
                 node = factory(llm, self.config)
             workflow.add_node(role.node, node)
 
-        if parallel:
+        if entry is not None:
+            workflow.add_edge(START, entry)
+        elif parallel:
             for spec in plan:
                 workflow.add_edge(START, spec.agent_node)
             clears = [spec.clear_node for spec in plan]

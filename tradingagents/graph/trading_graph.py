@@ -205,7 +205,7 @@ class TradingAgentsGraph:
                                        rating=saved["rating"])
         return saved
 
-    def build_graph(self, trade_date: str | None, analysts: list[str]):
+    def build_graph(self, trade_date: str | None, analysts: list[str], entry: str | None = None):
         """The uncompiled StateGraph (tools read data up to ``trade_date`` only).
 
         ``trade_date=None``: the provider's shared tools, which read each run's date from the run
@@ -228,13 +228,14 @@ class TradingAgentsGraph:
             self.quick_thinking_llm, self.deep_thinking_llm, memories, self.conditional_logic,
             self.config, tools_for,
         )
-        return setup.setup_graph(analysts, self.analyst_execution)
+        return setup.setup_graph(analysts, self.analyst_execution, entry=entry)
 
-    def compiled_graph(self, analysts: list[str]):
-        """The compiled graph of this shape, compiled on first use and then reused."""
-        key = (tuple(analysts), self.analyst_execution, bool(self.config.get("memory_enabled", True)))
+    def compiled_graph(self, analysts: list[str], entry: str | None = None):
+        """The compiled graph of this shape, compiled on first use and then reused (``entry``: the
+        graph of a what-if fork, which starts at that node)."""
+        key = (tuple(analysts), self.analyst_execution, bool(self.config.get("memory_enabled", True)), entry)
         return self.compiled_graphs.get(
-            key, lambda: self.build_graph(None, analysts).compile(checkpointer=self.checkpoint_router))
+            key, lambda: self.build_graph(None, analysts, entry=entry).compile(checkpointer=self.checkpoint_router))
 
     # ------------------------------------------------------------------ propagate
     def propagate(
@@ -258,8 +259,7 @@ class TradingAgentsGraph:
         table = pricing.pricing_table(self.config)
         reporter = _RunReporter(on_event, self.debug, tracker,
                                 cost=lambda: pricing.cost_by_node(tracker.by_node(), self.config, table)["cost_usd"])
-        checkpoints = bool(self.config.get("checkpoint_enabled"))
-        try:
+        with self._terminal_on_failure(reporter, tracker, started_at):
             ticker = validate_ticker(ticker)
             requested = validate_run_date(trade_date)
             asset_type = validate_asset_type(asset_type)
@@ -281,21 +281,6 @@ class TradingAgentsGraph:
                     session_note=session_note, requested_date=requested, invented=invented,
                     data_notes=data_notes,
                 )
-        except RunStopped:
-            reporter.usage_tick()
-            reporter.terminal("run_stopped", resumable=checkpoints,
-                              record=empty_record(self._partial_meta(reporter, tracker, started_at)))
-            raise
-        except Exception as exc:
-            reporter.usage_tick()
-            reporter.terminal("run_failed", error=describe_error(exc), error_type=type(exc).__name__,
-                              exit_code=exit_code_for(exc), resumable=checkpoints and is_resumable(exc),
-                              record=empty_record(self._partial_meta(reporter, tracker, started_at)))
-            raise
-        except BaseException:  # KeyboardInterrupt and the like: the checkpoint is kept, as for a stop
-            reporter.terminal("run_stopped", resumable=checkpoints,
-                              record=empty_record(self._partial_meta(reporter, tracker, started_at)))
-            raise
         elapsed = time.time() - started_at
         meta = record["meta"]
         self.last_run = {
@@ -315,6 +300,116 @@ class TradingAgentsGraph:
         with self._lock:
             self.curr_state = final_state
         return final_state, rating
+
+    @contextlib.contextmanager
+    def _terminal_on_failure(self, reporter: _RunReporter, tracker, started_at: float):
+        """The one terminal event of a run that did not finish (run_stopped or run_failed), then re-raise."""
+        checkpoints = bool(self.config.get("checkpoint_enabled"))
+        try:
+            yield
+        except RunStopped:
+            reporter.usage_tick()
+            reporter.terminal("run_stopped", resumable=checkpoints,
+                              record=empty_record(self._partial_meta(reporter, tracker, started_at)))
+            raise
+        except Exception as exc:
+            reporter.usage_tick()
+            reporter.terminal("run_failed", error=describe_error(exc), error_type=type(exc).__name__,
+                              exit_code=exit_code_for(exc), resumable=checkpoints and is_resumable(exc),
+                              record=empty_record(self._partial_meta(reporter, tracker, started_at)))
+            raise
+        except BaseException:  # KeyboardInterrupt and the like: the checkpoint is kept, as for a stop
+            reporter.terminal("run_stopped", resumable=checkpoints,
+                              record=empty_record(self._partial_meta(reporter, tracker, started_at)))
+            raise
+
+    # ------------------------------------------------------------------ what-if forks
+    def run_from(self, ticker: str, trade_date: str, inputs: Mapping[str, Any], entry: str, *, tid: str,
+                 analysts: list[str], save: Callable[[dict[str, Any], str, dict[str, Any]], Any],
+                 asset_type: str = "stock", extra_meta: Mapping[str, Any] | None = None,
+                 on_event: EventCallback | None = None, should_stop: Callable[[], bool] | None = None,
+                 ) -> tuple[dict[str, Any], str, dict[str, Any]]:
+        """Run the rest of the team from ``entry`` on ``inputs`` (a what-if fork; ``graph/whatif.py``).
+
+        The same run path as ``propagate`` (events, budget, checkpoint fence, a checkpoint of its own
+        thread ``tid`` that a failed fork resumes from), minus what belongs to a decision: nothing is
+        settled, nothing goes into the memory log, nothing is taught to the role memories. The nodes
+        before ``entry`` are not in the graph, so no model call is made for them. ``save(final_state,
+        rating, meta)`` stores the result and returns where; returns ``(final_state, rating, record)``.
+        """
+        from tradingagents.llm_clients.usage import UsageTracker
+
+        started_at = time.time()
+        tracker = UsageTracker()
+        table = pricing.pricing_table(self.config)
+        reporter = _RunReporter(on_event, self.debug, tracker,
+                                cost=lambda: pricing.cost_by_node(tracker.by_node(), self.config, table)["cost_usd"])
+        with self._terminal_on_failure(reporter, tracker, started_at), self._exclusive(ticker, trade_date, tid):
+            final_state, rating, record = self._run_tail(
+                ticker, trade_date, asset_type, list(analysts), tid, reporter, should_stop, started_at,
+                inputs=dict(inputs), entry=entry, save=save, extra_meta=dict(extra_meta or {}))
+        reporter.terminal("run_finished", rating=rating, elapsed_s=round(time.time() - started_at, 3), record=record)
+        return final_state, rating, record
+
+    def _run_tail(self, ticker, trade_date, asset_type, analysts, tid, reporter, should_stop, started_at, *,
+                  inputs, entry, save, extra_meta):
+        from tradingagents.graph.decision_card import decision_card
+
+        cfg = self.config
+        tracker = reporter.tracker
+        sidecar = _UsageSidecar(cfg, ticker, tid)
+        sidecar.started_at = started_at
+        graph = self.compiled_graph(analysts, entry=entry)
+        settings = self.settings()
+        with self.checkpoint_router.route(ticker, counters=sidecar.doc if sidecar.enabled else None) as route:
+            reporter.warnings.extend(getattr(self.checkpoint_router.saver_for(route), "warnings", None) or [])
+            try:
+                snapshot = self._execute(graph, route, ticker, trade_date, asset_type, analysts, tid, reporter,
+                                         should_stop, settings, sidecar=sidecar, fork_inputs=inputs)
+            except BaseException:
+                sidecar.save(reporter, started_at)
+                raise
+            final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
+            turns = list(final_state.pop("debate_turns", None) or [])
+            rating = final_state["final_rating"] = state_rating(final_state)
+            meta = {
+                "ticker": ticker,
+                "date": trade_date,
+                "asset_type": asset_type,
+                "analysts": list(analysts),
+                "analyst_execution": self.analyst_execution,
+                **settings,
+                "instrument_context": final_state.get("instrument_context"),
+                "thread_id": tid,
+                "by": storage.default_user(cfg),
+                "resumed": reporter.resumed,
+                "elapsed_s": round(time.time() - started_at + sidecar.elapsed_before, 3),
+                "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
+                "node_times_ms": reporter.node_times_ms(),
+                "debate_turns": turns,
+                "decision": decision_card(final_state, cfg.get("holding_days")),
+                "memory_used": memory_used_of(final_state),
+                "warnings": list(reporter.warnings),
+                **extra_meta,
+                "config": self.config,  # saved as public_config(...) only
+            }
+            saved_meta = public_meta(cfg, meta)
+            folder = save(final_state, rating, saved_meta)
+            if cfg.get("checkpoint_enabled"):
+                clear = getattr(self.checkpoint_router.saver_for(route), "clear_thread", None)
+                if callable(clear):
+                    clear(tid)
+                else:
+                    storage.clear_checkpoint(cfg, ticker, tid)
+            sidecar.clear()
+            on_disk = isinstance(folder, Path)
+            record = {
+                "results_path": str(folder),
+                "report_path": str(folder / REPORT_FILE) if on_disk else None,
+                "state_path": str(folder / STATE_FILE) if on_disk else None,
+                "meta": saved_meta,
+            }
+            return final_state, rating, record
 
     def _signature(self, analysts: list[str], asset_type: str) -> str:
         return ckpt.run_signature(
@@ -515,8 +610,10 @@ class TradingAgentsGraph:
                       problems=list(self.settle_problems), error=error)
 
     def _execute(self, graph, route, ticker, trade_date, asset_type, analysts, tid, reporter,
-                 should_stop, settings, session_note=None, sidecar=None):
-        """Run (or resume) the compiled graph on this run's checkpoint ``route``; the final snapshot."""
+                 should_stop, settings, session_note=None, sidecar=None, fork_inputs=None):
+        """Run (or resume) the compiled graph on this run's checkpoint ``route``; the final snapshot.
+
+        ``fork_inputs``: a what-if fork's input state (nothing is settled before it)."""
         from tradingagents.dataflows.tools import AS_OF_KEY
 
         budget = _Budget(self.config.get("max_cost_usd"), self.budget_guard, self.config, ticker, trade_date,
@@ -539,11 +636,15 @@ class TradingAgentsGraph:
         reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
                       analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
                       plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
-        self._settle_before_run(ticker, reporter)
+        if fork_inputs is None:
+            self._settle_before_run(ticker, reporter)
         if snapshot.values:
             # resuming, or a finished run whose saving step did not complete: keep its state
             inputs = None
             reporter.debate_turns = list(snapshot.values.get("debate_turns") or [])
+        elif fork_inputs is not None:
+            inputs = fork_inputs
+            reporter.debate_turns = list(fork_inputs.get("debate_turns") or [])
         else:
             # (2) the initial state
             context = instrument_context_for(self._provider(), ticker)

@@ -54,6 +54,10 @@ __all__ = [
     "describe",
     "has_checkpoint",
     "list_checkpoints",
+    "list_forks",
+    "load_fork",
+    "save_fork",
+    "update_run_meta",
     "list_memory_used",
     "list_runs",
     "load_app_runs",
@@ -133,6 +137,27 @@ def load_run(config: Mapping[str, Any] | None, ticker: str, date: str, version: 
     """``storage.files_runs.load_run`` from whichever storage (FileNotFoundError when there is none);
     ``version``: one of the session's earlier runs (``list_runs(..., include_previous=True)``)."""
     return open_run_records(config).load_run(ticker, date, version)
+
+
+def save_fork(config: Mapping[str, Any] | None, final_state: Mapping[str, Any], rating: str | None,
+              meta: Mapping[str, Any] | None = None):
+    """Save a what-if fork beside its run (``whatif/<n>/``, or the desk's table); returns where."""
+    return open_run_records(config).save_fork(final_state, rating, meta)
+
+
+def list_forks(config: Mapping[str, Any] | None, ticker: str, date: str) -> list[dict[str, Any]]:
+    """The what-if forks of a session's run, oldest first (``{n, rating, saved_at, path, whatif}``)."""
+    return open_run_records(config).list_forks(ticker, date)
+
+
+def load_fork(config: Mapping[str, Any] | None, ticker: str, date: str, n: int) -> dict[str, Any]:
+    """``{"state", "rating", "meta"}`` of what-if fork ``n`` of a session (FileNotFoundError when none)."""
+    return open_run_records(config).load_fork(ticker, date, n)
+
+
+def update_run_meta(config: Mapping[str, Any] | None, ticker: str, date: str, updates: Mapping[str, Any]) -> None:
+    """Add ``updates`` (e.g. ``attribution``) to the meta of a session's current run."""
+    open_run_records(config).update_run_meta(ticker, date, updates)
 
 
 def check_storage(config: Mapping[str, Any] | None = None) -> None:

@@ -9,6 +9,10 @@ A re-analysis of the same session keeps history: before the new run is written, 
 current ``state.json`` and ``report.md`` are copied to ``previous/<n>/`` (n = 1 for the first run,
 counting up), so ``list_runs`` lists every version (``version``, ``previous``) and
 ``load_run(..., version=n)`` opens an earlier one.
+
+A what-if fork of a run (``graph/whatif.py``) is a variant of it, never a version: it is saved in
+``whatif/<n>/`` (the same two files; ``meta.whatif`` says where it forked and what changed), is not
+listed by ``list_runs`` (``list_forks`` lists a session's forks) and a re-analysis leaves it alone.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from tradingagents.vendors import product_label
 STATE_FILE = "state.json"
 REPORT_FILE = "report.md"
 PREVIOUS_DIR = "previous"  # <run folder>/previous/<n>/: the earlier runs of the same session
+WHATIF_DIR = "whatif"  # <run folder>/whatif/<n>/: the what-if forks of the session's run
 
 # (report key, title, analyst key) of every analyst, from the roster
 REPORT_SECTIONS = tuple((r.output_key, r.node, r.key) for r in team.ANALYSTS)
@@ -208,6 +213,80 @@ def save_run(
         (folder / REPORT_FILE, render_report_markdown(final_state, rating, meta_out)),
     ])
     return folder
+
+
+def _run_doc(final_state: Mapping[str, Any], rating: str | None, meta_out: Mapping[str, Any], ticker: str,
+             date: str) -> dict[str, Any]:
+    return {"ticker": ticker, "date": date, "rating": rating,
+            "saved_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds"),
+            "meta": dict(meta_out), "state": to_jsonable(dict(final_state))}
+
+
+def save_fork(config: Mapping[str, Any] | None, final_state: Mapping[str, Any], rating: str | None,
+              meta: Mapping[str, Any] | None = None) -> Path:
+    """Write a what-if fork as ``<run folder>/whatif/<n>/`` (state.json and report.md); returns its folder.
+
+    ``n`` is the next free number, taken by creating its folder (two forks saved at once never share one)."""
+    cfg = resolve_config(config)
+    base = run_dir(cfg, final_state.get("company_of_interest") or (meta or {}).get("ticker"),
+                   final_state.get("trade_date") or (meta or {}).get("date"))
+    root = base / WHATIF_DIR
+    root.mkdir(parents=True, exist_ok=True)
+    n = max((int(p.name) for p in root.iterdir() if p.name.isdigit()), default=0) + 1
+    while True:
+        try:
+            (root / str(n)).mkdir()
+            break
+        except FileExistsError:
+            n += 1
+    folder = root / str(n)
+    meta_out = public_meta(cfg, meta)
+    doc = _run_doc(final_state, rating, meta_out, base.parent.name, base.name)
+    atomic_write_all([
+        (folder / STATE_FILE, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)),
+        (folder / REPORT_FILE, render_report_markdown(final_state, rating, meta_out)),
+    ])
+    return folder
+
+
+def list_forks(config: Mapping[str, Any] | None, ticker: str, date: str) -> list[dict[str, Any]]:
+    """The what-if forks of a session's run, oldest first: ``{n, rating, saved_at, path, whatif, llm_provider,
+    data_vendor}``."""
+    root = run_dir(config, ticker, date) / WHATIF_DIR
+    out = []
+    for folder in sorted((p for p in root.iterdir() if p.name.isdigit()), key=lambda p: int(p.name)) \
+            if root.is_dir() else []:
+        try:
+            doc = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a fork still being written, or a foreign file
+        if isinstance(doc, dict):
+            meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else {}
+            out.append({"n": int(folder.name), "rating": doc.get("rating"), "saved_at": doc.get("saved_at") or "",
+                        "path": str(folder), "whatif": meta.get("whatif") or {},
+                        "llm_provider": meta.get("llm_provider"), "data_vendor": meta.get("data_vendor")})
+    return out
+
+
+def load_fork(config: Mapping[str, Any] | None, ticker: str, date: str, n: int) -> dict[str, Any]:
+    """``{"state", "rating", "meta"}`` of a session's what-if fork ``n`` (FileNotFoundError when none)."""
+    base = run_dir(config, ticker, date)
+    path = base / WHATIF_DIR / str(int(n)) / STATE_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"No what-if fork {int(n)} of {base.parent.name} on {base.name} (looked for {path}).")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return {"state": doc.get("state") or {}, "rating": doc.get("rating"), "meta": doc.get("meta") or {}}
+
+
+def update_run_meta(config: Mapping[str, Any] | None, ticker: str, date: str, updates: Mapping[str, Any]) -> None:
+    """Add ``updates`` to the meta of a session's current run (state.json rewritten atomically; its state,
+    rating and report are kept as they are). FileNotFoundError when there is no run."""
+    path = run_dir(config, ticker, date) / STATE_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"No saved run for {ticker} on {date} (looked for {path}).")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["meta"] = {**(doc.get("meta") or {}), **to_jsonable(dict(updates))}
+    atomic_write(path, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False))
 
 
 def previous_versions(folder: Path) -> list[int]:

@@ -117,6 +117,20 @@ CREATE TABLE IF NOT EXISTS ta_run_versions (
     PRIMARY KEY (ticker, trade_date, version)
 );
 
+CREATE TABLE IF NOT EXISTS ta_run_forks (
+    ticker      text NOT NULL,
+    trade_date  date NOT NULL,
+    n           integer NOT NULL,
+    rating      text,
+    saved_at    timestamptz NOT NULL,
+    saved_at_text   text NOT NULL,
+    llm_provider    text,
+    data_vendor     text,
+    doc         text NOT NULL,
+    report      text NOT NULL,
+    PRIMARY KEY (ticker, trade_date, n)
+);
+
 CREATE TABLE IF NOT EXISTS ta_run_segments (
     name        text PRIMARY KEY,
     doc         jsonb NOT NULL,

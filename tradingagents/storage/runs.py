@@ -9,8 +9,9 @@ markdown report).
 In PostgreSQL a run is one row of ``ta_runs`` keyed by (ticker, date); a re-analysis first copies
 the row it replaces into ``ta_run_versions`` (version 1, 2, … per session), as the file version
 keeps ``previous/<n>/``: ``doc`` holds exactly what ``state.json`` holds (JSON text: a NUL in
-model text survives, escaped) and ``report`` what ``report.md`` holds. The config saved with a run
-never carries the database URL's password.
+model text survives, escaped) and ``report`` what ``report.md`` holds. A what-if fork of a run is a
+row of ``ta_run_forks`` keyed by (ticker, date, n), as the files keep ``whatif/<n>/``. The config
+saved with a run never carries the database URL's password.
 """
 
 from __future__ import annotations
@@ -67,6 +68,29 @@ class FileRunRecords:
 
         return load_run(self.config, ticker, date, version)
 
+    def save_fork(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None):
+        from tradingagents.storage.files_runs import save_fork
+
+        meta = dict(meta or {})
+        if isinstance(meta.get("config"), Mapping):
+            meta["config"] = _safe_config(meta["config"])
+        return save_fork(self.config, final_state, rating, meta)
+
+    def list_forks(self, ticker: str, date: str) -> list[dict[str, Any]]:
+        from tradingagents.storage.files_runs import list_forks
+
+        return list_forks(self.config, ticker, date)
+
+    def load_fork(self, ticker: str, date: str, n: int) -> dict[str, Any]:
+        from tradingagents.storage.files_runs import load_fork
+
+        return load_fork(self.config, ticker, date, n)
+
+    def update_run_meta(self, ticker: str, date: str, updates: Mapping[str, Any]) -> None:
+        from tradingagents.storage.files_runs import update_run_meta
+
+        update_run_meta(self.config, ticker, date, updates)
+
     def load_report(self, ticker: str, date: str) -> str:
         from tradingagents.storage.files_runs import REPORT_FILE, run_dir
 
@@ -89,6 +113,75 @@ class PgRunRecords:
     def locator(self, ticker: str, date: str) -> str:
         """Where a run lives, for messages and listings (no credentials)."""
         return f"{self._db.label}#ta_runs/{ticker}/{date}"
+
+    def _doc(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None):
+        """(ticker, date, saved, doc, report) of a run or fork to store (the config's secrets left out)."""
+        from tradingagents.storage.files_runs import render_report_markdown, to_jsonable
+
+        cfg = self.config
+        ticker = validate_ticker(final_state.get("company_of_interest") or (meta or {}).get("ticker"))
+        date = validate_date(final_state.get("trade_date") or (meta or {}).get("date"), allow_future=True)
+        meta_out = dict(to_jsonable(dict(meta or {})))
+        meta_out.setdefault("llm_provider", cfg.get("llm_provider"))
+        meta_out.setdefault("data_vendor", cfg.get("data_vendor"))
+        meta_out["config"] = to_jsonable(public_config(_safe_config(meta_out.get("config") or cfg)))
+        saved = _dt.datetime.now(_dt.UTC)
+        doc = {"ticker": ticker, "date": date, "rating": rating, "saved_at": saved.isoformat(timespec="microseconds"),
+               "meta": meta_out, "state": to_jsonable(dict(final_state))}
+        return ticker, date, saved, doc, render_report_markdown(final_state, rating, meta_out)
+
+    def save_fork(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> str:
+        """A what-if fork as the session's next ``n`` in ``ta_run_forks`` (one transaction, the session's
+        forks locked while the number is taken); returns its locator."""
+        from tradingagents.storage.pg import run_lock_key
+
+        ticker, date, saved, doc, report = self._doc(final_state, rating, meta)
+        with self._db.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (run_lock_key(ticker, f"whatif:{date}"),))
+            n = conn.execute("SELECT 1 + coalesce(max(n), 0) FROM ta_run_forks WHERE ticker = %s AND trade_date = %s",
+                             (ticker, date)).fetchone()[0]
+            conn.execute(
+                "INSERT INTO ta_run_forks (ticker, trade_date, n, rating, saved_at, saved_at_text, llm_provider,"
+                " data_vendor, doc, report) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (ticker, date, n, rating, saved, doc["saved_at"], _opt_text(doc["meta"].get("llm_provider")),
+                 _opt_text(doc["meta"].get("data_vendor")), json.dumps(doc, ensure_ascii=False), pg_text(report)),
+            )
+        return f"{self.locator(ticker, date)}/whatif/{n}"
+
+    def list_forks(self, ticker: str, date: str) -> list[dict[str, Any]]:
+        tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT n, rating, saved_at_text, llm_provider, data_vendor, (doc::jsonb) -> 'meta' -> 'whatif'"
+                " FROM ta_run_forks WHERE ticker = %s AND trade_date = %s ORDER BY n", (tick, day)).fetchall()
+        return [{"n": n, "rating": rating, "saved_at": at or "", "path": f"{self.locator(tick, day)}/whatif/{n}",
+                 "whatif": w if isinstance(w, dict) else {}, "llm_provider": provider, "data_vendor": vendor}
+                for n, rating, at, provider, vendor, w in rows]
+
+    def load_fork(self, ticker: str, date: str, n: int) -> dict[str, Any]:
+        tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
+        with self._db.transaction() as conn:
+            row = conn.execute("SELECT doc FROM ta_run_forks WHERE ticker = %s AND trade_date = %s AND n = %s",
+                               (tick, day, int(n))).fetchone()
+        if row is None:
+            raise FileNotFoundError(f"No what-if fork {int(n)} of {tick} on {day} (looked in {self._db.label}).")
+        doc = json.loads(row[0])
+        return {"state": doc.get("state") or {}, "rating": doc.get("rating"), "meta": doc.get("meta") or {}}
+
+    def update_run_meta(self, ticker: str, date: str, updates: Mapping[str, Any]) -> None:
+        """Add ``updates`` to the meta of the session's current run (its state, rating and report kept)."""
+        from tradingagents.storage.files_runs import to_jsonable
+
+        tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
+        with self._db.transaction() as conn:
+            row = conn.execute("SELECT doc FROM ta_runs WHERE ticker = %s AND trade_date = %s FOR UPDATE",
+                               (tick, day)).fetchone()
+            if row is None:
+                raise FileNotFoundError(f"No saved run for {tick} on {day} (looked in {self._db.label}).")
+            doc = json.loads(row[0])
+            doc["meta"] = {**(doc.get("meta") or {}), **to_jsonable(dict(updates))}
+            conn.execute("UPDATE ta_runs SET doc = %s WHERE ticker = %s AND trade_date = %s",
+                         (json.dumps(doc, ensure_ascii=False), tick, day))
 
     def save_run(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> str:
         from tradingagents.storage.files_runs import render_report_markdown, to_jsonable
