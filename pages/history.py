@@ -101,7 +101,7 @@ def main() -> None:
         a, b = picked[0], picked[1]
         st.link_button(_("Compare {a} {a_date} with {b} {b_date}", a=a.ticker, a_date=a.date, b=b.ticker,
                          b_date=b.date),
-                       compare.compare_link((a.ticker, a.date, a.version), (b.ticker, b.date, b.version)),
+                       compare.compare_link((a.ticker, a.date, a.version), (b.ticker, b.date, b.version), t.lang),
                        type="primary",
                        icon=":material/compare_arrows:")
     elif len(picked) == 1:

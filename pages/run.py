@@ -400,7 +400,7 @@ def whatif_status(job_id: str, ticker: str, date: str) -> None:
                      rating=rating_label(res.get("rating"))), icon=":material/call_split:")
         if res.get("n") is not None:
             st.link_button(_("Compare the run and the fork"),
-                           compare.compare_link((ticker, date), (ticker, date, f"w{res['n']}")),
+                           compare.compare_link((ticker, date), (ticker, date, f"w{res['n']}"), ui.language()),
                            icon=":material/compare_arrows:")
     elif job.status in ("failed", "crashed"):
         st.error(_("The what-if failed: {problem}", problem=job.error))

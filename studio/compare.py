@@ -13,7 +13,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
 
 from studio import links
 from tradingagents import pricing, team
@@ -79,10 +78,10 @@ def debates_link(ticker: str, date: str, lang: str | None = None) -> str:
     return links.page_url("debates", {"ticker": ticker, "date": date}, lang=lang)
 
 
-def compare_link(a: tuple, b: tuple) -> str:
+def compare_link(a: tuple, b: tuple, lang: str | None = None) -> str:
     """``(ticker, date)`` or ``(ticker, date, version)`` of each side (a version: an earlier run)."""
-    return "/compare?" + urlencode({"a": "|".join(str(x) for x in a if x is not None),
-                                    "b": "|".join(str(x) for x in b if x is not None)})
+    return links.page_url("compare", {"a": "|".join(str(x) for x in a if x is not None),
+                                      "b": "|".join(str(x) for x in b if x is not None)}, lang=lang)
 
 
 @dataclass(frozen=True)
