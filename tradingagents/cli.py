@@ -74,6 +74,7 @@ EXAMPLES = """examples:
   python -m tradingagents NVDA 2024-05-10 --provider openai --max-cost 0.50
   python -m tradingagents batch NVDA,AAPL,MSFT,0700.HK 2024-05-10 [--executor ray] [--max-cost 2]
   python -m tradingagents show NVDA 2024-05-10     print a saved run's report (files or the desk)
+  python -m tradingagents decide NVDA 2024-05-10 --rating Hold --reason "Earnings next week"   your own call
   python -m tradingagents ZZZQ 2024-05-10 --allow-synthetic   an invented instrument on the demo market
 
 A date without a session (a weekend, a holiday) is analysed as the last session on or before it,
@@ -801,7 +802,59 @@ def _session_of(settings: dict[str, Any], ticker: str, date: str) -> str:
         return (day - _dt.timedelta(days=max(0, day.weekday() - 4))).isoformat()
 
 
-SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show")
+
+def decide_command(argv: list[str]) -> int:
+    """``python -m tradingagents decide TICKER DATE --rating X [--reason …]``: the PM's own call on a logged decision."""
+    from tradingagents.rating import RATINGS_5_TIER
+
+    p = argparse.ArgumentParser(prog="python -m tradingagents decide",
+                                description="Record your own call (one of the five tiers, with a reason) beside "
+                                "the team's decision in the memory log. It can be changed until the entry settles; "
+                                "settlement then scores both calls on the same return (log --json: pm_rating, "
+                                "pm_was_right, pm_alpha).",
+                                epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("ticker")
+    p.add_argument("date")
+    p.add_argument("--rating", required=True, help=f"one of {', '.join(RATINGS_5_TIER)}")
+    p.add_argument("--reason", default="", help="why (kept in the log's PM DECISION section)")
+    p.add_argument("--by", help="who decides (default: the config's user, else the OS user)")
+    p.add_argument("--home")
+    args = p.parse_args(argv)
+    t = ui_translator(home=args.home)
+    try:
+        from tradingagents import storage
+        from tradingagents.config import resolve_config
+        from tradingagents.memory.log_format import check_rating
+        from tradingagents.validation import ValidationError, validate_date, validate_ticker
+
+        settings = resolve_config({"home": args.home} if args.home else {})
+        t = ui_translator(settings)
+        ticker, date = validate_ticker(args.ticker), validate_date(args.date, allow_future=True)
+        rating = check_rating(args.rating)
+        storage.check_storage(settings)
+        result = storage.record_pm_decision(settings, ticker, date, rating, args.reason, by=args.by)
+        status = result["status"]
+        if status == "missing":
+            dates = result.get("dates") or []
+            raise ValidationError(
+                t("The memory log has no decision of {ticker} on {date}; it has {ticker} on: {dates}.",
+                  ticker=ticker, date=date, dates=", ".join(dates)) if dates else
+                t("The memory log has no decision of {ticker}: run 'python -m tradingagents {ticker} {date}' first.",
+                  ticker=ticker, date=date))
+        if status == "settled":
+            raise ValidationError(t("The decision of {ticker} on {date} is settled: a call is scored on its outcome "
+                                    "and can no longer change.", ticker=ticker, date=date))
+        previous = (result.get("previous") or {}).get("rating")
+        line = t("Your call on {ticker} {date}: {rating}", ticker=ticker, date=date, rating=_rating(rating, t))
+        if previous:
+            line += " " + t("(was {rating})", rating=_rating(previous, t))
+        _print(line)
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False, t=t)
+
+
+SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "decide")
 
 
 def _subcommand_typo(word: str) -> str | None:
@@ -843,6 +896,8 @@ def _dispatch(argv: list[str]) -> int:
             return EXIT_BAD_INPUT
         if argv and argv[0] == "show":
             return show_command(argv[1:])
+        if argv and argv[0] == "decide":
+            return decide_command(argv[1:])
         if argv and argv[0] == "settle":
             return settle_command(argv[1:])
         if argv and argv[0] == "log":
