@@ -74,6 +74,7 @@ EXAMPLES = """examples:
   python -m tradingagents NVDA 2024-05-10 --provider openai --max-cost 0.50
   python -m tradingagents batch NVDA,AAPL,MSFT,0700.HK 2024-05-10 [--executor ray] [--max-cost 2]
   python -m tradingagents show NVDA 2024-05-10     print a saved run's report (files or the desk)
+  python -m tradingagents ask NVDA 2024-05-10 --agent bear "Why margins?"   ask an agent of a saved run
   python -m tradingagents decide NVDA 2024-05-10 --rating Hold --reason "Earnings next week"   your own call
   python -m tradingagents ZZZQ 2024-05-10 --allow-synthetic   an invented instrument on the demo market
 
@@ -854,7 +855,56 @@ def decide_command(argv: list[str]) -> int:
         return _explain(exc, resumes=False, t=t)
 
 
-SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "decide")
+def ask_command(argv: list[str]) -> int:
+    """``python -m tradingagents ask TICKER DATE --agent bear "question"``: ask an agent of a saved run."""
+    from tradingagents.team import ROSTER
+
+    p = argparse.ArgumentParser(prog="python -m tradingagents ask",
+                                description="Ask an agent that took part in a saved run a question; it answers in "
+                                "its role from that run's material only (with the offline engine, by quoting it). "
+                                "The question and answer are kept with the run (meta.questions).",
+                                epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("ticker")
+    p.add_argument("date")
+    p.add_argument("question")
+    p.add_argument("--agent", required=True,
+                   help="who: " + ", ".join(r.key for r in ROSTER) + " (or the name shown: 'Bear Researcher')")
+    for flag in ("--provider", "--backend-url", "--quick-model", "--deep-model", "--max-cost", "--home"):
+        p.add_argument(flag)
+    p.add_argument("--by", help="who asks (default: the config's user, else the OS user)")
+    p.add_argument("--json", action="store_true", help="the saved thread item as JSON")
+    args = p.parse_args(argv)
+    t = ui_translator(home=args.home)
+    try:
+        import json as _json
+
+        from tradingagents import storage
+        from tradingagents.ask import ask
+        from tradingagents.config import resolve_config
+
+        settings = resolve_config({"home": args.home} if args.home else {})
+        t = ui_translator(settings)
+        storage.check_storage(settings)
+        overrides = {key: getattr(args, attr) for attr, (key, _flag) in FLAGS.items()
+                     if attr in ("provider", "backend_url", "quick_model", "deep_model", "max_cost")
+                     and getattr(args, attr) is not None}
+        if overrides:  # checked as a run's flags are, before anything is asked
+            resolve_config({**settings, **overrides})
+        streamed = not args.json and sys.stdout.isatty()
+        item = ask(settings, args.ticker, args.date, args.agent, args.question, by=args.by, overrides=overrides,
+                   on_token=(lambda s: _print(s, end="", flush=True)) if streamed else None)
+        if args.json:
+            _print(_json.dumps(item, ensure_ascii=False, indent=2))
+        elif streamed:
+            _print()
+        else:
+            _print(item["answer"])
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False, t=t)
+
+
+SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "decide", "ask")
 
 
 def _subcommand_typo(word: str) -> str | None:
@@ -896,6 +946,8 @@ def _dispatch(argv: list[str]) -> int:
             return EXIT_BAD_INPUT
         if argv and argv[0] == "show":
             return show_command(argv[1:])
+        if argv and argv[0] == "ask":
+            return ask_command(argv[1:])
         if argv and argv[0] == "decide":
             return decide_command(argv[1:])
         if argv and argv[0] == "settle":

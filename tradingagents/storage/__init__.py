@@ -42,6 +42,7 @@ __all__ = [
     "ENV_VAR",
     "StorageError",
     "app_run",
+    "append_run_item",
     "default_user",
     "read_audit",
     "record_audit",
@@ -134,6 +135,18 @@ def load_run(config: Mapping[str, Any] | None, ticker: str, date: str, version: 
     """``storage.files_runs.load_run`` from whichever storage (FileNotFoundError when there is none);
     ``version``: one of the session's earlier runs (``list_runs(..., include_previous=True)``)."""
     return open_run_records(config).load_run(ticker, date, version)
+
+
+RUN_ITEM_KEYS = ("questions", "pm_notes")
+"""The lists of a saved run's meta that grow after it is saved (questions to the team, the PM's notes)."""
+
+
+def append_run_item(config: Mapping[str, Any] | None, ticker: str, date: str, key: str,
+                    item: Mapping[str, Any]) -> int:
+    """Append ``item`` to ``meta[key]`` of the saved run, in whichever storage; the list's new length."""
+    if key not in RUN_ITEM_KEYS:
+        raise ValueError(f"meta[{key!r}] is not a list a saved run grows; one of {', '.join(RUN_ITEM_KEYS)}")
+    return open_run_records(config).append_item(ticker, date, key, item)
 
 
 def check_storage(config: Mapping[str, Any] | None = None) -> None:

@@ -67,6 +67,26 @@ class FileRunRecords:
 
         return load_run(self.config, ticker, date, version)
 
+    def append_item(self, ticker: str, date: str, key: str, item: Mapping[str, Any]) -> int:
+        """Append ``item`` to the list ``meta[key]`` of the saved run (``questions``, ``pm_notes``): the
+        folder's lock held, state.json rewritten atomically; returns the list's new length
+        (FileNotFoundError when there is no such run)."""
+        from filelock import FileLock
+
+        from tradingagents.fileio import atomic_write
+        from tradingagents.storage.files_runs import STATE_FILE, run_dir, to_jsonable
+
+        path = run_dir(self.config, ticker, date) / STATE_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"No saved run for {validate_ticker(ticker)} on {date} (looked for {path}).")
+        with FileLock(str(path) + ".lock", timeout=30):
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            meta = doc.setdefault("meta", {})
+            items = meta.get(key) if isinstance(meta.get(key), list) else []
+            meta[key] = [*items, to_jsonable(dict(item))]
+            atomic_write(path, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False))
+        return len(meta[key])
+
     def load_report(self, ticker: str, date: str) -> str:
         from tradingagents.storage.files_runs import REPORT_FILE, run_dir
 
@@ -193,6 +213,24 @@ class PgRunRecords:
 
     def load_report(self, ticker: str, date: str) -> str:
         return self._row("report", ticker, date)
+
+    def append_item(self, ticker: str, date: str, key: str, item: Mapping[str, Any]) -> int:
+        """As ``FileRunRecords.append_item``: the row locked, the run's document rewritten, one transaction."""
+        from tradingagents.storage.files_runs import to_jsonable
+
+        tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
+        with self._db.transaction() as conn:
+            row = conn.execute("SELECT doc FROM ta_runs WHERE ticker = %s AND trade_date = %s FOR UPDATE",
+                               (tick, day)).fetchone()
+            if row is None:
+                raise FileNotFoundError(f"No saved run for {tick} on {day} (looked in {self._db.label}).")
+            doc = json.loads(row[0])
+            meta = doc.setdefault("meta", {})
+            items = meta.get(key) if isinstance(meta.get(key), list) else []
+            meta[key] = [*items, to_jsonable(dict(item))]
+            conn.execute("UPDATE ta_runs SET doc = %s WHERE ticker = %s AND trade_date = %s",
+                         (json.dumps(doc, ensure_ascii=False), tick, day))
+        return len(meta[key])
 
     def __repr__(self) -> str:
         return f"PgRunRecords(url={self._db.label!r})"
