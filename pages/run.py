@@ -305,6 +305,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
                 st.markdown(ui.shown(state["final_trade_decision"]))
         else:
             st.markdown("_" + _("No decision text.") + "_")
+    ui.render_your_call(config, ticker, date, rating, meta, key)
     prices = None
     try:
         prices = _prices(meta.get("data_vendor") or config["data_vendor"], config["home"], ticker, date)
@@ -323,6 +324,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
             with tab:
                 with st.container(key=f"ta-engine-{k}-{key}"):
                     st.markdown(ui.shown(state[k]))
+    ui.render_questions(config, ticker, date, meta, key)
     render_cost(meta, key)
     ui.render_remembered(meta, key)
     md = export.report_markdown(state, rating, meta, t=t)
