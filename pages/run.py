@@ -306,6 +306,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str) -> None
         else:
             st.markdown("_" + _("No decision text.") + "_")
     ui.render_your_call(config, ticker, date, rating, meta, key)
+    ui.render_pm_notes(meta, key)
     prices = None
     try:
         prices = _prices(meta.get("data_vendor") or config["data_vendor"], config["home"], ticker, date)

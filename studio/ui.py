@@ -979,6 +979,23 @@ def _items(meta: dict | None, key: str) -> list[dict]:
     return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
 
 
+def render_pm_notes(meta: dict | None, key: str) -> None:
+    """The portfolio manager's notes to the judges of a run (``meta.pm_notes``), as chat bubbles of the PM."""
+    from studio.debates import role_name
+
+    notes = [n for n in _items(meta, "pm_notes") if n.get("note")]
+    if not notes:
+        return
+    with st.expander(_("Portfolio manager's notes") + f" ({len(notes)})", expanded=True, key=f"pm_notes_{key}"):
+        for n in notes:
+            before = str(n.get("before") or "")
+            with st.chat_message("user"):
+                st.caption(_("To the {judge} ({by}, {at}): {note}", judge=role_name(before, t=tr())
+                             if before in ("research_manager", "portfolio_manager") else before,
+                             by=n.get("by") or "?", at=n.get("at") or "", note=""))
+                st.markdown(shown(n["note"]))
+
+
 def render_questions(config: dict[str, Any], ticker: str, date: str, meta: dict | None, key: str) -> None:
     """"Ask the team": the run's questions and answers as chat bubbles, and a box to ask any agent that took part
     (answered in its role from the run's material; kept in ``meta.questions``)."""

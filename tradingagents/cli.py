@@ -75,6 +75,7 @@ EXAMPLES = """examples:
   python -m tradingagents batch NVDA,AAPL,MSFT,0700.HK 2024-05-10 [--executor ray] [--max-cost 2]
   python -m tradingagents show NVDA 2024-05-10     print a saved run's report (files or the desk)
   python -m tradingagents ask NVDA 2024-05-10 --agent bear "Why margins?"   ask an agent of a saved run
+  python -m tradingagents NVDA 2024-05-10 --note "Earnings next week; keep it small"   a note to both judges
   python -m tradingagents decide NVDA 2024-05-10 --rating Hold --reason "Earnings next week"   your own call
   python -m tradingagents ZZZQ 2024-05-10 --allow-synthetic   an invented instrument on the demo market
 
@@ -144,6 +145,11 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-cost", help="USD budget of the run: stop at a checkpoint (exit 5) before a step "
                    "would exceed it (prices: llm_pricing / TRADINGAGENTS_LLM_PRICING)")
     p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
+    p.add_argument("--note", action="append", metavar="TEXT",
+                   help="a note from the portfolio manager to both judges (the Research Manager and the Portfolio "
+                   "Manager read it in their prompts; kept in the run's meta.pm_notes); repeatable")
+    p.add_argument("--note-for", action="append", nargs=2, metavar=("JUDGE", "TEXT"),
+                   help="a note to one judge: research_manager or portfolio_manager; repeatable")
     p.add_argument("--blind", action="store_true", help="blind run: the models see an alias, the date shifted by "
                    "28 years and rebased prices; what is shown and stored is mapped back (<home>/blind/)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
@@ -186,8 +192,10 @@ FLAGS = {
     "allow_synthetic": ("allow_synthetic", "--allow-synthetic"),
     "csv_skip_bad_rows": ("csv_skip_bad_rows", "--csv-skip-bad-rows"),
 }
+FLAG_NOTES = ("pm_notes", "--note/--note-for")
 FLAG_OF_KEY = {key: flag for key, flag in FLAGS.values()}
-FLAG_OF_KEY.update({"analyst_execution": "--parallel/--sequential", "checkpoint_enabled": "--no-checkpoint"})
+FLAG_OF_KEY.update({"analyst_execution": "--parallel/--sequential", "checkpoint_enabled": "--no-checkpoint",
+                    FLAG_NOTES[0]: FLAG_NOTES[1]})
 
 
 def _config_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -205,6 +213,11 @@ def _config_from(args: argparse.Namespace) -> dict[str, Any]:
         cfg["checkpoint_enabled"] = False
     if getattr(args, "no_stream", False):
         cfg["llm_streaming"] = False
+    notes = [{"before": judge, "note": text} for text in getattr(args, "note", None) or []
+             for judge in ("research_manager", "portfolio_manager")]
+    notes += [{"before": judge, "note": text} for judge, text in getattr(args, "note_for", None) or []]
+    if notes:
+        cfg["pm_notes"] = notes
     return cfg
 
 

@@ -465,6 +465,8 @@ class TradingAgentsGraph:
                 "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
                 "node_times_ms": reporter.node_times_ms(),
                 "debate_turns": turns,
+                # the portfolio manager's notes to the judges: {before, note, by, at}
+                "pm_notes": [dict(n) for n in final_state.get("pm_notes") or []],
                 # the decision card (rating, action, conviction, levels, size, stated and scored horizon)
                 "decision": decision_card(final_state, cfg.get("holding_days")),
                 # what the roles were given from memory, recorded by the nodes that gathered it
@@ -514,6 +516,15 @@ class TradingAgentsGraph:
         reporter.emit("settle_finished", None, ticker=ticker, settled=settled, pending=pending,
                       problems=list(self.settle_problems), error=error)
 
+    def _pm_notes(self) -> list[dict[str, Any]]:
+        """The config's notes to the judges, each stamped with who gave it and when (if it does not say)."""
+        import datetime as _dt
+
+        at = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        by = storage.default_user(self.config)
+        return [{"before": n["before"], "note": n["note"], "by": n.get("by") or by, "at": n.get("at") or at}
+                for n in self.config.get("pm_notes") or []]
+
     def _execute(self, graph, route, ticker, trade_date, asset_type, analysts, tid, reporter,
                  should_stop, settings, session_note=None, sidecar=None):
         """Run (or resume) the compiled graph on this run's checkpoint ``route``; the final snapshot."""
@@ -552,7 +563,7 @@ class TradingAgentsGraph:
             past, decisions = self.past_memory(ticker, trade_date)
             inputs = self.propagator.create_initial_state(
                 ticker, trade_date, asset_type, past_context=past, instrument_context=context,
-                past_decisions=decisions,
+                past_decisions=decisions, pm_notes=self._pm_notes(),
             )
             if self.analyst_execution == "parallel":
                 seed = inputs["messages"][0].content

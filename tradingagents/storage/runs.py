@@ -73,8 +73,14 @@ class FileRunRecords:
         (FileNotFoundError when there is no such run)."""
         from filelock import FileLock
 
-        from tradingagents.fileio import atomic_write
-        from tradingagents.storage.files_runs import STATE_FILE, run_dir, to_jsonable
+        from tradingagents.fileio import atomic_write_all
+        from tradingagents.storage.files_runs import (
+            REPORT_FILE,
+            STATE_FILE,
+            render_report_markdown,
+            run_dir,
+            to_jsonable,
+        )
 
         path = run_dir(self.config, ticker, date) / STATE_FILE
         if not path.is_file():
@@ -84,7 +90,10 @@ class FileRunRecords:
             meta = doc.setdefault("meta", {})
             items = meta.get(key) if isinstance(meta.get(key), list) else []
             meta[key] = [*items, to_jsonable(dict(item))]
-            atomic_write(path, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False))
+            atomic_write_all([  # the report shows them too (its appendix)
+                (path, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)),
+                (path.parent / REPORT_FILE, render_report_markdown(doc.get("state") or {}, doc.get("rating"), meta)),
+            ])
         return len(meta[key])
 
     def load_report(self, ticker: str, date: str) -> str:
@@ -216,7 +225,7 @@ class PgRunRecords:
 
     def append_item(self, ticker: str, date: str, key: str, item: Mapping[str, Any]) -> int:
         """As ``FileRunRecords.append_item``: the row locked, the run's document rewritten, one transaction."""
-        from tradingagents.storage.files_runs import to_jsonable
+        from tradingagents.storage.files_runs import render_report_markdown, to_jsonable
 
         tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
         with self._db.transaction() as conn:
@@ -228,8 +237,9 @@ class PgRunRecords:
             meta = doc.setdefault("meta", {})
             items = meta.get(key) if isinstance(meta.get(key), list) else []
             meta[key] = [*items, to_jsonable(dict(item))]
-            conn.execute("UPDATE ta_runs SET doc = %s WHERE ticker = %s AND trade_date = %s",
-                         (json.dumps(doc, ensure_ascii=False), tick, day))
+            report = render_report_markdown(doc.get("state") or {}, doc.get("rating"), meta)
+            conn.execute("UPDATE ta_runs SET doc = %s, report = %s WHERE ticker = %s AND trade_date = %s",
+                         (json.dumps(doc, ensure_ascii=False), pg_text(report), tick, day))
         return len(meta[key])
 
     def __repr__(self) -> str:
