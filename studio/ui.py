@@ -996,6 +996,32 @@ def render_pm_notes(meta: dict | None, key: str) -> None:
                 st.markdown(shown(n["note"]))
 
 
+def paused_panel(ticker: str, date: str, before: str, turns: list, key: str, *, mine: bool) -> str | None:
+    """A run paused before a verdict: the debate so far as chat bubbles and a note box for that judge. Returns
+    the note when Continue is pressed ("" for none), else None."""
+    from studio.debates import role_name
+
+    t = tr()
+    judge = role_name(before, t=t) if before in ("research_manager", "portfolio_manager") else before
+    with st.container(border=True, key=f"ta-paused-{key}"):
+        st.markdown("#### " + _("Paused before the {judge}", judge=judge))
+        st.caption(_("{ticker} as of {date} waits at its checkpoint (a server restart keeps it). Read the debate so "
+                     "far, leave a note for the {judge} if the committee knows something, then continue.",
+                     ticker=ticker, date=date, judge=judge))
+        for turn in turns:
+            with st.chat_message(turn.speaker_in(t), avatar=turn.avatar):
+                st.caption(turn.speaker_in(t) + (f" · {_('round {n}', n=turn.round)}" if turn.round else ""))
+                st.markdown(shown(turn.text))
+        if not mine:
+            st.caption(_("Only whoever started the run or a desk lead may add a note and continue it."))
+            return None
+        with st.form(f"pause_form_{key}", border=False):
+            note = st.text_area(_("Your note to the {judge}", judge=judge), key=f"pause_note_{key}", height=90,
+                                placeholder=_("Earnings next week; keep it small."))
+            go = st.form_submit_button(_("Continue"), type="primary", icon=":material/play_circle:")
+        return (note or "") if go else None
+
+
 def render_questions(config: dict[str, Any], ticker: str, date: str, meta: dict | None, key: str) -> None:
     """"Ask the team": the run's questions and answers as chat bubbles, and a box to ask any agent that took part
     (answered in its role from the run's material; kept in ``meta.questions``)."""

@@ -68,3 +68,28 @@ def test_questions_are_the_reports_appendix(capsys):
     assert cli.main(["show", "NVDA", DATE]) == 0
     report = capsys.readouterr().out
     assert "## Questions to the team" in report and "pm@desk asked the Trader" in report and "> What size?" in report
+
+
+def test_a_note_added_at_a_pause_reaches_the_judges_prompt_after_a_restart(fake_openai):  # noqa: F811
+    from tradingagents.errors import RunPaused, ValidationError
+
+    cfg = fake_openai.llm_config(analyst_execution="sequential", selected_analysts=["market"],
+                                 pause_before=["portfolio_manager"])
+    with pytest.raises(RunPaused) as paused:
+        TradingAgentsGraph(config=cfg).propagate("NVDA", DATE)
+    assert paused.value.before == "portfolio_manager" and cli.EXIT_STOPPED == paused.value.exit_code
+    assert not any("Make the final decision." in json.dumps(r["messages"]) for r in fake_openai.chat_requests)
+    # another graph object (a restarted server) reads the checkpoint and adds the note
+    later = TradingAgentsGraph(config=cfg)
+    assert later.paused_state("NVDA", DATE)["paused_before"] == "portfolio_manager"
+    later.add_pm_note("NVDA", DATE, NOTE, by="pm@desk")
+    fake_openai.reset_counters()
+    _state, rating = TradingAgentsGraph(config=cfg).propagate("NVDA", DATE)
+    assert rating
+    pm = _prompt_of(fake_openai.chat_requests, "Make the final decision.")
+    assert NOTE in pm and "<portfolio_manager_note>" in pm
+    # only the Portfolio Manager ran again: nothing before the pause was repeated
+    assert len(fake_openai.chat_requests) == 1
+    assert [n["note"] for n in storage.load_run(cfg, "NVDA", DATE)["meta"]["pm_notes"]] == [NOTE]
+    with pytest.raises(ValidationError, match="not paused"):
+        TradingAgentsGraph(config=cfg).add_pm_note("NVDA", DATE, "too late")

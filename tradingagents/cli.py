@@ -76,6 +76,7 @@ EXAMPLES = """examples:
   python -m tradingagents show NVDA 2024-05-10     print a saved run's report (files or the desk)
   python -m tradingagents ask NVDA 2024-05-10 --agent bear "Why margins?"   ask an agent of a saved run
   python -m tradingagents NVDA 2024-05-10 --note "Earnings next week; keep it small"   a note to both judges
+  python -m tradingagents scores [--json]          who was right: per role, model, person; team vs you
   python -m tradingagents decide NVDA 2024-05-10 --rating Hold --reason "Earnings next week"   your own call
   python -m tradingagents ZZZQ 2024-05-10 --allow-synthetic   an invented instrument on the demo market
 
@@ -917,7 +918,75 @@ def ask_command(argv: list[str]) -> int:
         return _explain(exc, resumes=False, t=t)
 
 
-SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "decide", "ask")
+def _rate(stats: dict, t: Translator) -> str:
+    if not stats.get("n"):
+        return t("no settled calls")
+    lo, hi = stats["interval"]
+    line = t("{n} calls, hit rate {rate} (95%: {lo}–{hi})", n=stats["n"], rate=f"{stats['hit_rate']:.0%}",
+             lo=f"{lo:.0%}", hi=f"{hi:.0%}")
+    if stats.get("mean_alpha") is not None:
+        line += ", " + t("mean alpha {alpha}", alpha=_pct(stats["mean_alpha"]))
+        if stats.get("alpha_interval"):
+            line += f" ({_pct(stats['alpha_interval'][0])}…{_pct(stats['alpha_interval'][1])})"
+    return line
+
+
+def scores_command(argv: list[str]) -> int:
+    """``python -m tradingagents scores [--json]``: who was right, from the memory log and the saved runs."""
+    p = argparse.ArgumentParser(prog="python -m tradingagents scores",
+                                description="Who was right: hit rate and mean alpha with 95% intervals per role, "
+                                "per model, per person (your own calls, from 'decide'), the team against your calls, "
+                                "and the conviction stated against the hit rate; from the settled decisions.",
+                                epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", action="store_true", help="the scoreboard as JSON")
+    p.add_argument("--home")
+    args = p.parse_args(argv)
+    t = ui_translator(home=args.home)
+    try:
+        import json as _json
+
+        from tradingagents import storage
+        from tradingagents.config import resolve_config
+        from tradingagents.scoreboard import gather
+        from tradingagents.team import ROLES
+
+        settings = resolve_config({"home": args.home} if args.home else {})
+        t = ui_translator(settings)
+        storage.check_storage(settings)
+        board = gather(settings)
+        if args.json:
+            _print(_json.dumps(board, ensure_ascii=False, indent=2))
+            return EXIT_OK
+        _print(t("Scoreboard: {n} settled decisions", n=board["n_settled"]))
+        _print("\n" + t("By role"))
+        for key, stats in board["by_role"].items():
+            _print(f"  {t.p('role', ROLES[key].node)}: {_rate(stats, t)}")
+        _print("\n" + t("By model"))
+        for name, stats in board["by_model"].items():
+            _print(f"  {name}: {_rate(stats, t)}")
+        _print("\n" + t("By person (your own calls)"))
+        for name, stats in board["by_person"].items():
+            _print(f"  {name}: {_rate(stats, t)}")
+        if not board["by_person"]:
+            _print("  " + t("none yet: record one with 'python -m tradingagents decide'"))
+        vs = board["team_vs_pm"]
+        _print("\n" + t("Team vs you ({n} decisions with both calls)", n=vs["n"]))
+        _print("  " + t("Team: {line}", line=_rate(vs["team"], t)))
+        _print("  " + t("You: {line}", line=_rate(vs["pm"], t)))
+        if vs["agreement"]["n"]:
+            _print("  " + t("Agreed on {rate} of them; when you disagreed ({n}): you were right {pm}, the team {team}",
+                            rate=f"{vs['agreement']['rate']:.0%}", n=vs["disagreed"]["n"],
+                            pm=vs["disagreed"]["pm_right"], team=vs["disagreed"]["team_right"]))
+        if board["calibration"]:
+            _print("\n" + t("Calibration (conviction stated → hit rate)"))
+            for row in board["calibration"]:
+                _print(f"  {row['conviction']}: {_rate(row, t)}")
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False, t=t)
+
+
+SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "decide", "ask", "scores")
 
 
 def _subcommand_typo(word: str) -> str | None:
@@ -959,6 +1028,8 @@ def _dispatch(argv: list[str]) -> int:
             return EXIT_BAD_INPUT
         if argv and argv[0] == "show":
             return show_command(argv[1:])
+        if argv and argv[0] == "scores":
+            return scores_command(argv[1:])
         if argv and argv[0] == "ask":
             return ask_command(argv[1:])
         if argv and argv[0] == "decide":
