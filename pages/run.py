@@ -22,7 +22,7 @@ import streamlit as st
 
 from studio import charts, compare, export, runs, ui
 from studio.debates import turns_from_events, turns_from_saved
-from studio.jobs import RunJob, may_control, paused_state, status_label
+from studio.jobs import RunJob, paused_state, status_label, steered_by_other
 from studio.runs import ANALYST_LABELS, REPORT_TITLES
 from studio.ui import _, rating_label, tr
 from tradingagents import estimates, pricing, team
@@ -535,7 +535,7 @@ for o in offers[:5]:
         with contextlib.suppress(Exception):  # a checkpoint that cannot be read: offered as a plain resume below
             paused = paused_state(o["config"], o["analysts"], o["ticker"], o["date"])
         if paused is not None:
-            may = not o.get("owner") or may_control(o["owner"], me, ui.is_desk_lead)
+            may = not steered_by_other(o.get("owner"), me, ui.is_desk_lead)
             with notices:
                 note = ui.paused_panel(o["ticker"], o["date"], paused["paused_before"],
                                        turns_from_saved(paused, {"debate_turns": paused.get("debate_turns") or []}),

@@ -228,6 +228,15 @@ def _default_graph_factory(*, selected_analysts, config, api_key):
     return TradingAgentsGraph(selected_analysts=selected_analysts, config=config, api_key=api_key)
 
 
+def steered_by_other(job_owner: str | None, who: str | None, is_desk_lead: DeskLead | None = None) -> bool:
+    """Whether ``who`` may not steer a paused run offered after a restart. Its owner is known across a restart
+    only when it is a signed-in e-mail (a browser's id is not: without sign-in, the app is one's own machine,
+    and whoever opens it may continue); then only the owner or a desk lead may."""
+    if not job_owner or "@" not in job_owner:
+        return False
+    return not may_control(job_owner, who, is_desk_lead)
+
+
 STEERING_KEYS = ("pause_before", "pm_notes")
 """A run's own steering, kept over a resume's settings: a run paused before each verdict pauses before the next."""
 
@@ -735,7 +744,7 @@ class JobRegistry:
         original = resolve_config({**dict(saved["config"]), "home": resolve_config(config)["home"]})
         keep = {k: _thaw(original[k]) for k in (*CHECKPOINT_KEYS, *STEERING_KEYS)}
         if saved.get("paused_before"):  # a paused run is steered by whoever started it (or a desk lead)
-            if saved.get("owner") and not may_control(saved["owner"], owner, self._is_lead):
+            if steered_by_other(saved.get("owner"), owner, self._is_lead):
                 raise ValidationError("This run waits for the note of whoever started it; only they or a desk lead "
                                       "may continue it.")
             if note and note.strip():
