@@ -156,6 +156,12 @@ def test_decide_then_settle_scores_both_calls_in_log_json(capsys):
     assert after["pm_alpha"] == pytest.approx(call_alpha(pm, after["alpha"]))
     assert after["was_right"] == was_right(after["rating"], after["alpha"])
     assert after["pm_alpha"] == pytest.approx(-after["call_alpha"]) or direction(after["rating"]) == 0
+    # the reflection says the PM overrode the team, and who was right (the lessons read it)
+    verdict = {True: "right", False: "wrong"}
+    assert after["reflection"].startswith(
+        f"The portfolio manager overrode the team's {after['rating']} with {pm}: the team was "
+        f"{verdict[after['was_right']]}, the portfolio manager {verdict[after['pm_was_right']]}.")
+    assert "overrode" in TradingMemoryLog(None).get_past_context("NVDA")
 
     # settled: refused with exit 2, the call unchanged
     assert cli.main(["decide", "NVDA", "2024-05-01", "--rating", "Hold"]) == cli.EXIT_BAD_INPUT

@@ -83,6 +83,8 @@ def test_a_note_added_at_a_pause_reaches_the_judges_prompt_after_a_restart(fake_
     later = TradingAgentsGraph(config=cfg)
     assert later.paused_state("NVDA", DATE)["paused_before"] == "portfolio_manager"
     later.add_pm_note("NVDA", DATE, NOTE, by="pm@desk")
+    assert [(e["action"], e["by"]) for e in storage.read_audit(cfg) if e["action"] == "pm_note"] == [
+        ("pm_note", "pm@desk")]
     fake_openai.reset_counters()
     _state, rating = TradingAgentsGraph(config=cfg).propagate("NVDA", DATE)
     assert rating

@@ -537,6 +537,8 @@ class TradingAgentsGraph:
             if kept is None:
                 raise ValidationError("Write a note, or continue without one.")
             graph.update_state(run_config, {"pm_notes": [dict(kept)]})
+        storage.record_audit(self.config, "pm_note", by=kept["by"], target=f"{ticker} {trade_date}",
+                             before=kept["before"])
         return dict(kept)
 
     @contextlib.contextmanager
