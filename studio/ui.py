@@ -1027,7 +1027,7 @@ def render_questions(config: dict[str, Any], ticker: str, date: str, meta: dict 
     (answered in its role from the run's material; kept in ``meta.questions``)."""
     from studio.debates import role_name
     from tradingagents import team
-    from tradingagents.ask import ask, took_part
+    from tradingagents.ask import took_part
     from tradingagents.storage import load_run
 
     try:
@@ -1059,14 +1059,60 @@ def render_questions(config: dict[str, Any], ticker: str, date: str, meta: dict 
             question = st.text_input(_("Your question"), key=f"ask_text_{key}",
                                      placeholder=_("Why do you expect margins to fall?"))
             asked = st.form_submit_button(_("Ask"), icon=":material/forum:")
-        if asked and question.strip():
+        slot = f"_asking_{key}"
+        pending: _Asking | None = st.session_state.get(slot)
+        if asked and question.strip() and (pending is None or pending.done):
+            # the answer is worked out off the script thread (a model's call takes seconds); the page follows it
+            pending = st.session_state[slot] = _Asking(config, ticker, date, agent, question.strip(), by=user_label(),
+                                                       api_key=api_key())
+        if pending is not None:
+            _follow_asking(slot, pending, role_name(pending.agent, t=t), config)
+
+
+class _Asking:
+    """One question being answered on a worker thread: the text so far (streamed), then the item or the error."""
+
+    def __init__(self, config: dict[str, Any], ticker: str, date: str, agent: str, question: str, *,
+                 by: str, api_key: str | None) -> None:
+        from tradingagents.ask import ask
+
+        self.agent, self.question = agent, question
+        self.parts: list[str] = []
+        self.error: BaseException | None = None
+        self.done = False
+
+        def work() -> None:
             try:
-                with st.spinner(_("The {agent} is answering…", agent=role_name(agent, t=t))):
-                    ask(config, ticker, date, agent, question, by=user_label(), api_key=api_key())
-            except Exception as exc:  # noqa: BLE001 - said on the page, the thread kept as it was
-                st.error(config_error_text(exc, config), icon=":material/error:")
-                return
-            st.rerun()
+                ask(config, ticker, date, agent, question, by=by, api_key=api_key, on_token=self.parts.append)
+            except Exception as exc:  # noqa: BLE001 - shown on the page
+                self.error = exc
+            finally:
+                self.done = True
+
+        self.thread = threading.Thread(target=work, name=f"ta-ask-{ticker}-{date}", daemon=True)
+        self.thread.start()
+
+
+def _follow_asking(slot: str, pending: _Asking, name: str, config: dict[str, Any]) -> None:
+    """The question being answered, its text as it streams (a fragment polling the worker); when it is done the
+    page draws again (the thread from storage) or says what went wrong."""
+    if pending.done:
+        st.session_state.pop(slot, None)
+        if pending.error is not None:
+            st.error(config_error_text(pending.error, config), icon=":material/error:")
+        return
+
+    @st.fragment(run_every=0.5)
+    def follow() -> None:
+        if pending.done:
+            st.rerun()  # the whole page: the saved thread shows the answer
+        with st.chat_message("user"):
+            st.markdown(shown(pending.question))
+        with st.chat_message(name, avatar=":material/smart_toy:"):
+            st.caption(_("The {agent} is answering…", agent=name))
+            st.markdown(shown("".join(pending.parts)))
+
+    follow()
 
 
 def render_your_call(config: dict[str, Any], ticker: str, date: str, team_rating: str | None, meta: dict | None,

@@ -173,6 +173,11 @@ def test_decide_then_settle_scores_both_calls_in_log_json(capsys):
 def test_decide_says_what_exists_when_the_entry_does_not(capsys):
     log = TradingMemoryLog(None)
     log.store_decision("NVDA", "2024-05-10", "**Rating**: Buy\nGo.")
+    assert cli.main(["decide", "NVDA", "2024-05-12", "--rating", "Overweight"]) == 0  # a Sunday: its session
+    assert "Your call on NVDA 2024-05-10: Overweight" in capsys.readouterr().out
+    assert log.load_entries()[0]["pm_decision"]["rating"] == "Overweight"
+    assert TradingMemoryLog(None).record_pm_decision("NVDA", "2024-05-10", {
+        "rating": "Hold", "by": "x", "at": "2024-05-10T00:00:00Z"})["status"] == "changed"
     assert cli.main(["decide", "NVDA", "2024-05-13", "--rating", "Hold"]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "2024-05-10" in err and "NVDA" in err
@@ -180,7 +185,7 @@ def test_decide_says_what_exists_when_the_entry_does_not(capsys):
     assert "python -m tradingagents AAPL 2024-05-10" in capsys.readouterr().err
     assert cli.main(["decide", "NVDA", "2024-05-10", "--rating", "Moon"]) == cli.EXIT_BAD_INPUT
     assert "Buy, Overweight, Hold, Underweight, Sell" in capsys.readouterr().err
-    assert log.load_entries()[0]["pm_decision"] is None
+    assert log.load_entries()[0]["pm_decision"]["rating"] == "Hold"
 
 
 def test_decide_in_chinese(capsys, monkeypatch):

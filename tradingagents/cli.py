@@ -848,6 +848,12 @@ def decide_command(argv: list[str]) -> int:
         rating = check_rating(args.rating)
         storage.check_storage(settings)
         result = storage.record_pm_decision(settings, ticker, date, rating, args.reason, by=args.by)
+        if result["status"] == "missing" and _session_of(settings, ticker, date) != date:
+            # a weekend or holiday: the decision is logged under its session
+            session = _session_of(settings, ticker, date)
+            found = storage.record_pm_decision(settings, ticker, session, rating, args.reason, by=args.by)
+            if found["status"] != "missing":
+                result, date = found, session
         status = result["status"]
         if status == "missing":
             dates = result.get("dates") or []

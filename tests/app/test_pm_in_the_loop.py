@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from studio.ui import get_registry
-from tests.app.apptest_utils import form_button, new_app, start_offline_run, texts
+from tests.app.apptest_utils import form_button, new_app, run_until, start_offline_run, texts
 from tradingagents import storage
 from tradingagents.agents.utils.memory import TradingMemoryLog
 
@@ -25,7 +25,8 @@ def test_ask_the_bear_and_record_your_call_on_the_result_then_see_the_thread_aft
     [box] = [i for i in at.text_input if i.label == "Your question"]
     box.input(f"Why {figure}?")
     form_button(at, "Ask").click()
-    at.run()
+    at.run()  # answered off the script thread; the page follows it until the saved thread shows the answer
+    run_until(at, lambda a: "offline engine" in texts(a) and not [t for t in a.caption if "answering" in str(t.value)])
     [item] = storage.load_run(None, "NVDA", "2024-05-10")["meta"]["questions"]
     assert item["agent"] == "bear" and figure in item["answer"]
     shown = texts(at)
