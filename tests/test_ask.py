@@ -135,3 +135,24 @@ def test_networked_answer_is_one_streamed_call_with_the_agents_turn_and_the_ques
     assert fake_openai.chat_requests == []
     assert len(storage.load_run(None, "NVDA", DATE)["meta"]["questions"]) == 1
     assert resolve_config({})["llm_provider"] == "offline"
+
+
+def test_the_thread_is_in_the_exports_and_the_pdf_handout(tmp_path):
+    from studio import export
+    from tradingagents.i18n import translator
+
+    _run()
+    ask(None, "NVDA", DATE, "trader", "What size?", by="pm@desk")
+    run = storage.load_run(None, "NVDA", DATE)
+    md = export.report_markdown(run["state"], run["rating"], run["meta"])
+    assert "## Questions to the team" in md and "pm@desk asked the Trader" in md and "What size?" in md
+    assert "What size?" in export.report_html(run["state"], run["rating"], run["meta"])
+    zh = export.report_markdown(run["state"], run["rating"], run["meta"], t=translator("zh"))
+    assert "## 向团队的提问" in zh
+    pdf = export.report_pdf(run["state"], run["rating"], run["meta"])
+    (tmp_path / "handout.pdf").write_bytes(pdf)
+    import subprocess
+
+    text = subprocess.run(["pdftotext", str(tmp_path / "handout.pdf"), "-"], check=True, capture_output=True,
+                          text=True, timeout=120).stdout  # poppler-utils, as tests/app/test_export.py reads it
+    assert "Questions to the team" in text and "What size?" in text
