@@ -26,6 +26,7 @@ if __name__ == "__main__":  # Streamlit runs the script (every page, every rerun
         st.Page("pages/compare.py", title=_("Compare"), icon=":material/compare_arrows:", url_path="compare"),
         st.Page("pages/watchlist.py", title=_("Watchlist"), icon=":material/view_module:", url_path="watchlist"),
         st.Page("pages/backtest.py", title=_("Backtest"), icon=":material/query_stats:", url_path="backtest"),
+        st.Page("pages/scoreboard.py", title=_("Scoreboard"), icon=":material/leaderboard:", url_path="scoreboard"),
     ]
 
     AUDIT_PAGE = st.Page("pages/audit.py", title=_("Audit"), icon=":material/policy:", url_path="audit")

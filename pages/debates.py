@@ -129,6 +129,9 @@ def main() -> None:
         replay(turns, f"replay_{source_id}")
     else:
         render_turns(turns, turns, replay=False)
+    if saved_meta is not None and not presentation:  # a saved run: its questions, and a box to ask
+        ui.render_questions(config, saved_meta.get("ticker") or "", saved_meta.get("date") or "", saved_meta,
+                            f"debates_{source_id}")
 
 
 def replay(turns: list[Turn], key: str) -> None:

@@ -12,6 +12,7 @@ URL parameters (shareable links):
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import html
 import re
@@ -20,7 +21,8 @@ from pathlib import Path
 import streamlit as st
 
 from studio import charts, compare, export, runs, ui
-from studio.jobs import RunJob, status_label
+from studio.debates import turns_from_events, turns_from_saved
+from studio.jobs import RunJob, paused_state, status_label, steered_by_other
 from studio.runs import ANALYST_LABELS, REPORT_TITLES
 from studio.ui import _, rating_label, tr
 from tradingagents import estimates, pricing, team
@@ -431,6 +433,8 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str, forkabl
                 st.markdown(ui.shown(state["final_trade_decision"]))
         else:
             st.markdown("_" + _("No decision text.") + "_")
+    ui.render_your_call(config, ticker, date, rating, meta, key)
+    ui.render_pm_notes(meta, key)
     prices = None
     try:
         prices = _prices(meta.get("data_vendor") or config["data_vendor"], config["home"], ticker, date)
@@ -449,6 +453,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str, forkabl
             with tab:
                 with st.container(key=f"ta-engine-{k}-{key}"):
                     st.markdown(ui.shown(state[k]))
+    ui.render_questions(config, ticker, date, meta, key)
     render_cost(meta, key)
     ui.render_remembered(meta, key)
     if forkable and not meta.get("whatif"):
@@ -542,7 +547,8 @@ def form_config() -> dict:
     s = st.session_state
     out = {**config, "max_debate_rounds": int(s["form_debate"]), "max_risk_discuss_rounds": int(s["form_risk"]),
            "analyst_execution": "parallel" if s["form_parallel"] else "sequential",
-           "allow_synthetic": bool(s.get("form_allow_synthetic"))}
+           "allow_synthetic": bool(s.get("form_allow_synthetic")),
+           "pause_before": bool(s.get("form_pause"))}
     if pricing.is_offline(config) and s.get("form_presenter"):
         out["offline_stream_delay_s"] = PRESENTER_PACE_S
     return out
@@ -652,6 +658,26 @@ if first_visit:
 
 # runs checkpointed before a server restart
 for o in offers[:5]:
+    if o.get("paused_before"):  # paused before a verdict: the debate so far, a note box, Continue
+        paused = None
+        with contextlib.suppress(Exception):  # a checkpoint that cannot be read: offered as a plain resume below
+            paused = paused_state(o["config"], o["analysts"], o["ticker"], o["date"])
+        if paused is not None:
+            may = not steered_by_other(o.get("owner"), me, ui.is_desk_lead)
+            with notices:
+                note = ui.paused_panel(o["ticker"], o["date"], paused["paused_before"],
+                                       turns_from_saved(paused, {"debate_turns": paused.get("debate_turns") or []}),
+                                       f"offer_{o['thread_id']}", mine=may)
+            if note is not None:
+                try:
+                    new_id = registry.adopt(o, config=config, api_key=ui.api_key(), owner=me, note=note,
+                                            by=ui.user_label())
+                except (ValidationError, ConfigError) as exc:
+                    st.error(error_text(exc), icon=":material/error:")
+                else:
+                    show_run(new_id)
+                    st.rerun()
+            continue
     with notices, st.container(border=True):
         st.markdown(_("**{ticker} as of {date}** was interrupted (the server restarted) and is checkpointed "
                       "at step {step}. Resume continues it with the settings on screen now.",
@@ -700,6 +726,10 @@ with form_slot, st.form("run_form", border=True, enter_to_submit=False):
                 help=_("The demo market refuses a ticker it does not list (and suggests the closest ones). Tick "
                        "this to analyse a generated, fictional instrument instead: labelled as invented everywhere "
                        "and kept out of other tickers' lessons."))
+    st.checkbox(_("Pause before each verdict"), key="form_pause", value=False,
+                help=_("The run stops before the Research Manager and before the Portfolio Manager: read the debate "
+                       "so far, leave the judge a note (it is read in the judge's prompt and kept with the run), "
+                       "then continue."))
     st.checkbox(_("Blind run"), key="form_blind",
                 help=_("The models see an alias, dates shifted by 28 years and rebased prices; what is shown and "
                        "stored is mapped back to the real ticker, dates and prices (kept under <home>/blind/)."))
@@ -743,9 +773,22 @@ if handle is not None:
             elif handle.status == "crashed":
                 st.error(_("The run crashed: {problem} Please report it with the server log; "
                            "Run again tries once more.", problem=handle.error))
+            elif handle.paused_before:
+                note = ui.paused_panel(handle.ticker, handle.date, handle.paused_before,
+                                       turns_from_events(handle.events), handle.run_id, mine=mine)
+                if note is not None:
+                    try:
+                        registry.continue_paused(handle.run_id, note, owner=me, by=ui.user_label(), config=config,
+                                                 api_key=ui.api_key())
+                    except (ValidationError, ConfigError) as exc:
+                        st.error(error_text(exc), icon=":material/error:")
+                    else:
+                        st.rerun()
             else:
                 st.warning(_("The run was stopped.") + kept)
-            if not mine:
+            if handle.paused_before:  # Continue (above) is its resume
+                pass
+            elif not mine:
                 st.caption(ui.not_yours_text(handle.owner, "resume"))
             else:
                 again = _("Resume") if handle.resumable else _("Run again")

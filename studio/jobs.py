@@ -53,7 +53,7 @@ from studio.runs import (
     run_thread_id,
 )
 from tradingagents.config import resolve_config
-from tradingagents.errors import RunStopped, TradingAgentsError
+from tradingagents.errors import RunPaused, RunStopped, TradingAgentsError
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent, describe_error
 from tradingagents.i18n import N_, Translator, translator
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
@@ -229,6 +229,35 @@ def _default_graph_factory(*, selected_analysts, config, api_key):
     return TradingAgentsGraph(selected_analysts=selected_analysts, config=config, api_key=api_key)
 
 
+def steered_by_other(job_owner: str | None, who: str | None, is_desk_lead: DeskLead | None = None) -> bool:
+    """Whether ``who`` may not steer a paused run offered after a restart. Its owner is known across a restart
+    only when it is a signed-in e-mail (a browser's id is not: without sign-in, the app is one's own machine,
+    and whoever opens it may continue); then only the owner or a desk lead may."""
+    if not job_owner or "@" not in job_owner:
+        return False
+    return not may_control(job_owner, who, is_desk_lead)
+
+
+STEERING_KEYS = ("pause_before", "pm_notes")
+"""A run's own steering, kept over a resume's settings: a run paused before each verdict pauses before the next."""
+
+
+def add_pm_note(config: Mapping[str, Any], analysts: Sequence[str], ticker: str, date: str, note: str, *,
+                by: str | None = None, api_key: str | None = None, factory: GraphFactory | None = None) -> dict:
+    """Write the portfolio manager's note into a paused run's checkpoint (the engine's ``add_pm_note``)."""
+    if not str(note or "").strip():
+        raise ValidationError("Write a note, or continue without one.")
+    graph = (factory or _default_graph_factory)(selected_analysts=list(analysts), config=config, api_key=api_key)
+    return graph.add_pm_note(ticker, date, note, by=by)
+
+
+def paused_state(config: Mapping[str, Any], analysts: Sequence[str], ticker: str, date: str, *,
+                 factory: GraphFactory | None = None) -> dict[str, Any] | None:
+    """A paused run's state so far, read from its checkpoint (the engine's ``paused_state``); None if not paused."""
+    graph = (factory or _default_graph_factory)(selected_analysts=list(analysts), config=config, api_key=None)
+    return graph.paused_state(ticker, date)
+
+
 class RunJob(Job):
     """One analysis run: ``propagate`` on a worker thread; read it through ``progress`` and the fields.
 
@@ -261,6 +290,7 @@ class RunJob(Job):
         self.config_changes: list[tuple[str, Any, Any]] = []  # of the latest resume
         self.expected_s: float | None = None  # median duration of past runs with the same configuration
         self._factory = factory or _default_graph_factory
+        self.paused_before: str | None = None  # the judge the run waits for (pause_before), while it waits
         self._folder = ProgressFolder()
         self._prior_elapsed = 0.0  # earlier attempts' time: elapsed spans all
 
@@ -306,7 +336,7 @@ class RunJob(Job):
         if config is not None:
             from tradingagents.llm_clients.factory import check_llm_config
 
-            keep = {k: _thaw(self.config[k]) for k in CHECKPOINT_KEYS}
+            keep = {k: _thaw(self.config[k]) for k in (*CHECKPOINT_KEYS, *STEERING_KEYS)}
             new = resolve_config({**dict(config), **keep})
             check_llm_config(new, api_key=key)
             self.config_changes = config_changes(self.config, new)
@@ -315,10 +345,23 @@ class RunJob(Job):
             self.config_changes = []
         self.error_type = self.error_key = self.error_key_env = None
         self.resumable = False
+        self.paused_before = None
+
+    def add_note(self, note: str, who: str | None, *, by: str | None = None) -> dict[str, Any] | None:
+        """The portfolio manager's note for the judge this paused run waits for, written into its checkpoint
+        (``TradingAgentsGraph.add_pm_note``); None when the run is not paused or not ``who``'s. ``by``: who
+        the note is from (the signed-in e-mail, else the config's user)."""
+        with self._control:
+            if self.paused_before is None or self.is_alive or not self.can_control(who):
+                return None
+            return add_pm_note(self.config, self.analysts, self.ticker, self.date, note, by=by,
+                               api_key=self._api_key, factory=self._factory)
 
     def _offer_doc(self) -> dict[str, Any]:
         return {"ticker": self.ticker, "date": self.date, "analysts": list(self.analysts),
-                "thread_id": self.thread_id, "config": dict(self.config), "saved_at": time.time()}
+                "thread_id": self.thread_id, "config": dict(self.config), "saved_at": time.time(),
+                # who may continue it after a restart, and the judge it waits for (a pause)
+                "owner": self.owner, "paused_before": self.paused_before}
 
     def _save_offer(self) -> None:
         """Keep the run's public settings for Resume after a restart (a failure only loses the offer).
@@ -394,6 +437,9 @@ class RunJob(Job):
                 self.error_type = data.get("error_type")
                 self.error_key = getattr(crash, "key", None)
                 self.error_key_env = getattr(crash, "key_env", None)
+            elif isinstance(crash, RunPaused):
+                self.paused_before = crash.before
+                self._save_offer()  # a restart offers it as paused, for its owner
             elif terminal.kind == "run_finished":
                 self.rating = data.get("rating")
                 if result is not None:
@@ -670,6 +716,17 @@ class JobRegistry:
         self._tell("job_resume", job, owner, done)
         return done
 
+    def continue_paused(self, job_id: str, note: str | None, *, owner: str | None = None, by: str | None = None,
+                        api_key: str | None = None, **changes: Any) -> bool:
+        """A run paused before a judge: its note (if any) into the checkpoint, then ``resume``. False when it is
+        not paused or not ``owner``'s (a desk lead's too); the note's own problems raise (nothing resumed)."""
+        job = self.get(job_id, "run")
+        if job is None or job.paused_before is None or not job.can_control(owner):
+            return False
+        if note and note.strip() and job.add_note(note, owner, by=by) is None:
+            return False
+        return self.resume(job_id, owner=owner, api_key=api_key, **changes)
+
     def wait(self, job_id: str, timeout: float | None = None) -> Any:
         job = self.get(job_id)
         if job is not None:
@@ -730,11 +787,13 @@ class JobRegistry:
             if cp["thread_id"] in held or doc is None:
                 continue  # held here, or a checkpoint the app did not start (the CLI's): the CLI resumes it
             out.append({**cp, "ticker": doc.get("ticker") or cp["ticker"], "date": doc.get("date") or cp["date"],
-                        "analysts": list(doc.get("analysts") or []), "config": doc["config"]})
+                        "analysts": list(doc.get("analysts") or []), "config": doc["config"],
+                        "owner": doc.get("owner"), "paused_before": doc.get("paused_before")})
         return out
 
     def adopt(self, saved: Mapping[str, Any], *, config: Mapping[str, Any] | None = None,
-              api_key: str | None = None, owner: str | None = None) -> str:
+              api_key: str | None = None, owner: str | None = None, note: str | None = None,
+              by: str | None = None) -> str:
         """Resume a run listed by ``checkpointed_runs``: a new run of ``owner`` with the run's saved
         settings (replaced by ``config``, the settings on screen now, as a resume does); returns its id.
 
@@ -742,7 +801,14 @@ class JobRegistry:
         left out rather than sent as ``***``.
         """
         original = resolve_config({**dict(saved["config"]), "home": resolve_config(config)["home"]})
-        keep = {k: _thaw(original[k]) for k in CHECKPOINT_KEYS}
+        keep = {k: _thaw(original[k]) for k in (*CHECKPOINT_KEYS, *STEERING_KEYS)}
+        if saved.get("paused_before"):  # a paused run is steered by whoever started it (or a desk lead)
+            if steered_by_other(saved.get("owner"), owner, self._is_lead):
+                raise ValidationError("This run waits for the note of whoever started it; only they or a desk lead "
+                                      "may continue it.")
+            if note and note.strip():
+                add_pm_note({**dict(original), **keep}, keep["selected_analysts"], saved["ticker"], saved["date"],
+                            note, by=by, api_key=api_key)
         base = dict(config) if config is not None else {
             k: v for k, v in dict(saved["config"]).items() if not (isinstance(v, str) and MASK in v)}
         run_id = self.start_run(saved["ticker"], saved["date"], keep["selected_analysts"], {**base, **keep},

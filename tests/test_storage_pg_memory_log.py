@@ -17,6 +17,7 @@ from tests import pg_server as _pg
 from tests.pg_helpers import SHARED, own_ticker, shared_ticker
 from tradingagents.agents.utils.memory import TradingMemoryLog
 from tradingagents.errors import ValidationError
+from tradingagents.memory.log_format import pm_outcome
 from tradingagents.storage import open_memory_log, open_role_memory, print_log
 from tradingagents.storage import pg_memory_log as pg_log_module
 from tradingagents.storage.pg_memory_log import PgMemoryLog
@@ -213,7 +214,8 @@ def test_print_log_shows_the_same_entries_from_either_storage(pg_url, capsys):
             _file_store(log, "NVDA", "2024-05-10", "**Rating**: Buy\nx", "Buy")
         log.batch_update_with_outcomes([_settle("NVDA", "2024-05-10", raw=-0.0456)])
         assert print_log(cfg, json=True) == 0
-        assert json.loads(capsys.readouterr().out) == log.load_entries()
+        # every entry as it loads, with the team's and the PM's calls scored beside it
+        assert json.loads(capsys.readouterr().out) == [{**e, **pm_outcome(e)} for e in log.load_entries()]
         print_log(cfg)
         text = capsys.readouterr().out
         assert "1 entries" in text and "2024-05-10  NVDA" in text and "-4.6%" in text and "settled" in text

@@ -74,6 +74,10 @@ EXAMPLES = """examples:
   python -m tradingagents NVDA 2024-05-10 --provider openai --max-cost 0.50
   python -m tradingagents batch NVDA,AAPL,MSFT,0700.HK 2024-05-10 [--executor ray] [--max-cost 2]
   python -m tradingagents show NVDA 2024-05-10     print a saved run's report (files or the desk)
+  python -m tradingagents ask NVDA 2024-05-10 --agent bear "Why margins?"   ask an agent of a saved run
+  python -m tradingagents NVDA 2024-05-10 --note "Earnings next week; keep it small"   a note to both judges
+  python -m tradingagents scores [--json]          who was right: per role, model, person; team vs you
+  python -m tradingagents decide NVDA 2024-05-10 --rating Hold --reason "Earnings next week"   your own call
   python -m tradingagents ZZZQ 2024-05-10 --allow-synthetic   an invented instrument on the demo market
 
 A date without a session (a weekend, a holiday) is analysed as the last session on or before it,
@@ -142,6 +146,11 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-cost", help="USD budget of the run: stop at a checkpoint (exit 5) before a step "
                    "would exceed it (prices: llm_pricing / TRADINGAGENTS_LLM_PRICING)")
     p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
+    p.add_argument("--note", action="append", metavar="TEXT",
+                   help="a note from the portfolio manager to both judges (the Research Manager and the Portfolio "
+                   "Manager read it in their prompts; kept in the run's meta.pm_notes); repeatable")
+    p.add_argument("--note-for", action="append", nargs=2, metavar=("JUDGE", "TEXT"),
+                   help="a note to one judge: research_manager or portfolio_manager; repeatable")
     p.add_argument("--blind", action="store_true", help="blind run: the models see an alias, the date shifted by "
                    "28 years and rebased prices; what is shown and stored is mapped back (<home>/blind/)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
@@ -184,8 +193,10 @@ FLAGS = {
     "allow_synthetic": ("allow_synthetic", "--allow-synthetic"),
     "csv_skip_bad_rows": ("csv_skip_bad_rows", "--csv-skip-bad-rows"),
 }
+FLAG_NOTES = ("pm_notes", "--note/--note-for")
 FLAG_OF_KEY = {key: flag for key, flag in FLAGS.values()}
-FLAG_OF_KEY.update({"analyst_execution": "--parallel/--sequential", "checkpoint_enabled": "--no-checkpoint"})
+FLAG_OF_KEY.update({"analyst_execution": "--parallel/--sequential", "checkpoint_enabled": "--no-checkpoint",
+                    FLAG_NOTES[0]: FLAG_NOTES[1]})
 
 
 def _config_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -203,6 +214,11 @@ def _config_from(args: argparse.Namespace) -> dict[str, Any]:
         cfg["checkpoint_enabled"] = False
     if getattr(args, "no_stream", False):
         cfg["llm_streaming"] = False
+    notes = [{"before": judge, "note": text} for text in getattr(args, "note", None) or []
+             for judge in ("research_manager", "portfolio_manager")]
+    notes += [{"before": judge, "note": text} for judge, text in getattr(args, "note_for", None) or []]
+    if notes:
+        cfg["pm_notes"] = notes
     return cfg
 
 
@@ -959,7 +975,183 @@ def _analyst_name(key: str, t: Translator) -> str:
     return key if t.lang == "en" or key not in team.ROLES else t.p("role", team.ROLES[key].node)
 
 
-SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "whatif", "attribute")
+
+
+def decide_command(argv: list[str]) -> int:
+    """``python -m tradingagents decide TICKER DATE --rating X [--reason …]``: the PM's own call on a logged decision."""
+    from tradingagents.rating import RATINGS_5_TIER
+
+    p = argparse.ArgumentParser(prog="python -m tradingagents decide",
+                                description="Record your own call (one of the five tiers, with a reason) beside "
+                                "the team's decision in the memory log. It can be changed until the entry settles; "
+                                "settlement then scores both calls on the same return (log --json: pm_rating, "
+                                "pm_was_right, pm_alpha).",
+                                epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("ticker")
+    p.add_argument("date")
+    p.add_argument("--rating", required=True, help=f"one of {', '.join(RATINGS_5_TIER)}")
+    p.add_argument("--reason", default="", help="why (kept in the log's PM DECISION section)")
+    p.add_argument("--by", help="who decides (default: the config's user, else the OS user)")
+    p.add_argument("--home")
+    args = p.parse_args(argv)
+    t = ui_translator(home=args.home)
+    try:
+        from tradingagents import storage
+        from tradingagents.config import resolve_config
+        from tradingagents.memory.log_format import check_rating
+        from tradingagents.validation import ValidationError, validate_date, validate_ticker
+
+        settings = resolve_config({"home": args.home} if args.home else {})
+        t = ui_translator(settings)
+        ticker, date = validate_ticker(args.ticker), validate_date(args.date, allow_future=True)
+        rating = check_rating(args.rating)
+        storage.check_storage(settings)
+        result = storage.record_pm_decision(settings, ticker, date, rating, args.reason, by=args.by)
+        if result["status"] == "missing" and _session_of(settings, ticker, date) != date:
+            # a weekend or holiday: the decision is logged under its session
+            session = _session_of(settings, ticker, date)
+            found = storage.record_pm_decision(settings, ticker, session, rating, args.reason, by=args.by)
+            if found["status"] != "missing":
+                result, date = found, session
+        status = result["status"]
+        if status == "missing":
+            dates = result.get("dates") or []
+            raise ValidationError(
+                t("The memory log has no decision of {ticker} on {date}; it has {ticker} on: {dates}.",
+                  ticker=ticker, date=date, dates=", ".join(dates)) if dates else
+                t("The memory log has no decision of {ticker}: run 'python -m tradingagents {ticker} {date}' first.",
+                  ticker=ticker, date=date))
+        if status == "settled":
+            raise ValidationError(t("The decision of {ticker} on {date} is settled: a call is scored on its outcome "
+                                    "and can no longer change.", ticker=ticker, date=date))
+        previous = (result.get("previous") or {}).get("rating")
+        line = t("Your call on {ticker} {date}: {rating}", ticker=ticker, date=date, rating=_rating(rating, t))
+        if previous:
+            line += " " + t("(was {rating})", rating=_rating(previous, t))
+        _print(line)
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False, t=t)
+
+
+def ask_command(argv: list[str]) -> int:
+    """``python -m tradingagents ask TICKER DATE --agent bear "question"``: ask an agent of a saved run."""
+    from tradingagents.team import ROSTER
+
+    p = argparse.ArgumentParser(prog="python -m tradingagents ask",
+                                description="Ask an agent that took part in a saved run a question; it answers in "
+                                "its role from that run's material only (with the offline engine, by quoting it). "
+                                "The question and answer are kept with the run (meta.questions).",
+                                epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("ticker")
+    p.add_argument("date")
+    p.add_argument("question")
+    p.add_argument("--agent", required=True,
+                   help="who: " + ", ".join(r.key for r in ROSTER) + " (or the name shown: 'Bear Researcher')")
+    for flag in ("--provider", "--backend-url", "--quick-model", "--deep-model", "--max-cost", "--home"):
+        p.add_argument(flag)
+    p.add_argument("--by", help="who asks (default: the config's user, else the OS user)")
+    p.add_argument("--json", action="store_true", help="the saved thread item as JSON")
+    args = p.parse_args(argv)
+    t = ui_translator(home=args.home)
+    try:
+        import json as _json
+
+        from tradingagents import storage
+        from tradingagents.ask import ask
+        from tradingagents.config import resolve_config
+
+        settings = resolve_config({"home": args.home} if args.home else {})
+        t = ui_translator(settings)
+        storage.check_storage(settings)
+        overrides = {key: getattr(args, attr) for attr, (key, _flag) in FLAGS.items()
+                     if attr in ("provider", "backend_url", "quick_model", "deep_model", "max_cost")
+                     and getattr(args, attr) is not None}
+        if overrides:  # checked as a run's flags are, before anything is asked
+            resolve_config({**settings, **overrides})
+        streamed = not args.json and sys.stdout.isatty()
+        item = ask(settings, args.ticker, args.date, args.agent, args.question, by=args.by, overrides=overrides,
+                   on_token=(lambda s: _print(s, end="", flush=True)) if streamed else None)
+        if args.json:
+            _print(_json.dumps(item, ensure_ascii=False, indent=2))
+        elif streamed:
+            _print()
+        else:
+            _print(item["answer"])
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False, t=t)
+
+
+def _rate(stats: dict, t: Translator) -> str:
+    if not stats.get("n"):
+        return t("no settled calls")
+    lo, hi = stats["interval"]
+    line = t("{n} calls, hit rate {rate} (95%: {lo}–{hi})", n=stats["n"], rate=f"{stats['hit_rate']:.0%}",
+             lo=f"{lo:.0%}", hi=f"{hi:.0%}")
+    if stats.get("mean_alpha") is not None:
+        line += ", " + t("mean alpha {alpha}", alpha=_pct(stats["mean_alpha"]))
+        if stats.get("alpha_interval"):
+            line += f" ({_pct(stats['alpha_interval'][0])}…{_pct(stats['alpha_interval'][1])})"
+    return line
+
+
+def scores_command(argv: list[str]) -> int:
+    """``python -m tradingagents scores [--json]``: who was right, from the memory log and the saved runs."""
+    p = argparse.ArgumentParser(prog="python -m tradingagents scores",
+                                description="Who was right: hit rate and mean alpha with 95% intervals per role, "
+                                "per model, per person (your own calls, from 'decide'), the team against your calls, "
+                                "and the conviction stated against the hit rate; from the settled decisions.",
+                                epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", action="store_true", help="the scoreboard as JSON")
+    p.add_argument("--home")
+    args = p.parse_args(argv)
+    t = ui_translator(home=args.home)
+    try:
+        import json as _json
+
+        from tradingagents import storage
+        from tradingagents.config import resolve_config
+        from tradingagents.scoreboard import gather
+        from tradingagents.team import ROLES
+
+        settings = resolve_config({"home": args.home} if args.home else {})
+        t = ui_translator(settings)
+        storage.check_storage(settings)
+        board = gather(settings)
+        if args.json:
+            _print(_json.dumps(board, ensure_ascii=False, indent=2))
+            return EXIT_OK
+        _print(t("Scoreboard: {n} settled decisions", n=board["n_settled"]))
+        _print("\n" + t("By role"))
+        for key, stats in board["by_role"].items():
+            _print(f"  {t.p('role', ROLES[key].node)}: {_rate(stats, t)}")
+        _print("\n" + t("By model"))
+        for name, stats in board["by_model"].items():
+            _print(f"  {name}: {_rate(stats, t)}")
+        _print("\n" + t("By person (your own calls)"))
+        for name, stats in board["by_person"].items():
+            _print(f"  {name}: {_rate(stats, t)}")
+        if not board["by_person"]:
+            _print("  " + t("none yet: record one with 'python -m tradingagents decide'"))
+        vs = board["team_vs_pm"]
+        _print("\n" + t("Team vs you ({n} decisions with both calls)", n=vs["n"]))
+        _print("  " + t("Team: {line}", line=_rate(vs["team"], t)))
+        _print("  " + t("You: {line}", line=_rate(vs["pm"], t)))
+        if vs["agreement"]["n"]:
+            _print("  " + t("Agreed on {rate} of them; when you disagreed ({n}): you were right {pm}, the team {team}",
+                            rate=f"{vs['agreement']['rate']:.0%}", n=vs["disagreed"]["n"],
+                            pm=vs["disagreed"]["pm_right"], team=vs["disagreed"]["team_right"]))
+        if board["calibration"]:
+            _print("\n" + t("Calibration (conviction stated → hit rate)"))
+            for row in board["calibration"]:
+                _print(f"  {row['conviction']}: {_rate(row, t)}")
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc, resumes=False, t=t)
+
+
+SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "whatif", "attribute", "decide", "ask", "scores")
 
 
 def _subcommand_typo(word: str) -> str | None:
@@ -1005,6 +1197,12 @@ def _dispatch(argv: list[str]) -> int:
             return whatif_command(argv[1:])
         if argv and argv[0] == "attribute":
             return attribute_command(argv[1:])
+        if argv and argv[0] == "scores":
+            return scores_command(argv[1:])
+        if argv and argv[0] == "ask":
+            return ask_command(argv[1:])
+        if argv and argv[0] == "decide":
+            return decide_command(argv[1:])
         if argv and argv[0] == "settle":
             return settle_command(argv[1:])
         if argv and argv[0] == "log":

@@ -149,6 +149,16 @@ class RunStopped(TradingAgentsError):
     resumable = True
 
 
+class RunPaused(RunStopped):
+    """The run reached a judge it was told to pause before (``pause_before``): it waits at its checkpoint,
+    where the portfolio manager may add a note (``TradingAgentsGraph.add_pm_note``); the same propagate
+    call continues it. ``before`` is the judge's roster key."""
+
+    def __init__(self, message: str, before: str | None = None) -> None:
+        super().__init__(message)
+        self.before = before
+
+
 class BudgetExceeded(RunStopped):
     """The next step would exceed the run's or the batch's cost budget; raise it to continue."""
 

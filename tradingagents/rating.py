@@ -90,6 +90,16 @@ def was_right(rating: str | None, alpha: float | None) -> bool | None:
     return abs(alpha) <= HOLD_BAND
 
 
+def call_alpha(rating: str | None, alpha: float | None) -> float | None:
+    """The alpha of following a call: long the alpha on a bullish tier, short it on a bearish one, 0 on
+    Hold (``direction(rating) * alpha``; None when the alpha is not known). One rule for the team's call
+    and the portfolio manager's own, so both are scored on the same return."""
+    if alpha is None or float(alpha) != float(alpha):
+        return None
+    d = direction(rating)
+    return d * float(alpha) if d else 0.0
+
+
 # ---------------------------------------------------------------------------- colours
 RATING_COLORS: dict[str, str] = dict(zip(RATINGS_5_TIER, ("#1DB954", "#7BD389", "#F2C94C", "#F2994A", "#EB5757"),
                                          strict=True))

@@ -302,6 +302,62 @@ def _ray_address(value: Any, what: str) -> str | None:
     return text
 
 
+def _judge_key(value: Any, what: str) -> str:
+    from tradingagents import team
+
+    judges = {r.key: r.key for r in team.ROSTER if r.judges}
+    judges.update({r.node.lower(): r.key for r in team.ROSTER if r.judges})
+    key = " ".join(str(value).replace("_", " ").split()).lower().replace(" ", "_") if isinstance(value, str) else None
+    found = judges.get(key or "") or judges.get((key or "").replace("_", " "))
+    if found is None:
+        raise _fail(what, value, f"expected a judge: {', '.join(sorted(set(judges.values())))}")
+    return found
+
+
+PM_NOTE_MAX = 2000
+"""The longest note to a judge (characters)."""
+
+
+def check_pm_notes(value: Any, what: str) -> list[dict[str, str]]:
+    """Notes to the judges: a list of ``{"before": <judge key>, "note": text}`` (``by`` and ``at`` kept when
+    given, one line each); empty notes are dropped."""
+    if value is None or value == "":
+        return []
+    if not isinstance(value, list | tuple):
+        raise _fail(what, value, 'expected a list of {"before": "portfolio_manager", "note": "…"}')
+    out: list[dict[str, str]] = []
+    for item in value:
+        if not isinstance(item, Mapping) or not isinstance(item.get("note"), str):
+            raise _fail(what, item, 'expected {"before": "portfolio_manager", "note": "…"}')
+        note = item["note"].strip()
+        if not note:
+            continue
+        if len(note) > PM_NOTE_MAX:
+            raise ConfigError(f"{what}: a note has {len(note)} characters; keep it under {PM_NOTE_MAX}.")
+        entry = {"before": _judge_key(item.get("before"), f"{what}.before"), "note": note}
+        for extra in ("by", "at"):
+            if isinstance(item.get(extra), str) and item[extra].strip() and "\n" not in item[extra]:
+                entry[extra] = item[extra].strip()[:320]
+        out.append(entry)
+    return out
+
+
+def check_pause_before(value: Any, what: str) -> list[str]:
+    """The judges a run pauses before: a list (or comma-separated text) of judge keys; true: both; false: none."""
+    from tradingagents import team
+
+    if value is None or value is False or value == "":
+        return []
+    if value is True:
+        return [r.key for r in team.ROSTER if r.judges]
+    if isinstance(value, str):
+        value = [part for part in value.split(",") if part.strip()]
+    if not isinstance(value, list | tuple):
+        raise _fail(what, value, "expected a list of judges: research_manager, portfolio_manager")
+    keys = [_judge_key(v, what) for v in value]
+    return [r.key for r in team.ROSTER if r.key in keys]
+
+
 def _emails(value: Any, what: str) -> list[str]:
     """A list of e-mail addresses (or a comma-separated text), lower case, without repeats."""
     if value is None:
@@ -453,6 +509,8 @@ CHECKS: Mapping[str, Check] = {
     "max_cost_usd": _number(float, lo=0, lo_open=True, optional=True),
     "user": _text(optional=True),
     "desk_leads": _emails,
+    "pm_notes": check_pm_notes,
+    "pause_before": check_pause_before,
 }
 """Key → its one check ``(value, what) -> normalised value``."""
 assert set(CHECKS) == set(DEFAULTS), "every key has one check"

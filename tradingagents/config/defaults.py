@@ -153,6 +153,13 @@ DEFAULTS: dict[str, Any] = {
     "user": None,
     # the desk leads' e-mails (TRADINGAGENTS_DESK_LEADS, comma-separated): they may stop or resume anyone's job
     "desk_leads": [],
+    # the portfolio manager in the loop: notes to the judges, each {"before": "research_manager" |
+    # "portfolio_manager", "note": text} (CLI --note / --note-for; the app's note box at a pause), read in
+    # that judge's prompt as the portfolio manager's note and kept in the run's meta.pm_notes
+    "pm_notes": [],
+    # pause the run before these judges ("research_manager", "portfolio_manager"; true: both) so the PM can
+    # read the debate so far and leave a note; the run waits at its checkpoint until it is continued
+    "pause_before": [],
 }
 """Every key with its default (plain values; ``DEFAULT_CONFIG`` is the frozen view)."""
 

@@ -22,6 +22,7 @@ class Propagator:
         past_context: str = "",
         instrument_context: str = "",
         past_decisions: list[dict[str, Any]] | None = None,
+        pm_notes: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Every key of AgentState and of both debate states, so nothing downstream KeyErrors."""
         return {
@@ -44,6 +45,7 @@ class Propagator:
             "final_trade_decision": "",
             "final_rating": "",
             "debate_turns": [],
+            "pm_notes": [dict(n) for n in pm_notes or []],
         }
 
     def get_graph_args(self, callbacks: list | None = None, **configurable: Any) -> dict[str, Any]:

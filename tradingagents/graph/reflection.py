@@ -267,6 +267,20 @@ class Reflector:
             text = sanitize_reflection(_join([text, lesson]))
         return text
 
+    def with_override(self, reflection: str, *, rating: str | None, pm_rating: str | None, alpha: float) -> str:
+        """The reflection, led by a sentence saying that the portfolio manager overrode the team's rating and who
+        was right (on the same alpha), when their own call differed; else the reflection as it was."""
+        if not pm_rating or _tier(pm_rating) == _tier(rating):
+            return reflection
+        t = self.t
+        verdict = {True: t("right"), False: t("wrong")}
+        sentence = t("The portfolio manager overrode the team's {team} with {pm}: the team was {team_verdict}, the "
+                     "portfolio manager {pm_verdict}.", team=rating_label(_tier(rating), t.lang),
+                     pm=rating_label(_tier(pm_rating), t.lang),
+                     team_verdict=verdict[bool(was_right(_tier(rating), alpha))],
+                     pm_verdict=verdict[bool(was_right(_tier(pm_rating), alpha))])
+        return sanitize_reflection(_join([sentence, reflection]))
+
     def role_lessons(
         self, *, ticker, date, rating, decision, raw, alpha, holding, reports: dict | None = None,
         benchmark: str = DEFAULT_BENCHMARK,

@@ -224,6 +224,10 @@ class Settler:
                       decision=entry.get("decision", ""), raw=raw, alpha=alpha, holding=holding,
                       reports=self._reports_for(entry["ticker"], entry["date"]), benchmark=benchmark)
         reflection = self.reflector.reflect_on_decision(**kwargs)
+        pm_call = entry.get("pm_decision") or {}
+        if pm_call.get("rating"):  # the PM's own call differed: the reflection says so, and who was right
+            reflection = self.reflector.with_override(reflection, rating=entry.get("rating"),
+                                                      pm_rating=pm_call["rating"], alpha=alpha)
         lessons = None
         # the role memories are shared by every ticker: an invented instrument's lessons stay out of them
         if self.memory_enabled and not entry.get("invented"):

@@ -38,6 +38,7 @@ from tradingagents.config import normalize_analysts, resolve_config
 from tradingagents.errors import (
     ConfigError,
     RunAlreadyActive,
+    RunPaused,
     RunStopped,
     TradingAgentsError,
     exit_code_for,
@@ -560,6 +561,8 @@ class TradingAgentsGraph:
                 "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
                 "node_times_ms": reporter.node_times_ms(),
                 "debate_turns": turns,
+                # the portfolio manager's notes to the judges: {before, note, by, at}
+                "pm_notes": [dict(n) for n in final_state.get("pm_notes") or []],
                 # the decision card (rating, action, conviction, levels, size, stated and scored horizon)
                 "decision": decision_card(final_state, cfg.get("holding_days")),
                 # what the roles were given from memory, recorded by the nodes that gathered it
@@ -609,6 +612,60 @@ class TradingAgentsGraph:
         reporter.emit("settle_finished", None, ticker=ticker, settled=settled, pending=pending,
                       problems=list(self.settle_problems), error=error)
 
+    def add_pm_note(self, ticker: str, trade_date: str, note: str, *, before: str | None = None,
+                    by: str | None = None, asset_type: str = "stock") -> dict[str, Any]:
+        """Add the portfolio manager's note to a run paused before a judge (``RunPaused``): written into the
+        run's checkpoint (LangGraph's ``update_state`` on the ``pm_notes`` channel), so the judge reads it when
+        the run continues, after a restart too. ``before`` defaults to the judge the run waits for; returns the
+        note as kept. ``ValidationError`` when the run is not paused before a judge."""
+        import datetime as _dt
+
+        from tradingagents.config.checks import check_pm_notes
+
+        with self._paused(ticker, trade_date, asset_type) as (graph, run_config, waiting, _values):
+            if not waiting:
+                raise ValidationError(f"The run of {ticker} on {trade_date} is not paused before a judge: there is "
+                                      "no verdict to add a note to.")
+            at = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+            [kept] = check_pm_notes([{"before": before or waiting[0], "note": str(note or ""),
+                                      "by": by or storage.default_user(self.config), "at": at}], "note") or [None]
+            if kept is None:
+                raise ValidationError("Write a note, or continue without one.")
+            graph.update_state(run_config, {"pm_notes": [dict(kept)]})
+        storage.record_audit(self.config, "pm_note", by=kept["by"], target=f"{ticker} {trade_date}",
+                             before=kept["before"])
+        return dict(kept)
+
+    @contextlib.contextmanager
+    def _paused(self, ticker: str, trade_date: str, asset_type: str = "stock"):
+        """(compiled graph, run config, [judges the run waits for], state values) of a run's checkpoint."""
+        ticker = validate_ticker(ticker)
+        trade_date = validate_run_date(trade_date)
+        analysts = analysts_for_asset(self.selected_analysts, validate_asset_type(asset_type))
+        tid = ckpt.thread_id(ticker, trade_date, self._signature(analysts, asset_type))
+        graph = self.compiled_graph(analysts)
+        with self.checkpoint_router.route(ticker) as route:
+            run_config = {"configurable": {"thread_id": tid, **route}}
+            snapshot = graph.get_state(run_config)
+            waiting = [team.ROLE_BY_NODE[n].key for n in snapshot.next or ()
+                       if n in team.ROLE_BY_NODE and team.ROLE_BY_NODE[n].judges]
+            yield graph, run_config, waiting, dict(snapshot.values or {})
+
+    def paused_state(self, ticker: str, trade_date: str, asset_type: str = "stock") -> dict[str, Any] | None:
+        """What a run paused before a judge holds so far (its state: the debate turns, the plan, the notes),
+        with ``paused_before`` (the judge's key); None when it is not paused before one."""
+        with self._paused(ticker, trade_date, asset_type) as (_graph, _config, waiting, values):
+            return {**values, "paused_before": waiting[0]} if waiting else None
+
+    def _pm_notes(self) -> list[dict[str, Any]]:
+        """The config's notes to the judges, each stamped with who gave it and when (if it does not say)."""
+        import datetime as _dt
+
+        at = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        by = storage.default_user(self.config)
+        return [{"before": n["before"], "note": n["note"], "by": n.get("by") or by, "at": n.get("at") or at}
+                for n in self.config.get("pm_notes") or []]
+
     def _execute(self, graph, route, ticker, trade_date, asset_type, analysts, tid, reporter,
                  should_stop, settings, session_note=None, sidecar=None, fork_inputs=None):
         """Run (or resume) the compiled graph on this run's checkpoint ``route``; the final snapshot.
@@ -653,7 +710,7 @@ class TradingAgentsGraph:
             past, decisions = self.past_memory(ticker, trade_date)
             inputs = self.propagator.create_initial_state(
                 ticker, trade_date, asset_type, past_context=past, instrument_context=context,
-                past_decisions=decisions,
+                past_decisions=decisions, pm_notes=self._pm_notes(),
             )
             if self.analyst_execution == "parallel":
                 seed = inputs["messages"][0].content
@@ -676,11 +733,17 @@ class TradingAgentsGraph:
         # without a stop signal no step boundary to check ("messages" also makes LangGraph run every
         # single-task step on a worker thread beside a waiter, instead of in this thread).
         modes = ["tasks", "updates"]
+        # pause_before: LangGraph's breakpoint before each judge named; the run then waits at its checkpoint
+        pause_at = [team.ROLES[k].node for k in self.config.get("pause_before") or []]
+        if pause_at and not self.config.get("checkpoint_enabled"):
+            raise ConfigError("pause_before needs checkpoints (checkpoint_enabled): a paused run waits at its "
+                              "checkpoint.")
         if should_stop is not None:
             modes.append("checkpoints")
         if reporter.on_event is not None:
             modes.append("messages")
-        stream = graph.stream(inputs, run_config, stream_mode=modes, durability="sync")
+        stream = graph.stream(inputs, run_config, stream_mode=modes, durability="sync",
+                              interrupt_before=pause_at or None)
         stopped = f"Stopped during the run of {ticker} on {trade_date}; it can be resumed."
         try:
             for mode, chunk in stream:
@@ -713,6 +776,11 @@ class TradingAgentsGraph:
         reporter.usage_tick()
 
         snapshot = graph.get_state(run_config)
+        waiting = [n for n in snapshot.next or () if n in pause_at]
+        if waiting:
+            judge = team.ROLE_BY_NODE[waiting[0]]
+            raise RunPaused(f"Paused before the {judge.node} of {ticker} on {trade_date}: add a note for it, then "
+                            "continue (the run waits at its checkpoint).", before=judge.key)
         if snapshot.next or snapshot.tasks:
             raise RuntimeError(f"The graph stopped before the end (next: {', '.join(snapshot.next)}).")
         return snapshot

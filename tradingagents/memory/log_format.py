@@ -5,8 +5,10 @@ An entry (a *block*) is a tag line, ``DECISION:`` and the decision text; a settl
 ``SEPARATOR``. A block may end with one hidden line ``<!-- meta {json} -->`` (after everything else):
 the decision's provenance (``data_vendor``, ``llm_provider``, ``models``, ``by``: who ran it) and,
 once settled, the prices it was settled on (``entry_price``, ``exit_price``, ``bench_raw``,
-``benchmark``, ``end_date``) and ``settled_by`` (who settled it); a block without it (an old entry) reads with those keys None. In model text every line starting with ``\\``, ``[``, ``<``, ``DECISION:`` or
-``REFLECTION:`` gets one extra leading backslash (removed on reading), so no text can forge a
+``benchmark``, ``end_date``) and ``settled_by`` (who settled it), and the portfolio manager's own call (``pm_decision``: rating, reason,
+who, when; shown to a reader as a ``PM DECISION:`` section after the decision text, the hidden line being
+what is read back); a block without it (an old entry) reads with those keys None. In model text every line starting with ``\\``, ``[``, ``<``, ``DECISION:`` or
+``REFLECTION:`` or ``PM DECISION:`` gets one extra leading backslash (removed on reading), so no text can forge a
 separator, a tag or a section header.
 """
 
@@ -27,13 +29,14 @@ from typing import Any
 from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating, settled_header
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
-__all__ = ["META_KEYS", "SEPARATOR", "Block", "check_provenance", "check_settle_meta", "escape_text", "parse_block", "pct", "render_block", "render_meta",
+__all__ = ["META_KEYS", "SEPARATOR", "Block", "check_pm_decision", "check_provenance", "pm_outcome", "render_pm_section", "check_settle_meta", "escape_text", "parse_block", "pct", "render_block", "render_meta",
            "scan_blocks", "scan_keys", "unescape_text"]
 
 SEPARATOR = "\n\n<!-- ENTRY_END -->\n\n"
 _SEP_LEN = len(SEPARATOR)
 _DECISION_HEAD = "\n\nDECISION:\n"
 _REFLECTION_HEAD = "\n\nREFLECTION:\n"
+_PM_HEAD = "\n\nPM DECISION:\n"
 _TAG_RE = re.compile(r"\[([^\[\]\n]*)\]")
 _PCT_RE = re.compile(r"^([+-]?\d+(?:\.\d+)?)%$")
 _HOLD_RE = re.compile(r"^(\d+)d$")
@@ -43,7 +46,7 @@ _META_HEAD = "\n\n<!-- meta "
 _META_TAIL = " -->"
 # what the hidden meta line may hold (anything else in it is ignored on reading)
 META_KEYS = ("data_vendor", "llm_provider", "models", "entry_price", "exit_price", "bench_raw", "benchmark",
-             "end_date", "by", "settled_by", "invented")
+             "end_date", "by", "settled_by", "invented", "pm_decision")
 # lessons derived at settlement and not yet written to every role memory (cleared once they are)
 _LESSON_KEYS = ("lessons_due", "lessons_known_from")
 _DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
@@ -74,7 +77,7 @@ def _read_rating(text: str) -> str:
     if rating is None:
         raise ValueError(f"unknown rating {text!r}")
     return rating
-_ESCAPE_RE = re.compile(r"^(?=\\|\[|<|DECISION:|REFLECTION:)", re.MULTILINE)
+_ESCAPE_RE = re.compile(r"^(?=\\|\[|<|DECISION:|REFLECTION:|PM DECISION:)", re.MULTILINE)
 _UNESCAPE_RE = re.compile(r"^\\", re.MULTILINE)
 
 
@@ -176,14 +179,19 @@ class Block:
             raw = self.core
             start = raw.index(_DECISION_HEAD) + len(_DECISION_HEAD)
             if self.pending:
-                self._body = (unescape_text(raw[start:]), "")
+                decision, refl = raw[start:], ""
             else:
                 cut = raw.index(_REFLECTION_HEAD, start)
                 refl = raw[cut + len(_REFLECTION_HEAD) :]
                 m = _find_exact(refl)
                 if m:
                     refl = refl[: m.start()]
-                self._body = (unescape_text(raw[start:cut]), unescape_text(refl))
+                decision = raw[start:cut]
+            if self.meta.get("pm_decision"):  # the PM's section follows the decision text (shown, not read)
+                pm_at = decision.find(_PM_HEAD)
+                if pm_at >= 0:
+                    decision = decision[:pm_at]
+            self._body = (unescape_text(decision), unescape_text(refl))
         return self._body
 
     def to_entry(self, *, texts: bool = True) -> dict[str, Any]:
@@ -223,7 +231,13 @@ def _split_meta(raw: str) -> tuple[str, dict]:
         return raw, {}
     if not isinstance(meta, dict):
         return raw, {}
-    return raw[:pos], {k: meta[k] for k in (*META_KEYS, *_LESSON_KEYS) if k in meta}
+    kept = {k: meta[k] for k in (*META_KEYS, *_LESSON_KEYS) if k in meta}
+    if "pm_decision" in kept:  # a hand-edited call that does not validate is not read as one
+        try:
+            kept["pm_decision"] = check_pm_decision(kept["pm_decision"])
+        except ValueError:
+            del kept["pm_decision"]
+    return raw[:pos], kept
 
 
 # an unescaped tag line inside a block: two entries merged by a damaged separator (we escape every
@@ -450,6 +464,59 @@ def check_settle_meta(update: Any) -> dict:
     return out
 
 
+_AT_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?\Z")
+PM_REASON_MAX = 4000
+"""The longest reason a portfolio manager's call keeps (characters)."""
+
+
+def check_pm_decision(value: Any) -> dict:
+    """The portfolio manager's own call ``{rating, reason, by, at}`` checked (ValueError says what is
+    wrong): a tier of the five, a reason of at most ``PM_REASON_MAX`` characters, who (one line) and when
+    (ISO time, seconds)."""
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"a PM decision is a dict with rating, reason, by, at; not {value!r:.60}")
+    tier = normalize_rating(value.get("rating")) if isinstance(value.get("rating"), str) else None
+    if tier is None:
+        raise ValidationError(f"unknown rating {value.get('rating')!r}; use one of: {', '.join(RATINGS_5_TIER)}")
+    reason = value.get("reason") or ""
+    if not isinstance(reason, str) or len(reason) > PM_REASON_MAX:
+        raise ValidationError(f"the reason must be text of at most {PM_REASON_MAX} characters")
+    try:
+        by = _short_text(value.get("by"), "by") or "unknown"
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+    if "\n" in by or "\r" in by:
+        raise ValidationError("'by' must be one line")
+    at = value.get("at")
+    if not isinstance(at, str) or not _AT_RE.match(at):
+        raise ValidationError(f"'at' must be an ISO time such as 2024-05-10T14:30:00Z, not {at!r:.40}")
+    return {"rating": tier, "reason": reason.strip(), "by": by, "at": at}
+
+
+def render_pm_section(pm: Mapping[str, Any]) -> str:
+    """The ``PM DECISION:`` section a reader of the log file sees (the reason escaped like model text)."""
+    return (f"{_PM_HEAD}Rating: {pm['rating']}\nBy: {pm['by']}\nAt: {pm['at']}\nReason:\n"
+            f"{escape_text(pm.get('reason') or '')}")
+
+
+def pm_outcome(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The team's and the portfolio manager's calls scored on the entry's one alpha: ``was_right`` and
+    ``call_alpha`` (the team's), ``pm_rating``, ``pm_reason``, ``pm_by``, ``pm_at``, ``pm_was_right``,
+    ``pm_alpha`` (None where there is no call of the PM's or the entry is pending)."""
+    from tradingagents.rating import call_alpha, was_right
+
+    pm = entry.get("pm_decision") or {}
+    alpha = None if entry.get("pending") else entry.get("alpha")
+    pm_rating = pm.get("rating")
+    return {
+        "was_right": was_right(entry.get("rating"), alpha),
+        "call_alpha": call_alpha(entry.get("rating"), alpha),
+        "pm_rating": pm_rating, "pm_reason": pm.get("reason"), "pm_by": pm.get("by"), "pm_at": pm.get("at"),
+        "pm_was_right": was_right(pm_rating, alpha) if pm_rating else None,
+        "pm_alpha": call_alpha(pm_rating, alpha) if pm_rating else None,
+    }
+
+
 def render_meta(meta: dict | None) -> str:
     """The hidden meta line (with its leading blank line), or "" when there is nothing to keep."""
     kept = {k: meta[k] for k in (*META_KEYS, *_LESSON_KEYS) if meta and meta.get(k) is not None}
@@ -462,12 +529,14 @@ def render_meta(meta: dict | None) -> str:
 
 def render_block(date, ticker, rating, decision, *, raw=None, alpha=None, holding=None, reflection=None,
                  meta=None) -> Block:
+    pm = (meta or {}).get("pm_decision")
+    shown = escape_text(decision) + (render_pm_section(pm) if pm else "")
     if raw is None:
-        text = f"[{date} | {ticker} | {rating} | pending]{_DECISION_HEAD}{escape_text(decision)}"
+        text = f"[{date} | {ticker} | {rating} | pending]{_DECISION_HEAD}{shown}"
     else:
         text = (
             f"[{date} | {ticker} | {rating} | {pct(raw)} | {pct(alpha)} | {holding}d]"
-            f"{_DECISION_HEAD}{escape_text(decision)}"
+            f"{_DECISION_HEAD}{shown}"
             f"{_REFLECTION_HEAD}{escape_text(reflection)}"
             f"\n\n<!-- exact raw={raw!r} alpha={alpha!r} -->"
         )

@@ -56,6 +56,7 @@ from tradingagents.memory.log_format import (
     Block,
     check_count,
     check_decision,
+    check_pm_decision,
     check_updates,
     known_by,
     past_decisions_of,
@@ -482,6 +483,8 @@ class TradingMemoryLog:
                 if b.ok and b.key == (date, ticker):
                     if not b.pending:
                         return "settled", b.rating
+                    if b.meta.get("pm_decision"):  # the PM's own call stays with the day's decision
+                        meta = {**(meta or {}), "pm_decision": b.meta["pm_decision"]}
                     if b.rating == rating and b.body()[0] == decision and b.meta == (meta or {}):
                         return "updated", b.rating
                     blocks[i] = render_block(date, ticker, rating, decision, meta=meta)
@@ -489,6 +492,29 @@ class TradingMemoryLog:
                     return "updated", b.rating
         self.store_decision(ticker, date, decision, rating=rating, provenance=meta)
         return "stored", None
+
+    def record_pm_decision(self, ticker: str, trade_date: str, pm_decision: Mapping[str, Any]) -> dict[str, Any]:
+        """Record the portfolio manager's own call on a pending entry (replacing an earlier one).
+
+        ``pm_decision`` is ``{rating, reason, by, at}`` (``log_format.check_pm_decision``). Returns
+        ``{"status": "recorded"|"changed", "previous": <the earlier call or None>, "pm_decision": …}``;
+        ``{"status": "settled", …}`` (nothing written) when the entry is settled: a call is scored on the
+        outcome and can no longer change; ``{"status": "missing"}`` when the log has no such entry. The
+        team's rating, decision and outcome are kept as they are.
+        """
+        ticker, date = validate_ticker(ticker), validate_date(trade_date, allow_future=True)
+        pm = check_pm_decision(pm_decision)
+        with self._lock, self._locked():
+            blocks = list(self._blocks())
+            for i, b in enumerate(blocks):
+                if b.ok and b.key == (date, ticker):
+                    previous = b.meta.get("pm_decision")
+                    if not b.pending:
+                        return {"status": "settled", "previous": previous, "pm_decision": None}
+                    blocks[i] = render_block(date, ticker, b.rating, b.body()[0], meta={**b.meta, "pm_decision": pm})
+                    self._write(blocks)
+                    return {"status": "changed" if previous else "recorded", "previous": previous, "pm_decision": pm}
+        return {"status": "missing", "previous": None, "pm_decision": None}
 
     def batch_update_with_outcomes(self, updates: Iterable[Mapping[str, Any]]) -> int:
         """Settle pending entries, all in one atomic write; returns how many were settled.

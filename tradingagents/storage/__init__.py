@@ -42,6 +42,7 @@ __all__ = [
     "ENV_VAR",
     "StorageError",
     "app_run",
+    "append_run_item",
     "default_user",
     "read_audit",
     "record_audit",
@@ -70,6 +71,7 @@ __all__ = [
     "open_run_records",
     "open_watchlists",
     "print_log",
+    "record_pm_decision",
     "redact_url",
     "run_lock",
     "run_notes",
@@ -158,6 +160,17 @@ def load_fork(config: Mapping[str, Any] | None, ticker: str, date: str, n: int) 
 def update_run_meta(config: Mapping[str, Any] | None, ticker: str, date: str, updates: Mapping[str, Any]) -> None:
     """Add ``updates`` (e.g. ``attribution``) to the meta of a session's current run."""
     open_run_records(config).update_run_meta(ticker, date, updates)
+
+RUN_ITEM_KEYS = ("questions", "pm_notes")
+"""The lists of a saved run's meta that grow after it is saved (questions to the team, the PM's notes)."""
+
+
+def append_run_item(config: Mapping[str, Any] | None, ticker: str, date: str, key: str,
+                    item: Mapping[str, Any]) -> int:
+    """Append ``item`` to ``meta[key]`` of the saved run, in whichever storage; the list's new length."""
+    if key not in RUN_ITEM_KEYS:
+        raise ValueError(f"meta[{key!r}] is not a list a saved run grows; one of {', '.join(RUN_ITEM_KEYS)}")
+    return open_run_records(config).append_item(ticker, date, key, item)
 
 
 def check_storage(config: Mapping[str, Any] | None = None) -> None:
@@ -337,6 +350,32 @@ def _pct(x: float | None) -> str:
     return "" if x is None else f"{x:+.1%}"
 
 
+def record_pm_decision(config: Mapping[str, Any] | None, ticker: str, trade_date: str, rating: str, reason: str = "",
+                       *, by: str | None = None, at: str | None = None) -> dict[str, Any]:
+    """The portfolio manager's own call on a logged decision, in whichever storage, and in the audit trail.
+
+    Returns the log's answer (``record_pm_decision``: status ``recorded``, ``changed``, ``settled`` or
+    ``missing``); with ``missing`` it also gives ``dates``, the dates the log holds for the ticker.
+    ``by`` defaults to ``default_user(config)``, ``at`` to now (UTC, seconds).
+    """
+    import datetime as _dt
+
+    log = open_memory_log(config)
+    pm = {"rating": rating, "reason": reason, "by": by or default_user(config),
+          "at": at or _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")}
+    result = log.record_pm_decision(ticker, trade_date, pm)
+    if result["status"] == "missing":
+        from tradingagents.validation import validate_ticker
+
+        want = validate_ticker(ticker)
+        result["dates"] = sorted({e["date"] for e in log.load_entries(texts=False) if e["ticker"] == want})
+    elif result["status"] in ("recorded", "changed"):
+        call = result["pm_decision"]
+        record_audit(config, "pm_decision", by=call["by"], target=f"{ticker} {trade_date}", rating=call["rating"],
+                     previous=(result["previous"] or {}).get("rating"))
+    return result
+
+
 def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file: IO[str] | None = None) -> int:
     """Print the memory log (whichever storage): a table, or every entry as JSON. Returns 0."""
     out = sys.stdout if file is None else file
@@ -345,7 +384,10 @@ def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file:
     if json:
         # every entry as it loads; then each block kept verbatim but not read (two entries merged by a
         # damaged separator, a duplicate) as a record of its own with its verbatim "text" and "problems"
-        records = [dict(e) for e in entries]
+        from tradingagents.memory.log_format import pm_outcome
+
+        # beside each entry: the team's call and the portfolio manager's own scored on its one alpha
+        records = [{**e, **pm_outcome(e)} for e in entries]
         unread = getattr(log, "unread_blocks", None)
         blank = dict.fromkeys(entries[0] if entries else ("date", "ticker", "rating", "pending"))
         if callable(unread):

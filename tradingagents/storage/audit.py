@@ -27,7 +27,7 @@ from tradingagents.storage.pg import database, storage_url
 __all__ = ["ACTIONS", "AUDIT_COLUMNS", "FileAudit", "PgAudit", "open_audit", "read_audit", "record_audit"]
 
 ACTIONS = ("sign_in", "sign_out", "job_start", "job_stop", "job_resume", "job_delete", "settle",
-           "memory_add", "memory_retire", "memory_restore", "memory_edit")
+           "memory_add", "memory_retire", "memory_restore", "memory_edit", "pm_decision", "ask", "pm_note")
 """The actions recorded (another action name is accepted too: the trail never refuses an entry)."""
 AUDIT_COLUMNS = ("at", "by", "action", "target", "detail")
 LOCK_TIMEOUT_S = 10

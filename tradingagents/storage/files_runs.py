@@ -164,6 +164,12 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
                               tokens_in=usage.get("input_tokens", 0), tokens_out=usage.get("output_tokens", 0)))
     if facts:
         lines += facts + [""]
+    notes = [n for n in meta.get("pm_notes") or [] if isinstance(n, Mapping) and n.get("note")]
+    if notes:  # what the judges were told by the portfolio manager, before the decision they wrote
+        lines.append("## " + t("Portfolio manager's notes") + "\n")
+        lines += ["- " + t("To the {judge} ({by}, {at}): {note}", judge=t.p("role", _judge_node(n.get("before"))),
+                           by=n.get("by") or "?", at=n.get("at") or "", note=" ".join(str(n["note"]).split()))
+                  for n in notes] + [""]
     lines.append(_md_section(t("Portfolio Manager's decision"), state.get("final_trade_decision"), t))
     lines.append("## " + t("Analyst reports") + "\n")
     selected = set(meta.get("analysts") or [])
@@ -179,7 +185,21 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
     lines.append(_md_section(t("Risk debate"), risk.get("history"), t))
     if state.get("past_context"):
         lines.append(_md_section(t("Past decisions considered"), state.get("past_context"), t))
+    questions = [q for q in meta.get("questions") or [] if isinstance(q, Mapping) and q.get("question")]
+    if questions:  # the appendix: the committee's questions to the team and the answers
+        lines.append("## " + t("Questions to the team") + "\n")
+        for q in questions:
+            lines.append("### " + t("{who} asked the {agent} ({at})", who=q.get("by") or "?",
+                                    agent=t.p("role", _judge_node(q.get("agent"))), at=q.get("at") or "") + "\n")
+            lines.append(f"> {' '.join(str(q['question']).split())}\n")
+            lines.append(str(q.get("answer") or "").strip() + "\n")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _judge_node(key: Any) -> str:
+    """A roster key's node name ("portfolio_manager" → "Portfolio Manager"); the text itself when unknown."""
+    role = team.ROLES.get(str(key or ""))
+    return role.node if role else str(key or "?")
 
 
 def save_run(

@@ -27,6 +27,7 @@ from tradingagents.memory.log_format import (
     META_KEYS,
     check_count,
     check_decision,
+    check_pm_decision,
     check_updates,
     known_by,
     past_decisions_of,
@@ -63,6 +64,11 @@ def _entry(row: tuple) -> dict[str, Any]:
         "reflection": "",
         **{k: meta.get(k) for k in META_KEYS},
     }
+    if entry.get("pm_decision") is not None:  # a hand-edited call that does not validate is not read as one
+        try:
+            entry["pm_decision"] = check_pm_decision(entry["pm_decision"])
+        except ValueError:
+            entry["pm_decision"] = None
     if not pending:
         if holding is None or holding < 0 or not all(isinstance(v, float) and math.isfinite(v) for v in (raw, alpha)):
             raise ValueError("a settled entry needs a finite return, alpha and holding days")
@@ -244,12 +250,35 @@ class PgMemoryLog:
                 return "stored", None
             if not row[1]:
                 return "settled", row[0]
-            conn.execute(
-                "UPDATE ta_memory_log SET rating = %s, decision = %s, meta = %s::jsonb, stored_at = now() "
+            conn.execute(  # the PM's own call stays with the day's decision
+                "UPDATE ta_memory_log SET rating = %s, decision = %s, "
+                "meta = %s::jsonb || jsonb_strip_nulls(jsonb_build_object('pm_decision', meta->'pm_decision')), "
+                "stored_at = now() "
                 "WHERE trade_date = %s AND ticker = %s AND pending",
                 (rating, pg_text(decision), json.dumps(meta), date, ticker),
             )
             return "updated", row[0]
+
+    def record_pm_decision(self, ticker: str, trade_date: str, pm_decision: Mapping[str, Any]) -> dict[str, Any]:
+        """As ``TradingMemoryLog.record_pm_decision``: one transaction, the row locked while it is decided."""
+        ticker, date = validate_ticker(ticker), validate_date(trade_date, allow_future=True)
+        pm = check_pm_decision(pm_decision)
+        with self._db.transaction() as conn:
+            self._write_lock(conn)
+            row = conn.execute(
+                "SELECT pending, meta->'pm_decision' FROM ta_memory_log WHERE trade_date = %s AND ticker = %s "
+                "FOR UPDATE", (date, ticker),
+            ).fetchone()
+            if row is None:
+                return {"status": "missing", "previous": None, "pm_decision": None}
+            previous = row[1] if isinstance(row[1], dict) else None
+            if not row[0]:
+                return {"status": "settled", "previous": previous, "pm_decision": None}
+            conn.execute(
+                "UPDATE ta_memory_log SET meta = meta || %s::jsonb WHERE trade_date = %s AND ticker = %s AND pending",
+                (json.dumps({"pm_decision": pm}), date, ticker),
+            )
+        return {"status": "changed" if previous else "recorded", "previous": previous, "pm_decision": pm}
 
     def batch_update_with_outcomes(self, updates: Iterable[Mapping[str, Any]]) -> int:
         """Settle pending entries in one transaction; returns how many were settled.

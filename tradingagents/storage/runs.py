@@ -91,6 +91,35 @@ class FileRunRecords:
 
         update_run_meta(self.config, ticker, date, updates)
 
+    def append_item(self, ticker: str, date: str, key: str, item: Mapping[str, Any]) -> int:
+        """Append ``item`` to the list ``meta[key]`` of the saved run (``questions``, ``pm_notes``): the
+        folder's lock held, state.json rewritten atomically; returns the list's new length
+        (FileNotFoundError when there is no such run)."""
+        from filelock import FileLock
+
+        from tradingagents.fileio import atomic_write_all
+        from tradingagents.storage.files_runs import (
+            REPORT_FILE,
+            STATE_FILE,
+            render_report_markdown,
+            run_dir,
+            to_jsonable,
+        )
+
+        path = run_dir(self.config, ticker, date) / STATE_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"No saved run for {validate_ticker(ticker)} on {date} (looked for {path}).")
+        with FileLock(str(path) + ".lock", timeout=30):
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            meta = doc.setdefault("meta", {})
+            items = meta.get(key) if isinstance(meta.get(key), list) else []
+            meta[key] = [*items, to_jsonable(dict(item))]
+            atomic_write_all([  # the report shows them too (its appendix)
+                (path, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)),
+                (path.parent / REPORT_FILE, render_report_markdown(doc.get("state") or {}, doc.get("rating"), meta)),
+            ])
+        return len(meta[key])
+
     def load_report(self, ticker: str, date: str) -> str:
         from tradingagents.storage.files_runs import REPORT_FILE, run_dir
 
@@ -286,6 +315,25 @@ class PgRunRecords:
 
     def load_report(self, ticker: str, date: str) -> str:
         return self._row("report", ticker, date)
+
+    def append_item(self, ticker: str, date: str, key: str, item: Mapping[str, Any]) -> int:
+        """As ``FileRunRecords.append_item``: the row locked, the run's document rewritten, one transaction."""
+        from tradingagents.storage.files_runs import render_report_markdown, to_jsonable
+
+        tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
+        with self._db.transaction() as conn:
+            row = conn.execute("SELECT doc FROM ta_runs WHERE ticker = %s AND trade_date = %s FOR UPDATE",
+                               (tick, day)).fetchone()
+            if row is None:
+                raise FileNotFoundError(f"No saved run for {tick} on {day} (looked in {self._db.label}).")
+            doc = json.loads(row[0])
+            meta = doc.setdefault("meta", {})
+            items = meta.get(key) if isinstance(meta.get(key), list) else []
+            meta[key] = [*items, to_jsonable(dict(item))]
+            report = render_report_markdown(doc.get("state") or {}, doc.get("rating"), meta)
+            conn.execute("UPDATE ta_runs SET doc = %s, report = %s WHERE ticker = %s AND trade_date = %s",
+                         (json.dumps(doc, ensure_ascii=False), pg_text(report), tick, day))
+        return len(meta[key])
 
     def __repr__(self) -> str:
         return f"PgRunRecords(url={self._db.label!r})"

@@ -16,6 +16,7 @@ from tradingagents.agents.utils.agent_utils import (
     header_lines,
     language_instruction,
     lessons_used,
+    pm_notes_block,
     recall,
     reports_block,
     tagged,
@@ -125,6 +126,7 @@ def create_portfolio_manager(llm, memory, config=None):
                 reports_block(state),
                 tagged("past_decisions", state.get("past_context") or "No past decisions on record."),
                 tagged("past_lessons", format_memories(memories)),
+                *pm_notes_block(state, "portfolio_manager"),
                 "Make the final decision.",
             ]
         )

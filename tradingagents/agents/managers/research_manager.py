@@ -15,6 +15,7 @@ from tradingagents.agents.utils.agent_utils import (
     header_lines,
     language_instruction,
     lessons_used,
+    pm_notes_block,
     recall,
     reports_block,
     tagged,
@@ -61,6 +62,7 @@ def create_research_manager(llm, memory, config=None):
                 reports_block(state),
                 tagged("debate_history", debate.get("history")),
                 tagged("past_lessons", format_memories(memories)),
+                *pm_notes_block(state, "research_manager"),
                 "Judge the debate and write the investment plan.",
             ]
         )

@@ -75,6 +75,9 @@ class AgentState(MessagesState):
     final_rating: str
     # one record per debate turn, appended by the debaters: {debate, role, speaker, round, turn, text}
     debate_turns: Annotated[list, operator.add]
+    # the portfolio manager's notes to the judges, {before, note, by, at}: given up front (config pm_notes) or
+    # added at a pause before a verdict (the run's checkpoint is updated, then continued)
+    pm_notes: Annotated[list, operator.add]
 
 
 def turn_record(role: team.Role, count: int, text: str) -> dict[str, Any]:

@@ -79,6 +79,19 @@ def tagged(tag: str, text: str | None) -> str:
     return f"<{tag}>\n{body}\n</{tag}>"
 
 
+def pm_notes_block(state: Mapping[str, Any], judge_key: str) -> list[str]:
+    """The portfolio manager's notes to this judge as one tagged block (``[]`` when there are none, so a
+    prompt without notes is exactly what it was)."""
+    notes = [str(n.get("note") or "").strip() for n in state.get("pm_notes") or []
+             if isinstance(n, Mapping) and n.get("before") == judge_key]
+    notes = [n for n in notes if n]
+    if not notes:
+        return []
+    return [tagged("portfolio_manager_note",
+                   "The portfolio manager's note to you (what the committee already knows; weigh it in your "
+                   "judgement, it is not market data):\n" + "\n".join(f"- {n}" for n in notes))]
+
+
 def reports_block(state: Mapping[str, Any]) -> str:
     """The four analyst reports, each in its own tag (missing ones say so)."""
     return "\n\n".join(tagged(key, state.get(key) or "") for key in team.REPORT_KEYS)
