@@ -975,8 +975,6 @@ def _analyst_name(key: str, t: Translator) -> str:
     return key if t.lang == "en" or key not in team.ROLES else t.p("role", team.ROLES[key].node)
 
 
-
-
 def decide_command(argv: list[str]) -> int:
     """``python -m tradingagents decide TICKER DATE --rating X [--reason …]``: the PM's own call on a logged decision."""
     from tradingagents.rating import RATINGS_5_TIER
