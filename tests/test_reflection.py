@@ -237,3 +237,34 @@ def test_the_reflectors_own_sentences_follow_the_output_language():
                          "+1.1% against SPY, so the call was right.")
     lessons = Reflector(_Plain(), {"output_language": "Chinese"}).role_lessons(**_outcome())
     assert all(lesson.startswith("2024-05-10 对 NVDA 的买入决策") for _s, lesson in lessons.values())
+
+
+def test_a_wrong_overweight_or_underweight_call_reads_as_english_an_not_a():
+    """ "before taking a Underweight stance" (issue 39): the article follows the tier's first sound."""
+    state = analysed_state()
+    reports = {k: state[k] for k in ("market_report", "sentiment_report", "news_report", "fundamentals_report")}
+    reflector = Reflector(OfflineChatModel())
+    for rating, alpha in (("Underweight", 0.03), ("Overweight", -0.03)):
+        for given_reports in (reports, None):
+            text = reflector.reflect_on_decision(**_outcome(rating, alpha, alpha, reports=given_reports))
+            assert "was wrong" in text and f" a {rating}" not in text, text
+            assert f"an {rating} stance" in text, text
+    sell = reflector.reflect_on_decision(**_outcome("Sell", 0.03, 0.03))
+    assert "an Sell" not in sell
+
+
+def test_the_log_listing_counts_one_entry_in_the_singular(ta_home):
+    import io
+
+    from tradingagents import storage
+    from tradingagents.agents.utils.memory import TradingMemoryLog
+
+    log = TradingMemoryLog(None)
+    log.store_decision("NVDA", "2024-05-10", "**Rating**: Buy\nGo.")
+    out = io.StringIO()
+    storage.print_log({}, file=out)
+    assert ": 1 entry\n" in out.getvalue() and "1 entries" not in out.getvalue()
+    log.store_decision("AAPL", "2024-05-10", "**Rating**: Hold\nWait.")
+    out = io.StringIO()
+    storage.print_log({}, file=out)
+    assert ": 2 entries\n" in out.getvalue()

@@ -398,7 +398,7 @@ def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file:
             records += [{**blank, "problems": [p]} for p in getattr(log, "problems", []) or []]
         out.write(_json.dumps(records, ensure_ascii=False, indent=2) + "\n")
         return 0
-    out.write(f"Memory log ({describe(config)}): {len(entries)} entries\n")
+    out.write(f"Memory log ({describe(config)}): {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}\n")
     if entries:
         out.write(f"{'date':<10}  {'ticker':<12}  {'rating':<11}  {'status':<8}  {'return':>7}  {'alpha':>7}  hold\n")
     for e in entries:

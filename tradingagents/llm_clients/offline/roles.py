@@ -727,14 +727,19 @@ def reflection(text: str) -> str:
     if right:
         third = t("Keep weighting these signals the same way in comparable setups.")
     elif against:
-        third = t("Next time, give more weight to {names} before taking a {rating} stance.",
-                  names=join_names(against, t), rating=tier_name(rating, t))
+        fields = {"names": join_names(against, t), "rating": tier_name(rating, t)}
+        third = (t("Next time, give more weight to {names} before taking an {rating} stance.", **fields)
+                 if article(rating) == "an" else
+                 t("Next time, give more weight to {names} before taking a {rating} stance.", **fields))
     elif rating == "Hold":
         third = (t("Next time, take the bullish side when the signals lean that way instead of staying at Hold.")
                  if alpha_of(o) > 0 else
                  t("Next time, take the bearish side when the signals lean that way instead of staying at Hold."))
     else:
-        third = t("Next time, demand a second confirming signal before taking a {rating} stance.", rating=tier_name(rating, t))
+        third = (t("Next time, demand a second confirming signal before taking an {rating} stance.",
+                   rating=tier_name(rating, t)) if article(rating) == "an" else
+                 t("Next time, demand a second confirming signal before taking a {rating} stance.",
+                   rating=tier_name(rating, t)))
     return _sep(t).join([first, second, third])
 
 
