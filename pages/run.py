@@ -27,7 +27,7 @@ from studio.runs import ANALYST_LABELS, REPORT_TITLES
 from studio.ui import _, rating_label, tr
 from tradingagents import estimates, pricing, team
 from tradingagents.config import ROUND_LIMITS
-from tradingagents.errors import ConfigError, ValidationError
+from tradingagents.errors import ConfigError, UnknownInstrumentError, ValidationError
 from tradingagents.graph import whatif
 from tradingagents.graph.blind_run import real_results_dir
 from tradingagents.storage import list_runs, load_run
@@ -63,6 +63,13 @@ def error_text(exc: BaseException) -> str:
     """What the page says for a refused start or resume: the sidebar's words, never a class name."""
     if isinstance(exc, ConfigError) and (getattr(exc, "key", None) or getattr(exc, "key_env", None)):
         return ui.config_error_text(exc, config)
+    if isinstance(exc, UnknownInstrumentError):  # the engine's words name the CLI's flag; this page has a box
+        close = " / ".join(exc.suggestions)
+        return (_("The demo market does not list {ticker}: did you mean {close}?", ticker=exc.ticker, close=close)
+                if close else _("The demo market does not list {ticker}.", ticker=exc.ticker)) + " " + _(
+            "It lists the S&P 100, the big ETFs, major listings in Hong Kong, Tokyo, London, India, China, Toronto "
+            "and Sydney, and the benchmark indices. To analyse an invented instrument anyway, tick \"Allow an "
+            "invented instrument\" under the form.")
     return str(exc)
 
 

@@ -286,3 +286,21 @@ def test_deeply_nested_prefill_json_is_a_plain_refusal(ta_home):
     at = _opened(prefill="[" * 1999 + "]" * 1999)  # within the length limit, deeper than the parser goes
     assert not at.exception
     assert any("nested too deeply" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_unknown_ticker_is_refused_in_the_pages_own_words_not_the_clis(ta_home, lang):
+    """The engine's message tells a terminal user to pass --allow-synthetic; the page names its own box."""
+    import datetime as _dt
+
+    at = _opened(lang=lang)
+    at.text_input(key="form_ticker").input("NVDAA")
+    at.date_input(key="form_date").set_value(_dt.date(2024, 5, 10))
+    form_button(at, "Start analysis" if lang == "en" else "开始分析").click()
+    at.run()
+    shown = " ".join(str(e.value) for e in at.error)
+    assert "--allow-synthetic" not in shown, shown
+    if lang == "en":
+        assert "does not list NVDAA: did you mean NVDA" in shown and 'tick "Allow an invented instrument"' in shown
+    else:
+        assert "演示市场没有 NVDAA" in shown and "允许虚构的标的" in shown
