@@ -157,7 +157,7 @@ def render_steps(handle) -> None:
         _link(RUN_PAGE, _("Run {ticker} {date}", ticker=params["ticker"], date=params["date"]), params)
     with b:
         _link(DEBATES_PAGE, _("Debates {ticker} {date}", ticker=params["ticker"], date=params["date"]), params)
-    st.caption(_("Saved in `{folder}`", folder=row["run folder"]))
+    st.caption(_("Saved in `{folder}`", folder=view.home_path(row["run folder"], config["home"])))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,7 +266,7 @@ if handle is not None:
                 render_results(handle, outputs)
     st.subheader(_("Steps"), anchor=False)
     render_steps(handle)
-    st.caption(_("Folder: `{folder}`", folder=handle.backtest.folder))
+    st.caption(_("Folder: `{folder}`", folder=view.home_path(handle.backtest.folder, config["home"])))
 
 st.divider()
 st.subheader(_("Past backtests"), anchor=False)

@@ -258,3 +258,17 @@ def eta_text(progress: Mapping[str, Any], *, t: Translator | None = None) -> str
     if progress.get("step_s") is not None:
         parts.append(t("{seconds} s per step", seconds=f"{progress['step_s']:.2f}"))
     return " · ".join(parts)
+
+
+def home_path(path: Any, home: Any) -> str:
+    """A folder as the page shows it: relative to the home folder (``backtests/ab12…``, ``results/NVDA/…``),
+    so a shared desk's page never shows the server's file system; a path outside the home keeps its name only."""
+    from pathlib import Path
+
+    if not path:
+        return DASH
+    p = Path(str(path))
+    try:
+        return str(p.resolve().relative_to(Path(str(home)).resolve()))
+    except (ValueError, OSError):
+        return p.name or str(path)

@@ -100,6 +100,16 @@ def test_backtest_page_runs_live_and_shows_the_results(ta_home):
         assert "[Run NVDA 2024-06-21](./?ticker=NVDA&date=2024-06-21&lang=en)" in shown
         assert "[Debates NVDA 2024-06-21](./debates?ticker=NVDA&date=2024-06-21&lang=en)" in shown
 
+    # folders are named from the home folder, never as the server's absolute paths
+    shown = texts(at)
+    saved = [c for c in shown.split("\n") if "Saved in" in c] or [shown[shown.find("Saved in"):][:200]]
+    assert saved[0] == "Saved in `results/NVDA/2024-06-21`", saved
+    assert f"Folder: `backtests/{backtest_id}`" in shown, shown[-600:]
+    assert str(ta_home) not in shown
+    # the past backtests list it as finished with every step, not as running (0/15)
+    label = at.selectbox(key="bt_past_pick").format_func(0)
+    assert "finished (15/15 steps)" in label and "running" not in label, label
+
     # a refresh (a new session with only the URL) shows the same finished backtest, read from disk
     fresh = _page({"bt": backtest_id})
     assert not fresh.exception and _status(fresh) == "finished"
