@@ -213,25 +213,8 @@ class PgRunRecords:
                          (json.dumps(doc, ensure_ascii=False), tick, day))
 
     def save_run(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> str:
-        from tradingagents.storage.files_runs import render_report_markdown, to_jsonable
-
-        cfg = self.config
-        ticker = validate_ticker(final_state.get("company_of_interest") or (meta or {}).get("ticker"))
-        date = validate_date(final_state.get("trade_date") or (meta or {}).get("date"), allow_future=True)
-        meta_out = dict(to_jsonable(dict(meta or {})))
-        meta_out.setdefault("llm_provider", cfg.get("llm_provider"))
-        meta_out.setdefault("data_vendor", cfg.get("data_vendor"))
-        meta_out["config"] = to_jsonable(public_config(_safe_config(meta_out.get("config") or cfg)))
-        saved = _dt.datetime.now(_dt.UTC)
-        doc = {
-            "ticker": ticker,
-            "date": date,
-            "rating": rating,
-            "saved_at": saved.isoformat(timespec="microseconds"),
-            "meta": meta_out,
-            "state": to_jsonable(dict(final_state)),
-        }
-        report = render_report_markdown(final_state, rating, meta_out)
+        ticker, date, saved, doc, report = self._doc(final_state, rating, meta)
+        meta_out = doc["meta"]
         with self._db.transaction() as conn:
             conn.execute(  # the run it replaces becomes an earlier version (the same transaction)
                 "INSERT INTO ta_run_versions (ticker, trade_date, version, rating, saved_at, saved_at_text, llm_provider,"
