@@ -704,20 +704,7 @@ class TradingAgentsGraph:
             reporter.debate_turns = list(fork_inputs.get("debate_turns") or [])
         else:
             # (2) the initial state
-            context = instrument_context_for(self._provider(), ticker)
-            if session_note:
-                context += f"; {session_note}"
-            past, decisions = self.past_memory(ticker, trade_date)
-            inputs = self.propagator.create_initial_state(
-                ticker, trade_date, asset_type, past_context=past, instrument_context=context,
-                past_decisions=decisions, pm_notes=self._pm_notes(),
-            )
-            if self.analyst_execution == "parallel":
-                seed = inputs["messages"][0].content
-                from langchain_core.messages import HumanMessage
-
-                for key in analysts:
-                    inputs[f"{key}_messages"] = [HumanMessage(content=seed)]
+            inputs = self.initial_state(ticker, trade_date, asset_type, analysts, session_note)
 
         if should_stop is not None and should_stop():
             raise RunStopped(f"Stopped before the run of {ticker} on {trade_date} started.")
@@ -784,6 +771,45 @@ class TradingAgentsGraph:
         if snapshot.next or snapshot.tasks:
             raise RuntimeError(f"The graph stopped before the end (next: {', '.join(snapshot.next)}).")
         return snapshot
+
+    def initial_state(self, ticker: str, trade_date: str, asset_type: str, analysts: list[str],
+                      session_note: str | None = None) -> dict[str, Any]:
+        """(2) The run's initial state (validated input): ``past_context`` from the memory log,
+        ``instrument_context`` from the data provider (with the session note), and in parallel mode each
+        analyst's scratchpad seeded. ``propagate`` and the LangGraph server's graph (``graph/served.py``)
+        both start from it."""
+        context = instrument_context_for(self._provider(), ticker)
+        if session_note:
+            context += f"; {session_note}"
+        past, decisions = self.past_memory(ticker, trade_date)
+        inputs = self.propagator.create_initial_state(
+            ticker, trade_date, asset_type, past_context=past, instrument_context=context,
+            past_decisions=decisions, pm_notes=self._pm_notes(),
+        )
+        if self.analyst_execution == "parallel":
+            seed = inputs["messages"][0].content
+            from langchain_core.messages import HumanMessage
+
+            for key in analysts:
+                inputs[f"{key}_messages"] = [HumanMessage(content=seed)]
+        return inputs
+
+    def checked_input(self, ticker: object, trade_date: object, asset_type: object = "stock") -> dict[str, Any]:
+        """The checks ``propagate`` makes before any model call, for a caller that runs the graph itself
+        (the LangGraph server's graph): ticker, date and asset type validated, an instrument the source does
+        not list refused (unless ``allow_synthetic``), no decision without prices (a non-trading date becomes
+        its session), a CSV file that cannot be trusted refused. Returns {ticker, trade_date (the session),
+        asset_type, analysts, session_note}; raises the same errors as ``propagate`` (same messages)."""
+        from tradingagents.dataflows.interface import check_instrument, input_notes
+
+        ticker = validate_ticker(ticker)
+        requested = validate_run_date(trade_date)
+        asset_type = validate_asset_type(asset_type)
+        check_instrument(self.config, ticker)
+        session, session_note = self._check_data(ticker, requested)
+        input_notes(self.config, self._provider(), ticker, session)
+        return {"ticker": ticker, "trade_date": session, "asset_type": asset_type,
+                "analysts": analysts_for_asset(self.selected_analysts, asset_type), "session_note": session_note}
 
     def settings(self) -> dict[str, Any]:
         """The run's settings as the UI shows them (run_started's ``settings``, the saved meta)."""

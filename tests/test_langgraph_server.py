@@ -1,0 +1,142 @@
+"""The trading graph served by LangGraph's own server (``langgraph.json``, ``langgraph dev``), driven
+through ``langgraph_sdk`` as a LangGraph user drives it; and its typed configuration."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tradingagents.errors import ConfigError
+from tradingagents.graph.served import PREPARE_NODE, TEAM_NODE, Configuration
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGGRAPH = Path(sys.executable).with_name("langgraph")
+READY_TIMEOUT_S = 180  # a first start imports the server and the engine: generous on a busy machine
+RUN_TIMEOUT_S = 300
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_langgraph_json_names_the_one_factory():
+    spec = json.loads((ROOT / "langgraph.json").read_text())
+    path, _, name = spec["graphs"]["trading_agents"].partition(":")
+    assert (ROOT / path).resolve() == ROOT / "tradingagents" / "graph" / "served.py"
+    assert name == "make_graph"
+
+
+def test_configuration_reads_configurable_and_defaults_offline_demo():
+    assert Configuration.from_runnable_config(None).settings()["llm_provider"] == "offline"
+    conf = Configuration.from_runnable_config({"configurable": {
+        "thread_id": "x", "selected_analysts": ["news", "market"], "max_debate_rounds": 2, "unknown": 1}})
+    settings = conf.settings()
+    assert (settings["llm_provider"], settings["data_vendor"]) == ("offline", "demo")
+    assert settings["max_debate_rounds"] == 2
+    assert sorted(settings["selected_analysts"]) == ["market", "news"]
+    with pytest.raises(ConfigError, match="max_debate_rounds"):
+        Configuration.from_runnable_config({"configurable": {"max_debate_rounds": -1}}).settings()
+
+
+@pytest.fixture
+def server(ta_home):
+    if not LANGGRAPH.exists():
+        pytest.skip("langgraph-cli[inmem] is not installed (requirements-dev.txt)")
+    port = _free_port()
+    env = {**os.environ, "TRADINGAGENTS_HOME": str(ta_home), "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+           "LANGSMITH_TRACING": "false", "PYTHONPATH": str(ROOT)}
+    log = open(ta_home / "langgraph-dev.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    import httpx
+
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    try:
+        while True:
+            if proc.poll() is not None:
+                pytest.fail("langgraph dev exited: " + (ta_home / "langgraph-dev.log").read_text()[-3000:])
+            try:
+                if httpx.get(url + "/ok", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("langgraph dev was not ready: " + (ta_home / "langgraph-dev.log").read_text()[-3000:])
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def _stream(client, thread_id, payload, configurable=None):
+    """Every node that sent an update (the team's own nodes through the subgraph stream), and the errors."""
+    nodes, errors = [], []
+    for part in client.runs.stream(thread_id, "trading_agents", input=payload, stream_mode="updates",
+                                   stream_subgraphs=True, config={"configurable": configurable or {}}):
+        if part.event.startswith("updates"):
+            nodes.extend((part.data or {}).keys())
+        elif part.event == "error":
+            errors.append(part.data)
+    return nodes, errors
+
+
+@pytest.mark.timeout(READY_TIMEOUT_S + 3 * RUN_TIMEOUT_S)
+def test_langgraph_dev_serves_the_team_like_propagate(server):
+    from langgraph_sdk import get_sync_client
+
+    from tradingagents.graph.signal_processing import state_rating
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    client = get_sync_client(url=server, timeout=RUN_TIMEOUT_S)
+    thread = client.threads.create()
+    nodes, errors = _stream(client, thread["thread_id"], {"company_of_interest": "NVDA", "trade_date": "2024-05-10"})
+    assert errors == []
+    # at least one update per node of the team (and of the two served nodes around it)
+    expected = {PREPARE_NODE, TEAM_NODE, "Bull Researcher", "Bear Researcher", "Research Manager", "Trader",
+                "Aggressive Analyst", "Conservative Analyst", "Neutral Analyst", "Portfolio Manager",
+                "Market Analyst", "Sentiment Analyst", "News Analyst", "Fundamentals Analyst",
+                "Msg Clear Market", "Msg Clear Sentiment", "Msg Clear News", "Msg Clear Fundamentals"}
+    assert expected <= set(nodes), expected - set(nodes)
+
+    state = client.threads.get_state(thread["thread_id"])
+    assert state["next"] == []  # the thread ran to the end, kept by the server's checkpointer
+    values = state["values"]
+    served_rating = state_rating(values)
+    assert served_rating in ("Buy", "Overweight", "Hold", "Underweight", "Sell")
+    assert f"**Rating**: {served_rating}" in values["final_trade_decision"]
+    assert values["company_of_interest"] == "NVDA" and values["trade_date"] == "2024-05-10"
+    assert values["market_report"] and values["investment_debate_state"]["judge_decision"]
+
+    # the same input through propagate, on the same (fresh) home: the same rating
+    _, rating = TradingAgentsGraph().propagate("NVDA", "2024-05-10")
+    assert rating == served_rating
+
+    # the run's configurable shapes the graph: one analyst, so only its nodes run
+    thread2 = client.threads.create()
+    nodes2, errors2 = _stream(client, thread2["thread_id"], {"company_of_interest": "NVDA", "trade_date": "2024-05-10"},
+                              {"selected_analysts": ["market"]})
+    assert errors2 == [] and "Market Analyst" in nodes2
+    assert "News Analyst" not in nodes2 and "Portfolio Manager" in nodes2
+
+    # a bad ticker fails the run with the engine's own message, naming it, before any agent ran
+    thread3 = client.threads.create()
+    nodes3, errors3 = _stream(client, thread3["thread_id"], {"company_of_interest": "NVDAX", "trade_date": "2024-05-10"})
+    assert errors3 and "NVDAX" in json.dumps(errors3)
+    assert "Market Analyst" not in nodes3
