@@ -231,9 +231,15 @@ def _notice(settings, t: Translator | None = None) -> None:
 
 def _settings_from(args: argparse.Namespace, *, check_llm: bool = True):
     """Resolved, validated settings and the LLM settings checked (key, URL): before anything runs."""
+    return settings_for(_config_from(args), check_llm=check_llm)
+
+
+def settings_for(config: dict[str, Any], *, check_llm: bool = True):
+    """``config`` resolved and validated, the home writable and the LLM settings checked (key, URL, a local
+    server that answers): what every command checks before any work (the MCP server's tools too)."""
     from tradingagents.config import check_home, resolve_config
 
-    settings = resolve_config(_config_from(args))
+    settings = resolve_config(config)
     check_home(settings)  # a home that cannot be written: exit 2 naming the folder, before any work
     if check_llm:
         from tradingagents.llm_clients.factory import check_llm_config, check_local_server
@@ -333,17 +339,11 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
     Only a resumable failure of a run (4, 5) says how to resume. The headline and the hints are in
     ``t``'s language (None: the config's ``ui_language``); the error's own sentence stays as raised.
     """
-    from tradingagents.errors import ConfigError
-
     if isinstance(exc, BrokenPipeError):
         raise exc  # stdout's reader is gone (``log | head``): main ends quietly
     t = t or ui_translator()
     code = exit_code_for(exc)
-    headline = t("Configuration error") if isinstance(exc, ConfigError) else t(_HEADLINES.get(code, N_("Error")))
-    key = getattr(exc, "key", None)
-    where = getattr(exc, "env_var", None) or FLAG_OF_KEY.get(key or "")
-    if code == EXIT_BAD_INPUT and where and where not in str(exc):
-        headline += f" ({where})"
+    headline = _headline(exc, code, t)
     disk = _disk_problem(exc, t)
     if disk is not None:
         _print(disk, file=sys.stderr)
@@ -367,6 +367,30 @@ def _explain(exc: BaseException, *, checkpointing: bool = True, resumes: bool = 
 
         _print("".join(traceback.format_exception(exc)), end="", file=sys.stderr)
     return code
+
+
+def _headline(exc: BaseException, code: int, t: Translator) -> str:
+    from tradingagents.errors import ConfigError
+
+    headline = t("Configuration error") if isinstance(exc, ConfigError) else t(_HEADLINES.get(code, N_("Error")))
+    key = getattr(exc, "key", None)
+    where = getattr(exc, "env_var", None) or FLAG_OF_KEY.get(key or "")
+    if code == EXIT_BAD_INPUT and where and where not in str(exc):
+        headline += f" ({where})"
+    return headline
+
+
+def failure_message(exc: BaseException, t: Translator | None = None) -> tuple[int, str]:
+    """``(exit code, the line the CLI prints for exc)``, for a caller that reports failures another way
+    (the MCP server's tool errors): the same headline and sentence as ``_explain``, without printing."""
+    t = t or ui_translator()
+    code = exit_code_for(exc)
+    disk = _disk_problem(exc, t)
+    if disk is not None:
+        return code, disk
+    if code == EXIT_STORAGE:
+        return code, t("Desk database unavailable: {reason}", reason=" ".join(str(exc).split()))
+    return code, t("{headline}: {message}", headline=_headline(exc, code, t), message=exc)
 
 
 _DISK_ERRNOS = {"ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO"}
