@@ -21,7 +21,9 @@ OFFLINE_LABEL = "offline engine (no LLM)"
 
 
 def _preset(**fields: Any) -> Mapping[str, Any]:
-    return MappingProxyType({"ask_server": False, **fields})
+    # api: the wire protocol ("openai": the OpenAI chat API, "anthropic": Anthropic's Messages API,
+    # "google": the Gemini API), which picks the client (llm_clients/factory.py)
+    return MappingProxyType({"ask_server": False, "api": "openai", **fields})
 
 
 _PRESETS: dict[str, Mapping[str, Any]] = {
@@ -34,6 +36,17 @@ _PRESETS: dict[str, Mapping[str, Any]] = {
         base_url="https://api.openai.com/v1", key_env="OPENAI_API_KEY", label="OpenAI", needs_key=True,
         local=False, quick_model="gpt-4o-mini", deep_model="gpt-4o",
         help="api.openai.com with OPENAI_API_KEY; models gpt-4o-mini (quick) and gpt-4o (deep) by default.",
+    ),
+    "anthropic": _preset(
+        base_url="https://api.anthropic.com", key_env="ANTHROPIC_API_KEY", label="Anthropic", needs_key=True,
+        local=False, quick_model="claude-haiku-4-5", deep_model="claude-sonnet-4-5", api="anthropic",
+        help="Anthropic's API with ANTHROPIC_API_KEY; claude-haiku-4-5 (quick) and claude-sonnet-4-5 (deep) by "
+        "default, each role's instructions kept in Anthropic's prompt cache.",
+    ),
+    "google": _preset(
+        base_url="https://generativelanguage.googleapis.com", key_env="GOOGLE_API_KEY", label="Google Gemini",
+        needs_key=True, local=False, quick_model="gemini-2.5-flash", deep_model="gemini-2.5-pro", api="google",
+        help="The Gemini API with GOOGLE_API_KEY; gemini-2.5-flash (quick) and gemini-2.5-pro (deep) by default.",
     ),
     "openai_compatible": _preset(
         base_url=None, key_env="OPENAI_COMPATIBLE_API_KEY", label="OpenAI-compatible server", needs_key=False,
@@ -70,13 +83,15 @@ _PRESETS: dict[str, Mapping[str, Any]] = {
     ),
 }
 PROVIDER_PRESETS: Mapping[str, Mapping[str, Any]] = MappingProxyType(_PRESETS)
-"""name → {base_url, key_env, label, needs_key, local, quick_model, deep_model, ask_server, help}; read-only."""
+"""name → {base_url, key_env, label, needs_key, local, quick_model, deep_model, ask_server, api, help}; read-only."""
 
 _ALIASES = {
     "openai_compat": "openai_compatible",
     "compatible": "openai_compatible",
     "lm_studio": "lmstudio",
     "none": "offline",
+    "claude": "anthropic",
+    "gemini": "google",
     "": "offline",
 }
 

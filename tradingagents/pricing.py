@@ -48,6 +48,15 @@ DEFAULT_PRICING: Mapping[str, tuple[float, float]] = {
     "o1": (15.00, 60.00),
     "gpt-4-turbo": (10.00, 30.00),
     "gpt-3.5-turbo": (0.50, 1.50),
+    # Anthropic's list prices (no prompt-cache discount counted: a cached prefix is priced as input) and
+    # Google's Gemini API paid tier (prompts up to 200k tokens), as of 2025-10
+    "claude-opus-4-1": (15.00, 75.00),
+    "claude-sonnet-4-5": (3.00, 15.00),
+    "claude-haiku-4-5": (1.00, 5.00),
+    "claude-3-5-haiku": (0.80, 4.00),
+    "gemini-2.5-pro": (1.25, 10.00),
+    "gemini-2.5-flash": (0.30, 2.50),
+    "gemini-2.5-flash-lite": (0.10, 0.40),
 }
 
 _DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")

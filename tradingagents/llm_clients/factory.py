@@ -1,4 +1,4 @@
-"""Chat-model factory: the offline engine, OpenAI, and any OpenAI-compatible server.
+"""Chat-model factory: the offline engine, OpenAI, any OpenAI-compatible server, Anthropic and Gemini.
 
 ``create_llm(config, kind="quick"|"deep", api_key=None, callbacks=None)`` returns a LangChain
 ``BaseChatModel``:
@@ -9,6 +9,9 @@
   ``deepseek``; see ``presets``): the same client against the preset's URL; ``backend_url``
   overrides it. A preset brings its default models (Ollama: llama3.1); vLLM and LM Studio serve
   the model they loaded, read from the server's ``/models`` list when none is named.
+- ``"anthropic"`` and ``"google"`` (a preset's ``api``): ``native_chat.BoundedChatAnthropic`` (langchain-anthropic,
+  the system prompt in Anthropic's prompt cache) and ``BoundedChatGoogle`` (langchain-google-genai), with the
+  same bound, budgets, checks and errors; ``backend_url`` overrides the API's URL.
 
 ``check_llm_config(config, api_key=None)`` raises the ``LLMConfigError`` that ``create_llm`` would
 (unknown provider, no URL, no key, no model name) without building anything: the CLI calls it
@@ -241,6 +244,11 @@ def create_llm(
     base_url = resolve_base_url(cfg)
     key = _resolve_key(provider, api_key)
     model_name = model or _model_name(cfg, kind)
+    api = PROVIDER_PRESETS[provider].get("api", "openai")
+    if api != "openai":
+        llm = _native_llm(api, cfg, provider, base_url, key, str(model_name), callbacks)
+        llm._limiter = limiter if limiter is not None else make_limiter(cfg)
+        return llm
     if model_name is None:
         model_name = served_model(base_url, key, cfg["llm_timeout"], PROVIDER_PRESETS[provider]["label"])
     # user:password in the URL becomes HTTP basic auth of the client, so the URL the SDK (and httpx's
@@ -284,6 +292,33 @@ def create_llm(
         vars(chat)["completions"] = llm.client  # the SDK's cached_property, filled with the wrapper
     llm._limiter = limiter if limiter is not None else make_limiter(cfg)
     return llm
+
+
+def _native_llm(api: str, cfg: Mapping[str, Any], provider: str, base_url: str, key: str, model_name: str,
+                callbacks: Sequence[Any] | None):
+    """Anthropic's Messages API or the Gemini API through their own LangChain integrations, with the same
+    bound, budgets, checks, retries and errors as the OpenAI client (``native_chat``)."""
+    from tradingagents.llm_clients.native_chat import BoundedChatAnthropic, BoundedChatGoogle
+
+    limit = pricing.output_limit(cfg)
+    common: dict[str, Any] = {"model": model_name, "max_retries": cfg["llm_max_retries"], "provider": provider,
+                              "streaming": cfg["llm_streaming"]}
+    if cfg["llm_temperature"] is not None:
+        common["temperature"] = cfg["llm_temperature"]
+    if callbacks:
+        common["callbacks"] = list(callbacks)
+    if api == "anthropic":
+        kwargs = {**common, "api_key": key, "base_url": base_url, "timeout": cfg["llm_timeout"], "stream_usage": True}
+        if limit:
+            kwargs["max_tokens"] = limit
+        return BoundedChatAnthropic(**kwargs)
+    if api == "google":
+        kwargs = {**common, "google_api_key": key, "base_url": base_url, "timeout": cfg["llm_timeout"]}
+        if limit:
+            kwargs["max_output_tokens"] = limit
+        return BoundedChatGoogle(**kwargs)
+    raise _config_error(f"The provider {provider!r} speaks an API this build does not know ({api!r}).",
+                        key="llm_provider")
 
 
 def create_llms(config: Mapping[str, Any] | None = None, *, api_key: str | None = None, callbacks=None):

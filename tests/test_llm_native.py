@@ -1,0 +1,138 @@
+"""Native Anthropic and Gemini: the whole team through langchain-anthropic and langchain-google-genai against
+local servers speaking each API (tests/fake_native.py), from the CLI's ``--provider`` to the saved report."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+
+import pytest
+
+from tests.fake_native import FakeAnthropicServer, FakeGeminiServer
+from tradingagents import pricing
+from tradingagents.cli import main
+from tradingagents.errors import LLMCallError
+from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.llm_clients.factory import check_llm_config, create_llm
+from tradingagents.storage import load_run
+
+DATE = "2024-05-10"
+FAKES = {"anthropic": FakeAnthropicServer, "google": FakeGeminiServer}
+
+
+@pytest.fixture(autouse=True)
+def _keys(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+    monkeypatch.setenv("GOOGLE_API_KEY", "g-test-key")
+
+
+def _headings(report: str) -> list[str]:
+    return [line for line in report.splitlines() if line.startswith("#")]
+
+
+def _structured_request(provider: str, body: dict) -> bool:
+    if provider == "anthropic":
+        fmt = (body.get("output_config") or {}).get("format") or {}
+        return fmt.get("type") == "json_schema" and not body.get("stream")
+    gen = body.get("generationConfig") or {}
+    calling = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
+    return bool(gen.get("responseJsonSchema") or gen.get("responseSchema")) or calling.get("mode") == "ANY"
+
+
+
+
+
+@pytest.mark.timeout(300)
+def test_cli_runs_on_anthropic_and_gemini_with_the_same_report_structure(ta_home, capsys):
+    reports, metas = {}, {}
+    for provider, fake_cls in FAKES.items():
+        with fake_cls(rating="Overweight") as fake:
+            home = ta_home / provider
+            code = main(["NVDA", DATE, "--provider", provider, "--backend-url", fake.base_url, "--home", str(home),
+                         "--sequential"])
+            out = capsys.readouterr()
+            assert code == 0, out.err
+            assert "Rating: Overweight" in out.out
+            saved = load_run({"home": str(home)}, "NVDA", DATE)
+            meta = saved["meta"]
+            usage = meta["usage"]
+            # every request went over HTTP, was counted, and was priced from the table
+            assert usage["llm_calls"] == len(fake.requests) > 10
+            assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+            table = pricing.pricing_table({})
+            assert usage["cost_usd"] == pytest.approx(fake.billed_usd(table) if hasattr(fake, "billed_usd") else
+                                                      sum((i * table[m][0] + o * table[m][1]) / 1e6
+                                                          for m, i, o in fake.billed), rel=1e-6)
+            # the Portfolio Manager's rating came as structured output; the judges thought with the deep model
+            assert any(_structured_request(provider, r) for r in fake.requests)
+            models = [str(m) for m, _, _ in fake.billed]
+            deep = "claude-sonnet-4-5" if provider == "anthropic" else "gemini-2.5-pro"
+            assert models.count(deep) == 2
+            assert meta["llm_provider"] == provider
+            reports[provider] = (home / "results" / "NVDA" / DATE / "report.md").read_text(encoding="utf-8")
+            metas[provider] = meta
+            if provider == "anthropic":
+                # the stable prefix (each role's instructions) is marked for the prompt cache and read back
+                assert all(isinstance(r.get("system"), list) and r["system"][0].get("cache_control") == {"type": "ephemeral"}
+                           for r in fake.requests if r.get("system"))
+    assert _headings(reports["anthropic"]) == _headings(reports["google"])
+    assert set(metas["anthropic"]["decision"]) == set(metas["google"]["decision"])
+    assert metas["anthropic"]["decision"]["rating"] == metas["google"]["decision"]["rating"] == "Overweight"
+
+
+@pytest.mark.parametrize("provider", list(FAKES))
+@pytest.mark.timeout(300)
+def test_native_models_stream_tokens_and_call_tools(provider, ta_home):
+    with FAKES[provider](rating="Sell") as fake:
+        events = []
+        graph = TradingAgentsGraph(config=fake.llm_config(analyst_execution="sequential", selected_analysts=["market"],
+                                                          max_debate_rounds=2))
+        state, rating = graph.propagate("NVDA", DATE, on_event=events.append)
+        if provider == "anthropic":
+            # a role that speaks again in the same run (the debaters' second round) reads its prompt from the cache
+            assert fake.cache_reads > 0
+            usage = graph.last_run["usage"]
+            assert usage["llm_calls"] == len(fake.requests)
+    assert rating == "Sell"
+    assert state["market_report"].strip() and state["final_trade_decision"].startswith("**Rating**: Sell")
+    tokens = [e for e in events if e.kind == "token" and e.data.get("text_delta")]
+    assert tokens, "no streamed text reached the run's events"
+    tools = [e for e in events if e.kind == "tool_call"]
+    assert tools and all(e.data["result_chars"] > 0 for e in tools)
+
+
+@pytest.mark.parametrize("provider", list(FAKES))
+def test_unreachable_server_is_an_llm_call_error_naming_it(provider):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = {"llm_provider": provider, "backend_url": f"http://127.0.0.1:{port}", "llm_max_retries": 0,
+           "llm_timeout": 5.0}
+    llm = create_llm(cfg, "quick")
+    with pytest.raises(LLMCallError) as exc:
+        llm.invoke("Instrument: NVDA\nAnalysis date: 2024-05-10\nHello")
+    text = str(exc.value)
+    assert f"127.0.0.1:{port}" in text and "is the server running" in text
+    assert "sk-ant-test-key" not in text and "g-test-key" not in text
+
+
+@pytest.mark.parametrize("provider,env", [("anthropic", "ANTHROPIC_API_KEY"), ("google", "GOOGLE_API_KEY")])
+def test_missing_key_names_its_variable(provider, env, monkeypatch):
+    from tradingagents.errors import LLMConfigError
+
+    monkeypatch.delenv(env)
+    with pytest.raises(LLMConfigError, match=re.escape(env)):
+        check_llm_config({"llm_provider": provider})
+
+
+def test_presets_and_prices():
+    from tradingagents.llm_presets import PROVIDER_PRESETS, normalize_provider
+
+    assert PROVIDER_PRESETS["anthropic"]["api"] == "anthropic" and PROVIDER_PRESETS["google"]["api"] == "google"
+    assert normalize_provider("Claude") == "anthropic" and normalize_provider("gemini") == "google"
+    for provider in ("anthropic", "google"):
+        preset = PROVIDER_PRESETS[provider]
+        for model in (preset["quick_model"], preset["deep_model"]):
+            assert pricing.cost_usd(model, 1_000_000, 0, pricing.pricing_table({})) > 0
+    json.dumps(dict(PROVIDER_PRESETS["anthropic"]))
