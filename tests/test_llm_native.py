@@ -136,3 +136,39 @@ def test_presets_and_prices():
         for model in (preset["quick_model"], preset["deep_model"]):
             assert pricing.cost_usd(model, 1_000_000, 0, pricing.pricing_table({})) > 0
     json.dumps(dict(PROVIDER_PRESETS["anthropic"]))
+
+
+@pytest.mark.parametrize("provider", list(FAKES))
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "unstreamed"])
+def test_an_empty_answer_is_retried_within_the_budget(provider, streaming):
+    from tests.fake_openai import agentic_responder
+
+    calls: list[int] = []
+
+    def responder(request: dict) -> dict:
+        calls.append(1)
+        if len(calls) == 1:
+            return {"content": "", "finish_reason": "stop"}
+        return agentic_responder(request, rating="Buy")
+
+    with FAKES[provider](responder=responder) as fake:
+        llm = create_llm(fake.llm_config(llm_streaming=streaming), "quick")
+        answer = llm.invoke("Instrument: NVDA\nAnalysis date: 2024-05-10\nYour call?")
+    assert len(fake.requests) == 2
+    assert "**Rating**: Buy" in (answer.content if isinstance(answer.content, str) else str(answer.content))
+    assert answer.usage_metadata["output_tokens"] > 0
+    assert bool(fake.requests[0].get("stream")) == streaming or provider == "google"
+
+
+@pytest.mark.parametrize("provider", list(FAKES))
+def test_the_budget_stops_a_native_run(provider, ta_home):
+    from tradingagents.errors import BudgetExceeded
+
+    with FAKES[provider]() as fake:
+        graph = TradingAgentsGraph(config=fake.llm_config(analyst_execution="sequential", max_cost_usd=0.0005))
+        with pytest.raises(BudgetExceeded) as exc:
+            graph.propagate("NVDA", DATE)
+    # a budget below one request's worst case (its prompt and the answer limit, priced for the model) refuses
+    # the first request before it is sent: nothing was spent, and the run resumes with a larger budget
+    assert fake.requests == []
+    assert "0.0005" in str(exc.value) or "budget" in str(exc.value).lower()
