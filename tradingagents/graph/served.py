@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, NotRequired
 
@@ -136,8 +137,9 @@ def build_served_graph(graph) -> Any:
     return builder
 
 
-_CACHE: dict[str, Any] = {}
+_CACHE: OrderedDict[str, Any] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
+CACHE_SIZE = 8  # configurations kept compiled (the most recently used); another one is built again
 
 
 def _served(configuration: Configuration):
@@ -154,6 +156,9 @@ def _served(configuration: Configuration):
             compiled = build_served_graph(graph).compile(name="trading_agents")
             compiled.trading_graph = graph  # type: ignore[attr-defined]
             _CACHE[key] = compiled
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+        _CACHE.move_to_end(key)
         return compiled
 
 
