@@ -124,6 +124,12 @@ def test_langgraph_dev_serves_the_team_like_propagate(server):
     assert values["company_of_interest"] == "NVDA" and values["trade_date"] == "2024-05-10"
     assert values["market_report"] and values["investment_debate_state"]["judge_decision"]
 
+    # the thread run again starts afresh (the server keeps the thread; no earlier turn is carried over)
+    _, errors_again = _stream(client, thread["thread_id"], {"company_of_interest": "NVDA", "trade_date": "2024-05-10"})
+    again = client.threads.get_state(thread["thread_id"])["values"]
+    assert errors_again == [] and len(again["debate_turns"]) == len(values["debate_turns"]) > 0
+    assert state_rating(again) == served_rating
+
     # the same input through propagate, on the same (fresh) home: the same rating
     _, rating = TradingAgentsGraph().propagate("NVDA", "2024-05-10")
     assert rating == served_rating

@@ -37,6 +37,7 @@ from langchain_core.messages import RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.types import Overwrite
 from typing_extensions import TypedDict
 
 from tradingagents.graph.analyst_execution import analysts_for_asset
@@ -112,7 +113,13 @@ def build_served_graph(graph) -> Any:
         for key in ("past_context", "instrument_context"):  # the caller's own, when given
             if state.get(key):
                 initial[key] = state[key]
+        # a thread run again starts afresh: no earlier run's messages, debate turns or memory records
         initial["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *initial["messages"]]
+        for key in SCRATCHPAD_KEYS:
+            if key in initial:
+                initial[key] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *initial[key]]
+        initial["debate_turns"] = Overwrite([])
+        initial["memory_used"] = Overwrite(initial["memory_used"])
         return initial
 
     def team(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
