@@ -70,6 +70,10 @@ def test_cli_runs_on_anthropic_and_gemini_with_the_same_report_structure(ta_home
             deep = "claude-sonnet-4-5" if provider == "anthropic" else "gemini-2.5-pro"
             assert models.count(deep) == 2
             assert meta["llm_provider"] == provider
+            # the key from the environment, in the header each API reads
+            sent = {h.get("x-goog-api-key") if provider == "google" else (h.get("x-api-key") or h.get("authorization"))
+                    for h in fake.headers}
+            assert sent in ({"g-test-key"}, {"sk-ant-test-key"}, {"Bearer sk-ant-test-key"})
             reports[provider] = (home / "results" / "NVDA" / DATE / "report.md").read_text(encoding="utf-8")
             metas[provider] = meta
             if provider == "anthropic":
@@ -172,3 +176,41 @@ def test_the_budget_stops_a_native_run(provider, ta_home):
     # the first request before it is sent: nothing was spent, and the run resumes with a larger budget
     assert fake.requests == []
     assert "0.0005" in str(exc.value) or "budget" in str(exc.value).lower()
+
+
+@pytest.mark.parametrize("provider", list(FAKES))
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "unstreamed"])
+def test_tool_calls_round_trip(provider, streaming):
+    """An analyst's loop on a native model: offered tools, it calls one with arguments from the schema, reads
+    the answer and writes its report; a call of a tool that was not offered is retried."""
+    from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+    from langchain_core.tools import tool
+
+    from tests.fake_openai import agentic_responder
+
+    @tool
+    def get_prices(symbol: str, start_date: str, end_date: str) -> str:
+        """Daily prices of symbol between two dates."""
+        return f"{symbol} {start_date}..{end_date}: close 900"
+
+    calls: list[int] = []
+
+    def responder(request: dict) -> dict:
+        calls.append(1)
+        if len(calls) == 1:  # the first answer calls a tool nobody offered
+            return {"content": None, "tool_calls": [{"name": "get_crystal_ball", "arguments": {}}]}
+        return agentic_responder(request, rating="Hold")
+
+    prompt = [SystemMessage("You are the Market Analyst."),
+              HumanMessage("Instrument: NVDA\nAnalysis date: 2024-05-10\nStudy the prices.")]
+    with FAKES[provider](responder=responder) as fake:
+        llm = create_llm(fake.llm_config(llm_streaming=streaming), "quick").bind_tools([get_prices])
+        first = llm.invoke(prompt)
+        assert [c["name"] for c in first.tool_calls] == ["get_prices"]
+        args = first.tool_calls[0]["args"]
+        assert args["symbol"] == "NVDA" and args["end_date"] == "2024-05-10"
+        answer = get_prices.invoke(args)
+        final = llm.invoke([*prompt, first, ToolMessage(answer, tool_call_id=first.tool_calls[0]["id"])])
+    assert len(fake.requests) == 3  # the unknown tool's answer was retried once
+    assert "**Rating**: Hold" in str(final.content) and not final.tool_calls
+    assert "1 tool result" in str(final.content)  # the tool's answer reached the model

@@ -45,7 +45,8 @@ CACHE_CONTROL = {"type": "ephemeral"}
 
 def offered_tools(tools: Any) -> list[dict]:
     """The tools of a request as ``{"function": {"name": …}}`` dicts (what ``_message_problem`` reads), from
-    Anthropic's ``{"name", "input_schema"}`` or Gemini's ``function_declarations``."""
+    Anthropic's ``{"name", "input_schema"}``, OpenAI's ``{"function": {"name"}}`` (what Gemini's ``bind_tools``
+    keeps) or Gemini's ``function_declarations``."""
     out: list[dict] = []
     for tool in tools or []:
         if hasattr(tool, "model_dump"):
@@ -54,6 +55,8 @@ def offered_tools(tools: Any) -> list[dict]:
             continue
         if tool.get("name"):
             out.append({"function": {"name": tool["name"]}})
+        if isinstance(tool.get("function"), dict) and tool["function"].get("name"):  # OpenAI's form (Gemini's bind)
+            out.append({"function": {"name": tool["function"]["name"]}})
         for decl in tool.get("function_declarations") or tool.get("functionDeclarations") or []:
             decl = decl.model_dump(exclude_none=True) if hasattr(decl, "model_dump") else decl
             if isinstance(decl, dict) and decl.get("name"):
