@@ -35,6 +35,26 @@ def test_langgraph_json_names_the_one_factory():
     assert name == "make_graph"
 
 
+def test_served_graph_runs_on_the_provider_its_configurable_names(monkeypatch):
+    """The run's configurable picks the models (here native Anthropic at a local fake), in process."""
+    import asyncio
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.fake_native import FakeAnthropicServer
+    from tradingagents.graph.served import make_graph
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-served")
+    with FakeAnthropicServer(rating="Buy") as fake:
+        config = {"configurable": {"thread_id": "t", "llm_provider": "anthropic", "backend_url": fake.base_url,
+                                   "selected_analysts": ["market"], "analyst_execution": "sequential"}}
+        graph = asyncio.run(make_graph(config)).copy(update={"checkpointer": InMemorySaver()})
+        graph.invoke({"company_of_interest": "NVDA", "trade_date": "2024-05-10"}, config)
+        values = graph.get_state(config).values
+    assert values["final_rating"] == "Buy" and values["market_report"]
+    assert len(fake.requests) >= 9 and {r["model"] for r in fake.requests} == {"claude-haiku-4-5", "claude-sonnet-4-5"}
+
+
 def test_configuration_reads_configurable_and_defaults_offline_demo():
     assert Configuration.from_runnable_config(None).settings()["llm_provider"] == "offline"
     conf = Configuration.from_runnable_config({"configurable": {

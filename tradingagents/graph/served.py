@@ -65,7 +65,8 @@ class Configuration:
 
     llm_provider: str = field(default="offline", metadata={
         "description": "The chat models' provider: offline (the deterministic engine, no key, no network), "
-                       "openai, openai_compatible or a preset (ollama, vllm, lmstudio, openrouter, deepseek)."})
+                       "openai, anthropic, google, openai_compatible or a preset (ollama, vllm, lmstudio, openrouter, "
+                       "deepseek); its key from the server's environment."})
     quick_think_llm: str | None = field(default=None, metadata={
         "description": "The quick model (analysts, debaters, trader, risk analysts); None: the provider's default."})
     deep_think_llm: str | None = field(default=None, metadata={
