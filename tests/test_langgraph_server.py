@@ -74,10 +74,18 @@ def server(ta_home):
     port = _free_port()
     env = {**os.environ, "TRADINGAGENTS_HOME": str(ta_home), "LANGGRAPH_CLI_NO_ANALYTICS": "1",
            "LANGSMITH_TRACING": "false", "PYTHONPATH": str(ROOT)}
+    # the repo's langgraph.json, its paths made absolute, run from the test's folder: the dev server keeps its
+    # threads under its working folder (.langgraph_api), which must be the test's, not the repo
+    spec = json.loads((ROOT / "langgraph.json").read_text())
+    spec["graphs"] = {k: str((ROOT / v.partition(":")[0]).resolve()) + ":" + v.partition(":")[2]
+                      for k, v in spec["graphs"].items()}
+    spec["dependencies"] = [str(ROOT)]
+    (ta_home / "langgraph.json").write_text(json.dumps(spec))
     log = open(ta_home / "langgraph-dev.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
+         "--config", str(ta_home / "langgraph.json")],
+        cwd=ta_home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     import httpx
 
