@@ -46,7 +46,14 @@ def test_mcp_stdio_lists_tools_analyzes_and_reports_errors(ta_home):
     async def body(session):
         tools = await session.list_tools()
         seen["tools"] = {t.name: t for t in tools.tools}
-        seen["analyze"] = await session.call_tool("analyze", {"ticker": "NVDA", "date": "2024-05-10"})
+        progress: list = []
+
+        async def on_progress(done, total, message):
+            progress.append((done, total, message))
+
+        seen["analyze"] = await session.call_tool("analyze", {"ticker": "NVDA", "date": "2024-05-10"},
+                                                  progress_callback=on_progress)
+        seen["progress"] = progress
         seen["bad"] = await session.call_tool("analyze", {"ticker": "NVDAX", "date": "2024-05-10"})
         seen["bad_date"] = await session.call_tool("analyze", {"ticker": "NVDA", "date": "2024-13-40"})
         seen["get_run"] = await session.call_tool("get_run", {"ticker": "NVDA", "date": "2024-05-10"})
@@ -57,7 +64,8 @@ def test_mcp_stdio_lists_tools_analyzes_and_reports_errors(ta_home):
     anyio.run(_session_run, ta_home, body)
 
     assert set(TOOL_NAMES) <= set(seen["tools"])
-    assert "ticker" in seen["tools"]["analyze"].input_schema["properties"]
+    props = seen["tools"]["analyze"].input_schema["properties"]
+    assert {"ticker", "date", "analysts", "max_cost_usd"} <= set(props) and "ctx" not in props
 
     ok = seen["analyze"]
     assert not ok.is_error, _text(ok)
@@ -67,6 +75,11 @@ def test_mcp_stdio_lists_tools_analyzes_and_reports_errors(ta_home):
     assert Path(out["report_path"]).is_file() and Path(out["report_path"]).is_relative_to(ta_home)
 
     # a ticker the demo market does not list: an MCP tool error with the CLI's message and exit code
+    # one progress notification per agent of the plan (4 analysts and 8 other roles), in order
+    progress = seen["progress"]
+    assert [p[0] for p in progress] == list(range(1, 13)) and {p[1] for p in progress} == {12}
+    assert progress[-1][2] == "Portfolio Manager finished"
+
     bad = seen["bad"]
     assert bad.is_error
     assert "NVDAX" in _text(bad) and "exit 2" in _text(bad) and "NVDA" in _text(bad)

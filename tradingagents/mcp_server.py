@@ -21,6 +21,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import anyio
+from mcp.server.mcpserver import Context  # evaluated in the tools' annotations (the SDK reads them)
+
 from tradingagents import cli
 
 __all__ = ["TOOL_NAMES", "ToolFailed", "Tools", "build_server", "main"]
@@ -63,7 +66,7 @@ class Tools:
             raise _failure(exc) from exc
 
     def analyze(self, ticker: str, date: str, analysts: list[str] | None = None,
-                max_cost_usd: float | None = None) -> dict[str, Any]:
+                max_cost_usd: float | None = None, on_event: Callable[[Any], None] | None = None) -> dict[str, Any]:
         from tradingagents import storage
         from tradingagents.dataflows.interface import check_instrument
         from tradingagents.graph.trading_graph import TradingAgentsGraph
@@ -74,7 +77,7 @@ class Tools:
         check_instrument(settings, ticker)
         storage.check_storage(settings)
         graph = TradingAgentsGraph(settings["selected_analysts"], config=settings)
-        _, rating = graph.propagate(ticker, date)
+        _, rating = graph.propagate(ticker, date, on_event=on_event)
         record = graph.last_run["record"]
         meta = record.get("meta") or {}
         return {
@@ -159,6 +162,29 @@ class Tools:
         return out
 
 
+class _Progress:
+    """A run's events as MCP progress notifications: one per agent that finishes (of the run's plan), sent from
+    the run's worker thread to the server's event loop. A client that asked for no progress gets none."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.total: int | None = None
+        self.finished: set[str] = set()
+
+    def __call__(self, event: Any) -> None:
+        import anyio.from_thread
+
+        if event.kind == "run_started":
+            self.total = sum(len(team["agents"]) for team in event.data.get("plan") or [])
+        elif event.kind == "node_finished" and event.agent and event.agent not in self.finished:
+            self.finished.add(event.agent)
+            try:
+                anyio.from_thread.run(self.ctx.report_progress, float(len(self.finished)),
+                                      float(self.total) if self.total else None, f"{event.agent} finished")
+            except Exception:  # noqa: BLE001 - a client gone or a progress it did not ask for never stops the run
+                pass
+
+
 def build_server(base: dict[str, Any] | None = None):
     """The ``MCPServer`` with the five tools over ``Tools(base)``."""
     from mcp.server.mcpserver import MCPServer
@@ -177,12 +203,15 @@ def build_server(base: dict[str, Any] | None = None):
             raise ToolError(str(exc)) from exc
 
     @server.tool()
-    def analyze(ticker: str, date: str, analysts: list[str] | None = None,
-                max_cost_usd: float | None = None) -> dict[str, Any]:
+    async def analyze(ticker: str, date: str, ctx: Context, analysts: list[str] | None = None,
+                      max_cost_usd: float | None = None) -> dict[str, Any]:
         """Analyse TICKER as of DATE (YYYY-MM-DD) with the team; returns the rating, the decision card and the
         report's path. analysts: a subset of market, social, news, fundamentals (default all); max_cost_usd: a
-        hard budget for the models (the run stops at a checkpoint and can be resumed)."""
-        return run(tools.analyze, ticker, date, analysts, max_cost_usd)
+        hard budget for the models (the run stops at a checkpoint and can be resumed). Progress is reported as
+        each agent finishes."""
+        progress = _Progress(ctx)
+        return await anyio.to_thread.run_sync(lambda: run(tools.analyze, ticker, date, analysts, max_cost_usd,
+                                                          progress))
 
     @server.tool()
     def get_run(ticker: str, date: str) -> dict[str, Any]:
