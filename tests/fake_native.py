@@ -11,6 +11,9 @@ so the whole graph runs through them. Usage is counted as ``fake_openai`` counts
 The Anthropic fake keeps a prompt cache as Anthropic's does: a system block marked ``cache_control`` is
 written on first sight (``cache_creation_input_tokens``) and read on every later request that starts with it
 (``cache_read_input_tokens``); ``input_tokens`` is the rest.
+
+``server.faults`` (a list of HTTP statuses) makes the next requests fail with those statuses, in each API's
+error format, one request each.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ class _Handler(BaseHTTPRequestHandler):
         if events is None:
             data = json.dumps(payload).encode()
             self.send_response(status)
+            if status >= 400:  # a retry soon (the SDKs honour it), so a test of retries does not wait seconds
+                self.send_header("retry-after-ms", "10")
+                self.send_header("retry-after", "0")
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -82,6 +88,11 @@ class _FakeBase:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.base_url = ""
+        self.faults: list[int] = []  # HTTP statuses the next requests get instead of an answer, in order
+
+    def _fault(self) -> int | None:
+        with self._lock:
+            return self.faults.pop(0) if self.faults else None
 
     def start(self):
         handler = type("BoundHandler", (_Handler,), {"fake": self})
@@ -186,6 +197,9 @@ class FakeAnthropicServer(_FakeBase):
         if urlsplit(path).path.rstrip("/") != "/v1/messages":
             return 404, {"type": "error", "error": {"type": "not_found_error", "message": f"no route {path}"}}, None
         n = self._record(body, headers)
+        if (status := self._fault()) is not None:
+            kind = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+            return status, {"type": "error", "error": {"type": kind, "message": f"HTTP {status} (fake server)"}}, None
         answer = self.responder(self.chat_body(body))
         content: list[dict] = []
         if answer.get("content"):
@@ -280,6 +294,9 @@ class FakeGeminiServer(_FakeBase):
         if method not in ("generateContent", "streamGenerateContent"):
             return 404, {"error": {"code": 404, "message": f"no route {path}", "status": "NOT_FOUND"}}, None
         self._record(body, headers)
+        if (status := self._fault()) is not None:
+            name = {401: "UNAUTHENTICATED", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(status, "INTERNAL")
+            return status, {"error": {"code": status, "message": f"HTTP {status} (fake server)", "status": name}}, None
         answer = self.responder(self.chat_body(body))
         parts: list[dict] = []
         if answer.get("content"):

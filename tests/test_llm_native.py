@@ -214,3 +214,21 @@ def test_tool_calls_round_trip(provider, streaming):
     assert len(fake.requests) == 3  # the unknown tool's answer was retried once
     assert "**Rating**: Hold" in str(final.content) and not final.tool_calls
     assert "1 tool result" in str(final.content)  # the tool's answer reached the model
+
+
+@pytest.mark.parametrize("provider", list(FAKES))
+def test_server_errors_are_retried_by_the_sdk_and_a_rejected_key_is_named(provider):
+    prompt = "Instrument: NVDA\nAnalysis date: 2024-05-10\nYour call?"
+    with FAKES[provider](rating="Hold") as fake:
+        fake.faults = [503]
+        llm = create_llm(fake.llm_config(llm_streaming=False), "quick")
+        assert "**Rating**: Hold" in str(llm.invoke(prompt).content)
+        assert len(fake.requests) == 2  # the 503, then the answer
+        fake.faults = [401]
+        with pytest.raises(LLMCallError) as exc:
+            llm.invoke(prompt)
+    text = str(exc.value)
+    env = "ANTHROPIC_API_KEY" if provider == "anthropic" else "GOOGLE_API_KEY"
+    assert "HTTP 401" in text and "API key was rejected" in text and env in text
+    assert exc.value.retryable is False and len(fake.requests) == 3  # a rejected key is not retried
+    assert "sk-ant-test-key" not in text and "g-test-key" not in text
