@@ -13,7 +13,8 @@ written on first sight (``cache_creation_input_tokens``) and read on every later
 (``cache_read_input_tokens``); ``input_tokens`` is the rest.
 
 ``server.faults`` (a list of HTTP statuses) makes the next requests fail with those statuses, in each API's
-error format, one request each.
+error format, one request each; ``server.cuts`` (event counts) makes the next streamed answers stop after
+that many events with the connection closed.
 """
 
 from __future__ import annotations
@@ -63,7 +64,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for event in events:
+        cut = self.fake._cut()
+        for i, event in enumerate(events):
+            if cut is not None and i >= cut:  # the server dies mid-answer: the connection closes
+                self.close_connection = True
+                return
             self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
@@ -89,6 +94,11 @@ class _FakeBase:
         self._thread: threading.Thread | None = None
         self.base_url = ""
         self.faults: list[int] = []  # HTTP statuses the next requests get instead of an answer, in order
+        self.cuts: list[int] = []  # the next streamed answers stop after this many events, the connection closed
+
+    def _cut(self) -> int | None:
+        with self._lock:
+            return self.cuts.pop(0) if self.cuts else None
 
     def _fault(self) -> int | None:
         with self._lock:

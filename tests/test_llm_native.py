@@ -232,3 +232,31 @@ def test_server_errors_are_retried_by_the_sdk_and_a_rejected_key_is_named(provid
     assert "HTTP 401" in text and "API key was rejected" in text and env in text
     assert exc.value.retryable is False and len(fake.requests) == 3  # a rejected key is not retried
     assert "sk-ant-test-key" not in text and "g-test-key" not in text
+
+
+@pytest.mark.parametrize("provider", list(FAKES))
+def test_a_stream_cut_mid_answer_is_retried_and_its_text_taken_back(provider):
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    from tradingagents.llm_clients.streaming import is_restart
+
+    class Tokens(BaseCallbackHandler):
+        def __init__(self):
+            self.texts, self.restarts = [], 0
+
+        def on_llm_new_token(self, token, *, chunk=None, **kwargs):
+            if chunk is not None and is_restart(chunk.message):
+                self.restarts += 1
+                self.texts.clear()
+            else:
+                self.texts.append(token)
+
+    with FAKES[provider](rating="Buy") as fake:
+        fake.cuts = [3]
+        seen = Tokens()
+        llm = create_llm(fake.llm_config(), "quick")
+        answer = llm.invoke("Instrument: NVDA\nAnalysis date: 2024-05-10\nYour call?", config={"callbacks": [seen]})
+    assert len(fake.requests) == 2 and seen.restarts == 1
+    text = answer.content if isinstance(answer.content, str) else "".join(
+        b.get("text", "") for b in answer.content if isinstance(b, dict))
+    assert "**Rating**: Buy" in text and "".join(seen.texts) == text

@@ -10,8 +10,8 @@ imports both integrations, so the factory imports it only then). Each request (e
   are assembled into that attempt's own message; a structured answer (a forced tool, a JSON schema) is
   requested unstreamed, as on OpenAI;
 - the SDK's own bounded retries handle 429, 5xx and timeouts (``max_retries``, ``timeout``); an empty answer,
-  a call of a tool that was not offered, or tool arguments that do not parse are retried within the same
-  budget (a restart signal first, so the live panel drops the void text); whatever still fails becomes an
+  a call of a tool that was not offered, tool arguments that do not parse, or a stream that broke off once
+  the answer had started (which the SDKs do not retry) are retried within the same budget (a restart signal first, so the live panel drops the void text); whatever still fails becomes an
   ``LLMCallError`` naming the provider, the URL and the model (the key never appears).
 
 Anthropic's prompt caching: each role's system prompt (its instructions: the stable prefix of every call
@@ -64,6 +64,14 @@ def offered_tools(tools: Any) -> list[dict]:
     return out
 
 
+class _Cut(Exception):
+    """An attempt whose stream broke off after its answer started (retried within the budget)."""
+
+    def __init__(self, message: str, shown: bool):
+        super().__init__(message)
+        self.shown = shown
+
+
 class _Bounded:
     """What both native models add to their integration (a mixin placed before it)."""
 
@@ -114,6 +122,13 @@ class _Bounded:
     def _translate(self, exc: BaseException) -> LLMCallError | None:
         raise NotImplementedError
 
+    def _broke_off(self, exc: BaseException) -> bool:
+        """Whether an error while a stream was read is the connection or the stream breaking (retried when
+        the answer had started: the SDKs retry only what fails before it starts)."""
+        names = {"RemoteProtocolError", "ReadError", "ReadTimeout", "APIConnectionError", "ChunkedEncodingError",
+                 "IncompleteRead", "ConnectionResetError", "StreamClosed"}
+        return any(type(c).__name__ in names or isinstance(c, ConnectionError) for c in _chain(exc))
+
     # ------------------------------------------------------------------ requests
     def _prepare(self, messages: list) -> list:
         return messages
@@ -150,15 +165,23 @@ class _Bounded:
         readers = run_manager if run_manager is not None and _reads_tokens(run_manager) else None
         guards = _guards(run_manager)
         chunks, shown = [], False
-        for chunk in super()._stream(messages, stop=stop, run_manager=None, **kwargs):  # type: ignore[misc]
-            if chunk.message.id is None and message_id is not None:
-                chunk.message.id = message_id
-            chunks.append(chunk)
-            if readers is not None:
-                shown = True
-                readers.on_llm_new_token(chunk.text, chunk=chunk)
-            if guards and any(g.stop_requested() for g in guards):
-                raise RunStopped("Stopped during a model call; the run can be resumed.")
+        try:
+            for chunk in super()._stream(messages, stop=stop, run_manager=None, **kwargs):  # type: ignore[misc]
+                if chunk.message.id is None and message_id is not None:
+                    chunk.message.id = message_id
+                chunks.append(chunk)
+                if readers is not None:
+                    shown = True
+                    readers.on_llm_new_token(chunk.text, chunk=chunk)
+                if guards and any(g.stop_requested() for g in guards):
+                    raise RunStopped("Stopped during a model call; the run can be resumed.")
+        except RunStopped:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a stream that broke off once the answer started is retried
+            if chunks and self._broke_off(exc):
+                raise _Cut("the streamed answer broke off mid-way (the connection closed inside the answer)",
+                           shown) from exc
+            raise
         if not chunks:
             return None, shown
         return generate_from_stream(iter(chunks)), shown
@@ -177,6 +200,9 @@ class _Bounded:
             with _slot(self._limiter):
                 try:
                     result, shown = self._attempt(messages, stop, run_manager, kwargs, stream, message_id)
+                except _Cut as cut:
+                    problem, shown = str(cut), cut.shown
+                    continue
                 except (RunStopped, LLMCallError):
                     raise
                 except Exception as exc:  # noqa: BLE001 - re-raised, translated when we know it
