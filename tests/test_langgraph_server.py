@@ -133,6 +133,12 @@ def test_langgraph_dev_serves_the_team_like_propagate(server):
     from tradingagents.graph.trading_graph import TradingAgentsGraph
 
     client = get_sync_client(url=server, timeout=RUN_TIMEOUT_S)
+    # what Studio draws: the served graph's nodes, and its input schema (the specification's initial state)
+    assistant = client.assistants.search(graph_id="trading_agents")[0]
+    drawn = {n["id"] for n in client.assistants.get_graph(assistant["assistant_id"])["nodes"]}
+    assert {PREPARE_NODE, TEAM_NODE} <= drawn
+    schemas = client.assistants.get_schemas(assistant["assistant_id"])
+    assert {"company_of_interest", "trade_date"} <= set(schemas["input_schema"]["required"])
     thread = client.threads.create()
     nodes, errors = _stream(client, thread["thread_id"], {"company_of_interest": "NVDA", "trade_date": "2024-05-10"})
     assert errors == []
