@@ -55,6 +55,27 @@ def test_served_graph_runs_on_the_provider_its_configurable_names(monkeypatch):
     assert len(fake.requests) >= 9 and {r["model"] for r in fake.requests} == {"claude-haiku-4-5", "claude-sonnet-4-5"}
 
 
+def test_served_graph_keeps_the_runs_budget(monkeypatch):
+    """max_cost_usd in the configurable is the same hard ceiling as propagate's: the call that could pass it
+    is refused before it is sent."""
+    import asyncio
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.fake_native import FakeAnthropicServer
+    from tradingagents.errors import BudgetExceeded
+    from tradingagents.graph.served import make_graph
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-served")
+    with FakeAnthropicServer() as fake:
+        config = {"configurable": {"thread_id": "b", "llm_provider": "anthropic", "backend_url": fake.base_url,
+                                   "max_cost_usd": 0.0005}}
+        graph = asyncio.run(make_graph(config)).copy(update={"checkpointer": InMemorySaver()})
+        with pytest.raises(BudgetExceeded):
+            graph.invoke({"company_of_interest": "NVDA", "trade_date": "2024-05-10"}, config)
+    assert fake.requests == []
+
+
 def test_configuration_reads_configurable_and_defaults_offline_demo():
     assert Configuration.from_runnable_config(None).settings()["llm_provider"] == "offline"
     conf = Configuration.from_runnable_config({"configurable": {

@@ -83,6 +83,9 @@ class Configuration:
         "description": "Rounds of the aggressive/conservative/neutral risk debate."})
     analyst_execution: str | None = field(default=None, metadata={
         "description": "parallel (the analysts as concurrent branches) or sequential; None: the default."})
+    max_cost_usd: float | None = field(default=None, metadata={
+        "description": "A hard budget for the run's model calls in USD (each call reserves its worst case first; "
+                       "the run fails with BudgetExceeded before the call that would pass it); None: no budget."})
     output_language: str | None = field(default=None, metadata={
         "description": "The language the agents write in (English by default)."})
 
@@ -103,7 +106,10 @@ class Configuration:
 
 def build_served_graph(graph) -> Any:
     """The served graph of a ``TradingAgentsGraph``: Prepare Run → Trading Team, uncompiled."""
+    from langchain_core.runnables.config import merge_configs
+
     from tradingagents.dataflows.tools import AS_OF_KEY
+    from tradingagents.graph.run_support import _Budget
     from tradingagents.graph.setup import SCRATCHPAD_KEYS
 
     def prepare(state: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +135,11 @@ def build_served_graph(graph) -> Any:
         # the app's builder, compiled without a checkpointer: it keeps its checkpoints in the server's
         inner = graph.compiled_graphs.get(key, lambda: graph.build_graph(None, analysts).compile())
         configurable = {**(config.get("configurable") or {}), AS_OF_KEY: state["trade_date"]}
-        final = inner.invoke(dict(state), {**config, "configurable": configurable})
+        # the budget as propagate applies it: a RunGuard every model call of the team reserves from
+        budget = _Budget(graph.config.get("max_cost_usd"), None, graph.config, state["company_of_interest"],
+                         state["trade_date"])
+        run_config = merge_configs({**config, "configurable": configurable}, {"callbacks": budget.callbacks()})
+        final = inner.invoke(dict(state), run_config)
         update = {k: v for k, v in final.items() if k != "messages" and k not in SCRATCHPAD_KEYS}
         update["debate_turns"] = list(final.get("debate_turns") or [])[len(state.get("debate_turns") or []):]
         update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *(final.get("messages") or [])]
