@@ -158,6 +158,9 @@ def test_langgraph_dev_serves_the_team_like_propagate(server):
     assistant = client.assistants.search(graph_id="trading_agents")[0]
     drawn = {n["id"] for n in client.assistants.get_graph(assistant["assistant_id"])["nodes"]}
     assert {PREPARE_NODE, TEAM_NODE} <= drawn
+    # with xray, the team's own agents inside Trading Team (the app's graph is the node's subgraph)
+    xray = {n["id"] for n in client.assistants.get_graph(assistant["assistant_id"], xray=True)["nodes"]}
+    assert {f"{TEAM_NODE}:Market Analyst", f"{TEAM_NODE}:Portfolio Manager", f"{TEAM_NODE}:tools_market"} <= xray
     schemas = client.assistants.get_schemas(assistant["assistant_id"])
     assert {"company_of_interest", "trade_date"} <= set(schemas["input_schema"]["required"])
     thread = client.threads.create()

@@ -129,11 +129,19 @@ def build_served_graph(graph) -> Any:
         initial["memory_used"] = Overwrite(initial["memory_used"])
         return initial
 
+    def compiled_team(analysts: list[str]):
+        # the app's builder, compiled without a checkpointer: it keeps its checkpoints in the server's
+        key = ("served", tuple(analysts), graph.analyst_execution, bool(graph.config.get("memory_enabled", True)))
+        return graph.compiled_graphs.get(key, lambda: graph.build_graph(None, analysts).compile())
+
+    stock_analysts = analysts_for_asset(graph.selected_analysts, "stock")
+    # the team of a stock, compiled now and named in ``team`` below, so LangGraph knows it as the node's
+    # subgraph: Studio draws its agents (xray) and its checkpoints nest under the node's
+    stock_team = compiled_team(stock_analysts)
+
     def team(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         analysts = analysts_for_asset(graph.selected_analysts, state.get("asset_type") or "stock")
-        key = ("served", tuple(analysts), graph.analyst_execution, bool(graph.config.get("memory_enabled", True)))
-        # the app's builder, compiled without a checkpointer: it keeps its checkpoints in the server's
-        inner = graph.compiled_graphs.get(key, lambda: graph.build_graph(None, analysts).compile())
+        inner = stock_team if analysts == stock_analysts else compiled_team(analysts)
         configurable = {**(config.get("configurable") or {}), AS_OF_KEY: state["trade_date"]}
         # the budget as propagate applies it: a RunGuard every model call of the team reserves from
         budget = _Budget(graph.config.get("max_cost_usd"), None, graph.config, state["company_of_interest"],
@@ -145,8 +153,7 @@ def build_served_graph(graph) -> Any:
         update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *(final.get("messages") or [])]
         return update
 
-    schema = graph.build_graph(None, analysts_for_asset(graph.selected_analysts, "stock")).state_schema
-    builder = StateGraph(schema, input_schema=ServedInput)
+    builder = StateGraph(stock_team.builder.state_schema, input_schema=ServedInput)
     builder.add_node(PREPARE_NODE, prepare)
     builder.add_node(TEAM_NODE, team)
     builder.add_edge(START, PREPARE_NODE)
