@@ -57,6 +57,10 @@ def test_mcp_stdio_lists_tools_analyzes_and_reports_errors(ta_home):
         seen["bad"] = await session.call_tool("analyze", {"ticker": "NVDAX", "date": "2024-05-10"})
         seen["bad_date"] = await session.call_tool("analyze", {"ticker": "NVDA", "date": "2024-13-40"})
         seen["get_run"] = await session.call_tool("get_run", {"ticker": "NVDA", "date": "2024-05-10"})
+        seen["ask"] = await session.call_tool("ask", {"ticker": "NVDA", "date": "2024-05-10", "agent": "bear",
+                                                      "question": "What worries you most?"})
+        seen["ask_bad"] = await session.call_tool("ask", {"ticker": "NVDA", "date": "2024-05-10", "agent": "oracle",
+                                                          "question": "Will it go up?"})
         seen["log"] = await session.call_tool("memory_log", {"ticker": "NVDA", "limit": 5})
         seen["settle"] = await session.call_tool("settle", {})
         seen["backtest"] = await session.call_tool("backtest_summary", {"id": "../etc"})
@@ -87,6 +91,10 @@ def test_mcp_stdio_lists_tools_analyzes_and_reports_errors(ta_home):
 
     run = _data(seen["get_run"])
     assert run["rating"] == out["rating"] and "**Rating**" in run["report"]
+    asked = seen["ask"]
+    assert not asked.is_error, _text(asked)
+    assert _data(asked)["answer"].strip() and _data(asked)["question"] == "What worries you most?"
+    assert seen["ask_bad"].is_error and "oracle" in _text(seen["ask_bad"]) and "exit 2" in _text(seen["ask_bad"])
     log = _data(seen["log"])
     assert log["total"] == 1 and log["entries"][0]["pending"] is True
     assert log["entries"][0]["rating"] == out["rating"]

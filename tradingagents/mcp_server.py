@@ -9,8 +9,9 @@ code ("Bad input (exit 2): …").
 
 Tools: ``analyze(ticker, date, analysts?, max_cost_usd?)`` → rating, decision card, report path;
 ``get_run(ticker, date)`` → a saved run's rating, card and report; ``memory_log(ticker?, limit?)`` → the
-newest log entries; ``settle(ticker?)`` → what was settled and what still waits; ``backtest_summary(id)``
-→ a backtest's status, metrics and summary table. The server's own flags (``--provider``, ``--data``,
+newest log entries; ``settle(ticker?)`` → what was settled and what still waits; ``ask(ticker, date, agent,
+question)`` → an agent of a saved run answers (``tradingagents.ask``, the CLI's ``ask``);
+``backtest_summary(id)`` → a backtest's status, metrics and summary table. The server's own flags (``--provider``, ``--data``,
 ``--home``, …) set what every tool runs with, like the CLI's.
 """
 
@@ -28,7 +29,8 @@ from tradingagents import cli
 
 __all__ = ["TOOL_NAMES", "ToolFailed", "Tools", "build_server", "main"]
 
-TOOL_NAMES = ("analyze", "get_run", "memory_log", "settle", "backtest_summary")
+TOOL_NAMES = ("analyze", "get_run", "memory_log", "settle", "ask", "backtest_summary")
+_ASK_OVERRIDES = ("llm_provider", "backend_url", "quick_think_llm", "deep_think_llm", "max_cost_usd")
 MEMORY_LOG_MAX = 200
 _BACKTEST_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -136,6 +138,17 @@ class Tools:
         keys = ("ticker", "date", "rating", "raw", "alpha", "holding", "benchmark", "reflection")
         return {"settled": [{k: s.get(k) for k in keys} for s in settled], "pending": list(pending)}
 
+    def ask(self, ticker: str, date: str, agent: str, question: str) -> dict[str, Any]:
+        from tradingagents import storage
+        from tradingagents.ask import ask
+
+        settings = self._settings(check_llm=False)
+        storage.check_storage(settings)
+        # the run's own provider and models, unless the server's flags name others (the CLI's ask flags)
+        overrides = {k: v for k, v in self.base.items() if k in _ASK_OVERRIDES}
+        item = ask(settings, ticker, date, agent, question, overrides=overrides)
+        return {"ticker": ticker, "date": date, **item}
+
     def backtest_summary(self, id: str) -> dict[str, Any]:  # noqa: A002 - the tool's argument name
         import json
 
@@ -194,7 +207,8 @@ def build_server(base: dict[str, Any] | None = None):
     server = MCPServer("tradingagents", instructions=(
         "TradingAgents: a team of LLM agents analyses a ticker on a date and gives a 5-tier rating (Buy, "
         "Overweight, Hold, Underweight, Sell). analyze runs it; get_run reads a saved run; memory_log lists past "
-        "decisions; settle scores the due ones against the market; backtest_summary reads a backtest."))
+        "decisions; settle scores the due ones against the market; ask puts a question to an agent of a saved run; "
+        "backtest_summary reads a backtest."))
 
     def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
@@ -230,6 +244,15 @@ def build_server(base: dict[str, Any] | None = None):
         alpha against the benchmark, a reflection; says why the others still wait."""
         return run(tools.settle, ticker)
 
+    from tradingagents.team import ROSTER
+
+    @server.tool(description=(
+        "Ask an agent of the saved run of TICKER on DATE a question (agent: " + ", ".join(r.key for r in ROSTER)
+        + ", or the name shown, e.g. 'Bear Researcher'); it answers in its role from that run's material only. "
+        "The question and answer are kept with the run."))
+    def ask(ticker: str, date: str, agent: str, question: str) -> dict[str, Any]:
+        return run(tools.ask, ticker, date, agent, question)
+
     @server.tool()
     def backtest_summary(id: str) -> dict[str, Any]:  # noqa: A002
         """A backtest's status, its metrics (the team and the baselines) and its summary table, by id."""
@@ -241,7 +264,7 @@ def build_server(base: dict[str, Any] | None = None):
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m tradingagents mcp",
-        description="Serve the TradingAgents tools (analyze, get_run, memory_log, settle, backtest_summary) to "
+        description="Serve the TradingAgents tools (analyze, get_run, memory_log, settle, ask, backtest_summary) to "
         "an MCP client: over stdio by default, or streamable HTTP at --http 127.0.0.1:PORT (path /mcp).",
         epilog=cli.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP here (e.g. 127.0.0.1:8765)")
