@@ -73,7 +73,7 @@ class BlindAnalysis:
         self.blind: BlindMap | None = None
 
     def propagate(self, ticker: str, date: str, asset_type: str = "stock", *, on_event=None,
-                  should_stop=None) -> tuple[dict[str, Any], str | None]:
+                  should_stop=None, fresh: bool = False) -> tuple[dict[str, Any], str | None]:
         from dataclasses import replace
 
         from tradingagents.graph.events import TERMINAL_KINDS
@@ -115,7 +115,8 @@ class BlindAnalysis:
         graph = TradingAgentsGraph(analysts, debug=self.debug, config=bcfg, api_key=self.api_key)
         alias, bdate = blind.alias(ticker), blind.blind_date(date)
         try:
-            state, rating = graph.propagate(alias, bdate, asset_type, on_event=shown, should_stop=should_stop)
+            state, rating = graph.propagate(alias, bdate, asset_type, on_event=shown, should_stop=should_stop,
+                                            fresh=fresh)
         finally:
             seen_path = graph.last_run.get("results_path") or ""
             if seen_path:
@@ -145,13 +146,14 @@ class BlindAnalysis:
 
 def run_blind(settings: Mapping[str, Any], ticker: str, date: str, *, asset_type: str = "stock",
               on_event=None, should_stop=None, api_key: str | None = None, debug: bool = False,
-              watchlist: Iterable[str] | None = None) -> dict[str, Any]:
+              watchlist: Iterable[str] | None = None, fresh: bool = False) -> dict[str, Any]:
     """One blind analysis of ``ticker`` on ``date`` (``BlindAnalysis``): the models see the alias and the
     shifted date; the events shown and the run stored (``<home>/blind/real_results/<TICKER>/<date>/``,
     and the blind desk's log mapped back to ``<home>/blind/real_memory/``) are in real names and dates.
     Returns ``{rating, results_path, alias, blind_date, record}``."""
     analysis = BlindAnalysis(settings, api_key=api_key, debug=debug, watchlist=watchlist)
-    _state, rating = analysis.propagate(ticker, date, asset_type, on_event=on_event, should_stop=should_stop)
+    _state, rating = analysis.propagate(ticker, date, asset_type, on_event=on_event, should_stop=should_stop,
+                                        fresh=fresh)
     run = analysis.last_run
     return {"rating": rating, "results_path": run.get("results_path"), "alias": run["alias"],
             "blind_date": run["blind_date"], "record": dict(run.get("record") or {})}

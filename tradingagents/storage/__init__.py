@@ -35,7 +35,7 @@ from typing import IO, Any
 
 from tradingagents.storage.app_runs import app_run, delete_app_run, load_app_runs, save_app_run
 from tradingagents.storage.audit import default_user, read_audit, record_audit
-from tradingagents.storage.files_runs import run_notes
+from tradingagents.storage.files_runs import engine_label, engines_text, mixed_engines, run_notes
 from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
 
 __all__ = [
@@ -74,6 +74,9 @@ __all__ = [
     "record_pm_decision",
     "redact_url",
     "run_lock",
+    "engine_label",
+    "engines_text",
+    "mixed_engines",
     "run_notes",
     "save_app_run",
     "save_run",
