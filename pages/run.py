@@ -29,7 +29,6 @@ from tradingagents import estimates, pricing, team
 from tradingagents.config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, UnknownInstrumentError, ValidationError
 from tradingagents.graph import whatif
-from tradingagents.graph.blind_run import real_results_dir
 from tradingagents.storage import engine_label, engines_text, list_runs, load_run
 from tradingagents.validation import DATE_FLOOR as DATE_MIN
 
@@ -601,8 +600,8 @@ def apply_prefill(data: dict) -> list[str]:
 
 
 def saved_run_from_url() -> tuple[str, str, dict] | None:
-    """``?ticker=&date=`` (and ``&backtest=&variant=``, or ``&blind=1``): (ticker, date, config whose
-    results_dir holds it)."""
+    """``?ticker=&date=`` (and ``&backtest=&variant=``): (ticker, date, config whose results_dir holds it;
+    a blind run is saved where every run is)."""
     q = st.query_params
     ticker, date = q.get("ticker"), q.get("date")
     if not ticker or not date:
@@ -615,8 +614,6 @@ def saved_run_from_url() -> tuple[str, str, dict] | None:
                        "or '-' for both &backtest= and &variant=."))
             return None
         cfg["results_dir"] = str(Path(config["backtests_dir"]) / backtest / variant / "results")
-    elif q.get("blind") == "1":
-        cfg["results_dir"] = str(real_results_dir(config))
     return ticker, date, cfg
 
 
@@ -747,7 +744,7 @@ with form_slot, st.form("run_form", border=True, enter_to_submit=False):
                        "then continue."))
     st.checkbox(_("Blind run"), key="form_blind",
                 help=_("The models see an alias, dates shifted by 28 years and rebased prices; what is shown and "
-                       "stored is mapped back to the real ticker, dates and prices (kept under <home>/blind/)."))
+                       "stored is mapped back to the real ticker, dates and prices (History and the Memory log list it, marked blind)."))
     st.checkbox(_("Start afresh"), key="form_fresh",
                 help=_("A run of this ticker and date that failed or was stopped keeps a checkpoint, and a new run "
                        "resumes it (also under other models: the page then says so). Tick this to discard it "
@@ -855,7 +852,7 @@ if linked:
             st.markdown("#### " + _("Saved run: {ticker} as of {date}", ticker=l_ticker.upper(), date=l_date))
         render_result(data.get("state") or {}, data.get("rating"), data.get("meta") or {},
                       key=f"linked_{l_ticker}_{l_date}",
-                      forkable=not (st.query_params.get("backtest") or st.query_params.get("blind")))
+                      forkable=not (st.query_params.get("backtest") or (data.get("meta") or {}).get("blind")))
 
 # ---------------------------------------------------------------------------------------------
 st.divider()

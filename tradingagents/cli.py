@@ -437,7 +437,11 @@ def run_command(argv: list[str]) -> int:
                             fresh=args.fresh)
             _print(t("Rating: {rating}", rating=_rating(out["rating"], t)))
             _print(t("Blind: the models saw {alias} on {date}", alias=out["alias"], date=out["blind_date"]))
-            _print(t("Report: {path}", path=out["results_path"]))
+            record = out.get("record") or {}
+            meta = record.get("meta") or {}
+            # the report file, as for any run (the desk's database: the command that prints it)
+            _print(t("Report: {path}", path=record.get("report_path")
+                     or f"python -m tradingagents show {ticker} {meta.get('date') or date}"))
             return EXIT_OK
         from tradingagents.graph.trading_graph import TradingAgentsGraph
 

@@ -410,7 +410,7 @@ def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file:
         out.write(
             f"{e['date']:<10}  {e['ticker']:<12}  {e['rating']:<11}  {status:<8}  "
             f"{_pct(e['raw']):>7}  {_pct(e['alpha']):>7}  {hold}"
-            + ("  invented instrument" if e.get("invented") else "") + "\n"
+            + ("  invented instrument" if e.get("invented") else "") + ("  blind run" if e.get("blind") else "") + "\n"
         )
     for problem in getattr(log, "problems", []) or []:
         out.write(f"note: {problem}\n")

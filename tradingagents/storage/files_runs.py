@@ -43,7 +43,7 @@ REPORT_SECTIONS = tuple((r.output_key, r.node, r.key) for r in team.ANALYSTS)
 
 NOTE_LABELS = {"Invented instrument": N_("Invented instrument"), "Session": N_("Session"), "Data": N_("Data"),
                "Missing data": N_("Missing data"), "Memory log": N_("Memory log"), "Re-analysis": N_("Re-analysis"),
-               "Models": N_("Models")}
+               "Models": N_("Models"), "Blind run": N_("Blind run")}
 """The labels of ``run_notes`` (English, the keys callers match on) and their catalogue ids."""
 
 
@@ -91,6 +91,10 @@ def run_notes(meta: Mapping[str, Any], *, t: Translator | None = None) -> list[t
         notes.append(("Invented instrument", t("{ticker} is not listed by the demo market; the run analysed a "
                                                "generated, fictional instrument (--allow-synthetic), not a real "
                                                "company", ticker=meta.get("ticker"))))
+    blind = meta.get("blind")
+    if isinstance(blind, Mapping):  # stored in real names, dates and prices; the models saw these
+        notes.append(("Blind run", t("the models saw an alias, shifted dates and rebased prices; what is stored "
+                                     "here is in real names, dates and prices")))
     if meta.get("session_note"):
         notes.append(("Session", str(meta["session_note"])))
     notes += [("Data", str(line)) for line in meta.get("data_notes") or []]
@@ -387,6 +391,7 @@ def _run_row(state_file: Path, ticker: str, date: str, version: int | None) -> d
         "previous": version is not None,
         "invented": bool(meta.get("invented")),
         "by": str(meta.get("by") or ""),  # who ran it (the meta's ``by``; empty before it was recorded)
+        "blind": bool(meta.get("blind")),  # a blind run (the models saw an alias and shifted dates)
     }
 
 
