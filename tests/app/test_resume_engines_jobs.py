@@ -53,3 +53,30 @@ def test_a_new_run_with_start_afresh_does_not_resume(ta_home):
     handle = reg.get(reg.start_run("NVDA", DATE, ["market"], OFFLINE, owner="me", fresh=True))
     assert handle.wait(120) and handle.status == "finished", handle.error
     assert handle.meta["resumed"] is False and [g["llm_provider"] for g in handle.meta["ran_on"]] == ["offline"]
+
+
+def test_the_run_page_says_so_and_offers_start_afresh(ta_home):
+    """The Run page (AppTest): a failed run offers Start afresh beside Resume; resumed under other models
+    it says which models the checkpoint was begun with."""
+    from streamlit.testing.v1 import AppTest
+
+    from studio.ui import get_registry
+    from tests.app.apptest_utils import APP, texts
+
+    reg = get_registry()
+    with FakeOpenAIServer() as server:
+        run_id, handle = _failed_networked_run(reg, server)
+    reg.get(run_id).owner = None  # claimed by whoever resumes it: this test's browser may press the buttons
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params["run"] = run_id
+    at.run()
+    assert not at.exception
+    labels = [str(b.label) for b in at.button]
+    assert "Resume" in labels and "Start afresh" in labels
+    assert reg.resume(run_id, config=OFFLINE) is True
+    assert handle.wait(120) and handle.status == "finished", handle.error
+    at.run()
+    assert not at.exception
+    shown = texts(at) + " ".join(w.value for w in at.warning)
+    assert "resumed a checkpoint begun under other models" in shown and "fake-quick" in shown, shown[:2000]
+    assert "more than one engine made this decision" in shown
