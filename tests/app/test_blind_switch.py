@@ -73,7 +73,7 @@ def test_the_watchlist_pages_blind_switch_runs_each_ticker_blind(ta_home):
     assert sorted((r["ticker"], r["blind"]) for r in storage.list_runs()) == [("AAPL", True), ("NVDA", True)]
     # each tile opens its run: the link is a saved run's like any other, and the Run page finds it
     tiles = "".join(str(h.value) for h in at.html if "ta-tile" in str(h.value))
-    assert tiles.count("/run?ticker=") == 2 and "blind=1" not in tiles
+    assert tiles.count("?ticker=") == 2 and "blind=1" not in tiles
     from streamlit.testing.v1 import AppTest
 
     from tests.app.apptest_utils import APP

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tradingagents import storage
+from tradingagents import pricing, storage
 from tradingagents.config import resolve_config
 from tradingagents.dataflows.blind import BlindMap
 from tradingagents.dataflows.interface import get_provider
@@ -184,8 +184,10 @@ class BlindAnalysis:
         folder = storage.save_run(cfg, state, rating, meta)
         if not settled:
             provenance = {"data_vendor": cfg.get("data_vendor"), "llm_provider": cfg.get("llm_provider"),
-                          "models": {"quick": cfg.get("quick_think_llm"), "deep": cfg.get("deep_think_llm")},
                           "by": storage.default_user(cfg), "blind": True}
+            models = pricing.models_used(cfg)  # none for the offline engine: no model ran
+            if models:
+                provenance["models"] = models
             decision = str(state.get("final_trade_decision") or "")
             update = getattr(log, "update_pending", None)
             if callable(update):

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from tradingagents import storage, team
+from tradingagents import pricing, storage, team
 from tradingagents.graph.events import EventCallback, RunEvent, make_event
 from tradingagents.graph.setup import SCRATCHPAD_KEYS
 from tradingagents.llm_clients.streaming import is_restart
@@ -265,8 +265,16 @@ ENGINE_KEYS = ("llm_provider", "llm_label", "quick_think_llm", "deep_think_llm")
 
 
 def engine_of(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The models of a run's ``settings`` (``ENGINE_KEYS``), as ``ran_on`` keeps them per node."""
-    return {k: (str(settings[k]) if settings.get(k) is not None else None) for k in ENGINE_KEYS}
+    """The models of a run's ``settings`` (``ENGINE_KEYS``), as ``ran_on`` keeps them per node (no model
+    names for the offline engine, which runs none: ``pricing.models_used``)."""
+    models = pricing.models_used(settings) or {}
+    return {"llm_provider": _text_or_none(settings.get("llm_provider")),
+            "llm_label": _text_or_none(settings.get("llm_label")),
+            "quick_think_llm": models.get("quick") or None, "deep_think_llm": models.get("deep") or None}
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def engines_of(ran_on: Mapping[str, Mapping[str, Any]], nodes_order: list[str] | None = None) -> list[dict[str, Any]]:
