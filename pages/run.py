@@ -29,8 +29,7 @@ from tradingagents import estimates, pricing, team
 from tradingagents.config import ROUND_LIMITS
 from tradingagents.errors import ConfigError, UnknownInstrumentError, ValidationError
 from tradingagents.graph import whatif
-from tradingagents.graph.blind_run import real_results_dir
-from tradingagents.storage import list_runs, load_run
+from tradingagents.storage import engine_label, engines_text, list_runs, load_run
 from tradingagents.validation import DATE_FLOOR as DATE_MIN
 
 ui.require_router()
@@ -227,6 +226,13 @@ def changes_note(handle: RunJob) -> None:
         diff = _("; ").join(f"{_(label)}: {a or '—'} → {b or '—'}" for label, a, b in handle.config_changes)
         st.info(_("Resumed with the settings on screen now, which differ from the run's original: {diff}.",
                   diff=diff), icon=":material/tune:")
+    progress = handle.progress()
+    if progress.earlier_engines:  # a checkpoint begun under other models (run_started's earlier_engines)
+        st.warning(_("This run resumed a checkpoint begun under other models ({earlier}); the rest runs on "
+                     "{current}, and the saved run records both. Start afresh runs it all on one.",
+                     earlier=engines_text(progress.earlier_engines, t=tr()),
+                     current=engine_label(progress.engine, t=tr())),
+                   icon=":material/merge_type:")
 
 
 @st.fragment(run_every=POLL_S)
@@ -490,7 +496,7 @@ def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | 
     return cache[ident]
 
 
-def start_run(ticker, date, analysts, run_config, blind: bool = False) -> bool:
+def start_run(ticker, date, analysts, run_config, blind: bool = False, fresh: bool = False) -> bool:
     """Start a run of this browser; False (with the message on screen) when it was refused."""
     norm = (str(ticker or "")).strip().upper()
     day = date.isoformat() if isinstance(date, dt.date) else str(date)
@@ -499,7 +505,8 @@ def start_run(ticker, date, analysts, run_config, blind: bool = False) -> bool:
         if busy:
             raise ValidationError(_("An analysis of {ticker} on {date} is already running; wait for it or stop it. "
                                     "Another date of the same ticker can run at the same time.", ticker=norm, date=day))
-        run_id = registry.start_run(ticker, date, analysts, run_config, api_key=ui.api_key(), owner=me, blind=blind)
+        run_id = registry.start_run(ticker, date, analysts, run_config, api_key=ui.api_key(), owner=me, blind=blind,
+                                    fresh=fresh)
     except (ValidationError, ConfigError) as exc:
         st.error(error_text(exc), icon=":material/error:")
         return False
@@ -593,8 +600,8 @@ def apply_prefill(data: dict) -> list[str]:
 
 
 def saved_run_from_url() -> tuple[str, str, dict] | None:
-    """``?ticker=&date=`` (and ``&backtest=&variant=``, or ``&blind=1``): (ticker, date, config whose
-    results_dir holds it)."""
+    """``?ticker=&date=`` (and ``&backtest=&variant=``): (ticker, date, config whose results_dir holds it;
+    a blind run is saved where every run is)."""
     q = st.query_params
     ticker, date = q.get("ticker"), q.get("date")
     if not ticker or not date:
@@ -607,8 +614,6 @@ def saved_run_from_url() -> tuple[str, str, dict] | None:
                        "or '-' for both &backtest= and &variant=."))
             return None
         cfg["results_dir"] = str(Path(config["backtests_dir"]) / backtest / variant / "results")
-    elif q.get("blind") == "1":
-        cfg["results_dir"] = str(real_results_dir(config))
     return ticker, date, cfg
 
 
@@ -739,14 +744,19 @@ with form_slot, st.form("run_form", border=True, enter_to_submit=False):
                        "then continue."))
     st.checkbox(_("Blind run"), key="form_blind",
                 help=_("The models see an alias, dates shifted by 28 years and rebased prices; what is shown and "
-                       "stored is mapped back to the real ticker, dates and prices (kept under <home>/blind/)."))
+                       "stored is mapped back to the real ticker, dates and prices (History and the Memory log list it, marked blind)."))
+    st.checkbox(_("Start afresh"), key="form_fresh",
+                help=_("A run of this ticker and date that failed or was stopped keeps a checkpoint, and a new run "
+                       "resumes it (also under other models: the page then says so). Tick this to discard it "
+                       "and run every agent again."))
     with st.container(horizontal=True, vertical_alignment="center"):
         submitted = st.form_submit_button(_("Start analysis"), type="primary", icon=":material/play_arrow:")
         estimate_caption()
 
 if submitted:
     s = st.session_state
-    start_run(s["form_ticker"], s["form_date"], s["form_analysts"], form_config(), blind=bool(s.get("form_blind")))
+    start_run(s["form_ticker"], s["form_date"], s["form_analysts"], form_config(), blind=bool(s.get("form_blind")),
+              fresh=bool(s.get("form_fresh")))
 
 if run_id and handle is None:
     st.warning(_("That run is no longer in this server's memory (the server restarted). "
@@ -801,9 +811,16 @@ if handle is not None:
                 again = _("Resume") if handle.resumable else _("Run again")
                 hint = (_("Continues from the checkpoint with the settings on screen now.")
                         if handle.resumable else _("Starts it again with the settings on screen now."))
-                if st.button(again, type="primary", key="resume_run", icon=":material/play_circle:", help=hint):
+                with st.container(horizontal=True):
+                    again_clicked = st.button(again, type="primary", key="resume_run", icon=":material/play_circle:",
+                                              help=hint)
+                    afresh_clicked = handle.resumable and st.button(
+                        _("Start afresh"), key="afresh_run", icon=":material/restart_alt:",
+                        help=_("Discards the checkpoint and runs every agent again with the settings on screen now."))
+                if again_clicked or afresh_clicked:
                     try:
-                        registry.resume(handle.run_id, owner=me, config=config, api_key=ui.api_key())
+                        registry.resume(handle.run_id, owner=me, config=config, api_key=ui.api_key(),
+                                        fresh=bool(afresh_clicked))
                     except (ValidationError, ConfigError) as exc:
                         st.error(error_text(exc), icon=":material/error:")
                     else:
@@ -835,7 +852,7 @@ if linked:
             st.markdown("#### " + _("Saved run: {ticker} as of {date}", ticker=l_ticker.upper(), date=l_date))
         render_result(data.get("state") or {}, data.get("rating"), data.get("meta") or {},
                       key=f"linked_{l_ticker}_{l_date}",
-                      forkable=not (st.query_params.get("backtest") or st.query_params.get("blind")))
+                      forkable=not (st.query_params.get("backtest") or (data.get("meta") or {}).get("blind")))
 
 # ---------------------------------------------------------------------------------------------
 st.divider()

@@ -97,6 +97,7 @@ class HistoryRow:
     by: str = ""  # who ran it (the saved meta's ``by``; empty for a run saved before it was recorded)
     version: int | None = None  # None: the session's current run; n: its n-th earlier run (a re-analysis)
     invented: bool = False  # an invented instrument of the demo market
+    blind: bool = False  # a blind run (the models saw an alias and shifted dates; stored in real terms)
 
     @property
     def run_id(self) -> str:
@@ -123,6 +124,8 @@ class HistoryRow:
         data = source_label(self.vendor, t=t)
         if self.invented:
             data = t("{source} · invented instrument", source=data)
+        if self.blind:
+            data = t("{source} · blind run", source=data)
         version = t("current") if self.version is None else t("earlier #{n}", n=self.version)
         return {t("Ticker"): self.ticker, t("Date"): self.date,
                 t("Rating"): rating_label(self.rating, t.lang) if self.rating else "—",
@@ -171,7 +174,7 @@ def history_rows(runs: Iterable[Mapping[str, Any]], metas: Mapping[tuple[str, st
         out.append(HistoryRow(ticker, date, r.get("rating"), str(r.get("saved_at") or ""), provider,
                               str(r.get("data_vendor") or meta.get("data_vendor") or ""), models,
                               run_cost_text(meta, provider), str(r.get("by") or meta.get("by") or ""),
-                              r.get("version"), bool(r.get("invented"))))
+                              r.get("version"), bool(r.get("invented")), bool(r.get("blind") or meta.get("blind"))))
     return out
 
 

@@ -272,9 +272,10 @@ class RunJob(Job):
 
     def __init__(self, job_id: str, ticker: str, date: str, analysts: list[str], config: Mapping[str, Any], *,
                  owner: str | None = None, api_key: str | None = None, factory: GraphFactory | None = None,
-                 blind: bool = False) -> None:
+                 blind: bool = False, fresh: bool = False) -> None:
         super().__init__(job_id, owner=owner, api_key=api_key)
         self.blind = bool(blind)  # the models see an alias and a shifted calendar (graph.blind_run)
+        self.fresh = bool(fresh)  # the next attempt discards a checkpoint of this run instead of resuming it
         self.ticker = ticker
         self.date = date
         self.analysts = list(analysts)
@@ -330,9 +331,11 @@ class RunJob(Job):
     def _should_stop(self) -> bool:
         return self._stop.is_set()
 
-    def _prepare_resume(self, key: str | None, config: Mapping[str, Any] | None = None) -> None:
+    def _prepare_resume(self, key: str | None, config: Mapping[str, Any] | None = None, fresh: bool = False) -> None:
         """With ``config`` (the settings on screen now) the run continues with those settings; its
-        analysts, rounds and execution stay its own (they name its checkpoint)."""
+        analysts, rounds and execution stay its own (they name its checkpoint). ``fresh``: the run
+        starts again from the beginning, its checkpoint discarded (Start afresh)."""
+        self.fresh = bool(fresh)
         if config is not None:
             from tradingagents.llm_clients.factory import check_llm_config
 
@@ -404,7 +407,9 @@ class RunJob(Job):
                 graph = BlindAnalysis(self.config, selected_analysts=list(self.analysts), api_key=key)
             else:
                 graph = self._factory(selected_analysts=list(self.analysts), config=self.config, api_key=key)
-            result = graph.propagate(self.ticker, self.date, on_event=self._on_event, should_stop=self._should_stop)
+            fresh, self.fresh = self.fresh, False  # one attempt starts afresh; a later Resume resumes
+            result = graph.propagate(self.ticker, self.date, on_event=self._on_event, should_stop=self._should_stop,
+                                     **({"fresh": True} if fresh else {}))
         except BaseException as exc:  # noqa: BLE001 - the terminal event says what happened, if any
             crash = exc
         finally:
@@ -747,9 +752,11 @@ class JobRegistry:
 
     # --- runs ---------------------------------------------------------------------------------------
     def start_run(self, ticker: str, date: str, analysts: Sequence[str], config: Mapping[str, Any] | None = None,
-                  api_key: str | None = None, *, owner: str | None = None, blind: bool = False) -> str:
+                  api_key: str | None = None, *, owner: str | None = None, blind: bool = False,
+                  fresh: bool = False) -> str:
         """Validate, then start an analysis run on a worker thread; returns its id. ``blind``: a blind
-        analysis (``graph.blind_run.BlindAnalysis``; shown and stored in real names and dates).
+        analysis (``graph.blind_run.BlindAnalysis``; shown and stored in real names and dates). ``fresh``:
+        a checkpoint of the same run (ticker, date, graph) is discarded instead of resumed.
 
         Raises ``ValidationError`` or ``ConfigError`` (nothing is started) for a bad ticker, date,
         analyst list or round count, and the ``LLMConfigError`` the models would raise (missing
@@ -767,7 +774,7 @@ class JobRegistry:
 
         check_instrument(resolved, ticker)  # an unlisted demo ticker: refused with suggestions (a ValidationError)
         job = RunJob(uuid.uuid4().hex[:12], ticker, date, analysts, resolved, owner=owner, api_key=api_key,
-                     factory=self._factory, blind=blind)
+                     factory=self._factory, blind=blind, fresh=fresh)
         self._add(job)
         job._launch()
         self._tell("job_start", job, owner, True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tradingagents import team
@@ -132,6 +132,10 @@ class Progress:
     settle: dict[str, Any] | None = None  # the pre-run settling step: {status, settled, pending}
     newest_report: str | None = None  # the output key of the report that landed last
     cost_usd: float | None = None  # the run's cost so far (the latest llm_usage event); None: no price
+    # a checkpoint begun under other models was resumed: run_started's earlier_engines (``ran_on`` groups)
+    # and the models this attempt runs on (its settings)
+    earlier_engines: list[dict[str, Any]] = field(default_factory=list)
+    engine: dict[str, Any] = field(default_factory=dict)
 
 
 _CLEAR_NODES = frozenset(r.clear_node for r in team.ANALYSTS if r.clear_node)
@@ -165,6 +169,8 @@ class ProgressFolder:
         self.counters = {"llm_calls": 0, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0}
         self.settle: dict[str, Any] | None = None  # {status: running|done, settled, pending}
         self.cost_usd: float | None = None
+        self.earlier_engines: list[dict[str, Any]] = []
+        self.engine: dict[str, Any] = {}
         self.first_ts: float | None = None
         self.end_ts: float | None = None
         self.count = 0
@@ -204,6 +210,8 @@ class ProgressFolder:
     def _on_run_started(self, ev: RunEvent, name: str | None) -> None:
         self.first_ts = ev.ts if self.first_ts is None else self.first_ts
         self.end_ts = None
+        self.earlier_engines = [dict(g) for g in ev.data.get("earlier_engines") or [] if isinstance(g, dict)]
+        self.engine = dict(ev.data.get("settings") or {})
         fresh = _plan_board(ev.data.get("plan"))
         for agent, old in self.agents.items():  # what an earlier attempt finished stays finished
             if agent in fresh and old.status == "done":
@@ -300,6 +308,8 @@ class ProgressFolder:
             live_text=self.live_text.get(current, "") if current else "",
             settle=dict(self.settle) if self.settle else None,
             newest_report=self.report_order[-1] if self.report_order else None,
+            earlier_engines=[dict(g) for g in self.earlier_engines],
+            engine=dict(self.engine),
             cost_usd=self.cost_usd,
         )
 

@@ -22,11 +22,9 @@ STATUS_LABEL = {"queued": N_("queued"), "running": N_("running…"), "done": N_(
 
 
 def run_link(outcome: TickerOutcome, blind: bool = False, lang: str | None = None) -> str:
-    """The Run page's link to a finished ticker's saved run (a blind run's is under the blind results),
-    opening in ``lang``."""
-    return links.page_url("run", {"ticker": outcome.ticker,
-                                  "date": outcome.date if blind else (outcome.session or outcome.date),
-                                  **({"blind": "1"} if blind else {})}, lang=lang)
+    """The Run page's link to a finished ticker's saved run, opening in ``lang`` (a blind one is saved in
+    real terms where every run is, so its link is the same; ``blind`` is kept for callers)."""
+    return links.page_url("run", {"ticker": outcome.ticker, "date": outcome.session or outcome.date}, lang=lang)
 
 
 def cost_text(value: float | None, *, t: Translator = EN) -> str:

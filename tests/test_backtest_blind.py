@@ -11,7 +11,7 @@ import pytest
 
 from tests.fake_openai import FakeOpenAIServer
 from tradingagents.backtest.engine import TEAM, Backtest, BacktestSpec, run_backtest
-from tradingagents.dataflows.blind import YEAR_SHIFT, BlindMap, name_variants
+from tradingagents.dataflows.blind import YEAR_SHIFT, BlindMap, alias_for, name_variants
 from tradingagents.dataflows.interface import get_provider
 
 START, END = "2024-06-03", "2024-06-14"
@@ -107,9 +107,11 @@ def test_a_blind_cli_run_through_the_fake_server_leaks_nothing_and_shows_real_na
             assert not re.search(r"(?<![A-Za-z0-9])" + re.escape(word) + r"(?![A-Za-z0-9])", text, re.I), word
         assert "2024-" not in text and not re.search(r"(?<![\d.])202[34](?![\d])", text)
     report_line = next(line for line in out.splitlines() if line.startswith("Report: "))
-    report = open(report_line.split(": ", 1)[1] + "/report.md", encoding="utf-8").read()
+    report = open(report_line.split(": ", 1)[1], encoding="utf-8").read()  # the report file (issue 39.7)
     assert report.startswith("# AAPL — 2024-06-03")
-    assert not (ta_home / "results" / "AAPL").exists()  # the real desk is untouched by a blind run
+    # saved where every run is, in real terms, marked blind; the alias is named nowhere in it
+    assert report_line.endswith(str(ta_home / "results" / "AAPL" / "2024-06-03" / "report.md"))
+    assert alias_for("AAPL") not in report and "Blind run" in report
 
 
 def test_prices_quoted_in_news_and_posts_are_rebased_like_the_prices(ta_home):

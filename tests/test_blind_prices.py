@@ -14,7 +14,8 @@ from tradingagents.graph.blind_run import run_blind
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 
 TICKER, DATE = "NVDA", "2024-05-10"
-PRICE_LINE = re.compile(r"close|macd|atr|boll_|EPS|estimate")
+# the decision card's lines too ("**Entry**: 54.69", "- Stop-loss: 47.97, two ATRs (3.36) below …")
+PRICE_LINE = re.compile(r"close|macd|atr|boll_|EPS|estimate|Entry|Price target|Stop-loss|ATRs")
 STATEMENT = re.compile(r"^- (Total Revenue|Net Income|Total Debt): (\S+) for the period ending \S+, against (\S+) ", re.M)
 
 
@@ -25,9 +26,11 @@ def _lines(text: str) -> list[str]:
 def test_a_blind_runs_stored_report_quotes_the_real_prices(ta_home):
     cfg = resolve_config({})
     blind = run_blind(cfg, TICKER, DATE)
+    # the blind run is saved where every run is; the real run after it makes it an earlier version
+    seen = (Path(blind["results_path"]) / "report.md").read_text()
+    state = json.loads((Path(blind["results_path"]) / "state.json").read_text())["state"]
     graph = TradingAgentsGraph(config=cfg)
     graph.propagate(TICKER, DATE)
-    seen = (Path(blind["results_path"]) / "report.md").read_text()
     real = (Path(graph.last_run["results_path"]) / "report.md").read_text()
     close = float(get_provider(cfg).ohlcv(TICKER, "2024-05-01", DATE)["Close"].iloc[-1])
     assert f"close {close:.2f}" in seen and "close 100.00" not in seen
@@ -43,7 +46,6 @@ def test_a_blind_runs_stored_report_quotes_the_real_prices(ta_home):
     for (label, a, b), (label2, a2, b2) in zip(figures, STATEMENT.findall(real), strict=True):
         assert label == label2 and abs(amount(a) / amount(a2) - 1) < 0.01 and abs(amount(b) / amount(b2) - 1) < 0.01
     # the saved state is mapped back too (what the Run and Debates pages show)
-    state = json.loads((Path(blind["results_path"]) / "state.json").read_text())["state"]
     assert f"close {close:.2f}" in state["market_report"]
     # while the blind desk itself keeps what the models saw
     desk = (Path(ta_home) / "blind" / "desk" / "results" / blind["alias"]).rglob("report.md")
@@ -73,9 +75,9 @@ def test_a_blind_run_in_chinese_quotes_the_real_prices_too(ta_home):
     # the offline engine's Chinese phrasings of the same prices (收盘价, 日均线, 布林带, ATR, 止损价, 入场 …)
     cfg = resolve_config({"output_language": "Chinese"})
     blind = run_blind(cfg, TICKER, DATE)
+    seen = (Path(blind["results_path"]) / "report.md").read_text()
     graph = TradingAgentsGraph(config=cfg)
     graph.propagate(TICKER, DATE)
-    seen = (Path(blind["results_path"]) / "report.md").read_text()
     real = (Path(graph.last_run["results_path"]) / "report.md").read_text()
     price_line = re.compile(r"收盘价|均线|布林带|ATR|MACD|止损|入场")
     lines = [line for line in real.splitlines() if price_line.search(line)]

@@ -141,6 +141,8 @@ def _run_parser() -> argparse.ArgumentParser:
     mode.add_argument("--parallel", action="store_true", help="run the analysts as parallel branches")
     mode.add_argument("--sequential", action="store_true", help="run the analysts one after another")
     p.add_argument("--no-checkpoint", action="store_true", help="do not checkpoint (no resume after a failure)")
+    p.add_argument("--fresh", action="store_true", help="start afresh: discard a checkpoint of this run (kept by "
+                   "a failure or a stop) instead of resuming it, e.g. after changing the provider or models")
     p.add_argument("--no-stream", action="store_true", help="networked models answer in one piece instead of "
                    "streaming their text (for a proxy that buffers server-sent events; llm_streaming)")
     p.add_argument("--max-cost", help="USD budget of the run: stop at a checkpoint (exit 5) before a step "
@@ -281,6 +283,13 @@ class _Progress:
                     else tr("starting {ticker} {date}: {analysts} ({execution})", **fields))
             for warning in d.get("warnings") or []:
                 line += "\n  " + tr("warning: {warning}", warning=warning)
+            if d.get("earlier_engines"):  # a checkpoint begun under other models: say so, say how not to
+                from tradingagents.storage import engine_label, engines_text
+
+                line += "\n  " + tr("warning: this checkpoint was begun under other models ({earlier}); the rest "
+                                    "runs on {current}, and the saved run records both. Run again with --fresh "
+                                    "to start afresh on one.", earlier=engines_text(d["earlier_engines"], t=tr),
+                                    current=engine_label(d.get("settings") or {}, t=tr))
         elif event.kind == "node_started" and not (event.node or "").startswith(("tools_", "Msg Clear")):
             line = f"… {tr.p('role', str(event.agent))} ({tr.p('team', str(event.team))})"
         elif event.kind == "node_finished" and not (event.node or "").startswith(("tools_", "Msg Clear")):
@@ -448,16 +457,22 @@ def run_command(argv: list[str]) -> int:
             from tradingagents.graph.blind_run import run_blind
 
             out = run_blind(settings, ticker, date, asset_type=args.asset_type,
-                            on_event=_Progress(quiet=args.quiet, t=t), should_stop=stop.is_set, debug=args.debug)
+                            on_event=_Progress(quiet=args.quiet, t=t), should_stop=stop.is_set, debug=args.debug,
+                            fresh=args.fresh)
             _print(t("Rating: {rating}", rating=_rating(out["rating"], t)))
             _print(t("Blind: the models saw {alias} on {date}", alias=out["alias"], date=out["blind_date"]))
-            _print(t("Report: {path}", path=out["results_path"]))
+            record = out.get("record") or {}
+            meta = record.get("meta") or {}
+            # the report file, as for any run (the desk's database: the command that prints it)
+            _print(t("Report: {path}", path=record.get("report_path")
+                     or f"python -m tradingagents show {ticker} {meta.get('date') or date}"))
             return EXIT_OK
         from tradingagents.graph.trading_graph import TradingAgentsGraph
 
         graph = TradingAgentsGraph(settings["selected_analysts"], debug=args.debug, config=settings)
         state, rating = graph.propagate(
-            ticker, date, args.asset_type, on_event=_Progress(quiet=args.quiet, t=t), should_stop=stop.is_set
+            ticker, date, args.asset_type, on_event=_Progress(quiet=args.quiet, t=t), should_stop=stop.is_set,
+            fresh=args.fresh,
         )
         _print(t("Rating: {rating}", rating=_rating(rating, t)))
         record = graph.last_run["record"]  # what the engine saved, as its terminal event carries it

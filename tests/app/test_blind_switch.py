@@ -39,11 +39,12 @@ def test_the_run_pages_blind_switch_runs_blind_and_shows_real_names(ta_home):
     close = float(get_provider(resolve_config()).ohlcv("NVDA", "2024-05-01", DATE)["Close"].iloc[-1])
     assert f"close {close:.2f}" in job.final_state["market_report"]  # real prices on screen too
     real = Path(job.results_path)
-    assert real == Path(ta_home) / "blind" / "real_results" / "NVDA" / DATE
+    assert real == Path(ta_home) / "results" / "NVDA" / DATE  # saved where every run is (issue 39.7)
     assert f"close {close:.2f}" in (real / "report.md").read_text()
-    # the models saw the alias: its desk holds the run under the alias; the real desk holds nothing
+    # the models saw the alias: its desk holds the run under the alias; the real desk lists it, marked blind
     assert list((Path(ta_home) / "blind" / "desk" / "results").iterdir())[0].name == alias
-    assert storage.list_runs() == [] and storage.open_memory_log().load_entries() == []
+    assert [(r["ticker"], r["blind"]) for r in storage.list_runs()] == [("NVDA", True)]
+    assert [(e["ticker"], e["blind"]) for e in storage.open_memory_log().load_entries()] == [("NVDA", True)]
 
 
 def test_the_watchlist_pages_blind_switch_runs_each_ticker_blind(ta_home):
@@ -65,20 +66,20 @@ def test_the_watchlist_pages_blind_switch_runs_each_ticker_blind(ta_home):
     outcomes = {o.ticker: o for o in job.snapshot()}
     assert {t: o.status for t, o in outcomes.items()} == {"NVDA": "done", "AAPL": "done"}
     for ticker, o in outcomes.items():
-        assert Path(o.results_path) == Path(ta_home) / "blind" / "real_results" / ticker / o.date
+        assert Path(o.results_path) == Path(ta_home) / "results" / ticker / o.date
         report = (Path(o.results_path) / "report.md").read_text()
         # every watchlist ticker is in each run's map: neither alias is left in either report
         assert alias_for("NVDA") not in report and alias_for("AAPL") not in report and ticker in report
-    assert storage.list_runs() == []
-    # each tile opens its run: the link names the blind results, and the Run page finds the run there
+    assert sorted((r["ticker"], r["blind"]) for r in storage.list_runs()) == [("AAPL", True), ("NVDA", True)]
+    # each tile opens its run: the link is a saved run's like any other, and the Run page finds it
     tiles = "".join(str(h.value) for h in at.html if "ta-tile" in str(h.value))
-    assert tiles.count("blind=1") == 2
+    assert tiles.count("?ticker=") == 2 and "blind=1" not in tiles
     from streamlit.testing.v1 import AppTest
 
     from tests.app.apptest_utils import APP
 
     run_page = AppTest.from_file(APP, default_timeout=300)
-    for k, v in {"ticker": "NVDA", "date": outcomes["NVDA"].date, "blind": "1"}.items():
+    for k, v in {"ticker": "NVDA", "date": outcomes["NVDA"].date}.items():
         run_page.query_params[k] = v
     run_page.run()
     assert not run_page.exception and not run_page.error, [e.value for e in run_page.error]

@@ -1,8 +1,8 @@
 """Every export of a hostile model's run, rendered in headless Chromium, executes nothing.
 
 The Markdown files (the Run page's download and the saved ``results/<T>/<D>/report.md``) are rendered
-with Python-Markdown, which passes raw HTML through unchanged: the worst case of a viewer that shows
-a Markdown file's HTML. The HTML export is loaded as it is. Each payload would set a flag on the
+with Python-Markdown and with markdown-it-py (CommonMark, its own link check off), both passing raw
+HTML through unchanged: the worst case of a viewer that shows a Markdown file's HTML. The HTML export is loaded as it is. Each payload would set a flag on the
 window or open a dialog if it ran; every link is clicked too.
 """
 
@@ -12,6 +12,7 @@ import json
 
 import markdown as _md
 import pytest
+from markdown_it import MarkdownIt
 
 from studio import export
 from tests.browser.harness import HANG_MS, chromium
@@ -32,6 +33,8 @@ def _payload() -> str:
             f"<img src=x onerror=\"{js}\"> <svg onload=\"{js}\"></svg> <script>{js}</script>",
             f"[click {n}](javascript:{js}) [ref {n}][evil{n}] <javascript:{js}>",
             f"[evil{n}]: javascript:{js}",
+            f"[next{n}]:\njavascript:{js}",  # the target on the next line (issue 39.8), used below
+            f"> [quoted next {n}][next{n}] [next{n}]",
             f"> [quoted {n}][q{n}]",
             f"> [q{n}]: javascript:{js}",
             f'<a href="javascript:{js}" onclick="{js}">a {n}</a>',
@@ -52,8 +55,14 @@ def _hostile_run():
     return state, meta
 
 
-def _page(markdown_text: str) -> str:
-    return "<!DOCTYPE html><html><body>" + _md.markdown(markdown_text, extensions=["tables"]) + "</body></html>"
+def _page(markdown_text: str, renderer: str = "python-markdown") -> str:
+    if renderer == "markdown-it":
+        md = MarkdownIt("commonmark", {"html": True})
+        md.validateLink = lambda url: True  # its own javascript: check off: the sanitiser is what is tested
+        body = md.render(markdown_text)
+    else:
+        body = _md.markdown(markdown_text, extensions=["tables"])
+    return "<!DOCTYPE html><html><body>" + body + "</body></html>"
 
 
 def _assert_nothing_runs(page, doc: str) -> None:
@@ -85,7 +94,8 @@ def test_every_export_of_a_hostile_run_executes_nothing_in_chromium(tmp_path):
     for md in (saved_md, download_md):
         assert "onerror" in md and "&lt;img" in md
     with chromium() as page:
-        for doc in (_page(saved_md), _page(download_md), page_html):
+        docs = [_page(md, r) for md in (saved_md, download_md) for r in ("python-markdown", "markdown-it")]
+        for doc in (*docs, page_html):
             _assert_nothing_runs(page, doc)
             assert "onerror" in page.inner_text("body")
     pdf = export.report_pdf(state, "Buy", meta)

@@ -18,7 +18,10 @@ Kinds (``EventKind``) and their ``data``:
                    plan: team.plan(analysts) = [{team, agents: [node names in run order]}],
                    settings: {llm_provider, llm_label, quick_think_llm, deep_think_llm, data_vendor,
                               data_label, max_debate_rounds, max_risk_discuss_rounds},
-                   warnings: [str] (e.g. a damaged checkpoint database moved aside)}
+                   warnings: [str] (e.g. a damaged checkpoint database moved aside),
+                   earlier_engines: [{llm_provider, llm_label, quick_think_llm, deep_think_llm, nodes}]: the
+                   checkpoint's finished nodes that ran on other models than this run's (a resume under
+                   other models; [] otherwise; the saved meta's ``ran_on`` holds every group)}
 - node_started:   {role}
 - node_finished:  {role, duration_s, started_at}   (started_at = epoch s, for timelines)
 - tool_call:      {role, tool, args, result_chars, result_preview}
@@ -127,6 +130,7 @@ class RunStartedData(TypedDict):
     plan: list[PlanTeam]
     settings: RunSettings
     warnings: list[str]
+    earlier_engines: list[dict[str, Any]]
 
 
 class SettleStartedData(TypedDict):

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from tradingagents import storage, team
+from tradingagents import pricing, storage, team
 from tradingagents.graph.events import EventCallback, RunEvent, make_event
 from tradingagents.graph.setup import SCRATCHPAD_KEYS
 from tradingagents.llm_clients.streaming import is_restart
@@ -47,6 +47,8 @@ class _RunReporter:
         self.token_lock = threading.RLock()  # the buffer, its timers, and emitting what they hold
         self.token_timers: dict[str, threading.Timer] = {}
         self.warnings: list[str] = []  # what the run worked around (a damaged checkpoint moved aside)
+        self.engine: dict[str, Any] | None = None  # this segment's models (``engine_of``)
+        self.ran_on: dict[str, dict[str, Any]] = {}  # node → the engine it finished on (earlier segments too)
 
     def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
         if self.on_event is None:
@@ -84,6 +86,8 @@ class _RunReporter:
             self.node_times[name] = self.node_times.get(name, 0.0) + duration
             self.node_spans.append({"node": name, "start": started, "end": end})
             if chunk.get("error") is None:
+                if self.engine is not None:
+                    self.ran_on[name] = self.engine
                 self.emit("node_finished", name, duration_s=round(duration, 6), started_at=started)
         else:
             now = time.time()
@@ -256,6 +260,49 @@ def checkpoint_fence(saver: Any) -> list:
     return [CheckpointFence()]
 
 
+ENGINE_KEYS = ("llm_provider", "llm_label", "quick_think_llm", "deep_think_llm")
+"""What names the models a node ran on (a run's ``settings`` hold them)."""
+
+
+def engine_of(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The models of a run's ``settings`` (``ENGINE_KEYS``), as ``ran_on`` keeps them per node (no model
+    names for the offline engine, which runs none: ``pricing.models_used``)."""
+    models = pricing.models_used(settings) or {}
+    return {"llm_provider": _text_or_none(settings.get("llm_provider")),
+            "llm_label": _text_or_none(settings.get("llm_label")),
+            "quick_think_llm": models.get("quick") or None, "deep_think_llm": models.get("deep") or None}
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def engines_of(ran_on: Mapping[str, Mapping[str, Any]], nodes_order: list[str] | None = None) -> list[dict[str, Any]]:
+    """``ran_on`` (node → engine) grouped: ``[{llm_provider, llm_label, quick_think_llm, deep_think_llm,
+    nodes: [...]}]``, in the order the engines first ran (``nodes_order``: the nodes in run order)."""
+    order = [n for n in (nodes_order or []) if n in ran_on] + [n for n in ran_on if n not in (nodes_order or [])]
+    groups: list[dict[str, Any]] = []
+    for node in order:
+        engine = dict(ran_on[node])
+        group = next((g for g in groups if all(g.get(k) == engine.get(k) for k in ENGINE_KEYS)), None)
+        if group is None:
+            group = {**engine, "nodes": []}
+            groups.append(group)
+        group["nodes"].append(node)
+    return groups
+
+
+def _same_engine(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return all(a.get(k) == b.get(k) for k in ENGINE_KEYS)
+
+
+def earlier_engines(ran_on: Mapping[str, Mapping[str, Any]], engine: Mapping[str, Any],
+                    nodes_order: list[str] | None = None) -> list[dict[str, Any]]:
+    """The groups of ``engines_of(ran_on)`` that ran on other models than ``engine`` (a resume under
+    other models than the checkpoint's: the decision will be made by more than one engine)."""
+    return [g for g in engines_of(ran_on, nodes_order) if not _same_engine(g, engine)]
+
+
 class _UsageSidecar:
     """The counters of a run's earlier segments (failed, stopped or cut off), keyed by its checkpoint
     thread, added on resume so usage, elapsed time and node times are the whole run's; cleared on
@@ -279,17 +326,26 @@ class _UsageSidecar:
         self.reporter: _RunReporter | None = None
 
     @staticmethod
-    def _parse(doc: Any) -> tuple[dict[str, dict[str, int]], dict[str, float], float] | None:
+    def _parse(doc: Any):
+        """(by_node, node_times, elapsed_s, ran_on) of a stored doc, None when nothing was kept (or it is
+        damaged); ``ran_on`` is {} for a doc written before nodes' models were kept."""
         try:
             by_node = {str(k): {str(c): int(v) for c, v in counts.items()} for k, counts in doc["by_node"].items()}
             node_times = {str(k): float(v) for k, v in doc["node_times"].items()}
-            return by_node, node_times, max(float(doc["elapsed_s"]), 0.0)
+            elapsed = max(float(doc["elapsed_s"]), 0.0)
         except (ValueError, KeyError, TypeError, AttributeError):
-            return None  # nothing kept (or damaged)
+            return None
+        ran_on: dict[str, dict[str, Any]] = {}
+        raw = doc.get("ran_on") if isinstance(doc, Mapping) else None
+        for node, engine in (raw.items() if isinstance(raw, Mapping) else ()):
+            if isinstance(engine, Mapping):
+                ran_on[str(node)] = {k: (str(engine[k]) if engine.get(k) is not None else None)
+                                     for k in ENGINE_KEYS if k in engine}
+        return by_node, node_times, elapsed, ran_on
 
     @staticmethod
     def _size(parsed) -> tuple[int, float]:
-        by_node, _times, elapsed = parsed
+        by_node, _times, elapsed, _ran_on = parsed
         return sum(sum(counts.values()) for counts in by_node.values()), elapsed
 
     def load(self, reporter: _RunReporter, *, resume: bool, kept: Any = None) -> None:
@@ -309,7 +365,9 @@ class _UsageSidecar:
         candidates = [c for c in (stored, in_checkpoint) if c is not None]
         if not candidates:
             return  # this segment's counters only
-        by_node, node_times, elapsed = max(candidates, key=self._size)
+        by_node, node_times, elapsed, _ran_on = max(candidates, key=self._size)
+        for candidate in sorted(candidates, key=self._size):  # the fuller one's word last
+            reporter.ran_on.update(candidate[3])
         tracker = reporter.tracker
         for node, counts in by_node.items():
             tracker._add(node, **counts)
@@ -325,7 +383,7 @@ class _UsageSidecar:
             return {}
         started = self.started_at if started_at is None else started_at
         return {"by_node": reporter.tracker.by_node(), "node_times": dict(reporter.node_times),
-                "elapsed_s": self.elapsed_before + (time.time() - started)}
+                "elapsed_s": self.elapsed_before + (time.time() - started), "ran_on": dict(reporter.ran_on)}
 
     def save(self, reporter: _RunReporter, started_at: float) -> None:
         if not self.enabled:

@@ -49,7 +49,15 @@ from tradingagents.graph.checkpoint_router import COUNTERS_KEY, CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, describe_error, empty_record
 from tradingagents.graph.propagation import Propagator
-from tradingagents.graph.run_support import _Budget, _RunReporter, _UsageSidecar, checkpoint_fence
+from tradingagents.graph.run_support import (
+    _Budget,
+    _RunReporter,
+    _UsageSidecar,
+    checkpoint_fence,
+    earlier_engines,
+    engine_of,
+    engines_of,
+)
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, CompiledGraphCache, GraphSetup
 from tradingagents.graph.signal_processing import SignalProcessor, state_rating
 from tradingagents.storage import sqlite_checkpoint as ckpt
@@ -62,6 +70,8 @@ from tradingagents.validation import (
 )
 
 log = logging.getLogger(__name__)
+
+NODE_ORDER = list(team.ROLE_BY_NODE)  # the roster's nodes in run order (``ran_on`` lists them so)
 
 __all__ = ["ASSET_TYPES", "RunAlreadyActive", "TradingAgentsGraph", "validate_asset_type", "validate_run_date"]
 
@@ -247,8 +257,13 @@ class TradingAgentsGraph:
         *,
         on_event: EventCallback | None = None,
         should_stop: Callable[[], bool] | None = None,
+        fresh: bool = False,
     ) -> tuple[dict[str, Any], str]:
         """Run the team on ``ticker`` as of ``trade_date``; returns ``(final_state, rating)``.
+
+        A checkpoint of this run (same ticker, date and graph) is resumed, also under other models
+        than the ones it began with: run_started's ``earlier_engines`` and the meta's ``ran_on`` then
+        say which nodes ran on which models. ``fresh``: discard such a checkpoint and start afresh.
 
         The input is validated here, once; everything below receives validated values. Exactly one
         terminal event (run_finished, run_failed or run_stopped) is emitted for every call.
@@ -280,7 +295,7 @@ class TradingAgentsGraph:
                 final_state, rating, record = self._run(
                     ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at,
                     session_note=session_note, requested_date=requested, invented=invented,
-                    data_notes=data_notes,
+                    data_notes=data_notes, fresh=fresh,
                 )
         elapsed = time.time() - started_at
         meta = record["meta"]
@@ -422,6 +437,7 @@ class TradingAgentsGraph:
     def _partial_meta(reporter: _RunReporter, tracker, started_at: float) -> dict[str, Any]:
         """What is known of a run that did not finish (for the record of run_failed/run_stopped)."""
         return {
+            "ran_on": engines_of(reporter.ran_on, NODE_ORDER),
             "usage": dict(tracker.totals()),
             "elapsed_s": round(time.time() - started_at, 3),
             "node_times_ms": reporter.node_times_ms(),
@@ -471,8 +487,9 @@ class TradingAgentsGraph:
                 return ("pending" if entry["pending"] else "settled"), entry["rating"]
         return "none", None
 
-    def _store_in_log(self, ticker: str, trade_date: str, decision: str, rating: str, invented: bool = False) -> None:
-        provenance = {
+    def _store_in_log(self, ticker: str, trade_date: str, decision: str, rating: str, invented: bool = False,
+                      ran_on: list[dict[str, Any]] | None = None) -> None:
+        provenance: dict[str, Any] = {
             "data_vendor": self.config.get("data_vendor"),
             "llm_provider": self.config.get("llm_provider"),
             "by": storage.default_user(self.config),
@@ -482,6 +499,10 @@ class TradingAgentsGraph:
             provenance["models"] = models
         if invented:  # an invented instrument: labelled in the log, kept out of other tickers' lessons
             provenance["invented"] = True
+        if ran_on and len(ran_on) > 1:  # one decision, more than one engine (a resume under other models)
+            provenance["ran_on"] = [{"llm_provider": g.get("llm_provider"),
+                                     "models": {"quick": g.get("quick_think_llm"), "deep": g.get("deep_think_llm")},
+                                     "nodes": list(g.get("nodes") or [])} for g in ran_on]
         update = getattr(self.memory_log, "update_pending", None)
         if callable(update):
             update(ticker, trade_date, decision, rating=rating, provenance=provenance)
@@ -489,7 +510,7 @@ class TradingAgentsGraph:
             self.memory_log.store_decision(ticker, trade_date, decision, rating=rating)
 
     def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at,
-             *, session_note=None, requested_date=None, invented=False, data_notes=()):
+             *, session_note=None, requested_date=None, invented=False, data_notes=(), fresh=False):
         cfg = self.config
         # (0) no decision without data (checked in propagate, which maps the date to its session):
         # nothing is settled, logged, saved or charged otherwise
@@ -506,7 +527,7 @@ class TradingAgentsGraph:
             reporter.warnings.extend(getattr(self.checkpoint_router.saver_for(route), "warnings", None) or [])
             try:
                 snapshot = self._execute(graph, route, ticker, trade_date, asset_type, analysts, tid,
-                                         reporter, should_stop, settings, session_note, sidecar)
+                                         reporter, should_stop, settings, session_note, sidecar, fresh=fresh)
             except BaseException:
                 sidecar.save(reporter, started_at)  # the counters of this segment are added on resume
                 raise
@@ -514,6 +535,7 @@ class TradingAgentsGraph:
             from tradingagents.graph.decision_card import decision_card
 
             missing = missing_from(reporter.tool_texts)
+            ran_on = engines_of(reporter.ran_on, NODE_ORDER)
             status, previous = self._log_status(ticker, trade_date)
             final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
             turns = list(final_state.pop("debate_turns", None) or [])
@@ -549,6 +571,9 @@ class TradingAgentsGraph:
                 "thread_id": tid,
                 "by": storage.default_user(cfg),  # who ran it: config "user" (the app's signed-in e-mail), else the OS user
                 "resumed": reporter.resumed,
+                # which nodes ran on which models: more than one group when a checkpoint begun under other
+                # models was resumed (run_notes says so in the report)
+                "ran_on": ran_on,
                 "session_note": session_note,
                 "requested_date": requested_date or trade_date,
                 "invented": bool(invented),
@@ -573,7 +598,8 @@ class TradingAgentsGraph:
             saved_meta = public_meta(cfg, meta)
             folder = storage.save_run(cfg, final_state, rating, saved_meta)
             if status != "settled":  # a settled entry stays as it was measured (the report says so)
-                self._store_in_log(ticker, trade_date, final_state.get("final_trade_decision", ""), rating, invented)
+                self._store_in_log(ticker, trade_date, final_state.get("final_trade_decision", ""), rating, invented,
+                                   ran_on)
             # (5) success clears the checkpoint (and the counters of earlier segments), on the run's own
             # connection to the database: it is still open (the route closes it when this block ends)
             if cfg.get("checkpoint_enabled"):
@@ -667,10 +693,11 @@ class TradingAgentsGraph:
                 for n in self.config.get("pm_notes") or []]
 
     def _execute(self, graph, route, ticker, trade_date, asset_type, analysts, tid, reporter,
-                 should_stop, settings, session_note=None, sidecar=None, fork_inputs=None):
+                 should_stop, settings, session_note=None, sidecar=None, fork_inputs=None, fresh=False):
         """Run (or resume) the compiled graph on this run's checkpoint ``route``; the final snapshot.
 
-        ``fork_inputs``: a what-if fork's input state (nothing is settled before it)."""
+        ``fork_inputs``: a what-if fork's input state (nothing is settled before it). ``fresh``: a
+        checkpoint of this thread is cleared first, so the run starts afresh."""
         from tradingagents.dataflows.tools import AS_OF_KEY
 
         budget = _Budget(self.config.get("max_cost_usd"), self.budget_guard, self.config, ticker, trade_date,
@@ -683,16 +710,28 @@ class TradingAgentsGraph:
         run_config = args["config"]
 
         snapshot = graph.get_state(run_config)
+        if fresh and snapshot.values and self.config.get("checkpoint_enabled"):
+            clear = getattr(self.checkpoint_router.saver_for(route), "clear_thread", None)
+            if callable(clear):
+                clear(tid)
+            else:
+                storage.clear_checkpoint(self.config, ticker, tid)
+            snapshot = graph.get_state(run_config)
         # ``next`` omits tasks whose writes are already saved (a stop or a failure mid-superstep), so
         # "unfinished" is: any task left in the saved step
         pending_tasks = bool(snapshot.next) or bool(snapshot.tasks)
         resumed = reporter.resumed = bool(snapshot.values) and pending_tasks
+        reporter.engine = engine_of(settings)
         if sidecar is not None:
             sidecar.load(reporter, resume=bool(snapshot.values),
                          kept=(snapshot.metadata or {}).get(COUNTERS_KEY))
+        # the checkpoint's finished nodes that ran on other models than this segment's (a resume under
+        # other models: the CLI and the Run page say so, and the meta's ran_on keeps both)
+        earlier = earlier_engines(reporter.ran_on, reporter.engine, NODE_ORDER) if snapshot.values else []
         reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
                       analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
-                      plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings))
+                      plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings),
+                      earlier_engines=earlier)
         if fork_inputs is None:
             self._settle_before_run(ticker, reporter)
         if snapshot.values:

@@ -46,7 +46,7 @@ _META_HEAD = "\n\n<!-- meta "
 _META_TAIL = " -->"
 # what the hidden meta line may hold (anything else in it is ignored on reading)
 META_KEYS = ("data_vendor", "llm_provider", "models", "entry_price", "exit_price", "bench_raw", "benchmark",
-             "end_date", "by", "settled_by", "invented", "pm_decision")
+             "end_date", "by", "settled_by", "invented", "pm_decision", "ran_on", "blind")
 # lessons derived at settlement and not yet written to every role memory (cleared once they are)
 _LESSON_KEYS = ("lessons_due", "lessons_known_from")
 _DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
@@ -430,6 +430,24 @@ def check_provenance(provenance: Any) -> dict | None:
         out["models"] = {k: _short_text(models.get(k), f"{k} model") for k in ("quick", "deep")}
     if provenance.get("invented") is True:  # an invented instrument (the demo market's --allow-synthetic)
         out["invented"] = True
+    if provenance.get("blind") is True:  # a blind run's decision (the models saw an alias and shifted dates)
+        out["blind"] = True
+    ran_on = provenance.get("ran_on")  # a decision made by more than one engine: which nodes ran on which
+    if ran_on is not None:
+        if not isinstance(ran_on, list) or len(ran_on) > 8 or not all(isinstance(g, dict) for g in ran_on):
+            raise ValueError(f"ran_on must be a list of at most 8 {{llm_provider, models, nodes}}, not {ran_on!r:.60}")
+        groups = []
+        for group in ran_on:
+            nodes = group.get("nodes") or []
+            if not isinstance(nodes, list) or len(nodes) > 64:
+                raise ValueError(f"ran_on's nodes must be a list of at most 64 names, not {nodes!r:.60}")
+            models = group.get("models") or {}
+            if not isinstance(models, dict):
+                raise ValueError(f"ran_on's models must be a dict {{quick, deep}}, not {models!r:.60}")
+            groups.append({"llm_provider": _short_text(group.get("llm_provider"), "llm_provider"),
+                           "models": {k: _short_text(models.get(k), f"{k} model") for k in ("quick", "deep")},
+                           "nodes": [_short_text(n, "node") for n in nodes]})
+        out["ran_on"] = groups or None
     return {k: v for k, v in out.items() if v is not None} or None
 
 

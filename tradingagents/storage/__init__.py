@@ -35,7 +35,7 @@ from typing import IO, Any
 
 from tradingagents.storage.app_runs import app_run, delete_app_run, load_app_runs, save_app_run
 from tradingagents.storage.audit import default_user, read_audit, record_audit
-from tradingagents.storage.files_runs import run_notes
+from tradingagents.storage.files_runs import engine_label, engines_text, mixed_engines, run_notes
 from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
 
 __all__ = [
@@ -74,6 +74,9 @@ __all__ = [
     "record_pm_decision",
     "redact_url",
     "run_lock",
+    "engine_label",
+    "engines_text",
+    "mixed_engines",
     "run_notes",
     "save_app_run",
     "save_run",
@@ -407,7 +410,7 @@ def print_log(config: Mapping[str, Any] | None = None, json: bool = False, file:
         out.write(
             f"{e['date']:<10}  {e['ticker']:<12}  {e['rating']:<11}  {status:<8}  "
             f"{_pct(e['raw']):>7}  {_pct(e['alpha']):>7}  {hold}"
-            + ("  invented instrument" if e.get("invented") else "") + "\n"
+            + ("  invented instrument" if e.get("invented") else "") + ("  blind run" if e.get("blind") else "") + "\n"
         )
     for problem in getattr(log, "problems", []) or []:
         out.write(f"note: {problem}\n")

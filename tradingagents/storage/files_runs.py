@@ -42,14 +42,47 @@ REPORT_SECTIONS = tuple((r.output_key, r.node, r.key) for r in team.ANALYSTS)
 
 
 NOTE_LABELS = {"Invented instrument": N_("Invented instrument"), "Session": N_("Session"), "Data": N_("Data"),
-               "Missing data": N_("Missing data"), "Memory log": N_("Memory log"), "Re-analysis": N_("Re-analysis")}
+               "Missing data": N_("Missing data"), "Memory log": N_("Memory log"), "Re-analysis": N_("Re-analysis"),
+               "Models": N_("Models"), "Blind run": N_("Blind run")}
 """The labels of ``run_notes`` (English, the keys callers match on) and their catalogue ids."""
+
+
+def engine_label(engine: Mapping[str, Any], *, t: Translator | None = None) -> str:
+    """A run's models as a person reads them: "OpenAI-compatible server (fake-quick, fake-deep)"."""
+    t = t or translator(None)
+    models = ", ".join(m for m in dict.fromkeys((engine.get("quick_think_llm"), engine.get("deep_think_llm"))) if m)
+    label = product_label(str(engine.get("llm_label") or engine.get("llm_provider") or "?"), t)
+    return f"{label} ({models})" if models else label
+
+
+def engines_text(groups: Any, *, t: Translator | None = None) -> str:
+    """``ran_on`` groups (``[{llm_provider, llm_label, quick_think_llm, deep_think_llm, nodes}]``) as one
+    line: "Market Analyst, Bull Researcher on OpenAI-compatible server (fake-quick, fake-deep); …" (the
+    agents only: an analyst's tool and clear nodes go with it)."""
+    t = t or translator(None)
+    parts = []
+    for group in groups if isinstance(groups, list) else []:
+        if not isinstance(group, Mapping):
+            continue
+        nodes = [str(n) for n in group.get("nodes") or []
+                 if str(n) in team.ROLE_BY_NODE and team.ROLE_BY_NODE[str(n)].node == str(n)]
+        agents = ", ".join(t.p("role", n) for n in nodes) or t("no agent")
+        parts.append(t("{agents} on {engine}", agents=agents, engine=engine_label(group, t=t)))
+    return "; ".join(parts)
+
+
+def mixed_engines(meta: Mapping[str, Any]) -> bool:
+    """Whether a run's decision was made by more than one engine (``meta["ran_on"]``: a checkpoint begun
+    under other models was resumed)."""
+    groups = meta.get("ran_on")
+    return isinstance(groups, list) and len(groups) > 1
 
 
 def run_notes(meta: Mapping[str, Any], *, t: Translator | None = None) -> list[tuple[str, str]]:
     """What a saved run's meta says about its input and its saving, each ``(label, sentence)``: an
     invented instrument, the session a non-trading date was analysed as, data notes (CSV rows dropped,
-    short history), missing data, the memory log's note and a re-analysis. The report, the CLI and
+    short history), missing data, the memory log's note, a re-analysis and a decision made by more than
+    one engine (``ran_on``). The report, the CLI and
     the Run page say them in these words. ``t`` (None: English) translates the labels and the
     sentence this module writes; the engine's own notes (session, data) stay as the engine wrote them."""
     t = t or translator(None)
@@ -58,6 +91,10 @@ def run_notes(meta: Mapping[str, Any], *, t: Translator | None = None) -> list[t
         notes.append(("Invented instrument", t("{ticker} is not listed by the demo market; the run analysed a "
                                                "generated, fictional instrument (--allow-synthetic), not a real "
                                                "company", ticker=meta.get("ticker"))))
+    blind = meta.get("blind")
+    if isinstance(blind, Mapping):  # stored in real names, dates and prices; the models saw these
+        notes.append(("Blind run", t("the models saw an alias, shifted dates and rebased prices; what is stored "
+                                     "here is in real names, dates and prices")))
     if meta.get("session_note"):
         notes.append(("Session", str(meta["session_note"])))
     notes += [("Data", str(line)) for line in meta.get("data_notes") or []]
@@ -66,6 +103,9 @@ def run_notes(meta: Mapping[str, Any], *, t: Translator | None = None) -> list[t
         notes.append(("Memory log", str(meta["log_note"])))
     if meta.get("version_note"):
         notes.append(("Re-analysis", str(meta["version_note"])))
+    if mixed_engines(meta):
+        notes.append(("Models", t("more than one engine made this decision (a checkpoint begun under other "
+                                  "models was resumed): {engines}", engines=engines_text(meta["ran_on"], t=t))))
     return [(t(NOTE_LABELS[label]), text) for label, text in notes]
 
 
@@ -351,6 +391,7 @@ def _run_row(state_file: Path, ticker: str, date: str, version: int | None) -> d
         "previous": version is not None,
         "invented": bool(meta.get("invented")),
         "by": str(meta.get("by") or ""),  # who ran it (the meta's ``by``; empty before it was recorded)
+        "blind": bool(meta.get("blind")),  # a blind run (the models saw an alias and shifted dates)
     }
 
 

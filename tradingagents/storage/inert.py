@@ -9,6 +9,13 @@ writes ``report.md`` and which every export of the app renders from):
 - only ``http``, ``https`` and ``mailto`` links survive: ``[x](javascript:alert(1))`` becomes ``x``,
   an image its alt text, a reference definition with another scheme (``[x]: javascript:…``, also
   inside a quote or a list item) plain text, an autolink with another scheme its text;
+- no reference definition survives but one whose safe target is on its own line: a line (inside
+  quotes and list items too) that starts a link label which closes with ``]:`` or does not close on
+  that line has its ``[`` escaped. Renderers differ in what else they take for a definition
+  (Python-Markdown a target on the next line, CommonMark a label across lines), and a definition in
+  one part of a report serves a use in another once the parts are joined, so no definition is left
+  for any of them to find (``tests/test_inert_renderers.py`` renders with markdown-it and
+  Python-Markdown);
 - every ``<`` becomes the entity ``&lt;``, which every Markdown renderer shows as the character and
   none reads as a tag whatever stands before it (a backslash escape would not: ``\\<img onerror>``
   escaped as ``\\\\<img …>`` is an escaped backslash followed by a live tag).
@@ -67,6 +74,8 @@ _LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]*)")
 # a reference definition, also one inside block quotes ("> > [x]: …") or a list item ("- [x]: …")
 _REF_DEF = re.compile(r"^((?:[ ]{0,3}(?:>|[-*+]|\d+[.)])[ \t]?)*)[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?(\S+?)>?(?:[ \t]+.*)?$",
                       re.MULTILINE)
+# a line's container prefix (quotes, list markers, indentation), then an unescaped "[" that may open a label
+_LABEL_START = re.compile(r"^((?:[ \t]*(?:>|[-*+]|\d{1,9}[.)]))*[ \t]*)\[(.*)$", re.MULTILINE)
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*)>")
 _SIMPLE_LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*<?([^()\s>]*(?:\([^()\s]*\)[^()\s>]*)*)>?(?:\s+\"[^\"\n]*\")?\s*\)")
 
@@ -93,7 +102,35 @@ def sanitize_links(text: str) -> str:
     text = _SIMPLE_LINK.sub(simple, text)
     text = _LINK_TARGET.sub(target, text)
     text = _REF_DEF.sub(ref, text)
-    return _AUTOLINK.sub(auto, text)
+    text = _AUTOLINK.sub(auto, text)
+    return _LABEL_START.sub(_no_definition, text)
+
+
+def _label_end(rest: str) -> int:
+    """Where the first unescaped ``]`` of ``rest`` is (-1: none on this line)."""
+    i = 0
+    while i < len(rest):
+        if rest[i] == "\\":
+            i += 2
+            continue
+        if rest[i] == "]":
+            return i
+        i += 1
+    return -1
+
+
+def _no_definition(m: re.Match) -> str:
+    """The line with its label's ``[`` escaped unless it cannot start a reference definition, or starts
+    one whose target is safe and on the same line (``[x]: https://…``, as ``sanitize_links`` wrote it)."""
+    prefix, rest = m.group(1), m.group(2)
+    end = _label_end(rest)
+    if end >= 0 and not rest.startswith(":", end + 1):
+        return m.group(0)  # "[x](…)", "[x] text": no definition
+    if end >= 0:
+        target = rest[end + 2:].split(None, 1)
+        if target and safe_url(target[0]):
+            return m.group(0)
+    return f"{prefix}\\[{rest}"
 
 
 def sanitize_markdown(text: Any) -> str:
