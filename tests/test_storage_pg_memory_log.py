@@ -218,7 +218,7 @@ def test_print_log_shows_the_same_entries_from_either_storage(pg_url, capsys):
         assert json.loads(capsys.readouterr().out) == [{**e, **pm_outcome(e)} for e in log.load_entries()]
         print_log(cfg)
         text = capsys.readouterr().out
-        assert "1 entries" in text and "2024-05-10  NVDA" in text and "-4.6%" in text and "settled" in text
+        assert "1 entry\n" in text and "2024-05-10  NVDA" in text and "-4.6%" in text and "settled" in text
         assert ("PostgreSQL" in text) == bool(cfg)
 
 

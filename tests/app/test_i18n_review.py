@@ -135,7 +135,7 @@ def test_compare_in_chinese_and_in_english(runs):
 def test_debates_in_chinese_and_in_english_with_the_sidebar_choice_too(runs):
     at = _open("debates", "zh", ticker="AAPL", date="2024-06-10")
     assert at.title[0].value == "辩论"
-    assert [s.value for s in at.subheader] == ["投资辩论 — 多头 · 空头", "风险辩论 — 激进 · 保守 · 中性"]
+    assert [s.value for s in at.subheader] == ["投资辩论 — 多头 · 空头", "风险辩论 — 激进 · 保守 · 中性", "向团队提问"]
     shown = texts(at)
     assert "**研究经理 — 裁决**" in shown and "**交易员 — 提案**" in shown and "**投资组合经理 — 裁决**" in shown
     assert ">第 1 轮<" in shown and ">第 2 轮<" in shown
