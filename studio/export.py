@@ -96,6 +96,8 @@ def card(state: Mapping[str, Any] | None, meta: Mapping[str, Any] | None, rating
     out.setdefault("scored_horizon", scored_horizon(_holding_days(meta)))
     if rating:
         out["rating"] = rating
+    if isinstance(meta.get("order"), Mapping):  # the order sized from the desk's book (graph/book_view.py)
+        out["order"] = dict(meta["order"])
     return out
 
 
@@ -130,6 +132,10 @@ def card_rows(decision: Mapping[str, Any], currency: str | None = None, *,
         context = CARD_LABEL_CONTEXTS.get(key)
         label = t.p(context, CARD_LABELS[key]) if context else t(CARD_LABELS[key])
         rows.append((label, clean_text(shown)))
+    if isinstance(decision.get("order"), Mapping):
+        from tradingagents.book import order_text
+
+        rows.append((t("Order"), clean_text(order_text(decision["order"], t))))
     return rows
 
 

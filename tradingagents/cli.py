@@ -78,6 +78,9 @@ EXAMPLES = """examples:
   python -m tradingagents NVDA 2024-05-10 --note "Earnings next week; keep it small"   a note to both judges
   python -m tradingagents scores [--json]          who was right: per role, model, person; team vs you
   python -m tradingagents decide NVDA 2024-05-10 --rating Hold --reason "Earnings next week"   your own call
+  python -m tradingagents book import positions.csv --cash 100000 --max-weight 0.08
+  python -m tradingagents schedule add morning --watchlist @morning --at 07:30 --tz Europe/London
+  python -m tradingagents scheduler                the scheduler service (runs due jobs, sends digests)
   python -m tradingagents ZZZQ 2024-05-10 --allow-synthetic   an invented instrument on the demo market
 
 A date without a session (a weekend, a holiday) is analysed as the last session on or before it,
@@ -1188,7 +1191,8 @@ def scores_command(argv: list[str]) -> int:
         return _explain(exc, resumes=False, t=t)
 
 
-SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "whatif", "attribute", "decide", "ask", "scores")
+SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "whatif", "attribute", "decide", "ask", "scores", "book", "schedule",
+               "scheduler")
 
 
 def _subcommand_typo(word: str) -> str | None:
@@ -1246,6 +1250,11 @@ def _dispatch(argv: list[str]) -> int:
             return log_command(argv[1:])
         if argv and argv[0] == "batch":
             return batch_command(argv[1:])
+        if argv and argv[0] in ("book", "schedule", "scheduler"):
+            from tradingagents.desk import cli as desk_cli
+
+            return {"book": desk_cli.book_command, "schedule": desk_cli.schedule_command,
+                    "scheduler": desk_cli.scheduler_command}[argv[0]](argv[1:])
         if argv and argv[0] == "backtest":
             from tradingagents.backtest.cli import main as backtest_main
 

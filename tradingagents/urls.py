@@ -52,3 +52,31 @@ def validate_storage_url(value: object, where: str = "storage_url") -> str | Non
             "postgresql://user@host:5432/dbname, or leave it empty to keep everything in files."
         )
     return value
+
+
+SMTP_SCHEMES = ("smtp", "smtps")
+
+
+def validate_smtp_url(value: object, where: str = "smtp_url") -> str | None:
+    """A config value as a mail server URL (``smtp://user@host:587``, ``smtps://user@host:465``), or None
+    (None or blank: no e-mail). A password in the URL is refused: it comes from the environment
+    (``TRADINGAGENTS_SMTP_PASSWORD``), so it never reaches a file the app writes."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be text like smtp://user@mail.example.com:587, not {type(value).__name__}.")
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018  (raises on a bad port)
+    except ValueError:
+        raise ConfigError(f"{where} is not a valid URL; use smtp://user@host:587.") from None
+    if parts.scheme not in SMTP_SCHEMES or not parts.hostname:
+        raise ConfigError(f"{where} = {redact_url(value)!r} is not a mail server URL; use smtp://user@host:587 "
+                          "(STARTTLS when the server offers it) or smtps://user@host:465.")
+    if parts.password:
+        raise ConfigError(f"{where} carries a password; remove it from the URL and set TRADINGAGENTS_SMTP_PASSWORD "
+                          "in the environment instead.")
+    return value

@@ -776,6 +776,7 @@ def run_steps(cfg: Mapping[str, Any], api_key: str | None, ticker: str, steps: S
             raise RunStopped(f"Stopped before {ticker} {date}; run the same backtest again to resume.")
         if graph is None:
             graph = TradingAgentsGraph(config=cfg, api_key=api_key)
+            graph.use_book = False  # a past date: today's book is not what the desk held then
         started(date)
         t0 = time.time()
         seen_ticker, seen_date = (blind.alias(ticker), blind.blind_date(date)) if blind else (ticker, date)

@@ -36,7 +36,7 @@ from tradingagents.errors import ConfigError, LLMConfigError
 from tradingagents.i18n import LANGUAGES, normalize_language
 from tradingagents.llm_presets import PROVIDER_PRESETS, normalize_provider
 from tradingagents.pricing import validate_pricing
-from tradingagents.urls import validate_storage_url
+from tradingagents.urls import validate_smtp_url, validate_storage_url
 from tradingagents.validation import validate_date, validate_ticker
 
 Check = Callable[[Any, str], Any]
@@ -511,6 +511,7 @@ CHECKS: Mapping[str, Check] = {
     "desk_leads": _emails,
     "pm_notes": check_pm_notes,
     "pause_before": check_pause_before,
+    "smtp_url": validate_smtp_url,
 }
 """Key → its one check ``(value, what) -> normalised value``."""
 assert set(CHECKS) == set(DEFAULTS), "every key has one check"

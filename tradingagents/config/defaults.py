@@ -65,6 +65,7 @@ PATH_DEFAULTS: Mapping[str, str] = MappingProxyType({
     "backtests_dir": "backtests",
     "watchlists_path": "watchlists.json",
     "audit_path": "audit.jsonl",  # the append-only audit trail (files storage; a desk database has ta_audit)
+    "desk_dir": "desk",  # the book, the schedules, the scheduler's state and digests (files storage; ta_desk_docs)
     "data_cache_dir": "cache",
     "csv_data_dir": "data",
 })
@@ -77,7 +78,7 @@ PATH_PARENTS: Mapping[str, tuple[str, str]] = MappingProxyType({
 """Paths derived from another path key rather than from the home: key → (parent key, name inside it)."""
 
 WRITABLE_DIRS: tuple[str, ...] = ("home", "memory_dir", "results_dir", "checkpoint_dir", "segments_dir",
-                                  "app_runs_dir", "backtests_dir", "data_cache_dir")
+                                  "app_runs_dir", "backtests_dir", "data_cache_dir", "desk_dir")
 """The folders the engine writes into (each is checked by ``check_home``)."""
 
 MODEL_KEYS = {"quick": "quick_think_llm", "deep": "deep_think_llm"}
@@ -160,6 +161,9 @@ DEFAULTS: dict[str, Any] = {
     # pause the run before these judges ("research_manager", "portfolio_manager"; true: both) so the PM can
     # read the debate so far and leave a note; the run waits at its checkpoint until it is continued
     "pause_before": [],
+    # the mail server of scheduled digests and alerts: smtp://user@host:587 (STARTTLS when offered),
+    # smtps://user@host:465 (TLS); the password from TRADINGAGENTS_SMTP_PASSWORD, never from a file
+    "smtp_url": None,
 }
 """Every key with its default (plain values; ``DEFAULT_CONFIG`` is the frozen view)."""
 
@@ -177,6 +181,7 @@ NONE_TYPES: dict[str, type] = {
     "llm_max_output_tokens": int,
     "user": str,
     "ui_language": str,
+    "smtp_url": str,
 }
 """Types of the keys whose default is None (so an environment variable can be coerced)."""
 

@@ -23,6 +23,7 @@ class Propagator:
         instrument_context: str = "",
         past_decisions: list[dict[str, Any]] | None = None,
         pm_notes: list[dict[str, Any]] | None = None,
+        portfolio_context: str = "",
     ) -> dict[str, Any]:
         """Every key of AgentState and of both debate states, so nothing downstream KeyErrors."""
         return {
@@ -33,6 +34,7 @@ class Propagator:
             "sender": "",
             "instrument_context": instrument_context,
             "past_context": past_context,
+            "portfolio_context": portfolio_context,  # the desk's book as the Portfolio Manager reads it ("" : none)
             "memory_used": {"past_decisions": list(past_decisions or []), "lessons": {}},
             "market_report": "",
             "sentiment_report": "",

@@ -76,6 +76,7 @@ NODE_ORDER = list(team.ROLE_BY_NODE)  # the roster's nodes in run order (``ran_o
 __all__ = ["ASSET_TYPES", "RunAlreadyActive", "TradingAgentsGraph", "validate_asset_type", "validate_run_date"]
 
 ASSET_TYPES = ("stock", "etf", "index", "fx", "crypto")
+_READ_BOOK = object()  # initial_state's default: read the desk's book itself
 
 
 def validate_run_date(value: object) -> str:
@@ -154,6 +155,9 @@ class TradingAgentsGraph:
         self.compiled_graphs = CompiledGraphCache()
         # a batch's shared budget (a pricing.CostLedger every model call of the run reserves from; batch.py)
         self.budget_guard: Any = None
+        # the desk's book: the Portfolio Manager reads the holding, the decision card sizes an order
+        # (graph/book_view.py); the backtest turns it off (its dates are not the book's)
+        self.use_book = True
 
         self.curr_state: dict[str, Any] | None = None
         self.last_run: dict[str, Any] = {}
@@ -522,12 +526,14 @@ class TradingAgentsGraph:
         # or a fresh in-memory one; closed when the run ends, after saving and clearing)
         graph = self.compiled_graph(analysts)
         settings = self.settings()
+        book = self._run_book(ticker, trade_date)
         with self.checkpoint_router.route(ticker, counters=sidecar.doc if sidecar.enabled else None) as route:
             # shown by run_started and saved in the meta (a damaged database moved aside)
             reporter.warnings.extend(getattr(self.checkpoint_router.saver_for(route), "warnings", None) or [])
             try:
                 snapshot = self._execute(graph, route, ticker, trade_date, asset_type, analysts, tid,
-                                         reporter, should_stop, settings, session_note, sidecar, fresh=fresh)
+                                         reporter, should_stop, settings, session_note, sidecar, fresh=fresh,
+                                         book=book)
             except BaseException:
                 sidecar.save(reporter, started_at)  # the counters of this segment are added on resume
                 raise
@@ -590,6 +596,9 @@ class TradingAgentsGraph:
                 "pm_notes": [dict(n) for n in final_state.get("pm_notes") or []],
                 # the decision card (rating, action, conviction, levels, size, stated and scored horizon)
                 "decision": decision_card(final_state, cfg.get("holding_days")),
+                # the order the rating makes of the desk's book (None: no book): side, shares, notional,
+                # weight before and after, the cap that bound it
+                "order": book.order(rating) if book is not None else None,
                 # what the roles were given from memory, recorded by the nodes that gathered it
                 "memory_used": memory_used_of(final_state),
                 "warnings": list(reporter.warnings),
@@ -692,8 +701,16 @@ class TradingAgentsGraph:
         return [{"before": n["before"], "note": n["note"], "by": n.get("by") or by, "at": n.get("at") or at}
                 for n in self.config.get("pm_notes") or []]
 
+    def _run_book(self, ticker: str, trade_date: str):
+        """The desk's book as this run sees it (``graph/book_view.py``), or None (no book, blind, off)."""
+        if not self.use_book:
+            return None
+        from tradingagents.graph.book_view import run_book
+
+        return run_book(self.config, self._provider(), ticker, trade_date)
+
     def _execute(self, graph, route, ticker, trade_date, asset_type, analysts, tid, reporter,
-                 should_stop, settings, session_note=None, sidecar=None, fork_inputs=None, fresh=False):
+                 should_stop, settings, session_note=None, sidecar=None, fork_inputs=None, fresh=False, book=None):
         """Run (or resume) the compiled graph on this run's checkpoint ``route``; the final snapshot.
 
         ``fork_inputs``: a what-if fork's input state (nothing is settled before it). ``fresh``: a
@@ -743,7 +760,7 @@ class TradingAgentsGraph:
             reporter.debate_turns = list(fork_inputs.get("debate_turns") or [])
         else:
             # (2) the initial state
-            inputs = self.initial_state(ticker, trade_date, asset_type, analysts, session_note)
+            inputs = self.initial_state(ticker, trade_date, asset_type, analysts, session_note, book=book)
 
         if should_stop is not None and should_stop():
             raise RunStopped(f"Stopped before the run of {ticker} on {trade_date} started.")
@@ -812,11 +829,14 @@ class TradingAgentsGraph:
         return snapshot
 
     def initial_state(self, ticker: str, trade_date: str, asset_type: str, analysts: list[str],
-                      session_note: str | None = None) -> dict[str, Any]:
+                      session_note: str | None = None, *, book: Any = _READ_BOOK) -> dict[str, Any]:
         """(2) The run's initial state (validated input): ``past_context`` from the memory log,
-        ``instrument_context`` from the data provider (with the session note), and in parallel mode each
-        analyst's scratchpad seeded. ``propagate`` and the LangGraph server's graph (``graph/served.py``)
-        both start from it."""
+        ``instrument_context`` from the data provider (with the session note), ``portfolio_context`` from the
+        desk's book (``book``: the run's ``RunBook`` or None; left out, it is read here), and in parallel mode
+        each analyst's scratchpad seeded. ``propagate`` and the LangGraph server's graph
+        (``graph/served.py``) both start from it."""
+        if book is _READ_BOOK:
+            book = self._run_book(ticker, trade_date)
         context = instrument_context_for(self._provider(), ticker)
         if session_note:
             context += f"; {session_note}"
@@ -824,6 +844,7 @@ class TradingAgentsGraph:
         inputs = self.propagator.create_initial_state(
             ticker, trade_date, asset_type, past_context=past, instrument_context=context,
             past_decisions=decisions, pm_notes=self._pm_notes(),
+            portfolio_context=book.context if book is not None else "",
         )
         if self.analyst_execution == "parallel":
             seed = inputs["messages"][0].content

@@ -149,6 +149,18 @@ CREATE TABLE IF NOT EXISTS ta_watchlists (
     saved_at    timestamptz NOT NULL DEFAULT now()
 );
 
+CREATE TABLE IF NOT EXISTS ta_desk_docs (
+    name        text PRIMARY KEY,
+    doc         jsonb NOT NULL,
+    saved_at    timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS ta_desk_claims (
+    key         text PRIMARY KEY,
+    doc         jsonb NOT NULL DEFAULT '{}'::jsonb,
+    claimed_at  timestamptz NOT NULL DEFAULT now()
+);
+
 CREATE TABLE IF NOT EXISTS ta_audit (
     id          bigserial PRIMARY KEY,
     at          double precision NOT NULL,

@@ -54,7 +54,8 @@ Weigh the Trader's proposal, the Research Manager's plan and the three risk anal
 the outcomes of past decisions (in <past_decisions>) and the lessons from similar situations (in
 <past_lessons>): repeat what worked, avoid what did not. Give the rating on the five-tier scale: Buy
 (strong conviction to enter or add), Overweight (favourable, increase gradually), Hold (keep the
-position, no action), Underweight (reduce exposure), Sell (exit or avoid). Then an executive summary,
+position, no action), Underweight (reduce exposure), Sell (exit or avoid). When <portfolio> describes the desk's book, decide
+knowing what is held, its weight and the limits: the order is sized from your rating and capped by them. Then an executive summary,
 the investment thesis, and if you can, the action (BUY/HOLD/SELL), your conviction, the entry, a price
 target, a stop-loss, the position size and a time horizon. If you answer in plain
 text, put the rating on its own line as `**Rating**: <tier>`.
@@ -123,6 +124,7 @@ def create_portfolio_manager(llm, memory, config=None):
                 tagged("trader_plan", state.get("trader_investment_plan")),
                 tagged("investment_plan", state.get("investment_plan")),
                 tagged("risk_debate_history", debate.get("history")),
+                *([tagged("portfolio", state["portfolio_context"])] if state.get("portfolio_context") else []),
                 reports_block(state),
                 tagged("past_decisions", state.get("past_context") or "No past decisions on record."),
                 tagged("past_lessons", format_memories(memories)),

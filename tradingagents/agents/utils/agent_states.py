@@ -58,6 +58,8 @@ class AgentState(MessagesState):
     sender: Annotated[str, _keep_last]
     instrument_context: str
     past_context: str
+    # the desk's book as the Portfolio Manager reads it (graph/book_view.py; "" without a book)
+    portfolio_context: str
     # what the roles were given from memory (DESIGN §7): {"past_decisions": [...], "lessons": {memory: [...]}}
     memory_used: Annotated[dict, merge_memory_used]
 

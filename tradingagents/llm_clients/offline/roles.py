@@ -607,6 +607,9 @@ def portfolio_decision(text: str) -> dict[str, Any]:
                             t("The risk committee's conservative voice asked for a smaller size and a tight stop; "
                               "the evidence outweighs it."))
     thesis_parts.append(past_sentence)
+    book = _book_sentence(text, t)
+    if book:
+        thesis_parts.append(book)
     citations = _settled_citations(text, t)
     if citations:
         thesis_parts.append(citations)
@@ -629,6 +632,29 @@ def portfolio_decision(text: str) -> dict[str, Any]:
         "stop_loss": _stop_in_plan(text) if final_action == proposal_in(tag(text, "trader_plan")) else None,
         "position_size": t(_SIZES[tier]),
     }
+
+
+_HELD_RE = re.compile(r"^Held: (?P<shares>[\d.]+) shares of (?P<ticker>\S+) .*?; weight (?P<weight>[\d.]+%) of the "
+                      r"book;.*?; limit (?P<limit>[\d.]+%)", re.M)
+_NOT_HELD_RE = re.compile(r"^Not held: the book holds no (?P<ticker>\S+); limit (?P<limit>[\d.]+%)", re.M)
+
+
+def _book_sentence(text: str, t: Translator = ENGLISH) -> str | None:
+    """What the prompt's <portfolio> block says of the holding, in the engine's words (None: no book)."""
+    block = tag(text, "portfolio")
+    held = _HELD_RE.search(block)
+    if held:
+        fields = {k: held.group(k) for k in ("shares", "ticker", "weight", "limit")}
+        if float(fields["weight"].rstrip("%")) >= float(fields["limit"].rstrip("%")):
+            return t("The book holds {shares} {ticker}, {weight} of it, at its limit of {limit}: a Buy adds nothing, "
+                     "so the order is capped.", **fields)
+        return t("The book holds {shares} {ticker}, {weight} of it (limit {limit}); the order is sized from this "
+                 "rating and capped by the limit.", **fields)
+    missing = _NOT_HELD_RE.search(block)
+    if missing:
+        return t("The book holds no {ticker}; the limit per position is {limit}.", ticker=missing.group("ticker"),
+                 limit=missing.group("limit"))
+    return None
 
 
 def _stop_in_plan(text: str) -> float | None:
