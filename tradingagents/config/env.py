@@ -119,7 +119,8 @@ def blank_home_error() -> ConfigError:
 
 
 # TRADINGAGENTS_* variables that are not settings but are read by a part of the project
-OTHER_ENV_VARS = frozenset({"TRADINGAGENTS_STUDIO_WARM_UP", "TRADINGAGENTS_OFFLINE_STREAM_DELAY_S"})
+OTHER_ENV_VARS = frozenset({"TRADINGAGENTS_STUDIO_WARM_UP", "TRADINGAGENTS_OFFLINE_STREAM_DELAY_S",
+                            "TRADINGAGENTS_SMTP_PASSWORD", "TRADINGAGENTS_SMTP_FROM"})
 _warned: set[str] = set()  # names already warned about in this process (a warning, not a setting)
 
 

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from tradingagents.config import resolve_config, ui_translator
-from tradingagents.errors import EXIT_BAD_INPUT, EXIT_OK, exit_code_for
+from tradingagents.errors import EXIT_BAD_INPUT, EXIT_OK, ValidationError, exit_code_for
 from tradingagents.i18n import N_, Translator
 
 __all__ = ["book_command", "schedule_command", "scheduler_command"]
@@ -102,9 +102,141 @@ def book_command(argv: list[str]) -> int:
         return _explain(exc, t)
 
 
-def schedule_command(argv: list[str]) -> int:  # filled in by the schedules
-    raise NotImplementedError
+def _job_line(job, t: Translator) -> str:
+    days = t("weekdays") if job.days_text() == "weekdays" else job.days_text()
+    line = t("{name}: {watchlist} at {at} {tz} on {days}", name=job.name, watchlist=job.watchlist, at=job.at, tz=job.tz,
+             days=days)
+    extras = [*job.emails, *([job.webhook] if job.webhook else [])]
+    if extras:
+        line += t("; ") + t("tells {who}", who=", ".join(extras))
+    if job.max_cost_usd is not None:
+        line += t("; ") + t("budget ${cost}", cost=f"{job.max_cost_usd:g}")
+    if job.paused:
+        line += t("; ") + t("paused")
+    return line
+
+
+def schedule_command(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m tradingagents schedule",
+                                description="Scheduled jobs: a watchlist analysed at a time of day, on trading days.")
+    sub = p.add_subparsers(dest="action", required=True)
+    add = sub.add_parser("add", help="add a job")
+    add.add_argument("name")
+    add.add_argument("--watchlist", required=True, help="@name of a saved watchlist, or tickers: NVDA,AAPL")
+    add.add_argument("--at", required=True, help="the time of day, HH:MM (24 hours), in --tz")
+    add.add_argument("--tz", required=True, help="an IANA time zone: Europe/London, America/New_York, Asia/Tokyo")
+    add.add_argument("--days", default=None, help="the days it runs: weekdays (default), mon-fri, mon,wed,fri, daily")
+    add.add_argument("--email", action="append", default=[], help="send the digest to this address (repeatable; "
+                     "the mail server is smtp_url / TRADINGAGENTS_SMTP_URL)")
+    add.add_argument("--webhook", default=None, help="post the digest to this URL (Slack- or Teams-compatible JSON)")
+    add.add_argument("--max-cost", type=float, default=None, help="the job's budget per run, in USD")
+    add.add_argument("--replace", action="store_true", help="replace a job of the same name")
+    _home_flag(add)
+    lst = sub.add_parser("list", help="list the jobs")
+    lst.add_argument("--json", action="store_true")
+    _home_flag(lst)
+    for action, what in (("remove", "remove a job"), ("pause", "pause a job"), ("resume", "resume a paused job")):
+        one = sub.add_parser(action, help=what)
+        one.add_argument("name")
+        _home_flag(one)
+    args = p.parse_args(argv)
+    t = ui_translator()
+    try:
+        cfg = _config(args)
+        t = ui_translator(cfg)
+        from tradingagents.desk import schedules
+
+        if args.action == "add":
+            job = schedules.add_schedule(cfg, {"name": args.name, "watchlist": args.watchlist, "at": args.at,
+                                               "tz": args.tz, "days": args.days, "emails": args.email,
+                                               "webhook": args.webhook, "max_cost_usd": args.max_cost},
+                                         replace=args.replace)
+            print(t("Added: {line}", line=_job_line(job, t)))
+            if job.emails and not cfg.get("smtp_url"):
+                print(t("Note: smtp_url is not set, so the e-mails cannot be sent until it is "
+                        "(TRADINGAGENTS_SMTP_URL=smtp://user@host:587)."), file=sys.stderr)
+            return EXIT_OK
+        if args.action == "list":
+            jobs = schedules.list_schedules(cfg)
+            if args.json:
+                print(json.dumps([j.to_doc() for j in jobs], indent=1))
+            elif not jobs:
+                print(t("No scheduled job: add one with 'python -m tradingagents schedule add'."))
+            for job in [] if args.json else jobs:
+                print(_job_line(job, t))
+            return EXIT_OK
+        if args.action == "remove":
+            if not schedules.remove_schedule(cfg, args.name):
+                raise ValidationError(t("No job named {name} (python -m tradingagents schedule list).", name=args.name))
+            print(t("Removed {name}.", name=args.name))
+            return EXIT_OK
+        job = schedules.set_paused(cfg, args.name, args.action == "pause")
+        if job is None:
+            raise ValidationError(t("No job named {name} (python -m tradingagents schedule list).", name=args.name))
+        if args.action == "resume":
+            from tradingagents.desk.scheduler import STATE_DOC
+            from tradingagents.storage.desk import open_desk_docs
+
+            def clear(old: Any) -> Any:  # a resumed job starts its count of failures again
+                if isinstance(old, dict) and args.name in (old.get("jobs") or {}):
+                    old["jobs"][args.name]["failures"] = 0
+                return old
+
+            open_desk_docs(cfg).update(STATE_DOC, clear)
+        print(_job_line(job, t))
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a message and an exit code
+        return _explain(exc, t)
 
 
 def scheduler_command(argv: list[str]) -> int:
-    raise NotImplementedError
+    p = argparse.ArgumentParser(
+        prog="python -m tradingagents scheduler",
+        description="The scheduler service: runs each job when it is due on the exchange's trading days (settle, "
+        "then the watchlist on the last session), keeps and sends its digest. Run it beside the app (under "
+        "systemd or the desk's process manager); two schedulers on one desk never run a job twice.")
+    p.add_argument("--once", action="store_true", help="run what is due now (or at --now) and exit (tests, cron)")
+    p.add_argument("--now", default=None, help="with --once: the time to act at, ISO with its offset "
+                   "(2024-05-13T07:31+01:00)")
+    p.add_argument("--poll", type=float, default=None, help="seconds between looks at the jobs (default 30)")
+    p.add_argument("--json", action="store_true", help="with --once: print the reports as JSON")
+    _home_flag(p)
+    args = p.parse_args(argv)
+    t = ui_translator()
+    try:
+        import datetime as dt
+
+        from tradingagents.desk import scheduler
+
+        cfg = _config(args)
+        t = ui_translator(cfg)
+        if args.now and not args.once:
+            raise ValidationError(t("--now goes with --once (a service runs on the clock)."))
+        from tradingagents.config import check_home
+
+        check_home(cfg)
+
+        def say(line: str) -> None:
+            print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
+
+        if args.once:
+            now = scheduler.parse_now(args.now) if args.now else dt.datetime.now(dt.UTC)
+            reports = scheduler.run_due(cfg, now, on_line=say)
+            if args.json:
+                print(json.dumps([r.to_dict() for r in reports], indent=1, default=str))
+            from tradingagents.batch import TickerOutcome, exit_code
+
+            outcomes = [TickerOutcome(**o) for r in reports for o in r.outcomes]
+            failed = any(r.status == "failed" for r in reports)
+            return exit_code(outcomes) or (1 if failed else EXIT_OK)
+        import threading
+
+        from tradingagents.stop_signals import install_stop_handlers
+
+        stop = threading.Event()
+        install_stop_handlers(stop, "scheduler tick")
+        say(t("The scheduler is running (Ctrl-C stops it)."))
+        scheduler.serve(cfg, stop=stop, on_line=say, poll_s=args.poll or scheduler.POLL_S)
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a message and an exit code
+        return _explain(exc, t)

@@ -1,0 +1,193 @@
+"""Schedules and the scheduler: due times on trading days, one run per due time per desk, digests that
+reach a real local SMTP server and a local webhook receiver, retries recorded, three failures pause."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.desk_receivers import SMTPReceiver, WebhookReceiver
+from tradingagents import storage
+from tradingagents.cli import main
+from tradingagents.desk import senders
+
+ROOT = Path(__file__).resolve().parents[1]
+MONDAY = "2024-05-13T07:31+01:00"
+SATURDAY = "2024-05-11T07:31+01:00"
+
+
+@pytest.fixture(autouse=True)
+def _quick(monkeypatch):
+    monkeypatch.setenv("TRADINGAGENTS_SELECTED_ANALYSTS", "market")  # the offline team, one analyst: seconds
+    monkeypatch.setattr(senders, "RETRY_BACKOFF_S", 0.05)
+
+
+def _once(now: str, capsys) -> tuple[int, list[dict]]:
+    capsys.readouterr()
+    code = main(["scheduler", "--once", "--now", now, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _add_morning(capsys, *extra: str) -> None:
+    storage.save_watchlist("morning", "NVDA,AAPL")
+    assert main(["schedule", "add", "morning", "--watchlist", "@morning", "--at", "07:30", "--tz", "Europe/London",
+                 *extra]) == 0
+    capsys.readouterr()
+
+
+def test_a_weekday_job_runs_on_monday_on_fridays_session_and_tells_smtp_and_the_webhook(monkeypatch, capsys):
+    with SMTPReceiver() as smtp, WebhookReceiver() as hook:
+        monkeypatch.setenv("TRADINGAGENTS_SMTP_URL", f"smtp://127.0.0.1:{smtp.port}")
+        _add_morning(capsys, "--email", "desk@example.com", "--email", "pm@example.com", "--webhook", hook.url)
+
+        # Saturday: no session, nothing runs, and it says why
+        code, reports = _once(SATURDAY, capsys)
+        assert code == 0 and [r["status"] for r in reports] == ["skipped"]
+        assert "no session on Saturday 2024-05-11" in reports[0]["message"]
+        assert smtp.messages == [] and hook.posts == []
+
+        # Monday 07:31 London: settle, then the watchlist on the last closed session, Friday 2024-05-10
+        code, reports = _once(MONDAY, capsys)
+        assert code == 0
+        (report,) = reports
+        assert report["status"] == "ran" and report["session"] == "2024-05-10"
+        assert [(o["ticker"], o["status"]) for o in report["outcomes"]] == [("NVDA", "done"), ("AAPL", "done")]
+        for ticker in ("NVDA", "AAPL"):
+            assert storage.load_run(None, ticker, "2024-05-10")["rating"]
+        # one digest by e-mail to both recipients, naming every ticker; the webhook gets the same
+        assert len(smtp.messages) == 1
+        mail = smtp.messages[0]
+        assert "desk@example.com" in mail["To"] and "pm@example.com" in mail["To"]
+        assert "morning" in mail["Subject"] and "2024-05-10" in mail["Subject"]
+        (text,) = smtp.texts()
+        assert "NVDA" in text and "AAPL" in text
+        assert len(hook.posts) == 1 and "NVDA" in hook.posts[0]["text"] and "AAPL" in hook.posts[0]["text"]
+        assert hook.posts[0]["digest"]["session"] == "2024-05-10"
+        assert {d["channel"]: d["ok"] for d in report["deliveries"]} == {"email": True, "webhook": True}
+
+        # the same --once again: the job ran for this due time, it does not run twice
+        code, reports = _once("2024-05-13T07:45+01:00", capsys)
+        assert [r["status"] for r in reports] == ["not_due"] and "already ran today" in reports[0]["message"]
+        assert len(smtp.messages) == 1 and len(hook.posts) == 1
+
+        # the digest is kept for the app, its deliveries recorded
+        from tradingagents.storage.desk import open_desk_docs
+
+        kept = open_desk_docs(None).get(report["digest"])
+        assert "<html" in kept["html"] and "NVDA" in kept["html"] and all(d["ok"] for d in kept["deliveries"])
+
+
+def test_two_schedulers_at_the_same_time_run_the_job_once(ta_home, capsys):
+    with WebhookReceiver() as hook:
+        _add_morning(capsys, "--webhook", hook.url)
+        env = {**os.environ, "TRADINGAGENTS_HOME": str(ta_home), "TRADINGAGENTS_SELECTED_ANALYSTS": "market"}
+        cmd = [sys.executable, "-m", "tradingagents", "scheduler", "--once", "--now", MONDAY, "--json"]
+        procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]
+        results = [p.communicate(timeout=300) for p in procs]
+        statuses = sorted(json.loads(out)[0]["status"] for out, _err in results)
+        assert statuses[0] in ("claimed", "not_due") and statuses[1] == "ran", results
+        assert len(hook.posts) == 1
+
+
+def test_a_run_missed_while_the_scheduler_was_down_runs_once_at_start_and_says_so(capsys):
+    from tradingagents.desk.scheduler import run_due
+    from tradingagents.desk.schedules import add_schedule
+
+    storage.save_watchlist("morning", "NVDA")
+    add_schedule(None, {"name": "morning", "watchlist": "@morning", "at": "07:30", "tz": "Europe/London"},
+                 now=dt.datetime(2024, 5, 1, tzinfo=dt.UTC))
+    lines: list[str] = []
+    saturday_noon = dt.datetime.fromisoformat("2024-05-11T12:00+01:00")
+    (report,) = run_due(None, saturday_noon, on_line=lines.append)
+    assert report.status == "ran" and "missed at 2024-05-10 07:30" in report.message
+    assert report.session == "2024-05-09"  # Friday's 07:30 job analyses Thursday's close
+    (again,) = run_due(None, saturday_noon + dt.timedelta(hours=1))
+    assert again.status == "skipped"
+
+
+def test_webhook_failures_are_retried_and_recorded_and_three_failed_runs_pause_the_job(capsys):
+    from tradingagents.desk.scheduler import STATE_DOC
+    from tradingagents.desk.schedules import list_schedules
+    from tradingagents.storage.desk import open_desk_docs
+
+    storage.save_watchlist("bad", "NVDA")
+    with WebhookReceiver(fail=2) as hook:
+        assert main(["schedule", "add", "bad", "--watchlist", "@bad", "--at", "07:30", "--tz", "Europe/London",
+                     "--webhook", hook.url]) == 0
+        storage.save_watchlist("bad", "ZZZQ")  # a ticker the demo market does not list: every run fails
+        for day in ("13", "14", "15"):
+            code, reports = _once(f"2024-05-{day}T08:00+01:00", capsys)
+            assert reports[0]["status"] == "ran" and code == 2
+        state = open_desk_docs(None).get(STATE_DOC)["jobs"]["bad"]
+        first = state["history"][0]["deliveries"][0]
+        assert first == {"channel": "webhook", "ok": True, "attempts": 3, "error": None}  # two 500s, then delivered
+        assert state["failures"] == 3 and list_schedules()[0].paused
+        assert any("paused" in p["text"] for p in hook.posts)
+        code, reports = _once("2024-05-16T08:00+01:00", capsys)
+        assert reports[0]["status"] == "paused"
+        assert main(["schedule", "resume", "bad"]) == 0
+        assert not list_schedules()[0].paused
+
+
+def test_an_unreachable_webhook_is_recorded_and_the_run_is_kept(capsys):
+    from tradingagents.desk.scheduler import run_due
+    from tradingagents.desk.schedules import add_schedule
+
+    storage.save_watchlist("morning", "NVDA")
+    add_schedule(None, {"name": "morning", "watchlist": "@morning", "at": "07:30", "tz": "Europe/London",
+                        "webhook": "http://127.0.0.1:9/hook", "emails": ["desk@example.com"]})
+    (report,) = run_due(None, dt.datetime.fromisoformat(MONDAY))
+    assert report.status == "ran" and storage.load_run(None, "NVDA", "2024-05-10")["rating"]
+    by = {d["channel"]: d for d in report.deliveries}
+    assert by["webhook"]["ok"] is False and by["webhook"]["attempts"] == senders.ATTEMPTS and by["webhook"]["error"]
+    assert by["email"]["ok"] is False and "smtp_url is not set" in by["email"]["error"]
+
+
+def test_email_over_starttls_with_a_login(tmp_path, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "cert.pem"))  # the self-signed certificate is trusted
+    with SMTPReceiver(tls_dir=tmp_path) as smtp:
+        url = f"smtp://desk@127.0.0.1:{smtp.port}"
+        refused = senders.send_email(url, ["pm@example.com"], "s", "t", environ={}, attempts=2)
+        assert refused.ok is False and refused.attempts == 2 and "TRADINGAGENTS_SMTP_PASSWORD is not set" in refused.error
+        sent = senders.send_email(url, ["pm@example.com"], "Digest", "NVDA: Buy", "<p>NVDA: Buy</p>",
+                                  environ={"TRADINGAGENTS_SMTP_PASSWORD": "s3cret"})
+        assert sent.ok and sent.attempts == 1 and smtp.logins == ["desk"]
+        assert [text.strip() for text in smtp.texts()] == ["NVDA: Buy"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--at", "25:00"], "HH:MM"),
+    (["--tz", "Mars/Olympus"], "not a time zone"),
+    (["--watchlist", "@nope"], "not saved"),
+    (["--email", "not-an-address"], "not an e-mail"),
+    (["--webhook", "ftp://x"], "http(s) URL"),
+])
+def test_schedule_add_refuses_bad_input_with_exit_2(args, needle, capsys):
+    storage.save_watchlist("morning", "NVDA")
+    base = {"--watchlist": "@morning", "--at": "07:30", "--tz": "Europe/London"}
+    argv = ["schedule", "add", "job"]
+    for flag, value in base.items():
+        if flag not in args:
+            argv += [flag, value]
+    assert main(argv + args) == 2
+    assert needle in capsys.readouterr().err
+    assert main(["schedule", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_smtp_url_is_checked_and_never_carries_a_password(monkeypatch):
+    from tradingagents.config import resolve_config
+    from tradingagents.errors import ConfigError
+
+    assert resolve_config({"smtp_url": "smtp://desk@mail.example.com:587"})["smtp_url"].endswith(":587")
+    with pytest.raises(ConfigError, match="TRADINGAGENTS_SMTP_PASSWORD"):
+        resolve_config({"smtp_url": "smtp://desk:hunter2@mail.example.com:587"})
+    with pytest.raises(ConfigError, match="not a mail server URL"):
+        resolve_config({"smtp_url": "http://mail.example.com"})
