@@ -27,6 +27,8 @@ if __name__ == "__main__":  # Streamlit runs the script (every page, every rerun
         st.Page("pages/watchlist.py", title=_("Watchlist"), icon=":material/view_module:", url_path="watchlist"),
         st.Page("pages/backtest.py", title=_("Backtest"), icon=":material/query_stats:", url_path="backtest"),
         st.Page("pages/scoreboard.py", title=_("Scoreboard"), icon=":material/leaderboard:", url_path="scoreboard"),
+        st.Page("pages/book.py", title=_("Book"), icon=":material/account_balance_wallet:", url_path="book"),
+        st.Page("pages/schedules.py", title=_("Schedules"), icon=":material/schedule:", url_path="schedules"),
     ]
 
     AUDIT_PAGE = st.Page("pages/audit.py", title=_("Audit"), icon=":material/policy:", url_path="audit")

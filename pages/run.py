@@ -27,7 +27,7 @@ from studio.runs import ANALYST_LABELS, REPORT_TITLES
 from studio.ui import _, rating_label, tr
 from tradingagents import estimates, pricing, team
 from tradingagents.config import ROUND_LIMITS
-from tradingagents.errors import ConfigError, UnknownInstrumentError, ValidationError
+from tradingagents.errors import ConfigError, TradingAgentsError, UnknownInstrumentError, ValidationError
 from tradingagents.graph import whatif
 from tradingagents.storage import engine_label, engines_text, list_runs, load_run
 from tradingagents.validation import DATE_FLOOR as DATE_MIN
@@ -423,6 +423,27 @@ def whatif_status(job_id: str, ticker: str, date: str) -> None:
         st.warning(_("The what-if was stopped."))
 
 
+def render_order(order: object, ticker: str, date: str, key: str) -> None:
+    """The order the rating makes of the book (on the card above): its ticket as CSV, and the paper book."""
+    if not isinstance(order, dict) or order.get("side") not in ("buy", "sell") or not order.get("shares"):
+        return
+    from studio import desk_view
+
+    row = st.container(horizontal=True, key=f"ta-order-{key}")
+    row.download_button(_("Order ticket (CSV)"), desk_view.order_ticket_csv([order]), file_name=f"{ticker}_{date}_order.csv",
+                        mime="text/csv", key=f"ticket_{key}", icon=":material/receipt_long:")
+    if row.button(_("Apply to the paper book"), key=f"paper_{key}", icon=":material/playlist_add_check:",
+                  help=_("Fill the order at the decision's close in the paper book (the Book page charts it).")):
+        from tradingagents.desk.paper import apply_order
+
+        try:
+            fill = apply_order(config, order, by=config.get("user"))
+            st.toast(_("Filled {shares} {ticker} at {price} in the paper book.", shares=fill["shares"], ticker=ticker,
+                       price=f"{fill['price']:,.2f}"))
+        except TradingAgentsError as exc:
+            st.error(str(exc), icon=":material/error:")
+
+
 def render_result(state: dict, rating: str | None, meta: dict, key: str, forkable: bool = True) -> None:
     ticker = state.get("company_of_interest") or meta.get("ticker", "")
     date = state.get("trade_date") or meta.get("date", "")
@@ -440,6 +461,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str, forkabl
     # the decision card: what the committee reads first (the horizon the settlement scores beside the stated one)
     decision = export.card(state, meta, rating)
     st.html(export.card_html(decision, export.currency_of(state, meta), t=tr()))
+    render_order(meta.get("order"), ticker, date, key)
     with st.container(border=True, height=360, key=f"decision_{key}"):
         if state.get("final_trade_decision"):
             with st.container(key=f"ta-engine-decision-{key}"):

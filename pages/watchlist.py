@@ -128,6 +128,13 @@ def live(batch_id: str) -> None:
             st.caption(f"**{o.ticker}**: {o.error}")
     if not h.running:
         st.caption(view.end_text(s, t=t))
+        from studio import desk_view
+
+        orders = [o for o in desk_view.batch_orders(config, h.snapshot()) if o.get("side") in ("buy", "sell")]
+        if orders:  # the orders the ratings make of the book, one ticket for the broker
+            st.download_button(_("Order ticket (CSV)"), desk_view.order_ticket_csv(orders),
+                               file_name=f"watchlist_{h.date}_orders.csv", mime="text/csv", key=f"wl_ticket_{h.id}",
+                               icon=":material/receipt_long:")
 
 
 if handle is not None:

@@ -18,6 +18,8 @@ PAGES = {
     "compare": "pages/compare.py",
     "backtest": "pages/backtest.py",
     "watchlist": "pages/watchlist.py",
+    "book": "pages/book.py",
+    "schedules": "pages/schedules.py",
 }
 
 

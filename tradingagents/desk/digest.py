@@ -119,15 +119,26 @@ def digest_text(digest: Mapping[str, Any], t: Translator | None = None) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def digest_body_html(digest: Mapping[str, Any], t: Translator | None = None, level: int = 1) -> str:
+    """The digest's heading and sections as HTML (no page around it: the app shows it inside a page)."""
+    t = _t(t)
+    esc = _html.escape
+    head = t("Digest of {job}, due {due}, on the session of {session}", job=digest["job"], due=digest["due"],
+             session=digest["session"])
+    body = [f"<h{level}>{esc(head)}</h{level}>"]
+    for title, lines in _sections(digest, t):
+        body.append(f"<h{level + 1}>{esc(title)}</h{level + 1}><ul>" + "".join(f"<li>{esc(line)}</li>" for line in lines)
+                    + "</ul>")
+    return "".join(body)
+
+
 def digest_html(digest: Mapping[str, Any], t: Translator | None = None) -> str:
     """A self-contained page (no script, no outside resource): every text escaped."""
     t = _t(t)
     esc = _html.escape
     head = t("Digest of {job}, due {due}, on the session of {session}", job=digest["job"], due=digest["due"],
              session=digest["session"])
-    body = [f"<h1>{esc(head)}</h1>"]
-    for title, lines in _sections(digest, t):
-        body.append(f"<h2>{esc(title)}</h2><ul>" + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul>")
+    body = [digest_body_html(digest, t)]
     lang = "zh" if t.lang == "zh" else "en"
     return (f"<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><title>{esc(head)}</title>"
             "<style>body{font-family:sans-serif;max-width:46rem;margin:1rem auto;padding:0 1rem}"
