@@ -191,3 +191,20 @@ def test_smtp_url_is_checked_and_never_carries_a_password(monkeypatch):
         resolve_config({"smtp_url": "smtp://desk:hunter2@mail.example.com:587"})
     with pytest.raises(ConfigError, match="not a mail server URL"):
         resolve_config({"smtp_url": "http://mail.example.com"})
+
+
+def test_the_scheduler_service_looks_at_the_jobs_and_stops_on_sigterm(ta_home):
+    import signal
+
+    env = {**os.environ, "TRADINGAGENTS_HOME": str(ta_home)}
+    proc = subprocess.Popen([sys.executable, "-m", "tradingagents", "scheduler", "--poll", "0.2"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "The scheduler is running" in proc.stdout.readline()
+        assert "No scheduled job" in proc.stdout.readline()  # its first look at the jobs
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

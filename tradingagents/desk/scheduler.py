@@ -209,7 +209,8 @@ def _alert(config: Mapping[str, Any], job: Schedule, message: str, t: Translator
 
 
 def _run_job(config: Mapping[str, Any], job: Schedule, due: dt.datetime, said: str, now: dt.datetime,
-             t: Translator, api_key: str | None, on_line: Callable[[str], None]) -> JobReport:
+             t: Translator, api_key: str | None, on_line: Callable[[str], None],
+             should_stop: Callable[[], bool] | None = None) -> JobReport:
     from tradingagents.batch import run_batch
     from tradingagents.graph.settlement import Settler
 
@@ -223,7 +224,7 @@ def _run_job(config: Mapping[str, Any], job: Schedule, due: dt.datetime, said: s
                   said=said, n=len(tickers), session=session))
         settled = Settler(config, api_key=api_key).settle().settled
         outcomes = [o.to_dict() for o in run_batch(tickers, session, config, max_cost_usd=job.max_cost_usd,
-                                                   api_key=api_key)]
+                                                   api_key=api_key, should_stop=should_stop)]
     except Exception as exc:  # noqa: BLE001 - the job failed as a whole: counted, alerted, never a crash
         failure = t("the job failed: {error}", error=exc)
         report.status, report.message = "failed", f"{said}; {failure}"
@@ -269,8 +270,10 @@ def _run_job(config: Mapping[str, Any], job: Schedule, due: dt.datetime, said: s
 
 
 def run_due(config: Mapping[str, Any] | None, now: dt.datetime, *, api_key: str | None = None,
-            on_line: Callable[[str], None] | None = None) -> list[JobReport]:
-    """Run every job due at ``now`` (see the module docstring); one ``JobReport`` per job."""
+            on_line: Callable[[str], None] | None = None,
+            should_stop: Callable[[], bool] | None = None) -> list[JobReport]:
+    """Run every job due at ``now`` (see the module docstring); one ``JobReport`` per job. ``should_stop``
+    stops a running batch at its runs' next checkpoint (its tickers count as failed; running again resumes)."""
     cfg = resolve_config(config)
     t = ui_translator(cfg)
     say = on_line or (lambda line: log.info("%s", line))
@@ -296,7 +299,7 @@ def run_due(config: Mapping[str, Any] | None, now: dt.datetime, *, api_key: str 
                 report = JobReport(job.name, "claimed", t("already run (or running) for {due} by another scheduler of "
                                                           "this desk", due=_shown(due, job)), due=_iso(due))
             else:
-                report = _run_job(cfg, job, due, said, now, t, api_key, say)
+                report = _run_job(cfg, job, due, said, now, t, api_key, say, should_stop)
         say(f"{job.name}: {report.message}" if report.status != "ran" else _ran_line(report, t))
         reports.append(report)
     return reports
@@ -314,10 +317,21 @@ def _ran_line(report: JobReport, t: Translator) -> str:
 
 def serve(config: Mapping[str, Any] | None, *, stop: threading.Event, api_key: str | None = None,
           on_line: Callable[[str], None] | None = None, poll_s: float = POLL_S) -> None:
-    """The service: ``run_due`` now (a run missed while it was down runs once), then every ``poll_s``."""
+    """The service: ``run_due`` now (a run missed while it was down runs once), then every ``poll_s``; a line
+    said at the last look is not said again (a job waiting for its time is said once)."""
+    say = on_line or (lambda line: log.info("%s", line))
+    before: set[str] = set()
     while not stop.is_set():
+        now_said: set[str] = set()
+
+        def tell(line: str, _before: set[str] = before, _now: set[str] = now_said) -> None:
+            _now.add(line)
+            if line not in _before:
+                say(line)
+
         try:
-            run_due(config, dt.datetime.now(dt.UTC), api_key=api_key, on_line=on_line)
+            run_due(config, dt.datetime.now(dt.UTC), api_key=api_key, on_line=tell, should_stop=stop.is_set)
         except Exception as exc:  # noqa: BLE001 - a failing tick (the database away) must not end the service
-            (on_line or log.warning)(f"scheduler: {exc}")
+            tell(f"scheduler: {exc}")
+        before = now_said
         stop.wait(poll_s)
