@@ -26,7 +26,7 @@ st.caption(_("A job analyses a watchlist at a time of day on the exchange's trad
 from tradingagents import storage  # noqa: E402
 from tradingagents.desk import digest as digests  # noqa: E402
 from tradingagents.desk import schedules  # noqa: E402
-from tradingagents.desk.scheduler import INDEX_DOC, STATE_DOC  # noqa: E402
+from tradingagents.desk.scheduler import INDEX_DOC, STATE_DOC, WEEKDAY_NAMES  # noqa: E402
 from tradingagents.storage.desk import open_desk_docs  # noqa: E402
 
 ZONES = ("Europe/London", "America/New_York", "Asia/Tokyo", "Asia/Hong_Kong", "Asia/Shanghai", "Europe/Frankfurt",
@@ -65,7 +65,8 @@ with st.expander(_("Add a job"), expanded=not jobs, icon=":material/add_alarm:")
     c1, c2 = st.columns(2)
     at = c1.time_input(_("At"), value=dt.time(7, 30), key="sched_at", step=300)
     tz = c2.selectbox(_("Time zone"), ZONES, key="sched_tz", accept_new_options=True)
-    days = st.multiselect(_("Days"), list(schedules.DAY_NAMES), default=list(schedules.DAY_NAMES[:5]), key="sched_days")
+    days = st.multiselect(_("Days"), list(schedules.DAY_NAMES), default=list(schedules.DAY_NAMES[:5]), key="sched_days",
+                          format_func=lambda d: _(WEEKDAY_NAMES[schedules.DAY_NAMES.index(d)]))
     emails = st.text_input(_("E-mail the digest to"), placeholder=_("desk@example.com, pm@example.com"),
                            key="sched_emails")
     webhook = st.text_input(_("Post the digest to a webhook"), placeholder=_("https://hooks.slack.com/services/…"),

@@ -206,3 +206,30 @@ def test_the_offline_engine_names_the_holding_and_an_unheld_ticker_gets_an_order
     order = graph.last_run["record"]["meta"]["order"]
     assert order["weight_before"] == 0
     assert order["side"] == ("buy" if rating in ("Buy", "Overweight") else "none")
+
+
+# ---------------------------------------------------------------------------- the paper book
+def test_the_paper_book_fills_at_the_close_and_is_valued_daily_against_the_benchmark():
+    from tradingagents.dataflows.interface import get_provider
+    from tradingagents.desk.paper import apply_order, load_paper, paper_history
+    from tradingagents.graph.book_view import close_on
+    from tradingagents.storage.book import import_book_csv
+
+    provider = get_provider({"data_vendor": "demo"})
+    import_book_csv(None, "b.csv", text="ticker,shares,cost_basis\nAAPL,100,150\n", cash=100_000.0)
+    nvda, aapl = close_on(provider, "NVDA", DATE), close_on(provider, "AAPL", DATE)
+    order = {"side": "buy", "shares": 50, "price": nvda, "ticker": "NVDA", "date": DATE}
+    fill = apply_order(None, order)
+    assert fill["shares"] == 50 and load_paper()["cash"] == pytest.approx(100_000 - 50 * nvda)
+    with pytest.raises(ValidationError, match="already in the paper book"):
+        apply_order(None, order)
+    with pytest.raises(ValidationError, match="fills nothing"):
+        apply_order(None, {**order, "side": "none", "shares": 0})
+    history = paper_history(None, provider, "2024-05-17")
+    assert [d.date().isoformat() for d in history.index][:2] == [DATE, "2024-05-13"]
+    assert history["value"].iloc[0] == pytest.approx(100_000 + 100 * aapl)  # a fill at the close changes nothing
+    later = history.index[-1].date().isoformat()
+    expected = 100_000 - 50 * nvda + 50 * close_on(provider, "NVDA", later) + 100 * close_on(provider, "AAPL", later)
+    assert history["value"].iloc[-1] == pytest.approx(expected)
+    assert history["benchmark"].iloc[0] == pytest.approx(history["value"].iloc[0])
+    assert history.attrs["benchmark"] == "SPY" and history.index[-1].date().isoformat() <= "2024-05-17"

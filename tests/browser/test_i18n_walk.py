@@ -19,7 +19,8 @@ from tests.browser.i18n_scan import ALLOWED, english_words
 
 pytestmark = pytest.mark.browser
 
-PAGES = ("/", "/debates", "/memory_log", "/memories", "/history", "/compare", "/watchlist", "/backtest")
+PAGES = ("/", "/debates", "/memory_log", "/memories", "/history", "/compare", "/watchlist", "/backtest", "/book",
+         "/schedules")
 CJK = "[\u4e00-\u9fff]"
 
 
@@ -39,6 +40,11 @@ def _seed(home) -> None:
     _cli(home, "settle")
     _cli(home, "batch", "NVDA,AAPL,MSFT", "2024-06-10", "-q")
     _cli(home, "backtest", "NVDA", "--start", "2024-05-01", "--end", "2024-05-20", "--every", "5", "--quiet")
+    # the desk: a book, a job (named in Chinese, in UTC) and its digest, made on the batch's session
+    (home / "book.csv").write_text("ticker,shares,cost_basis\nAAPL,100,150\n", encoding="utf-8")
+    _cli(home, "book", "import", str(home / "book.csv"), "--cash", "100000")
+    _cli(home, "schedule", "add", "早盘", "--watchlist", "NVDA,AAPL", "--at", "07:30", "--tz", "UTC")
+    _cli(home, "scheduler", "--once", "--now", "2024-06-11T07:31+00:00")
 
 
 def test_every_page_in_chinese_shows_no_english_and_english_stays(ta_home):

@@ -215,6 +215,11 @@ def scheduler_command(argv: list[str]) -> int:
         from tradingagents.config import check_home
 
         check_home(cfg)
+        from tradingagents.vendors import engine_notice
+
+        notice = engine_notice(cfg, t)
+        if notice:
+            print(notice, file=sys.stderr, flush=True)
 
         def say(line: str) -> None:
             print(line, file=sys.stderr if args.json else sys.stdout, flush=True)

@@ -12,7 +12,7 @@
 Files: ``<desk_dir>/<name>.json`` (default ``<home>/desk/``), rewritten whole with
 ``fileio.atomic_write`` under ``<name>.json.lock``; a claim is a file written (under one lock, only
 when it is not there) in ``<desk_dir>/claims/``. The database: rows of ``ta_desk_docs`` and ``ta_desk_claims`` (made with the
-rest of the schema, ``storage.pg.SCHEMA``). Names are checked (letters, digits, ``_ - . @ :``), so a
+rest of the schema, ``storage.pg.SCHEMA``). Names are checked (letters of any script, digits, ``_ - . @ : +``), so a
 name never walks out of the folder.
 """
 
@@ -33,7 +33,7 @@ from tradingagents.storage.pg import database, storage_url
 __all__ = ["FileDeskDocs", "PgDeskDocs", "open_desk_docs"]
 
 LOCK_TIMEOUT_S = 30
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-@:+]{0,119}$")
+_NAME = re.compile(r"^\w[\w.\-@:+]{0,159}$")
 
 
 def _name(name: str) -> str:
