@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pandas as pd
 import streamlit as st
 
@@ -27,10 +25,9 @@ from tradingagents import storage  # noqa: E402
 from tradingagents.desk import digest as digests  # noqa: E402
 from tradingagents.desk import schedules  # noqa: E402
 from tradingagents.desk.scheduler import INDEX_DOC, STATE_DOC, WEEKDAY_NAMES  # noqa: E402
+from tradingagents.desk.senders import CHANNELS  # noqa: E402
 from tradingagents.storage.desk import open_desk_docs  # noqa: E402
 
-ZONES = ("Europe/London", "America/New_York", "Asia/Tokyo", "Asia/Hong_Kong", "Asia/Shanghai", "Europe/Frankfurt",
-         "Asia/Kolkata", "Australia/Sydney", "America/Toronto", "UTC")
 try:
     jobs = schedules.list_schedules(config)
     docs = open_desk_docs(config)
@@ -43,7 +40,7 @@ except TradingAgentsError as exc:
 if jobs:
     st.dataframe(pd.DataFrame(view.schedule_rows(jobs, states, t=t)), hide_index=True, width="stretch")
     row = st.container(horizontal=True, vertical_alignment="bottom")
-    pick = row.selectbox(_("Job"), [j.name for j in jobs], key="sched_pick")
+    pick = row.selectbox(_("Job"), [j.name for j in jobs], key="sched_pick", placeholder=_("Choose an option"))
     job = next(j for j in jobs if j.name == pick)
     if job.paused and row.button(_("Resume"), key="sched_resume"):
         schedules.set_paused(config, pick, False)
@@ -60,11 +57,14 @@ else:
 with st.expander(_("Add a job"), expanded=not jobs, icon=":material/add_alarm:"):
     name = st.text_input(_("Name"), placeholder=_("morning"), key="sched_name")
     lists = ["@" + n for n in sorted(saved)]
-    what = st.selectbox(_("Watchlist"), lists, key="sched_watchlist", accept_new_options=True,
-                        help=_("A saved watchlist (@name, read when the job runs) or tickers: NVDA, AAPL"))
+    what = st.text_input(_("Watchlist"), value=lists[0] if lists else "", key="sched_watchlist",
+                         help=_("A saved watchlist (@name, read when the job runs) or tickers: NVDA, AAPL"))
+    if lists:
+        st.caption(_("Saved watchlists: {names}", names=", ".join(lists)))
     c1, c2 = st.columns(2)
-    at = c1.time_input(_("At"), value=dt.time(7, 30), key="sched_at", step=300)
-    tz = c2.selectbox(_("Time zone"), ZONES, key="sched_tz", accept_new_options=True)
+    at = c1.text_input(_("At"), value="07:30", key="sched_at", help=_("HH:MM, 24 hours, in the time zone."))
+    tz = c2.text_input(_("Time zone"), value="Europe/London", key="sched_tz",
+                       help=_("An IANA time zone: Europe/London, America/New_York, Asia/Tokyo, Asia/Hong_Kong, UTC."))
     days = st.multiselect(_("Days"), list(schedules.DAY_NAMES), default=list(schedules.DAY_NAMES[:5]), key="sched_days",
                           format_func=lambda d: _(WEEKDAY_NAMES[schedules.DAY_NAMES.index(d)]))
     emails = st.text_input(_("E-mail the digest to"), placeholder=_("desk@example.com, pm@example.com"),
@@ -75,7 +75,7 @@ with st.expander(_("Add a job"), expanded=not jobs, icon=":material/add_alarm:")
                              help=_("0 = no budget."))
     if st.button(_("Add the job"), key="sched_add", type="primary", disabled=not name.strip() or not what):
         try:
-            schedules.add_schedule(config, {"name": name, "watchlist": what, "at": at.strftime("%H:%M"), "tz": tz,
+            schedules.add_schedule(config, {"name": name, "watchlist": what, "at": at, "tz": tz,
                                             "days": days, "emails": [e for e in emails.replace(";", ",").split(",")
                                                                      if e.strip()],
                                             "webhook": webhook or None, "max_cost_usd": budget or None},
@@ -94,14 +94,16 @@ if not items:
     st.caption(_("No digest yet: a job keeps one each time it runs."))
 else:
     labels = {i["name"]: view.digest_label(i, t=t) for i in items}
-    chosen = st.selectbox(_("Digest"), list(labels), format_func=labels.get, key="sched_digest")
+    chosen = st.selectbox(_("Digest"), list(labels), format_func=labels.get, key="sched_digest",
+                          placeholder=_("Choose an option"))
     kept = docs.get(chosen) or {}
     for d in kept.get("deliveries") or []:
+        channel = CHANNELS.get(d.get("channel"), "")
         if d.get("ok"):
-            st.caption(_("Sent by {channel} to {target} ({n} attempt(s)).", channel=d["channel"], target=d["target"],
+            st.caption(_("Sent by {channel} to {target} ({n} attempt(s)).", channel=_(channel), target=d["target"],
                          n=d["attempts"]))
         else:
-            st.warning(_("Not sent by {channel} to {target} after {n} attempt(s): {error}", channel=d["channel"],
+            st.warning(_("Not sent by {channel} to {target} after {n} attempt(s): {error}", channel=_(channel),
                          target=d["target"], n=d["attempts"], error=d.get("error")), icon=":material/warning:")
     if isinstance(kept.get("digest"), dict):
         with st.container(border=True, key="sched_digest_view"):

@@ -310,7 +310,11 @@ def _ran_line(report: JobReport, t: Translator) -> str:
 
     ratings = ", ".join(f"{o['ticker']} {rating_label(o['rating'], t.lang) if o.get('rating') else o['status']}"
                         for o in report.outcomes)
-    sent = ", ".join(f"{d['channel']} {'ok' if d['ok'] else t('failed')}" for d in report.deliveries) or t("none")
+    said = []
+    for d in report.deliveries:
+        channel = t(senders.CHANNELS.get(d["channel"], ""))
+        said.append(t("{channel} sent", channel=channel) if d["ok"] else t("{channel} failed", channel=channel))
+    sent = ", ".join(said) or t("none")
     return t("{job}: ran on {session}: {ratings}; digest sent: {sent}", job=report.job, session=report.session,
              ratings=ratings, sent=sent)
 

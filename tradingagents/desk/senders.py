@@ -30,8 +30,12 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from tradingagents.config.redact import redact_url
+from tradingagents.i18n import N_
 
-__all__ = ["ATTEMPTS", "Delivery", "post_webhook", "send_email"]
+__all__ = ["ATTEMPTS", "CHANNELS", "Delivery", "post_webhook", "send_email"]
+
+CHANNELS = {"email": N_("e-mail"), "webhook": N_("webhook")}
+"""Each channel's name for people (``t(CHANNELS[channel])``); records keep the canonical key."""
 
 ATTEMPTS = 3
 RETRY_BACKOFF_S = 2.0  # before the second attempt; doubled before each next one
