@@ -20,7 +20,8 @@ from tests.browser.test_demo_script import CUT_TEXT_JS
 pytestmark = pytest.mark.browser
 
 PAGES = {"/": "Run an analysis", "/debates": "Debates", "/memory_log": "Memory log", "/memories": "Memories",
-         "/history": "History", "/compare": "Compare runs", "/watchlist": "Watchlist", "/backtest": "Backtest"}
+         "/history": "History", "/compare": "Compare runs", "/watchlist": "Watchlist", "/backtest": "Backtest",
+         "/book": "Book", "/schedules": "Schedules"}
 
 
 def test_every_page_at_800_px_in_both_themes_cuts_no_text(ta_home):
@@ -30,6 +31,13 @@ def test_every_page_at_800_px_in_both_themes_cuts_no_text(ta_home):
             fill_run_form(page, "NVDA", date)
             start_run(page)
             wait_rating(page, "NVDA", date)
+        # the desk's pages with something on them: a book and a job
+        from tradingagents.desk.schedules import add_schedule
+        from tradingagents.storage.book import import_book_csv
+
+        import_book_csv(None, "b.csv", text="ticker,shares,cost_basis\nNVDA,100,90\nAAPL,50,150\n", cash=50_000.0)
+        add_schedule(None, {"name": "morning", "watchlist": "NVDA,AAPL", "at": "07:30", "tz": "Europe/London",
+                            "webhook": "https://hooks.example.com/services/T000/B000/XXXX"})
         browser = page.context.browser
         for scheme in ("light", "dark"):
             context = browser.new_context(viewport={"width": 800, "height": 1000}, color_scheme=scheme)

@@ -83,7 +83,7 @@ def _sections(digest: Mapping[str, Any], t: Translator) -> list[tuple[str, list[
     lines = []
     for r in rows:
         if r["status"] in ("done", "reused"):
-            line = f"{r['ticker']}: {_rating(r['rating'], t)}"
+            line = t("{ticker}: {rating}", ticker=r["ticker"], rating=_rating(r["rating"], t))
             if r["changed"]:
                 line += " " + t("(was {before})", before=_rating(r["previous"], t))
             elif r["previous"] is None:
@@ -92,7 +92,7 @@ def _sections(digest: Mapping[str, Any], t: Translator) -> list[tuple[str, list[
             line = t("{ticker}: the run failed: {error}", ticker=r["ticker"], error=r["error"] or r["status"])
         lines.append(line)
     out.append((t("Ratings"), lines))
-    calls = [f"{r['ticker']}: {_rating(r['rating'], t)}" for r in rows if r["new_call"]]
+    calls = [t("{ticker}: {rating}", ticker=r["ticker"], rating=_rating(r["rating"], t)) for r in rows if r["new_call"]]
     out.append((t("New Buy and Sell calls"), calls or [t("none")]))
     orders = [order_text(r["order"], t) for r in rows if r.get("order")]
     out.append((t("Orders against the book"), orders or [t("no book, or no order")]))
