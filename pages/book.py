@@ -74,11 +74,16 @@ with st.expander(_("Edit the book"), icon=":material/edit:"):
                             column_config={"ticker": st.column_config.TextColumn(_("Ticker")),
                                            "shares": st.column_config.NumberColumn(_("Shares"), min_value=0),
                                            "cost_basis": st.column_config.NumberColumn(_("Cost basis"), min_value=0)})
+    e1, e2, e3 = st.columns(3)
+    new_cash = e1.number_input(_("Cash"), min_value=0.0, value=float(book.cash), step=1000.0, key="edit_cash")
+    new_currency = e2.text_input(_("Currency"), value=book.currency, max_chars=3, key="edit_currency")
+    new_limit = e3.number_input(_("Limit per position (%)"), min_value=0.1, max_value=100.0,
+                                value=float(book.max_weight * 100), step=0.5, key="edit_max_weight")
     if st.button(_("Save the book"), key="book_save"):
         rows = [r for r in edited.to_dict("records") if str(r.get("ticker") or "").strip()]
         try:
-            book = save_book(config, book.replace(positions=rows, cash=cash, currency=currency,
-                                                  max_weight=max_weight / 100), by=config.get("user"))
+            book = save_book(config, book.replace(positions=rows, cash=new_cash, currency=new_currency,
+                                                  max_weight=new_limit / 100), by=config.get("user"))
             st.toast(_("Saved the book."))
             st.rerun()
         except TradingAgentsError as exc:

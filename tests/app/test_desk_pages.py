@@ -87,3 +87,21 @@ def test_the_schedules_page_adds_a_job_and_shows_its_digest(monkeypatch):
     assert any("Not sent by webhook to" in w.value for w in at.warning)  # the failed delivery is shown, the run kept
     at.button(key="sched_pause").click().run()
     assert list_schedules()[0].paused
+
+
+def test_the_book_page_saves_an_edit_and_refuses_a_bad_one():
+    from tradingagents.storage.audit import read_audit
+    from tradingagents.storage.book import load_book
+
+    import_book_csv(None, "book.csv", text="ticker,shares,cost_basis\nAAPL,100,150\n", cash=1000.0)
+    at = new_app("book")
+    at.number_input(key="edit_cash").set_value(2500.0)
+    at.number_input(key="edit_max_weight").set_value(8.0)
+    form_button(at, "Save the book").click().run()
+    assert not at.exception
+    book = load_book()
+    assert (book.cash, book.max_weight, [p.ticker for p in book.positions]) == (2500.0, 0.08, ["AAPL"])
+    assert [e["action"] for e in read_audit()] == ["book_import", "book_edit"]
+    at.text_input(key="edit_currency").input("U$").run()
+    form_button(at, "Save the book").click().run()
+    assert any("three-letter code" in e.value for e in at.error) and load_book().currency == "USD"
