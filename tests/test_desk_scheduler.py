@@ -208,3 +208,20 @@ def test_the_scheduler_service_looks_at_the_jobs_and_stops_on_sigterm(ta_home):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_failed_delivery_is_sent_again_at_the_next_look(capsys):
+    from tradingagents.storage.desk import open_desk_docs
+
+    with WebhookReceiver(fail=senders.ATTEMPTS) as hook:  # down for the run's own tries
+        _add_morning(capsys, "--webhook", hook.url)
+        code, reports = _once(MONDAY, capsys)
+        (delivery,) = reports[0]["deliveries"]
+        assert reports[0]["status"] == "ran" and delivery["ok"] is False and hook.posts == []
+        code, reports = _once("2024-05-13T07:40+01:00", capsys)  # the next look: nothing due, the digest again
+        assert reports[0]["status"] == "not_due"
+        assert len(hook.posts) == 1 and "NVDA" in hook.posts[0]["text"]
+        kept = open_desk_docs(None).get("digest.morning.20240513T0630")
+        assert [(d["channel"], d["ok"], d["redeliveries"]) for d in kept["deliveries"]] == [("webhook", True, 1)]
+        _once("2024-05-13T07:50+01:00", capsys)
+        assert len(hook.posts) == 1  # delivered: never sent twice

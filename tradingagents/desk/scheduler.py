@@ -14,6 +14,7 @@
   session closed before the due day (``dataflows/session.py``: Monday 07:30 runs Friday's), under the
   job's budget; then its digest is kept (``digest.<job>.<stamp>`` with an index, ``digests``) and sent
   (``senders.py``: e-mail and/or webhook, retried; each delivery's outcome is recorded in the digest);
+* a kept digest whose delivery failed is sent again at each of the next ``REDELIVERIES`` looks;
 * a run with a failed ticker counts a failure, a clean one clears the count; three in a row pause the
   job and send an alert.
 
@@ -50,6 +51,7 @@ MAX_FAILURES = 3
 POLL_S = 30.0
 KEEP_DIGESTS = 200
 KEEP_HISTORY = 30
+REDELIVERIES = 3  # later looks that send a failed delivery again (each one attempt), after the run's own tries
 
 
 @dataclass
@@ -175,16 +177,18 @@ def _orders_and_breaches(config: Mapping[str, Any], outcomes: list[dict[str, Any
 
 
 def _deliver(config: Mapping[str, Any], job: Schedule, subject: str, text: str, html: str | None,
-             payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+             payload: Mapping[str, Any], *, channels: set[str] | None = None,
+             attempts: int | None = None) -> list[dict[str, Any]]:
     out = []
-    if job.emails:
+    if job.emails and (channels is None or "email" in channels):
         if config.get("smtp_url"):
-            out.append(senders.send_email(config["smtp_url"], list(job.emails), subject, text, html).to_dict())
+            out.append(senders.send_email(config["smtp_url"], list(job.emails), subject, text, html,
+                                          attempts=attempts).to_dict())
         else:
             out.append(senders.Delivery("email", ", ".join(job.emails), False, 0,
                                         "smtp_url is not set (TRADINGAGENTS_SMTP_URL=smtp://user@host:587)").to_dict())
-    if job.webhook:
-        out.append(senders.post_webhook(job.webhook, payload).to_dict())
+    if job.webhook and (channels is None or "webhook" in channels):
+        out.append(senders.post_webhook(job.webhook, payload, attempts=attempts).to_dict())
     return out
 
 
@@ -201,6 +205,37 @@ def _keep_digest(config: Mapping[str, Any], name: str, doc: Mapping[str, Any]) -
         return {"version": 1, "items": items[-KEEP_DIGESTS:]}
 
     docs.update(INDEX_DOC, index)
+
+
+def _redeliver(config: Mapping[str, Any], jobs: Mapping[str, Schedule], say: Callable[[str], None],
+               t: Translator) -> None:
+    """Send each kept digest's failed deliveries again (one attempt per look, ``REDELIVERIES`` looks at most,
+    to the job's recipients now); each outcome replaces the failed record, with its count."""
+    docs = open_desk_docs(config)
+    index = docs.get(INDEX_DOC)
+    for item in list((index or {}).get("items") or [])[-20:] if isinstance(index, Mapping) else []:
+        name = item.get("name")
+        kept = docs.get(name) if name else None
+        job = jobs.get(item.get("job"))
+        if not isinstance(kept, Mapping) or job is None:
+            continue
+        failed = [d for d in kept.get("deliveries") or []
+                  if not d.get("ok") and int(d.get("redeliveries") or 0) < REDELIVERIES]
+        if not failed:
+            continue
+        digest = kept["digest"]
+        again = []
+        for d in kept.get("deliveries") or []:
+            if d in failed:
+                one = [x for x in _deliver(config, job, kept.get("subject") or "", kept.get("text") or "",
+                                           kept.get("html"), digests.webhook_payload(digest, t),
+                                           channels={d["channel"]}, attempts=1)]
+                d = {**(one[0] if one else d), "redeliveries": int(d.get("redeliveries") or 0) + 1}
+                say(t("{job}: the digest of {due} sent again by {channel}: {outcome}", job=job.name, due=digest["due"],
+                      channel=t(senders.CHANNELS.get(d["channel"], "")),
+                      outcome=t("delivered") if d["ok"] else t("failed")))
+            again.append(d)
+        docs.update(name, lambda old, again=again: {**(old or {}), "deliveries": again})
 
 
 def _alert(config: Mapping[str, Any], job: Schedule, message: str, t: Translator) -> list[dict[str, Any]]:
@@ -284,6 +319,7 @@ def run_due(config: Mapping[str, Any] | None, now: dt.datetime, *, api_key: str 
     jobs = list_schedules(cfg)
     if not jobs:
         say(t("No scheduled job: add one with 'python -m tradingagents schedule add'."))
+    _redeliver(cfg, {j.name: j for j in jobs}, say, t)
     for job in jobs:
         if job.paused:
             report = JobReport(job.name, "paused", t("paused after {n} failures in a row; resume it with "
