@@ -162,7 +162,10 @@ def main() -> None:
                               export.currency_of(run_a["state"], run_a["meta"]), t=tr())
     card_b = export.card_rows(export.card(run_b["state"], run_b["meta"], run_b["rating"]),
                               export.currency_of(run_b["state"], run_b["meta"]), t=tr())
-    st.dataframe([{"": la, label_a: va, label_b: vb} for (la, va), (_lb, vb) in zip(card_a, card_b, strict=True)],
+    # a run made with a book has an Order row the other may not have: rows by label, the dash where one lacks it
+    shown_a, shown_b = dict(card_a), dict(card_b)
+    labels = list(dict.fromkeys([label for label, _v in card_a + card_b]))
+    st.dataframe([{"": la, label_a: shown_a.get(la, "—"), label_b: shown_b.get(la, "—")} for la in labels],
                  hide_index=True, width="stretch", key="cmp_card")
 
     st.subheader(_("Configuration difference"), anchor=False)

@@ -32,7 +32,7 @@ NOT_CONFIG = frozenset({
     "ticker", "date", "thread_id", "resumed", "elapsed_s", "usage", "node_times_ms", "debate_turns", "config",
     "instrument_context", "home", *PATH_DEFAULTS, "llm_label", "data_label", "asset_type", "by", "user",
     "desk_leads", "missing_data", "log_note", "session_note", "warnings", "memory_used", "decision", "saved_at",
-    "analyst_execution_note",
+    "analyst_execution_note", "order",
 })
 """Meta keys that describe the run itself, its outcome or where files live, not how it was configured: only
 settings a user chose (analysts, rounds, provider, models, data source…) are compared."""

@@ -105,3 +105,24 @@ def test_the_book_page_saves_an_edit_and_refuses_a_bad_one():
     at.text_input(key="edit_currency").input("U$").run()
     form_button(at, "Save the book").click().run()
     assert any("three-letter code" in e.value for e in at.error) and load_book().currency == "USD"
+
+
+def test_compare_puts_a_run_with_an_order_beside_one_without(nvda_run):
+    from pathlib import Path
+
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+    from tradingagents.storage.desk import open_desk_docs
+
+    open_desk_docs(None).update("book", lambda _old: None)  # the book is gone: the next run has no order
+    graph = TradingAgentsGraph(config={"selected_analysts": ["market"], "analyst_execution": "sequential"})
+    graph.propagate("AAPL", DATE)
+    assert graph.last_run["record"]["meta"]["order"] is None
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params["a"], at.query_params["b"] = f"NVDA|{DATE}", f"AAPL|{DATE}"
+    at.run()
+    at.switch_page(str(Path(APP).parent / "pages" / "compare.py")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    card = at.dataframe[0].value
+    assert list(card[""])[-1] == "Order" and list(card.iloc[-1, 1:])[1] == "—"
+    assert "Buy " in list(card.iloc[-1, 1:])[0]
+    assert "order" not in set(at.dataframe[1].value.get("Setting", []))  # an outcome, not a setting
