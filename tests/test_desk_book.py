@@ -233,3 +233,16 @@ def test_the_paper_book_fills_at_the_close_and_is_valued_daily_against_the_bench
     assert history["value"].iloc[-1] == pytest.approx(expected)
     assert history["benchmark"].iloc[0] == pytest.approx(history["value"].iloc[0])
     assert history.attrs["benchmark"] == "SPY" and history.index[-1].date().isoformat() <= "2024-05-17"
+
+
+def test_the_order_ticket_lists_orders_with_shares_and_never_a_formula():
+    from studio.desk_view import order_ticket_csv
+
+    buy = {"date": DATE, "ticker": "NVDA", "side": "buy", "shares": 10, "price": 900.5, "notional": 9005.0,
+           "currency": "USD", "weight_before": 0.01, "weight_after": 0.02, "limit": 0.08, "capped_by": None}
+    nothing = {**buy, "side": "none", "shares": 0}
+    odd = {**buy, "ticker": "=HYPERLINK(1)", "side": "sell"}
+    lines = order_ticket_csv([buy, nothing, None, odd]).splitlines()
+    assert lines[0] == "date,ticker,side,shares,price,notional,currency,weight_before,weight_after,limit,capped_by"
+    assert lines[1] == f"{DATE},NVDA,buy,10,900.5,9005.0,USD,0.010000,0.020000,0.080000,"
+    assert len(lines) == 3 and lines[2].split(",")[1] == "'=HYPERLINK(1)"
