@@ -225,3 +225,28 @@ def test_a_failed_delivery_is_sent_again_at_the_next_look(capsys):
         assert [(d["channel"], d["ok"], d["redeliveries"]) for d in kept["deliveries"]] == [("webhook", True, 1)]
         _once("2024-05-13T07:50+01:00", capsys)
         assert len(hook.posts) == 1  # delivered: never sent twice
+
+
+def test_a_run_whose_scheduler_died_is_taken_over_and_a_live_one_is_left_alone(capsys):
+    import socket
+
+    from tradingagents.desk.scheduler import run_due
+    from tradingagents.storage.desk import open_desk_docs
+
+    _add_morning(capsys)
+    storage.save_watchlist("morning", "NVDA")
+    key = "morning@2024-05-13T06:30+00:00"
+    docs = open_desk_docs(None)
+    alive = {"host": socket.gethostname(), "pid": os.getpid(), "at": "2024-05-13T06:30:05+00:00"}
+    assert docs.claim(key, alive)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TRADINGAGENTS_SELECTED_ANALYSTS", "market")
+        (report,) = run_due(None, dt.datetime.fromisoformat(MONDAY))
+        assert report.status == "claimed"  # its process is alive: running, not ours to take
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True)
+        gone = {**alive, "pid": int(dead.stdout)}
+        assert docs.takeover(key, docs.claimed(key), gone) and not docs.takeover(key, {"key": key}, alive)
+        (report,) = run_due(None, dt.datetime.fromisoformat(MONDAY))
+    assert report.status == "ran" and "did not finish: running it again" in report.message
+    assert docs.claimed(key)["pid"] == os.getpid()

@@ -55,3 +55,11 @@ def test_a_scheduled_run_on_the_desk_database(pg_url, ta_home, monkeypatch):
     assert storage.load_run(desk, "NVDA", "2024-05-10")["rating"]
     (again,) = run_due(desk, monday)
     assert again.status == "not_due"
+
+
+def test_a_claim_is_taken_over_once(pg_url, ta_home):
+    docs = PgDeskDocs(url=pg_url)
+    assert docs.claim("job@x", {"pid": 1})
+    old = docs.claimed("job@x")
+    assert docs.takeover("job@x", old, {"pid": 2}) and not docs.takeover("job@x", old, {"pid": 3})
+    assert docs.claimed("job@x")["pid"] == 2

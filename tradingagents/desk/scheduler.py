@@ -51,6 +51,7 @@ MAX_FAILURES = 3
 POLL_S = 30.0
 KEEP_DIGESTS = 200
 KEEP_HISTORY = 30
+STALE_CLAIM_S = 6 * 3600  # a claim from another machine this old, with its run unfinished, is taken over
 REDELIVERIES = 3  # later looks that send a failed delivery again (each one attempt), after the run's own tries
 
 
@@ -329,16 +330,45 @@ def run_due(config: Mapping[str, Any] | None, now: dt.datetime, *, api_key: str 
             due, said, kind = _due(job, now, states.get(job.name) or {}, t)
             if due is None:
                 report = JobReport(job.name, kind, said)
-            elif not open_desk_docs(cfg).claim(f"{job.name}@{_iso(due.astimezone(dt.UTC))}",
-                                               {"host": socket.gethostname(), "pid": os.getpid(),
-                                                "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}):
-                report = JobReport(job.name, "claimed", t("already run (or running) for {due} by another scheduler of "
-                                                          "this desk", due=_shown(due, job)), due=_iso(due))
             else:
-                report = _run_job(cfg, job, due, said, now, t, api_key, say, should_stop)
+                key = f"{job.name}@{_iso(due.astimezone(dt.UTC))}"
+                mine = {"host": socket.gethostname(), "pid": os.getpid(),
+                        "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+                docs = open_desk_docs(cfg)
+                if docs.claim(key, mine):
+                    report = _run_job(cfg, job, due, said, now, t, api_key, say, should_stop)
+                else:
+                    old = docs.claimed(key) or {}
+                    if _abandoned(old) and docs.takeover(key, old, mine):
+                        said += "; " + t("the run claimed by process {pid} on {host} at {at} did not finish: running it "
+                                         "again (finished tickers are reused)", pid=old.get("pid"),
+                                         host=old.get("host"), at=old.get("at"))
+                        report = _run_job(cfg, job, due, said, now, t, api_key, say, should_stop)
+                    else:
+                        report = JobReport(job.name, "claimed", t("already run (or running) for {due} by another "
+                                                                  "scheduler of this desk", due=_shown(due, job)),
+                                           due=_iso(due))
         say(f"{job.name}: {report.message}" if report.status != "ran" else _ran_line(report, t))
         reports.append(report)
     return reports
+
+
+def _abandoned(claim: Mapping[str, Any]) -> bool:
+    """A claim whose process is gone (on this machine), or from another machine and older than STALE_CLAIM_S;
+    only asked of a due time whose run did not finish (the job's state has not recorded it)."""
+    if claim.get("host") == socket.gethostname():
+        try:
+            os.kill(int(claim.get("pid")), 0)
+        except ProcessLookupError:
+            return True
+        except (PermissionError, TypeError, ValueError):
+            return False
+        return False
+    try:
+        at = dt.datetime.fromisoformat(str(claim.get("at")))
+    except ValueError:
+        return False
+    return (dt.datetime.now(dt.UTC) - at).total_seconds() > STALE_CLAIM_S
 
 
 def _ran_line(report: JobReport, t: Translator) -> str:

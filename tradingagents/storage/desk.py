@@ -7,7 +7,9 @@
   lock (a file lock, or the row's lock in the database), so two writers never lose each other's change;
 * ``claim(key, doc)`` → True for the one caller that claims ``key`` first, False for every other, on
   this machine or another of the desk (the scheduler claims "job@due time" before it runs a job, so
-  two schedulers never run a job twice); ``claimed(key)`` reads the claim's document.
+  two schedulers never run a job twice); ``claimed(key)`` reads the claim's document, and
+  ``takeover(key, old, new)`` replaces a claim that is still ``old`` (one caller wins: the scheduler takes
+  over the claim of a run whose process died).
 
 Files: ``<desk_dir>/<name>.json`` (default ``<home>/desk/``), rewritten whole with
 ``fileio.atomic_write`` under ``<name>.json.lock``; a claim is a file written (under one lock, only
@@ -90,6 +92,18 @@ class FileDeskDocs:
             atomic_write(path, json.dumps({"key": key, **dict(doc or {})}, default=str))
         return True
 
+    def takeover(self, key: str, old: Mapping[str, Any], doc: Mapping[str, Any]) -> bool:
+        """Replace the claim of ``key`` by ``doc`` if it is still ``old`` (one caller wins)."""
+        from filelock import FileLock
+
+        folder = self.dir / "claims"
+        path = folder / _file_name(_name(key))
+        with FileLock(str(folder / ".claims.lock"), timeout=LOCK_TIMEOUT_S):
+            if self.claimed(key) != dict(old):
+                return False
+            atomic_write(path, json.dumps({"key": key, **dict(doc)}, default=str))
+        return True
+
     def claimed(self, key: str) -> dict[str, Any] | None:
         path = self.dir / "claims" / _file_name(_name(key))
         try:
@@ -132,6 +146,12 @@ class PgDeskDocs:
         with self._db.transaction() as conn:
             cur = conn.execute("INSERT INTO ta_desk_claims (key, doc) VALUES (%s, %s::jsonb) ON CONFLICT (key) DO NOTHING",
                                (_name(key), json.dumps({"key": key, **dict(doc or {})}, default=str)))
+            return cur.rowcount == 1
+
+    def takeover(self, key: str, old: Mapping[str, Any], doc: Mapping[str, Any]) -> bool:
+        with self._db.transaction() as conn:
+            cur = conn.execute("UPDATE ta_desk_claims SET doc = %s::jsonb, claimed_at = now() WHERE key = %s AND doc = %s::jsonb",
+                               (json.dumps({"key": key, **dict(doc)}, default=str), _name(key), json.dumps(dict(old))))
             return cur.rowcount == 1
 
     def claimed(self, key: str) -> dict[str, Any] | None:
