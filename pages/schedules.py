@@ -108,3 +108,5 @@ else:
     if isinstance(kept.get("digest"), dict):
         with st.container(border=True, key="sched_digest_view"):
             st.html(digests.digest_body_html(kept["digest"], t, level=4))
+        st.download_button(_("Digest (HTML)"), digests.digest_html(kept["digest"], t), file_name=f"{chosen}.html",
+                           mime="text/html", key="sched_digest_html", icon=":material/download:")
