@@ -11,7 +11,11 @@ import streamlit as st
 from studio import desk_view as view
 from studio import ui
 from studio.ui import _, tr
+from tradingagents.dataflows.interface import get_provider
+from tradingagents.desk import paper as paper_book
 from tradingagents.errors import TradingAgentsError
+from tradingagents.graph.book_view import close_on
+from tradingagents.storage.book import import_book_csv, load_book, save_book
 
 if callable(getattr(ui, "require_router", None)):
     ui.require_router()
@@ -25,10 +29,6 @@ st.caption(_("What the desk holds. Every run reads it: the Portfolio Manager is 
              "Overweight half way, Hold nothing, Underweight trims half, Sell exits), capped by the limits and the "
              "cash."))
 
-from tradingagents.dataflows.interface import get_provider  # noqa: E402
-from tradingagents.desk import paper as paper_book  # noqa: E402
-from tradingagents.graph.book_view import close_on  # noqa: E402
-from tradingagents.storage.book import import_book_csv, load_book, save_book  # noqa: E402
 
 try:
     book = load_book(config)

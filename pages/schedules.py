@@ -8,7 +8,13 @@ import streamlit as st
 from studio import desk_view as view
 from studio import ui
 from studio.ui import _, tr
+from tradingagents import storage
+from tradingagents.desk import digest as digests
+from tradingagents.desk import schedules
+from tradingagents.desk.scheduler import INDEX_DOC, STATE_DOC, WEEKDAY_NAMES
+from tradingagents.desk.senders import CHANNELS
 from tradingagents.errors import TradingAgentsError
+from tradingagents.storage.desk import open_desk_docs
 
 if callable(getattr(ui, "require_router", None)):
     ui.require_router()
@@ -20,13 +26,6 @@ st.html(ui.badges_html(config))
 st.caption(_("A job analyses a watchlist at a time of day on the exchange's trading days: it settles what is due, "
              "runs the watchlist on the last closed session, and sends its digest by e-mail and/or a webhook. The "
              "scheduler service runs them: 'python -m tradingagents scheduler' beside the app."))
-
-from tradingagents import storage  # noqa: E402
-from tradingagents.desk import digest as digests  # noqa: E402
-from tradingagents.desk import schedules  # noqa: E402
-from tradingagents.desk.scheduler import INDEX_DOC, STATE_DOC, WEEKDAY_NAMES  # noqa: E402
-from tradingagents.desk.senders import CHANNELS  # noqa: E402
-from tradingagents.storage.desk import open_desk_docs  # noqa: E402
 
 try:
     jobs = schedules.list_schedules(config)
