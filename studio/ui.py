@@ -1059,7 +1059,8 @@ def render_questions(config: dict[str, Any], ticker: str, date: str, meta: dict 
         roles = [r.key for r in took_part(run)]
         with st.form(f"ask_form_{key}", clear_on_submit=True, border=False):
             agent = st.selectbox(_("Agent"), roles, index=roles.index("bear") if "bear" in roles else 0,
-                                 format_func=lambda k: role_name(k, t=t), key=f"ask_agent_{key}")
+                                 format_func=lambda k: role_name(k, t=t), key=f"ask_agent_{key}",
+                                 placeholder=_("Choose an option"))
             question = st.text_input(_("Your question"), key=f"ask_text_{key}",
                                      placeholder=_("Why do you expect margins to fall?"))
             asked = st.form_submit_button(_("Ask"), icon=":material/forum:")
