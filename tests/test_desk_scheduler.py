@@ -250,3 +250,27 @@ def test_a_run_whose_scheduler_died_is_taken_over_and_a_live_one_is_left_alone(c
         (report,) = run_due(None, dt.datetime.fromisoformat(MONDAY))
     assert report.status == "ran" and "did not finish: running it again" in report.message
     assert docs.claimed(key)["pid"] == os.getpid()
+
+
+def test_a_job_due_on_a_market_holiday_runs_nothing_and_says_why(capsys):
+    """Juneteenth 2024 (Wednesday 19 June) is a weekday without a New York session: nothing new to analyse."""
+    _add_morning(capsys)
+    code, reports = _once("2024-06-19T07:31+01:00", capsys)
+    assert code == 0
+    [report] = reports
+    assert report["status"] == "skipped" and "XNYS has no session on Wednesday 2024-06-19" in report["message"]
+    assert "market holiday" in report["message"] and not storage.list_runs({})
+    # the holiday is recorded as handled: the next morning runs its own due time, not a "missed" holiday
+    code, reports = _once("2024-06-20T07:31+01:00", capsys)
+    assert reports[0]["status"] == "ran" and reports[0]["due"].startswith("2024-06-20")
+    assert "missed" not in reports[0]["message"]
+
+
+def test_the_exchange_of_a_ticker_follows_its_suffix():
+    from tradingagents.desk.scheduler import closed_on, exchange_of
+
+    assert [exchange_of(t) for t in ("NVDA", "BRK-B", "0700.HK", "VOD.L", "7203.T", "RY.TO")] == \
+        ["XNYS", "XNYS", "XHKG", "XLON", "XTKS", "XTSE"]
+    assert closed_on(["VOD.L"], dt.date(2024, 5, 6)) == "XLON"  # the early May bank holiday
+    assert closed_on(["NVDA"], dt.date(2024, 5, 6)) is None
+    assert closed_on(["NVDA"], dt.date(2024, 5, 11)) is None  # a weekend is the job's days' business

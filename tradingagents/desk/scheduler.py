@@ -136,6 +136,43 @@ def _due(job: Schedule, now: dt.datetime, state: Mapping[str, Any],
     return None, t("not due until {at} {tz}", at=job.at, tz=job.tz), "not_due"
 
 
+EXCHANGE_OF_SUFFIX = {"": "XNYS", ".L": "XLON", ".T": "XTKS", ".HK": "XHKG", ".TO": "XTSE", ".AX": "XASX",
+                      ".NS": "XBOM", ".BO": "XBOM", ".SS": "XSHG", ".SZ": "XSHG"}
+"""A ticker's exchange suffix → its exchange calendar (``exchange_calendars``' ISO 10383 codes); the empty
+suffix is New York's, as the benchmark map's default is SPY."""
+
+
+def exchange_of(ticker: str) -> str:
+    suffix = "." + ticker.rsplit(".", 1)[1].upper() if "." in ticker else ""
+    return EXCHANGE_OF_SUFFIX.get(suffix, EXCHANGE_OF_SUFFIX[""])
+
+
+def _calendar(code: str) -> Any:
+    import exchange_calendars
+
+    with _CALENDARS_LOCK:
+        if code not in _CALENDARS:
+            _CALENDARS[code] = exchange_calendars.get_calendar(code)
+        return _CALENDARS[code]
+
+
+_CALENDARS: dict[str, Any] = {}
+_CALENDARS_LOCK = threading.Lock()
+
+
+def closed_on(tickers: list[str], day: dt.date) -> str | None:
+    """The exchange (of the watchlist's first ticker, as ``_session_before`` reads its sessions) when it has
+    no session on ``day`` although it is a weekday: a market holiday. None when it trades, or when the
+    calendar does not cover ``day``."""
+    if not tickers or day.weekday() >= 5:
+        return None
+    code = exchange_of(tickers[0])
+    try:
+        return None if _calendar(code).is_session(day.isoformat()) else code
+    except Exception:  # noqa: BLE001 - outside the calendar's years: the prices will tell
+        return None
+
+
 def _session_before(config: Mapping[str, Any], tickers: list[str], day: dt.date) -> str:
     """The last session closed before ``day`` (the exchange of the first ticker: its benchmark's prices)."""
     from tradingagents.config import benchmark_for
@@ -328,8 +365,20 @@ def run_due(config: Mapping[str, Any] | None, now: dt.datetime, *, api_key: str 
                                                     n=MAX_FAILURES, job=job.name))
         else:
             due, said, kind = _due(job, now, states.get(job.name) or {}, t)
+            holiday = None
+            if due is not None:
+                try:
+                    holiday = closed_on(job.tickers(cfg), due.astimezone(job.zone).date())
+                except Exception:  # noqa: BLE001 - a watchlist that cannot be read fails in the run, said there
+                    holiday = None
             if due is None:
                 report = JobReport(job.name, kind, said)
+            elif holiday:  # a market holiday on one of the job's days: nothing new to analyse, said and recorded
+                day = due.astimezone(job.zone).date()
+                report = JobReport(job.name, "skipped", t(
+                    "nothing runs: {exchange} has no session on {day} {date} (a market holiday)", exchange=holiday,
+                    day=t(WEEKDAY_NAMES[day.weekday()]), date=day.isoformat()), due=_iso(due))
+                _save_state(cfg, job.name, lambda s, due=report.due: {**s, "last_due": due})
             else:
                 key = f"{job.name}@{_iso(due.astimezone(dt.UTC))}"
                 mine = {"host": socket.gethostname(), "pid": os.getpid(),
