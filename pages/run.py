@@ -794,6 +794,7 @@ if handle is not None:
     if handle.status == "running":
         live_run(handle.run_id)
         live_reports(handle.run_id)
+        ui.render_questions_live(config, handle, handle.run_id)  # ask any agent that has spoken so far
     else:
         st.markdown("#### " + _("{ticker} as of {date} — {status}", ticker=handle.ticker, date=handle.date,
                                 status=status_label(handle.status, tr())))

@@ -294,6 +294,9 @@ class RunJob(Job):
         self.paused_before: str | None = None  # the judge the run waits for (pause_before), while it waits
         self._folder = ProgressFolder()
         self._prior_elapsed = 0.0  # earlier attempts' time: elapsed spans all
+        self.questions: list[dict[str, Any]] = []  # asked while the run went: saved with the run once it is
+        self._questions_saved = 0
+        self._questions_lock = threading.Lock()
 
     @property
     def run_id(self) -> str:
@@ -451,6 +454,40 @@ class RunJob(Job):
                     self.final_state = result[0]
                 self._forget_offer()
             self.status = STATUS_OF[terminal.kind]
+            self._save_questions()
+
+    # --- asking the team while it works -------------------------------------------------------------
+    def ask(self, agent: str, question: str, *, by: str, api_key: str | None = None,
+            on_token: Any = None) -> dict[str, Any]:
+        """Answer ``question`` as ``agent`` from what the run has written so far (``ask.run_so_far``), on the
+        asker's key; the item is kept here and saved in the run's ``meta.questions`` once the run is saved."""
+        from tradingagents.ask import ask, run_so_far
+
+        with self._lock:
+            events = list(self._events)
+        item = ask(self.config, self.ticker, self.date, agent, question, by=by, api_key=api_key,
+                   on_token=on_token, run=run_so_far(events, self.config))
+        with self._questions_lock:
+            self.questions.append(item)
+        self._save_questions()
+        return item
+
+    def _save_questions(self) -> None:
+        """The questions asked while the run went, into its saved meta, once it finished (each once)."""
+        if self.status != "finished":
+            return
+        from tradingagents import storage
+
+        date = str(((self.record or {}).get("meta") or {}).get("date") or self.date)  # the session it is saved under
+        with self._questions_lock:
+            for item in self.questions[self._questions_saved:]:
+                try:
+                    storage.append_run_item(self.config, self.ticker, date, "questions", item)
+                    storage.record_audit(self.config, "ask", by=item.get("by"), target=f"{self.ticker} {date}",
+                                         agent=item.get("agent"), cost_usd=(item.get("usage") or {}).get("cost_usd"))
+                except (OSError, TradingAgentsError, FileNotFoundError):
+                    break  # kept in the job: the next question or a reload tries again
+                self._questions_saved += 1
 
 
 # --------------------------------------------------------------------------------------- batches

@@ -1068,19 +1068,66 @@ def render_questions(config: dict[str, Any], ticker: str, date: str, meta: dict 
         pending: _Asking | None = st.session_state.get(slot)
         if asked and question.strip() and (pending is None or pending.done):
             # the answer is worked out off the script thread (a model's call takes seconds); the page follows it
-            pending = st.session_state[slot] = _Asking(config, ticker, date, agent, question.strip(), by=user_label(),
-                                                       api_key=api_key())
+            from tradingagents.ask import ask
+
+            by, key_now, text = user_label(), api_key(), question.strip()
+            pending = st.session_state[slot] = _Asking(
+                agent, text, lambda on_token: ask(config, ticker, date, agent, text, by=by, api_key=key_now,
+                                                  on_token=on_token))
+        if pending is not None:
+            _follow_asking(slot, pending, role_name(pending.agent, t=t), config)
+
+
+def render_questions_live(config: dict[str, Any], job: Any, key: str) -> None:
+    """"Ask the team" while a run goes: any agent that has spoken answers from what the run has written so far;
+    the thread is kept by the run's job and saved with the run (``RunJob.ask``)."""
+    from studio.debates import role_name
+    from tradingagents import team
+    from tradingagents.ask import run_so_far, took_part
+
+    t = tr()
+    roles = [r.key for r in took_part(run_so_far(job.events, job.config))]
+    if not roles and not job.questions:
+        return
+    with st.expander(_("Ask the team") + (f" ({len(job.questions)})" if job.questions else ""),
+                     key=f"ta-questions-live-{key}"):
+        st.caption(_("Any agent that has spoken answers from what this run has written so far; the thread is saved "
+                     "with the run."))
+        for item in list(job.questions):
+            agent = str(item.get("agent") or "")
+            name = role_name(agent, t=t) if agent in team.ROLES else agent
+            with st.chat_message("user"):
+                st.caption(_("{who} asked the {agent} · {at}", who=item.get("by") or "?", agent=name,
+                             at=item.get("at") or ""))
+                st.markdown(shown(item.get("question") or ""))
+            with st.chat_message(name, avatar=":material/smart_toy:"):
+                st.markdown(shown(item.get("answer") or ""))
+        if not may_act_on_run({"by": job.config.get("user") or job.owner}):
+            st.caption(_("Only the run's owner or a desk lead may ask on this run."))
+            return
+        if not roles:
+            return
+        with st.form(f"ask_live_form_{key}", clear_on_submit=True, border=False):
+            agent = st.selectbox(_("Agent"), roles, index=len(roles) - 1, format_func=lambda k: role_name(k, t=t),
+                                 key=f"ask_live_agent_{key}", placeholder=_("Choose an option"))
+            question = st.text_input(_("Your question"), key=f"ask_live_text_{key}",
+                                     placeholder=_("Why do you expect margins to fall?"))
+            asked = st.form_submit_button(_("Ask"), icon=":material/forum:")
+        slot = f"_asking_live_{key}"
+        pending: _Asking | None = st.session_state.get(slot)
+        if asked and question.strip() and (pending is None or pending.done):
+            by, key_now, text = user_label(), api_key(), question.strip()
+            pending = st.session_state[slot] = _Asking(
+                agent, text, lambda on_token: job.ask(agent, text, by=by, api_key=key_now, on_token=on_token))
         if pending is not None:
             _follow_asking(slot, pending, role_name(pending.agent, t=t), config)
 
 
 class _Asking:
-    """One question being answered on a worker thread: the text so far (streamed), then the item or the error."""
+    """One question being answered on a worker thread: the text so far (streamed), then the item or the error.
+    ``answer(on_token)`` does the asking (a saved run's ``ask``, or a running job's ``RunJob.ask``)."""
 
-    def __init__(self, config: dict[str, Any], ticker: str, date: str, agent: str, question: str, *,
-                 by: str, api_key: str | None) -> None:
-        from tradingagents.ask import ask
-
+    def __init__(self, agent: str, question: str, answer: Any) -> None:
         self.agent, self.question = agent, question
         self.parts: list[str] = []
         self.error: BaseException | None = None
@@ -1088,13 +1135,13 @@ class _Asking:
 
         def work() -> None:
             try:
-                ask(config, ticker, date, agent, question, by=by, api_key=api_key, on_token=self.parts.append)
+                answer(self.parts.append)
             except Exception as exc:  # noqa: BLE001 - shown on the page
                 self.error = exc
             finally:
                 self.done = True
 
-        self.thread = threading.Thread(target=work, name=f"ta-ask-{ticker}-{date}", daemon=True)
+        self.thread = threading.Thread(target=work, name=f"ta-ask-{agent}", daemon=True)
         self.thread.start()
 
 

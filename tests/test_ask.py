@@ -12,7 +12,7 @@ import pytest
 from tests import pg_server as _pg
 from tests.fake_openai import fake_openai  # noqa: F401
 from tradingagents import cli, storage
-from tradingagents.ask import ask, material_of, took_part
+from tradingagents.ask import ask, material_of, run_so_far, took_part
 from tradingagents.config import resolve_config
 from tradingagents.errors import BudgetExceeded, ValidationError
 from tradingagents.graph.trading_graph import TradingAgentsGraph
@@ -156,3 +156,43 @@ def test_the_thread_is_in_the_exports_and_the_pdf_handout(tmp_path):
     text = subprocess.run(["pdftotext", str(tmp_path / "handout.pdf"), "-"], check=True, capture_output=True,
                           text=True, timeout=120).stdout  # poppler-utils, as tests/app/test_export.py reads it
     assert "Questions to the team" in text and "What size?" in text
+
+
+def test_an_agent_is_asked_while_the_run_goes_and_the_thread_is_saved_with_the_run(ta_home):
+    """"On a finished (or running) analysis": the Bear answers from its turn while the risk team still works,
+    and the question is saved in meta.questions when the run is."""
+    import threading
+
+    from studio.jobs import JobRegistry
+
+    gate, bear_spoke = threading.Event(), threading.Event()
+
+    def held(**kw):  # the real engine, held at the Trader until the question was asked
+        graph = TradingAgentsGraph(**kw)
+        inner = graph.propagate
+
+        def propagate(*a, on_event=None, **k):
+            def relay(event):
+                if event.kind == "debate_turn" and event.data.get("role") == "bear":
+                    bear_spoke.set()
+                if event.kind == "node_started" and event.node == ROLES["trader"].node:
+                    gate.wait(300)
+                on_event(event)
+            return inner(*a, on_event=relay, **k)
+        graph.propagate = propagate
+        return graph
+
+    reg = JobRegistry(graph_factory=held)
+    job = reg.get(reg.start_run("NVDA", DATE, ["market"], {}, owner="A"))
+    assert bear_spoke.wait(300)
+    running = job.status
+    run = run_so_far(job.events, job.config)
+    figure, sentence = _bear_figure(run)
+    item = job.ask("bear", f"Why does {figure} worry you?", by="ann")
+    assert running == "running" and job.status == "running" and figure in item["answer"]
+    with pytest.raises(ValidationError, match="No agent 'trader' took part"):
+        job.ask("trader", "What is your plan?", by="ann")  # it has not spoken yet
+    gate.set()
+    assert job.wait(300) and job.status == "finished", job.error
+    [saved] = storage.load_run(None, "NVDA", DATE)["meta"]["questions"]
+    assert saved == item and any(e["action"] == "ask" for e in storage.read_audit(None))

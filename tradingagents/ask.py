@@ -220,11 +220,30 @@ def _networked_answer(cfg: Mapping[str, Any], role: team.Role, run: Mapping[str,
 
 
 # ---------------------------------------------------------------------------- the one entry
+def run_so_far(events: list[Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """A running analysis as ``ask`` reads a saved run: its texts so far (the ``report`` events, the last of
+    each key) and its debate turns (``debate_turn`` events), with the run's settings as the saved meta's."""
+    state: dict[str, Any] = {}
+    turns: list[dict[str, Any]] = []
+    for event in events:
+        data = getattr(event, "data", None) or {}
+        if getattr(event, "kind", None) == "report" and data.get("key"):
+            state[str(data["key"])] = str(data.get("text") or "")
+        elif getattr(event, "kind", None) == "debate_turn":
+            turns.append({k: data.get(k) for k in ("debate", "role", "speaker", "round", "turn", "text")})
+    return {"state": state, "meta": {"debate_turns": turns, "config": dict(config),
+                                     "llm_provider": config.get("llm_provider")}}
+
+
 def ask(config: Mapping[str, Any] | None, ticker: str, date: str, agent: str, question: str, *,
         by: str | None = None, api_key: str | None = None, overrides: Mapping[str, Any] | None = None,
-        on_token: Callable[[str], None] | None = None, save: bool = True) -> dict[str, Any]:
+        on_token: Callable[[str], None] | None = None, save: bool = True,
+        run: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Answer ``question`` as ``agent`` of the saved run of ``ticker`` on ``date`` and keep the thread item
     in the run's ``meta.questions`` (``save=False``: only answer). Returns the item.
+
+    ``run``: a run still going (``run_so_far``): its material so far is read instead of a saved run's, and
+    nothing is saved (the run's job keeps the item and saves it with the run).
 
     The model is the run's provider and models, unless ``overrides`` (``llm_provider``, ``backend_url``,
     ``quick_think_llm``, ``deep_think_llm``, ``max_cost_usd``) say otherwise."""
@@ -240,7 +259,10 @@ def ask(config: Mapping[str, Any] | None, ticker: str, date: str, agent: str, qu
     if len(question) > QUESTION_MAX:
         raise ValidationError(f"The question is {len(question)} characters long; keep it under {QUESTION_MAX}.")
     try:
-        run = storage.load_run(base, ticker, date)
+        if run is not None:
+            save = False
+        else:
+            run = storage.load_run(base, ticker, date)
     except FileNotFoundError:
         have = sorted(r["date"] for r in storage.list_runs(base) if r["ticker"] == ticker)
         raise ValidationError(
