@@ -48,6 +48,7 @@ class Propagator:
             "final_rating": "",
             "debate_turns": [],
             "pm_notes": [dict(n) for n in pm_notes or []],
+            "analyst_data_notes": [],
         }
 
     def get_graph_args(self, callbacks: list | None = None, **configurable: Any) -> dict[str, Any]:

@@ -248,7 +248,8 @@ class TradingAgentsGraph:
     def compiled_graph(self, analysts: list[str], entry: str | None = None):
         """The compiled graph of this shape, compiled on first use and then reused (``entry``: the
         graph of a what-if fork, which starts at that node)."""
-        key = (tuple(analysts), self.analyst_execution, bool(self.config.get("memory_enabled", True)), entry)
+        key = (tuple(analysts), self.analyst_execution, self.config.get("analyst_data"),
+               bool(self.config.get("memory_enabled", True)), entry)
         return self.compiled_graphs.get(
             key, lambda: self.build_graph(None, analysts, entry=entry).compile(checkpointer=self.checkpoint_router))
 
@@ -572,6 +573,10 @@ class TradingAgentsGraph:
                 "asset_type": asset_type,
                 "analysts": list(analysts),
                 "analyst_execution": self.analyst_execution,
+                # how the analysts got their data: "tools" (their models asked) or "prefetch"; the notes
+                # say which analyst fell back to prefetch, and why (a server that refused tools)
+                "analyst_data": cfg.get("analyst_data"),
+                "analyst_data_notes": list(final_state.get("analyst_data_notes") or []),
                 **settings,
                 "instrument_context": final_state.get("instrument_context"),
                 "thread_id": tid,
@@ -601,7 +606,7 @@ class TradingAgentsGraph:
                 "order": book.order(rating) if book is not None else None,
                 # what the roles were given from memory, recorded by the nodes that gathered it
                 "memory_used": memory_used_of(final_state),
-                "warnings": list(reporter.warnings),
+                "warnings": list(reporter.warnings) + list(final_state.get("analyst_data_notes") or []),
                 "config": self.config,  # saved as public_config(...) only
             }
             saved_meta = public_meta(cfg, meta)

@@ -80,6 +80,8 @@ class AgentState(MessagesState):
     # the portfolio manager's notes to the judges, {before, note, by, at}: given up front (config pm_notes) or
     # added at a pause before a verdict (the run's checkpoint is updated, then continued)
     pm_notes: Annotated[list, operator.add]
+    # why an analyst ran in another data shape than the config's (a server that refused tools)
+    analyst_data_notes: Annotated[list, operator.add]
 
 
 def turn_record(role: team.Role, count: int, text: str) -> dict[str, Any]:
