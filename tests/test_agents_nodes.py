@@ -13,7 +13,7 @@ from langgraph.prebuilt import ToolNode
 
 from tests.graph_helpers import in_node
 from tradingagents import agents, team
-from tradingagents.agents import create_msg_delete
+from tradingagents.agents import create_msg_delete, get_analyst_tools
 from tradingagents.agents.utils.agent_states import AgentState
 from tradingagents.agents.utils.agent_utils import (
     MAX_TOOL_ROUNDS,
@@ -22,7 +22,6 @@ from tradingagents.agents.utils.agent_utils import (
     language_instruction,
 )
 from tradingagents.agents.utils.memory import FinancialSituationMemory
-from tradingagents.dataflows.tools import get_analyst_tools
 from tradingagents.graph.propagation import Propagator
 from tradingagents.llm_clients.offline import OFFLINE_LABEL, OfflineChatModel
 from tradingagents.rating import RATINGS_5_TIER, parse_rating

@@ -21,11 +21,11 @@ from langgraph.prebuilt import ToolNode
 from tests.graph_helpers import CallCounter
 from tests.test_sentiment_prefetch import CountingToolNode, RecordingModel, ToolEvents
 from tradingagents import agents
-from tradingagents.agents import create_msg_delete
+from tradingagents.agents import create_msg_delete, get_analyst_tools
 from tradingagents.agents.analysts import fundamentals_analyst, market_analyst, news_analyst
 from tradingagents.agents.utils.agent_states import AgentState
 from tradingagents.agents.utils.agent_utils import block_tag, plan_block, tool_error_message
-from tradingagents.dataflows.tools import AS_OF_KEY, get_analyst_tools, make_tools
+from tradingagents.dataflows.tools import AS_OF_KEY, make_tools
 from tradingagents.graph.analyst_execution import ANALYST_SPECS
 from tradingagents.graph.conditional_logic import ConditionalLogic, analyst_path_map
 from tradingagents.graph.propagation import Propagator

@@ -10,9 +10,9 @@ import pytest
 
 from tests.fake_openai import Fault, fake_openai, is_analyst_call  # noqa: F401
 from tradingagents import cli, team
+from tradingagents.agents import get_analyst_tools
 from tradingagents.agents.utils.agent_utils import plan_block, refuses_tools
 from tradingagents.config import DEFAULT_CONFIG, ConfigError, resolve_config
-from tradingagents.dataflows.tools import get_analyst_tools
 from tradingagents.errors import LLMCallError
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.trading_graph import TradingAgentsGraph

@@ -21,11 +21,11 @@ from langgraph.prebuilt import ToolNode
 from pydantic import Field
 
 from tests.graph_helpers import CallCounter
-from tradingagents.agents import create_msg_delete, create_social_media_analyst
+from tradingagents.agents import create_msg_delete, create_social_media_analyst, get_analyst_tools
 from tradingagents.agents.analysts import social_media_analyst
 from tradingagents.agents.utils.agent_states import AgentState
 from tradingagents.agents.utils.agent_utils import plan_block, tool_error_message
-from tradingagents.dataflows.tools import AS_OF_KEY, get_analyst_tools, make_tools
+from tradingagents.dataflows.tools import AS_OF_KEY, make_tools
 from tradingagents.graph.conditional_logic import ConditionalLogic, analyst_path_map
 from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.setup import ParallelAgentState, _scratchpad_node

@@ -49,12 +49,6 @@ from tradingagents.validation import ValidationError, validate_date, validate_ti
 
 INVALID = "INVALID_ARGUMENT:"
 AS_OF_KEY = "as_of"  # the run config's configurable entry that carries the analysis date (per_run tools)
-ANALYST_TOOL_NAMES: dict[str, list[str]] = {
-    "market": ["get_stock_data", "get_indicators"],
-    "social": ["get_social_posts", "get_news"],
-    "news": ["get_news", "get_global_news"],
-    "fundamentals": ["get_fundamentals", "get_balance_sheet", "get_cashflow", "get_income_statement"],
-}
 TOOL_NAMES = [
     "get_stock_data", "get_indicators", "get_fundamentals", "get_balance_sheet", "get_cashflow",
     "get_income_statement", "get_news", "get_global_news", "get_social_posts",
@@ -592,12 +586,3 @@ def shared_tools(config: Mapping[str, Any] | None = None) -> dict[str, BaseTool]
         while len(_SHARED) > SHARED_TOOLS_MAX:
             _SHARED.popitem(last=False)
     return tools
-
-
-def get_analyst_tools(analyst: str, config: Mapping[str, Any] | None = None, *,
-                      as_of: str | None = None, provider: MarketDataProvider | None = None) -> list[BaseTool]:
-    """The tools of one analyst (market, social, news, fundamentals), bound to ``config``'s provider."""
-    if analyst not in ANALYST_TOOL_NAMES:
-        raise ValidationError(f"Unknown analyst {analyst!r}. Accepted: {', '.join(ANALYST_TOOL_NAMES)}.")
-    tools = make_tools(config, as_of=as_of, provider=provider)
-    return [tools[name] for name in ANALYST_TOOL_NAMES[analyst]]

@@ -226,6 +226,7 @@ class TradingAgentsGraph:
         ``trade_date=None``: the provider's shared tools, which read each run's date from the run
         config (``configurable["as_of"]``), so one compiled graph serves every date.
         """
+        from tradingagents import agents
         from tradingagents.dataflows import tools as data_tools
 
         # one set of tools (building tool schemas is the costly part), split per analyst
@@ -234,8 +235,8 @@ class TradingAgentsGraph:
         else:
             all_tools = data_tools.make_tools(self.config, as_of=trade_date)
 
-        def tools_for(key: str) -> list:
-            return [all_tools[name] for name in data_tools.ANALYST_TOOL_NAMES[key]]
+        def tools_for(key: str) -> list:  # the analyst's own file names its tools
+            return [all_tools[name] for name in agents.analyst_tool_names(key)]
 
         # memory off (the "no memory" ablation): the agents get no role memory to read
         memories = self.memories if self.config.get("memory_enabled", True) else dict.fromkeys(team.MEMORY_NAMES)

@@ -25,6 +25,9 @@ ROLE = team.ROLES["fundamentals"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
 
+TOOLS: tuple[str, ...] = ("get_fundamentals", "get_balance_sheet", "get_cashflow", "get_income_statement")
+"""The data tools this analyst is given (``dataflows.tools.make_tools`` names), in the order they are offered."""
+
 FREQ = "quarterly"
 FETCH_PLAN: tuple[tuple[str, dict[str, Any]], ...] = (
     ("get_fundamentals", {}),  # as of the analysis date

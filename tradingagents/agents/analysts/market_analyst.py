@@ -28,6 +28,9 @@ ROLE = team.ROLES["market"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
 
+TOOLS: tuple[str, ...] = ("get_stock_data", "get_indicators")
+"""The data tools this analyst is given (``dataflows.tools.make_tools`` names), in the order they are offered."""
+
 PRICE_DAYS = 91
 LOOK_BACK_DAYS = 30
 INDICATORS = ("close_50_sma", "close_200_sma", "macd", "macds", "rsi", "boll_ub", "boll_lb", "atr")

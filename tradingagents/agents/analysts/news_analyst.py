@@ -25,6 +25,9 @@ ROLE = team.ROLES["news"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
 
+TOOLS: tuple[str, ...] = ("get_news", "get_global_news")
+"""The data tools this analyst is given (``dataflows.tools.make_tools`` names), in the order they are offered."""
+
 WINDOW_DAYS = 7
 GLOBAL_LIMIT = 10
 FETCH_PLAN: tuple[tuple[str, dict[str, Any]], ...] = (

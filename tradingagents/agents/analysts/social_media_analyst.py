@@ -25,6 +25,9 @@ ROLE = team.ROLES["social"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
 
+TOOLS: tuple[str, ...] = ("get_social_posts", "get_news")
+"""The data tools this analyst is given (``dataflows.tools.make_tools`` names), in the order they are offered."""
+
 WINDOW_DAYS = 7
 FETCH_PLAN: tuple[tuple[str, dict[str, Any]], ...] = (
     ("get_social_posts", {"look_back_days": WINDOW_DAYS}),  # the 7 days ending on the analysis date
