@@ -474,6 +474,21 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
         """The income statement (revenue, margins, operating income, net income, EPS)."""
         return _statement("income_statement", ticker, freq, curr_date)
 
+    def _tone_line(lines: list[str]) -> list[str]:
+        """The headlines' tone tally by the word lexicon (``offline.common.tone``: distinct positive minus
+        negative words of each headline with its lines), so a count of positive headlines a report states
+        is a count the data holds; [] without headlines."""
+        from tradingagents.llm_clients.offline.common import tone
+
+        tally = {"bullish": 0, "bearish": 0, "neutral": 0}
+        for block in lines:
+            parts = [p.strip().lstrip("#").strip() for p in block.splitlines() if p.strip()]
+            score = tone(" ".join(parts))
+            tally["bullish" if score > 0 else "bearish" if score < 0 else "neutral"] += 1
+        if not lines:
+            return []
+        return ["# Headline tone (word lexicon): " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))]
+
     def _news_lines(items: list[dict[str, Any]], end: str, limit: int) -> list[str]:
         kept = [it for it in items if str(it.get("published", ""))[:10] <= end]
         kept.sort(key=lambda it: str(it.get("published", "")), reverse=True)
@@ -500,7 +515,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
             return _no_data(provider, f"No news about {t} was published between {start} and {end}.")
         lines = _news_lines(items, end, MAX_NEWS_ITEMS)
         head = f"# News about {t} from {start} to {end}: {len(lines)} of {len(items)} items {src}"
-        return "\n\n".join([head, *lines])
+        return "\n\n".join(["\n".join([head, *_tone_line(lines)]), *lines])
 
     def get_global_news(
         curr_date: Annotated[str, "The current trading date, YYYY-MM-DD"],
@@ -517,7 +532,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
             return _no_data(provider, f"No global news was published between {start} and {end}.")
         lines = _news_lines(items, end, lim)
         head = f"# Global and macro news from {start} to {end}: {len(lines)} of {len(items)} items {src}"
-        return "\n\n".join([head, *lines])
+        return "\n\n".join(["\n".join([head, *_tone_line(lines)]), *lines])
 
     def get_social_posts(
         ticker: Annotated[str, "Ticker symbol"],

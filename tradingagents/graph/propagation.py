@@ -47,6 +47,7 @@ class Propagator:
             "debate_turns": [],
             "pm_notes": [dict(n) for n in pm_notes or []],
             "analyst_data_notes": [],
+            "tool_answers": [],
         }
 
     def get_graph_args(self, callbacks: list | None = None, **configurable: Any) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from tradingagents.graph.analyst_execution import analysts_for_asset
 from tradingagents.graph.checkpoint_router import COUNTERS_KEY, CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, describe_error, empty_record
+from tradingagents.graph.evidence import ledger as evidence_ledger
 from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.run_support import (
     _Budget,
@@ -601,7 +602,9 @@ class TradingAgentsGraph:
                 # the portfolio manager's notes to the judges: {before, note, by, at}
                 "pm_notes": [dict(n) for n in final_state.get("pm_notes") or []],
                 # the decision card (rating, action, conviction, levels, size, stated and scored horizon)
-                "decision": decision_card(final_state, cfg.get("holding_days")),
+                "decision": (card := decision_card(final_state, cfg.get("holding_days"))),
+                # every figure of every text, found in the run's data or not (graph/evidence.py)
+                "evidence": evidence_ledger(final_state, turns, card),
                 # the order the rating makes of the desk's book (None: no book): side, shares, notional,
                 # weight before and after, the cap that bound it
                 "order": book.order(rating) if book is not None else None,

@@ -82,6 +82,8 @@ class AgentState(MessagesState):
     pm_notes: Annotated[list, operator.add]
     # why an analyst ran in another data shape than the config's (a server that refused tools)
     analyst_data_notes: Annotated[list, operator.add]
+    # every tool answer an analyst's report was written from: {role, tool, args, text} (the evidence ledger's data)
+    tool_answers: Annotated[list, operator.add]
 
 
 def declare_keys(state_cls: type, keys: dict[str, Any]) -> None:

@@ -234,10 +234,26 @@ def create_analyst_node(
         update: dict[str, Any] = {"messages": [result], "sender": name}
         if not getattr(result, "tool_calls", None):
             update[report_key] = message_text(result)
+            update["tool_answers"] = tool_answers(messages, name)
         return update
 
     analyst_node.__name__ = name.lower().replace(" ", "_")
     return analyst_node
+
+
+def tool_answers(messages: Sequence[Any], node: str) -> list[dict[str, Any]]:
+    """The tool answers of a scratchpad, each with the call that asked for it: ``{role, tool, args, text}``
+    in answer order (the state's ``tool_answers``, which the evidence ledger checks figures against)."""
+    calls: dict[str, Mapping[str, Any]] = {}
+    out = []
+    for message in messages:
+        for call in getattr(message, "tool_calls", None) or []:
+            calls[str(call.get("id"))] = call
+        if isinstance(message, ToolMessage):
+            call = calls.get(str(message.tool_call_id)) or {}
+            out.append({"role": node, "tool": message.name or call.get("name") or "",
+                        "args": dict(call.get("args") or {}), "text": tool_text(message)})
+    return out
 
 
 _TOOL_WORDS = ("tool", "function")
@@ -478,7 +494,8 @@ def create_prefetch_analyst_node(
             # no tool was offered: a call the model made up anyway is dropped, never routed to a ToolNode
             result = result.model_copy(update={"tool_calls": [], "invalid_tool_calls": []})
         fetched = [request, *results] if request is not None else []
-        return {"messages": [*fetched, result], "sender": name, report_key: message_text(result)}
+        return {"messages": [*fetched, result], "sender": name, report_key: message_text(result),
+                "tool_answers": tool_answers(fetched, name)}
 
     analyst_node.__name__ = name.lower().replace(" ", "_")
     return analyst_node
