@@ -158,9 +158,10 @@ def card_html(decision: Mapping[str, Any], currency: str | None = None, *, t: Tr
         for label, value in card_rows(decision, currency, t=t))
     aria = html.escape(t("Decision card"), quote=True)
     line = evidence_line(meta, t=t) if meta is not None else None
-    evidence = f'<div class="ta-card-evidence">{html.escape(line)}</div>' if line else ""
+    evidence = (f'<div class="ta-card-evidence">{html.escape(line)}</div><style>.ta-card-evidence{{font-size:.85rem;'
+                'opacity:.85;margin:-.4rem 0 .8rem}</style>' if line else "")
     return (f'<div class="ta-card" role="group" aria-label="{aria}">{cells}</div>{evidence}'
-            "<style>.ta-card-evidence{font-size:.85rem;opacity:.85;margin:-.4rem 0 .8rem}.ta-card{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:.5rem;"
+            "<style>.ta-card{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:.5rem;"
             "margin:.4rem 0 .8rem}.ta-card-cell{border:1px solid rgba(128,128,128,.35);border-radius:8px;"
             "padding:.4rem .6rem}.ta-card-label{font-size:.78rem;opacity:.75}.ta-card-value{font-weight:600;"
             "overflow-wrap:anywhere}</style>")
