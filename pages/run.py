@@ -460,7 +460,7 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str, forkabl
         st.caption(line)
     # the decision card: what the committee reads first (the horizon the settlement scores beside the stated one)
     decision = export.card(state, meta, rating)
-    st.html(export.card_html(decision, export.currency_of(state, meta), t=tr()))
+    st.html(export.card_html(decision, export.currency_of(state, meta), t=tr(), meta=meta))
     render_order(meta.get("order"), ticker, date, key)
     with st.container(border=True, height=360, key=f"decision_{key}"):
         if state.get("final_trade_decision"):
@@ -486,8 +486,11 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str, forkabl
         tabs = st.tabs([t.p("report", REPORT_TITLES[k]) for k in keys])
         for tab, k in zip(tabs, keys, strict=True):
             with tab:
+                record = export.evidence_of(meta, k)
                 with st.container(key=f"ta-engine-{k}-{key}"):
-                    st.markdown(ui.shown(state[k]))
+                    st.markdown(ui.shown(export.marked_text(state[k], record, ticker)))
+                if record is not None:
+                    render_evidence(record, f"{k}_{key}")
     ui.render_questions(config, ticker, date, meta, key)
     render_cost(meta, key)
     ui.render_remembered(meta, key)
@@ -504,6 +507,21 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str, forkabl
         st.download_button(_("PDF handout"), _handout(state, rating, meta, closes), file_name=f"{ticker}_{date}_report.pdf",
                            mime="application/pdf", key=f"dl_pdf_{key}", icon=":material/picture_as_pdf:",
                            type="primary", on_click="ignore")
+
+
+def render_evidence(record: dict, key: str) -> None:
+    """Under a report: how many of its figures the run's data holds, and each figure's source on click
+    (the figures not found are marked in the text above)."""
+    missing = len(record.get("not_found") or [])
+    label = _("Evidence: {found} of {figures} figures found in the data", found=record.get("found", 0),
+              figures=record.get("figures", 0))
+    with st.expander(label, icon=":material/fact_check:" if not missing else ":material/report:",
+                     key=f"evidence_{key}"):
+        rows = export.source_rows(record, t=tr())
+        if rows:
+            st.dataframe(rows, hide_index=True, width="stretch")
+        else:
+            st.caption(_("This text states no figures."))
 
 
 def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | None) -> bytes:

@@ -47,7 +47,7 @@ from tradingagents.graph.decision_card import decision_card, display_text, score
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
-from tradingagents.storage.files_runs import render_report_markdown
+from tradingagents.storage.files_runs import evidence_line, render_report_markdown
 from tradingagents.storage.inert import (  # noqa: F401 - this module's names since before storage.inert
     SAFE_SCHEMES,
     clean_text,
@@ -147,19 +147,67 @@ def card_markdown(decision: Mapping[str, Any], currency: str | None = None, *, t
     return "\n".join(lines) + "\n"
 
 
-def card_html(decision: Mapping[str, Any], currency: str | None = None, *, t: Translator | None = None) -> str:
-    """The card as a small grid of labelled figures (escaped text; the app's and the HTML export's)."""
+def card_html(decision: Mapping[str, Any], currency: str | None = None, *, t: Translator | None = None,
+              meta: Mapping[str, Any] | None = None) -> str:
+    """The card as a small grid of labelled figures (escaped text; the app's and the HTML export's); with
+    the run's ``meta``, its evidence line under the grid ("Evidence: k of n figures found in the data")."""
     t = _tr(t)
     cells = "".join(
         f'<div class="ta-card-cell"><div class="ta-card-label">{html.escape(label)}</div>'
         f'<div class="ta-card-value">{html.escape(value)}</div></div>'
         for label, value in card_rows(decision, currency, t=t))
     aria = html.escape(t("Decision card"), quote=True)
-    return (f'<div class="ta-card" role="group" aria-label="{aria}">{cells}</div>'
+    line = evidence_line(meta, t=t) if meta is not None else None
+    evidence = (f'<div class="ta-card-evidence">{html.escape(line)}</div><style>.ta-card-evidence{{font-size:.85rem;'
+                'opacity:.85;margin:-.4rem 0 .8rem}</style>' if line else "")
+    return (f'<div class="ta-card" role="group" aria-label="{aria}">{cells}</div>{evidence}'
             "<style>.ta-card{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:.5rem;"
             "margin:.4rem 0 .8rem}.ta-card-cell{border:1px solid rgba(128,128,128,.35);border-radius:8px;"
             "padding:.4rem .6rem}.ta-card-label{font-size:.78rem;opacity:.75}.ta-card-value{font-weight:600;"
             "overflow-wrap:anywhere}</style>")
+
+
+def evidence_of(meta: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
+    """One text's ledger record (``meta["evidence"][key]``), None for a run saved without a ledger."""
+    record = ((meta or {}).get("evidence") or {}).get(key)
+    return record if isinstance(record, Mapping) else None
+
+
+def marked_text(text: str, record: Mapping[str, Any] | None, ticker: str = "") -> str:
+    """``text`` (Markdown) with each figure the ledger did not find marked ``:orange-background[…]``, for
+    Streamlit's Markdown; the text as it is without a record."""
+    from collections import Counter
+
+    from tradingagents.graph.evidence import figures_in
+
+    wanted = Counter(str(item.get("figure")) for item in (record or {}).get("not_found") or [])
+    if not wanted:
+        return text
+    out, pos = [], 0
+    for figure in figures_in(text, ticker=ticker):
+        if wanted[figure.written] <= 0:
+            continue
+        wanted[figure.written] -= 1
+        start = text.index(figure.written, figure.start)
+        end = start + len(figure.written)
+        out += [text[pos:start], ":orange-background[" + figure.written.replace("$", "\\$") + "]"]
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+def source_rows(record: Mapping[str, Any] | None, *, t: Translator | None = None) -> list[dict[str, str]]:
+    """The figures of a text and where each came from, for a table: figure, tool, arguments, excerpt (a
+    figure not found: its sentence)."""
+    t = _tr(t)
+    rows = []
+    for item in (record or {}).get("sources") or []:
+        args = ", ".join(f"{k}={v}" for k, v in (item.get("args") or {}).items())
+        rows.append({t("Figure"): str(item.get("figure")), t("Source"): str(item.get("tool")),
+                     t("Arguments"): args, t("Excerpt"): str(item.get("excerpt"))})
+    for item in (record or {}).get("not_found") or []:
+        rows.append({t("Figure"): str(item.get("figure")), t("Source"): t("not found in the data"),
+                     t("Arguments"): "", t("Excerpt"): str(item.get("sentence"))})
+    return rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -634,6 +682,9 @@ def report_pdf(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, 
     out.badge(rating)
     out.heading(t("Decision card"), 12)
     out.grid(card_rows(card(plain_state, plain_meta, rating), currency_of(plain_state, plain_meta), t=t))
+    evidence = evidence_line(plain_meta, t=t)
+    if evidence:  # the figures not found are listed with the report, after the debates
+        out.text(evidence, size=9)
     out.heading(t("Price and decision"), 12)
     out.chart([float(c) for c in closes or [] if figures.number(c) is not None], rating, date)
     out.heading(t("The team's votes"), 12)

@@ -38,13 +38,14 @@ CHANGE_LABELS = {
     "backend_url": N_("Base URL"),
     "data_vendor": N_("Data source"),
     "output_language": N_("Output language"),
+    "analyst_data": N_("Analyst data"),
 }
 """The settings a resume may change, by their sidebar labels (``ui.FIELD_OF``; English, marked: show them
 with ``t(label)``); the rest name the checkpoint."""
 EN = translator("en")
 CHECKPOINT_KEYS = ("selected_analysts", "max_debate_rounds", "max_risk_discuss_rounds", "analyst_execution")
 SAME_RUN_KEYS = ("llm_provider", "quick_think_llm", "deep_think_llm", "data_vendor", "analyst_execution",
-                 "max_debate_rounds", "max_risk_discuss_rounds")
+                 "analyst_data", "max_debate_rounds", "max_risk_discuss_rounds")
 """What makes two runs comparable for an ETA (with the same analysts)."""
 
 

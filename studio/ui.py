@@ -24,7 +24,13 @@ from studio import links
 from studio.jobs import MASK, JobRegistry
 from studio.runs import CHANGE_LABELS
 from tradingagents import pricing
-from tradingagents.config import DATA_VENDORS, public_config, resolve_config
+from tradingagents.config import (
+    ANALYST_DATA_LABELS,
+    ANALYST_DATA_MODES,
+    DATA_VENDORS,
+    public_config,
+    resolve_config,
+)
 from tradingagents.errors import ConfigError
 from tradingagents.i18n import LANGUAGES as UI_LANGUAGES
 from tradingagents.i18n import N_, OUTPUT_LANGUAGE, Translator, normalize_language, translator
@@ -331,6 +337,7 @@ def _init_defaults() -> None:
         "set_base_url": base.get("backend_url") or "",
         "set_vendor": base["data_vendor"] if base["data_vendor"] in VENDORS else "demo",
         "set_language": _default_output_language(base),
+        "set_analyst_data": base["analyst_data"],
         KEY_API: "",
     }
     for k, v in defaults.items():
@@ -375,6 +382,7 @@ def current_config() -> dict[str, Any]:
         "backend_url": (s["set_base_url"] or "").strip() or None,
         "data_vendor": s["set_vendor"],
         "output_language": s.get("set_language") or "English",
+        "analyst_data": s.get("set_analyst_data") or None,
     }
     for key, field in (("quick_think_llm", "set_quick"), ("deep_think_llm", "set_deep")):
         typed = (s.get(field) or "").strip()
@@ -445,7 +453,9 @@ def sidebar_values(config: Any) -> dict[str, Any]:
                               "set_base_url": config.get("backend_url") or "",
                               "set_vendor": config.get("data_vendor") if config.get("data_vendor") in VENDORS
                               else "demo",
-                              "set_language": config.get("output_language") or "English"}
+                              "set_language": config.get("output_language") or "English",
+                              "set_analyst_data": config.get("analyst_data") if config.get("analyst_data")
+                              in ANALYST_DATA_MODES else ANALYST_DATA_MODES[0]}
     for kind, field in (("quick", "set_quick"), ("deep", "set_deep")):
         name = config.get(f"{kind}_think_llm") or ""
         values[field] = "" if (not name or name == preset.get(f"{kind}_model")) else str(name)
@@ -944,6 +954,11 @@ def sidebar_settings() -> dict[str, Any]:
                      help=_("The language the reports, debates and decisions are written in."))
         st.selectbox(_("Data source"), VENDORS, key="set_vendor", format_func=lambda v: t(vendor_label(v)),
                      placeholder=_("Choose an option"))
+        st.selectbox(_("Analyst data"), ANALYST_DATA_MODES, key="set_analyst_data",
+                     format_func=lambda v: t(ANALYST_DATA_LABELS.get(v, v)), placeholder=_("Choose an option"),
+                     help=_("Tool calls: each analyst's model asks for the data it needs. Prefetched: each "
+                            "analyst fetches its usual data first and makes one model call without tools "
+                            "(fewer round trips, for models that cannot call tools)."))
         prices_editor()
         config = current_config()
         st.html(badges_html(config))

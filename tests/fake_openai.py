@@ -133,11 +133,19 @@ class Fault:
     def no_json_schema(times: int | None = None) -> Fault:
         return Fault("no_json_schema", times=times)
 
+    @staticmethod
+    def no_tools(times: int | None = None) -> Fault:
+        """Answer a request that offers tools with HTTP 400 naming them, as a local model without tool
+        support does ("does not support tools")."""
+        return Fault("no_tools", times=times)
+
     def applies_to(self, body: dict) -> bool:
         if self.when is not None and not self.when(body):
             return False
         if self.kind == "no_json_schema":
             return bool(body.get("response_format"))
+        if self.kind == "no_tools":
+            return bool(body.get("tools"))
         return True
 
 
@@ -545,6 +553,10 @@ class _Handler(BaseHTTPRequestHandler):
                         code="unsupported_response_format",
                     ),
                 )
+                return
+            if fault.kind == "no_tools":
+                self._send_json(400, _error_body(400, "registry.ollama.ai/library/fake does not support tools",
+                                                 code="unsupported_tools"))
                 return
             if fault.kind == "timeout":
                 fake._stop.wait(fault.seconds)

@@ -13,7 +13,7 @@ from langgraph.prebuilt import ToolNode
 
 from tests.graph_helpers import in_node
 from tradingagents import agents, team
-from tradingagents.agents import create_msg_delete
+from tradingagents.agents import create_msg_delete, get_analyst_tools
 from tradingagents.agents.utils.agent_states import AgentState
 from tradingagents.agents.utils.agent_utils import (
     MAX_TOOL_ROUNDS,
@@ -22,7 +22,6 @@ from tradingagents.agents.utils.agent_utils import (
     language_instruction,
 )
 from tradingagents.agents.utils.memory import FinancialSituationMemory
-from tradingagents.dataflows.tools import get_analyst_tools
 from tradingagents.graph.propagation import Propagator
 from tradingagents.llm_clients.offline import OFFLINE_LABEL, OfflineChatModel
 from tradingagents.rating import RATINGS_5_TIER, parse_rating
@@ -157,10 +156,20 @@ def analysed(tmp_path_factory):
         yield analysed_state()
 
 
+def test_market_analyst_asks_for_its_data_with_tool_calls_by_default():
+    """The tools shape (the default): the model's first answer is the plan's calls, no report yet."""
+    tools = get_analyst_tools("market", {}, as_of=DATE)
+    node = create_market_analyst(OfflineChatModel(), tools)
+    update = node(Propagator().create_initial_state(TICKER, DATE))
+    (asked,) = update["messages"]
+    assert [c["name"] for c in asked.tool_calls] == ["get_stock_data", "get_indicators"]
+    assert "market_report" not in update
+
+
 def test_market_analyst_fetches_its_data_then_writes_its_report_in_one_call():
     llm = OfflineChatModel()
     tools = get_analyst_tools("market", {}, as_of=DATE)
-    node = create_market_analyst(llm, tools)
+    node = create_market_analyst(llm, tools, {"analyst_data": "prefetch"})
     state = Propagator().create_initial_state(TICKER, DATE)
     update = node(state)
     assert update["sender"] == "Market Analyst"
@@ -375,8 +384,8 @@ def test_every_prompt_names_instrument_and_date_and_honours_the_language(analyse
     state = analysed_state(llm, config)
     run_rest(state, llm, config)
     systems = rec.system_prompts()
-    # the four analysts (one call each: they fetch their data themselves) and the eight later nodes
-    assert len(systems) == 4 + 8
+    # the four analysts (two calls each: the tool round, then the report) and the eight later nodes
+    assert len(systems) == 4 * 2 + 8
     for prompt in systems:
         assert f"Instrument: {TICKER}" in prompt and f"Analysis date: {DATE}" in prompt
         assert "Instrument context: NVDA — test instrument" in prompt
@@ -414,7 +423,7 @@ def test_an_empty_scratchpad_starts_with_a_user_turn():
     rec = PromptRecorder()
     llm = OfflineChatModel(callbacks=[rec])
     state = {**Propagator().create_initial_state(TICKER, DATE), "messages": []}
-    update = create_news_analyst(llm, get_analyst_tools("news", {}, as_of=DATE))(state)
+    update = create_news_analyst(llm, get_analyst_tools("news", {}, as_of=DATE), {"analyst_data": "prefetch"})(state)
     [sent] = rec.calls  # one model call: the node fetched its data itself
     assert [m.type for m in sent] == ["system", "human"] and TICKER in sent[1].content
     # the kickoff message is not written back into the state: the fetch record, its answers, the report
@@ -422,7 +431,14 @@ def test_an_empty_scratchpad_starts_with_a_user_turn():
     assert [c["name"] for c in update["messages"][0].tool_calls] == ["get_news", "get_global_news"]
     assert update["news_report"] == update["messages"][-1].content
 
-    # the tool loop (a custom analyst's node) starts the same way and asks for its tools
+    # the tool loop (the default shape) starts the same way and asks for its tools
+    rec.calls.clear()
+    update = create_news_analyst(llm, get_analyst_tools("news", {}, as_of=DATE))(state)
+    [sent] = rec.calls
+    assert [m.type for m in sent] == ["system", "human"] and TICKER in sent[1].content
+    assert [m.type for m in update["messages"]] == ["ai"]
+    assert [c["name"] for c in update["messages"][0].tool_calls] == ["get_news", "get_global_news"]
+    # and so does a custom analyst's loop
     rec.calls.clear()
     update = in_node("News Analyst", custom_loop_analyst(llm))(state)
     [sent] = rec.calls

@@ -21,17 +21,17 @@ from langgraph.prebuilt import ToolNode
 from tests.graph_helpers import CallCounter
 from tests.test_sentiment_prefetch import CountingToolNode, RecordingModel, ToolEvents
 from tradingagents import agents
-from tradingagents.agents import create_msg_delete
+from tradingagents.agents import create_msg_delete, get_analyst_tools
 from tradingagents.agents.analysts import fundamentals_analyst, market_analyst, news_analyst
 from tradingagents.agents.utils.agent_states import AgentState
-from tradingagents.agents.utils.agent_utils import block_tag, create_analyst_node, tool_error_message
-from tradingagents.dataflows.tools import AS_OF_KEY, get_analyst_tools, make_tools
+from tradingagents.agents.utils.agent_utils import block_tag, plan_block, tool_error_message
+from tradingagents.dataflows.tools import AS_OF_KEY, make_tools
 from tradingagents.graph.analyst_execution import ANALYST_SPECS
 from tradingagents.graph.conditional_logic import ConditionalLogic, analyst_path_map
 from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.setup import ParallelAgentState, _scratchpad_node
 from tradingagents.llm_clients.offline import OfflineChatModel
-from tradingagents.llm_clients.offline.analysts import TOOL_PLANS
+from tradingagents.llm_clients.offline.analysts import prompt_plan
 from tradingagents.llm_clients.offline.common import signals_in
 
 TICKER, DATE = "NVDA", "2024-05-10"
@@ -55,7 +55,7 @@ FIRST_LINES = {
 def analyst_graph(key: str, llm, tools, config: dict | None = None, *, parallel: bool = False):
     """agent → (router, full path map) → its ToolNode ⇄ agent | its Msg Clear → END."""
     spec = ANALYST_SPECS[key]
-    agent = getattr(agents, spec.factory)(llm, tools, config)
+    agent = getattr(agents, spec.factory)(llm, tools, {"analyst_data": "prefetch", **(config or {})})
     clear = create_msg_delete()
     logic = ConditionalLogic()
     tool_node = CountingToolNode(tools)
@@ -130,8 +130,12 @@ def test_one_model_call_no_tool_round_and_the_prompt_holds_the_fetched_data(key)
 
 @pytest.mark.parametrize("key", KEYS)
 def test_the_fetch_plan_is_the_offline_engines_plan_for_the_role(key):
+    """One home: the engine keeps no plan; it reads the role's (the data plan of its tools-shape prompt)."""
     module, names, _ = ANALYSTS[key]
-    assert list(module.FETCH_PLAN) == TOOL_PLANS[key]
+    tools = get_analyst_tools(key, {}, as_of=DATE)
+    plan = getattr(module, "fetch_plan_for", lambda _tools: module.FETCH_PLAN)(tools)
+    read = prompt_plan(plan_block(tools, plan, {"company_of_interest": TICKER, "trade_date": DATE}))
+    assert [name for name, _ in read] == [name for name, _ in plan] == names
     assert [name for name, _ in module.FETCH_PLAN] == names or key == "market"
 
 
@@ -229,14 +233,10 @@ def test_a_tool_call_the_model_makes_up_is_dropped_and_never_routed(key):
 
 def _loop_report(key: str, config: dict) -> str:
     """The report the offline engine writes through the tool loop (tools bound, a ToolNode round)."""
-    spec, (module, _, prompt_name) = ANALYST_SPECS[key], ANALYSTS[key]
+    spec = ANALYST_SPECS[key]
     tools = get_analyst_tools(key, config, as_of=DATE)
 
-    def prompt(state, names, cfg):
-        return getattr(module, prompt_name)(state, "", cfg)
-
-    agent = create_analyst_node(OfflineChatModel(), tools, name=spec.agent_node, report_key=spec.report_key,
-                                system_prompt=prompt, config=config)
+    agent = getattr(agents, spec.factory)(OfflineChatModel(), tools, {**config, "analyst_data": "tools"})
     graph = StateGraph(AgentState)
     graph.add_node(spec.agent_node, agent)
     graph.add_node(spec.tool_node, ToolNode(tools, handle_tool_errors=tool_error_message))
@@ -268,22 +268,23 @@ def test_the_offline_report_from_the_prompt_is_the_one_the_tool_loop_writes(key,
     assert (english_title in report) == (language == "English")
 
 
+@pytest.mark.parametrize("shape", ["tools", "prefetch"])
 @pytest.mark.parametrize("mode", ["sequential", "parallel"])
 @pytest.mark.parametrize("key", KEYS)
-def test_the_run_pages_board_shows_the_analysts_fetches(key, mode):
+def test_the_run_pages_board_shows_the_analysts_fetches(key, mode, shape):
     from studio.runs import ProgressFolder
     from tradingagents.graph.trading_graph import TradingAgentsGraph
 
     spec, (_, names, _) = ANALYST_SPECS[key], ANALYSTS[key]
     events = []
-    graph = TradingAgentsGraph([key], config={"analyst_execution": mode})
+    graph = TradingAgentsGraph([key], config={"analyst_execution": mode, "analyst_data": shape})
     state, _ = graph.propagate(TICKER, DATE, on_event=events.append)
     progress = ProgressFolder().feed(events).snapshot()
     fetched = [c for c in progress.tool_calls if c["agent"] == spec.agent_node]
     assert [c["tool"] for c in fetched] == names
     assert all(c["result_chars"] > 0 and c["result_preview"] for c in fetched)
     assert progress.counters["tool_calls"] == len(names)
-    assert graph.last_run["usage_by_node"][spec.agent_node]["llm_calls"] == 1
+    assert graph.last_run["usage_by_node"][spec.agent_node]["llm_calls"] == (1 if shape == "prefetch" else 2)
     board = {a.agent: a for a in progress.agents}
     assert board[spec.agent_node].status == "done" and state[spec.report_key] == progress.reports[spec.report_key]
 

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from langchain_core.tools import BaseTool
 
+from tradingagents.agents import analyst_tool_names, get_analyst_tools
 from tradingagents.dataflows.indicators import SUPPORTED_INDICATORS
 from tradingagents.dataflows.interface import (
     DATA_UNAVAILABLE,
@@ -17,7 +18,7 @@ from tradingagents.dataflows.interface import (
     ProviderUnavailable,
     get_provider,
 )
-from tradingagents.dataflows.tools import ANALYST_TOOL_NAMES, TOOL_NAMES, get_analyst_tools, make_tools
+from tradingagents.dataflows.tools import TOOL_NAMES, make_tools
 
 AS_OF = "2024-05-10"
 DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -35,11 +36,12 @@ def dates_in(text: str) -> list[str]:
 def test_tool_names_and_analyst_sets(tools):
     assert set(tools) == set(TOOL_NAMES)
     assert all(isinstance(t, BaseTool) and t.name == n for n, t in tools.items())
-    assert ANALYST_TOOL_NAMES == {
+    analyst_tools = {key: analyst_tool_names(key) for key in ("market", "social", "news", "fundamentals")}
+    assert analyst_tools == {
         "market": ["get_stock_data", "get_indicators"], "social": ["get_social_posts", "get_news"],
         "news": ["get_news", "get_global_news"],
         "fundamentals": ["get_fundamentals", "get_balance_sheet", "get_cashflow", "get_income_statement"]}
-    for analyst, names in ANALYST_TOOL_NAMES.items():
+    for analyst, names in analyst_tools.items():
         assert [t.name for t in get_analyst_tools(analyst, {"data_vendor": "demo"}, as_of=AS_OF)] == names
     with pytest.raises(ValueError, match="Accepted: market, social, news, fundamentals"):
         get_analyst_tools("macro")

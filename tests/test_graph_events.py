@@ -36,9 +36,9 @@ def test_node_events_carry_role_agent_and_team_from_the_roster():
     for e in node_events:
         role = team.ROLE_BY_NODE[e.node]
         assert (e.agent, e.team, e.data["role"]) == (role.node, role.team, role.key)
-    # the Market Analyst fetches its data itself: no tools_market step, its tool calls are its own
-    assert not any(e.node == "tools_market" for e in events)
-    fetched = [e for e in events if e.kind == "tool_call" and e.node == "Market Analyst"]
+    # the Market Analyst's model asks for its data: its tools_market step runs the calls, on its behalf
+    assert any(e.kind == "node_started" and e.node == "tools_market" for e in events)
+    fetched = [e for e in events if e.kind == "tool_call" and e.node == "tools_market"]
     assert fetched and all(e.agent == "Market Analyst" and e.data["role"] == "market" for e in fetched)
 
 

@@ -24,7 +24,8 @@ DATE = "2024-05-10"
 AGENT_NODES = {"Market Analyst", "Sentiment Analyst", "News Analyst", "Fundamentals Analyst", "Bull Researcher",
                "Bear Researcher", "Research Manager", "Trader", "Aggressive Analyst", "Conservative Analyst",
                "Neutral Analyst", "Portfolio Manager"}
-# the analysts that fetch their data themselves: (node, its unused ToolNode, [(tool, args)] in order)
+# each analyst's data: (node, its ToolNode, [(tool, args)] in order): the calls its model asks for (the
+# offline engine follows the analyst's plan) or, in the prefetch shape, the node makes itself
 PREFETCHED = [
     ("Market Analyst", "tools_market", [
         ("get_stock_data", {"symbol": "NVDA", "start_date": "2024-02-09", "end_date": DATE}),
@@ -51,9 +52,10 @@ def _agents_in_order(events):
     return out
 
 
-def test_full_offline_run_events_results_and_log(ta_home):
+@pytest.mark.parametrize("shape", ["tools", "prefetch"])
+def test_full_offline_run_events_results_and_log(ta_home, shape):
     events: list[RunEvent] = []
-    graph = TradingAgentsGraph(config={"analyst_execution": "sequential"})  # the sequential chain (docs/ARCHITECTURE.md, "The graph")
+    graph = TradingAgentsGraph(config={"analyst_execution": "sequential", "analyst_data": shape})  # the sequential chain (docs/ARCHITECTURE.md, "The graph")
     state, rating = graph.propagate("nvda", DATE, on_event=events.append)
     assert rating in RATINGS_5_TIER
     assert state["final_trade_decision"].startswith(f"**Rating**: {rating}")
@@ -86,15 +88,19 @@ def test_full_offline_run_events_results_and_log(ta_home):
     assert [e.data["debate"] for e in events if e.kind == "judge_decision"] == ["invest", "risk"]
     usage = [e.data for e in events if e.kind == "llm_usage"]
     assert usage and all(a["llm_calls"] <= b["llm_calls"] for a, b in zip(usage, usage[1:], strict=False))
-    # the Market, Sentiment, News and Fundamentals Analysts with their own fetches (1 each), Bull, Bear, Research Manager, Trader, three risk analysts, Portfolio
-    # Manager (1 each)
-    assert usage[-1]["llm_calls"] == graph.last_run["usage"]["llm_calls"] == 12
+    # the Market, Sentiment, News and Fundamentals Analysts (tools: 2 each, the tool round and the report;
+    # prefetch: 1 each, with their own fetches), Bull, Bear, Research Manager, Trader, three risk analysts,
+    # Portfolio Manager (1 each)
+    per_analyst = 2 if shape == "tools" else 1
+    assert usage[-1]["llm_calls"] == graph.last_run["usage"]["llm_calls"] == 4 * per_analyst + 8
     assert usage[-1]["tool_calls"] == len(tool_events)
     by_node = graph.last_run["usage_by_node"]
     for node, tools_node, calls in PREFETCHED:
-        assert by_node[node]["llm_calls"] == 1 and by_node[node]["tool_calls"] == len(calls), node
-        assert tools_node not in started  # its ToolNode stays in the graph, unused
-        fetched = [e for e in tool_events if e.node == node]
+        caller = tools_node if shape == "tools" else node
+        assert by_node[node]["llm_calls"] == per_analyst and by_node[caller]["tool_calls"] == len(calls), node
+        assert (tools_node in started) == (shape == "tools")  # the ToolNode runs the model's calls
+        fetched = [e for e in tool_events if e.node == caller]
+        assert all(e.agent == node for e in fetched)
         assert [(e.data["tool"], e.data["args"]) for e in fetched] == calls, node
     json.dumps([e.to_dict() for e in events])  # plain data
 
@@ -153,7 +159,7 @@ def test_recursion_limit_comes_from_config():
 
 
 def test_debug_prints_each_node_update(capsys):
-    TradingAgentsGraph(["market"], debug=True).propagate("MSFT", DATE)
+    TradingAgentsGraph(["market"], config={"analyst_data": "prefetch"}, debug=True).propagate("MSFT", DATE)
     out = capsys.readouterr().out
     for node in ("==== Market Analyst ====", "==== Portfolio Manager ===="):
         assert node in out

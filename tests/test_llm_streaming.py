@@ -31,10 +31,12 @@ PRICES = {"fake-quick": [1000.0, 4000.0], "fake-deep": [2000.0, 8000.0]}
 
 
 def _market_text(body: dict) -> bool:
-    """The Market Analyst's report call (its one call: its data is fetched and in the prompt)."""
+    """The Market Analyst's report call: the one after its tool round (the tools' answers in the request),
+    or in the prefetch shape its one call (its data fetched and in the prompt)."""
     messages = body.get("messages") or []
     system = str((messages or [{}])[0].get("content") or "")
-    return system.startswith("You are the Market Analyst") and "<get_stock_data>" in system
+    answered = any(m.get("role") == "tool" for m in messages)
+    return system.startswith("You are the Market Analyst") and ("<get_stock_data>" in system or answered)
 
 
 def _numbered(counter: dict):

@@ -51,11 +51,14 @@ def test_every_figure_of_the_market_report_is_in_a_tool_message():
 
 
 def test_tool_calls_are_deterministic_schema_valid_and_counted():
-    from tradingagents.dataflows.tools import get_analyst_tools
+    from tradingagents.agents import get_analyst_tools
+    from tradingagents.agents.analysts.fundamentals_analyst import FETCH_PLAN
+    from tradingagents.agents.utils.agent_utils import plan_block
 
     tools = get_analyst_tools("fundamentals", {}, as_of=DATE)
-    messages = [SystemMessage(f"You are the Fundamentals Analyst.\nInstrument: {TICKER}\nAnalysis date: {DATE}"),
-                HumanMessage("Go.")]
+    plan = plan_block(tools, FETCH_PLAN, {"company_of_interest": TICKER, "trade_date": DATE})
+    messages = [SystemMessage(f"You are the Fundamentals Analyst.\nInstrument: {TICKER}\nAnalysis date: {DATE}"
+                              f"\n\n{plan}"), HumanMessage("Go.")]
     bound = OfflineChatModel().bind_tools(tools)
     first, second = bound.invoke(messages, as_role("fundamentals")), bound.invoke(messages, as_role("fundamentals"))
     assert first.tool_calls == second.tool_calls and first.id == second.id
@@ -202,11 +205,14 @@ def test_a_multi_indicator_answer_is_split_by_section_and_gaps_are_named():
 
 
 def test_the_market_analyst_asks_for_all_indicators_in_one_call_when_the_tool_allows_it():
-    from tradingagents.dataflows.tools import get_analyst_tools
+    from tradingagents.agents import get_analyst_tools
+    from tradingagents.agents.analysts.market_analyst import fetch_plan_for
+    from tradingagents.agents.utils.agent_utils import plan_block
 
     tools = get_analyst_tools("market", {}, as_of=DATE)
+    plan = plan_block(tools, fetch_plan_for(tools), {"company_of_interest": TICKER, "trade_date": DATE})
     calls = OfflineChatModel().bind_tools(tools).invoke(
-        [SystemMessage(f"You are the Market Analyst.\nInstrument: {TICKER}\nAnalysis date: {DATE}")],
+        [SystemMessage(f"You are the Market Analyst.\nInstrument: {TICKER}\nAnalysis date: {DATE}\n\n{plan}")],
         as_role("market")).tool_calls
     assert [c["name"] for c in calls] == ["get_stock_data", "get_indicators"]
     assert calls[1]["args"]["indicator"].split(",") == [

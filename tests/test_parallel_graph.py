@@ -9,7 +9,7 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
 from tests.graph_helpers import CallCounter, InjectedFault, comparable
-from tradingagents.dataflows.tools import get_analyst_tools
+from tradingagents.agents import get_analyst_tools
 from tradingagents.graph.setup import SCRATCHPAD_KEYS
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 
@@ -17,7 +17,9 @@ DATE = "2024-05-10"
 ANALYST_AGENTS = {"Market Analyst": "market", "Sentiment Analyst": "social", "News Analyst": "news",
                   "Fundamentals Analyst": "fundamentals"}
 # the analysts that fetch their data themselves and make one model call (no tool round)
-PREFETCHING = {"Market Analyst", "Sentiment Analyst", "News Analyst", "Fundamentals Analyst"}
+# the analysts that fetch their data themselves (analyst_data "prefetch"); by default ("tools") none does
+PREFETCHING: set[str] = set()
+ALL_ANALYSTS = {"Market Analyst", "Sentiment Analyst", "News Analyst", "Fundamentals Analyst"}
 
 
 @pytest.mark.parametrize("selected", [None, ["news", "market"], ["fundamentals", "social"]])
@@ -40,14 +42,17 @@ class _SeenMessages(BaseCallbackHandler):
         self.seen.setdefault(node, []).extend(messages[0])
 
 
-def test_each_branch_sees_only_its_own_tool_messages():
+@pytest.mark.parametrize("shape", ["tools", "prefetch"])
+def test_each_branch_sees_only_its_own_tool_messages(shape):
     spy = _SeenMessages()
-    TradingAgentsGraph(config={"analyst_execution": "parallel"}, callbacks=[spy]).propagate("NVDA", DATE)
+    prefetching = ALL_ANALYSTS if shape == "prefetch" else PREFETCHING
+    TradingAgentsGraph(config={"analyst_execution": "parallel", "analyst_data": shape},
+                       callbacks=[spy]).propagate("NVDA", DATE)
     own_tools = {key: {t.name for t in get_analyst_tools(key, None, as_of=DATE)} for key in ANALYST_AGENTS.values()}
     every_tool = set().union(*own_tools.values())
     for node, key in ANALYST_AGENTS.items():
         tool_msgs = [m for m in spy.seen[node] if m.type == "tool"]
-        if node in PREFETCHING:  # it fetches its data itself: the answers are in its prompt
+        if node in prefetching:  # it fetches its data itself: the answers are in its prompt
             prompt = "\n".join(str(m.content) for m in spy.seen[node] if m.type == "system")
             assert not tool_msgs and all(re.search(rf"<{name}[ >]", prompt) for name in own_tools[key])
             assert not any(re.search(rf"<{name}[ >]", prompt) for name in every_tool - own_tools[key])

@@ -21,16 +21,16 @@ from langgraph.prebuilt import ToolNode
 from pydantic import Field
 
 from tests.graph_helpers import CallCounter
-from tradingagents.agents import create_msg_delete, create_social_media_analyst
+from tradingagents.agents import create_msg_delete, create_social_media_analyst, get_analyst_tools
 from tradingagents.agents.analysts import social_media_analyst
 from tradingagents.agents.utils.agent_states import AgentState
-from tradingagents.agents.utils.agent_utils import create_analyst_node, tool_error_message
-from tradingagents.dataflows.tools import AS_OF_KEY, get_analyst_tools, make_tools
+from tradingagents.agents.utils.agent_utils import plan_block, tool_error_message
+from tradingagents.dataflows.tools import AS_OF_KEY, make_tools
 from tradingagents.graph.conditional_logic import ConditionalLogic, analyst_path_map
 from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.setup import ParallelAgentState, _scratchpad_node
 from tradingagents.llm_clients.offline import OfflineChatModel
-from tradingagents.llm_clients.offline.analysts import TOOL_PLANS
+from tradingagents.llm_clients.offline.analysts import prompt_plan
 from tradingagents.llm_clients.offline.common import signals_in
 from tradingagents.team import ROLES
 
@@ -90,7 +90,7 @@ class CountingToolNode:
 def sentiment_graph(llm, tools, config: dict | None = None, *, parallel: bool = False):
     """agent → (router, full path map) → tools_social ⇄ agent | Msg Clear Sentiment → END."""
     role = ROLES["social"]
-    agent = create_social_media_analyst(llm, tools, config)
+    agent = create_social_media_analyst(llm, tools, {"analyst_data": "prefetch", **(config or {})})
     clear = create_msg_delete()
     logic = ConditionalLogic()
     tool_node = CountingToolNode(tools)
@@ -152,7 +152,10 @@ def test_one_model_call_no_tool_round_and_the_prompt_holds_the_fetched_posts_and
 
 
 def test_the_fetch_plan_is_the_offline_engines_plan_for_the_role():
-    assert list(social_media_analyst.FETCH_PLAN) == TOOL_PLANS["social"]
+    tools = get_analyst_tools("social", {}, as_of=DATE)
+    read = prompt_plan(plan_block(tools, social_media_analyst.FETCH_PLAN, {"company_of_interest": TICKER,
+                                                                           "trade_date": DATE}))
+    assert [name for name, _ in read] == [name for name, _ in social_media_analyst.FETCH_PLAN]
 
 
 def test_no_data_answers_reach_the_prompt_and_the_offline_report_names_them(tmp_path):
@@ -233,13 +236,8 @@ def test_a_tool_call_the_model_makes_up_is_dropped_and_never_routed():
 def _loop_report(config: dict) -> str:
     """The sentiment report the offline engine writes through the tool loop (tools bound, a ToolNode)."""
     tools = get_analyst_tools("social", config, as_of=DATE)
-    role = ROLES["social"]
 
-    def prompt(state, names, cfg):
-        return social_media_analyst.sentiment_system_prompt(state, "", cfg)
-
-    agent = create_analyst_node(OfflineChatModel(), tools, name=role.node, report_key=role.output_key,
-                                system_prompt=prompt, config=config)
+    agent = create_social_media_analyst(OfflineChatModel(), tools, {**config, "analyst_data": "tools"})
     graph = StateGraph(AgentState)
     graph.add_node(NODE, agent)
     graph.add_node(TOOLS, ToolNode(tools, handle_tool_errors=tool_error_message))
@@ -268,18 +266,19 @@ def test_the_offline_report_from_the_prompt_is_the_one_the_tool_loop_writes(lang
         assert "NVDA 情绪分析" in report and "Mood around" not in report
 
 
+@pytest.mark.parametrize("shape", ["tools", "prefetch"])
 @pytest.mark.parametrize("mode", ["sequential", "parallel"])
-def test_the_run_pages_board_shows_the_sentiment_analysts_fetches(mode):
+def test_the_run_pages_board_shows_the_sentiment_analysts_fetches(mode, shape):
     from studio.runs import ProgressFolder
     from tradingagents.graph.trading_graph import TradingAgentsGraph
 
     events = []
-    graph = TradingAgentsGraph(["social"], config={"analyst_execution": mode})
+    graph = TradingAgentsGraph(["social"], config={"analyst_execution": mode, "analyst_data": shape})
     state, _ = graph.propagate(TICKER, DATE, on_event=events.append)
     progress = ProgressFolder().feed(events).snapshot()
     fetched = [c for c in progress.tool_calls if c["agent"] == NODE]
     assert [c["tool"] for c in fetched] == ["get_social_posts", "get_news"]
     assert all(c["result_chars"] > 0 and c["result_preview"] for c in fetched)
-    assert progress.counters["tool_calls"] == 2 and graph.last_run["usage_by_node"][NODE]["llm_calls"] == 1
+    assert progress.counters["tool_calls"] == 2 and graph.last_run["usage_by_node"][NODE]["llm_calls"] == (1 if shape == "prefetch" else 2)
     board = {a.agent: a for a in progress.agents}
     assert board[NODE].status == "done" and state["sentiment_report"] == progress.reports["sentiment_report"]

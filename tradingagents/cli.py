@@ -143,6 +143,9 @@ def _run_parser() -> argparse.ArgumentParser:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--parallel", action="store_true", help="run the analysts as parallel branches")
     mode.add_argument("--sequential", action="store_true", help="run the analysts one after another")
+    p.add_argument("--analyst-data", help="how the analysts get their data: tools (default: each analyst's model "
+                   "asks for it with tool calls) or prefetch (the analyst fetches its plan itself and makes one "
+                   "model call without tools: fewer round trips, for models that cannot call tools)")
     p.add_argument("--no-checkpoint", action="store_true", help="do not checkpoint (no resume after a failure)")
     p.add_argument("--fresh", action="store_true", help="start afresh: discard a checkpoint of this run (kept by "
                    "a failure or a stop) instead of resuming it, e.g. after changing the provider or models")
@@ -195,6 +198,7 @@ FLAGS = {
     "analysts": ("selected_analysts", "--analysts"),
     "max_cost": ("max_cost_usd", "--max-cost"),
     "executor": ("executor", "--executor"),
+    "analyst_data": ("analyst_data", "--analyst-data"),
     "allow_synthetic": ("allow_synthetic", "--allow-synthetic"),
     "csv_skip_bad_rows": ("csv_skip_bad_rows", "--csv-skip-bad-rows"),
 }

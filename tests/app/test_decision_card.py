@@ -21,6 +21,15 @@ def test_the_result_shows_the_decision_card_and_offers_the_pdf_handout(ta_home):
         assert f'ta-card-label">{label}<' in card, label
     assert f'ta-card-value">{decision["rating"]}<' in card and 'ta-card-value">5 trading days<' in card
     assert "None" not in card
+    # the evidence ledger: its count on the card, and under the report its figures and their sources
+    found = sum(r["found"] for r in handle.meta["evidence"].values())
+    figures = sum(r["figures"] for r in handle.meta["evidence"].values())
+    assert f"Evidence: {found} of {figures} figures found in the data" in card
+    market = handle.meta["evidence"]["market_report"]
+    evidence = [e for e in at.expander if str(e.label).startswith("Evidence: ")]  # one under each text's tab
+    assert evidence[0].label == f"Evidence: {market['found']} of {market['figures']} figures found in the data"
+    assert len(evidence) == len([k for k in handle.meta["evidence"] if ":" not in k])  # the tabs: not the turns
+    assert len(evidence[0].dataframe[0].value) == market["figures"]
     labels = [el.proto.label for el in at.get("download_button")]
     assert "PDF handout" in labels and "Markdown report" in labels, labels
     assert "Exception" not in texts(at)

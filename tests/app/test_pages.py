@@ -55,7 +55,7 @@ def test_pages_folder_pages_run_inside_the_shared_frame_on_every_rerun(page, tit
         assert not at.exception, [e.value for e in at.exception]
         assert [t.value for t in at.title] == [title]
         assert at.sidebar.selectbox(key="set_provider").value == "offline"
-        assert len(at.sidebar.selectbox) == 3  # provider, output language and data source, drawn once
+        assert len(at.sidebar.selectbox) == 4  # provider, output language, data source and analyst data, drawn once
 
 
 def test_bad_input_shows_inline_message_and_starts_nothing():

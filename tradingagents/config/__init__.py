@@ -18,6 +18,7 @@ from __future__ import annotations
 from tradingagents.config.checks import (
     CHECKS,
     LLM_KEYS,
+    check_analyst_data,
     check_benchmark_map,
     check_execution,
     check_setting,
@@ -28,6 +29,8 @@ from tradingagents.config.checks import (
 )
 from tradingagents.config.defaults import (
     ANALYST_ALIASES,
+    ANALYST_DATA_LABELS,
+    ANALYST_DATA_MODES,
     ANALYST_ORDER,
     BENCHMARK_MAP,
     DATA_VENDORS,
@@ -56,11 +59,11 @@ from tradingagents.errors import ConfigError, LLMConfigError
 _thaw = thaw  # the name an older caller imports (tradingagents.batch)
 
 __all__ = [
-    "ANALYST_ALIASES", "ANALYST_ORDER", "BENCHMARK_MAP", "CHECKS", "DATA_VENDORS", "DEFAULTS",
+    "ANALYST_ALIASES", "ANALYST_DATA_LABELS", "ANALYST_DATA_MODES", "ANALYST_ORDER", "BENCHMARK_MAP", "CHECKS", "DATA_VENDORS", "DEFAULTS",
     "DEFAULT_BENCHMARK", "DEFAULT_CONFIG", "ENV_PREFIX", "EXECUTION_LABELS", "EXECUTION_MODES", "EXECUTORS", "EXECUTOR_ALIASES",
     "LLM_KEYS", "MODEL_KEYS", "NONE_TYPES", "PATH_DEFAULTS", "PATH_PARENTS", "REDACTED", "ROUND_LIMITS",
     "VENDOR_ALIASES", "WRITABLE_DIRS", "ui_translator", "ConfigError", "FrozenDict", "FrozenList", "LLMConfigError", "Settings",
-    "benchmark_for", "check_benchmark_map", "check_execution", "check_home", "check_setting", "check_vendor",
+    "benchmark_for", "check_analyst_data", "check_benchmark_map", "check_execution", "check_home", "check_setting", "check_vendor",
     "default_home", "env_overrides", "env_var", "freeze", "normalize_analysts", "normalize_executor",
     "public_config", "redact_url", "resolve_config", "thaw", "validate_rounds",
 ]

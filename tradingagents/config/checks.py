@@ -21,6 +21,7 @@ from typing import Any
 
 from tradingagents.config.defaults import (
     ANALYST_ALIASES,
+    ANALYST_DATA_MODES,
     ANALYST_ORDER,
     DATA_VENDORS,
     DEFAULTS,
@@ -123,6 +124,16 @@ def check_execution(value: Any, what: str = "analyst_execution") -> str:
     text = str(value).strip().lower()
     if text not in EXECUTION_MODES:
         raise _fail(what, value, f"use {' or '.join(EXECUTION_MODES)}")
+    return text
+
+
+def check_analyst_data(value: Any, what: str = "analyst_data") -> str:
+    """``tools`` or ``prefetch`` (any case); ``None`` or blank is the default ("tools")."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return DEFAULTS["analyst_data"]
+    text = str(value).strip().lower()
+    if text not in ANALYST_DATA_MODES:
+        raise _fail(what, value, f"use {' or '.join(ANALYST_DATA_MODES)}")
     return text
 
 
@@ -492,6 +503,7 @@ CHECKS: Mapping[str, Check] = {
     "max_risk_discuss_rounds": validate_rounds,
     "max_recur_limit": _number(int, lo=1, hi=10_000),
     "analyst_execution": check_execution,
+    "analyst_data": check_analyst_data,
     "checkpoint_enabled": _boolean,
     "memory_enabled": _boolean,
     "output_language": _text(),

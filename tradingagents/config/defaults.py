@@ -33,6 +33,14 @@ EXECUTION_MODES: tuple[str, ...] = ("parallel", "sequential")
 EXECUTION_LABELS: Mapping[str, str] = MappingProxyType({"parallel": N_("parallel"), "sequential": N_("sequential")})
 """Each mode as a reader sees it (translate with ``t(label)``; English: the mode's own name)."""
 
+ANALYST_DATA_MODES: tuple[str, ...] = ("tools", "prefetch")
+"""``analyst_data``: each analyst's model is offered its tools and asks for its data (a ToolNode answers,
+the specification's loop), or the analyst fetches its plan itself and makes one model call without
+tools (fewer round trips, for models that cannot call tools)."""
+
+ANALYST_DATA_LABELS: Mapping[str, str] = MappingProxyType({"tools": N_("tool calls"), "prefetch": N_("prefetched")})
+"""Each shape as a reader sees it (translate with ``t(label)``)."""
+
 EXECUTORS: tuple[str, ...] = ("threads", "ray")
 """Where batches and backtests run their tasks (``executor``; ``tradingagents.executor`` runs them)."""
 
@@ -124,6 +132,9 @@ DEFAULTS: dict[str, Any] = {
     "max_risk_discuss_rounds": 1,
     "max_recur_limit": 100,
     "analyst_execution": "parallel",  # parallel (analysts as concurrent branches) | sequential
+    # tools: each analyst's model asks for its data (tool calls); prefetch: the analyst fetches its plan
+    # itself and makes one model call without tools (for models that cannot call tools)
+    "analyst_data": "tools",
     "checkpoint_enabled": True,
     # False: no past context from the log and no role memories are read or written (the backtest's
     # "no memory" ablation); decisions are still logged

@@ -49,12 +49,6 @@ from tradingagents.validation import ValidationError, validate_date, validate_ti
 
 INVALID = "INVALID_ARGUMENT:"
 AS_OF_KEY = "as_of"  # the run config's configurable entry that carries the analysis date (per_run tools)
-ANALYST_TOOL_NAMES: dict[str, list[str]] = {
-    "market": ["get_stock_data", "get_indicators"],
-    "social": ["get_social_posts", "get_news"],
-    "news": ["get_news", "get_global_news"],
-    "fundamentals": ["get_fundamentals", "get_balance_sheet", "get_cashflow", "get_income_statement"],
-}
 TOOL_NAMES = [
     "get_stock_data", "get_indicators", "get_fundamentals", "get_balance_sheet", "get_cashflow",
     "get_income_statement", "get_news", "get_global_news", "get_social_posts",
@@ -480,6 +474,21 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
         """The income statement (revenue, margins, operating income, net income, EPS)."""
         return _statement("income_statement", ticker, freq, curr_date)
 
+    def _tone_line(lines: list[str]) -> list[str]:
+        """The headlines' tone tally by the word lexicon (``offline.common.tone``: distinct positive minus
+        negative words of each headline with its lines), so a count of positive headlines a report states
+        is a count the data holds; [] without headlines."""
+        from tradingagents.llm_clients.offline.common import tone
+
+        tally = {"bullish": 0, "bearish": 0, "neutral": 0}
+        for block in lines:
+            parts = [p.strip().lstrip("#").strip() for p in block.splitlines() if p.strip()]
+            score = tone(" ".join(parts))
+            tally["bullish" if score > 0 else "bearish" if score < 0 else "neutral"] += 1
+        if not lines:
+            return []
+        return ["# Headline tone (word lexicon): " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))]
+
     def _news_lines(items: list[dict[str, Any]], end: str, limit: int) -> list[str]:
         kept = [it for it in items if str(it.get("published", ""))[:10] <= end]
         kept.sort(key=lambda it: str(it.get("published", "")), reverse=True)
@@ -506,7 +515,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
             return _no_data(provider, f"No news about {t} was published between {start} and {end}.")
         lines = _news_lines(items, end, MAX_NEWS_ITEMS)
         head = f"# News about {t} from {start} to {end}: {len(lines)} of {len(items)} items {src}"
-        return "\n\n".join([head, *lines])
+        return "\n\n".join(["\n".join([head, *_tone_line(lines)]), *lines])
 
     def get_global_news(
         curr_date: Annotated[str, "The current trading date, YYYY-MM-DD"],
@@ -523,7 +532,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
             return _no_data(provider, f"No global news was published between {start} and {end}.")
         lines = _news_lines(items, end, lim)
         head = f"# Global and macro news from {start} to {end}: {len(lines)} of {len(items)} items {src}"
-        return "\n\n".join([head, *lines])
+        return "\n\n".join(["\n".join([head, *_tone_line(lines)]), *lines])
 
     def get_social_posts(
         ticker: Annotated[str, "Ticker symbol"],
@@ -592,12 +601,3 @@ def shared_tools(config: Mapping[str, Any] | None = None) -> dict[str, BaseTool]
         while len(_SHARED) > SHARED_TOOLS_MAX:
             _SHARED.popitem(last=False)
     return tools
-
-
-def get_analyst_tools(analyst: str, config: Mapping[str, Any] | None = None, *,
-                      as_of: str | None = None, provider: MarketDataProvider | None = None) -> list[BaseTool]:
-    """The tools of one analyst (market, social, news, fundamentals), bound to ``config``'s provider."""
-    if analyst not in ANALYST_TOOL_NAMES:
-        raise ValidationError(f"Unknown analyst {analyst!r}. Accepted: {', '.join(ANALYST_TOOL_NAMES)}.")
-    tools = make_tools(config, as_of=as_of, provider=provider)
-    return [tools[name] for name in ANALYST_TOOL_NAMES[analyst]]

@@ -6,6 +6,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
+from tradingagents import team
 from tradingagents.agents.utils.agent_states import empty_invest_debate_state, empty_risk_debate_state
 
 
@@ -36,10 +37,7 @@ class Propagator:
             "past_context": past_context,
             "portfolio_context": portfolio_context,  # the desk's book as the Portfolio Manager reads it ("" : none)
             "memory_used": {"past_decisions": list(past_decisions or []), "lessons": {}},
-            "market_report": "",
-            "sentiment_report": "",
-            "news_report": "",
-            "fundamentals_report": "",
+            **dict.fromkeys(team.REPORT_KEYS, ""),  # the roster's analysts' reports
             "investment_debate_state": empty_invest_debate_state(),
             "investment_plan": "",
             "trader_investment_plan": "",
@@ -48,6 +46,8 @@ class Propagator:
             "final_rating": "",
             "debate_turns": [],
             "pm_notes": [dict(n) for n in pm_notes or []],
+            "analyst_data_notes": [],
+            "tool_answers": [],
         }
 
     def get_graph_args(self, callbacks: list | None = None, **configurable: Any) -> dict[str, Any]:

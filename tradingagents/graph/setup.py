@@ -26,7 +26,7 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode
 
 from tradingagents import team
-from tradingagents.agents.utils.agent_states import AgentState
+from tradingagents.agents.utils.agent_states import AgentState, declare_keys
 from tradingagents.agents.utils.agent_utils import tool_error_message
 from tradingagents.config import check_execution
 from tradingagents.graph.analyst_execution import (
@@ -59,6 +59,8 @@ class ParallelAgentState(AgentState):
     fundamentals_messages: Annotated[list, add_messages]
 
 
+# a roster analyst beyond the four gets its scratchpad from the roster (no line here)
+declare_keys(ParallelAgentState, {spec.messages_key: Annotated[list, add_messages] for spec in ANALYST_SPECS.values()})
 SCRATCHPAD_KEYS = tuple(spec.messages_key for spec in ANALYST_SPECS.values())
 
 

@@ -48,6 +48,7 @@ from tradingagents.graph.analyst_execution import analysts_for_asset
 from tradingagents.graph.checkpoint_router import COUNTERS_KEY, CheckpointRouter
 from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, describe_error, empty_record
+from tradingagents.graph.evidence import ledger as evidence_ledger
 from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.run_support import (
     _Budget,
@@ -226,6 +227,7 @@ class TradingAgentsGraph:
         ``trade_date=None``: the provider's shared tools, which read each run's date from the run
         config (``configurable["as_of"]``), so one compiled graph serves every date.
         """
+        from tradingagents import agents
         from tradingagents.dataflows import tools as data_tools
 
         # one set of tools (building tool schemas is the costly part), split per analyst
@@ -234,8 +236,8 @@ class TradingAgentsGraph:
         else:
             all_tools = data_tools.make_tools(self.config, as_of=trade_date)
 
-        def tools_for(key: str) -> list:
-            return [all_tools[name] for name in data_tools.ANALYST_TOOL_NAMES[key]]
+        def tools_for(key: str) -> list:  # the analyst's own file names its tools
+            return [all_tools[name] for name in agents.analyst_tool_names(key)]
 
         # memory off (the "no memory" ablation): the agents get no role memory to read
         memories = self.memories if self.config.get("memory_enabled", True) else dict.fromkeys(team.MEMORY_NAMES)
@@ -248,7 +250,8 @@ class TradingAgentsGraph:
     def compiled_graph(self, analysts: list[str], entry: str | None = None):
         """The compiled graph of this shape, compiled on first use and then reused (``entry``: the
         graph of a what-if fork, which starts at that node)."""
-        key = (tuple(analysts), self.analyst_execution, bool(self.config.get("memory_enabled", True)), entry)
+        key = (tuple(analysts), self.analyst_execution, self.config.get("analyst_data"),
+               bool(self.config.get("memory_enabled", True)), entry)
         return self.compiled_graphs.get(
             key, lambda: self.build_graph(None, analysts, entry=entry).compile(checkpointer=self.checkpoint_router))
 
@@ -572,6 +575,10 @@ class TradingAgentsGraph:
                 "asset_type": asset_type,
                 "analysts": list(analysts),
                 "analyst_execution": self.analyst_execution,
+                # how the analysts got their data: "tools" (their models asked) or "prefetch"; the notes
+                # say which analyst fell back to prefetch, and why (a server that refused tools)
+                "analyst_data": cfg.get("analyst_data"),
+                "analyst_data_notes": list(final_state.get("analyst_data_notes") or []),
                 **settings,
                 "instrument_context": final_state.get("instrument_context"),
                 "thread_id": tid,
@@ -595,13 +602,15 @@ class TradingAgentsGraph:
                 # the portfolio manager's notes to the judges: {before, note, by, at}
                 "pm_notes": [dict(n) for n in final_state.get("pm_notes") or []],
                 # the decision card (rating, action, conviction, levels, size, stated and scored horizon)
-                "decision": decision_card(final_state, cfg.get("holding_days")),
+                "decision": (card := decision_card(final_state, cfg.get("holding_days"))),
+                # every figure of every text, found in the run's data or not (graph/evidence.py)
+                "evidence": evidence_ledger(final_state, turns, card),
                 # the order the rating makes of the desk's book (None: no book): side, shares, notional,
                 # weight before and after, the cap that bound it
                 "order": book.order(rating) if book is not None else None,
                 # what the roles were given from memory, recorded by the nodes that gathered it
                 "memory_used": memory_used_of(final_state),
-                "warnings": list(reporter.warnings),
+                "warnings": list(reporter.warnings) + list(final_state.get("analyst_data_notes") or []),
                 "config": self.config,  # saved as public_config(...) only
             }
             saved_meta = public_meta(cfg, meta)

@@ -158,6 +158,46 @@ def public_meta(config: Mapping[str, Any] | None, meta: Mapping[str, Any] | None
     return meta_out
 
 
+def evidence_totals(meta: Mapping[str, Any] | None) -> tuple[int, int] | None:
+    """``(found, figures)`` over every text of a run's ``meta["evidence"]`` (``graph/evidence.py``); None for
+    a run saved before the ledger existed."""
+    evidence = (meta or {}).get("evidence")
+    if not isinstance(evidence, Mapping) or not evidence:
+        return None
+    records = [r for r in evidence.values() if isinstance(r, Mapping)]
+    return (sum(int(r.get("found") or 0) for r in records), sum(int(r.get("figures") or 0) for r in records))
+
+
+def evidence_line(meta: Mapping[str, Any] | None, *, t: Translator | None = None) -> str | None:
+    """"Evidence: k of n figures found in the data" of a run (None without a ledger)."""
+    totals = evidence_totals(meta)
+    if totals is None:
+        return None
+    return (t or translator(None))("Evidence: {found} of {figures} figures found in the data",
+                                   found=totals[0], figures=totals[1])
+
+
+def evidence_text_title(key: str, *, t: Translator | None = None) -> str:
+    """The title of one text of the ledger: a report's, a plan's, or a debate turn's (``invest:Bull:1``)."""
+    t = t or translator(None)
+    if key in team.REPORT_TITLES:
+        return t.p("report", team.REPORT_TITLES[key])
+    debate, _, rest = key.partition(":")
+    speaker, _, round_ = rest.partition(":")
+    if debate in ("invest", "risk") and speaker:
+        return t("{speaker}, round {round}", speaker=t.p("speaker", speaker), round=round_)
+    return key
+
+
+def evidence_not_found(meta: Mapping[str, Any] | None, *, t: Translator | None = None) -> list[tuple[str, str, str]]:
+    """Every figure the ledger did not find: ``(text title, figure, its sentence)`` in the texts' order."""
+    out = []
+    for key, record in ((meta or {}).get("evidence") or {}).items():
+        for item in (record or {}).get("not_found") or []:
+            out.append((evidence_text_title(str(key), t=t), str(item.get("figure") or ""), str(item.get("sentence") or "")))
+    return out
+
+
 def _md_section(title: str, body: str | None, t: Translator, level: int = 2) -> str:
     text = (body or "").strip() or "_" + t("Not produced in this run.") + "_"
     return f"{'#' * level} {title}\n\n{text}\n"
@@ -202,6 +242,9 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
         facts.append("- " + t("LLM calls: {llm}, tool calls: {tools}, tokens in/out: {tokens_in}/{tokens_out}",
                               llm=usage.get("llm_calls", 0), tools=usage.get("tool_calls", 0),
                               tokens_in=usage.get("input_tokens", 0), tokens_out=usage.get("output_tokens", 0)))
+    evidence = evidence_line(meta, t=t)
+    if evidence:
+        facts.append("- " + evidence)
     if facts:
         lines += facts + [""]
     notes = [n for n in meta.get("pm_notes") or [] if isinstance(n, Mapping) and n.get("note")]
@@ -225,6 +268,10 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
     lines.append(_md_section(t("Risk debate"), risk.get("history"), t))
     if state.get("past_context"):
         lines.append(_md_section(t("Past decisions considered"), state.get("past_context"), t))
+    missing = evidence_not_found(meta, t=t)
+    if missing:
+        body = "\n".join(f"- **{title}**: {figure} — {sentence}" for title, figure, sentence in missing)
+        lines.append(_md_section(t("Figures not found in the data"), body, t))
     questions = [q for q in meta.get("questions") or [] if isinstance(q, Mapping) and q.get("question")]
     if questions:  # the appendix: the committee's questions to the team and the answers
         lines.append("## " + t("Questions to the team") + "\n")

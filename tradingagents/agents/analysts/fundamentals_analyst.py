@@ -14,7 +14,8 @@ from typing import Any
 
 from tradingagents import team
 from tradingagents.agents.utils.agent_utils import (
-    create_prefetch_analyst_node,
+    create_data_analyst,
+    data_intro,
     header_lines,
     language_instruction,
     with_data,
@@ -23,6 +24,9 @@ from tradingagents.agents.utils.agent_utils import (
 ROLE = team.ROLES["fundamentals"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
+
+TOOLS: tuple[str, ...] = ("get_fundamentals", "get_balance_sheet", "get_cashflow", "get_income_statement")
+"""The data tools this analyst is given (``dataflows.tools.make_tools`` names), in the order they are offered."""
 
 FREQ = "quarterly"
 FETCH_PLAN: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -37,25 +41,26 @@ PROMPT = """You are the Fundamentals Analyst on a trading team. You study the co
 valuation, growth, profitability, cash flow and balance sheet.
 {header}
 
-The data was fetched for you, one block per source, named after the tool that returned it, all as of
-the analysis date: get_fundamentals holds the company's key figures, get_income_statement,
-get_balance_sheet and get_cashflow its latest {freq} statements. Write a detailed report: valuation
+{intro}
+get_fundamentals holds the company's key figures, get_income_statement, get_balance_sheet and
+get_cashflow its latest {freq} statements, all as of the analysis date. Write a detailed report: valuation
 (P/E, P/B), growth, margins, leverage and cash generation, and what they imply for the stock, ending
-with a markdown table of the key points. Quote only figures the blocks give. If a block says
+with a markdown table of the key points. Quote only figures your data gives. If an answer says
 NO_DATA_AVAILABLE or DATA_UNAVAILABLE, say which data is missing and do not estimate it.
 {language}"""
 
 
-def fundamentals_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any]) -> str:
-    """The prompt with the fetched ``data`` (``agent_utils.data_blocks``) at its end, after the
-    instructions and the language sentence."""
-    return with_data(PROMPT.format(header=header_lines(state), freq=FREQ, language=language_instruction(config)), data)
+def fundamentals_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any], shape: str = "prefetch") -> str:
+    """The prompt with ``data`` at its end, after the instructions and the language sentence: the
+    fetched blocks (``agent_utils.data_blocks``) in the prefetch shape, the data plan
+    (``agent_utils.plan_block``) in the tools shape."""
+    return with_data(PROMPT.format(intro=data_intro(shape), header=header_lines(state), freq=FREQ, language=language_instruction(config)), data)
 
 
 def create_fundamentals_analyst(llm, tools, config=None):
     """Node "Fundamentals Analyst": fetches its fundamentals and statements, then one model call writes
     ``fundamentals_report``."""
-    return create_prefetch_analyst_node(
+    return create_data_analyst(
         llm, tools, name=NAME, report_key=REPORT_KEY, plan=FETCH_PLAN, system_prompt=fundamentals_system_prompt,
         config=config,
     )

@@ -17,7 +17,8 @@ from typing import Any
 from tradingagents import team
 from tradingagents.agents.utils.agent_utils import (
     FetchPlan,
-    create_prefetch_analyst_node,
+    create_data_analyst,
+    data_intro,
     header_lines,
     language_instruction,
     with_data,
@@ -26,6 +27,9 @@ from tradingagents.agents.utils.agent_utils import (
 ROLE = team.ROLES["market"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
+
+TOOLS: tuple[str, ...] = ("get_stock_data", "get_indicators")
+"""The data tools this analyst is given (``dataflows.tools.make_tools`` names), in the order they are offered."""
 
 PRICE_DAYS = 91
 LOOK_BACK_DAYS = 30
@@ -54,19 +58,20 @@ def fetch_plan_for(tools: Sequence[Any]) -> FetchPlan:
 PROMPT = """You are the Market Analyst on a trading team. You study price action and technical indicators.
 {header}
 
-The data was fetched for you, one block per tool call, named after the tool that returned it:
+{intro}
 get_stock_data holds the daily prices of the last {price_days} days, get_indicators (its tag names the
 indicators asked for) the last {look_back} days of {indicators}, all up to the analysis date.
 Write a detailed report: trend, momentum, volatility and what each indicator says, ending with a
-markdown table of the key points. Quote only numbers the blocks give. If a block says
+markdown table of the key points. Quote only numbers your data gives. If an answer says
 NO_DATA_AVAILABLE or DATA_UNAVAILABLE, say which data is missing and do not estimate it.
 {language}"""
 
 
-def market_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any]) -> str:
-    """The prompt with the fetched ``data`` (``agent_utils.data_blocks``) at its end, after the
-    instructions and the language sentence."""
-    instructions = PROMPT.format(header=header_lines(state), price_days=PRICE_DAYS, look_back=LOOK_BACK_DAYS,
+def market_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any], shape: str = "prefetch") -> str:
+    """The prompt with ``data`` at its end, after the instructions and the language sentence: the
+    fetched blocks (``agent_utils.data_blocks``) in the prefetch shape, the data plan
+    (``agent_utils.plan_block``) in the tools shape."""
+    instructions = PROMPT.format(intro=data_intro(shape), header=header_lines(state), price_days=PRICE_DAYS, look_back=LOOK_BACK_DAYS,
                                  indicators=", ".join(INDICATORS), language=language_instruction(config))
     return with_data(instructions, data)
 
@@ -74,7 +79,7 @@ def market_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[st
 def create_market_analyst(llm, tools, config=None):
     """Node "Market Analyst": fetches its prices and indicators, then one model call writes ``market_report``."""
     tool_list = list(tools or [])
-    return create_prefetch_analyst_node(
+    return create_data_analyst(
         llm, tool_list, name=NAME, report_key=REPORT_KEY, plan=fetch_plan_for(tool_list),
         system_prompt=market_system_prompt, config=config,
     )

@@ -14,7 +14,8 @@ from typing import Any
 
 from tradingagents import team
 from tradingagents.agents.utils.agent_utils import (
-    create_prefetch_analyst_node,
+    create_data_analyst,
+    data_intro,
     header_lines,
     language_instruction,
     with_data,
@@ -23,6 +24,9 @@ from tradingagents.agents.utils.agent_utils import (
 ROLE = team.ROLES["news"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
+
+TOOLS: tuple[str, ...] = ("get_news", "get_global_news")
+"""The data tools this analyst is given (``dataflows.tools.make_tools`` names), in the order they are offered."""
 
 WINDOW_DAYS = 7
 GLOBAL_LIMIT = 10
@@ -36,26 +40,27 @@ PROMPT = """You are the News Analyst on a trading team. You study the news of th
 for trading the instrument: company news and global macroeconomic headlines.
 {header}
 
-The data was fetched for you, one block per source, named after the tool that returned it:
+{intro}
 get_news holds the company's news of the last {days} days, get_global_news up to {limit} global
 macroeconomic headlines of the last {days} days, both up to the analysis date. Write a detailed
 report: the events, how markets may read them, the risks and catalysts they create, ending with a
-markdown table of the key points. Cite headlines as the blocks give them. If a block says
+markdown table of the key points. Cite headlines as your data gives them. If an answer says
 NO_DATA_AVAILABLE or DATA_UNAVAILABLE, say which data is missing and do not invent news.
 {language}"""
 
 
-def news_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any]) -> str:
-    """The prompt with the fetched ``data`` (``agent_utils.data_blocks``) at its end, after the
-    instructions and the language sentence."""
-    instructions = PROMPT.format(header=header_lines(state), days=WINDOW_DAYS, limit=GLOBAL_LIMIT,
+def news_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any], shape: str = "prefetch") -> str:
+    """The prompt with ``data`` at its end, after the instructions and the language sentence: the
+    fetched blocks (``agent_utils.data_blocks``) in the prefetch shape, the data plan
+    (``agent_utils.plan_block``) in the tools shape."""
+    instructions = PROMPT.format(intro=data_intro(shape), header=header_lines(state), days=WINDOW_DAYS, limit=GLOBAL_LIMIT,
                                  language=language_instruction(config))
     return with_data(instructions, data)
 
 
 def create_news_analyst(llm, tools, config=None):
     """Node "News Analyst": fetches the company and global news, then one model call writes ``news_report``."""
-    return create_prefetch_analyst_node(
+    return create_data_analyst(
         llm, tools, name=NAME, report_key=REPORT_KEY, plan=FETCH_PLAN, system_prompt=news_system_prompt,
         config=config,
     )

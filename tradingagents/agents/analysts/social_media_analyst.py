@@ -14,7 +14,8 @@ from typing import Any
 
 from tradingagents import team
 from tradingagents.agents.utils.agent_utils import (
-    create_prefetch_analyst_node,
+    create_data_analyst,
+    data_intro,
     header_lines,
     language_instruction,
     with_data,
@@ -23,6 +24,9 @@ from tradingagents.agents.utils.agent_utils import (
 ROLE = team.ROLES["social"]
 NAME = ROLE.node
 REPORT_KEY = ROLE.output_key
+
+TOOLS: tuple[str, ...] = ("get_social_posts", "get_news")
+"""The data tools this analyst is given (``dataflows.tools.make_tools`` names), in the order they are offered."""
 
 WINDOW_DAYS = 7
 FETCH_PLAN: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -35,24 +39,25 @@ PROMPT = """You are the Sentiment Analyst on a trading team. You gauge public mo
 social media posts and recent company news.
 {header}
 
-The data was fetched for you, one block per source, named after the tool that returned it:
+{intro}
 get_social_posts holds the posts of the {days} days to the analysis date, get_news the company news of
 the last {days} days. Write a detailed report: the overall tone of the posts and how it changed day by
 day, the themes people discuss, and what the mood implies for traders, ending with a markdown table of
-the key points. Quote posts and figures only as the blocks give them. If a block says NO_DATA_AVAILABLE
+the key points. Quote posts and figures only as your data gives them. If an answer says NO_DATA_AVAILABLE
 or DATA_UNAVAILABLE, say which data is missing and do not invent it.
 {language}"""
 
 
-def sentiment_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any]) -> str:
-    """The prompt with the fetched ``data`` (``agent_utils.data_blocks``) at its end, after the
-    instructions and the language sentence."""
-    return with_data(PROMPT.format(header=header_lines(state), days=WINDOW_DAYS, language=language_instruction(config)), data)
+def sentiment_system_prompt(state: Mapping[str, Any], data: str, config: Mapping[str, Any], shape: str = "prefetch") -> str:
+    """The prompt with ``data`` at its end, after the instructions and the language sentence: the
+    fetched blocks (``agent_utils.data_blocks``) in the prefetch shape, the data plan
+    (``agent_utils.plan_block``) in the tools shape."""
+    return with_data(PROMPT.format(intro=data_intro(shape), header=header_lines(state), days=WINDOW_DAYS, language=language_instruction(config)), data)
 
 
 def create_social_media_analyst(llm, tools, config=None):
     """Node "Sentiment Analyst": fetches its posts and news, then one model call writes ``sentiment_report``."""
-    return create_prefetch_analyst_node(
+    return create_data_analyst(
         llm, tools, name=NAME, report_key=REPORT_KEY, plan=FETCH_PLAN, system_prompt=sentiment_system_prompt,
         config=config,
     )

@@ -80,6 +80,22 @@ class AgentState(MessagesState):
     # the portfolio manager's notes to the judges, {before, note, by, at}: given up front (config pm_notes) or
     # added at a pause before a verdict (the run's checkpoint is updated, then continued)
     pm_notes: Annotated[list, operator.add]
+    # why an analyst ran in another data shape than the config's (a server that refused tools)
+    analyst_data_notes: Annotated[list, operator.add]
+    # every tool answer an analyst's report was written from: {role, tool, args, text} (the evidence ledger's data)
+    tool_answers: Annotated[list, operator.add]
+
+
+def declare_keys(state_cls: type, keys: dict[str, Any]) -> None:
+    """Declare the state keys of ``keys`` (name → annotation) that ``state_cls`` does not declare yet: a
+    roster analyst beyond the specification's four gets its report key here, from the roster, so adding
+    an analyst needs no line in this file (LangGraph reads a state's keys from its annotations)."""
+    for name, annotation in keys.items():
+        if name not in state_cls.__annotations__:
+            state_cls.__annotations__[name] = annotation
+
+
+declare_keys(AgentState, {key: Annotated[str, _keep_last] for key in team.REPORT_KEYS})
 
 
 def turn_record(role: team.Role, count: int, text: str) -> dict[str, Any]:

@@ -13,9 +13,10 @@ one place:
   ``FINAL TRANSACTION PROPOSAL:``) in English so ``parse_rating`` and the decision card always work.
   The offline engine reads the same sentence to choose its language (``offline.common.translator_of``).
 
-Two analyst node shapes share it: ``create_analyst_node`` (the model asks for tools, a ToolNode round
-runs them, the model writes the report) and ``create_prefetch_analyst_node`` (the node calls its tools
-itself, puts their answers into the prompt, and makes one model call without tools).
+Two analyst node shapes share it (``create_data_analyst`` picks one by the config's ``analyst_data``):
+``create_analyst_node`` (the default, the specification's loop: the model asks for tools, a ToolNode
+round runs them, the model writes the report) and ``create_prefetch_analyst_node`` (the node calls its
+tools itself, puts their answers into the prompt, and makes one model call without tools).
 """
 
 from __future__ import annotations
@@ -190,40 +191,98 @@ def create_analyst_node(
     report_key: str,
     system_prompt,
     config: Mapping[str, Any] | None = None,
+    fallback: Callable[..., dict[str, Any]] | None = None,
 ):
-    """The shared analyst loop body: one model call per visit, tool calls or the final report.
+    """The specification's analyst loop body: one model call per visit, tool calls or the final report.
 
-    ``system_prompt(state, tool_names, config) -> str`` comes from the role's own file. When the
-    model has no tool calls the answer is the report. After ``MAX_TOOL_ROUNDS`` tool rounds the
-    model is asked, without tools, to write the report from what it has.
+    The model is offered the tools (``bind_tools``); while its answer has tool calls the analyst's
+    router (``should_continue_<key>``) sends them to its ToolNode (``tools_<key>``), whose answers come
+    back in the next visit. ``system_prompt(state, tool_names, config) -> str`` comes from the role's
+    own file. When the model has no tool calls the answer is the report. After ``MAX_TOOL_ROUNDS``
+    tool rounds the model is asked, without tools, to write the report from what it has.
+
+    ``fallback`` (the same analyst's prefetch node, ``create_prefetch_analyst_node``): a server that
+    refuses tools (``refuses_tools``: an HTTP 400 naming tools or function calling) makes this visit
+    run it instead, for the rest of the run's analysis; its update then carries a note
+    (``analyst_data_notes``) and the report says so.
     """
     cfg = agent_config(config)
     tool_list = list(tools or [])
     tool_names = [getattr(t, "name", str(t)) for t in tool_list]
     bound = llm.bind_tools(tool_list) if tool_list else llm
 
-    def analyst_node(state: Mapping[str, Any]) -> dict[str, Any]:
+    def analyst_node(state: Mapping[str, Any], config=None) -> dict[str, Any]:
         messages = list(state.get("messages") or [])
         if not messages or not isinstance(messages[0], HumanMessage):
             # an empty scratchpad (a parallel branch): start with a user turn, as providers expect
             ticker, date = state.get("company_of_interest") or "", state.get("trade_date") or ""
             messages = [HumanMessage(content=f"Analyse {ticker} as of {date}."), *messages]
         prompt = system_prompt(state, tool_names, cfg)
-        if tool_rounds(messages) >= MAX_TOOL_ROUNDS:
-            final = (
-                "You have used your tool budget. Write the final report now from the tool "
-                "results above; do not call any tool."
-            )
-            result = llm.invoke([SystemMessage(content=prompt), *messages, HumanMessage(content=final)])
-        else:
-            result = bound.invoke([SystemMessage(content=prompt), *messages])
+        try:
+            if tool_rounds(messages) >= MAX_TOOL_ROUNDS:
+                final = (
+                    "You have used your tool budget. Write the final report now from the tool "
+                    "results above; do not call any tool."
+                )
+                result = llm.invoke([SystemMessage(content=prompt), *messages, HumanMessage(content=final)])
+            else:
+                result = bound.invoke([SystemMessage(content=prompt), *messages])
+        except Exception as exc:
+            if fallback is None or not tool_list or not refuses_tools(exc):
+                raise
+            return _fell_back(fallback, state, config, name, report_key, exc)
         update: dict[str, Any] = {"messages": [result], "sender": name}
         if not getattr(result, "tool_calls", None):
             update[report_key] = message_text(result)
+            update["tool_answers"] = tool_answers(messages, name)
         return update
 
     analyst_node.__name__ = name.lower().replace(" ", "_")
     return analyst_node
+
+
+def tool_answers(messages: Sequence[Any], node: str) -> list[dict[str, Any]]:
+    """The tool answers of a scratchpad, each with the call that asked for it: ``{role, tool, args, text}``
+    in answer order (the state's ``tool_answers``, which the evidence ledger checks figures against)."""
+    calls: dict[str, Mapping[str, Any]] = {}
+    out = []
+    for message in messages:
+        for call in getattr(message, "tool_calls", None) or []:
+            calls[str(call.get("id"))] = call
+        if isinstance(message, ToolMessage):
+            call = calls.get(str(message.tool_call_id)) or {}
+            out.append({"role": node, "tool": message.name or call.get("name") or "",
+                        "args": dict(call.get("args") or {}), "text": tool_text(message)})
+    return out
+
+
+_TOOL_WORDS = ("tool", "function")
+
+
+def refuses_tools(error: BaseException) -> bool:
+    """True when a model call failed because the server does not take tools: an HTTP 400 whose message
+    names tools or function calling (as some local servers answer for a model without tool support)."""
+    status = None
+    for obj in (error, getattr(error, "__cause__", None)):
+        for attr in ("status", "status_code"):
+            value = getattr(obj, attr, None) if obj is not None else None
+            if isinstance(value, int):
+                status = status or value
+    return status == 400 and any(word in str(error).lower() for word in _TOOL_WORDS)
+
+
+FALLBACK_NOTE = ("{analyst}: the model server refused tool calls ({error}); this analyst's data was fetched "
+                 "for it instead (analyst_data prefetch) for this run.")
+"""The note a run, its meta (``analyst_data_notes``) and the report carry when an analyst fell back."""
+
+
+def _fell_back(fallback: Callable[..., dict[str, Any]], state: Mapping[str, Any], config: Any, name: str,
+               report_key: str, error: BaseException) -> dict[str, Any]:
+    update = dict(fallback(state, config))
+    note = FALLBACK_NOTE.format(analyst=name, error=" ".join(str(error).split())[:200])
+    update["analyst_data_notes"] = [note]
+    update[report_key] = str(update.get(report_key) or "").rstrip() + "\n\n_Note: " + note + "_"
+    return update
 
 
 def tool_error_message(error) -> str:  # no annotation: ToolNode then handles every Exception
@@ -435,10 +494,78 @@ def create_prefetch_analyst_node(
             # no tool was offered: a call the model made up anyway is dropped, never routed to a ToolNode
             result = result.model_copy(update={"tool_calls": [], "invalid_tool_calls": []})
         fetched = [request, *results] if request is not None else []
-        return {"messages": [*fetched, result], "sender": name, report_key: message_text(result)}
+        return {"messages": [*fetched, result], "sender": name, report_key: message_text(result),
+                "tool_answers": tool_answers(fetched, name)}
 
     analyst_node.__name__ = name.lower().replace(" ", "_")
     return analyst_node
+
+
+DATA_PLAN_TAG = "data_plan"
+"""The tag of the data plan in a tools-shape analyst's prompt: one planned call a line, the tool's name,
+then its arguments as JSON (``plan_block``). A model may follow it or not; the offline engine makes
+exactly these calls (``offline.analysts.plan_tool_calls``)."""
+
+
+def planned_calls(tools: Sequence[Any], plan: FetchPlan, state: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The plan's calls of the tools given, with their arguments (``fetch_args``), in the plan's order;
+    then every other tool given, once (the calls ``fetch_tool_data`` makes in the prefetch shape)."""
+    ticker = str(state.get("company_of_interest") or "")
+    date = str(state.get("trade_date") or "")
+    by_name = {getattr(t, "name", str(t)): t for t in tools}
+    wanted = [(n, dict(o)) for n, o in plan] + [(n, {}) for n in by_name if n not in {p for p, _ in plan}]
+    return [(n, fetch_args(by_name[n], ticker, date, o)) for n, o in wanted if n in by_name]
+
+
+def plan_block(tools: Sequence[Any], plan: FetchPlan, state: Mapping[str, Any]) -> str:
+    """The ``<data_plan>`` block of a tools-shape analyst's prompt (``DATA_PLAN_TAG``)."""
+    lines = [f"{n} {json.dumps(a, sort_keys=True, default=str)}" for n, a in planned_calls(tools, plan, state)]
+    return f"<{DATA_PLAN_TAG}>\n" + ("\n".join(lines) or "(none)") + f"\n</{DATA_PLAN_TAG}>"
+
+
+PREFETCH_INTRO = "The data was fetched for you, one block per source, named after the tool that returned it:"
+TOOLS_INTRO = (
+    "Call your tools for the data you need; each answer comes back named after its tool. The data plan at "
+    "the end lists the usual calls, one a line (the tool, then its arguments as JSON): make them, and "
+    "other calls or other arguments when the situation needs them. The tools give:"
+)
+
+
+def data_intro(shape: str) -> str:
+    """The sentence that introduces an analyst's data in its prompt, for the shape it runs in."""
+    return TOOLS_INTRO if shape == "tools" else PREFETCH_INTRO
+
+
+def create_data_analyst(
+    llm: Any,
+    tools: Sequence[Any],
+    *,
+    name: str,
+    report_key: str,
+    plan: FetchPlan,
+    system_prompt: Callable[..., str],
+    config: Mapping[str, Any] | None = None,
+):
+    """An analyst node in the config's ``analyst_data`` shape.
+
+    ``tools`` (the default, the specification's loop): ``create_analyst_node``, the model offered its
+    tools and its prompt ending with the plan (``plan_block``), the prefetch node its fallback for a
+    server that refuses tools. ``prefetch``: ``create_prefetch_analyst_node``, one model call without
+    tools. ``system_prompt(state, data, config, shape=...)`` is the role's own; ``plan`` its
+    ``FETCH_PLAN`` (one home: the role's file; the offline engine reads it from the prompt).
+    """
+    cfg = agent_config(config)
+    tool_list = list(tools or [])
+    prefetch = create_prefetch_analyst_node(llm, tool_list, name=name, report_key=report_key, plan=plan,
+                                            system_prompt=system_prompt, config=cfg)
+    if cfg.get("analyst_data") == "prefetch" or not tool_list:
+        return prefetch
+
+    def prompt(state: Mapping[str, Any], _tool_names: Sequence[str], conf: Mapping[str, Any]) -> str:
+        return system_prompt(state, plan_block(tool_list, plan, state), conf, shape="tools")
+
+    return create_analyst_node(llm, tool_list, name=name, report_key=report_key, system_prompt=prompt,
+                               config=cfg, fallback=prefetch)
 
 
 def lessons_used(memory: Any, memories: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

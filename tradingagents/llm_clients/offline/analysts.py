@@ -5,11 +5,11 @@ an analyst node that fetched its data itself (the graph's four analysts: no tool
 them in its prompt instead, one ``<tool name>…</tool name>`` block per tool (``prompt_results``). Both
 give the same ``ToolResult``s, so the report is the same for the same data.
 
-**Tool calls.** Each analyst calls the tools of its plan that are bound (any other bound tool is
-called once too), with arguments built from the tool's JSON schema: symbol/ticker → the
-``Instrument:`` line, ``start_date`` → a window before the ``Analysis date:`` line, other dates →
-the analysis date, ``indicator`` → one call with all indicators comma-separated when the tool says
-it accepts that, else one call per indicator; ``freq`` → quarterly.
+**Tool calls.** Bound to tools, an analyst makes the calls of the data plan its prompt ends with
+(``<data_plan>``: its role file's ``FETCH_PLAN``, written by ``agent_utils.plan_block``; the engine
+keeps no plan of its own), then calls any other bound tool once, with arguments built from the tool's
+JSON schema: symbol/ticker → the ``Instrument:`` line, ``start_date`` → a window before the
+``Analysis date:`` line, other dates → the analysis date, ``freq`` → quarterly.
 
 **Signals** (each → bullish / bearish / neutral; see ``common`` for the scoring):
 
@@ -57,24 +57,6 @@ from tradingagents.team import Role
 NO_DATA = "NO_DATA_AVAILABLE:"
 DATA_UNAVAILABLE = "DATA_UNAVAILABLE:"
 
-MARKET_INDICATORS = ("close_50_sma", "close_200_sma", "macd", "macds", "rsi", "boll_ub", "boll_lb", "atr")
-
-# analyst key (the roster's) → [(tool name, argument overrides)]; "window_days" sets start_date = date − window.
-# Used when a role's tools are bound to the model. The graph's four analysts bind none: they make these same
-# calls themselves (their modules' FETCH_PLAN, tested equal; the Market Analyst's get_indicators calls merged
-# into one, comma-joined, as plan_tool_calls merges them) and their prompts carry the answers.
-TOOL_PLANS: dict[str, list[tuple[str, dict[str, Any]]]] = {
-    "market": [("get_stock_data", {"window_days": 91})]
-    + [("get_indicators", {"indicator": name, "look_back_days": 30}) for name in MARKET_INDICATORS],
-    "social": [("get_social_posts", {"look_back_days": 7}), ("get_news", {"window_days": 7})],
-    "news": [("get_news", {"window_days": 7}), ("get_global_news", {"look_back_days": 7, "limit": 10})],
-    "fundamentals": [
-        ("get_fundamentals", {}),
-        ("get_income_statement", {"freq": "quarterly"}),
-        ("get_balance_sheet", {"freq": "quarterly"}),
-        ("get_cashflow", {"freq": "quarterly"}),
-    ],
-}
 
 TOOL_NAMES = {
     "get_stock_data": N_("price history"), "get_indicators": N_("technical indicators"),
@@ -163,21 +145,41 @@ def build_args(schema: dict[str, Any], ticker: str, date: str, overrides: dict[s
     return args
 
 
-def plan_tool_calls(role: Role, tools: Sequence[dict[str, Any]], ticker: str, date: str) -> list[dict[str, Any]]:
-    """The tool calls an analyst makes on its first turn (deterministic ids)."""
+_PLAN_RE = re.compile(r"^<data_plan>\n(?P<body>.*?)\n</data_plan>[ \t]*$", re.DOTALL | re.MULTILINE)
+_PLAN_LINE_RE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s+(?P<args>\{.*\})\s*$")
+
+
+def prompt_plan(prompt: str) -> list[tuple[str, dict[str, Any]]]:
+    """The data plan an analyst's prompt ends with (``agent_utils.plan_block``: ``<data_plan>``, one call a
+    line, the tool's name and its arguments as JSON), as ``(tool name, arguments)``; [] without one. The
+    plan's one home is the analyst's own file (its ``FETCH_PLAN``); the engine reads it as a model would."""
+    blocks = list(_PLAN_RE.finditer(prompt or ""))
+    if not blocks:
+        return []
+    match = blocks[-1]  # the last plan block: the analyst's own, after anything quoted earlier
+    plan = []
+    for line in match.group("body").splitlines():
+        found = _PLAN_LINE_RE.match(line.strip())
+        if not found:
+            continue
+        try:
+            args = json.loads(found.group("args"))
+        except ValueError:
+            continue
+        if isinstance(args, dict):
+            plan.append((found.group("name"), args))
+    return plan
+
+
+def plan_tool_calls(role: Role, tools: Sequence[dict[str, Any]], ticker: str, date: str,
+                    prompt: str = "") -> list[dict[str, Any]]:
+    """The tool calls an analyst makes on its first turn (deterministic ids): the calls of its prompt's
+    data plan (``prompt_plan``) whose tools are bound, with the plan's arguments (checked against the
+    tool's schema by ``build_args``), then every other bound tool once, its arguments from its schema."""
     by_name = dict(_tool_schema(t) for t in tools)
-    plan = [(name, dict(over)) for name, over in TOOL_PLANS.get(role.key, []) if name in by_name]
+    plan = [(name, dict(args)) for name, args in prompt_plan(prompt) if name in by_name]
     planned = {name for name, _ in plan}
     plan += [(name, {}) for name in by_name if name not in planned]
-    indicator_spec = (by_name.get("get_indicators", {}).get("properties") or {}).get("indicator") or {}
-    if "comma" in str(indicator_spec.get("description", "")).lower():
-        # the tool takes several indicators at once: one call instead of one per indicator
-        names = [over["indicator"] for name, over in plan if name == "get_indicators" and "indicator" in over]
-        if len(names) > 1:
-            first = next(i for i, (name, _) in enumerate(plan) if name == "get_indicators")
-            merged = {**plan[first][1], "indicator": ",".join(names)}
-            plan = [item for item in plan if item[0] != "get_indicators"]
-            plan.insert(first, ("get_indicators", merged))
     calls = []
     for name, overrides in plan:
         args = build_args(by_name[name], ticker, date, overrides)

@@ -332,10 +332,13 @@ direction_of_tier = direction
 
 
 SCALE_TEXT = N_(
-    "Each analyst signal counts +1 when bullish, −1 when bearish and 0 when neutral; the net score "
-    "divided by the number of signals maps to the scale: at least +0.40 Buy, at least +0.15 "
-    "Overweight, between −0.15 and +0.15 Hold, at most −0.15 Underweight, at most −0.40 Sell."
+    "Each analyst signal counts plus one when bullish, minus one when bearish and zero when neutral; the net "
+    "score divided by the number of signals maps to the scale: at least forty percent Buy, at least fifteen "
+    "percent Overweight, between minus and plus fifteen percent Hold, at most minus fifteen percent "
+    "Underweight, at most minus forty percent Sell."
 )
+"""The scoring method as the plans print it: its thresholds in words, as every rule the engine states (a
+numeral in a text is a figure the evidence ledger looks for in the data, and a rule is not data)."""
 
 
 def recommendation_in(text: str) -> str | None:

@@ -194,7 +194,7 @@ def respond(
         )
 
     if tools and role.is_analyst and not _has_tool_results(messages):
-        calls = analysts.plan_tool_calls(role, tools, ticker, date)
+        calls = analysts.plan_tool_calls(role, tools, ticker, date, prompt)
         if calls:
             return AIMessage(
                 content="",
