@@ -1041,66 +1041,75 @@ def paused_panel(ticker: str, date: str, before: str, turns: list, key: str, *, 
         return (note or "") if go else None
 
 
+def _question_thread(items: list[dict], key: str) -> None:
+    """Questions and answers as chat bubbles: who asked which agent when, the question, the agent's answer."""
+    from studio.debates import role_name
+    from tradingagents import team
+
+    t = tr()
+    for n, item in enumerate(items):
+        agent = str(item.get("agent") or "")
+        name = role_name(agent, t=t) if agent in team.ROLES else agent
+        with st.chat_message("user"):
+            st.caption(_("{who} asked the {agent} · {at}", who=item.get("by") or "?", agent=name,
+                         at=item.get("at") or ""))
+            st.markdown(shown(item.get("question") or ""))
+        with st.chat_message(name, avatar=":material/smart_toy:"), st.container(key=f"ta-answer-{key}-{n}"):
+            st.markdown(shown(item.get("answer") or ""))
+
+
+def _ask_box(config: dict[str, Any], roles: list[str], default: str, key: str, answer: Any) -> None:
+    """The form to ask one of ``roles`` a question, and the answer being worked out off the script thread
+    (``answer(agent, question, by, api_key, on_token)``: a model's call takes seconds; the page follows it)."""
+    from studio.debates import role_name
+
+    t = tr()
+    with st.form(f"ask_form_{key}", clear_on_submit=True, border=False):
+        agent = st.selectbox(_("Agent"), roles, index=roles.index(default) if default in roles else 0,
+                             format_func=lambda k: role_name(k, t=t), key=f"ask_agent_{key}",
+                             placeholder=_("Choose an option"))
+        question = st.text_input(_("Your question"), key=f"ask_text_{key}",
+                                 placeholder=_("Why do you expect margins to fall?"))
+        asked = st.form_submit_button(_("Ask"), icon=":material/forum:")
+    slot = f"_asking_{key}"
+    pending: _Asking | None = st.session_state.get(slot)
+    if asked and question.strip() and (pending is None or pending.done):
+        by, key_now, text = user_label(), api_key(), question.strip()
+        pending = st.session_state[slot] = _Asking(
+            agent, text, lambda on_token: answer(agent, text, by, key_now, on_token))
+    if pending is not None:
+        _follow_asking(slot, pending, role_name(pending.agent, t=t), config)
+
+
 def render_questions(config: dict[str, Any], ticker: str, date: str, meta: dict | None, key: str) -> None:
     """"Ask the team": the run's questions and answers as chat bubbles, and a box to ask any agent that took part
     (answered in its role from the run's material; kept in ``meta.questions``)."""
-    from studio.debates import role_name
-    from tradingagents import team
-    from tradingagents.ask import took_part
+    from tradingagents.ask import ask, took_part
     from tradingagents.storage import load_run
 
     try:
         run = load_run(config, ticker, date)
     except Exception:  # noqa: BLE001 - a run not saved (yet): nothing to ask
         return
-    t = tr()
     items = _items(run.get("meta"), "questions")  # as storage has it now (the page's copy may predate a question)
     with st.container(border=True, key=f"ta-questions-{key}"):
         st.subheader(_("Ask the team"), anchor=False)
         if not items:
             st.caption(_("Ask any agent of this run a question: it answers in its role from this run's material only."))
-        for n, item in enumerate(items):
-            agent = str(item.get("agent") or "")
-            name = role_name(agent, t=t) if agent in team.ROLES else agent
-            with st.chat_message("user"):
-                st.caption(_("{who} asked the {agent} · {at}", who=item.get("by") or "?", agent=name,
-                             at=item.get("at") or ""))
-                st.markdown(shown(item.get("question") or ""))
-            with st.chat_message(name, avatar=":material/smart_toy:"), st.container(key=f"ta-answer-{key}-{n}"):
-                st.markdown(shown(item.get("answer") or ""))
+        _question_thread(items, key)
         if not may_act_on_run(run.get("meta")):
             st.caption(_("Only the run's owner or a desk lead may ask on this run."))
             return
-        roles = [r.key for r in took_part(run)]
-        with st.form(f"ask_form_{key}", clear_on_submit=True, border=False):
-            agent = st.selectbox(_("Agent"), roles, index=roles.index("bear") if "bear" in roles else 0,
-                                 format_func=lambda k: role_name(k, t=t), key=f"ask_agent_{key}",
-                                 placeholder=_("Choose an option"))
-            question = st.text_input(_("Your question"), key=f"ask_text_{key}",
-                                     placeholder=_("Why do you expect margins to fall?"))
-            asked = st.form_submit_button(_("Ask"), icon=":material/forum:")
-        slot = f"_asking_{key}"
-        pending: _Asking | None = st.session_state.get(slot)
-        if asked and question.strip() and (pending is None or pending.done):
-            # the answer is worked out off the script thread (a model's call takes seconds); the page follows it
-            from tradingagents.ask import ask
-
-            by, key_now, text = user_label(), api_key(), question.strip()
-            pending = st.session_state[slot] = _Asking(
-                agent, text, lambda on_token: ask(config, ticker, date, agent, text, by=by, api_key=key_now,
-                                                  on_token=on_token))
-        if pending is not None:
-            _follow_asking(slot, pending, role_name(pending.agent, t=t), config)
+        _ask_box(config, [r.key for r in took_part(run)], "bear", key,
+                 lambda agent, text, by, key_now, on_token: ask(config, ticker, date, agent, text, by=by,
+                                                                api_key=key_now, on_token=on_token))
 
 
 def render_questions_live(config: dict[str, Any], job: Any, key: str) -> None:
     """"Ask the team" while a run goes: any agent that has spoken answers from what the run has written so far;
     the thread is kept by the run's job and saved with the run (``RunJob.ask``)."""
-    from studio.debates import role_name
-    from tradingagents import team
     from tradingagents.ask import run_so_far, took_part
 
-    t = tr()
     roles = [r.key for r in took_part(run_so_far(job.events, job.config))]
     if not roles and not job.questions:
         return
@@ -1108,34 +1117,14 @@ def render_questions_live(config: dict[str, Any], job: Any, key: str) -> None:
                      key=f"ta-questions-live-{key}"):
         st.caption(_("Any agent that has spoken answers from what this run has written so far; the thread is saved "
                      "with the run."))
-        for item in list(job.questions):
-            agent = str(item.get("agent") or "")
-            name = role_name(agent, t=t) if agent in team.ROLES else agent
-            with st.chat_message("user"):
-                st.caption(_("{who} asked the {agent} · {at}", who=item.get("by") or "?", agent=name,
-                             at=item.get("at") or ""))
-                st.markdown(shown(item.get("question") or ""))
-            with st.chat_message(name, avatar=":material/smart_toy:"):
-                st.markdown(shown(item.get("answer") or ""))
+        _question_thread(list(job.questions), f"live-{key}")
         if not may_act_on_run({"by": job.config.get("user") or job.owner}):
             st.caption(_("Only the run's owner or a desk lead may ask on this run."))
             return
-        if not roles:
-            return
-        with st.form(f"ask_live_form_{key}", clear_on_submit=True, border=False):
-            agent = st.selectbox(_("Agent"), roles, index=len(roles) - 1, format_func=lambda k: role_name(k, t=t),
-                                 key=f"ask_live_agent_{key}", placeholder=_("Choose an option"))
-            question = st.text_input(_("Your question"), key=f"ask_live_text_{key}",
-                                     placeholder=_("Why do you expect margins to fall?"))
-            asked = st.form_submit_button(_("Ask"), icon=":material/forum:")
-        slot = f"_asking_live_{key}"
-        pending: _Asking | None = st.session_state.get(slot)
-        if asked and question.strip() and (pending is None or pending.done):
-            by, key_now, text = user_label(), api_key(), question.strip()
-            pending = st.session_state[slot] = _Asking(
-                agent, text, lambda on_token: job.ask(agent, text, by=by, api_key=key_now, on_token=on_token))
-        if pending is not None:
-            _follow_asking(slot, pending, role_name(pending.agent, t=t), config)
+        if roles:
+            _ask_box(config, roles, roles[-1], f"live-{key}",
+                     lambda agent, text, by, key_now, on_token: job.ask(agent, text, by=by, api_key=key_now,
+                                                                        on_token=on_token))
 
 
 class _Asking:

@@ -418,21 +418,28 @@ class TradingAgentsGraph:
             }
             saved_meta = public_meta(cfg, meta)
             folder = save(final_state, rating, saved_meta)
-            if cfg.get("checkpoint_enabled"):
-                clear = getattr(self.checkpoint_router.saver_for(route), "clear_thread", None)
-                if callable(clear):
-                    clear(tid)
-                else:
-                    storage.clear_checkpoint(cfg, ticker, tid)
-            sidecar.clear()
-            on_disk = isinstance(folder, Path)
-            record = {
-                "results_path": str(folder),
-                "report_path": str(folder / REPORT_FILE) if on_disk else None,
-                "state_path": str(folder / STATE_FILE) if on_disk else None,
-                "meta": saved_meta,
-            }
-            return final_state, rating, record
+            return final_state, rating, self._close_saved(route, ticker, tid, sidecar, folder, saved_meta)
+
+    def _close_saved(self, route: Any, ticker: str, tid: str, sidecar: Any, folder: Any,
+                     saved_meta: dict[str, Any]) -> dict[str, Any]:
+        """(5) A saved run (or fork) clears its checkpoint (and the counters of earlier segments), on the run's own
+        connection to the database: it is still open (the route closes it when its block ends). Returns the
+        record: a folder under the home, or in the desk's database a "postgresql://…#ta_runs/T/D" locator."""
+        cfg = self.config
+        if cfg.get("checkpoint_enabled"):
+            clear = getattr(self.checkpoint_router.saver_for(route), "clear_thread", None)
+            if callable(clear):
+                clear(tid)
+            else:
+                storage.clear_checkpoint(cfg, ticker, tid)
+        sidecar.clear()
+        on_disk = isinstance(folder, Path)
+        return {
+            "results_path": str(folder),
+            "report_path": str(folder / REPORT_FILE) if on_disk else None,
+            "state_path": str(folder / STATE_FILE) if on_disk else None,
+            "meta": saved_meta,
+        }
 
     def _signature(self, analysts: list[str], asset_type: str) -> str:
         return ckpt.run_signature(
@@ -618,24 +625,7 @@ class TradingAgentsGraph:
             if status != "settled":  # a settled entry stays as it was measured (the report says so)
                 self._store_in_log(ticker, trade_date, final_state.get("final_trade_decision", ""), rating, invented,
                                    ran_on)
-            # (5) success clears the checkpoint (and the counters of earlier segments), on the run's own
-            # connection to the database: it is still open (the route closes it when this block ends)
-            if cfg.get("checkpoint_enabled"):
-                clear = getattr(self.checkpoint_router.saver_for(route), "clear_thread", None)
-                if callable(clear):
-                    clear(tid)
-                else:
-                    storage.clear_checkpoint(cfg, ticker, tid)
-            sidecar.clear()
-            # a folder under the home; in the desk's database a "postgresql://…#ta_runs/T/D" locator (no files)
-            on_disk = isinstance(folder, Path)
-            record = {
-                "results_path": str(folder),
-                "report_path": str(folder / REPORT_FILE) if on_disk else None,
-                "state_path": str(folder / STATE_FILE) if on_disk else None,
-                "meta": saved_meta,
-            }
-            return final_state, rating, record
+            return final_state, rating, self._close_saved(route, ticker, tid, sidecar, folder, saved_meta)
 
     def _settle_before_run(self, ticker: str, reporter: _RunReporter) -> None:
         """(1) Settle what is due for this ticker, as its own step (settle_started/settle_finished), before
