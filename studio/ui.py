@@ -20,7 +20,7 @@ from typing import Any
 
 import streamlit as st
 
-from studio import links
+from studio import identity, links
 from studio.jobs import MASK, JobRegistry
 from studio.runs import CHANGE_LABELS
 from tradingagents import pricing
@@ -90,27 +90,24 @@ def provider_label(name: str) -> str:
     return _(preset_label(name, capital=True))
 
 
-LEAD_ROLES = ("desk_lead", "desk-lead")
+LEAD_ROLES = identity.LEAD_ROLES
 """A signed-in user whose ID token's ``roles`` or ``groups`` claim holds one of these is a desk lead too."""
 
 
-@st.cache_resource(show_spinner=False)
-def _role_leads() -> set[str]:
-    """The e-mails that signed in to this server with a desk-lead role claim (the claim is only in their session)."""
-    return set()
-
-
 def is_desk_lead(who: str | None) -> bool:
-    """Whether ``who`` (an owner id) is a desk lead: listed in ``desk_leads`` (``TRADINGAGENTS_DESK_LEADS``) or
-    signed in with a desk-lead role claim. Only a signed-in e-mail can be one (a browser id never is)."""
-    if not who or "@" not in who:
+    """Whether ``who`` (an owner id or a person's name) is a desk lead: the person signed in to *this*
+    session, with a verified e-mail listed exactly in ``desk_leads`` (``TRADINGAGENTS_DESK_LEADS``) or
+    a desk-lead role claim in the ID token they signed in with now. Decided on every call from this
+    session's claims and the settings (a role removed at the provider ends with the next sign-in; a
+    lead removed from the settings at once); nobody else, and never a browser id."""
+    person = current_identity()
+    if not who or person is None or who not in (person.key, person.name):
         return False
-    who = who.strip().lower()
     try:
         leads = resolve_config()["desk_leads"]
     except ConfigError:
         leads = []
-    return who in leads or who in _role_leads()
+    return identity.is_lead(person, leads)
 
 
 @st.cache_resource(show_spinner=False)
@@ -137,7 +134,8 @@ def job_target(job: Any) -> str:
 def _audit_job(action: str, job: Any, who: str | None, done: bool) -> None:
     """The registry's ``on_action``: every start, stop and resume asked from a page (runs in that page's
     script thread, so the session's user is known), with the job's owner and whether it was granted."""
-    owner_of = job.owner if (job.owner or "").count("@") else ("a browser (no sign-in)" if job.owner else "nobody")
+    owner_of = (identity.owner_name(job.owner) if identity.is_person(job.owner)
+                else ("a browser (no sign-in)" if job.owner else "nobody"))
     audit(action if done else f"{action}_refused", job_target(job), kind=job.kind, job_owner=owner_of)
 
 
@@ -563,21 +561,58 @@ def auth_configured() -> bool:
     return False
 
 
-def signed_in_email() -> str | None:
-    """The signed-in user's e-mail (lower case; the ``sub`` claim when the provider gives no e-mail), or None."""
+@st.cache_resource(show_spinner=False)
+def _signed_out(home: str) -> dict[str, float]:
+    """When each person (``Identity.tag``) last signed out of this server: an ID token issued before that
+    no longer signs anyone in (a copied cookie, a tab opened before the sign-out). Kept in
+    ``<home>/signed_out.json`` too, so a restart does not bring old cookies back."""
+    path = Path(home) / "signed_out.json"
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            return {str(k): float(v) for k, v in data.items() if isinstance(v, int | float)}
+    return {}
+
+
+def _remember_sign_out(person: identity.Identity) -> None:
+    import time
+
+    from tradingagents.fileio import atomic_write
+
+    home = str(resolve_config()["home"])
+    table = _signed_out(home)
+    table[person.tag] = time.time()
+    path = Path(home) / "signed_out.json"
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(table, sort_keys=True))
+
+
+def current_identity() -> identity.Identity | None:
+    """The person signed in to this session (``studio.identity``: issuer + subject; the e-mail only when
+    verified and exact), or None: no sign-in configured, not signed in, or signed out since this ID
+    token was issued."""
     if not auth_configured():
         return None
     with contextlib.suppress(Exception):
         if st.user.get("is_logged_in"):
-            who = st.user.get("email") or st.user.get("sub")
-            if not who:
+            claims = {k: st.user.get(k) for k in st.user}
+            person = identity.identity_of(claims)
+            if person is None:
                 return None
-            who = str(who).strip().lower()
-            claims = [st.user.get("roles"), st.user.get("groups")]
-            if any(isinstance(c, list | tuple) and any(str(r).lower() in LEAD_ROLES for r in c) for c in claims):
-                _role_leads().add(who)
-            return who
+            out = _signed_out(str(resolve_config()["home"])).get(person.tag)
+            issued = claims.get("iat")
+            if out is not None and (not isinstance(issued, int | float) or issued <= out):
+                return None
+            return person
     return None
+
+
+def signed_in_email() -> str | None:
+    """The signed-in person's name (``Identity.name``: the verified e-mail, else their subject marked as
+    having none), or None. Never a claim as typed: see ``studio.identity``."""
+    person = current_identity()
+    return person.name if person else None
 
 
 def owner() -> str:
@@ -586,7 +621,8 @@ def owner() -> str:
     Every page passes it for every kind of job: the signed-in e-mail when the app has sign-in
     (``[auth]`` secrets), else the browser (``browser_id``).
     """
-    return signed_in_email() or browser_id()
+    person = current_identity()
+    return person.key if person else browser_id()
 
 
 def user_label() -> str:
@@ -611,7 +647,8 @@ def audit(action: str, target: str | None = None, **detail: Any) -> None:
 
 def not_yours_text(job_owner: str | None, what: str) -> str:
     """Why a watcher has no Stop/Resume button: who started the job and who may control it."""
-    if job_owner and "@" in job_owner:
+    if identity.is_person(job_owner):
+        job_owner = identity.owner_name(job_owner)
         if what == "resume":
             return _("This run was started by {owner}: you can watch it; only they or a desk lead can resume it.",
                      owner=job_owner)
@@ -667,6 +704,9 @@ def sidebar_identity() -> None:
             st.markdown(":material/account_circle: " + _("Signed in as **{who}**", who=who))
         if st.button(_("Sign out"), key="sign_out", icon=":material/logout:"):
             audit("sign_out")
+            person = current_identity()
+            if person is not None:  # every cookie and tab of this person issued before now stops working
+                _remember_sign_out(person)
             st.logout()
 
 

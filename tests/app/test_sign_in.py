@@ -19,6 +19,17 @@ AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret":
         "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
 
 
+ISS = "http://127.0.0.1:9"
+
+
+def _user(sub: str, email: str | None = None, verified: object = True, **more: object) -> dict:
+    """The claims of a signed-in user as the provider's ID token gives them (issuer, subject, e-mail)."""
+    out = {"is_logged_in": True, "iss": ISS, "sub": sub, "iat": 2_000_000_000, **more}
+    if email is not None:
+        out.update(email=email, email_verified=verified)
+    return out
+
+
 def _app(user: dict | None, *, auth: bool = True) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=300)
     if auth:
@@ -46,7 +57,7 @@ def test_an_unsigned_visitor_sees_only_the_sign_in(ta_home):
 
 
 def test_a_signed_in_user_is_named_in_the_sidebar_and_the_sign_in_is_audited(ta_home):
-    at = _app({"is_logged_in": True, "email": "Ann@Desk.example", "name": "Ann"})
+    at = _app(_user("ann-1", "ann@desk.example", name="Ann"))
     assert not at.exception
     assert "Signed in as **ann@desk.example**" in texts(at)
     assert "Sign out" in [b.label for b in at.sidebar.button]
@@ -58,16 +69,56 @@ def test_a_signed_in_user_is_named_in_the_sidebar_and_the_sign_in_is_audited(ta_
 def test_the_audit_page_is_for_desk_leads_only(ta_home, monkeypatch):
     monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", "lead@desk.example")
     record_audit(resolve_config(), "job_start", by="ann@desk.example", target="run NVDA 2024-05-10 (abc)")
-    lead = _app({"is_logged_in": True, "email": "lead@desk.example"})
+    lead = _app(_user("lead-1", "lead@desk.example"))
     assert "desk lead" in texts(lead)
     lead.switch_page("pages/audit.py").run()
     assert not lead.exception
     assert lead.title[0].value == "Audit"
     assert "ann@desk.example" in lead.dataframe[0].value.to_csv()
-    other = _app({"is_logged_in": True, "email": "ann@desk.example"})
+    other = _app(_user("ann-1", "ann@desk.example"))
     assert "desk lead" not in texts(other)
     with pytest.raises(ValueError, match="Known pages"):  # not in the navigation of anyone else
         other.switch_page("pages/audit.py")
+
+
+@pytest.mark.parametrize("claims", [
+    _user("mallory", "LEAD@desk.example"),                      # verified, another case
+    _user("mallory", "lead@desk.example\u00a0", verified=False),  # a trailing no-break space, unverified
+    _user("mallory", "lead@desk.example", verified=False),       # the very address, unverified
+    _user("mallory", "lead@desk.example\u00a0"),                 # a trailing no-break space, "verified"
+    {"is_logged_in": True, "email": "lead@desk.example", "email_verified": True},  # no subject at all
+])
+def test_a_forged_e_mail_is_not_the_lead(ta_home, monkeypatch, claims):
+    monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", "lead@desk.example")
+    at = _app(claims)
+    assert not at.exception
+    assert "desk lead" not in texts(at)
+    assert "Signed in as **lead@desk.example**" not in texts(at)
+    with pytest.raises(ValueError, match="Known pages"):
+        at.switch_page("pages/audit.py")
+    assert all(e["by"] != "lead@desk.example" for e in read_audit(resolve_config()))
+
+
+def test_a_lead_role_taken_away_ends_with_the_next_sign_in(ta_home):
+    at = _app(_user("lead-1", "lead@desk.example", roles=["desk_lead"]))
+    assert "desk lead" in texts(at)
+    at.user = _user("lead-1", "lead@desk.example", roles=[])  # signed in again after the role was removed
+    at.run()
+    assert "desk lead" not in texts(at)
+    with pytest.raises(ValueError, match="Known pages"):
+        at.switch_page("pages/audit.py")
+
+
+def test_a_signed_out_token_signs_nobody_in(ta_home):
+    at = _app(_user("ann-1", "ann@desk.example", iat=1_000))
+    assert "Signed in as **ann@desk.example**" in texts(at)
+    from studio import ui
+    from studio.identity import identity_of
+    ui._remember_sign_out(identity_of(_user("ann-1", "ann@desk.example")))  # as the Sign out button does
+    at.run()  # the same cookie (issued before the sign-out) again
+    assert [b.label for b in at.button] == ["Sign in"]
+    again = _app(_user("ann-1", "ann@desk.example", iat=4_000_000_000))  # a sign-in after it works
+    assert "Signed in as **ann@desk.example**" in texts(again)
 
 
 def test_desk_leads_config_is_checked_and_lower_cased(ta_home, monkeypatch):

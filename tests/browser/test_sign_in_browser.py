@@ -9,7 +9,9 @@ passed with ``--secrets.files``.
 
 from __future__ import annotations
 
+import json
 import threading
+import urllib.request
 
 import authlib  # noqa: F401 - st.login needs it; a pinned requirement: missing, this fails (never skips)
 
@@ -36,16 +38,28 @@ def _reports_text(body: dict) -> bool:
         "<get_stock_data>" in str(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "system")
 
 
-def _sign_in(browser, url: str, email: str):
-    """A new browser context (its own cookies) signed in as ``email`` through the provider's form."""
+def _set_claims(issuer: str, sub: str, claims: dict) -> None:
+    """The provider's user API: the claims its ID tokens give ``sub`` (e-mail, whether it is verified)."""
+    req = urllib.request.Request(f"{issuer}/users/{sub}", data=json.dumps(claims).encode(), method="PUT",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        assert resp.status == 204
+
+
+def _sign_in(browser, url: str, issuer: str, sub: str, email: str | None = None, *, verified: bool = True,
+             shown: str | None = None):
+    """A new browser context (its own cookies) signed in as the provider's user ``sub`` whose e-mail claim
+    is ``email`` (verified or not), through the provider's form; waits for the sidebar's name ``shown``."""
+    if email is not None:
+        _set_claims(issuer, sub, {"email": email, "email_verified": verified})
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(HANG_MS)
     page.goto(url + "/")
     page.get_by_role("button", name="Sign in").click()
-    page.locator("input[name=sub]").last.fill(email)  # the provider's login form
+    page.locator("input[name=sub]").last.fill(sub)  # the provider's login form
     page.get_by_role("button", name="Authorize").click()
-    page.get_by_text(f"Signed in as {email}").wait_for()
+    page.get_by_text(f"Signed in as {shown or email}").wait_for()
     wait_idle(page)
     return page
 
@@ -90,19 +104,36 @@ def test_two_users_and_a_lead_through_a_real_provider(ta_home, tmp_path):
                     assert anon.get_by_role("link", name="History").count() == 0
                     assert anon.get_by_text("Start analysis").count() == 0
 
-                    ann = _sign_in(browser, url, ANN)
+                    ann = _sign_in(browser, url, issuer, "ann", ANN)
                     fill_run_form(ann, TICKER, DATE)
                     start_run(ann)
                     ann.get_by_role("button", name="Stop").wait_for()
                     ann.wait_for_function("() => location.search.includes('run=')")
                     run_url = ann.url
 
-                    bob = _sign_in(browser, url, BOB)
+                    bob = _sign_in(browser, url, issuer, "bob", BOB)
                     bob.goto(run_url)
                     bob.get_by_text(f"This run was started by {ANN}").wait_for()
                     assert bob.get_by_role("button", name="Stop").count() == 0
 
-                    lead = _sign_in(browser, url, LEAD)
+                    # accounts whose e-mail claims only look like the lead's or Ann's: never them
+                    for sub, email, verified in (("mallory", "LEAD@desk.example", True),
+                                                 ("mallet", LEAD + "\u00a0", False),
+                                                 ("trudy", "Ann@desk.example\u00a0", False),
+                                                 ("eve", LEAD, False)):
+                        forged = _sign_in(browser, url, issuer, sub, email, verified=verified,
+                                          shown=email if verified else f"{sub} (no verified e-mail)")
+                        assert forged.get_by_text("desk lead").count() == 0, sub
+                        assert forged.get_by_role("link", name="Audit").count() == 0, sub
+                        forged.goto(run_url)
+                        forged.get_by_text(f"This run was started by {ANN}").wait_for()
+                        assert forged.get_by_role("button", name="Stop").count() == 0, sub
+                        forged.goto(url + "/audit")
+                        wait_idle(forged)
+                        assert forged.get_by_role("heading", name="Audit").count() == 0, sub
+                        forged.context.close()
+
+                    lead = _sign_in(browser, url, issuer, "lead", LEAD)
                     lead.get_by_text("desk lead").first.wait_for()
                     lead.goto(run_url)
                     lead.get_by_role("button", name="Stop").click()
@@ -121,6 +152,8 @@ def test_two_users_and_a_lead_through_a_real_provider(ta_home, tmp_path):
                                         (ANN, "job_start"), (LEAD, "job_stop")):
                         assert any(f",{who},{action}," in line for line in rows.splitlines()), (who, action, rows)
                     assert f"run {TICKER} {DATE}" in rows
+                    assert ",LEAD@desk.example,sign_in," in rows  # the verified other-case address, as itself
+                    assert ",mallet (no verified e-mail),sign_in," in rows
 
                     bob.goto(url + "/audit")  # not in Bob's navigation: Streamlit shows its default page
                     wait_idle(bob)
