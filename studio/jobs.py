@@ -75,6 +75,14 @@ OnAction = Callable[[str, "Job", "str | None", bool], None]
 asked through the registry (``done`` False: refused, e.g. not ``who``'s job), for the audit trail."""
 
 
+def guard_key(config: Mapping[str, Any], api_key: str | None) -> None:
+    """``llm_clients.factory.check_key_destination``: a job whose requests would carry the server's own key
+    (no key of the user's) goes only to the addresses the server's environment names."""
+    from tradingagents.llm_clients.factory import check_key_destination
+
+    check_key_destination(config, api_key=api_key)
+
+
 def may_control(job_owner: str | None, who: str | None, is_desk_lead: DeskLead | None = None) -> bool:
     """The one ownership rule: may ``who`` stop, resume (or delete) a job of ``job_owner``?
 
@@ -115,6 +123,7 @@ class Job:
         self.attempts = 0
         self._api_key = api_key or None
         self._is_lead: DeskLead | None = None  # set by the registry
+        self._guard_keys = False  # set by the registry: the environment's key only to its own addresses
         self._events: list[Any] = []
         self._lock = threading.Lock()  # the event list and the kind's state
         self._control = threading.Lock()  # one stop or resume at a time
@@ -191,6 +200,8 @@ class Job:
             if not self.can_resume() or not self.can_control(who):
                 return False
             key = api_key or (self._api_key if who == self.owner else None)
+            if self._guard_keys:
+                guard_key(changes.get("config") or self._settings(), key)
             self._prepare_resume(key, **changes)
             if self.owner is None and who is not None:
                 self.owner = who  # a job nobody owned is claimed by whoever resumes it
@@ -201,6 +212,11 @@ class Job:
             self.status = "running"
             self._launch()
             return True
+
+    def _settings(self) -> Mapping[str, Any]:
+        """The settings the work runs with (a backtest's are its backtest's)."""
+        config = getattr(self, "config", None)
+        return config if config is not None else self.backtest.config  # type: ignore[attr-defined]
 
     def _prepare_resume(self, key: str | None, **changes: Any) -> None:
         if changes:
@@ -707,8 +723,12 @@ class JobRegistry:
     """Thread-safe registry of this server process's jobs of every kind, newest first in ``list()``."""
 
     def __init__(self, graph_factory: GraphFactory | None = None, max_per_kind: int = 50,
-                 is_desk_lead: DeskLead | None = None, on_action: OnAction | None = None) -> None:
+                 is_desk_lead: DeskLead | None = None, on_action: OnAction | None = None,
+                 guard_keys: bool = False) -> None:
+        """``guard_keys``: a shared app's registry (``ui.get_registry``) sends the server environment's
+        key only to the addresses that environment names (``guard_key``); a user's own key goes anywhere."""
         self._factory = graph_factory or _default_graph_factory
+        self._guard_keys = guard_keys
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
         self._max_per_kind = max_per_kind
@@ -722,6 +742,7 @@ class JobRegistry:
     # --- every kind -------------------------------------------------------------------------------
     def _add(self, job: Job) -> Job:
         job._is_lead = self._is_lead
+        job._guard_keys = self._guard_keys
         with self._lock:
             self._jobs[job.id] = job
         self.prune()
@@ -807,6 +828,8 @@ class JobRegistry:
         # the real settings (a password in a URL included): they are masked only where saved or shown
         resolved = resolve_config({**dict(config or {}), "selected_analysts": list(analysts)})
         check_llm_config(resolved, api_key=api_key)
+        if self._guard_keys:
+            guard_key(resolved, api_key)
         from tradingagents.dataflows.interface import check_instrument
 
         check_instrument(resolved, ticker)  # an unlisted demo ticker: refused with suggestions (a ValidationError)
@@ -870,6 +893,8 @@ class JobRegistry:
         ``blind``: each ticker a blind analysis in turn."""
         if not tickers:
             raise ValidationError("A batch needs at least one ticker.")
+        if self._guard_keys:
+            guard_key(config, api_key)
         job = BatchJob(uuid.uuid4().hex[:12], tickers, date, config, max_cost_usd=max_cost_usd, owner=owner,
                        api_key=api_key, blind=blind)
         self._add(job)
@@ -918,6 +943,8 @@ class JobRegistry:
         from tradingagents.backtest.engine import Backtest
 
         backtest = Backtest(spec, config, api_key=api_key)
+        if self._guard_keys:
+            guard_key(backtest.config, api_key)
         with self._lock:
             running = self._jobs.get(backtest.id)
             if running is not None and running.is_alive:
@@ -938,6 +965,7 @@ class JobRegistry:
         if opened is None:
             return None
         opened._is_lead = self._is_lead
+        opened._guard_keys = self._guard_keys
         with self._lock:
             return self._jobs.setdefault(opened.id, opened)
 

@@ -115,7 +115,7 @@ def get_registry() -> JobRegistry:
     """The one job registry per server process (runs, batches, backtests): jobs survive page switches
     and browser refreshes. Every page passes ``owner()`` to start, stop or resume one; desk leads
     (``is_desk_lead``) may stop or resume anyone's."""
-    return JobRegistry(is_desk_lead=is_desk_lead, on_action=_audit_job)
+    return JobRegistry(is_desk_lead=is_desk_lead, on_action=_audit_job, guard_keys=True)
 
 
 def job_target(job: Any) -> str:
@@ -718,6 +718,15 @@ def config_error_text(exc: BaseException, config: Any = None) -> str:
     if key_env:
         return _("No API key for {provider}: type it in the sidebar's **API key** field (or set {env} "
                  "before starting the app). Nothing was run.", provider=label, env=key_env)
+    if key == "api_key":
+        from tradingagents.llm_clients.factory import resolve_base_url
+        from tradingagents.llm_presets import public_url
+
+        with contextlib.suppress(Exception):
+            return _("The server's API key is sent only to the address this app is set up with, and {url} is another "
+                     "one: type your own key in the sidebar's **API key** field, or clear the **Base URL** field. "
+                     "Nothing was run.", url=public_url(resolve_base_url(config)))
+        return str(exc)
     if key == "backend_url":
         return _("{provider} needs the server's address: fill in the sidebar's **Base URL** field, for example "
                  "http://localhost:11434/v1. Nothing was run.", provider=label)
