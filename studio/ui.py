@@ -21,10 +21,10 @@ from typing import Any
 import streamlit as st
 
 from studio import identity, links
-from studio.jobs import MASK, JobRegistry
+from studio.jobs import JobRegistry
 from studio.runs import CHANGE_LABELS
 from tradingagents import pricing
-from tradingagents.config import DATA_VENDORS, public_config, resolve_config
+from tradingagents.config import DATA_VENDORS, resolve_config
 from tradingagents.errors import ConfigError
 from tradingagents.i18n import LANGUAGES as UI_LANGUAGES
 from tradingagents.i18n import N_, OUTPUT_LANGUAGE, Translator, normalize_language, translator
@@ -492,6 +492,11 @@ def parse_prefill(raw: str | None) -> dict[str, Any] | None:
     return read_prefill(raw)[0]
 
 
+LINK_SETTINGS = ("set_vendor", "set_language")
+"""The sidebar fields a link (``?run=`` of someone else's run, ``?prefill=``) may set: never the provider,
+the models, the Base URL or the key."""
+
+
 def _restore_settings() -> None:
     """Before the sidebar is drawn: queued values, then the settings of the run in the URL (a browser
     refresh starts a new session whose sidebar would otherwise show the defaults), then ``?prefill=``."""
@@ -501,11 +506,13 @@ def _restore_settings() -> None:
     if run_id and s.get("_settings_of_run") != run_id:
         handle = get_registry().get(run_id, "run")
         if handle is not None:
-            # another browser's run is shown without its credentials (the owner's sidebar had them);
-            # a masked URL is left blank rather than shown as one to run with
-            shown = handle.config if handle.owner == owner() else {
-                k: v for k, v in public_config(handle.config).items() if not (isinstance(v, str) and MASK in v)}
-            values = {**sidebar_values(shown), **values}
+            # one's own run (a refresh) brings its settings back; someone else's link brings none of the
+            # model's (provider, models, Base URL): the next run of this session must not send its key to
+            # an address a colleague's link chose. Its data source and output language are harmless.
+            restored = sidebar_values(handle.config)
+            if handle.owner != owner():
+                restored = {k: v for k, v in restored.items() if k in LINK_SETTINGS}
+            values = {**restored, **values}
             s["_settings_of_run"] = run_id
     raw = st.query_params.get("prefill")
     if raw and s.get("_prefill_done") != raw:
@@ -514,10 +521,12 @@ def _restore_settings() -> None:
         data = data or {}
         if problem:
             s["_prefill_problem"] = problem
-        if isinstance(data.get("provider"), str) and data["provider"] in PROVIDER_PRESETS:
-            values.setdefault("set_provider", data["provider"])
-            values.setdefault("set_quick", "")
-            values.setdefault("set_deep", "")
+        if isinstance(data.get("provider"), str) and data["provider"] != s.get("set_provider"):
+            # a link fills the form, never the model's settings: said, not applied
+            s["_prefill_problem"] = _(
+                "The link names the provider {provider}; the sidebar keeps yours (choose it there to use it).",
+                provider=provider_label(data["provider"]) if data["provider"] in PROVIDER_PRESETS
+                else repr(data["provider"][:40]))
         if isinstance(data.get("vendor"), str) and data["vendor"] in VENDORS:
             values.setdefault("set_vendor", data["vendor"])
         s["_prefill_form"] = data

@@ -87,3 +87,28 @@ def test_the_run_page_says_what_to_do_and_nothing_reaches_the_other_server(ta_ho
     run_until(at, lambda a: any('data-rating="' in h.value for h in a.html), timeout=120)
     assert other.chat_requests
     assert {h.get("authorization") for h in other.headers} == {f"Bearer {OWN_KEY}"}
+
+
+def test_a_colleagues_run_link_leaves_the_model_settings_alone(ta_home, desk):
+    """Issue 41, point 3: opening a colleague's ?run= link used to copy their Base URL into the sidebar,
+    and the next run sent one's own key to their server."""
+    from streamlit.testing.v1 import AppTest
+
+    from studio.ui import get_registry
+    from tests.app.apptest_utils import APP
+
+    desk_llm, other = desk
+    reg = get_registry()
+    theirs = reg.start_run("MSFT", "2024-05-10", ["market"], {"backend_url": other.base_url},
+                           api_key="sk-colleague-3333", owner="colleague · 0123456789")
+    assert reg.wait(theirs, 120).status == "finished"
+    before = len(other.chat_requests)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params["run"] = theirs
+    at.run()
+    assert at.text_input(key="set_base_url").value == desk_llm.base_url  # the server's, not the link's
+    at.text_input(key=KEY_API).set_value(OWN_KEY).run()
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
+    run_until(at, lambda a: any('data-rating="' in h.value for h in a.html) and "NVDA" in texts(a), timeout=120)
+    assert len(other.chat_requests) == before  # nothing of this session went to the colleague's server
+    assert {h.get("authorization") for h in desk_llm.headers} == {f"Bearer {OWN_KEY}"}

@@ -215,7 +215,8 @@ def test_links_open_a_saved_run_a_backtest_variant_and_prefill_the_form(ta_home)
     assert at.date_input(key="form_date").value == dt.date(2024, 4, 2)
     assert at.multiselect(key="form_analysts").value == ["news", "market"]
     assert (at.number_input(key="form_debate").value, at.number_input(key="form_risk").value) == (2, 3)
-    assert at.selectbox(key="set_provider").value == "ollama"
+    assert at.selectbox(key="set_provider").value == "offline"  # a link fills the form, never the model
+    assert any("names the provider Ollama (local); the sidebar keeps yours" in w.value for w in at.warning)
     assert any("prefilled from the link" in i.value for i in at.info)
     at.run()  # applied once: a rerun does not overwrite what the user changes afterwards
     assert not any("prefilled from the link" in i.value for i in at.info)
@@ -229,7 +230,7 @@ def test_api_key_field_is_never_restored_from_a_run(ta_home):
         at.text_input(key=KEY_API).input("sk-secret-123456").run()
         start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
         again = _opened(at.query_params["run"])
-        assert again.text_input(key=KEY_API).value == ""
+        assert again.session_state[KEY_API] == ""
         get_registry().get(at.query_params["run"]).wait(120)
 
 
@@ -244,8 +245,9 @@ def test_another_browsers_run_shows_its_settings_without_credentials(ta_home):
     assert handle.config["backend_url"] == backend  # the run itself used the real address
     at = _opened(run_id)
     assert not at.exception
-    assert at.selectbox(key="set_provider").value == "openai_compatible"  # its settings, restored
-    assert at.text_input(key="set_base_url").value == ""  # but no credentials of another browser
+    # none of its model's settings: this session's next run must not go (with its key) where the link says
+    assert at.selectbox(key="set_provider").value == "offline"
+    assert at.session_state["set_base_url"] == ""
     shown = texts(at)
     assert "hunter2-pass" not in shown and "sk-other" not in shown
     assert "only that browser can resume it" in shown and not [b for b in at.button if "Resume" in str(b.label)]
@@ -276,7 +278,7 @@ def test_a_prefill_link_of_an_old_run_from_compare_fills_the_form(ta_home):
     assert not at.exception
     assert at.date_input(key="form_date").value == dt.date(1985, 3, 1)
     assert at.number_input(key="form_debate").value == 3
-    assert at.selectbox(key="set_provider").value == "ollama"
+    assert at.selectbox(key="set_provider").value == "offline"
 
 
 def test_deeply_nested_prefill_json_is_a_plain_refusal(ta_home):
