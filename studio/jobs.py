@@ -53,7 +53,7 @@ from studio.runs import (
     run_thread_id,
 )
 from tradingagents.config import resolve_config
-from tradingagents.errors import RunPaused, RunStopped, TradingAgentsError
+from tradingagents.errors import BudgetExceeded, RunPaused, RunStopped, TradingAgentsError
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent, describe_error
 from tradingagents.i18n import N_, Translator, translator
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
@@ -651,8 +651,10 @@ class BacktestJob(Job):
             self.backtest.run(on_progress=self._on_progress, should_stop=self._stop.is_set)
             self.error = None
             self.status = "finished"
-        except RunStopped:
+        except RunStopped as exc:
             self.status = "stopped"
+            if isinstance(exc, BudgetExceeded):  # the page says why it stopped
+                self.error = _redact(str(exc), self._api_key)
         except Exception as exc:  # noqa: BLE001 - kept for the page to show
             self.error = _redact(str(exc) or type(exc).__name__, self._api_key)
             self.status = "failed"
@@ -934,7 +936,7 @@ class JobRegistry:
 
     # --- backtests ----------------------------------------------------------------------------------
     def start_backtest(self, spec: Any, config: Mapping[str, Any] | None = None, *, api_key: str | None = None,
-                       owner: str | None = None) -> str:
+                       owner: str | None = None, max_cost_usd: float | None = None) -> str:
         """Plan and start (or continue) a backtest; returns its id. Raises ValidationError etc. first.
 
         The same backtest running already is that job (watch it); one that has ended becomes a new
@@ -942,7 +944,7 @@ class JobRegistry:
         """
         from tradingagents.backtest.engine import Backtest
 
-        backtest = Backtest(spec, config, api_key=api_key)
+        backtest = Backtest(spec, config, api_key=api_key, max_cost_usd=max_cost_usd)
         if self._guard_keys:
             guard_key(backtest.config, api_key)
         with self._lock:

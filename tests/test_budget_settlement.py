@@ -67,3 +67,27 @@ def test_a_batchs_budget_holds_with_settlement_due(tmp_path):
         assert billed <= 2.0, f"billed ${billed:.4f} above the $2 batch budget"
         printed = sum(o.cost_usd or 0.0 for o in outcomes)
         assert printed == pytest.approx(billed, abs=1e-6)
+
+
+def test_a_backtest_has_one_budget_over_all_its_steps(tmp_path, capsys, monkeypatch):
+    """``backtest --max-cost``: every step's model calls (and its settlement's reflections) reserve from one
+    budget; it stops with exit 5, billed within the budget, and prints what it spent; a larger one goes on."""
+    import json
+
+    from tradingagents.backtest.cli import main
+
+    with FakeOpenAIServer() as server:
+        args = ["NVDA", "--start", "2024-04-01", "--end", "2024-05-10", "--every", "5", "--provider",
+                "openai_compatible", "--backend-url", server.base_url, "--quick-model", "fake-quick",
+                "--deep-model", "fake-deep", "--home", str(tmp_path), "-q"]
+        monkeypatch.setenv("TRADINGAGENTS_LLM_PRICING", json.dumps(STEEP))
+        monkeypatch.setenv("TRADINGAGENTS_LLM_MAX_OUTPUT_TOKENS", "256")
+        assert main([*args, "--max-cost", "6"]) == 5
+        billed = server.billed_usd(STEEP)
+        assert billed <= 6.0, f"billed ${billed:.4f} above the $6 backtest budget"
+        err = capsys.readouterr().err
+        assert "backtest's budget is reached" in err
+        spent = float(err.split("Spent $", 1)[1].split(" ", 1)[0])
+        assert spent == pytest.approx(billed, abs=1e-6)
+        assert main([*args, "--max-cost", "-1"]) == 2
+        assert "--max-cost" in capsys.readouterr().err
