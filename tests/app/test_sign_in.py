@@ -153,7 +153,7 @@ def test_the_registry_tells_every_start_and_stop_granted_or_refused(ta_home):
     assert may_control("ann@x.example", "lead@x.example", lambda w: w == "lead@x.example")
 
 
-@pytest.mark.parametrize("user", [None, {"is_logged_in": True, "email": "ann@desk.example", "name": "Ann"}],
+@pytest.mark.parametrize("user", [None, _user("ann-1", "ann@desk.example", name="Ann")],
                          ids=["no sign-in", "signed in"])
 def test_every_form_starts_from_the_servers_settings(ta_home, monkeypatch, user):
     """The settings a server is started with are the defaults every user's Run page shows (issues 39, 40)."""
@@ -167,3 +167,32 @@ def test_every_form_starts_from_the_servers_settings(ta_home, monkeypatch, user)
     assert at.sidebar.selectbox(key="set_vendor").value == "csv"
     assert at.number_input(key="form_debate").value == 2 and at.number_input(key="form_risk").value == 3
     assert at.multiselect(key="form_analysts").value == ["market", "news"]
+
+
+def test_the_audit_page_shows_whether_the_chain_holds_and_exports_inert_cells(ta_home, monkeypatch):
+    import json
+
+    from studio.export import audit_csv
+
+    monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", "lead@desk.example")
+    cfg = resolve_config()
+    record_audit(cfg, "sign_in", by='=HYPERLINK("http://evil.example","x")', target="a\u2028b")
+    record_audit(cfg, "job_start", by="ann@desk.example", target="run NVDA 2024-05-10 (abc)")
+    lead = _app(_user("lead-1", "lead@desk.example"))
+    lead.switch_page("pages/audit.py").run()
+    assert not lead.exception
+    assert "The chain verifies: 3 entries" in texts(lead)  # with the lead's own sign-in
+    table = lead.dataframe[0].value.to_csv()
+    assert "a\u2028b" in table  # the entry with a line separator is listed, not dropped
+    rows = audit_csv([{"when": "x", "by": '=HYPERLINK("http://evil.example","x")', "action": "sign_in",
+                       "target": "-2+3", "detail": "@SUM(1)"}])
+    assert "'=HYPERLINK" in rows and "'-2+3" in rows and "'@SUM" in rows
+    # a row changed behind the app's back: the page says where the chain breaks
+    path = cfg["audit_path"]
+    lines = open(path, encoding="ascii").read().split("\n")
+    doc = json.loads(lines[1])
+    doc["by"] = "bob@desk.example"
+    lines[1] = json.dumps(doc)
+    open(path, "w", encoding="ascii").write("\n".join(lines))
+    lead.run()
+    assert "The chain is broken at entry 2 of 3" in texts(lead)

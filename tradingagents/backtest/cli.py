@@ -265,6 +265,10 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         budget = (check_setting("max_cost_usd", args.max_cost, "--max-cost")
                   if getattr(args, "max_cost", None) is not None else None)
         bt = Backtest(spec, cfg, max_cost_usd=budget)
+        from tradingagents.storage.audit import record_command
+
+        record_command(settings, "job_start", f"backtest {bt.id}", kind="backtest", tickers=list(spec.tickers),
+                  start=spec.start, end=spec.end, max_cost_usd=budget)
         done = bt.done_steps()
         if not args.quiet:
             how = (t("resuming ({done} of {total} steps done)", done=done, total=bt.total_steps) if done

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tradingagents.storage.app_runs import app_run, delete_app_run, load_app_runs, save_app_run
-from tradingagents.storage.audit import default_user, read_audit, record_audit
+from tradingagents.storage.audit import default_user, read_audit, record_audit, verify_audit
 from tradingagents.storage.files_runs import engine_label, engines_text, mixed_engines, run_notes
 from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
 
@@ -46,6 +46,7 @@ __all__ = [
     "default_user",
     "read_audit",
     "record_audit",
+    "verify_audit",
     "checkpoint_step",
     "clear_all_checkpoints",
     "clear_checkpoint",
