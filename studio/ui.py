@@ -611,7 +611,8 @@ def current_identity() -> identity.Identity | None:
                 return None
             out = _signed_out(str(resolve_config()["home"])).get(person.tag)
             issued = claims.get("iat")
-            if out is not None and (not isinstance(issued, int | float) or issued <= out):
+            # ``iat`` is whole seconds: a token from the second of the sign-out or later is a new sign-in
+            if out is not None and (not isinstance(issued, int | float) or issued < int(out)):
                 return None
             return person
     return None

@@ -234,3 +234,54 @@ def test_the_readmes_sign_in_block_works_as_written(ta_home, tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=60)
+
+
+def test_sign_out_ends_a_copied_cookie_and_an_open_tab(ta_home, tmp_path):
+    """Issue 41, point 6: sign-out did not end access (a captured cookie worked for 30 days, a tab opened
+    before the sign-out stayed signed in). Both now land on the sign-in screen."""
+    from oidc_provider_mock import run_server_in_thread
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    app_url = f"http://127.0.0.1:{port}"
+    with run_server_in_thread() as oidc:
+        issuer = f"http://127.0.0.1:{oidc.server_port}"
+        secrets = tmp_path / "secrets.toml"
+        secrets.write_text(
+            "[auth]\n"
+            f'redirect_uri = "{app_url}/oauth2callback"\n'
+            'cookie_secret = "a-test-cookie-secret-of-enough-length-0123456789"\n'
+            'client_id = "tradingagents-studio"\n'
+            'client_secret = "test-client-secret"\n'
+            f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n', encoding="utf-8")
+        with streamlit_server(ta_home, log_path=ARTIFACTS / "browser-sign-out.log", port=port,
+                              extra_args=["--secrets.files", str(secrets)]) as url, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                ann = _sign_in(browser, url, issuer, "ann", ANN)
+                other_tab = ann.context.new_page()  # a second tab of the same browser, open before the sign-out
+                other_tab.set_default_timeout(HANG_MS)
+                other_tab.goto(url + "/history")
+                other_tab.get_by_text(f"Signed in as {ANN}").wait_for()
+                stolen = browser.new_context()  # someone who copied the cookies
+                stolen.add_cookies(ann.context.cookies())
+                thief = stolen.new_page()
+                thief.set_default_timeout(HANG_MS)
+                thief.goto(url + "/history")
+                thief.get_by_text(f"Signed in as {ANN}").wait_for()
+
+                ann.get_by_role("button", name="Sign out").click()
+                ann.get_by_role("button", name="End session").click()  # the provider's own sign-out page
+                ann.get_by_role("button", name="Sign in").wait_for()
+
+                thief.goto(url + "/history")  # the copied cookie, after the sign-out
+                thief.get_by_role("button", name="Sign in").wait_for()
+                wait_idle(thief)
+                assert thief.get_by_text(f"Signed in as {ANN}").count() == 0
+                other_tab.get_by_role("link", name="Memory log").click()  # the open tab's next step
+                other_tab.get_by_role("button", name="Sign in").wait_for()
+
+                again = _sign_in(browser, url, issuer, "ann", ANN)  # a new sign-in works at once
+                assert again.get_by_text(f"Signed in as {ANN}").count() == 1
+            finally:
+                browser.close()
