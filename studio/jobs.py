@@ -53,9 +53,10 @@ from studio.runs import (
     run_thread_id,
 )
 from tradingagents.config import resolve_config
-from tradingagents.errors import BudgetExceeded, RunPaused, RunStopped, TradingAgentsError
+from tradingagents.errors import BudgetExceeded, NotAllowed, RunPaused, RunStopped, TradingAgentsError
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent, describe_error
 from tradingagents.i18n import N_, Translator, translator
+from tradingagents.ownership import allowed
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 KINDS = ("run", "batch", "backtest", "whatif")
@@ -89,11 +90,22 @@ def may_control(job_owner: str | None, who: str | None, is_desk_lead: DeskLead |
     The owner may; nobody else may, except a desk lead (``is_desk_lead(who)``). A job without an
     owner (started by a script, or opened from disk after a restart) is anyone's.
     """
-    if job_owner is None:
-        return True
-    if who is None:
-        return False
-    return who == job_owner or bool(is_desk_lead and is_desk_lead(who))
+    return allowed("stop_job", who=who, owner=job_owner, lead=_lead(who, is_desk_lead))
+
+
+def _lead(who: str | None, is_desk_lead: DeskLead | None) -> bool:
+    return bool(who is not None and is_desk_lead is not None and is_desk_lead(who))
+
+
+def refuse(action: str, what: str, owner: str | None, who: str | None, is_desk_lead: DeskLead | None) -> None:
+    """Raise ``NotAllowed`` unless the ownership table (``tradingagents.ownership``) lets ``who`` do ``action``
+    to ``what`` of ``owner``; the message names the owner by their name, never their subject."""
+    if allowed(action, who=who, owner=owner, lead=_lead(who, is_desk_lead)):
+        return
+    from studio.identity import is_person, owner_name
+
+    by = owner_name(owner) if is_person(owner) else "another browser"
+    raise NotAllowed(f"{what} belongs to {by}: only they or a desk lead can continue it. Nothing was started.")
 
 
 def _redact(text: str, secret: str | None) -> str:
@@ -869,6 +881,8 @@ class JobRegistry:
         The saved settings are public: without ``config`` a masked value (a URL's credentials) is
         left out rather than sent as ``***``.
         """
+        refuse("adopt_run", f"The interrupted run of {saved.get('ticker')} on {saved.get('date')}",
+               saved.get("owner"), owner, self._is_lead)
         original = resolve_config({**dict(saved["config"]), "home": resolve_config(config)["home"]})
         keep = {k: _thaw(original[k]) for k in (*CHECKPOINT_KEYS, *STEERING_KEYS)}
         if saved.get("paused_before"):  # a paused run is steered by whoever started it (or a desk lead)
@@ -881,7 +895,7 @@ class JobRegistry:
         base = dict(config) if config is not None else {
             k: v for k, v in dict(saved["config"]).items() if not (isinstance(v, str) and MASK in v)}
         run_id = self.start_run(saved["ticker"], saved["date"], keep["selected_analysts"], {**base, **keep},
-                                api_key=api_key, owner=owner)
+                                api_key=api_key, owner=saved.get("owner") or owner)
         job = self.get(run_id)
         if job is not None:
             job.config_changes = config_changes(original, job.config)
@@ -951,7 +965,12 @@ class JobRegistry:
             running = self._jobs.get(backtest.id)
             if running is not None and running.is_alive:
                 return running.id
-        job = BacktestJob(backtest, owner=owner, api_key=api_key)
+        kept_owner = running.owner if running is not None else backtest.manifest.doc.get("owner")
+        if backtest.done_steps() or running is not None:  # continuing someone's backtest, not a new one
+            refuse("continue_backtest", f"The backtest {backtest.id}", kept_owner, owner, self._is_lead)
+        if owner is not None and not kept_owner:
+            backtest.manifest.set(owner=owner)  # kept in its folder: still theirs after a restart
+        job = BacktestJob(backtest, owner=kept_owner or owner, api_key=api_key)
         self._add(job)
         job._launch()
         self._tell("job_start", job, owner, True)
@@ -985,4 +1004,6 @@ class JobRegistry:
             backtest = Backtest(spec, {**dict(config), **settings})
         except (OSError, ValueError, KeyError, TypeError, ValidationError):
             return None
-        return BacktestJob(backtest) if backtest.id == backtest_id else None
+        if backtest.id != backtest_id:
+            return None
+        return BacktestJob(backtest, owner=backtest.manifest.doc.get("owner") or None)
