@@ -110,6 +110,12 @@ def is_desk_lead(who: str | None) -> bool:
     return identity.is_lead(person, leads)
 
 
+def acts_as_lead() -> bool:
+    """The ``lead`` of the ownership table (``tradingagents.ownership``) for this session: a desk lead, or
+    anyone when the app has no sign-in (one machine: every person is their own desk)."""
+    return not auth_configured() or is_desk_lead(owner())
+
+
 @st.cache_resource(show_spinner=False)
 def get_registry() -> JobRegistry:
     """The one job registry per server process (runs, batches, backtests): jobs survive page switches

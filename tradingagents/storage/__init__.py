@@ -204,14 +204,22 @@ def list_watchlists(config: Mapping[str, Any] | None = None) -> dict[str, list[s
     return open_watchlists(config).list()
 
 
-def save_watchlist(name: str, tickers: str | Iterable[str], config: Mapping[str, Any] | None = None) -> list[str]:
-    """Save (or replace) a named watchlist; returns its validated tickers (ValidationError if not valid)."""
-    return open_watchlists(config).save(name, tickers)
+def save_watchlist(name: str, tickers: str | Iterable[str], config: Mapping[str, Any] | None = None, *,
+                   owner: str | None = None, lead: bool = False, by: str | None = None) -> list[str]:
+    """Save (or replace) a named watchlist; returns its validated tickers (ValidationError if not valid;
+    ``NotAllowed`` when it is someone else's: ``tradingagents.ownership``). Recorded in the audit trail."""
+    names = open_watchlists(config).save(name, tickers, owner=owner, lead=lead)
+    record_audit(config, "watchlist_save", by=by, target=str(name).strip(), tickers=names)
+    return names
 
 
-def delete_watchlist(name: str, config: Mapping[str, Any] | None = None) -> bool:
-    """Delete a named watchlist; True when there was one."""
-    return open_watchlists(config).delete(name)
+def delete_watchlist(name: str, config: Mapping[str, Any] | None = None, *, owner: str | None = None,
+                     lead: bool = False, by: str | None = None) -> bool:
+    """Delete a named watchlist; True when there was one (``NotAllowed`` when it is someone else's). Audited."""
+    done = open_watchlists(config).delete(name, owner=owner, lead=lead)
+    if done:
+        record_audit(config, "watchlist_delete", by=by, target=str(name).strip())
+    return done
 
 
 def open_checkpointer(config: Mapping[str, Any] | None, ticker: str):

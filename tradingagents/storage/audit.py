@@ -40,7 +40,8 @@ __all__ = ["ACTIONS", "AUDIT_COLUMNS", "AuditCheck", "FileAudit", "PgAudit", "ca
            "record_audit", "verify_audit"]
 
 ACTIONS = ("sign_in", "sign_out", "job_start", "job_stop", "job_resume", "job_delete", "settle",
-           "memory_add", "memory_retire", "memory_restore", "memory_edit", "pm_decision", "ask", "pm_note")
+           "memory_add", "memory_retire", "memory_restore", "memory_edit", "pm_decision", "ask", "pm_note",
+           "watchlist_save", "watchlist_delete")
 """The actions recorded (another action name is accepted too: the trail never refuses an entry)."""
 AUDIT_COLUMNS = ("at", "by", "action", "target", "detail")
 LOCK_TIMEOUT_S = 10

@@ -149,6 +149,7 @@ CREATE TABLE IF NOT EXISTS ta_watchlists (
     tickers     jsonb NOT NULL,
     saved_at    timestamptz NOT NULL DEFAULT now()
 );
+ALTER TABLE ta_watchlists ADD COLUMN IF NOT EXISTS owner text;  -- who saved it first (ownership.py)
 
 CREATE TABLE IF NOT EXISTS ta_desk_docs (
     name        text PRIMARY KEY,
