@@ -196,3 +196,31 @@ def test_the_audit_page_shows_whether_the_chain_holds_and_exports_inert_cells(ta
     open(path, "w", encoding="ascii").write("\n".join(lines))
     lead.run()
     assert "The chain is broken at entry 2 of 3" in texts(lead)
+
+
+def test_only_a_desk_lead_edits_the_roles_memories(ta_home, monkeypatch):
+    """Issue 41, point 7: any signed-in user could add lessons to or clear any role's memory."""
+    from tests.app.apptest_utils import form_button
+    from tradingagents.agents.utils.memory import FinancialSituationMemory
+
+    monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", "lead@desk.example")
+    cfg = resolve_config()
+    FinancialSituationMemory("trader_memory", cfg).add_situations([("rates rising", "trim duration")])
+    ann = _app(_user("ann-1", "ann@desk.example"))
+    ann.switch_page("pages/memories.py").run()
+    ann.selectbox(key="mem_role").set_value("trader_memory").run()
+    assert "Only a desk lead can add, retire, restore or clear lessons" in texts(ann)
+    assert form_button(ann, "Add to memory").disabled and form_button(ann, "Clear this role's memory").disabled
+    assert ann.button(key="mem_retire").disabled
+    from tradingagents.errors import NotAllowed
+    from tradingagents.storage import edit_role_memory
+
+    with pytest.raises(NotAllowed):  # the storage refuses it too, whatever a page does
+        edit_role_memory(FinancialSituationMemory("trader_memory", cfg), who="ann", lead=False)
+    lead = _app(_user("lead-1", "lead@desk.example"))
+    lead.switch_page("pages/memories.py").run()
+    lead.selectbox(key="mem_role").set_value("trader_memory").run()
+    form_button(lead, "Clear this role's memory").click().run()
+    form_button(lead, "Yes, clear it").click().run()
+    assert len(FinancialSituationMemory("trader_memory", cfg)) == 0
+    assert [e["by"] for e in read_audit(cfg) if e["action"] == "memory_retire"] == ["lead@desk.example"]

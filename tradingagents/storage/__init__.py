@@ -83,6 +83,7 @@ __all__ = [
     "save_run",
     "save_run_segments",
     "save_watchlist",
+    "edit_role_memory",
     "storage_url",
 ]
 
@@ -220,6 +221,17 @@ def delete_watchlist(name: str, config: Mapping[str, Any] | None = None, *, owne
     if done:
         record_audit(config, "watchlist_delete", by=by, target=str(name).strip())
     return done
+
+
+def edit_role_memory(memory: Any, *, who: str | None, lead: bool) -> Any:
+    """``memory`` (a role memory) to add to, retire from, restore or clear, when the ownership table
+    (``tradingagents.ownership``: "edit_memory") lets ``who`` do it; else ``NotAllowed``, nothing changed."""
+    from tradingagents.errors import NotAllowed
+    from tradingagents.ownership import allowed
+
+    if not allowed("edit_memory", who=who, lead=lead):
+        raise NotAllowed("Only a desk lead can add, retire, restore or clear the roles' lessons; nothing was changed.")
+    return memory
 
 
 def open_checkpointer(config: Mapping[str, Any] | None, ticker: str):
