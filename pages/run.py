@@ -719,8 +719,9 @@ for o in offers[:5]:
                     st.rerun()
             continue
     with notices, st.container(border=True):
-        st.markdown(_("**{ticker} as of {date}** was interrupted (the server restarted) and is checkpointed "
-                      "at step {step}. Resume continues it with the settings on screen now.",
+        st.markdown(_("**{ticker} as of {date}** did not finish before the server restarted (it was stopped, "
+                      "failed or cut off) and is checkpointed at step {step}. Resume continues it with the "
+                      "settings on screen now.",
                       ticker=o["ticker"], date=o["date"], step=o["step"]))
         if st.button(_("Resume"), key=f"adopt_{o['thread_id']}", icon=":material/play_circle:"):
             try:

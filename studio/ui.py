@@ -603,6 +603,12 @@ def _remember_sign_out(person: identity.Identity) -> None:
         atomic_write(path, json.dumps(table, sort_keys=True))
 
 
+@st.cache_resource(show_spinner=False)
+def _signed_in_tokens(home: str) -> set[tuple[str, float | None]]:
+    """The sign-ins (person, ID token's ``iat``) this server has recorded in the audit trail of ``home``."""
+    return set()
+
+
 def current_identity() -> identity.Identity | None:
     """The person signed in to this session (``studio.identity``: issuer + subject; the e-mail only when
     verified and exact), or None: no sign-in configured, not signed in, or signed out since this ID
@@ -712,7 +718,12 @@ def sidebar_identity() -> None:
         return
     if st.session_state.get("_audited_sign_in") != who:
         st.session_state["_audited_sign_in"] = who
-        audit("sign_in")
+        issued = st.user.get("iat")
+        sign_in = (owner(), issued if isinstance(issued, int | float) else None)
+        seen = _signed_in_tokens(str(resolve_config()["home"]))
+        if sign_in[1] is None or sign_in not in seen:  # one entry a sign-in, not one a page load or tab
+            seen.add(sign_in)
+            audit("sign_in")
     with st.sidebar:
         if is_desk_lead(who):
             st.markdown(":material/account_circle: " + _("Signed in as **{who}** · desk lead", who=who))

@@ -62,8 +62,11 @@ def test_a_signed_in_user_is_named_in_the_sidebar_and_the_sign_in_is_audited(ta_
     assert "Signed in as **ann@desk.example**" in texts(at)
     assert "Sign out" in [b.label for b in at.sidebar.button]
     at.run()  # a rerun of the same session records the sign-in once
+    _app(_user("ann-1", "ann@desk.example", name="Ann"))  # and so does another page load with the same sign-in
     entries = [e for e in read_audit(resolve_config()) if e["action"] == "sign_in"]
     assert [e["by"] for e in entries] == ["ann@desk.example"]
+    _app(_user("ann-1", "ann@desk.example", iat=2_000_000_001))  # a new sign-in is a new entry
+    assert len([e for e in read_audit(resolve_config()) if e["action"] == "sign_in"]) == 2
 
 
 def test_the_audit_page_is_for_desk_leads_only(ta_home, monkeypatch):
