@@ -929,6 +929,8 @@ class JobRegistry:
 
         ticker, date = validate_ticker(ticker), validate_date(date)
         cfg = resolve_config(config)
+        if self._guard_keys:
+            guard_key(cfg, api_key)
         try:
             saved = storage.load_run(cfg, ticker, date)
         except FileNotFoundError:
