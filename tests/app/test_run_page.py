@@ -105,14 +105,20 @@ def test_refresh_restores_the_runs_settings_and_stop_answers_at_once(ta_home):
         start_offline_run(at, "AMD", dt.date(2024, 5, 10), analysts=["market"])
         run_id = at.query_params["run"]
         handle = get_registry().get(run_id)
-        # a refresh: a new session with the run in the URL shows the run's settings, not the defaults
-        again = _opened(run_id)
-        assert again.selectbox(key="set_provider").value == "openai_compatible"
-        assert again.text_input(key="set_base_url").value == server.base_url
-        assert again.text_input(key="set_quick").value == "fake-quick"
-        assert again.text_input(key="set_deep").value == ""  # the preset's default, as the run uses
-        sidebar = "\n".join(h.value for h in again.sidebar.html)
+        # a refresh: a new session of the same browser with the run in the URL shows the run's settings
+        refreshed = AppTest.from_file(APP, default_timeout=300)
+        refreshed.session_state["_browser_id"] = at.session_state["_browser_id"]  # (the cookie, in a browser)
+        refreshed.query_params["run"] = run_id
+        refreshed.run()
+        assert refreshed.selectbox(key="set_provider").value == "openai_compatible"
+        assert refreshed.text_input(key="set_base_url").value == server.base_url
+        assert refreshed.text_input(key="set_quick").value == "fake-quick"
+        assert refreshed.text_input(key="set_deep").value == ""  # the preset's default, as the run uses
+        sidebar = "\n".join(h.value for h in refreshed.sidebar.html)
         assert "offline engine" not in sidebar and "fake-quick" in sidebar
+        # another browser opening the link keeps its own model settings (issue 41: a link never rewires them)
+        again = _opened(run_id)
+        assert again.selectbox(key="set_provider").value == "offline"
         # the refreshed session is another browser here (no cookie): it may watch, not stop
         assert not [b for b in again.button if b.label == "Stop"]
         assert "started in another browser" in texts(again)
@@ -158,9 +164,11 @@ def test_after_a_restart_the_page_offers_resume_for_a_checkpointed_run(ta_home):
         form_button(at, "Stop").click().run()
         assert handle.wait(120) and handle.status == "stopped"
         get_registry.clear()  # the server restarts: its memory of runs is gone
-        fresh = new_app("run")
+        fresh = AppTest.from_file(APP, default_timeout=300)
+        fresh.session_state["_browser_id"] = at.session_state["_browser_id"]  # the same browser (its cookie)
+        fresh.run()
         _use_server(fresh, server.base_url)
-        assert "TSLA as of 2024-05-10" in texts(fresh) and "was interrupted" in texts(fresh)
+        assert "TSLA as of 2024-05-10" in texts(fresh) and "did not finish before the server restarted" in texts(fresh)
         form_button(fresh, "Resume").click().run()
         resumed = get_registry().get(fresh.query_params["run"])
         assert resumed is not None and resumed.wait(120) and resumed.status == "finished", resumed.error
