@@ -97,6 +97,14 @@ def _lead(who: str | None, is_desk_lead: DeskLead | None) -> bool:
     return bool(who is not None and is_desk_lead is not None and is_desk_lead(who))
 
 
+def _known_after_restart(owner: Any) -> str | None:
+    """An owner kept on disk, as a restarted server knows it: a signed-in person's ``Identity.key``; a browser's
+    id (no sign-in: one's own machine, the browser unknown after a restart) or nothing is nobody's."""
+    from studio.identity import is_person
+
+    return owner if isinstance(owner, str) and is_person(owner) else None
+
+
 def refuse(action: str, what: str, owner: str | None, who: str | None, is_desk_lead: DeskLead | None) -> None:
     """Raise ``NotAllowed`` unless the ownership table (``tradingagents.ownership``) lets ``who`` do ``action``
     to ``what`` of ``owner``; the message names the owner by their name, never their subject."""
@@ -881,8 +889,9 @@ class JobRegistry:
         The saved settings are public: without ``config`` a masked value (a URL's credentials) is
         left out rather than sent as ``***``.
         """
+        kept_owner = _known_after_restart(saved.get("owner"))
         refuse("adopt_run", f"The interrupted run of {saved.get('ticker')} on {saved.get('date')}",
-               saved.get("owner"), owner, self._is_lead)
+               kept_owner, owner, self._is_lead)
         original = resolve_config({**dict(saved["config"]), "home": resolve_config(config)["home"]})
         keep = {k: _thaw(original[k]) for k in (*CHECKPOINT_KEYS, *STEERING_KEYS)}
         if saved.get("paused_before"):  # a paused run is steered by whoever started it (or a desk lead)
@@ -895,7 +904,7 @@ class JobRegistry:
         base = dict(config) if config is not None else {
             k: v for k, v in dict(saved["config"]).items() if not (isinstance(v, str) and MASK in v)}
         run_id = self.start_run(saved["ticker"], saved["date"], keep["selected_analysts"], {**base, **keep},
-                                api_key=api_key, owner=saved.get("owner") or owner)
+                                api_key=api_key, owner=kept_owner or owner)
         job = self.get(run_id)
         if job is not None:
             job.config_changes = config_changes(original, job.config)
@@ -967,7 +976,7 @@ class JobRegistry:
             running = self._jobs.get(backtest.id)
             if running is not None and running.is_alive:
                 return running.id
-        kept_owner = running.owner if running is not None else backtest.manifest.doc.get("owner")
+        kept_owner = running.owner if running is not None else _known_after_restart(backtest.manifest.doc.get("owner"))
         if backtest.done_steps() or running is not None:  # continuing someone's backtest, not a new one
             refuse("continue_backtest", f"The backtest {backtest.id}", kept_owner, owner, self._is_lead)
         if owner is not None and not kept_owner:
@@ -1008,4 +1017,4 @@ class JobRegistry:
             return None
         if backtest.id != backtest_id:
             return None
-        return BacktestJob(backtest, owner=backtest.manifest.doc.get("owner") or None)
+        return BacktestJob(backtest, owner=_known_after_restart(backtest.manifest.doc.get("owner")))

@@ -163,21 +163,22 @@ def test_a_backtest_stays_its_owners_after_a_restart_and_the_same_form_takes_not
     from tradingagents.errors import NotAllowed
 
     keys, started = fake_backtest_run
+    ANN, BOB = "ann@desk.example · 0123456789", "bob@desk.example · 1111111111"  # signed-in people
     spec = BacktestSpec.make("NVDA", "2024-06-03", "2024-06-07")
     first = JobRegistry(is_desk_lead=lambda who: who == LEAD)
-    bid = first.start_backtest(spec, {}, api_key=KEY_A, owner="A")
-    assert started.wait(300) and first.stop(bid, owner="A") and first.backtest(bid).wait(300)
-    with pytest.raises(NotAllowed, match="belongs to another browser"):
-        first.start_backtest(spec, {}, api_key="sk-B-0123456789", owner="B")
+    bid = first.start_backtest(spec, {}, api_key=KEY_A, owner=ANN)
+    assert started.wait(300) and first.stop(bid, owner=ANN) and first.backtest(bid).wait(300)
+    with pytest.raises(NotAllowed, match="belongs to ann@desk.example"):
+        first.start_backtest(spec, {}, api_key="sk-B-0123456789", owner=BOB)
     restarted = JobRegistry(is_desk_lead=lambda who: who == LEAD)  # a new server process: the folder is all it knows
     job = restarted.backtest(bid, {})
-    assert job is not None and job.owner == "A" and job.status == "stopped"
-    assert restarted.resume(bid, owner="B", api_key="sk-B-0123456789") is False
+    assert job is not None and job.owner == ANN and job.status == "stopped"
+    assert restarted.resume(bid, owner=BOB, api_key="sk-B-0123456789") is False
     with pytest.raises(NotAllowed):
-        restarted.start_backtest(spec, {}, api_key="sk-B-0123456789", owner="B")
+        restarted.start_backtest(spec, {}, api_key="sk-B-0123456789", owner=BOB)
     started.clear()
-    assert restarted.resume(bid, owner="A", api_key=KEY_A) is True and started.wait(300)
-    assert job.owner == "A" and keys == [KEY_A, KEY_A]
+    assert restarted.resume(bid, owner=ANN, api_key=KEY_A) is True and started.wait(300)
+    assert job.owner == ANN and keys == [KEY_A, KEY_A]
     assert restarted.stop(bid, owner=LEAD) is True and job.wait(300)  # a lead may
 
 
