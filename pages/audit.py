@@ -3,17 +3,16 @@ settled decisions and edited memories; filterable, exported as CSV."""
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import json
 
 import streamlit as st
 
 from studio import ui
+from studio.export import audit_csv
 from studio.ui import _
 from tradingagents.errors import TradingAgentsError
-from tradingagents.storage import read_audit
+from tradingagents.storage import read_audit, verify_audit
 
 if callable(getattr(ui, "require_router", None)):
     ui.require_router()
@@ -30,9 +29,20 @@ st.caption(_("Every sign-in, job start, stop and resume, settlement and memory e
              "Nothing here can be changed or deleted."))
 try:
     entries = read_audit(config)
+    check = verify_audit(config)
 except (TradingAgentsError, OSError) as exc:
     st.error(_("The audit trail cannot be read: {problem}", problem=exc), icon=":material/error:")
     st.stop()
+if check.ok:
+    st.success(_("The chain verifies: {n} entries, each sealed with the hash of the one before; none was changed "
+                 "or removed.", n=check.chained), icon=":material/verified:")
+    if check.entries > check.chained:
+        st.caption(_("{n} older entries were written before the chain and cannot be checked.",
+                     n=check.entries - check.chained))
+else:
+    st.error(_("The chain is broken at entry {n} of {total}: {problem}. Entries from there on cannot be trusted; "
+               "compare with a backup of the trail.", n=check.broken_at, total=check.entries,
+               problem=check.problem), icon=":material/gpp_bad:")
 
 
 def _when(at: float) -> str:
@@ -54,9 +64,5 @@ if shown:
     heads = {"when": _("when"), "by": _("by"), "action": _("action"), "target": _("target"), "detail": _("detail")}
     st.dataframe([{heads[k]: v for k, v in r.items()} for r in shown], hide_index=True, width="stretch",
                  key="audit_table")
-buf = io.StringIO()
-writer = csv.DictWriter(buf, fieldnames=["when", "by", "action", "target", "detail"])
-writer.writeheader()
-writer.writerows(shown)
-st.download_button(_("Export CSV"), buf.getvalue(), file_name="audit.csv", mime="text/csv",
+st.download_button(_("Export CSV"), audit_csv(shown), file_name="audit.csv", mime="text/csv",
                    icon=":material/download:", key="audit_csv")

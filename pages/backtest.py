@@ -170,7 +170,7 @@ st.caption(_("The team over a date range, one decision every N trading days per 
 today = dt.date.today()
 for k, v in (("bt_tickers", "NVDA"), ("bt_start", today - dt.timedelta(days=182)), ("bt_end", today - dt.timedelta(days=1)),
              ("bt_every", 5), ("bt_compare", False), ("bt_short", False), ("bt_cost", 5.0),
-             ("bt_portfolio", "none"), ("bt_control", 0), ("bt_blind", False)):
+             ("bt_portfolio", "none"), ("bt_control", 0), ("bt_blind", False), ("bt_budget", 0.0)):
     st.session_state.setdefault(k, v)
 
 with st.container(border=True):
@@ -211,6 +211,10 @@ with st.container(border=True):
                                     spec.control)
         if paid:
             st.info(view.cost_estimate_text(steps, config, t=t), icon=":material/payments:")
+            st.number_input(_("Budget (USD)"), key="bt_budget", min_value=0.0, step=0.5, width=220,
+                            help=_("0 = no budget. The whole backtest (every step, and the reflections settling "
+                                   "due decisions) stops at a checkpoint before it would go over; start it again "
+                                   "with a larger budget to continue."))
             confirmed = st.checkbox(_("I understand this backtest makes paid model calls"), key="bt_confirm")
         else:
             st.caption(_("About {n} steps on the offline engine (no model calls, no cost).", n=steps))
@@ -219,7 +223,9 @@ with st.container(border=True):
 
 if start and spec is not None:
     try:
-        backtest_id = registry.start_backtest(spec, config, api_key=ui.api_key(), owner=me)
+        budget = float(st.session_state.get("bt_budget") or 0.0) if paid else 0.0
+        backtest_id = registry.start_backtest(spec, config, api_key=ui.api_key(), owner=me,
+                                              max_cost_usd=budget or None)
     except TradingAgentsError as exc:
         st.error(str(exc), icon=":material/error:")
     else:
@@ -253,6 +259,8 @@ if handle is not None:
             elif handle.status == "stopped":
                 st.warning(_("Stopped after {done} of {total} steps. Resume continues where it stopped; no finished "
                              "step is redone.", done=p["done"], total=p["total"]))
+                if handle.error:  # the budget was reached (the engine's words)
+                    st.warning(handle.error, icon=":material/payments:")
             if not handle.can_control(me):
                 st.caption(_("This backtest was started in another browser: only that browser can resume it."))
             elif st.button(_("Resume"), type="primary", key="bt_resume", icon=":material/play_circle:"):

@@ -13,8 +13,15 @@ from studio import charts, ui
 from studio.lessons import SORTS, lesson_rows, sort_rows, track_records
 from studio.memview import EXAMPLE_SITUATIONS, ROLES, display_terms, shared_terms, situation_html
 from studio.ui import _, tr
+from tradingagents.errors import NotAllowed
 from tradingagents.memory.situation_memory import lesson_id
-from tradingagents.storage import list_memory_used, open_memory_log, open_role_memory, storage_url
+from tradingagents.storage import (
+    edit_role_memory,
+    list_memory_used,
+    open_memory_log,
+    open_role_memory,
+    storage_url,
+)
 
 ui.require_router()
 
@@ -39,6 +46,14 @@ def role_lower(role: str) -> str:
 def _open(role: str, where: tuple, _config):
     """One open memory per (role, storage, BM25 parameters); ``_config`` is not part of the key."""
     return open_role_memory(role, _config)  # files, or the desk's database
+
+
+may_edit = ui.acts_as_lead()  # the ownership table: only a desk lead edits the roles' lessons
+
+
+def editable(role: str):
+    """The role's memory for an edit, if this person may (``storage.edit_role_memory``, else NotAllowed)."""
+    return edit_role_memory(memory(role), who=ui.owner(), lead=ui.acts_as_lead())
 
 
 def memory(role: str):
@@ -158,7 +173,11 @@ def record_table(rows: list[dict], t) -> list[dict]:
 
 
 def _set_retired(role: str, lesson: str, retire: bool) -> None:
-    memory(role).retire(lesson, retire)
+    try:
+        editable(role).retire(lesson, retire)
+    except NotAllowed as exc:
+        st.session_state["mem_refused"] = str(exc)
+        return
     _records.clear()
     ui.audit("memory_retire" if retire else "memory_restore", role, lesson=lesson)
     st.session_state["mem_retired_msg"] = (
@@ -199,10 +218,10 @@ with rec_tab:
         chosen = by_id[pick]
         if chosen["retired"]:
             st.button(_("Restore this lesson"), key="mem_restore", icon=":material/undo:",
-                      on_click=_set_retired, args=(role, pick, False))
+                      on_click=_set_retired, args=(role, pick, False), disabled=not may_edit)
         else:
             st.button(_("Retire this lesson"), key="mem_retire", icon=":material/archive:",
-                      on_click=_set_retired, args=(role, pick, True))
+                      on_click=_set_retired, args=(role, pick, True), disabled=not may_edit)
 
 
 def _dismiss() -> None:
@@ -217,7 +236,11 @@ def confirm_add(role: str, situation: str, advice: str) -> None:
     st.html(f"<div><b>{ADVICE}</b> {situation_html(advice)}</div>")
     a, b = st.columns(2)
     if a.button(_("Yes, add it"), type="primary", key="confirm_add_yes"):
-        memory(role).add_situations([(situation, advice)])
+        try:
+            editable(role).add_situations([(situation, advice)])
+        except NotAllowed as exc:
+            st.error(str(exc), icon=":material/lock:")
+            return
         ui.audit("memory_add", role, situation=situation[:200], advice=advice[:200])
         st.session_state["mem_done"] = (role, "add", _("Added to the {role}'s memory.", role=role_lower(role)))
         _dismiss()
@@ -233,7 +256,11 @@ def confirm_clear(role: str) -> None:
                role=role_name(role)))
     a, b = st.columns(2)
     if a.button(_("Yes, clear it"), type="primary", key="confirm_clear_yes"):
-        memory(role).clear()
+        try:
+            editable(role).clear()
+        except NotAllowed as exc:
+            st.error(str(exc), icon=":material/lock:")
+            return
         ui.audit("memory_retire", role, lessons=counts[role], what="cleared the role's memory")
         st.session_state["mem_done"] = (role, "clear", _("The {role}'s memory is now empty.", role=role_lower(role)))
         _dismiss()
@@ -244,13 +271,20 @@ def confirm_clear(role: str) -> None:
 
 
 done = st.session_state.pop("mem_done", None)
+refused = st.session_state.pop("mem_refused", None)
+if refused:
+    st.error(refused, icon=":material/lock:")
+if not may_edit:
+    for tab in (add_tab, clear_tab):
+        tab.info(_("Only a desk lead can add, retire, restore or clear lessons on this desk; you can read them."),
+                 icon=":material/lock:")
 with add_tab:
     if done and done[0] == role and done[1] == "add":
         st.success(done[2])
     with st.form("add_lesson", clear_on_submit=True):
         situation = st.text_area(_("Situation"), key="add_situation")
         advice = st.text_area(_("Advice"), key="add_advice")
-        if st.form_submit_button(_("Add to memory"), type="primary"):
+        if st.form_submit_button(_("Add to memory"), type="primary", disabled=not may_edit):
             if not situation.strip() or not advice.strip():
                 st.error(_("Both the situation and the advice are needed: describe the market situation and "
                            "what this role should do next time."))
@@ -261,7 +295,7 @@ with clear_tab:
     if done and done[0] == role and done[1] == "clear":
         st.success(done[2])
     st.write(_("The {role} holds {n} lesson(s).", role=role_lower(role), n=f"{counts[role]:,}"))
-    if st.button(_("Clear this role's memory…"), disabled=counts[role] == 0, key="clear_role"):
+    if st.button(_("Clear this role's memory…"), disabled=counts[role] == 0 or not may_edit, key="clear_role"):
         st.session_state["mem_confirm"] = ("clear", role)
 
 pending = st.session_state.get("mem_confirm")

@@ -27,7 +27,13 @@ from studio.runs import ANALYST_LABELS, REPORT_TITLES
 from studio.ui import _, rating_label, tr
 from tradingagents import estimates, pricing, team
 from tradingagents.config import ROUND_LIMITS
-from tradingagents.errors import ConfigError, TradingAgentsError, UnknownInstrumentError, ValidationError
+from tradingagents.errors import (
+    ConfigError,
+    NotAllowed,
+    TradingAgentsError,
+    UnknownInstrumentError,
+    ValidationError,
+)
 from tradingagents.graph import whatif
 from tradingagents.storage import engine_label, engines_text, list_runs, load_run
 from tradingagents.validation import DATE_FLOOR as DATE_MIN
@@ -724,20 +730,21 @@ for o in offers[:5]:
                 try:
                     new_id = registry.adopt(o, config=config, api_key=ui.api_key(), owner=me, note=note,
                                             by=ui.user_label())
-                except (ValidationError, ConfigError) as exc:
+                except (ValidationError, ConfigError, NotAllowed) as exc:
                     st.error(error_text(exc), icon=":material/error:")
                 else:
                     show_run(new_id)
                     st.rerun()
             continue
     with notices, st.container(border=True):
-        st.markdown(_("**{ticker} as of {date}** was interrupted (the server restarted) and is checkpointed "
-                      "at step {step}. Resume continues it with the settings on screen now.",
+        st.markdown(_("**{ticker} as of {date}** did not finish before the server restarted (it was stopped, "
+                      "failed or cut off) and is checkpointed at step {step}. Resume continues it with the "
+                      "settings on screen now.",
                       ticker=o["ticker"], date=o["date"], step=o["step"]))
         if st.button(_("Resume"), key=f"adopt_{o['thread_id']}", icon=":material/play_circle:"):
             try:
                 new_id = registry.adopt(o, config=config, api_key=ui.api_key(), owner=me)
-            except (ValidationError, ConfigError) as exc:
+            except (ValidationError, ConfigError, NotAllowed) as exc:
                 st.error(error_text(exc), icon=":material/error:")
             else:
                 show_run(new_id)

@@ -49,8 +49,11 @@ if saved:
         st.session_state["wl_name"] = pick
         st.rerun()
     if saved_row.button(_("Delete"), key="wl_delete"):
-        storage.delete_watchlist(pick, config)
-        st.rerun()
+        try:
+            storage.delete_watchlist(pick, config, owner=me, lead=ui.acts_as_lead(), by=ui.user_label())
+            st.rerun()
+        except TradingAgentsError as exc:
+            st.error(str(exc), icon=":material/error:")
 
 st.text_area(_("Tickers"), key="wl_tickers", height=70, help=_("Separated by commas, spaces or new lines."))
 c1, c2, c3 = st.columns([2, 2, 3])
@@ -69,7 +72,8 @@ except TradingAgentsError as exc:
 
 if save_row.button(_("Save"), key="wl_save", disabled=not tickers, width="content"):
     try:
-        storage.save_watchlist(st.session_state["wl_name"], tickers, config)
+        storage.save_watchlist(st.session_state["wl_name"], tickers, config, owner=me, lead=ui.acts_as_lead(),
+                               by=ui.user_label())
         st.toast(_("Saved watchlist {name}.", name=st.session_state["wl_name"].strip()))
         st.rerun()
     except TradingAgentsError as exc:
@@ -94,7 +98,9 @@ st.checkbox(_("Blind runs"), key="wl_blind", help=_(
     "Each ticker a blind run in turn: the models see aliases (every watchlist ticker is hidden in each run), dates "
     "shifted by 28 years and rebased prices; results are shown and stored in real names, dates and prices (under "
     "<home>/blind/). No budget with it."))
-if st.button(_("Run watchlist"), key="wl_start", type="primary", disabled=not tickers or bool(handle and handle.running)):
+# one batch of one's own at a time; someone else's running batch takes nothing from this person
+busy = any(h.running and h.owner == me for h in registry.list("batch"))
+if st.button(_("Run watchlist"), key="wl_start", type="primary", disabled=not tickers or busy):
     budget = float(st.session_state["wl_budget"]) or None
     new_id = registry.start_batch(tickers, st.session_state["wl_date"].isoformat(), config, max_cost_usd=budget,
                                   api_key=ui.api_key(), owner=me, blind=bool(st.session_state.get("wl_blind")))

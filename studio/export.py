@@ -743,3 +743,25 @@ def _plain_lines(out: _Handout, text: str) -> None:
         if _TABLE_ROW.match(line):
             line = "   ".join(c.strip() for c in line.strip().strip("|").split("|"))
         out.text(_plain(line.lstrip("> ")), size=9)
+
+
+AUDIT_CSV_COLUMNS = ("when", "by", "action", "target", "detail")
+
+
+def inert_cell(value: Any) -> str:
+    """A CSV cell a spreadsheet shows as text: one that starts like a formula (=, +, -, @, a tab or a carriage
+    return) gets a leading apostrophe, so a claim such as ``=HYPERLINK(…)`` in a name is never run."""
+    text = str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def audit_csv(rows: list[dict[str, Any]]) -> str:
+    """The Audit page's export: the rows shown, their cells inert (``inert_cell``), an English header."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(AUDIT_CSV_COLUMNS))
+    writer.writeheader()
+    writer.writerows([{k: inert_cell(r.get(k, "")) for k in AUDIT_CSV_COLUMNS} for r in rows])
+    return buf.getvalue()

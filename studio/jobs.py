@@ -53,9 +53,10 @@ from studio.runs import (
     run_thread_id,
 )
 from tradingagents.config import resolve_config
-from tradingagents.errors import RunPaused, RunStopped, TradingAgentsError
+from tradingagents.errors import BudgetExceeded, NotAllowed, RunPaused, RunStopped, TradingAgentsError
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent, describe_error
 from tradingagents.i18n import N_, Translator, translator
+from tradingagents.ownership import allowed
 from tradingagents.validation import ValidationError, validate_date, validate_ticker
 
 KINDS = ("run", "batch", "backtest", "whatif")
@@ -75,17 +76,44 @@ OnAction = Callable[[str, "Job", "str | None", bool], None]
 asked through the registry (``done`` False: refused, e.g. not ``who``'s job), for the audit trail."""
 
 
+def guard_key(config: Mapping[str, Any], api_key: str | None) -> None:
+    """``llm_clients.factory.check_key_destination``: a job whose requests would carry the server's own key
+    (no key of the user's) goes only to the addresses the server's environment names."""
+    from tradingagents.llm_clients.factory import check_key_destination
+
+    check_key_destination(config, api_key=api_key)
+
+
 def may_control(job_owner: str | None, who: str | None, is_desk_lead: DeskLead | None = None) -> bool:
     """The one ownership rule: may ``who`` stop, resume (or delete) a job of ``job_owner``?
 
     The owner may; nobody else may, except a desk lead (``is_desk_lead(who)``). A job without an
     owner (started by a script, or opened from disk after a restart) is anyone's.
     """
-    if job_owner is None:
-        return True
-    if who is None:
-        return False
-    return who == job_owner or bool(is_desk_lead and is_desk_lead(who))
+    return allowed("stop_job", who=who, owner=job_owner, lead=_lead(who, is_desk_lead))
+
+
+def _lead(who: str | None, is_desk_lead: DeskLead | None) -> bool:
+    return bool(who is not None and is_desk_lead is not None and is_desk_lead(who))
+
+
+def _known_after_restart(owner: Any) -> str | None:
+    """An owner kept on disk, as a restarted server knows it: a signed-in person's ``Identity.key``; a browser's
+    id (no sign-in: one's own machine, the browser unknown after a restart) or nothing is nobody's."""
+    from studio.identity import is_person
+
+    return owner if isinstance(owner, str) and is_person(owner) else None
+
+
+def refuse(action: str, what: str, owner: str | None, who: str | None, is_desk_lead: DeskLead | None) -> None:
+    """Raise ``NotAllowed`` unless the ownership table (``tradingagents.ownership``) lets ``who`` do ``action``
+    to ``what`` of ``owner``; the message names the owner by their name, never their subject."""
+    if allowed(action, who=who, owner=owner, lead=_lead(who, is_desk_lead)):
+        return
+    from studio.identity import is_person, owner_name
+
+    by = owner_name(owner) if is_person(owner) else "another browser"
+    raise NotAllowed(f"{what} belongs to {by}: only they or a desk lead can continue it. Nothing was started.")
 
 
 def _redact(text: str, secret: str | None) -> str:
@@ -115,6 +143,7 @@ class Job:
         self.attempts = 0
         self._api_key = api_key or None
         self._is_lead: DeskLead | None = None  # set by the registry
+        self._guard_keys = False  # set by the registry: the environment's key only to its own addresses
         self._events: list[Any] = []
         self._lock = threading.Lock()  # the event list and the kind's state
         self._control = threading.Lock()  # one stop or resume at a time
@@ -191,6 +220,8 @@ class Job:
             if not self.can_resume() or not self.can_control(who):
                 return False
             key = api_key or (self._api_key if who == self.owner else None)
+            if self._guard_keys:
+                guard_key(changes.get("config") or self._settings(), key)
             self._prepare_resume(key, **changes)
             if self.owner is None and who is not None:
                 self.owner = who  # a job nobody owned is claimed by whoever resumes it
@@ -201,6 +232,11 @@ class Job:
             self.status = "running"
             self._launch()
             return True
+
+    def _settings(self) -> Mapping[str, Any]:
+        """The settings the work runs with (a backtest's are its backtest's)."""
+        config = getattr(self, "config", None)
+        return config if config is not None else self.backtest.config  # type: ignore[attr-defined]
 
     def _prepare_resume(self, key: str | None, **changes: Any) -> None:
         if changes:
@@ -635,8 +671,10 @@ class BacktestJob(Job):
             self.backtest.run(on_progress=self._on_progress, should_stop=self._stop.is_set)
             self.error = None
             self.status = "finished"
-        except RunStopped:
+        except RunStopped as exc:
             self.status = "stopped"
+            if isinstance(exc, BudgetExceeded):  # the page says why it stopped
+                self.error = _redact(str(exc), self._api_key)
         except Exception as exc:  # noqa: BLE001 - kept for the page to show
             self.error = _redact(str(exc) or type(exc).__name__, self._api_key)
             self.status = "failed"
@@ -707,8 +745,12 @@ class JobRegistry:
     """Thread-safe registry of this server process's jobs of every kind, newest first in ``list()``."""
 
     def __init__(self, graph_factory: GraphFactory | None = None, max_per_kind: int = 50,
-                 is_desk_lead: DeskLead | None = None, on_action: OnAction | None = None) -> None:
+                 is_desk_lead: DeskLead | None = None, on_action: OnAction | None = None,
+                 guard_keys: bool = False) -> None:
+        """``guard_keys``: a shared app's registry (``ui.get_registry``) sends the server environment's
+        key only to the addresses that environment names (``guard_key``); a user's own key goes anywhere."""
         self._factory = graph_factory or _default_graph_factory
+        self._guard_keys = guard_keys
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
         self._max_per_kind = max_per_kind
@@ -722,6 +764,7 @@ class JobRegistry:
     # --- every kind -------------------------------------------------------------------------------
     def _add(self, job: Job) -> Job:
         job._is_lead = self._is_lead
+        job._guard_keys = self._guard_keys
         with self._lock:
             self._jobs[job.id] = job
         self.prune()
@@ -807,6 +850,8 @@ class JobRegistry:
         # the real settings (a password in a URL included): they are masked only where saved or shown
         resolved = resolve_config({**dict(config or {}), "selected_analysts": list(analysts)})
         check_llm_config(resolved, api_key=api_key)
+        if self._guard_keys:
+            guard_key(resolved, api_key)
         from tradingagents.dataflows.interface import check_instrument
 
         check_instrument(resolved, ticker)  # an unlisted demo ticker: refused with suggestions (a ValidationError)
@@ -844,6 +889,9 @@ class JobRegistry:
         The saved settings are public: without ``config`` a masked value (a URL's credentials) is
         left out rather than sent as ``***``.
         """
+        kept_owner = _known_after_restart(saved.get("owner"))
+        refuse("adopt_run", f"The interrupted run of {saved.get('ticker')} on {saved.get('date')}",
+               kept_owner, owner, self._is_lead)
         original = resolve_config({**dict(saved["config"]), "home": resolve_config(config)["home"]})
         keep = {k: _thaw(original[k]) for k in (*CHECKPOINT_KEYS, *STEERING_KEYS)}
         if saved.get("paused_before"):  # a paused run is steered by whoever started it (or a desk lead)
@@ -856,7 +904,7 @@ class JobRegistry:
         base = dict(config) if config is not None else {
             k: v for k, v in dict(saved["config"]).items() if not (isinstance(v, str) and MASK in v)}
         run_id = self.start_run(saved["ticker"], saved["date"], keep["selected_analysts"], {**base, **keep},
-                                api_key=api_key, owner=owner)
+                                api_key=api_key, owner=kept_owner or owner)
         job = self.get(run_id)
         if job is not None:
             job.config_changes = config_changes(original, job.config)
@@ -870,6 +918,8 @@ class JobRegistry:
         ``blind``: each ticker a blind analysis in turn."""
         if not tickers:
             raise ValidationError("A batch needs at least one ticker.")
+        if self._guard_keys:
+            guard_key(config, api_key)
         job = BatchJob(uuid.uuid4().hex[:12], tickers, date, config, max_cost_usd=max_cost_usd, owner=owner,
                        api_key=api_key, blind=blind)
         self._add(job)
@@ -888,6 +938,8 @@ class JobRegistry:
 
         ticker, date = validate_ticker(ticker), validate_date(date)
         cfg = resolve_config(config)
+        if self._guard_keys:
+            guard_key(cfg, api_key)
         try:
             saved = storage.load_run(cfg, ticker, date)
         except FileNotFoundError:
@@ -909,7 +961,7 @@ class JobRegistry:
 
     # --- backtests ----------------------------------------------------------------------------------
     def start_backtest(self, spec: Any, config: Mapping[str, Any] | None = None, *, api_key: str | None = None,
-                       owner: str | None = None) -> str:
+                       owner: str | None = None, max_cost_usd: float | None = None) -> str:
         """Plan and start (or continue) a backtest; returns its id. Raises ValidationError etc. first.
 
         The same backtest running already is that job (watch it); one that has ended becomes a new
@@ -917,12 +969,19 @@ class JobRegistry:
         """
         from tradingagents.backtest.engine import Backtest
 
-        backtest = Backtest(spec, config, api_key=api_key)
+        backtest = Backtest(spec, config, api_key=api_key, max_cost_usd=max_cost_usd)
+        if self._guard_keys:
+            guard_key(backtest.config, api_key)
         with self._lock:
             running = self._jobs.get(backtest.id)
             if running is not None and running.is_alive:
                 return running.id
-        job = BacktestJob(backtest, owner=owner, api_key=api_key)
+        kept_owner = running.owner if running is not None else _known_after_restart(backtest.manifest.doc.get("owner"))
+        if backtest.done_steps() or running is not None:  # continuing someone's backtest, not a new one
+            refuse("continue_backtest", f"The backtest {backtest.id}", kept_owner, owner, self._is_lead)
+        if owner is not None and not kept_owner:
+            backtest.manifest.set(owner=owner)  # kept in its folder: still theirs after a restart
+        job = BacktestJob(backtest, owner=kept_owner or owner, api_key=api_key)
         self._add(job)
         job._launch()
         self._tell("job_start", job, owner, True)
@@ -938,6 +997,7 @@ class JobRegistry:
         if opened is None:
             return None
         opened._is_lead = self._is_lead
+        opened._guard_keys = self._guard_keys
         with self._lock:
             return self._jobs.setdefault(opened.id, opened)
 
@@ -955,4 +1015,6 @@ class JobRegistry:
             backtest = Backtest(spec, {**dict(config), **settings})
         except (OSError, ValueError, KeyError, TypeError, ValidationError):
             return None
-        return BacktestJob(backtest) if backtest.id == backtest_id else None
+        if backtest.id != backtest_id:
+            return None
+        return BacktestJob(backtest, owner=_known_after_restart(backtest.manifest.doc.get("owner")))

@@ -20,15 +20,14 @@ from typing import Any
 
 import streamlit as st
 
-from studio import links
-from studio.jobs import MASK, JobRegistry
+from studio import identity, links
+from studio.jobs import JobRegistry
 from studio.runs import CHANGE_LABELS
 from tradingagents import pricing
 from tradingagents.config import (
     ANALYST_DATA_LABELS,
     ANALYST_DATA_MODES,
     DATA_VENDORS,
-    public_config,
     resolve_config,
 )
 from tradingagents.errors import ConfigError
@@ -96,27 +95,30 @@ def provider_label(name: str) -> str:
     return _(preset_label(name, capital=True))
 
 
-LEAD_ROLES = ("desk_lead", "desk-lead")
+LEAD_ROLES = identity.LEAD_ROLES
 """A signed-in user whose ID token's ``roles`` or ``groups`` claim holds one of these is a desk lead too."""
 
 
-@st.cache_resource(show_spinner=False)
-def _role_leads() -> set[str]:
-    """The e-mails that signed in to this server with a desk-lead role claim (the claim is only in their session)."""
-    return set()
-
-
 def is_desk_lead(who: str | None) -> bool:
-    """Whether ``who`` (an owner id) is a desk lead: listed in ``desk_leads`` (``TRADINGAGENTS_DESK_LEADS``) or
-    signed in with a desk-lead role claim. Only a signed-in e-mail can be one (a browser id never is)."""
-    if not who or "@" not in who:
+    """Whether ``who`` (an owner id or a person's name) is a desk lead: the person signed in to *this*
+    session, with a verified e-mail listed exactly in ``desk_leads`` (``TRADINGAGENTS_DESK_LEADS``) or
+    a desk-lead role claim in the ID token they signed in with now. Decided on every call from this
+    session's claims and the settings (a role removed at the provider ends with the next sign-in; a
+    lead removed from the settings at once); nobody else, and never a browser id."""
+    person = current_identity()
+    if not who or person is None or who not in (person.key, person.name):
         return False
-    who = who.strip().lower()
     try:
         leads = resolve_config()["desk_leads"]
     except ConfigError:
         leads = []
-    return who in leads or who in _role_leads()
+    return identity.is_lead(person, leads)
+
+
+def acts_as_lead() -> bool:
+    """The ``lead`` of the ownership table (``tradingagents.ownership``) for this session: a desk lead, or
+    anyone when the app has no sign-in (one machine: every person is their own desk)."""
+    return not auth_configured() or is_desk_lead(owner())
 
 
 @st.cache_resource(show_spinner=False)
@@ -124,7 +126,7 @@ def get_registry() -> JobRegistry:
     """The one job registry per server process (runs, batches, backtests): jobs survive page switches
     and browser refreshes. Every page passes ``owner()`` to start, stop or resume one; desk leads
     (``is_desk_lead``) may stop or resume anyone's."""
-    return JobRegistry(is_desk_lead=is_desk_lead, on_action=_audit_job)
+    return JobRegistry(is_desk_lead=is_desk_lead, on_action=_audit_job, guard_keys=True)
 
 
 def job_target(job: Any) -> str:
@@ -143,7 +145,8 @@ def job_target(job: Any) -> str:
 def _audit_job(action: str, job: Any, who: str | None, done: bool) -> None:
     """The registry's ``on_action``: every start, stop and resume asked from a page (runs in that page's
     script thread, so the session's user is known), with the job's owner and whether it was granted."""
-    owner_of = job.owner if (job.owner or "").count("@") else ("a browser (no sign-in)" if job.owner else "nobody")
+    owner_of = (identity.owner_name(job.owner) if identity.is_person(job.owner)
+                else ("a browser (no sign-in)" if job.owner else "nobody"))
     audit(action if done else f"{action}_refused", job_target(job), kind=job.kind, job_owner=owner_of)
 
 
@@ -504,6 +507,11 @@ def parse_prefill(raw: str | None) -> dict[str, Any] | None:
     return read_prefill(raw)[0]
 
 
+LINK_SETTINGS = ("set_vendor", "set_language")
+"""The sidebar fields a link (``?run=`` of someone else's run, ``?prefill=``) may set: never the provider,
+the models, the Base URL or the key."""
+
+
 def _restore_settings() -> None:
     """Before the sidebar is drawn: queued values, then the settings of the run in the URL (a browser
     refresh starts a new session whose sidebar would otherwise show the defaults), then ``?prefill=``."""
@@ -513,11 +521,13 @@ def _restore_settings() -> None:
     if run_id and s.get("_settings_of_run") != run_id:
         handle = get_registry().get(run_id, "run")
         if handle is not None:
-            # another browser's run is shown without its credentials (the owner's sidebar had them);
-            # a masked URL is left blank rather than shown as one to run with
-            shown = handle.config if handle.owner == owner() else {
-                k: v for k, v in public_config(handle.config).items() if not (isinstance(v, str) and MASK in v)}
-            values = {**sidebar_values(shown), **values}
+            # one's own run (a refresh) brings its settings back; someone else's link brings none of the
+            # model's (provider, models, Base URL): the next run of this session must not send its key to
+            # an address a colleague's link chose. Its data source and output language are harmless.
+            restored = sidebar_values(handle.config)
+            if handle.owner != owner():
+                restored = {k: v for k, v in restored.items() if k in LINK_SETTINGS}
+            values = {**restored, **values}
             s["_settings_of_run"] = run_id
     raw = st.query_params.get("prefill")
     if raw and s.get("_prefill_done") != raw:
@@ -526,10 +536,12 @@ def _restore_settings() -> None:
         data = data or {}
         if problem:
             s["_prefill_problem"] = problem
-        if isinstance(data.get("provider"), str) and data["provider"] in PROVIDER_PRESETS:
-            values.setdefault("set_provider", data["provider"])
-            values.setdefault("set_quick", "")
-            values.setdefault("set_deep", "")
+        if isinstance(data.get("provider"), str) and data["provider"] != s.get("set_provider"):
+            # a link fills the form, never the model's settings: said, not applied
+            s["_prefill_problem"] = _(
+                "The link names the provider {provider}; the sidebar keeps yours (choose it there to use it).",
+                provider=provider_label(data["provider"]) if data["provider"] in PROVIDER_PRESETS
+                else repr(data["provider"][:40]))
         if isinstance(data.get("vendor"), str) and data["vendor"] in VENDORS:
             values.setdefault("set_vendor", data["vendor"])
         s["_prefill_form"] = data
@@ -573,21 +585,65 @@ def auth_configured() -> bool:
     return False
 
 
-def signed_in_email() -> str | None:
-    """The signed-in user's e-mail (lower case; the ``sub`` claim when the provider gives no e-mail), or None."""
+@st.cache_resource(show_spinner=False)
+def _signed_out(home: str) -> dict[str, float]:
+    """When each person (``Identity.tag``) last signed out of this server: an ID token issued before that
+    no longer signs anyone in (a copied cookie, a tab opened before the sign-out). Kept in
+    ``<home>/signed_out.json`` too, so a restart does not bring old cookies back."""
+    path = Path(home) / "signed_out.json"
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            return {str(k): float(v) for k, v in data.items() if isinstance(v, int | float)}
+    return {}
+
+
+def _remember_sign_out(person: identity.Identity) -> None:
+    import time
+
+    from tradingagents.fileio import atomic_write
+
+    home = str(resolve_config()["home"])
+    table = _signed_out(home)
+    table[person.tag] = time.time()
+    path = Path(home) / "signed_out.json"
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(table, sort_keys=True))
+
+
+@st.cache_resource(show_spinner=False)
+def _signed_in_tokens(home: str) -> set[tuple[str, float | None]]:
+    """The sign-ins (person, ID token's ``iat``) this server has recorded in the audit trail of ``home``."""
+    return set()
+
+
+def current_identity() -> identity.Identity | None:
+    """The person signed in to this session (``studio.identity``: issuer + subject; the e-mail only when
+    verified and exact), or None: no sign-in configured, not signed in, or signed out since this ID
+    token was issued."""
     if not auth_configured():
         return None
     with contextlib.suppress(Exception):
         if st.user.get("is_logged_in"):
-            who = st.user.get("email") or st.user.get("sub")
-            if not who:
+            claims = {k: st.user.get(k) for k in st.user}
+            person = identity.identity_of(claims)
+            if person is None:
                 return None
-            who = str(who).strip().lower()
-            claims = [st.user.get("roles"), st.user.get("groups")]
-            if any(isinstance(c, list | tuple) and any(str(r).lower() in LEAD_ROLES for r in c) for c in claims):
-                _role_leads().add(who)
-            return who
+            out = _signed_out(str(resolve_config()["home"])).get(person.tag)
+            issued = claims.get("iat")
+            # ``iat`` is whole seconds: a token from the second of the sign-out or later is a new sign-in
+            if out is not None and (not isinstance(issued, int | float) or issued < int(out)):
+                return None
+            return person
     return None
+
+
+def signed_in_email() -> str | None:
+    """The signed-in person's name (``Identity.name``: the verified e-mail, else their subject marked as
+    having none), or None. Never a claim as typed: see ``studio.identity``."""
+    person = current_identity()
+    return person.name if person else None
 
 
 def owner() -> str:
@@ -596,7 +652,8 @@ def owner() -> str:
     Every page passes it for every kind of job: the signed-in e-mail when the app has sign-in
     (``[auth]`` secrets), else the browser (``browser_id``).
     """
-    return signed_in_email() or browser_id()
+    person = current_identity()
+    return person.key if person else browser_id()
 
 
 def user_label() -> str:
@@ -621,7 +678,8 @@ def audit(action: str, target: str | None = None, **detail: Any) -> None:
 
 def not_yours_text(job_owner: str | None, what: str) -> str:
     """Why a watcher has no Stop/Resume button: who started the job and who may control it."""
-    if job_owner and "@" in job_owner:
+    if identity.is_person(job_owner):
+        job_owner = identity.owner_name(job_owner)
         if what == "resume":
             return _("This run was started by {owner}: you can watch it; only they or a desk lead can resume it.",
                      owner=job_owner)
@@ -669,7 +727,12 @@ def sidebar_identity() -> None:
         return
     if st.session_state.get("_audited_sign_in") != who:
         st.session_state["_audited_sign_in"] = who
-        audit("sign_in")
+        issued = st.user.get("iat")
+        sign_in = (owner(), issued if isinstance(issued, int | float) else None)
+        seen = _signed_in_tokens(str(resolve_config()["home"]))
+        if sign_in[1] is None or sign_in not in seen:  # one entry a sign-in, not one a page load or tab
+            seen.add(sign_in)
+            audit("sign_in")
     with st.sidebar:
         if is_desk_lead(who):
             st.markdown(":material/account_circle: " + _("Signed in as **{who}** · desk lead", who=who))
@@ -677,6 +740,9 @@ def sidebar_identity() -> None:
             st.markdown(":material/account_circle: " + _("Signed in as **{who}**", who=who))
         if st.button(_("Sign out"), key="sign_out", icon=":material/logout:"):
             audit("sign_out")
+            person = current_identity()
+            if person is not None:  # every cookie and tab of this person issued before now stops working
+                _remember_sign_out(person)
             st.logout()
 
 
@@ -688,6 +754,15 @@ def config_error_text(exc: BaseException, config: Any = None) -> str:
     if key_env:
         return _("No API key for {provider}: type it in the sidebar's **API key** field (or set {env} "
                  "before starting the app). Nothing was run.", provider=label, env=key_env)
+    if key == "api_key":
+        from tradingagents.llm_clients.factory import resolve_base_url
+        from tradingagents.llm_presets import public_url
+
+        with contextlib.suppress(Exception):
+            return _("The server's API key is sent only to the address this app is set up with, and {url} is another "
+                     "one: type your own key in the sidebar's **API key** field, or clear the **Base URL** field. "
+                     "Nothing was run.", url=public_url(resolve_base_url(config)))
+        return str(exc)
     if key == "backend_url":
         return _("{provider} needs the server's address: fill in the sidebar's **Base URL** field, for example "
                  "http://localhost:11434/v1. Nothing was run.", provider=label)

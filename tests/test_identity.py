@@ -1,62 +1,71 @@
-"""Who caused what: ``by`` in a run's saved meta and its memory-log entry, ``settled_by`` once settled,
-from the config's ``user`` (the app's signed-in e-mail) or TRADINGAGENTS_USER / the OS user; the audit
-trail appends and reads back, skipping a torn line."""
+"""Who a signed-in user is (studio/identity.py): the provider's subject, an e-mail only when verified and exact."""
 
 from __future__ import annotations
 
-import getpass
-import json
+import pytest
 
-from tradingagents import storage
-from tradingagents.config import resolve_config
-from tradingagents.graph.trading_graph import TradingAgentsGraph
-from tradingagents.memory.log_format import parse_block, render_block
-from tradingagents.storage.files_runs import load_run
+from studio.identity import Identity, canonical_email, identity_of, is_lead, is_person, owner_name
 
-DATE = "2024-05-10"
+ISS = "https://login.desk.example"
+LEADS = ["lead@desk.example"]
 
 
-def test_a_run_records_the_configured_user_in_its_meta_and_its_log_entry(ta_home):
-    graph = TradingAgentsGraph(selected_analysts=["market"], config={"user": "ann@desk.example"})
-    graph.propagate("NVDA", DATE)
-    assert load_run(graph.config, "NVDA", DATE)["meta"]["by"] == "ann@desk.example"
-    entries = storage.open_memory_log(graph.config).load_entries()
-    assert [e["by"] for e in entries] == ["ann@desk.example"]
+def _claims(sub: str, email: str | None = None, verified: object = True, **more: object) -> dict:
+    out: dict = {"iss": ISS, "sub": sub, **more}
+    if email is not None:
+        out["email"] = email
+        out["email_verified"] = verified
+    return out
 
 
-def test_without_a_user_the_cli_records_the_environment_or_the_os_user(ta_home, monkeypatch):
-    assert storage.default_user(resolve_config()) == getpass.getuser()
-    monkeypatch.setenv("TRADINGAGENTS_USER", "desk-cron")
-    assert storage.default_user(resolve_config()) == "desk-cron"
-    graph = TradingAgentsGraph(selected_analysts=["market"])
-    graph.propagate("AAPL", DATE)
-    assert load_run(graph.config, "AAPL", DATE)["meta"]["by"] == "desk-cron"
+@pytest.mark.parametrize("forged", [
+    "LEAD@desk.example",              # another case: a different string
+    "lead@desk.example\u00a0",        # a trailing no-break space
+    " lead@desk.example",             # a leading space
+    "lead@desk.example\u200b",        # a zero-width space
+    "le\u0430d@desk.example",         # a Cyrillic а
+    "\uff4c\uff45\uff41\uff44@desk.example",  # full-width letters (NFKC would fold them to lead@…)
+    "lead@desk.example\u2028",
+    "lead@@desk.example",
+])
+def test_a_lookalike_e_mail_never_names_the_lead(forged):
+    person = identity_of(_claims("mallory", forged))
+    assert person is not None
+    assert person.email != "lead@desk.example"
+    assert not is_lead(person, LEADS)
+    assert "lead@desk.example" not in person.key
 
 
-def test_the_log_meta_line_keeps_by_and_settled_by():
-    block = parse_block(render_block(DATE, "NVDA", "Buy", "Buy it.",
-                                     meta={"by": "ann@desk.example", "settled_by": "lead@x.example"}).raw)
-    assert block.meta["by"] == "ann@desk.example" and block.meta["settled_by"] == "lead@x.example"
+def test_an_unverified_e_mail_counts_for_nothing():
+    for flag in (False, None, "false", 0, "yes"):
+        person = identity_of(_claims("mallory", "lead@desk.example", verified=flag))
+        assert person.email is None and not is_lead(person, LEADS), flag
+        assert person.name == "mallory (no verified e-mail)"
+    assert identity_of(_claims("mallory", "lead@desk.example", verified="true")).email == "lead@desk.example"
 
 
-def test_the_audit_trail_appends_and_skips_a_torn_line(ta_home):
-    cfg = resolve_config()
-    storage.record_audit(cfg, "job_start", by="ann@desk.example", target="run NVDA", kind="run")
-    with open(cfg["audit_path"], "a", encoding="utf-8") as fh:
-        fh.write('{"at": 1, "by": "x", "act')  # a killed writer's half line, no newline after it
-    storage.record_audit(cfg, "job_stop", by="lead@desk.example", target="run NVDA")
-    got = storage.read_audit(cfg)
-    assert [(e["by"], e["action"]) for e in got] == [("ann@desk.example", "job_start"), ("lead@desk.example", "job_stop")]
-    assert got[0]["detail"] == {"kind": "run"}
-    assert all(json.loads(line) for line in open(cfg["audit_path"], encoding="utf-8") if line.startswith('{"action'))
+def test_the_verified_lead_is_a_lead_and_the_subject_is_the_identity():
+    lead = identity_of(_claims("u-1", "lead@desk.example"))
+    assert is_lead(lead, LEADS) and lead.name == "lead@desk.example"
+    twin = identity_of(_claims("u-2", "lead@desk.example"))  # another subject with the same address
+    assert twin.key != lead.key  # owns nothing of the first
+    other_iss = identity_of({**_claims("u-1", "lead@desk.example"), "iss": "https://evil.example"})
+    assert other_iss.key != lead.key
+    assert identity_of(_claims("u-1", "lead@desk.example")).key == lead.key  # stable across sign-ins
+    assert is_person(lead.key) and owner_name(lead.key) == "lead@desk.example"
+    assert not is_person("0123456789abcdef01234567")  # a browser id
 
 
-def test_a_settlement_records_who_settled(ta_home):
-    from tradingagents.graph.settlement import Settler
+def test_a_role_claim_makes_a_lead_and_no_subject_no_identity():
+    assert is_lead(identity_of(_claims("r", roles=["desk_lead"])), [])
+    assert not is_lead(identity_of(_claims("r", roles=["Desk_Lead "])), [])
+    assert identity_of({"email": "lead@desk.example", "email_verified": True}) is None
+    assert identity_of(None) is None
+    assert not is_lead(None, LEADS)
 
-    TradingAgentsGraph(["market"], config={"user": "ann@desk.example"}).propagate("NVDA", "2024-05-01")
-    result = Settler({"user": "lead@desk.example"}).settle()
-    assert [(s["ticker"], s["date"]) for s in result.settled] == [("NVDA", "2024-05-01")]
-    [entry] = storage.open_memory_log(resolve_config()).load_entries()
-    assert not entry["pending"]
-    assert (entry["by"], entry["settled_by"]) == ("ann@desk.example", "lead@desk.example")
+
+def test_canonical_email():
+    assert canonical_email("ann@desk.example") == "ann@desk.example"
+    for bad in ("", None, 3, "ann", "a b@x", "ann@desk.example\u0085", "ａnn@desk.example"):
+        assert canonical_email(bad) is None, bad
+    assert Identity(ISS, "s\u00a0x", None).name == "s?x (no verified e-mail)"

@@ -45,7 +45,7 @@ def test_the_settle_command_names_a_window_shifted_by_a_dropped_row(ta_home, cap
 
 def test_duplicate_csv_dates_are_reported(tmp_path):
     lines = [good(d, 100 + i) for i, d in enumerate(DAYS[:10])]
-    lines.insert(5, good(DAYS[3], 999))  # the same date twice
+    lines.insert(5, good(DAYS[3], 103))  # the same date twice, the same Close: kept once, reported
     write(tmp_path, "DUP", lines)
     p = CSVProvider(tmp_path)
     df = p.ohlcv("DUP", DAYS[0], DAYS[9])

@@ -439,6 +439,13 @@ def _disk_problem(exc: BaseException, t: Translator | None = None) -> str | None
     return None
 
 
+def cli_audit(settings, action: str, target: str, **detail: Any) -> None:
+    """``storage.audit.record_command``: what this command does, in the desk's audit trail."""
+    from tradingagents.storage.audit import record_command
+
+    record_command(settings, action, target, **detail)
+
+
 def run_command(argv: list[str]) -> int:
     parser = _run_parser()
     args = parser.parse_args(argv)
@@ -460,6 +467,7 @@ def run_command(argv: list[str]) -> int:
 
         check_instrument(settings, ticker)  # an unlisted demo ticker: exit 2 with suggestions, before any work
         storage.check_storage(settings)  # an unreachable desk database: exit 7, one line, before any work
+        cli_audit(settings, "job_start", f"run {ticker} {date}", kind="run", blind=bool(args.blind))
         if args.blind:
             from tradingagents.graph.blind_run import run_blind
 
@@ -581,6 +589,9 @@ def settle_command(argv: list[str]) -> int:
 
         storage.check_storage(settings)
         settled, pending = settle_pending(settings, ticker)
+        if settled:
+            cli_audit(settings, "settle", f"{len(settled)} decision(s)", ticker=ticker,
+                      decisions=[f"{x['ticker']} {x['date']}" for x in settled][:50])
         for s in settled:
             holding = s.get("holding", s.get("holding_days"))
             _print(t("{date} {ticker} {rating}: return {ret}, alpha {alpha} over {days}d", date=s["date"],
@@ -770,6 +781,8 @@ def batch_command(argv: list[str]) -> int:
                 if o.session_note:
                     _print(f"  {'':<10} " + t("session: {note}", note=o.session_note), file=sys.stderr, flush=True)
 
+        cli_audit(settings, "job_start", f"batch {len(tickers)} tickers {date}", kind="batch",
+                  tickers=list(tickers))
         outcomes = run_batch(tickers, date, settings, max_cost_usd=settings.get("max_cost_usd"),
                              on_update=progress, should_stop=stop.is_set)
     except Exception as exc:  # noqa: BLE001 - nothing ran: a message and an exit code

@@ -15,6 +15,7 @@ which is always a plain sentence that says what to do (never the class name).
 | ``RunStopped`` | 5 | yes | stopped by the user between two steps |
 | ``BudgetExceeded`` | 5 | yes | the next step would exceed the cost budget |
 | ``RunAlreadyActive`` | 6 | no | the same ticker, date and graph is already running |
+| ``NotAllowed`` | 2 | no | the ownership table (``ownership.py``) gives this person no right to it |
 | ``UnknownInstrumentError`` | 2 | no | the demo market does not list the ticker (closest known tickers suggested) |
 | ``BadCSVError`` | 3 | no | a CSV file has rows that do not parse, too little history or non-daily bars |
 | ``CheckpointError`` | 1 | no | the checkpoint database cannot be opened or written |
@@ -45,6 +46,12 @@ class TradingAgentsError(Exception):
 
 
 # ---------------------------------------------------------------------------- bad input (exit 2)
+
+
+class NotAllowed(TradingAgentsError):
+    """The ownership table (``tradingagents/ownership.py``) does not let this person do this (nothing changed)."""
+
+    exit_code = EXIT_BAD_INPUT
 class ConfigError(TradingAgentsError, ValueError):
     """A configuration value (from a dict, the environment or a flag) is not usable."""
 

@@ -202,3 +202,30 @@ def test_another_browsers_backtest_is_watched_but_not_stopped(ta_home, monkeypat
         release.set()
         get_registry().backtest(bid).wait(300)
         get_registry.clear()
+
+
+def test_the_budget_field_stops_a_backtest_within_its_budget(ta_home, monkeypatch):
+    """Issue 41, point 4: a backtest had no overall budget ($9.47 billed, exit 0). The page's Budget field
+    is the whole backtest's: it stops at a checkpoint, billed within it (counted by the fake server)."""
+    import json
+
+    from tests.fake_openai import FakeOpenAIServer
+
+    steep = {"fake-quick": [1000.0, 1000.0], "fake-deep": [1000.0, 50000.0]}
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("TRADINGAGENTS_LLM_PRICING", json.dumps(steep))
+        monkeypatch.setenv("TRADINGAGENTS_LLM_MAX_OUTPUT_TOKENS", "256")
+        at = _page()
+        at.session_state["set_provider"] = "openai_compatible"
+        at.session_state["set_base_url"] = server.base_url
+        at.session_state["set_quick"], at.session_state["set_deep"] = "fake-quick", "fake-deep"
+        at.run()
+        _fill(at, "NVDA", dt.date(2024, 4, 1), dt.date(2024, 5, 10), every=5)
+        at.number_input(key="bt_budget").set_value(4.0)
+        at.checkbox(key="bt_confirm").check()
+        at.run()
+        at.button(key="bt_start_btn").click()
+        at.run()
+        _until(at, lambda a: _status(a) == "stopped", timeout=240)
+        assert server.billed_usd(steep) <= 4.0
+        assert "backtest's budget is reached" in texts(at)

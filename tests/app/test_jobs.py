@@ -155,22 +155,31 @@ def test_a_backtest_of_another_owner_cannot_be_stopped_or_resumed_nor_on_its_key
     assert job.stop(LEAD) and job.wait(300) and keys == [KEY_A, KEY_A, None] and job.owner == "A"
 
 
-def test_a_backtest_opened_from_its_folder_is_claimed_by_whoever_resumes_it(ta_home, fake_backtest_run):
+def test_a_backtest_stays_its_owners_after_a_restart_and_the_same_form_takes_nothing_over(ta_home,
+                                                                                          fake_backtest_run):
+    """Issue 41, point 7: after a restart anyone could claim any backtest, and Start backtest with the same
+    form took over someone's stopped one. The owner is kept in the backtest's folder."""
     from tradingagents.backtest.engine import BacktestSpec
+    from tradingagents.errors import NotAllowed
 
     keys, started = fake_backtest_run
-    first = JobRegistry()
-    bid = first.start_backtest(BacktestSpec.make("NVDA", "2024-06-03", "2024-06-07"), {}, api_key=KEY_A,
-                               owner="A")
-    assert started.wait(300) and first.stop(bid, owner="A") and first.backtest(bid).wait(300)
-    restarted = JobRegistry()  # a new server process: the folder is all it knows
+    ANN, BOB = "ann@desk.example · 0123456789", "bob@desk.example · 1111111111"  # signed-in people
+    spec = BacktestSpec.make("NVDA", "2024-06-03", "2024-06-07")
+    first = JobRegistry(is_desk_lead=lambda who: who == LEAD)
+    bid = first.start_backtest(spec, {}, api_key=KEY_A, owner=ANN)
+    assert started.wait(300) and first.stop(bid, owner=ANN) and first.backtest(bid).wait(300)
+    with pytest.raises(NotAllowed, match="belongs to ann@desk.example"):
+        first.start_backtest(spec, {}, api_key="sk-B-0123456789", owner=BOB)
+    restarted = JobRegistry(is_desk_lead=lambda who: who == LEAD)  # a new server process: the folder is all it knows
     job = restarted.backtest(bid, {})
-    assert job is not None and job.owner is None and job.status == "stopped"
+    assert job is not None and job.owner == ANN and job.status == "stopped"
+    assert restarted.resume(bid, owner=BOB, api_key="sk-B-0123456789") is False
+    with pytest.raises(NotAllowed):
+        restarted.start_backtest(spec, {}, api_key="sk-B-0123456789", owner=BOB)
     started.clear()
-    assert restarted.resume(bid, owner="B", api_key="sk-B-0123456789") is True and started.wait(300)
-    assert job.owner == "B" and keys == [KEY_A, "sk-B-0123456789"]
-    assert restarted.stop(bid, owner="A") is False  # it is B's now
-    assert restarted.stop(bid, owner="B") is True and job.wait(300)
+    assert restarted.resume(bid, owner=ANN, api_key=KEY_A) is True and started.wait(300)
+    assert job.owner == ANN and keys == [KEY_A, KEY_A]
+    assert restarted.stop(bid, owner=LEAD) is True and job.wait(300)  # a lead may
 
 
 def _stand_in_factory(seen: list):

@@ -125,3 +125,26 @@ def test_eta_comes_from_past_runs_with_the_same_configuration(ta_home):
     assert other.expected_s is None
     rounds = reg.wait(reg.start_run("AMD", "2024-05-10", ["market"], {"max_debate_rounds": 3}))
     assert rounds.expected_s is None
+
+
+def test_after_a_restart_an_interrupted_run_stays_its_owners(ta_home):
+    """Issue 41, point 7: after a restart anyone could resume anyone's interrupted run (saved as theirs)."""
+    import pytest
+
+    from tradingagents.errors import NotAllowed
+
+    holder: dict = {"owner": "ann · 0123456789"}
+    reg = JobRegistry(graph_factory=stopping_factory(holder, "node_finished", "Bull Researcher"))
+    holder["reg"] = reg
+    run_id = holder["id"] = reg.start_run("AAPL", "2024-05-10", ["market"], {}, owner="ann · 0123456789")
+    assert reg.get(run_id).wait(120) and reg.get(run_id).status == "stopped"
+
+    restarted = JobRegistry(is_desk_lead=lambda who: who == "lead · 9876543210")
+    offered = restarted.checkpointed_runs()
+    assert offered[0]["owner"] == "ann · 0123456789"
+    with pytest.raises(NotAllowed, match="belongs to ann"):
+        restarted.adopt(offered[0], config={"llm_provider": "offline"}, owner="bob · 1111111111")
+    new_id = restarted.adopt(offered[0], config={"llm_provider": "offline"}, owner="lead · 9876543210")
+    handle = restarted.get(new_id)
+    assert handle.owner == "ann · 0123456789"  # continued by the lead, still Ann's
+    assert handle.wait(120) and handle.status == "finished", handle.error

@@ -105,14 +105,20 @@ def test_refresh_restores_the_runs_settings_and_stop_answers_at_once(ta_home):
         start_offline_run(at, "AMD", dt.date(2024, 5, 10), analysts=["market"])
         run_id = at.query_params["run"]
         handle = get_registry().get(run_id)
-        # a refresh: a new session with the run in the URL shows the run's settings, not the defaults
-        again = _opened(run_id)
-        assert again.selectbox(key="set_provider").value == "openai_compatible"
-        assert again.text_input(key="set_base_url").value == server.base_url
-        assert again.text_input(key="set_quick").value == "fake-quick"
-        assert again.text_input(key="set_deep").value == ""  # the preset's default, as the run uses
-        sidebar = "\n".join(h.value for h in again.sidebar.html)
+        # a refresh: a new session of the same browser with the run in the URL shows the run's settings
+        refreshed = AppTest.from_file(APP, default_timeout=300)
+        refreshed.session_state["_browser_id"] = at.session_state["_browser_id"]  # (the cookie, in a browser)
+        refreshed.query_params["run"] = run_id
+        refreshed.run()
+        assert refreshed.selectbox(key="set_provider").value == "openai_compatible"
+        assert refreshed.text_input(key="set_base_url").value == server.base_url
+        assert refreshed.text_input(key="set_quick").value == "fake-quick"
+        assert refreshed.text_input(key="set_deep").value == ""  # the preset's default, as the run uses
+        sidebar = "\n".join(h.value for h in refreshed.sidebar.html)
         assert "offline engine" not in sidebar and "fake-quick" in sidebar
+        # another browser opening the link keeps its own model settings (issue 41: a link never rewires them)
+        again = _opened(run_id)
+        assert again.selectbox(key="set_provider").value == "offline"
         # the refreshed session is another browser here (no cookie): it may watch, not stop
         assert not [b for b in again.button if b.label == "Stop"]
         assert "started in another browser" in texts(again)
@@ -158,9 +164,11 @@ def test_after_a_restart_the_page_offers_resume_for_a_checkpointed_run(ta_home):
         form_button(at, "Stop").click().run()
         assert handle.wait(120) and handle.status == "stopped"
         get_registry.clear()  # the server restarts: its memory of runs is gone
-        fresh = new_app("run")
+        fresh = AppTest.from_file(APP, default_timeout=300)
+        fresh.session_state["_browser_id"] = at.session_state["_browser_id"]  # the same browser (its cookie)
+        fresh.run()
         _use_server(fresh, server.base_url)
-        assert "TSLA as of 2024-05-10" in texts(fresh) and "was interrupted" in texts(fresh)
+        assert "TSLA as of 2024-05-10" in texts(fresh) and "did not finish before the server restarted" in texts(fresh)
         form_button(fresh, "Resume").click().run()
         resumed = get_registry().get(fresh.query_params["run"])
         assert resumed is not None and resumed.wait(120) and resumed.status == "finished", resumed.error
@@ -215,7 +223,8 @@ def test_links_open_a_saved_run_a_backtest_variant_and_prefill_the_form(ta_home)
     assert at.date_input(key="form_date").value == dt.date(2024, 4, 2)
     assert at.multiselect(key="form_analysts").value == ["news", "market"]
     assert (at.number_input(key="form_debate").value, at.number_input(key="form_risk").value) == (2, 3)
-    assert at.selectbox(key="set_provider").value == "ollama"
+    assert at.selectbox(key="set_provider").value == "offline"  # a link fills the form, never the model
+    assert any("names the provider Ollama (local); the sidebar keeps yours" in w.value for w in at.warning)
     assert any("prefilled from the link" in i.value for i in at.info)
     at.run()  # applied once: a rerun does not overwrite what the user changes afterwards
     assert not any("prefilled from the link" in i.value for i in at.info)
@@ -229,7 +238,7 @@ def test_api_key_field_is_never_restored_from_a_run(ta_home):
         at.text_input(key=KEY_API).input("sk-secret-123456").run()
         start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
         again = _opened(at.query_params["run"])
-        assert again.text_input(key=KEY_API).value == ""
+        assert again.session_state[KEY_API] == ""
         get_registry().get(at.query_params["run"]).wait(120)
 
 
@@ -244,8 +253,9 @@ def test_another_browsers_run_shows_its_settings_without_credentials(ta_home):
     assert handle.config["backend_url"] == backend  # the run itself used the real address
     at = _opened(run_id)
     assert not at.exception
-    assert at.selectbox(key="set_provider").value == "openai_compatible"  # its settings, restored
-    assert at.text_input(key="set_base_url").value == ""  # but no credentials of another browser
+    # none of its model's settings: this session's next run must not go (with its key) where the link says
+    assert at.selectbox(key="set_provider").value == "offline"
+    assert at.session_state["set_base_url"] == ""
     shown = texts(at)
     assert "hunter2-pass" not in shown and "sk-other" not in shown
     assert "only that browser can resume it" in shown and not [b for b in at.button if "Resume" in str(b.label)]
@@ -276,7 +286,7 @@ def test_a_prefill_link_of_an_old_run_from_compare_fills_the_form(ta_home):
     assert not at.exception
     assert at.date_input(key="form_date").value == dt.date(1985, 3, 1)
     assert at.number_input(key="form_debate").value == 3
-    assert at.selectbox(key="set_provider").value == "ollama"
+    assert at.selectbox(key="set_provider").value == "offline"
 
 
 def test_deeply_nested_prefill_json_is_a_plain_refusal(ta_home):

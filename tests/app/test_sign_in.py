@@ -19,6 +19,17 @@ AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret":
         "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
 
 
+ISS = "http://127.0.0.1:9"
+
+
+def _user(sub: str, email: str | None = None, verified: object = True, **more: object) -> dict:
+    """The claims of a signed-in user as the provider's ID token gives them (issuer, subject, e-mail)."""
+    out = {"is_logged_in": True, "iss": ISS, "sub": sub, "iat": 2_000_000_000, **more}
+    if email is not None:
+        out.update(email=email, email_verified=verified)
+    return out
+
+
 def _app(user: dict | None, *, auth: bool = True) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=300)
     if auth:
@@ -46,28 +57,71 @@ def test_an_unsigned_visitor_sees_only_the_sign_in(ta_home):
 
 
 def test_a_signed_in_user_is_named_in_the_sidebar_and_the_sign_in_is_audited(ta_home):
-    at = _app({"is_logged_in": True, "email": "Ann@Desk.example", "name": "Ann"})
+    at = _app(_user("ann-1", "ann@desk.example", name="Ann"))
     assert not at.exception
     assert "Signed in as **ann@desk.example**" in texts(at)
     assert "Sign out" in [b.label for b in at.sidebar.button]
     at.run()  # a rerun of the same session records the sign-in once
+    _app(_user("ann-1", "ann@desk.example", name="Ann"))  # and so does another page load with the same sign-in
     entries = [e for e in read_audit(resolve_config()) if e["action"] == "sign_in"]
     assert [e["by"] for e in entries] == ["ann@desk.example"]
+    _app(_user("ann-1", "ann@desk.example", iat=2_000_000_001))  # a new sign-in is a new entry
+    assert len([e for e in read_audit(resolve_config()) if e["action"] == "sign_in"]) == 2
 
 
 def test_the_audit_page_is_for_desk_leads_only(ta_home, monkeypatch):
     monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", "lead@desk.example")
     record_audit(resolve_config(), "job_start", by="ann@desk.example", target="run NVDA 2024-05-10 (abc)")
-    lead = _app({"is_logged_in": True, "email": "lead@desk.example"})
+    lead = _app(_user("lead-1", "lead@desk.example"))
     assert "desk lead" in texts(lead)
     lead.switch_page("pages/audit.py").run()
     assert not lead.exception
     assert lead.title[0].value == "Audit"
     assert "ann@desk.example" in lead.dataframe[0].value.to_csv()
-    other = _app({"is_logged_in": True, "email": "ann@desk.example"})
+    other = _app(_user("ann-1", "ann@desk.example"))
     assert "desk lead" not in texts(other)
     with pytest.raises(ValueError, match="Known pages"):  # not in the navigation of anyone else
         other.switch_page("pages/audit.py")
+
+
+@pytest.mark.parametrize("claims", [
+    _user("mallory", "LEAD@desk.example"),                      # verified, another case
+    _user("mallory", "lead@desk.example\u00a0", verified=False),  # a trailing no-break space, unverified
+    _user("mallory", "lead@desk.example", verified=False),       # the very address, unverified
+    _user("mallory", "lead@desk.example\u00a0"),                 # a trailing no-break space, "verified"
+    {"is_logged_in": True, "email": "lead@desk.example", "email_verified": True},  # no subject at all
+])
+def test_a_forged_e_mail_is_not_the_lead(ta_home, monkeypatch, claims):
+    monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", "lead@desk.example")
+    at = _app(claims)
+    assert not at.exception
+    assert "desk lead" not in texts(at)
+    assert "Signed in as **lead@desk.example**" not in texts(at)
+    with pytest.raises(ValueError, match="Known pages"):
+        at.switch_page("pages/audit.py")
+    assert all(e["by"] != "lead@desk.example" for e in read_audit(resolve_config()))
+
+
+def test_a_lead_role_taken_away_ends_with_the_next_sign_in(ta_home):
+    at = _app(_user("lead-1", "lead@desk.example", roles=["desk_lead"]))
+    assert "desk lead" in texts(at)
+    at.user = _user("lead-1", "lead@desk.example", roles=[])  # signed in again after the role was removed
+    at.run()
+    assert "desk lead" not in texts(at)
+    with pytest.raises(ValueError, match="Known pages"):
+        at.switch_page("pages/audit.py")
+
+
+def test_a_signed_out_token_signs_nobody_in(ta_home):
+    at = _app(_user("ann-1", "ann@desk.example", iat=1_000))
+    assert "Signed in as **ann@desk.example**" in texts(at)
+    from studio import ui
+    from studio.identity import identity_of
+    ui._remember_sign_out(identity_of(_user("ann-1", "ann@desk.example")))  # as the Sign out button does
+    at.run()  # the same cookie (issued before the sign-out) again
+    assert [b.label for b in at.button] == ["Sign in"]
+    again = _app(_user("ann-1", "ann@desk.example", iat=4_000_000_000))  # a sign-in after it works
+    assert "Signed in as **ann@desk.example**" in texts(again)
 
 
 def test_desk_leads_config_is_checked_and_lower_cased(ta_home, monkeypatch):
@@ -102,7 +156,7 @@ def test_the_registry_tells_every_start_and_stop_granted_or_refused(ta_home):
     assert may_control("ann@x.example", "lead@x.example", lambda w: w == "lead@x.example")
 
 
-@pytest.mark.parametrize("user", [None, {"is_logged_in": True, "email": "ann@desk.example", "name": "Ann"}],
+@pytest.mark.parametrize("user", [None, _user("ann-1", "ann@desk.example", name="Ann")],
                          ids=["no sign-in", "signed in"])
 def test_every_form_starts_from_the_servers_settings(ta_home, monkeypatch, user):
     """The settings a server is started with are the defaults every user's Run page shows (issues 39, 40)."""
@@ -116,3 +170,60 @@ def test_every_form_starts_from_the_servers_settings(ta_home, monkeypatch, user)
     assert at.sidebar.selectbox(key="set_vendor").value == "csv"
     assert at.number_input(key="form_debate").value == 2 and at.number_input(key="form_risk").value == 3
     assert at.multiselect(key="form_analysts").value == ["market", "news"]
+
+
+def test_the_audit_page_shows_whether_the_chain_holds_and_exports_inert_cells(ta_home, monkeypatch):
+    import json
+
+    from studio.export import audit_csv
+
+    monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", "lead@desk.example")
+    cfg = resolve_config()
+    record_audit(cfg, "sign_in", by='=HYPERLINK("http://evil.example","x")', target="a\u2028b")
+    record_audit(cfg, "job_start", by="ann@desk.example", target="run NVDA 2024-05-10 (abc)")
+    lead = _app(_user("lead-1", "lead@desk.example"))
+    lead.switch_page("pages/audit.py").run()
+    assert not lead.exception
+    assert "The chain verifies: 3 entries" in texts(lead)  # with the lead's own sign-in
+    table = lead.dataframe[0].value.to_csv()
+    assert "a\u2028b" in table  # the entry with a line separator is listed, not dropped
+    rows = audit_csv([{"when": "x", "by": '=HYPERLINK("http://evil.example","x")', "action": "sign_in",
+                       "target": "-2+3", "detail": "@SUM(1)"}])
+    assert "'=HYPERLINK" in rows and "'-2+3" in rows and "'@SUM" in rows
+    # a row changed behind the app's back: the page says where the chain breaks
+    path = cfg["audit_path"]
+    lines = open(path, encoding="ascii").read().split("\n")
+    doc = json.loads(lines[1])
+    doc["by"] = "bob@desk.example"
+    lines[1] = json.dumps(doc)
+    open(path, "w", encoding="ascii").write("\n".join(lines))
+    lead.run()
+    assert "The chain is broken at entry 2 of 3" in texts(lead)
+
+
+def test_only_a_desk_lead_edits_the_roles_memories(ta_home, monkeypatch):
+    """Issue 41, point 7: any signed-in user could add lessons to or clear any role's memory."""
+    from tests.app.apptest_utils import form_button
+    from tradingagents.agents.utils.memory import FinancialSituationMemory
+
+    monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", "lead@desk.example")
+    cfg = resolve_config()
+    FinancialSituationMemory("trader_memory", cfg).add_situations([("rates rising", "trim duration")])
+    ann = _app(_user("ann-1", "ann@desk.example"))
+    ann.switch_page("pages/memories.py").run()
+    ann.selectbox(key="mem_role").set_value("trader_memory").run()
+    assert "Only a desk lead can add, retire, restore or clear lessons" in texts(ann)
+    assert form_button(ann, "Add to memory").disabled and form_button(ann, "Clear this role's memory").disabled
+    assert ann.button(key="mem_retire").disabled
+    from tradingagents.errors import NotAllowed
+    from tradingagents.storage import edit_role_memory
+
+    with pytest.raises(NotAllowed):  # the storage refuses it too, whatever a page does
+        edit_role_memory(FinancialSituationMemory("trader_memory", cfg), who="ann", lead=False)
+    lead = _app(_user("lead-1", "lead@desk.example"))
+    lead.switch_page("pages/memories.py").run()
+    lead.selectbox(key="mem_role").set_value("trader_memory").run()
+    form_button(lead, "Clear this role's memory").click().run()
+    form_button(lead, "Yes, clear it").click().run()
+    assert len(FinancialSituationMemory("trader_memory", cfg)) == 0
+    assert [e["by"] for e in read_audit(cfg) if e["action"] == "memory_retire"] == ["lead@desk.example"]

@@ -90,3 +90,28 @@ def test_another_browsers_batch_is_watched_but_not_stopped(ta_home, monkeypatch)
         release.set()
         get_registry().get(job_id).wait(300)
         get_registry.clear()
+
+
+def test_someone_elses_running_batch_leaves_the_run_button_alone(ta_home, monkeypatch):
+    """Issue 41, point 7: one user's running batch disabled everyone's Run watchlist button."""
+    import threading
+
+    from studio.ui import get_registry
+
+    release = threading.Event()
+
+    def slow_batch(tickers, date, config, *, max_cost_usd, api_key, on_update, should_stop):
+        for t in tickers:
+            on_update(batch.TickerOutcome(t, date, status="running"))
+        release.wait(120)
+
+    monkeypatch.setattr("tradingagents.batch.run_batch", slow_batch)
+    reg = get_registry()
+    theirs = reg.start_batch(["NVDA"], "2024-05-10", {}, owner="someone else")
+    try:
+        assert reg.get(theirs).running
+        at = _page()
+        assert not at.button(key="wl_start").disabled
+    finally:
+        release.set()
+        reg.wait(theirs, 60)

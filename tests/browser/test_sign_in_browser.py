@@ -9,7 +9,9 @@ passed with ``--secrets.files``.
 
 from __future__ import annotations
 
+import json
 import threading
+import urllib.request
 
 import authlib  # noqa: F401 - st.login needs it; a pinned requirement: missing, this fails (never skips)
 
@@ -36,16 +38,28 @@ def _reports_text(body: dict) -> bool:
         "<get_stock_data>" in str(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "system")
 
 
-def _sign_in(browser, url: str, email: str):
-    """A new browser context (its own cookies) signed in as ``email`` through the provider's form."""
+def _set_claims(issuer: str, sub: str, claims: dict) -> None:
+    """The provider's user API: the claims its ID tokens give ``sub`` (e-mail, whether it is verified)."""
+    req = urllib.request.Request(f"{issuer}/users/{sub}", data=json.dumps(claims).encode(), method="PUT",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        assert resp.status == 204
+
+
+def _sign_in(browser, url: str, issuer: str, sub: str, email: str | None = None, *, verified: bool = True,
+             shown: str | None = None):
+    """A new browser context (its own cookies) signed in as the provider's user ``sub`` whose e-mail claim
+    is ``email`` (verified or not), through the provider's form; waits for the sidebar's name ``shown``."""
+    if email is not None:
+        _set_claims(issuer, sub, {"email": email, "email_verified": verified})
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(HANG_MS)
     page.goto(url + "/")
     page.get_by_role("button", name="Sign in").click()
-    page.locator("input[name=sub]").last.fill(email)  # the provider's login form
+    page.locator("input[name=sub]").last.fill(sub)  # the provider's login form
     page.get_by_role("button", name="Authorize").click()
-    page.get_by_text(f"Signed in as {email}").wait_for()
+    page.get_by_text(f"Signed in as {shown or email}").wait_for()
     wait_idle(page)
     return page
 
@@ -90,19 +104,36 @@ def test_two_users_and_a_lead_through_a_real_provider(ta_home, tmp_path):
                     assert anon.get_by_role("link", name="History").count() == 0
                     assert anon.get_by_text("Start analysis").count() == 0
 
-                    ann = _sign_in(browser, url, ANN)
+                    ann = _sign_in(browser, url, issuer, "ann", ANN)
                     fill_run_form(ann, TICKER, DATE)
                     start_run(ann)
                     ann.get_by_role("button", name="Stop").wait_for()
                     ann.wait_for_function("() => location.search.includes('run=')")
                     run_url = ann.url
 
-                    bob = _sign_in(browser, url, BOB)
+                    bob = _sign_in(browser, url, issuer, "bob", BOB)
                     bob.goto(run_url)
                     bob.get_by_text(f"This run was started by {ANN}").wait_for()
                     assert bob.get_by_role("button", name="Stop").count() == 0
 
-                    lead = _sign_in(browser, url, LEAD)
+                    # accounts whose e-mail claims only look like the lead's or Ann's: never them
+                    for sub, email, verified in (("mallory", "LEAD@desk.example", True),
+                                                 ("mallet", LEAD + "\u00a0", False),
+                                                 ("trudy", "Ann@desk.example\u00a0", False),
+                                                 ("eve", LEAD, False)):
+                        forged = _sign_in(browser, url, issuer, sub, email, verified=verified,
+                                          shown=email if verified else f"{sub} (no verified e-mail)")
+                        assert forged.get_by_text("desk lead").count() == 0, sub
+                        assert forged.get_by_role("link", name="Audit").count() == 0, sub
+                        forged.goto(run_url)
+                        forged.get_by_text(f"This run was started by {ANN}").wait_for()
+                        assert forged.get_by_role("button", name="Stop").count() == 0, sub
+                        forged.goto(url + "/audit")
+                        wait_idle(forged)
+                        assert forged.get_by_role("heading", name="Audit").count() == 0, sub
+                        forged.context.close()
+
+                    lead = _sign_in(browser, url, issuer, "lead", LEAD)
                     lead.get_by_text("desk lead").first.wait_for()
                     lead.goto(run_url)
                     lead.get_by_role("button", name="Stop").click()
@@ -121,6 +152,8 @@ def test_two_users_and_a_lead_through_a_real_provider(ta_home, tmp_path):
                                         (ANN, "job_start"), (LEAD, "job_stop")):
                         assert any(f",{who},{action}," in line for line in rows.splitlines()), (who, action, rows)
                     assert f"run {TICKER} {DATE}" in rows
+                    assert ",LEAD@desk.example,sign_in," in rows  # the verified other-case address, as itself
+                    assert ",mallet (no verified e-mail),sign_in," in rows
 
                     bob.goto(url + "/audit")  # not in Bob's navigation: Streamlit shows its default page
                     wait_idle(bob)
@@ -201,3 +234,54 @@ def test_the_readmes_sign_in_block_works_as_written(ta_home, tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=60)
+
+
+def test_sign_out_ends_a_copied_cookie_and_an_open_tab(ta_home, tmp_path):
+    """Issue 41, point 6: sign-out did not end access (a captured cookie worked for 30 days, a tab opened
+    before the sign-out stayed signed in). Both now land on the sign-in screen."""
+    from oidc_provider_mock import run_server_in_thread
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    app_url = f"http://127.0.0.1:{port}"
+    with run_server_in_thread() as oidc:
+        issuer = f"http://127.0.0.1:{oidc.server_port}"
+        secrets = tmp_path / "secrets.toml"
+        secrets.write_text(
+            "[auth]\n"
+            f'redirect_uri = "{app_url}/oauth2callback"\n'
+            'cookie_secret = "a-test-cookie-secret-of-enough-length-0123456789"\n'
+            'client_id = "tradingagents-studio"\n'
+            'client_secret = "test-client-secret"\n'
+            f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n', encoding="utf-8")
+        with streamlit_server(ta_home, log_path=ARTIFACTS / "browser-sign-out.log", port=port,
+                              extra_args=["--secrets.files", str(secrets)]) as url, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                ann = _sign_in(browser, url, issuer, "ann", ANN)
+                other_tab = ann.context.new_page()  # a second tab of the same browser, open before the sign-out
+                other_tab.set_default_timeout(HANG_MS)
+                other_tab.goto(url + "/history")
+                other_tab.get_by_text(f"Signed in as {ANN}").wait_for()
+                stolen = browser.new_context()  # someone who copied the cookies
+                stolen.add_cookies(ann.context.cookies())
+                thief = stolen.new_page()
+                thief.set_default_timeout(HANG_MS)
+                thief.goto(url + "/history")
+                thief.get_by_text(f"Signed in as {ANN}").wait_for()
+
+                ann.get_by_role("button", name="Sign out").click()
+                ann.get_by_role("button", name="End session").click()  # the provider's own sign-out page
+                ann.get_by_role("button", name="Sign in").wait_for()
+
+                thief.goto(url + "/history")  # the copied cookie, after the sign-out
+                thief.get_by_role("button", name="Sign in").wait_for()
+                wait_idle(thief)
+                assert thief.get_by_text(f"Signed in as {ANN}").count() == 0
+                other_tab.get_by_role("link", name="Memory log").click()  # the open tab's next step
+                other_tab.get_by_role("button", name="Sign in").wait_for()
+
+                again = _sign_in(browser, url, issuer, "ann", ANN)  # a new sign-in works at once
+                assert again.get_by_text(f"Signed in as {ANN}").count() == 1
+            finally:
+                browser.close()

@@ -78,6 +78,9 @@ def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--max-concurrent", type=int, help="tickers (and model calls) at once (max_concurrent_llm_calls)")
     p.add_argument("--executor", help="threads (default) or ray (each ticker, and the ablation's, a Ray task; "
                    "ray_address / TRADINGAGENTS_RAY_ADDRESS for a cluster)")
+    p.add_argument("--max-cost", help="USD budget of the whole backtest: every model call of every step (and the "
+                   "reflections settling due decisions) reserves its worst case first; when the next one does not "
+                   "fit it stops (exit 5), finished steps kept; a larger budget continues it")
     p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -236,7 +239,7 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
 
         cfg = config_from(args)
         from tradingagents import storage
-        from tradingagents.config import check_home, resolve_config
+        from tradingagents.config import check_home, check_setting, resolve_config
         from tradingagents.dataflows.interface import check_instrument
         from tradingagents.llm_clients.factory import check_llm_config
         from tradingagents.storage.watchlists import valid_tickers
@@ -259,7 +262,13 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
                                  control=getattr(args, "control", 0) or 0,
                                  portfolio=getattr(args, "portfolio", None),
                                  blind=bool(getattr(args, "blind", False)))
-        bt = Backtest(spec, cfg)
+        budget = (check_setting("max_cost_usd", args.max_cost, "--max-cost")
+                  if getattr(args, "max_cost", None) is not None else None)
+        bt = Backtest(spec, cfg, max_cost_usd=budget)
+        from tradingagents.storage.audit import record_command
+
+        record_command(settings, "job_start", f"backtest {bt.id}", kind="backtest", tickers=list(spec.tickers),
+                  start=spec.start, end=spec.end, max_cost_usd=budget)
         done = bt.done_steps()
         if not args.quiet:
             how = (t("resuming ({done} of {total} steps done)", done=done, total=bt.total_steps) if done
@@ -273,12 +282,14 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
             from tradingagents.backtest.memory_effect import describe
 
             print(describe(bt.memory_effect))
+        _print_spent(bt, t)
         if not args.quiet:
             print(t("done in {time}", time=format_duration(time.time() - started)), file=sys.stderr)
         print(t("Backtest: {folder}", folder=result.folder))
         return EXIT_OK
     except RunStopped as exc:
         print(t("Stopped: {reason}", reason=exc), file=sys.stderr)
+        _print_spent(locals().get("bt"), t)
         print(t("Run the same command again to continue where it stopped."), file=sys.stderr)
         return EXIT_STOPPED
     except KeyboardInterrupt:
@@ -302,6 +313,14 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def _print_spent(bt: Any, t: Translator) -> None:
+    """Under ``--max-cost``: what this command's model calls cost, against the budget."""
+    spent = getattr(bt, "spent_usd", None)
+    if spent is not None:
+        print(t("Spent ${spent} of the ${budget} budget (--max-cost).", spent=f"{spent:.4f}",
+                budget=f"{bt.max_cost_usd:.4f}"), file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

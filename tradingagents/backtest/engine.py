@@ -68,7 +68,14 @@ from tradingagents.backtest import evaluation as ev
 from tradingagents.backtest import metrics as mt
 from tradingagents.backtest import positions as ps
 from tradingagents.config import benchmark_for, public_config, resolve_config
-from tradingagents.errors import ConfigError, DataNotFound, DataUnavailable, RunStopped, ValidationError
+from tradingagents.errors import (
+    BudgetExceeded,
+    ConfigError,
+    DataNotFound,
+    DataUnavailable,
+    RunStopped,
+    ValidationError,
+)
 from tradingagents.fileio import atomic_write
 from tradingagents.validation import validate_date, validate_tickers
 
@@ -422,10 +429,15 @@ class Backtest:
     """One backtest: plan on construction, ``run()`` the steps, then the outputs."""
 
     def __init__(self, spec: BacktestSpec, config: Mapping[str, Any] | None = None, *,
-                 api_key: str | None = None) -> None:
+                 api_key: str | None = None, max_cost_usd: float | None = None) -> None:
         self.spec = spec
         self.config = resolve_config(config)
         self._api_key = api_key  # kept in memory only; never in a config, a file or an event
+        # the whole backtest's budget for one ``run()`` (every step, and the reflections settling each
+        # step's due decisions, reserve from one ledger); not part of the id: a larger one continues it
+        self.max_cost_usd = (resolve_config({"max_cost_usd": max_cost_usd})["max_cost_usd"]
+                             if max_cost_usd is not None else None)
+        self._ledger: Any = None
         self.id = backtest_id(spec, self.config)
         self.folder = backtests_root(self.config) / self.id
         # as JSON reads it back (lists, not tuples), so a resume compares like with like
@@ -501,6 +513,9 @@ class Backtest:
         from tradingagents.executor import get_executor
 
         stop = should_stop or (lambda: False)
+        from tradingagents.pricing import CostLedger
+
+        self._ledger = CostLedger(self.max_cost_usd, "the backtest's") if self.max_cost_usd is not None else None
         self._started = time.time()
         self.folder.mkdir(parents=True, exist_ok=True)
         self.status = "running"
@@ -521,7 +536,8 @@ class Backtest:
         if errors:
             stopped = [e for e in errors if isinstance(e, RunStopped)]
             other = [e for e in errors if not isinstance(e, RunStopped)]
-            first = other[0] if other else stopped[0]
+            budget = [e for e in stopped if isinstance(e, BudgetExceeded)]
+            first = other[0] if other else (budget or stopped)[0]
             self.status = "failed" if other else "stopped"
             self.error = str(first) or type(first).__name__
             self.manifest.set(status=self.status, error=self.error)
@@ -532,6 +548,11 @@ class Backtest:
         self.manifest.set(status="finished", error=None)
         emit({"kind": "finished", **self.progress(), "folder": str(self.folder)})
         return BacktestResult(self.id, self.folder, "finished", metrics)
+
+    @property
+    def spent_usd(self) -> float | None:
+        """What the model calls of the latest ``run()`` cost (None without a budget: each run reports its own)."""
+        return self._ledger.snapshot()[0] if self._ledger is not None else None
 
     def _unfinished(self, ticker: str, variant: str) -> list[str]:
         """The ticker's steps not yet in the manifest, in date order."""
@@ -599,7 +620,8 @@ class Backtest:
             if info is not None:
                 self._record(variant, ticker, date, info, emit)
 
-        return run_steps(self._task_config(variant), self._api_key, ticker, todo, stop, started, finished)
+        return run_steps(self._task_config(variant), self._api_key, ticker, todo, stop, started, finished,
+                         ledger=self._ledger)
 
     def _record(self, variant: str, ticker: str, date: str, info: dict[str, Any], emit: ProgressCallback) -> None:
         if not info["reused"]:
@@ -617,7 +639,12 @@ class Backtest:
         payloads = []
         for ticker, variant in tasks:
             todo = self._unfinished(ticker, variant)
-            payloads.append({"config": self._task_config(variant).to_dict(), "api_key": self._api_key,
+            cfg = self._task_config(variant).to_dict()
+            if self.max_cost_usd is not None:  # other processes: an equal share of the budget each
+                own = cfg.get("max_cost_usd")
+                per = self.max_cost_usd / len(tasks)
+                cfg = {**cfg, "max_cost_usd": min(per, own) if own else per}
+            payloads.append({"config": cfg, "api_key": self._api_key,
                              "ticker": ticker, "variant": variant, "steps": todo})
 
         def done(result) -> None:
@@ -753,8 +780,11 @@ class Backtest:
 
 def run_steps(cfg: Mapping[str, Any], api_key: str | None, ticker: str, steps: Sequence[str],
               stop: Callable[[], bool], started: Callable[[str], None],
-              finished: Callable[[str | None, dict[str, Any] | None], None]) -> int:
+              finished: Callable[[str | None, dict[str, Any] | None], None], *, ledger: Any = None) -> int:
     """Run a ticker's unfinished ``steps`` in date order on one graph; returns how many were run.
+
+    ``ledger``: the backtest's budget (``pricing.CostLedger``) every model call of the graph reserves
+    from, as a batch's does (``graph.budget_guard``).
 
     ``started(date)`` before each step, ``finished(date, info)`` after it (``finished(None, None)``
     when a step raises, before the error goes on). A step whose run was saved by the same graph and
@@ -777,6 +807,13 @@ def run_steps(cfg: Mapping[str, Any], api_key: str | None, ticker: str, steps: S
         if graph is None:
             graph = TradingAgentsGraph(config=cfg, api_key=api_key)
             graph.use_book = False  # a past date: today's book is not what the desk held then
+            if ledger is not None:
+                from tradingagents.pricing import output_limit
+
+                graph.budget_guard = ledger
+                for llm in (graph.quick_thinking_llm, graph.deep_thinking_llm):  # a real limit: a worst case
+                    if getattr(llm, "max_tokens", 0) is None:
+                        llm.max_tokens = output_limit(cfg, budgeted=True)
         started(date)
         t0 = time.time()
         seen_ticker, seen_date = (blind.alias(ticker), blind.blind_date(date)) if blind else (ticker, date)

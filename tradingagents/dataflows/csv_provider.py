@@ -184,6 +184,14 @@ def _read_prices(path: Path) -> pd.DataFrame:
                            f"{EXPECTED_HEADER}.") from None
     except OSError as exc:
         raise ProviderUnavailable(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    from tradingagents.errors import BadCSVError
+
+    for wanted in ["Date", *OHLCV_COLUMNS]:  # "close" beside "Close": which one is meant cannot be told
+        same = [str(c) for c in header if str(c).strip().lower() == wanted.lower()]
+        if len(same) > 1:
+            raise BadCSVError(f"{path}, line 1 (the header): the columns {' and '.join(repr(c) for c in same)} are "
+                              f"both {wanted}, so which one holds the prices cannot be told; keep one (the header "
+                              f"is {EXPECTED_HEADER}).", path=str(path), bad_lines=(1,))
     cols = {str(c).strip().lower(): c for c in header}
     missing = [c for c in ["Date", *OHLCV_COLUMNS] if c.lower() not in cols]
     if missing:
@@ -210,6 +218,8 @@ def _read_prices(path: Path) -> pd.DataFrame:
         counts["volume"] += int(no_volume.sum())
         examples.setdefault("dropped_days", []).extend(d.date().isoformat() for d in df.index[no_volume])
         df = df[~no_volume]
+    _refuse_conflicting_days(path, df)
+    df = df.drop(columns="_line")
     duplicated = df.index.duplicated(keep="last")
     repeated = sorted({d.date().isoformat() for d in df.index[duplicated]})
     df = df[~duplicated].sort_index()
@@ -234,8 +244,8 @@ def _read_prices(path: Path) -> pd.DataFrame:
             problems.append(f"{path.name}: {counts[k]} {label}{where}.")
     if repeated:
         shown = ", ".join(repeated[:5]) + (", …" if len(repeated) > 5 else "")
-        problems.append(f"{path.name}: {len(repeated)} date(s) appear on more than one row; the last row of each "
-                        f"is used ({shown}).")
+        problems.append(f"{path.name}: {len(repeated)} date(s) appear on more than one row with the same Close; "
+                        f"the last row of each is used ({shown}).")
     df.attrs["problems"] = problems
     df.attrs["unparsed"] = [  # (why, its first lines) of each kind of row that does not parse
         (why, ", ".join(str(n) for n in sorted(examples[k])[:5]) + (", …" if counts[k] > min(5, len(examples[k])) else ""))
@@ -244,6 +254,25 @@ def _read_prices(path: Path) -> pd.DataFrame:
     df.attrs["dropped"] = counts["date"] + counts["close"] + counts["volume"]
     df.attrs["bad_lines"] = sorted(n for k in ("date", "close", "volume") if counts[k] for n in examples[k])
     return df
+
+
+def _refuse_conflicting_days(path: Path, df: pd.DataFrame) -> None:
+    """``BadCSVError`` naming the lines when a date appears on rows with different Closes (which is the
+    day's price cannot be told; using one silently changed a rating). Repeats that agree are kept."""
+    from tradingagents.errors import BadCSVError
+
+    repeated = df[df.index.duplicated(keep=False)]
+    if repeated.empty:
+        return
+    conflicts = [(day.date().isoformat(), sorted(int(n) for n in rows["_line"]))
+                 for day, rows in repeated.groupby(level=0) if rows["Close"].nunique() > 1]
+    if not conflicts:
+        return
+    shown = "; ".join(f"{day} on lines {', '.join(map(str, lines))}" for day, lines in conflicts[:5])
+    more = f"; and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
+    raise BadCSVError(f"{path} gives {len(conflicts)} date(s) more than one different Close ({shown}{more}): which is "
+                      "the day's price cannot be told. Keep one row per date.", path=str(path),
+                      bad_lines=tuple(n for _day, lines in conflicts for n in lines))
 
 
 def _read_chunks(path: Path, names: dict[str, str], rows: int, *, numeric: bool):
@@ -259,7 +288,8 @@ def _read_chunks(path: Path, names: dict[str, str], rows: int, *, numeric: bool)
             parts.append(_clean_chunk(chunk, names, total, counts, examples))
             total += len(chunk)
     df = pd.concat(parts) if parts else pd.DataFrame(
-        {c: pd.Series(dtype="float64") for c in OHLCV_COLUMNS}, index=pd.DatetimeIndex([], name="Date"))
+        {**{c: pd.Series(dtype="float64") for c in OHLCV_COLUMNS}, "_line": pd.Series(dtype="int64")},
+        index=pd.DatetimeIndex([], name="Date"))
     return df, counts, examples, total
 
 
@@ -303,5 +333,5 @@ def _clean_chunk(chunk: pd.DataFrame, names: dict[str, str], offset: int, counts
         values[c] = np.where(bad, np.nan, v)
     note("ohl", keep & broken)
     return pd.DataFrame({"Open": values["Open"][keep], "High": values["High"][keep], "Low": values["Low"][keep],
-                         "Close": close[keep], "Volume": np.floor(volume[keep])},
+                         "Close": close[keep], "Volume": np.floor(volume[keep]), "_line": line_no[keep]},
                         index=pd.DatetimeIndex(dates[keep], name="Date"))

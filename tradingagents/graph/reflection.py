@@ -164,6 +164,9 @@ class Reflector:
     def __init__(self, quick_llm: Any, config: Mapping[str, Any] | None = None):
         self.llm = quick_llm
         self.config = resolve_config(config)
+        # the callbacks of the command these reflections are part of (a run's budget guard and usage
+        # counter, while its settlement runs): every call they cause is budgeted and counted with it
+        self.callbacks: list = []
         # the sentences this module writes itself, in the language the models are told to write in
         self.t: Translator = translator(language_of_output(self.config.get("output_language")))
 
@@ -196,8 +199,10 @@ class Reflector:
         system = prompt.format(header=header_lines(state), language=language_instruction(self.config),
                                n_roles=len(roles), role_lines="\n".join(f"{r}: …" for r in roles)).strip()
         # outside the graph no node names the role: the call says which writer it is (team.ROLE_METADATA)
-        result = self.llm.invoke([SystemMessage(content=system), HumanMessage(content=context)],
-                                 config={"metadata": {team.ROLE_METADATA: role.key}})
+        call: dict[str, Any] = {"metadata": {team.ROLE_METADATA: role.key}}
+        if self.callbacks:
+            call["callbacks"] = list(self.callbacks)
+        result = self.llm.invoke([SystemMessage(content=system), HumanMessage(content=context)], config=call)
         return message_text(result)
 
     # -- public API ------------------------------------------------------------------------------

@@ -141,7 +141,7 @@ class Settler:
 
         return self.settle_validated(validate_ticker(ticker) if ticker is not None else None)
 
-    def settle_validated(self, ticker: str | None = None) -> SettleResult:
+    def settle_validated(self, ticker: str | None = None, *, callbacks: list | None = None) -> SettleResult:
         """``settle`` for a ticker that is already validated (propagate's own call).
 
         Every entry is priced on its own: one that cannot be (its source is unreachable, its window
@@ -150,6 +150,13 @@ class Settler:
         lessons then go to the role memories and are forgotten by the log only once all are written,
         so a failure in between (a full disk) is retried by the next settle, each lesson once.
         """
+        if callbacks is not None:  # a run's budget and usage counter see the reflections' model calls
+            reflector = self.reflector
+            before, reflector.callbacks = reflector.callbacks, list(callbacks)
+            try:
+                return self.settle_validated(ticker)
+            finally:
+                reflector.callbacks = before
         result = SettleResult()
         self.write_lessons_due()  # a previous settle that failed after marking its entries
         entries = self.memory_log.get_pending_entries(ticker) if ticker else self.memory_log.get_pending_entries()

@@ -627,16 +627,17 @@ class TradingAgentsGraph:
                                    ran_on)
             return final_state, rating, self._close_saved(route, ticker, tid, sidecar, folder, saved_meta)
 
-    def _settle_before_run(self, ticker: str, reporter: _RunReporter) -> None:
+    def _settle_before_run(self, ticker: str, reporter: _RunReporter, callbacks: list | None = None) -> None:
         """(1) Settle what is due for this ticker, as its own step (settle_started/settle_finished), before
-        the initial state reads the log; a data outage here must not block the analysis, nor be
+        the initial state reads the log; its reflections are model calls of this run (``callbacks``: the
+        run's budget guard and usage counter see them). A data outage here must not block the analysis, nor be
         swallowed: settle_finished also carries ``problems`` ("TICKER DATE: reason" per entry left
         pending) and ``error`` (why settling failed as a whole, else None)."""
         reporter.emit("settle_started", None, ticker=ticker)
         settled = pending = 0
         error = None
         try:
-            outcome = self.settler.settle_validated(ticker)
+            outcome = self.settler.settle_validated(ticker, callbacks=callbacks)
             self.settle_problems = outcome.problems
             settled, pending = len(outcome.settled), len(outcome.pending)
         except Exception as exc:
@@ -749,7 +750,7 @@ class TradingAgentsGraph:
                       plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings),
                       earlier_engines=earlier)
         if fork_inputs is None:
-            self._settle_before_run(ticker, reporter)
+            self._settle_before_run(ticker, reporter, callbacks)
         if snapshot.values:
             # resuming, or a finished run whose saving step did not complete: keep its state
             inputs = None

@@ -46,6 +46,7 @@ Kind = Literal["quick", "deep"]
 
 __all__ = [
     "NO_KEY_PLACEHOLDER",
+    "check_key_destination",
     "check_llm_config",
     "create_llm",
     "create_llms",
@@ -119,6 +120,37 @@ def check_llm_config(config: Mapping[str, Any] | None = None, *, api_key: str | 
     _resolve_key(provider, api_key)
     for kind in MODEL_KEYS:
         _model_name(cfg, kind)
+
+
+def server_key_urls(provider: str) -> set[str]:
+    """Where the environment's key of ``provider`` may be sent: the preset's own address and the address
+    the environment sets (``TRADINGAGENTS_BACKEND_URL``), nothing a caller typed."""
+    urls = {str(PROVIDER_PRESETS[provider]["base_url"] or ""), os.environ.get(env_var("backend_url"), "")}
+    return {u.strip().rstrip("/") for u in urls if u.strip()}
+
+
+def check_key_destination(config: Mapping[str, Any] | None = None, *, api_key: str | None = None) -> None:
+    """A server that keeps a provider's key in its environment sends it only where that environment points.
+
+    With no ``api_key`` of the caller's own, the request would carry the environment's key: refused
+    (``LLMConfigError`` with ``key="api_key"``) when the address is not one of ``server_key_urls``, so a
+    user of a shared app cannot point the desk's key at a server of theirs. With their own key, or
+    when the environment holds no key for the provider, any address is fine. The command line does not
+    call it: there the environment is the user's own.
+    """
+    cfg = resolve_config(config)
+    provider = cfg["llm_provider"]
+    if provider == "offline" or (api_key is not None and str(api_key).strip()):
+        return
+    env_name = PROVIDER_PRESETS[provider]["key_env"]
+    if not env_name or not os.environ.get(env_name, "").strip():
+        return
+    url = resolve_base_url(cfg)
+    if url not in server_key_urls(provider):
+        raise _config_error(
+            f"The server's API key ({env_name}) is sent only to the address the server is set up with, and "
+            f"{public_url(url)} is another one: type your own API key for it, or clear the Base URL "
+            "(nothing was run).", key="api_key")
 
 
 LOCAL_CONNECT_TIMEOUT_S = 5.0  # a local model server that accepts no connection by then is reported

@@ -220,6 +220,12 @@ class RunGuard(BaseCallbackHandler):
         spent, reserved = ledger.snapshot()
         call = f"{node}'s next model call ({model})" if node != UNKNOWN_NODE else f"the next model call ({model})"
         open_ = f", ${reserved:.4f} held by calls under way" if reserved > 0 else ""
+        if ledger.label == "the backtest's":
+            return BudgetExceeded(
+                f"The backtest's budget is reached{self.where}: spent ${spent:.4f} of ${ledger.limit:.4f}{open_}, "
+                f"and {call} could cost up to ${usd:.4f} (its prompt and an answer of llm_max_output_tokens). "
+                "Finished steps are kept: run the same backtest again with a larger budget (--max-cost) to "
+                "continue.")
         if ledger.label == "the batch's":
             return BudgetExceeded(
                 f"The batch's budget is reached{self.where}: spent ${spent:.4f} of ${ledger.limit:.4f}{open_}, and "

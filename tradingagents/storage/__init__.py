@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tradingagents.storage.app_runs import app_run, delete_app_run, load_app_runs, save_app_run
-from tradingagents.storage.audit import default_user, read_audit, record_audit
+from tradingagents.storage.audit import default_user, read_audit, record_audit, verify_audit
 from tradingagents.storage.files_runs import engine_label, engines_text, mixed_engines, run_notes
 from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
 
@@ -46,6 +46,7 @@ __all__ = [
     "default_user",
     "read_audit",
     "record_audit",
+    "verify_audit",
     "checkpoint_step",
     "clear_all_checkpoints",
     "clear_checkpoint",
@@ -82,6 +83,7 @@ __all__ = [
     "save_run",
     "save_run_segments",
     "save_watchlist",
+    "edit_role_memory",
     "storage_url",
 ]
 
@@ -203,14 +205,33 @@ def list_watchlists(config: Mapping[str, Any] | None = None) -> dict[str, list[s
     return open_watchlists(config).list()
 
 
-def save_watchlist(name: str, tickers: str | Iterable[str], config: Mapping[str, Any] | None = None) -> list[str]:
-    """Save (or replace) a named watchlist; returns its validated tickers (ValidationError if not valid)."""
-    return open_watchlists(config).save(name, tickers)
+def save_watchlist(name: str, tickers: str | Iterable[str], config: Mapping[str, Any] | None = None, *,
+                   owner: str | None = None, lead: bool = False, by: str | None = None) -> list[str]:
+    """Save (or replace) a named watchlist; returns its validated tickers (ValidationError if not valid;
+    ``NotAllowed`` when it is someone else's: ``tradingagents.ownership``). Recorded in the audit trail."""
+    names = open_watchlists(config).save(name, tickers, owner=owner, lead=lead)
+    record_audit(config, "watchlist_save", by=by, target=str(name).strip(), tickers=names)
+    return names
 
 
-def delete_watchlist(name: str, config: Mapping[str, Any] | None = None) -> bool:
-    """Delete a named watchlist; True when there was one."""
-    return open_watchlists(config).delete(name)
+def delete_watchlist(name: str, config: Mapping[str, Any] | None = None, *, owner: str | None = None,
+                     lead: bool = False, by: str | None = None) -> bool:
+    """Delete a named watchlist; True when there was one (``NotAllowed`` when it is someone else's). Audited."""
+    done = open_watchlists(config).delete(name, owner=owner, lead=lead)
+    if done:
+        record_audit(config, "watchlist_delete", by=by, target=str(name).strip())
+    return done
+
+
+def edit_role_memory(memory: Any, *, who: str | None, lead: bool) -> Any:
+    """``memory`` (a role memory) to add to, retire from, restore or clear, when the ownership table
+    (``tradingagents.ownership``: "edit_memory") lets ``who`` do it; else ``NotAllowed``, nothing changed."""
+    from tradingagents.errors import NotAllowed
+    from tradingagents.ownership import allowed
+
+    if not allowed("edit_memory", who=who, lead=lead):
+        raise NotAllowed("Only a desk lead can add, retire, restore or clear the roles' lessons; nothing was changed.")
+    return memory
 
 
 def open_checkpointer(config: Mapping[str, Any] | None, ticker: str):

@@ -1,43 +1,142 @@
-"""The desk's audit trail: an append-only record of who did what (sign-ins, job starts, stops and
-resumes, settlements, memory edits), behind one interface for both storages.
+"""The desk's audit trail: an append-only, tamper-evident record of who did what (sign-ins, job starts,
+stops and resumes, settlements, memory edits; the app's and the command line's), behind one interface
+for both storages.
 
 ``record_audit(config, action, by=…, target=…, **detail)`` appends one entry; ``read_audit(config)``
 returns them oldest first, each ``{"at": epoch seconds, "by": user, "action": …, "target": …,
-"detail": {…}}``. Nothing ever rewrites or deletes an entry.
+"detail": {…}}``; ``verify_audit(config)`` checks the chain (``AuditCheck``). Nothing ever rewrites or
+deletes an entry.
 
-Files: one JSON object a line at ``config["audit_path"]`` (default ``<home>/audit.jsonl``),
-appended under a file lock beside it (``audit.jsonl.lock``) and fsynced; a line that does not parse
-(a torn write of a killed process) is skipped when read. The desk database keeps one row an entry
-in ``ta_audit`` (made with the rest of the schema, ``storage.pg.SCHEMA``), so every machine of the
-desk writes one trail.
+The chain: every entry carries ``prev``, the hash of the entry before it ("" for the first), and
+``hash``, the SHA-256 of its canonical text (``canonical``: the sorted JSON of at, by, action,
+target, detail and prev, every non-ASCII character escaped). An entry changed, removed or
+inserted anywhere breaks the hash of that entry or the ``prev`` of the next: ``verify_audit`` names the
+first that does not hold. Entries written before the chain existed (no hash) are counted, not checked.
+
+Files: one JSON object a line at ``config["audit_path"]`` (default ``<home>/audit.jsonl``), ASCII only
+(so a U+2028, U+2029 or U+0085 in a field is an escape, never a line break: lines are split on "\n"
+only), appended under a file lock beside it (``audit.jsonl.lock``), which also makes reading the
+previous hash and appending one step, and fsynced; a line that does not parse (a torn write of a
+killed process) is skipped when read. The desk database keeps one row an entry in ``ta_audit`` (made
+with the rest of the schema, ``storage.pg.SCHEMA``) with its canonical text and hashes; appenders
+take turns under an advisory lock, and triggers refuse UPDATE, DELETE and TRUNCATE for every login.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tradingagents.config import resolve_config
 from tradingagents.storage.pg import database, storage_url
 
-__all__ = ["ACTIONS", "AUDIT_COLUMNS", "FileAudit", "PgAudit", "open_audit", "read_audit", "record_audit"]
+__all__ = ["ACTIONS", "AUDIT_COLUMNS", "AuditCheck", "FileAudit", "PgAudit", "canonical", "open_audit", "read_audit",
+           "record_audit", "verify_audit"]
 
 ACTIONS = ("sign_in", "sign_out", "job_start", "job_stop", "job_resume", "job_delete", "settle",
-           "memory_add", "memory_retire", "memory_restore", "memory_edit", "pm_decision", "ask", "pm_note")
+           "memory_add", "memory_retire", "memory_restore", "memory_edit", "pm_decision", "ask", "pm_note",
+           "watchlist_save", "watchlist_delete")
 """The actions recorded (another action name is accepted too: the trail never refuses an entry)."""
 AUDIT_COLUMNS = ("at", "by", "action", "target", "detail")
 LOCK_TIMEOUT_S = 10
 
 
+def _storable(value: Any) -> Any:
+    """``value`` as both storages keep it exactly: JSON types, no NUL character (PostgreSQL holds none)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_storable(str(k)): _storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_storable(v) for v in value]
+    return value
+
+
 def _entry(action: str, by: str | None, target: str | None, detail: Mapping[str, Any],
            at: float | None = None) -> dict[str, Any]:
-    return {"at": float(at if at is not None else time.time()), "by": str(by or "unknown"),
-            "action": str(action), "target": str(target or ""),
-            "detail": json.loads(json.dumps(dict(detail), default=str))}
+    return {"at": float(at if at is not None else time.time()), "by": _storable(str(by or "unknown")),
+            "action": _storable(str(action)), "target": _storable(str(target or "")),
+            "detail": _storable(json.loads(json.dumps(dict(detail), default=str)))}
+
+
+def canonical(entry: Mapping[str, Any], prev: str) -> str:
+    """The text an entry's hash is taken of: its fields and the previous entry's hash, sorted, ASCII."""
+    doc = {k: entry[k] for k in AUDIT_COLUMNS}
+    doc["prev"] = prev
+    return json.dumps(doc, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+@dataclass(frozen=True)
+class AuditCheck:
+    """What ``verify_audit`` found: ``ok`` when every chained entry holds; ``entries`` read, ``chained``
+    of them checked (the rest predate the chain), ``broken_at`` the 1-based number of the first entry
+    that does not hold and ``problem`` why (None when ok)."""
+
+    ok: bool
+    entries: int
+    chained: int
+    broken_at: int | None = None
+    problem: str | None = None
+
+
+def _same(body: str, entry: Mapping[str, Any], prev: str) -> bool:
+    """Whether the stored columns say what the hashed text says (numbers compared as numbers: the database
+    may write 1e+20 as 100000000000000000000)."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and doc.get("prev") == prev and all(doc.get(k) == entry[k] for k in AUDIT_COLUMNS)
+
+
+def _check(chain: list[tuple[dict[str, Any], str, str, str | None]]) -> AuditCheck:
+    """``chain``: each entry (the fields as stored), its prev, its hash and its stored canonical text (None:
+    rebuild it from the fields). The first chained entry may follow unchained (older) ones."""
+    last = ""
+    chained = 0
+    started = False
+    for i, (entry, prev, digest, body) in enumerate(chain, start=1):
+        if not digest:
+            if started:
+                return AuditCheck(False, len(chain), chained, i, "this entry has no hash, after chained ones: "
+                                  "it was added or changed outside the app")
+            continue
+        text = canonical(entry, prev) if body is None else body
+        if body is not None and not _same(body, entry, prev):
+            return AuditCheck(False, len(chain), chained, i, "this entry's fields differ from the text its hash "
+                              "was taken of: it was changed after it was written")
+        if _hash(text) != digest:
+            return AuditCheck(False, len(chain), chained, i, "this entry's hash does not match its content: it was "
+                              "changed after it was written")
+        if prev != last and (started or prev):
+            return AuditCheck(False, len(chain), chained, i, "this entry does not follow the one before it: an "
+                              "entry before it was removed, inserted or changed")
+        started = True
+        last = digest
+        chained += 1
+    return AuditCheck(True, len(chain), chained)
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    """One line of the file trail as its object, or None (blank, or torn by a killed writer)."""
+    raw = raw.strip(b"\r ")
+    if not raw:
+        return None
+    try:
+        item = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return None
+    return item if isinstance(item, dict) and item.get("action") else None
 
 
 class FileAudit:
@@ -46,36 +145,66 @@ class FileAudit:
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         self.path = Path(resolve_config(config)["audit_path"])
 
-    def append(self, entry: Mapping[str, Any]) -> None:
+    def append(self, entry: Mapping[str, Any]) -> dict[str, Any]:
+        """Append ``entry`` chained to the last one (read under the same lock); returns it with prev and hash."""
         from filelock import FileLock
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(dict(entry), ensure_ascii=False, sort_keys=True) + "\n"
         with FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_S):
             with open(self.path, "a+b") as fh:
+                prev = self._last_hash(fh)
+                text = canonical(entry, prev)
+                chained = {**{k: entry[k] for k in AUDIT_COLUMNS}, "prev": prev, "hash": _hash(text)}
+                line = json.dumps(chained, sort_keys=True, ensure_ascii=True, allow_nan=False) + "\n"
+                fh.seek(0, os.SEEK_END)
                 if fh.tell():  # a killed writer's torn last line: end it, so this entry is whole on its own line
                     fh.seek(-1, os.SEEK_END)
                     if fh.read(1) != b"\n":
                         line = "\n" + line
-                fh.write(line.encode("utf-8"))
+                fh.seek(0, os.SEEK_END)
+                fh.write(line.encode("ascii"))
                 fh.flush()
                 os.fsync(fh.fileno())
+        return chained
 
-    def entries(self) -> list[dict[str, Any]]:
+    @staticmethod
+    def _last_hash(fh: Any) -> str:
+        """The hash of the file's last whole entry ("" when none has one), read from its end."""
+        fh.seek(0, os.SEEK_END)
+        end = fh.tell()
+        block = 1 << 16
+        tail = b""
+        pos = end
+        while pos > 0:
+            step = min(block, pos)
+            pos -= step
+            fh.seek(pos)
+            tail = fh.read(step) + tail
+            lines = tail.split(b"\n")
+            for raw in reversed(lines[1:] if pos > 0 else lines):
+                item = _parse(raw)
+                if item is not None:
+                    return str(item.get("hash") or "")
+        return ""
+
+    def _items(self) -> list[dict[str, Any]]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            data = self.path.read_bytes()
         except FileNotFoundError:
             return []
-        out = []
-        for line in text.splitlines():
-            try:
-                item = json.loads(line)
-            except ValueError:
-                continue  # a torn last line of a killed writer
-            if isinstance(item, dict) and item.get("action"):
-                out.append(_entry(item["action"], item.get("by"), item.get("target"),
-                                  item.get("detail") or {}, item.get("at") or 0.0))
-        return out
+        return [item for item in (_parse(raw) for raw in data.split(b"\n")) if item is not None]
+
+    def entries(self) -> list[dict[str, Any]]:
+        return [_entry(item["action"], item.get("by"), item.get("target"), item.get("detail") or {},
+                       item.get("at") or 0.0) for item in self._items()]
+
+    def verify(self) -> AuditCheck:
+        chain = []
+        for item in self._items():
+            entry = {"at": item.get("at"), "by": item.get("by"), "action": item.get("action"),
+                     "target": item.get("target"), "detail": item.get("detail")}
+            chain.append((entry, str(item.get("prev") or ""), str(item.get("hash") or ""), None))
+        return _check(chain)
 
     def __repr__(self) -> str:
         return f"FileAudit(path={str(self.path)!r})"
@@ -90,16 +219,38 @@ class PgAudit:
             raise ValueError("PgAudit needs storage_url (or TRADINGAGENTS_STORAGE_URL) set.")
         self._db = database(self.url)
 
-    def append(self, entry: Mapping[str, Any]) -> None:
+    def append(self, entry: Mapping[str, Any]) -> dict[str, Any]:
+        """Append ``entry`` chained to the last row: appenders take turns (an advisory lock held to the commit)."""
+        from tradingagents.storage.pg import LOCK_AUDIT, LOCK_NAMESPACE
+
         with self._db.transaction() as conn:
-            conn.execute("INSERT INTO ta_audit (at, by_user, action, target, detail) VALUES (%s, %s, %s, %s, "
-                         "%s::jsonb)", (entry["at"], entry["by"], entry["action"], entry["target"],
-                                        json.dumps(entry["detail"])))
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, LOCK_AUDIT))
+            row = conn.execute("SELECT entry_hash FROM ta_audit ORDER BY id DESC LIMIT 1").fetchone()
+            prev = str(row[0] or "") if row else ""
+            text = canonical(entry, prev)
+            digest = _hash(text)
+            conn.execute("INSERT INTO ta_audit (at, by_user, action, target, detail, body, prev_hash, entry_hash) "
+                         "VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s, %s)",
+                         (entry["at"], entry["by"], entry["action"], entry["target"], json.dumps(entry["detail"]),
+                          text, prev, digest))
+        return {**{k: entry[k] for k in AUDIT_COLUMNS}, "prev": prev, "hash": digest}
+
+    def _rows(self) -> list[tuple]:
+        with self._db.transaction() as conn:
+            return conn.execute("SELECT at, by_user, action, target, detail, body, prev_hash, entry_hash "
+                                "FROM ta_audit ORDER BY id").fetchall()
 
     def entries(self) -> list[dict[str, Any]]:
-        with self._db.transaction() as conn:
-            rows = conn.execute("SELECT at, by_user, action, target, detail FROM ta_audit ORDER BY id").fetchall()
-        return [_entry(a, b, t, d if isinstance(d, dict) else json.loads(d or "{}"), at) for at, b, a, t, d in rows]
+        return [_entry(a, b, t, d if isinstance(d, dict) else json.loads(d or "{}"), at)
+                for at, b, a, t, d, *_chain in self._rows()]
+
+    def verify(self) -> AuditCheck:
+        chain = []
+        for at, b, a, t, d, body, prev, digest in self._rows():
+            entry = {"at": at, "by": b, "action": a, "target": t,
+                     "detail": d if isinstance(d, dict) else json.loads(d or "{}")}
+            chain.append((entry, str(prev or ""), str(digest or ""), body if digest else None))
+        return _check(chain)
 
     def __repr__(self) -> str:
         return f"PgAudit(url={self._db.label!r})"
@@ -130,5 +281,21 @@ def record_audit(config: Mapping[str, Any] | None, action: str, *, by: str | Non
     return entry
 
 
+def record_command(config: Mapping[str, Any] | None, action: str, target: str, **detail: Any) -> None:
+    """The command line's entry (``via: cli``; ``by``: ``TRADINGAGENTS_USER`` or the OS user), as the app
+    records its own. A trail that cannot be written is said on stderr; the command goes on."""
+    import sys
+
+    try:
+        record_audit(config, action, target=target, via="cli", **detail)
+    except Exception as exc:  # noqa: BLE001 - the action happens; say that its record did not
+        print(f"The audit trail could not record {action}: {exc}", file=sys.stderr)
+
+
 def read_audit(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     return open_audit(config).entries()
+
+
+def verify_audit(config: Mapping[str, Any] | None = None) -> AuditCheck:
+    """Check the trail's hash chain (see the module docstring): ``AuditCheck``."""
+    return open_audit(config).verify()

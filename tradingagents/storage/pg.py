@@ -35,6 +35,7 @@ LOCK_NAMESPACE = 0x7A5C
 LOCK_SCHEMA = 1
 LOCK_LOG_WRITE = 2
 LOCK_CHECKPOINT_SETUP = 3
+LOCK_AUDIT = 4  # one appender of the audit chain at a time (each entry names the previous one's hash)
 LOCK_ROLE_MEMORY = 0x7A5D  # second key: hashtext(role name)
 
 SCHEMA = """
@@ -148,6 +149,7 @@ CREATE TABLE IF NOT EXISTS ta_watchlists (
     tickers     jsonb NOT NULL,
     saved_at    timestamptz NOT NULL DEFAULT now()
 );
+ALTER TABLE ta_watchlists ADD COLUMN IF NOT EXISTS owner text;  -- who saved it first (ownership.py)
 
 CREATE TABLE IF NOT EXISTS ta_desk_docs (
     name        text PRIMARY KEY,
@@ -169,6 +171,19 @@ CREATE TABLE IF NOT EXISTS ta_audit (
     target      text NOT NULL DEFAULT '',
     detail      jsonb NOT NULL DEFAULT '{}'::jsonb
 );
+-- the hash chain (storage/audit.py): each row's canonical text and hash, which covers the previous row's
+ALTER TABLE ta_audit ADD COLUMN IF NOT EXISTS body text NOT NULL DEFAULT '';
+ALTER TABLE ta_audit ADD COLUMN IF NOT EXISTS prev_hash text NOT NULL DEFAULT '';
+ALTER TABLE ta_audit ADD COLUMN IF NOT EXISTS entry_hash text NOT NULL DEFAULT '';
+-- append-only for every login of the desk, the shared one included: no UPDATE, DELETE or TRUNCATE
+CREATE OR REPLACE FUNCTION ta_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'ta_audit is append-only: % is refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+END $$;
+CREATE OR REPLACE TRIGGER ta_audit_no_change BEFORE UPDATE OR DELETE ON ta_audit
+    FOR EACH ROW EXECUTE FUNCTION ta_audit_append_only();
+CREATE OR REPLACE TRIGGER ta_audit_no_truncate BEFORE TRUNCATE ON ta_audit
+    FOR EACH STATEMENT EXECUTE FUNCTION ta_audit_append_only();
 """
 
 

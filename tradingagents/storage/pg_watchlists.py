@@ -13,7 +13,7 @@ from typing import Any
 
 from tradingagents.config import resolve_config
 from tradingagents.storage.pg import database, storage_url
-from tradingagents.storage.watchlists import checked, valid_name, valid_tickers
+from tradingagents.storage.watchlists import check_owner, checked, valid_name, valid_tickers
 
 
 class PgWatchlists:
@@ -29,16 +29,28 @@ class PgWatchlists:
         with self._db.transaction() as conn:
             return checked(conn.execute("SELECT name, tickers FROM ta_watchlists ORDER BY name").fetchall())
 
-    def save(self, name: str, tickers: str | Iterable[str]) -> list[str]:
+    def owners(self) -> dict[str, str]:
+        with self._db.transaction() as conn:
+            return {n: o for n, o in conn.execute("SELECT name, owner FROM ta_watchlists WHERE owner IS NOT NULL")}
+
+    def save(self, name: str, tickers: str | Iterable[str], *, owner: str | None = None, lead: bool = False) -> list[str]:
         name, names = valid_name(name), valid_tickers(tickers)
         with self._db.transaction() as conn:
-            conn.execute("INSERT INTO ta_watchlists (name, tickers) VALUES (%s, %s::jsonb) ON CONFLICT (name) "
-                         "DO UPDATE SET tickers = EXCLUDED.tickers, saved_at = now()", (name, json.dumps(names)))
+            row = conn.execute("SELECT owner FROM ta_watchlists WHERE name = %s FOR UPDATE", (name,)).fetchone()
+            if row is not None:
+                check_owner("save_watchlist", name, row[0], owner, lead)
+            conn.execute("INSERT INTO ta_watchlists (name, tickers, owner) VALUES (%s, %s::jsonb, %s) ON CONFLICT "
+                         "(name) DO UPDATE SET tickers = EXCLUDED.tickers, saved_at = now()",
+                         (name, json.dumps(names), owner))
         return names
 
-    def delete(self, name: str) -> bool:
+    def delete(self, name: str, *, owner: str | None = None, lead: bool = False) -> bool:
         name = valid_name(name)
         with self._db.transaction() as conn:
+            row = conn.execute("SELECT owner FROM ta_watchlists WHERE name = %s FOR UPDATE", (name,)).fetchone()
+            if row is None:
+                return False
+            check_owner("delete_watchlist", name, row[0], owner, lead)
             return conn.execute("DELETE FROM ta_watchlists WHERE name = %s", (name,)).rowcount > 0
 
     def __repr__(self) -> str:
