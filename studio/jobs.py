@@ -502,7 +502,7 @@ class RunJob(Job):
         with self._lock:
             events = list(self._events)
         item = ask(self.config, self.ticker, self.date, agent, question, by=by, api_key=api_key,
-                   on_token=on_token, run=run_so_far(events, self.config))
+                   on_token=on_token, run=run_so_far(events, self.config), shared=True)
         with self._questions_lock:
             self.questions.append(item)
         self._save_questions()

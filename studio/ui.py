@@ -1177,7 +1177,7 @@ def render_questions(config: dict[str, Any], ticker: str, date: str, meta: dict 
             return
         _ask_box(config, [r.key for r in took_part(run)], "bear", key,
                  lambda agent, text, by, key_now, on_token: ask(config, ticker, date, agent, text, by=by,
-                                                                api_key=key_now, on_token=on_token))
+                                                                api_key=key_now, on_token=on_token, shared=True))
 
 
 def render_questions_live(config: dict[str, Any], job: Any, key: str) -> None:

@@ -238,12 +238,13 @@ def run_so_far(events: list[Any], config: Mapping[str, Any]) -> dict[str, Any]:
 def ask(config: Mapping[str, Any] | None, ticker: str, date: str, agent: str, question: str, *,
         by: str | None = None, api_key: str | None = None, overrides: Mapping[str, Any] | None = None,
         on_token: Callable[[str], None] | None = None, save: bool = True,
-        run: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        run: Mapping[str, Any] | None = None, shared: bool = False) -> dict[str, Any]:
     """Answer ``question`` as ``agent`` of the saved run of ``ticker`` on ``date`` and keep the thread item
     in the run's ``meta.questions`` (``save=False``: only answer). Returns the item.
 
     ``run``: a run still going (``run_so_far``): its material so far is read instead of a saved run's, and
-    nothing is saved (the run's job keeps the item and saves it with the run).
+    nothing is saved (the run's job keeps the item and saves it with the run). ``shared``: asked from the shared
+    app, whose environment's key goes only where that environment points (``check_key_destination``).
 
     The model is the run's provider and models, unless ``overrides`` (``llm_provider``, ``backend_url``,
     ``quick_think_llm``, ``deep_think_llm``, ``max_cost_usd``) say otherwise."""
@@ -286,6 +287,10 @@ def ask(config: Mapping[str, Any] | None, ticker: str, date: str, agent: str, qu
         usage: dict[str, Any] = {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
                                  "model": "offline"}
     else:
+        if shared:
+            from tradingagents.llm_clients.factory import check_key_destination
+
+            check_key_destination(cfg, api_key=api_key)
         answer, usage = _networked_answer(cfg, role, run, question, own, read, api_key=api_key, on_token=on_token)
     item = {"agent": role.key, "question": question, "answer": answer,
             "by": by or storage.default_user(base), "at": _now(), "usage": usage}

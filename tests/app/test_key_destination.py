@@ -112,3 +112,23 @@ def test_a_colleagues_run_link_leaves_the_model_settings_alone(ta_home, desk):
     run_until(at, lambda a: any('data-rating="' in h.value for h in a.html) and "NVDA" in texts(a), timeout=120)
     assert len(other.chat_requests) == before  # nothing of this session went to the colleague's server
     assert {h.get("authorization") for h in desk_llm.headers} == {f"Bearer {OWN_KEY}"}
+
+
+def test_asking_a_run_on_another_address_needs_the_askers_own_key(ta_home, desk):
+    """A run made against a user's own server (with their key) is asked from the app by someone without a key:
+    the desk's key must not go there (the Ask box and a running job's ask are the app's, like a run)."""
+    from tradingagents import storage
+    from tradingagents.ask import ask
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    desk_llm, other = desk
+    TradingAgentsGraph(["market"], config={"backend_url": other.base_url}, api_key=OWN_KEY).propagate(
+        "NVDA", "2024-05-10")
+    before = len(other.requests)
+    with pytest.raises(LLMConfigError, match="type your own API key"):
+        ask({}, "NVDA", "2024-05-10", "bear", "Why?", shared=True)
+    assert len(other.requests) == before and not storage.load_run({}, "NVDA", "2024-05-10")["meta"].get("questions")
+    item = ask({}, "NVDA", "2024-05-10", "bear", "Why?", shared=True, api_key=OWN_KEY)  # their own key: fine
+    assert item["answer"] and len(other.requests) == before + 1
+    seen = {h.get("authorization") for h in other.headers}
+    assert seen == {f"Bearer {OWN_KEY}"}, seen  # the desk's key never reached the user's server
