@@ -30,6 +30,7 @@ keeps the saved report's bytes. The models' text, tickers, dates and figures are
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections.abc import Iterable, Mapping
 from html.parser import HTMLParser
@@ -43,7 +44,7 @@ from tradingagents.config import DEFAULT_CONFIG
 from tradingagents.graph.decision_card import FIELDS as CARD_FIELDS
 from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
-from tradingagents.graph.decision_card import decision_card, display_text, scored_horizon
+from tradingagents.graph.decision_card import decision_card, display_text, reward_risk, scored_horizon
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
@@ -106,6 +107,14 @@ ACTIONS = {"BUY": N_("BUY"), "HOLD": N_("HOLD"), "SELL": N_("SELL")}
 _SCORED = re.compile(r"^(\d+) trading days?$")
 
 
+def _finite(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number != 0 else None
+
+
 def card_rows(decision: Mapping[str, Any], currency: str | None = None, *,
               t: Translator | None = None) -> list[tuple[str, str]]:
     """(label, value for people) of every card field, in ``t``'s language (None: English); the dash
@@ -113,10 +122,21 @@ def card_rows(decision: Mapping[str, Any], currency: str | None = None, *,
     card itself keeps their canonical values."""
     t = _tr(t)
     rows = []
+    entry = _finite(decision.get("entry_price"))
+    hold = str(decision.get("action") or "").upper() == "HOLD"
     for key in CARD_FIELDS:
         value = decision.get(key)
-        if key in ("entry_price", "price_target", "stop_loss"):
+        if key in ("price_target", "stop_loss", "reward_risk") and value is None and hold:
+            shown = t("none for a Hold")
+        elif key in ("entry_price", "price_target", "stop_loss"):
             shown = figures.price(value, currency) if currency else figures.plain_price(value)
+            level = _finite(value)
+            if key != "entry_price" and entry and level is not None:
+                shown += f" ({(level / entry - 1):+.1%})".replace("-", "−")
+        elif key == "reward_risk":
+            rr = value if value is not None else reward_risk(decision.get("action"), entry, decision.get("price_target"),
+                                                             decision.get("stop_loss"))
+            shown = t("{rr} : 1", rr=f"{float(rr):.1f}") if rr is not None else figures.text(None)
         elif key == "conviction" and value:
             shown = str(value).capitalize()
             if str(value).lower() in CONVICTIONS:

@@ -286,7 +286,7 @@ def test_trader_reads_plan_reports_and_recent_prices_up_to_the_date(analysed):
     assert "Build gradually." in prompt and analysed["market_report"].strip() in prompt
     prices = re.search(r"<recent_prices>\n(.*?)\n</recent_prices>", prompt, re.S).group(1)
     days = re.findall(r"^(\d{4}-\d{2}-\d{2}): \d", prices, re.M)
-    assert len(days) == 5 and max(days) <= DATE
+    assert len(days) == 20 and max(days) <= DATE  # a month of closes: the plan's support and resistance
     assert re.search(rf"last close was (\S+) on {days[-1]}", plan)
 
 
@@ -459,10 +459,13 @@ def test_portfolio_manager_moderates_a_buy_facing_elevated_volatility():
     calm.update(investment_plan="**Recommendation**: Buy", trader_investment_plan=(
         "The last close was 10.00 on 2024-05-10.\n\nFINAL TRANSACTION PROPOSAL: **BUY**"))
     decision = pm(calm)["final_trade_decision"]
-    assert decision.startswith("**Rating**: Buy") and "**Price target**: 11.00" in decision
+    # no levels in the Trader's plan: the PM's own, 1.5 ATRs of risk and twice that of reward
+    assert decision.startswith("**Rating**: Buy") and "**Price target**: 10.30" in decision
+    assert "**Stop-loss**: 9.85" in decision
     wild = dict(calm, market_report=calm["market_report"].replace("volatility moderate", "volatility elevated"))
     decision = pm(wild)["final_trade_decision"]
-    assert decision.startswith("**Rating**: Overweight") and "**Price target**: 10.50" in decision
+    # moderated to Overweight: a smaller size, the same levels (they come from the instrument, not the tier)
+    assert decision.startswith("**Rating**: Overweight") and "**Price target**: 10.30" in decision
     assert "moderated from Buy to Overweight because of elevated volatility" in decision
 
 
@@ -491,8 +494,9 @@ def test_the_decision_card_comes_from_the_structured_decision_and_the_trader_pro
     state.update(pm(state))
     card = decision_card(state, 5)
     assert card == {"rating": "Buy", "action": "BUY", "conviction": "high", "entry_price": 10.0,
-                    "price_target": 11.0, "stop_loss": 9.8, "position_size": "a full position at the target weight",
-                    "time_horizon": "3-6 months", "scored_horizon": "5 trading days"}
+                    "price_target": 10.4, "stop_loss": 9.8, "reward_risk": 2.0,
+                    "position_size": "a full position at the target weight",
+                    "time_horizon": "5 trading days", "scored_horizon": "5 trading days"}
     # a plain-text decision (no structured fields): the Trader's proposal fills the levels, nothing is invented
     plain = {"final_trade_decision": "**Rating**: Buy\n\nBuy it.", "final_rating": "Buy",
              "trader_investment_plan": state["trader_investment_plan"]}
@@ -523,4 +527,4 @@ def test_in_chinese_every_node_writes_chinese_and_the_decision_keeps_its_grammar
     assert final.startswith(f"**Rating**: {state['final_rating']}\n\n### 执行摘要\n\n")
     assert "### 投资论点" in final and "### Executive Summary" not in final
     assert re.search(r"^\*\*Conviction\*\*: (low|medium|high)$", final, re.M)
-    assert re.search(r"^\*\*Time horizon\*\*: \d-\d 个月$", final, re.M)
+    assert re.search(r"^\*\*Time horizon\*\*: 5 个交易日$", final, re.M)  # the window it is scored over

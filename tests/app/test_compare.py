@@ -114,8 +114,8 @@ def test_compare_shows_ladder_config_difference_usage_and_rerun_link(runs, entry
     expected[3] = parse_rating(b["state"]["trader_investment_plan"], default=None)
     assert pills == [p for p in expected if p]
     card = at.dataframe[0].value  # the decision card, both runs side by side
-    assert list(card[""]) == ["Rating", "Action", "Conviction", "Entry", "Price target", "Stop", "Position size",
-                              "Stated horizon", "Scored over"]
+    assert list(card[""]) == ["Rating", "Action", "Conviction", "Entry", "Price target", "Stop", "Reward:risk",
+                              "Position size", "Stated horizon", "Scored over"]
     assert list(card.iloc[0, 1:]) == [a["rating"], b["rating"]]
     assert list(card.iloc[-1, 1:]) == ["5 trading days", "5 trading days"]
     assert "None" not in card.to_string() and "nan" not in card.to_string()

@@ -10,7 +10,8 @@ field is None when neither says it: the card never invents a level.
 
 ``scored_horizon`` is the horizon the settlement actually measures (``holding_days`` trading days
 from the decision date), shown beside the stated one, because a "3-6 months" view is scored over
-five trading days. The engine stores the card in the run's meta (``meta["decision"]``), so the
+five trading days. ``reward_risk`` is the plan's reward over its risk from the entry (None for a
+Hold, or when a level is missing or on the wrong side). The engine stores the card in the run's meta (``meta["decision"]``), so the
 ``run_finished`` event's record carries it to the app.
 """
 
@@ -31,10 +32,10 @@ def pgettext(context: str, message: str) -> str:
     return message
 
 
-FIELDS = ("rating", "action", "conviction", "entry_price", "price_target", "stop_loss", "position_size",
-          "time_horizon", "scored_horizon")
+FIELDS = ("rating", "action", "conviction", "entry_price", "price_target", "stop_loss", "reward_risk",
+          "position_size", "time_horizon", "scored_horizon")
 LABELS = {"rating": N_("Rating"), "action": N_("Action"), "conviction": N_("Conviction"), "entry_price": N_("Entry"),
-          "price_target": N_("Price target"), "stop_loss": pgettext("card", "Stop"), "position_size": N_("Position size"),
+          "price_target": N_("Price target"), "stop_loss": pgettext("card", "Stop"), "reward_risk": N_("Reward:risk"), "position_size": N_("Position size"),
           "time_horizon": N_("Stated horizon"), "scored_horizon": N_("Scored over")}
 LABEL_CONTEXTS = {"stop_loss": "card"}
 """The card's labels in English (marked for the catalogue: show one with ``t(LABELS[key])``, or
@@ -79,6 +80,20 @@ def _trader(plan: str) -> dict[str, Any]:
     return out
 
 
+def reward_risk(action: Any, entry: Any, target: Any, stop: Any) -> float | None:
+    """The plan's reward:risk (distance to the target over distance to the stop, from the entry) for a
+    BUY or a SELL whose target and stop lie on the right sides of the entry; None otherwise."""
+    side = {"BUY": 1, "SELL": -1}.get(str(action or "").upper())
+    try:
+        entry, target, stop = float(entry), float(target), float(stop)
+    except (TypeError, ValueError):
+        return None
+    if not side or not all(math.isfinite(v) for v in (entry, target, stop)):
+        return None
+    reward, risk = (target - entry) * side, (entry - stop) * side
+    return round(reward / risk, 2) if reward > 0 and risk > 0 else None
+
+
 def scored_horizon(holding_days: Any) -> str | None:
     try:
         days = int(holding_days)
@@ -112,7 +127,8 @@ def decision_card(state: Mapping[str, Any], holding_days: Any = None) -> dict[st
         for key in ("entry_price", "stop_loss", "position_size"):
             if card[key] is None:
                 card[key] = trader.get(key)
-    return card
+    card["reward_risk"] = reward_risk(card["action"], card["entry_price"], card["price_target"], card["stop_loss"])
+    return {key: card[key] for key in FIELDS}
 
 
 
@@ -180,4 +196,4 @@ def display_text(text: str, t: Translator | None = None) -> str:
 
 
 __all__ = ["DISPLAY_ACTIONS", "DISPLAY_CONVICTIONS", "FIELDS", "GRAMMAR_LABELS", "LABELS", "LABEL_CONTEXTS",
-           "decision_card", "display_text", "scored_horizon"]
+           "decision_card", "display_text", "reward_risk", "scored_horizon"]

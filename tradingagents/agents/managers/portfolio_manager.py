@@ -19,6 +19,7 @@ from tradingagents.agents.utils.agent_utils import (
     pm_notes_block,
     recall,
     reports_block,
+    scoring_block,
     tagged,
 )
 from tradingagents.i18n import language_of_output, translator
@@ -128,6 +129,7 @@ def create_portfolio_manager(llm, memory, config=None):
                 reports_block(state),
                 tagged("past_decisions", state.get("past_context") or "No past decisions on record."),
                 tagged("past_lessons", format_memories(memories)),
+                scoring_block(cfg),
                 *pm_notes_block(state, "portfolio_manager"),
                 "Make the final decision.",
             ]

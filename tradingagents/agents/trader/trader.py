@@ -18,20 +18,23 @@ from tradingagents.agents.utils.agent_utils import (
     lessons_used,
     recall,
     reports_block,
+    scoring_block,
     tagged,
 )
 from tradingagents.llm_clients.structured import message_text
 from tradingagents.rating import direction, parse_rating
 
 NAME = team.ROLES["trader"].node
-RECENT_SESSIONS = 5
+RECENT_SESSIONS = 20  # a month of closes: the support and resistance the plan's levels stand on
 
 PROMPT = """You are the Trader of a trading team. You turn the Research Manager's investment plan into a
 concrete transaction proposal for the instrument.
 {header}
 
 Read the investment plan, the analyst reports and the recent closing prices. Decide whether to BUY,
-HOLD or SELL, and give the position size, entry, stop-loss and what would change your mind. Use the
+HOLD or SELL, and give the position size, entry, target, stop-loss (from the instrument's volatility and
+its support and resistance, with a reward:risk of at least 1.5) and what would change your mind, over
+the horizon the call is scored on (in <scoring>). Use the
 lessons from similar past situations (in <past_lessons>). End your answer with the line
 `FINAL TRANSACTION PROPOSAL: **BUY**`, `FINAL TRANSACTION PROPOSAL: **HOLD**` or
 `FINAL TRANSACTION PROPOSAL: **SELL**`.
@@ -101,6 +104,7 @@ def create_trader(llm, memory, config=None):
                 reports_block(state),
                 tagged("recent_prices", recent_prices(cfg, ticker, date)),
                 tagged("past_lessons", format_memories(memories)),
+                scoring_block(cfg),
                 "Write your transaction proposal.",
             ]
         )

@@ -80,6 +80,15 @@ def tagged(tag: str, text: str | None) -> str:
     return f"<{tag}>\n{body}\n</{tag}>"
 
 
+def scoring_block(config: Mapping[str, Any]) -> str:
+    """How the call will be scored, tagged (``<scoring>``): the trader and the portfolio manager state
+    their horizon and size their levels to it (``holding_days`` trading days from the analysis date)."""
+    days = int(config.get("holding_days") or 0)
+    body = (f"The call is scored over {days} trading day{'s' if days != 1 else ''} from the analysis date."
+            if days > 0 else "")
+    return tagged("scoring", body)
+
+
 def pm_notes_block(state: Mapping[str, Any], judge_key: str) -> list[str]:
     """The portfolio manager's notes to this judge as one tagged block (``[]`` when there are none, so a
     prompt without notes is exactly what it was)."""

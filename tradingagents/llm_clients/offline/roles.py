@@ -8,16 +8,17 @@ prompts and answer with text grounded in them:
   tally and apply the first past lesson.
 - **Research Manager**: the documented score → tier (``common``), the strongest point of
   each side, a plan for the Trader.
-- **Trader**: the plan's tier → BUY/HOLD/SELL, the last close from the recent prices, a stop two
-  ATRs away when the market report has the ATR.
+- **Trader**: the plan's tier → BUY/HOLD/SELL, the last close from the recent prices, and for a
+  BUY or SELL a target and a stop from the ATR and the month's support and resistance
+  (``plan_levels``: reward:risk ≥ 1.5 by construction) over the horizon the call is scored on.
 - **Risk analysts**: aggressive presses the trader's direction, conservative raises the risk flags
   (RSI extremes, elevated volatility, opposing signals), neutral proposes staging; each answers the
   others' last points and rotates its lead point by round.
 - **Portfolio Manager**: starts from the Research Manager's tier and moves it one notch toward Hold
   when (a) a Buy/Sell faces an RSI extreme against it or elevated volatility, or (b) the newest
   settled decision on this ticker in ``past_decisions`` took the same side and lost (negative alpha
-  for a bullish call, positive for a bearish one). Price target: last close ±10 % (Buy/Sell) or
-  ±5 % (Overweight/Underweight); none for Hold.
+  for a bullish call, positive for a bearish one). Target and stop: the Trader's when the action is
+  the Trader's, else ``plan_levels`` from the ATR; none for Hold. Horizon: the scoring window.
 - **Reflection**: was the call right — the prompt's ``Verdict: right|wrong`` line (``rating.was_right``
   on the exact alpha), else the same rule on the alpha as quoted — citing the realised return and
   alpha as ``+x.x%`` against the benchmark the prompt names.
@@ -344,8 +345,81 @@ _SIZES = {
 }
 
 _LAST_CLOSE = N_("The last close was {close} on {date}.")
-_STOP_LOSS = N_("- Stop-loss: {stop}, two ATRs ({atr}) below the last close.")
-_RE_ENTRY = N_("- Re-entry only above {stop}, two ATRs ({atr}) above the last close.")
+_TARGET = N_("- Target: {target} ({pct}), {why}.")
+_STOP_LOSS = N_("- Stop-loss: {stop} ({pct}), {why}.")
+_REWARD_RISK = N_("- Reward:risk {rr} : 1 over {horizon}.")
+_AT_RESISTANCE = N_("the resistance of the last month's closes")
+_AT_SUPPORT = N_("the support of the last month's closes")
+_BEYOND = N_("twice the risk, beyond the month's range")
+_BELOW_SUPPORT = N_("a quarter ATR ({atr}) below the support at {level}")
+_ABOVE_RESISTANCE = N_("a quarter ATR ({atr}) above the resistance at {level}")
+_ATR_BELOW = N_("one and a half ATRs ({atr}) below the entry")
+_ATR_ABOVE = N_("one and a half ATRs ({atr}) above the entry")
+_SCORING_RE = re.compile(r"scored over (\d+) trading day")
+MIN_REWARD_RISK = 1.5
+
+
+def plan_levels(side: int, close: float, atr: float | None, closes: list[float] | tuple[float, ...] = ()
+                ) -> dict[str, Any] | None:
+    """The trade plan's levels for a long (``side`` 1) or short (-1) call entered at ``close``, from the
+    instrument's volatility (``atr``; without one, the mean daily move of ``closes``) and the support
+    and resistance of ``closes`` (the recent closes, the last one being ``close``).
+
+    The stop sits a quarter ATR beyond the nearer level when that level is 1 to 2.5 ATRs away, else
+    1.5 ATRs from the entry; the target is the level on the other side when it pays at least
+    ``MIN_REWARD_RISK`` times the risk (and at most three times), else twice the risk. So every plan's
+    reward:risk is at least 1.5 by construction. Returns {target, stop, reward_risk, target_why,
+    stop_why} (the whys as (message, fields)), None without a price or any measure of volatility."""
+    if not close or close <= 0 or side not in (1, -1):
+        return None
+    history = [float(c) for c in closes if c and c > 0]
+    if not atr or atr <= 0:
+        moves = [abs(b - a) for a, b in zip(history, history[1:], strict=False)]
+        atr = sum(moves) / len(moves) if moves else 0.0
+    if atr <= 0:
+        return None
+    digits = 2 if close >= 1 else 4
+    low, high = (min(history), max(history)) if history else (close, close)
+    near, far = (low, high) if side == 1 else (high, low)  # the level the stop guards; the one the target aims at
+    gap = (close - near) * side
+    if atr <= gap <= 2.5 * atr:
+        stop = near - side * 0.25 * atr
+        stop_why = (_BELOW_SUPPORT if side == 1 else _ABOVE_RESISTANCE, {"atr": f"{atr:.{digits}f}",
+                                                                       "level": f"{near:.{digits}f}"})
+    else:
+        stop = close - side * 1.5 * atr
+        stop_why = (_ATR_BELOW if side == 1 else _ATR_ABOVE, {"atr": f"{atr:.{digits}f}"})
+    stop = round(stop, digits)
+    risk = (close - stop) * side
+    room = (far - close) * side
+    if 1.55 * risk <= room <= 3 * risk:
+        target, target_why = far, (_AT_RESISTANCE if side == 1 else _AT_SUPPORT, {})
+    else:
+        target, target_why = close + side * 2 * risk, (_BEYOND, {})
+    target = round(target, digits)
+    if side == -1 and target <= 0:
+        return None
+    return {"target": target, "stop": stop, "reward_risk": round((target - close) * side / risk, 2),
+            "target_why": target_why, "stop_why": stop_why}
+
+
+def _closes(text: str) -> list[float]:
+    return [float(close) for _day, close in _PRICE_LINE_RE.findall(tag(text, "recent_prices"))]
+
+
+def _scored_days(text: str) -> int | None:
+    match = _SCORING_RE.search(tag(text, "scoring"))
+    return int(match.group(1)) if match else None
+
+
+def _horizon(text: str, t: Translator) -> str:
+    """The stated horizon: the window the call is scored over (the prompt's <scoring>)."""
+    days = _scored_days(text)
+    return t.n("{n} trading day", "{n} trading days", days) if days else t("the scoring window")
+
+
+def _pct(level: float, close: float) -> str:
+    return f"{(level / close - 1):+.1%}".replace("-", "−")
 
 
 def trader_plan(text: str) -> str:
@@ -366,10 +440,17 @@ def trader_plan(text: str) -> str:
     lines += [intro, "", t("- Action: {action} — {size}.", action=action_name(action, t), size=t(_SIZES[tier]))]
     if last and action != "HOLD":
         lines.append(t("- Entry: near {price}.", price=f"{last[1]:.2f}"))
-    if last and atr and action == "BUY":
-        lines.append(t(_STOP_LOSS, stop=f"{last[1] - 2 * atr:.2f}", atr=f"{atr:.2f}"))
-    elif last and atr and action == "SELL":
-        lines.append(t(_RE_ENTRY, stop=f"{last[1] + 2 * atr:.2f}", atr=f"{atr:.2f}"))
+        levels = plan_levels(1 if action == "BUY" else -1, last[1], atr, _closes(text))
+        if levels:
+            why, fields = levels["target_why"]
+            lines.append(t(_TARGET, target=f"{levels['target']:.2f}", pct=_pct(levels["target"], last[1]),
+                           why=t(why, **fields)))
+            why, fields = levels["stop_why"]
+            lines.append(t(_STOP_LOSS, stop=f"{levels['stop']:.2f}", pct=_pct(levels["stop"], last[1]),
+                           why=t(why, **fields)))
+            lines.append(t(_REWARD_RISK, rr=f"{levels['reward_risk']:.1f}", horizon=_horizon(text, t)))
+    elif action == "HOLD":
+        lines.append(t("- Levels: none, a Hold changes no position; horizon {horizon}.", horizon=_horizon(text, t)))
     opposing = [s for s in signals if s.direction == ("bearish" if action == "BUY" else "bullish")]
     if opposing and action == "BUY":
         lines.append(t("- What would change my mind: **{name}** ({detail}) worsening.", name=opposing[0].name,
@@ -499,12 +580,9 @@ def risk_turn(role: Role, text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # portfolio manager
 
-_TARGET_MOVE = {"Buy": 0.10, "Overweight": 0.05, "Underweight": -0.05, "Sell": -0.10}
-_HORIZON = {"Buy": N_("3-6 months"), "Overweight": N_("3-6 months"), "Hold": N_("1-3 months"),
-            "Underweight": N_("1-3 months"), "Sell": N_("1-3 months")}
 _LAST_CLOSE_RES = (re.compile(rf"last close was (?P<close>{_NUMBER})"), *template_res(_LAST_CLOSE, close=_NUMBER))
-_STOP_RES = (re.compile(rf"(?:Stop-loss:|Re-entry only above) (?P<stop>{_NUMBER})"),
-             *template_res(_STOP_LOSS, stop=_NUMBER), *template_res(_RE_ENTRY, stop=_NUMBER))
+_STOP_RES = (re.compile(rf"Stop-loss: (?P<stop>{_NUMBER})"), *template_res(_STOP_LOSS, stop=_NUMBER))
+_TARGET_RES = (re.compile(rf"Target: (?P<target>{_NUMBER})"), *template_res(_TARGET, target=_NUMBER))
 
 
 def _last_close_in_plan(text: str) -> float | None:
@@ -617,19 +695,28 @@ def portfolio_decision(text: str) -> dict[str, Any]:
         thesis_parts.append(t("Lesson applied: {lesson}", lesson=lesson))
     thesis_parts.append(t("Scoring: {scale}", scale=t(SCALE_TEXT)))
     close = _last_close_in_plan(text)
-    target = round(close * (1 + _TARGET_MOVE[tier]), 2) if close and tier in _TARGET_MOVE else None
     final_action = TIER_ACTION[tier]
+    target = stop = None
+    if close and final_action != "HOLD":
+        side = 1 if final_action == "BUY" else -1
+        if final_action == proposal_in(tag(text, "trader_plan")):
+            target, stop = _level_in_plan(text, _TARGET_RES, "target"), _level_in_plan(text, _STOP_RES, "stop")
+            if target is None and stop is not None and (close - stop) * side > 0:  # a stop without a target
+                target = round(close + 2 * (close - stop), 2)
+        if target is None or stop is None:  # the PM changed the side: its own levels, from the volatility
+            levels = plan_levels(side, close, _atr(signals))
+            target, stop = (levels["target"], levels["stop"]) if levels else (None, None)
     strength = abs(score.ratio)
     return {
         "rating": tier,
         "executive_summary": summary,
         "investment_thesis": _sep(t).join(thesis_parts),
         "price_target": target,
-        "time_horizon": t(_HORIZON[tier]),
+        "time_horizon": _horizon(text, t),
         "action": final_action,
         "conviction": "high" if strength >= BUY_AT else "medium" if strength >= OVERWEIGHT_AT else "low",
         "entry_price": close if final_action != "HOLD" else None,
-        "stop_loss": _stop_in_plan(text) if final_action == proposal_in(tag(text, "trader_plan")) else None,
+        "stop_loss": stop,
         "position_size": t(_SIZES[tier]),
     }
 
@@ -657,13 +744,13 @@ def _book_sentence(text: str, t: Translator = ENGLISH) -> str | None:
     return None
 
 
-def _stop_in_plan(text: str) -> float | None:
-    """The Trader's stop (a BUY's stop-loss, a SELL's re-entry level), when the plan names one."""
+def _level_in_plan(text: str, regexes: tuple[re.Pattern[str], ...], group: str) -> float | None:
+    """A level of the Trader's plan (its target or its stop), when the plan names one."""
     plan = tag(text, "trader_plan")
-    for regex in _STOP_RES:
+    for regex in regexes:
         match = regex.search(plan)
         if match:
-            return float(match.group("stop"))
+            return float(match.group(group))
     return None
 
 
