@@ -89,11 +89,33 @@ def live(backtest_id: str) -> None:
                             key=f"live_{ticker}")
 
 
+def render_verdict(outputs: dict) -> None:
+    """One card on top of the results: is there evidence of an edge over Buy & Hold (the backtest's own
+    p-values and no-edge control), with the forest plot of the intervals."""
+    verdict = view.edge_verdict(outputs["metrics"], t=t)
+    with st.container(border=True, key="bt_verdict"):
+        st.markdown(("### :material/verified: " if verdict["evidence"] else "### :material/balance: ")
+                    + verdict["headline"])
+        for line in verdict["lines"]:
+            st.markdown(f"- {line}")
+        st.caption(_("Evidence means the team ahead of Buy & Hold with a one-sided p below {alpha} and, with "
+                     "no-edge worlds, above their 95th percentile (the no-skill range).",
+                     alpha=f"{view.SIGNIFICANCE:g}"))
+        st.plotly_chart(view.forest_figure(outputs["metrics"], t=t), width="stretch", config=view_config,
+                        key="bt_forest")
+
+
 def render_results(handle, outputs: dict) -> None:
     st.subheader(_("Results"), anchor=False)
+    render_verdict(outputs)
     st.caption(_("CR cumulative return, ARR annualised, SR Sharpe ratio (daily, risk-free 0), MDD maximum drawdown; "
                  "hit rate and alpha of the team's decisions over their holding window. Percentages."))
-    st.dataframe(view.paper_table(outputs["metrics"], t=t), hide_index=True, width="stretch")
+    short = view.short_period({k: len(plan.days) for k, plan in handle.backtest.plans.items()})
+    if short is not None:
+        st.caption(_("ARR and alpha per year are not shown: {days} trading days are under a year, and an "
+                     "annualised figure would overstate them.", days=short))
+    table = view.paper_table(outputs["metrics"], t=t, days=short)
+    st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * len(table), 900))
     st.caption(_("Costs are charged on every strategy per unit of turnover (Cost bps); the 95% intervals are from a "
                  "stationary block bootstrap of the daily returns; p vs B&H is one-sided (the team's mean daily "
                  "return above Buy & Hold's). PORTFOLIO is the watchlist as one book."))
@@ -251,6 +273,10 @@ if handle is not None:
         st.subheader(_("{tickers} · {start} → {end} · every {every} · {status}",
                        tickers=", ".join(spec_shown.tickers), start=spec_shown.start, end=spec_shown.end,
                        every=spec_shown.every, status=view.status_name(handle.status, t)), anchor=False)
+        if spec_shown.blind:
+            st.badge(_("Blind"), icon=":material/visibility_off:", color="violet")
+            st.caption(_("A blind backtest: the models saw an alias, shifted dates and rebased prices; results are "
+                         "shown in real names."))
         st.html(f'<span class="ta-bt-state" data-id="{handle.id}" data-status="{handle.status}" '
                 f'data-done="{p["done"]}" data-total="{p["total"]}"></span>')
         if handle.status in ("stopped", "failed", "planned"):

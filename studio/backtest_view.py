@@ -80,10 +80,19 @@ def cost_estimate_text(steps: int, config: Mapping[str, Any], *, t: Translator |
                  deep=config.get("deep_think_llm"))
 
 
-def paper_table(metrics: Mapping[str, Mapping[str, Any]], *, t: Translator | None = None) -> pd.DataFrame:
-    """Rows (ticker, strategy); columns CR %, ARR %, SR, MDD %, hit rate %, avg alpha %, turnover,
-    then the 95% intervals of CR, SR and alpha, the alpha, the team's p vs Buy & Hold and the costs
-    (headers and strategy names in ``t``'s language, English by default)."""
+SHOWN_ORDER = ("Ticker", "Strategy", "CR %", "CR 95% CI", "p vs B&H", "SR", "SR 95% CI", "MDD %", "Hit rate %",
+               "Avg alpha %", "Alpha %/yr", "Alpha 95% CI", "ARR %", "Turnover", "Cost bps")
+"""The page's column order: the cumulative return, its interval and the p-value first (a wide table
+scrolls sideways; what decides the verdict is never off screen)."""
+ANNUALISED = ("ARR %", "Alpha %/yr")
+
+
+def paper_table(metrics: Mapping[str, Mapping[str, Any]], *, t: Translator | None = None,
+                days: int | None = None) -> pd.DataFrame:
+    """Rows (ticker, strategy); columns CR %, its 95% interval, the team's p vs Buy & Hold, SR and its
+    interval, MDD %, hit rate %, avg alpha %, alpha and its interval, ARR %, turnover and the costs
+    (``SHOWN_ORDER``; headers and strategy names in ``t``'s language, English by default). ``days``: the
+    period's trading days when under a year (``short_period``): the annualised figures are then dashes."""
     t = _t(t)
     rows = []
     for ticker, by_strategy in by_ticker(dict(metrics)).items():
@@ -101,7 +110,12 @@ def paper_table(metrics: Mapping[str, Mapping[str, Any]], *, t: Translator | Non
             row["Cost bps"] = m.get("cost_bps")
             rows.append(row)
     # an absent figure (no decision to score, too few days for an interval) reads as a dash, never "None"
-    table = pd.DataFrame(rows).map(lambda v: DASH if v is None or (isinstance(v, float) and v != v) else v)
+    table = pd.DataFrame(rows)
+    if days is not None and not table.empty:
+        for column in ANNUALISED:
+            table[column] = None
+    table = table.map(lambda v: DASH if v is None or (isinstance(v, float) and v != v) else v)
+    table = table[[c for c in SHOWN_ORDER if c in table.columns] + [c for c in table.columns if c not in SHOWN_ORDER]]
     return table.rename(columns={c: t(COLUMN_NAMES[c]) for c in table.columns if c in COLUMN_NAMES})
 
 
@@ -272,3 +286,93 @@ def home_path(path: Any, home: Any) -> str:
         return str(p.resolve().relative_to(Path(str(home)).resolve()))
     except (ValueError, OSError):
         return p.name or str(path)
+
+
+# --------------------------------------------------------------------------------------------- the verdict
+SIGNIFICANCE = 0.05
+"""The one-sided p vs Buy & Hold under which the team's excess return counts as evidence (with the no-edge
+control, its real result must also lie above the worlds' 95th percentile)."""
+YEAR_DAYS = 252
+"""Trading days in a year: an annualised figure over fewer days is not shown (four months of +20% would
+read as ARR +70%)."""
+
+
+def _pts(value: float) -> str:
+    return f"{value * 100:+.0f}".replace("-", "−")
+
+
+def edge_verdict(metrics: Mapping[str, Any], *, t: Translator | None = None) -> dict[str, Any]:
+    """The verdict on the team's edge from the backtest's own statistics: per ticker (and the book) the
+    team's cumulative return against Buy & Hold in points, its one-sided p vs Buy & Hold, and where the
+    real result falls in the no-edge worlds (with ``--control``). ``evidence`` is True when the team is
+    ahead with p < ``SIGNIFICANCE`` and, with a control, above the worlds' 95th percentile.
+
+    Returns {evidence, headline, lines}: the headline is the book's verdict (or the one ticker's, or a
+    count over the tickers); ``lines`` one sentence per ticker and the book."""
+    t = _t(t)
+    control = (metrics.get("control") or {}).get("by_ticker") or {}
+    rows = []
+    for key, by_strategy in by_ticker(dict(metrics)).items():
+        team, bh = by_strategy.get(TEAM) or {}, by_strategy.get("Buy & Hold") or {}
+        if team.get("cr") is None or bh.get("cr") is None:
+            continue
+        excess = team["cr"] - bh["cr"]
+        p = team.get("p_value_vs_buy_hold")
+        c = control.get(key)
+        place = None
+        if c and c.get("excess_cr", {}).get("p05") is not None:
+            lo, hi = c["excess_cr"]["p05"], c["excess_cr"]["p95"]
+            place = "above" if excess > hi else "below" if excess < lo else "inside"
+        evidence = excess > 0 and p is not None and p < SIGNIFICANCE and place in (None, "above")
+        fields = {"pts": _pts(excess), "p": DASH if p is None else f"{p:.3f}", "key": strategy_name(key, t)}
+        where = {"above": t(", above the no-skill range"), "below": t(", below the no-skill range"),
+                 "inside": t(", inside the no-skill range"), None: ""}[place]
+        text = (t("Evidence of edge: {pts} pts against Buy & Hold, p = {p}{where}", where=where, **fields) if evidence
+                else t("No evidence of edge: {pts} pts against Buy & Hold, p = {p}{where}", where=where, **fields))
+        rows.append({"key": key, "evidence": evidence, "text": text,
+                     "line": t("{key}: {verdict}", key=fields["key"], verdict=text)})
+    if not rows:
+        return {"evidence": False, "headline": t("No verdict: the team or Buy & Hold has no result to compare."),
+                "lines": []}
+    main = next((r for r in rows if r["key"] == "PORTFOLIO"), rows[0] if len(rows) == 1 else None)
+    if main is not None:
+        headline, evidence = main["text"], main["evidence"]
+    else:
+        won = sum(1 for r in rows if r["evidence"])
+        evidence = won == len(rows)
+        headline = (t("Evidence of edge on {n} of {total} tickers", n=won, total=len(rows)) if won else
+                    t("No evidence of edge on any of the {total} tickers", total=len(rows)))
+    return {"evidence": evidence, "headline": headline, "lines": [r["line"] for r in rows] if len(rows) > 1 else []}
+
+
+def short_period(days: Mapping[str, int]) -> int | None:
+    """The fewest trading days of any ticker when under a year (annualised figures are then withheld), else None."""
+    counts = [int(n) for n in days.values() if n]
+    return min(counts) if counts and min(counts) < YEAR_DAYS else None
+
+
+def forest_figure(metrics: Mapping[str, Any], *, t: Translator | None = None):
+    """A forest plot: each strategy's cumulative return with its 95% interval, one row per ticker and
+    strategy, Buy & Hold's result as a dashed line per ticker (the team's row in the team's colour)."""
+    t = _t(t)
+    go = _go()
+    fig = go.Figure()
+    names, xs, lows, highs, colours = [], [], [], [], []
+    for key, by_strategy in by_ticker(dict(metrics)).items():
+        for strategy, m in by_strategy.items():
+            if m.get("cr") is None:
+                continue
+            ci = m.get("cr_ci") or (m["cr"], m["cr"])
+            names.append(f"{strategy_name(key, t)} · {strategy_name(strategy, t)}")
+            xs.append(100 * m["cr"])
+            lows.append(100 * (m["cr"] - ci[0]))
+            highs.append(100 * (ci[1] - m["cr"]))
+            colours.append(LINE_STYLE.get(strategy, {}).get("color", "#6e7781"))
+    fig.add_trace(go.Scatter(x=xs, y=names, mode="markers", marker=dict(color=colours, size=9),
+                             error_x=dict(type="data", symmetric=False, array=highs, arrayminus=lows, thickness=1.6),
+                             hovertemplate="%{y}: %{x:.1f}%<extra></extra>", showlegend=False))
+    fig.add_vline(x=0, line=dict(color="#888", width=1))
+    fig.update_layout(height=max(220, 28 * len(names) + 80), margin=dict(l=10, r=10, t=10, b=10),
+                      xaxis_title=t("cumulative return % (95% interval)"),
+                      yaxis=dict(autorange="reversed", automargin=True))
+    return fig

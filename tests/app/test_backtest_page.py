@@ -8,6 +8,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from studio import backtest_view as view
 from studio.jobs import JobRegistry
 from tests.app.apptest_utils import texts
 
@@ -84,6 +85,10 @@ def test_backtest_page_runs_live_and_shows_the_results(ta_home):
     assert {"CR 95% CI", "SR 95% CI", "Alpha 95% CI", "p vs B&H", "Cost bps"} <= set(paper.columns)
     bh = paper[paper["Strategy"] == "Buy & Hold"].iloc[0]
     assert bh["CR 95% CI"].startswith("[") and bh["Cost bps"] == 5.0
+    # the verdict on top, the p-value beside the return, nothing annualised over 15 trading days
+    assert list(paper.columns)[:5] == ["Ticker", "Strategy", "CR %", "CR 95% CI", "p vs B&H"]
+    assert set(paper["ARR %"]) == {view.DASH} and "15 trading days are under a year" in texts(at)
+    assert any("edge: " in str(m.value) and "pts against Buy & Hold, p = " in str(m.value) for m in at.markdown)
     steps = next(t for t in tables if "rating" in t.columns)
     assert len(steps) == 15
     labels = [t.label for t in at.tabs]
