@@ -14,7 +14,24 @@ import pandas as pd
 from tradingagents import figures
 from tradingagents.backtest.engine import TEAM, TEAM_NO_MEMORY, calls_per_step
 from tradingagents.backtest.metrics import by_ticker
-from tradingagents.backtest.report import COLUMNS, EXTRA, INTERVALS, control_lines, drawdown, fmt_ci
+from tradingagents.backtest.report import (
+    COLUMNS,
+    EXTRA,
+    INTERVALS,
+    control_lines,
+    drawdown,
+    fmt_ci,
+)
+from tradingagents.backtest.report import (
+    SIGNIFICANCE as SIGNIFICANCE,  # the page's caption and the tests read them here (re-exported)
+)
+from tradingagents.backtest.report import (
+    YEAR_DAYS as YEAR_DAYS,
+)
+from tradingagents.backtest.report import edge_verdict as report_verdict
+from tradingagents.backtest.report import (
+    short_period as short_period,
+)
 from tradingagents.figures import DASH
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS
@@ -289,66 +306,10 @@ def home_path(path: Any, home: Any) -> str:
 
 
 # --------------------------------------------------------------------------------------------- the verdict
-SIGNIFICANCE = 0.05
-"""The one-sided p vs Buy & Hold under which the team's excess return counts as evidence (with the no-edge
-control, its real result must also lie above the worlds' 95th percentile)."""
-YEAR_DAYS = 252
-"""Trading days in a year: an annualised figure over fewer days is not shown (four months of +20% would
-read as ARR +70%)."""
-
-
-def _pts(value: float) -> str:
-    return f"{value * 100:+.0f}".replace("-", "−")
-
-
 def edge_verdict(metrics: Mapping[str, Any], *, t: Translator | None = None) -> dict[str, Any]:
-    """The verdict on the team's edge from the backtest's own statistics: per ticker (and the book) the
-    team's cumulative return against Buy & Hold in points, its one-sided p vs Buy & Hold, and where the
-    real result falls in the no-edge worlds (with ``--control``). ``evidence`` is True when the team is
-    ahead with p < ``SIGNIFICANCE`` and, with a control, above the worlds' 95th percentile.
-
-    Returns {evidence, headline, lines}: the headline is the book's verdict (or the one ticker's, or a
-    count over the tickers); ``lines`` one sentence per ticker and the book."""
+    """The engine's verdict on the edge (``backtest.report.edge_verdict``), names in ``t``'s language."""
     t = _t(t)
-    control = (metrics.get("control") or {}).get("by_ticker") or {}
-    rows = []
-    for key, by_strategy in by_ticker(dict(metrics)).items():
-        team, bh = by_strategy.get(TEAM) or {}, by_strategy.get("Buy & Hold") or {}
-        if team.get("cr") is None or bh.get("cr") is None:
-            continue
-        excess = team["cr"] - bh["cr"]
-        p = team.get("p_value_vs_buy_hold")
-        c = control.get(key)
-        place = None
-        if c and c.get("excess_cr", {}).get("p05") is not None:
-            lo, hi = c["excess_cr"]["p05"], c["excess_cr"]["p95"]
-            place = "above" if excess > hi else "below" if excess < lo else "inside"
-        evidence = excess > 0 and p is not None and p < SIGNIFICANCE and place in (None, "above")
-        fields = {"pts": _pts(excess), "p": DASH if p is None else f"{p:.3f}", "key": strategy_name(key, t)}
-        where = {"above": t(", above the no-skill range"), "below": t(", below the no-skill range"),
-                 "inside": t(", inside the no-skill range"), None: ""}[place]
-        text = (t("Evidence of edge: {pts} pts against Buy & Hold, p = {p}{where}", where=where, **fields) if evidence
-                else t("No evidence of edge: {pts} pts against Buy & Hold, p = {p}{where}", where=where, **fields))
-        rows.append({"key": key, "evidence": evidence, "text": text,
-                     "line": t("{key}: {verdict}", key=fields["key"], verdict=text)})
-    if not rows:
-        return {"evidence": False, "headline": t("No verdict: the team or Buy & Hold has no result to compare."),
-                "lines": []}
-    main = next((r for r in rows if r["key"] == "PORTFOLIO"), rows[0] if len(rows) == 1 else None)
-    if main is not None:
-        headline, evidence = main["text"], main["evidence"]
-    else:
-        won = sum(1 for r in rows if r["evidence"])
-        evidence = won == len(rows)
-        headline = (t("Evidence of edge on {n} of {total} tickers", n=won, total=len(rows)) if won else
-                    t("No evidence of edge on any of the {total} tickers", total=len(rows)))
-    return {"evidence": evidence, "headline": headline, "lines": [r["line"] for r in rows] if len(rows) > 1 else []}
-
-
-def short_period(days: Mapping[str, int]) -> int | None:
-    """The fewest trading days of any ticker when under a year (annualised figures are then withheld), else None."""
-    counts = [int(n) for n in days.values() if n]
-    return min(counts) if counts and min(counts) < YEAR_DAYS else None
+    return report_verdict(metrics, t=t, name=lambda key: strategy_name(key, t))
 
 
 def forest_figure(metrics: Mapping[str, Any], *, t: Translator | None = None):

@@ -78,13 +78,21 @@ def fmt_ci(value: Any, pct: bool) -> str:
     return f"[{fmt(lo, pct)}, {fmt(hi, pct)}]"
 
 
-def table_rows(metrics: Mapping[str, Any], *, t: Translator | None = None) -> list[list[str]]:
+ANNUALISED_KEYS = ("arr", "alpha")
+"""The annualised figures, withheld (a dash) over less than a year (``short_period``)."""
+
+
+def table_rows(metrics: Mapping[str, Any], *, t: Translator | None = None,
+               annualised: bool = True) -> list[list[str]]:
     """One row per strategy: name, CR %, ARR %, SR, MDD %, hit rate %, avg alpha %, turnover, then
     the 95% intervals of CR and SR, Jensen's alpha and its interval, and the team's p vs Buy & Hold
-    (the name as ``t`` shows it; None: the name itself)."""
+    (the name as ``t`` shows it; None: the name itself). ``annualised`` False: ARR and alpha per year
+    are dashes (the period is under a year)."""
     rows = []
     for strategy, m in metrics.items():
         row = [strategy_label(strategy, t) if t is not None else strategy]
+        if not annualised:
+            m = {k: v for k, v in m.items() if k not in ANNUALISED_KEYS}
         for key, _label, pct in COLUMNS + EXTRA:
             v = m.get(key)
             unsigned = key in ("mdd", "hit_rate")  # a size, not a gain or a loss
@@ -129,6 +137,82 @@ def control_lines(data: Mapping[str, Any], *, t: Translator | None = None) -> li
     return out
 
 
+SIGNIFICANCE = 0.05
+"""The one-sided p vs Buy & Hold under which the team's excess return counts as evidence (with the no-edge
+control, its real result must also lie above the worlds' 95th percentile)."""
+YEAR_DAYS = 252
+"""Trading days in a year: an annualised figure over fewer days is not shown (four months of +20% would
+read as ARR +70%)."""
+
+
+def _pts(value: float) -> str:
+    return f"{value * 100:+.0f}".replace("-", "−")
+
+
+def edge_verdict(metrics: Mapping[str, Any], *, t: Translator | None = None,
+                 name: Any = None) -> dict[str, Any]:
+    """The verdict on the team's edge from the backtest's own statistics: per ticker (and the book) the
+    team's cumulative return against Buy & Hold in points, its one-sided p vs Buy & Hold, and where the
+    real result falls in the no-edge worlds (with ``--control``). ``evidence`` is True when the team is
+    ahead with p < ``SIGNIFICANCE`` and, with a control, above the worlds' 95th percentile.
+
+    Returns {evidence, headline, lines}: the headline is the book's verdict (or the one ticker's, or a
+    count over the tickers); ``lines`` one sentence per ticker and the book (when there are several).
+    ``name``: how a ticker or the book is named (default ``strategy_label``)."""
+    t = t or translator("en")
+    name = name or (lambda key: strategy_label(key, t))
+    control = (metrics.get("control") or {}).get("by_ticker") or {}
+    rows = []
+    for key, by_strategy in by_ticker(dict(metrics)).items():
+        team, bh = by_strategy.get("TradingAgents") or {}, by_strategy.get("Buy & Hold") or {}
+        if team.get("cr") is None or bh.get("cr") is None:
+            continue
+        excess = team["cr"] - bh["cr"]
+        p = team.get("p_value_vs_buy_hold")
+        c = control.get(key)
+        place = None
+        if c and c.get("excess_cr", {}).get("p05") is not None:
+            lo, hi = c["excess_cr"]["p05"], c["excess_cr"]["p95"]
+            place = "above" if excess > hi else "below" if excess < lo else "inside"
+        evidence = excess > 0 and p is not None and p < SIGNIFICANCE and place in (None, "above")
+        fields = {"pts": _pts(excess), "p": "–" if p is None else f"{p:.3f}", "key": name(key)}
+        where = {"above": t(", above the no-skill range"), "below": t(", below the no-skill range"),
+                 "inside": t(", inside the no-skill range"), None: ""}[place]
+        text = (t("Evidence of edge: {pts} pts against Buy & Hold, p = {p}{where}", where=where, **fields) if evidence
+                else t("No evidence of edge: {pts} pts against Buy & Hold, p = {p}{where}", where=where, **fields))
+        rows.append({"key": key, "evidence": evidence, "text": text,
+                     "line": t("{key}: {verdict}", key=fields["key"], verdict=text)})
+    if not rows:
+        return {"evidence": False, "headline": t("No verdict: the team or Buy & Hold has no result to compare."),
+                "lines": []}
+    main = next((r for r in rows if r["key"] == PORTFOLIO), rows[0] if len(rows) == 1 else None)
+    if main is not None:
+        headline, evidence = main["text"], main["evidence"]
+    else:
+        won = sum(1 for r in rows if r["evidence"])
+        evidence = won == len(rows)
+        headline = (t("Evidence of edge on {n} of {total} tickers", n=won, total=len(rows)) if won else
+                    t("No evidence of edge on any of the {total} tickers", total=len(rows)))
+    return {"evidence": evidence, "headline": headline, "lines": [r["line"] for r in rows] if len(rows) > 1 else []}
+
+
+def short_period(days: Mapping[str, int]) -> int | None:
+    """The fewest trading days of any ticker when under a year (annualised figures are then withheld), else None."""
+    counts = [int(n) for n in days.values() if n]
+    return min(counts) if counts and min(counts) < YEAR_DAYS else None
+
+
+def _folder(info: Mapping[str, Any]) -> str:
+    """The backtest's folder by its name (the id), never the machine's absolute path: a report is mailed."""
+    from pathlib import Path
+
+    return Path(str(info.get("folder") or "")).name or "–"
+
+
+def _short(data: Mapping[str, Any], plans: Mapping[str, Any]) -> int | None:
+    return short_period({key: _day_count(data, plans, key)[0] for key in by_ticker(data["metrics"])})
+
+
 def cost_text(spec: Mapping[str, Any], *, t: Translator | None = None) -> str:
     t = t or translator("en")
     bps = f"{float(spec.get('cost_bps') or 0.0):g}"
@@ -161,9 +245,16 @@ def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[st
               "- " + (t("Model: {llm}; data: {data}; **blind run** (the models saw aliases, dates shifted by whole "
                         "years and rebased prices)", llm=product_label(info["llm"], t), data=product_label(info["data"], t)) if spec.get("blind")
                       else t("Model: {llm}; data: {data}", llm=product_label(info["llm"], t), data=product_label(info["data"], t))),
-              "- " + t("Folder: `{folder}`", folder=info["folder"]), ""]
+              "- " + t("Folder: `{folder}`", folder=_folder(info)), ""]
+    verdict = edge_verdict(data["metrics"], t=t)
+    lines += ["**" + verdict["headline"] + "**", ""] + [f"- {line}" for line in verdict["lines"]]
+    lines += [""] if verdict["lines"] else []
     lines.append(t("CR = cumulative return, ARR = annualised return, SR = Sharpe ratio (daily, risk-free 0, ×√252), "
                    "MDD = maximum drawdown; hit rate and alpha over the holding window of each decision."))
+    short = _short(data, plans)
+    if short is not None:
+        lines.append(t("ARR and alpha per year are not shown: {days} trading days are under a year, and an "
+                       "annualised figure would overstate them.", days=short))
     lines.append("")
     for ticker, metrics in by_ticker(data["metrics"]).items():
         n_days, n_steps = _day_count(data, plans, ticker)
@@ -177,7 +268,7 @@ def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[st
         head = _header(t)
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
-        for row in table_rows(metrics, t=t):
+        for row in table_rows(metrics, t=t, annualised=short is None):
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     for note in data.get("notes") or []:
@@ -290,17 +381,26 @@ def html_page(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[s
                 positions="\x00P", costs="\x00C", llm="\x00L", data="\x00D", folder="\x00F"))
             .replace("\x00E", str(spec["every"])).replace("\x00P", esc(_positions(info, t)))
             .replace("\x00C", esc(cost_text(spec, t=t))).replace("\x00L", esc(str(product_label(info["llm"], t))))
-            .replace("\x00D", esc(str(product_label(info["data"], t)))).replace("\x00F", f"<code>{esc(info['folder'])}</code>")
+            .replace("\x00D", esc(str(product_label(info["data"], t)))).replace("\x00F", f"<code>{esc(_folder(info))}</code>")
             + "</p>",
             "<p class='note'>" + esc(t("CR cumulative return, ARR annualised return, SR Sharpe ratio, MDD maximum "
                                        "drawdown.")) + "</p>"]
+    verdict = edge_verdict(data["metrics"], t=t)
+    body.insert(1, f"<p class='verdict'><strong>{esc(verdict['headline'])}</strong></p>"
+                + ("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in verdict["lines"]) + "</ul>"
+                   if verdict["lines"] else ""))
+    short = _short(data, plans)
+    if short is not None:
+        body.append("<p class='note'>" + esc(t("ARR and alpha per year are not shown: {days} trading days are under "
+                                               "a year, and an annualised figure would overstate them.", days=short))
+                    + "</p>")
     for ticker, metrics in by_ticker(data["metrics"]).items():
         plan = plans.get(ticker)
         curves = data["equity"][ticker]
         shown = {strategy_label(k, t): v for k, v in curves.items()}
         body.append(f"<h2>{esc(ticker)}</h2>")
         body.append("<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in _header(t)) + "</tr>")
-        for strategy, row in zip(metrics, table_rows(metrics, t=t), strict=True):
+        for strategy, row in zip(metrics, table_rows(metrics, t=t, annualised=short is None), strict=True):
             cls = ' class="team"' if strategy.startswith("TradingAgents") else ""
             body.append(f"<tr{cls}>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>")
         body.append("</table>")
