@@ -466,7 +466,8 @@ def render_result(state: dict, rating: str | None, meta: dict, key: str, forkabl
         st.caption(line)
     # the decision card: what the committee reads first (the horizon the settlement scores beside the stated one)
     decision = export.card(state, meta, rating)
-    st.html(export.card_html(decision, export.currency_of(state, meta), t=tr(), meta=meta))
+    st.html(export.card_html(decision, export.currency_of(state, meta), t=tr(), meta=meta,
+                             without=("rating",)))  # the rating badge above says the rating
     render_order(meta.get("order"), ticker, date, key)
     with st.container(border=True, height=360, key=f"decision_{key}"):
         if state.get("final_trade_decision"):

@@ -168,14 +168,17 @@ def card_markdown(decision: Mapping[str, Any], currency: str | None = None, *, t
 
 
 def card_html(decision: Mapping[str, Any], currency: str | None = None, *, t: Translator | None = None,
-              meta: Mapping[str, Any] | None = None) -> str:
+              meta: Mapping[str, Any] | None = None, without: tuple[str, ...] = ()) -> str:
     """The card as a small grid of labelled figures (escaped text; the app's and the HTML export's); with
-    the run's ``meta``, its evidence line under the grid ("Evidence: k of n figures found in the data")."""
+    the run's ``meta``, its evidence line under the grid ("Evidence: k of n figures found in the data").
+    ``without``: fields (``FIELDS`` keys) shown elsewhere on the page, left out (the Run page's rating badge
+    already says the rating: the card does not say it twice)."""
     t = _tr(t)
+    rows = [row for key, row in zip(CARD_FIELDS, card_rows(decision, currency, t=t), strict=True) if key not in without]
     cells = "".join(
         f'<div class="ta-card-cell"><div class="ta-card-label">{html.escape(label)}</div>'
         f'<div class="ta-card-value">{html.escape(value)}</div></div>'
-        for label, value in card_rows(decision, currency, t=t))
+        for label, value in rows)
     aria = html.escape(t("Decision card"), quote=True)
     line = evidence_line(meta, t=t) if meta is not None else None
     evidence = (f'<div class="ta-card-evidence">{html.escape(line)}</div><style>.ta-card-evidence{{font-size:.85rem;'

@@ -16,10 +16,13 @@ def test_the_result_shows_the_decision_card_and_offers_the_pdf_handout(ta_home):
     at.run()
     card = next(str(h.value) for h in at.html if 'aria-label="Decision card"' in str(h.value))
     decision = handle.meta["decision"]
-    for label in ("Rating", "Action", "Conviction", "Entry", "Price target", "Stop", "Reward:risk", "Position size",
+    for label in ("Action", "Conviction", "Entry", "Price target", "Stop", "Reward:risk", "Position size",
                   "Stated horizon", "Scored over"):
         assert f'ta-card-label">{label}<' in card, label
-    assert f'ta-card-value">{decision["rating"]}<' in card and 'ta-card-value">5 trading days<' in card
+    # the rating once: the badge above the card says it, the card does not repeat it
+    assert 'ta-card-label">Rating<' not in card and 'ta-card-value">5 trading days<' in card
+    badges = [str(h.value) for h in at.html if 'data-testid="ta-rating"' in str(h.value)]
+    assert len(badges) == 1 and f'data-rating="{decision["rating"]}"' in badges[0]
     if decision["action"] != "HOLD":  # the plan's reward:risk, and the % from the entry to each level
         assert decision["reward_risk"] >= 1.5 and f'ta-card-value">{decision["reward_risk"]:.1f} : 1<' in card
         assert card.count("%)<") == 2
