@@ -131,7 +131,7 @@ def test_backtest_outputs_follow_from_equity_and_prices(ta_home):
     md = (folder / "report.md").read_text()
     assert "| TradingAgents |" in md and "| Buy & Hold |" in md
     # the verdict on the edge first, and no annualised figure over 20 trading days (a dash in ARR's column)
-    assert re.search(r"^\*\*(No evidence|Evidence) of edge: [+−]\d+ pts against Buy & Hold, p = \d\.\d{3}\*\*$", md, re.M)
+    assert re.search(r"^\*\*(No evidence|Evidence) of edge: [+−]\d+(?:\.\d)? pts against Buy & Hold, p = \d\.\d{3}\*\*$", md, re.M)
     assert "20 trading days are under a year" in md and "of edge: " in report
     assert f"Folder: `{folder.name}`" in md and str(folder) not in md and str(folder) not in report
     team_row = next(line for line in md.splitlines() if line.startswith("| TradingAgents |"))

@@ -37,6 +37,8 @@ def test_the_verdict_says_evidence_when_the_team_leads_significantly_and_above_t
     assert v["headline"] == "Evidence of edge: +25 pts against Buy & Hold, p = 0.004, above the no-skill range"
     assert view.edge_verdict(_metrics(0.45, 0.004))["headline"] == \
         "Evidence of edge: +25 pts against Buy & Hold, p = 0.004"  # no control: no range to place it in
+    assert view.edge_verdict(_metrics(0.2112, 0.3))["headline"] == \
+        "No evidence of edge: +1.1 pts against Buy & Hold, p = 0.300"  # under ten points: one decimal
     two = {**_metrics(0.45, 0.004), **_metrics(0.1, 0.6, key="AAPL")}
     v = view.edge_verdict(two, t=translator("zh"))
     assert v["headline"] == "2 只股票中有 1 只显示出优势的证据" and len(v["lines"]) == 2 and not v["evidence"]

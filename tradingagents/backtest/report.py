@@ -146,7 +146,9 @@ read as ARR +70%)."""
 
 
 def _pts(value: float) -> str:
-    return f"{value * 100:+.0f}".replace("-", "−")
+    """Percentage points, signed: whole points from 10 up, one decimal under (+1.1, −61)."""
+    pts = value * 100
+    return (f"{pts:+.1f}" if abs(pts) < 9.95 else f"{pts:+.0f}").replace("-", "−")
 
 
 def edge_verdict(metrics: Mapping[str, Any], *, t: Translator | None = None,
