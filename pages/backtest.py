@@ -62,6 +62,8 @@ def live(backtest_id: str) -> None:
     head, stop_col = st.columns([5, 1])
     head.subheader(_("Backtesting {tickers} · {status}", tickers=", ".join(handle.backtest.spec.tickers),
                      status=view.status_name(handle.status, t)), anchor=False)
+    if handle.backtest.spec.blind:
+        head.badge(_("Blind"), icon=":material/visibility_off:", color="violet")
     if not handle.can_control(me):
         st.caption(_("This backtest was started in another browser: you can watch it; only that browser can stop "
                      "or resume it."))
