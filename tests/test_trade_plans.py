@@ -80,3 +80,20 @@ def test_a_hold_card_says_it_has_no_levels_in_both_languages():
     hold = {**CARD, "rating": "Hold", "action": "HOLD", "entry_price": None, "price_target": None, "stop_loss": None}
     assert dict(export.card_rows(hold, "USD"))["Reward:risk"] == "none for a Hold"
     assert dict(export.card_rows(hold, "USD", t=Translator("zh")))["目标价"] == "持有不设价位"
+
+
+def test_every_figure_of_the_plan_is_traced_to_the_data_in_both_languages(ta_home):
+    """The levels, the reward:risk and the horizon are the plan's own proposals and windows, not figures the
+    evidence ledger cannot find ("5 个交易日" is a window, like "5 trading days")."""
+    from tradingagents.graph.decision_card import decision_card
+    from tradingagents.graph.evidence import ledger
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    for language in ("English", "Chinese"):
+        graph = TradingAgentsGraph(selected_analysts=["market"], config={
+            "analyst_execution": "sequential", "max_debate_rounds": 1, "output_language": language})
+        state, _rating = graph.propagate("XOM", "2024-08-09")
+        assert "SELL" in state["trader_investment_plan"].splitlines()[-1]  # a call with levels
+        found = ledger(state, [], decision_card(state, 5))
+        for key in ("trader_investment_plan", "final_trade_decision"):
+            assert found[key]["not_found"] == [], (language, key, found[key]["not_found"])

@@ -41,7 +41,7 @@ _DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\
 _QUARTER_RE = re.compile(r"\b(?:Q[1-4]|H[12]|FY)\s?'?\d{0,4}\b")
 _PERIOD_AFTER = re.compile(
     r"^(?:\s?[-–~至到]\s?\d+)?(?:-|\s)?(?:trading\s|calendar\s)?(?:day|days|week|weeks|month|months|year|years|session|sessions|"
-    r"period|periods|bar|bars|日|天|周|个月|年)\b", re.IGNORECASE)
+    r"period|periods|bar|bars|日|天|周|个月|年|个交易日|交易日)\b", re.IGNORECASE)
 _LIST_RE = re.compile(r"^\s*(?:[-*]\s+)?(?:#+\s*)?\d+[.)]\s")
 _ROUND_BEFORE = re.compile(r"(?:round|rounds|turn|第)\s*$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")

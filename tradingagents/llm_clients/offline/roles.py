@@ -345,8 +345,8 @@ _SIZES = {
 }
 
 _LAST_CLOSE = N_("The last close was {close} on {date}.")
-_TARGET = N_("- Target: {target} ({pct}), {why}.")
-_STOP_LOSS = N_("- Stop-loss: {stop} ({pct}), {why}.")
+_TARGET = N_("- Target: {target}, {why}.")
+_STOP_LOSS = N_("- Stop-loss: {stop}, {why}.")
 _REWARD_RISK = N_("- Reward:risk {rr} : 1 over {horizon}.")
 _AT_RESISTANCE = N_("the resistance of the last month's closes")
 _AT_SUPPORT = N_("the support of the last month's closes")
@@ -418,10 +418,6 @@ def _horizon(text: str, t: Translator) -> str:
     return t.n("{n} trading day", "{n} trading days", days) if days else t("the scoring window")
 
 
-def _pct(level: float, close: float) -> str:
-    return f"{(level / close - 1):+.1%}".replace("-", "−")
-
-
 def trader_plan(text: str) -> str:
     t = translator_of(text)
     ticker = instrument_of(text)
@@ -443,11 +439,9 @@ def trader_plan(text: str) -> str:
         levels = plan_levels(1 if action == "BUY" else -1, last[1], atr, _closes(text))
         if levels:
             why, fields = levels["target_why"]
-            lines.append(t(_TARGET, target=f"{levels['target']:.2f}", pct=_pct(levels["target"], last[1]),
-                           why=t(why, **fields)))
+            lines.append(t(_TARGET, target=f"{levels['target']:.2f}", why=t(why, **fields)))
             why, fields = levels["stop_why"]
-            lines.append(t(_STOP_LOSS, stop=f"{levels['stop']:.2f}", pct=_pct(levels["stop"], last[1]),
-                           why=t(why, **fields)))
+            lines.append(t(_STOP_LOSS, stop=f"{levels['stop']:.2f}", why=t(why, **fields)))
             lines.append(t(_REWARD_RISK, rr=f"{levels['reward_risk']:.1f}", horizon=_horizon(text, t)))
     elif action == "HOLD":
         lines.append(t("- Levels: none, a Hold changes no position; horizon {horizon}.", horizon=_horizon(text, t)))
