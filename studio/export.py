@@ -174,7 +174,8 @@ def card_html(decision: Mapping[str, Any], currency: str | None = None, *, t: Tr
     ``without``: fields (``FIELDS`` keys) shown elsewhere on the page, left out (the Run page's rating badge
     already says the rating: the card does not say it twice)."""
     t = _tr(t)
-    rows = [row for key, row in zip(CARD_FIELDS, card_rows(decision, currency, t=t), strict=True) if key not in without]
+    keys = (*CARD_FIELDS, *(("order",) if isinstance(decision.get("order"), Mapping) else ()))  # card_rows' rows
+    rows = [row for key, row in zip(keys, card_rows(decision, currency, t=t), strict=True) if key not in without]
     cells = "".join(
         f'<div class="ta-card-cell"><div class="ta-card-label">{html.escape(label)}</div>'
         f'<div class="ta-card-value">{html.escape(value)}</div></div>'
