@@ -45,8 +45,8 @@ HIDE_JS = """() => {
   for (const el of document.querySelectorAll('button[aria-haspopup="listbox"], [role="progressbar"]'))
     el.removeAttribute('aria-label');
   blank('.modebar-btn[data-title="Fullscreen"]');
-  // a file path is data (the backtest's folder), like a ticker
-  blank('code', (el) => !el.textContent.startsWith('/'));
+  // a file path is data (the backtest's folder, named from the home folder: backtests/<id>), like a ticker
+  blank('code', (el) => !el.textContent.includes('/'));
 }"""
 
 
