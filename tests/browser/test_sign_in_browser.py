@@ -33,9 +33,13 @@ ANN, BOB, LEAD = "ann@desk.example", "bob@desk.example", "lead@desk.example"
 
 
 def _reports_text(body: dict) -> bool:
-    """A streamed request that writes the Market Analyst's report (its fetched prices are in its prompt)."""
-    return bool(body.get("stream")) and any(
-        "<get_stock_data>" in str(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "system")
+    """A streamed request that writes the Market Analyst's report: its fetched prices in its prompt (prefetch),
+    or answered by its tools (the analysts' tool loop, the default)."""
+    messages = body.get("messages") or []
+    system = str((messages or [{}])[0].get("content") or "")
+    answered = any(m.get("role") == "tool" and "Stock data for" in str(m.get("content")) for m in messages)
+    return bool(body.get("stream")) and system.startswith("You are the Market Analyst") and (
+        "<get_stock_data>" in system or answered)
 
 
 def _set_claims(issuer: str, sub: str, claims: dict) -> None:
