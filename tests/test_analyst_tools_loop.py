@@ -118,12 +118,15 @@ def test_the_cli_flag_picks_the_shape(fake_openai, capsys):  # noqa: F811
     assert cli.main([*args, "--analyst-data", "psychic"]) == cli.EXIT_BAD_INPUT
 
 
-def test_offline_engine_makes_the_analysts_planned_calls_through_the_loop():
+def test_offline_engine_makes_the_analysts_planned_calls_through_the_loop(tmp_path):
     """Offline, the tool loop runs (a ToolNode round per analyst), the engine makes exactly the calls of
-    the analyst's own plan (read from its prompt), and the reports equal the prefetch shape's."""
+    the analyst's own plan (read from its prompt), and the reports equal the prefetch shape's. Each shape in
+    a home of its own: the second run would otherwise settle the first's decision, whose reflection's model
+    calls count in that run too."""
     states, usage = {}, {}
     for shape in ("tools", "prefetch"):
-        graph = TradingAgentsGraph(config=dict(DEFAULT_CONFIG, checkpoint_enabled=False, analyst_data=shape))
+        graph = TradingAgentsGraph(config=dict(DEFAULT_CONFIG, checkpoint_enabled=False, analyst_data=shape,
+                                               home=str(tmp_path / shape)))
         events = []
         states[shape], _ = graph.propagate("NVDA", DATE, on_event=events.append)
         usage[shape] = graph.last_run["usage"]

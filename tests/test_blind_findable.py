@@ -26,6 +26,17 @@ def _decision(home: Path) -> str:
     return entry["decision"]
 
 
+NUMBER = re.compile(r"\d+\.\d{2}")
+
+
+def _same_prices(a: str, b: str) -> bool:
+    """The same text, its prices equal to the printed cent: a level the plan derives (twice the risk) in blind
+    prices and mapped back may round to the next cent of the real one."""
+    if NUMBER.sub("#", a) != NUMBER.sub("#", b):
+        return False
+    return all(abs(float(x) - float(y)) <= 0.011 for x, y in zip(NUMBER.findall(a), NUMBER.findall(b), strict=True))
+
+
 def test_a_blind_run_is_listed_opened_and_quotes_real_prices(capsys, tmp_path, monkeypatch):
     real_home, blind_home = tmp_path / "real", tmp_path / "blind"
     monkeypatch.setenv("TRADINGAGENTS_HOME", str(real_home))
@@ -59,13 +70,15 @@ def test_a_blind_run_is_listed_opened_and_quotes_real_prices(capsys, tmp_path, m
     # real prices everywhere under real names: the log's decision (and the blind desk's log mapped back),
     # the report's card and the saved meta's decision card are the ones a run on real prices writes
     real_decision = _decision(real_home)
-    assert CARD.findall(real_decision) and _decision(blind_home) == real_decision
+    assert CARD.findall(real_decision) and _same_prices(_decision(blind_home), real_decision)
     mapped_back = (blind_home / "blind" / "real_memory" / "trading_memory.md").read_text()
     assert real_decision.split("\n\n")[0] in mapped_back and "close of 100.00" not in mapped_back
+    back_lines = CARD.findall(mapped_back)
     for line in CARD.findall(real_decision):
-        assert line in mapped_back, line
+        assert any(_same_prices(line, other) for other in back_lines), line
     real_report = (real_home / "results" / "NVDA" / DATE / "report.md").read_text()
-    assert CARD.findall(report.read_text()) == CARD.findall(real_report)
+    blind_lines, real_lines = CARD.findall(report.read_text()), CARD.findall(real_report)
+    assert len(blind_lines) == len(real_lines) and all(map(_same_prices, blind_lines, real_lines))
     card = json.loads((report.parent / "state.json").read_text())["meta"]["decision"]
     real_card = json.loads((real_home / "results" / "NVDA" / DATE / "state.json").read_text())["meta"]["decision"]
     for key in ("entry_price", "price_target", "stop_loss"):
