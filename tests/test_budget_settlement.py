@@ -45,7 +45,10 @@ def test_a_runs_budget_holds_with_settlement_due(tmp_path, budget):
         billed = server.billed_usd(STEEP)
         assert billed <= budget, f"billed ${billed:.4f} above the ${budget} budget"
         shown = [e.data["cost_usd"] for e in events if e.kind == "llm_usage"]
-        assert shown and shown[-1] == pytest.approx(billed, abs=1e-6)  # the printed cost is the bill
+        if shown or budget >= 3.0:  # $3 always affords the settlement's first reflection
+            assert shown and shown[-1] == pytest.approx(billed, abs=1e-6)  # the printed cost is the bill
+        else:  # the first reflection's worst case (its prompt's length varies with the fake's answers) did not
+            assert billed == 0.0  # fit: refused before any call, nothing billed and nothing to show
 
 
 def test_the_reflections_are_counted_in_a_finished_runs_cost(tmp_path):
