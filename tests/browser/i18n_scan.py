@@ -50,7 +50,8 @@ CHROME_JS = r"""() => {
       e.dataset['taScan' + a.replace('-', '')] = e.getAttribute(a); e.removeAttribute(a); } });
   hide('[data-testid="stIconMaterial"]'); hide('[data-testid="stExpanderIcon"]'); hide('span[role="img"][translate="no"]');
   hide('[class*="st-key-ta-engine-"] blockquote'); hide('[class*="st-key-ta-said-"] blockquote');
-  for (const sel of ['[data-testid="stChatMessageContent"]', '[data-testid="stSelectbox"] button',
+  // a select's "Open" toggle is labelled by Streamlit as it (re)draws: by its label too, not only by its place
+  for (const sel of ['[data-testid="stChatMessageContent"]', '[data-testid="stSelectbox"] button', '[aria-label="Open"]',
       '[data-testid="stMultiSelect"] button', '[data-testid="stMultiSelect"] [role="button"]',
       '[data-testid="stTooltipHoverTarget"]', '[aria-label^="Help for "]',
       '[data-testid="stDateInputField"] [aria-label]', '[data-testid="stDateInputCalendarButton"]',
