@@ -14,7 +14,7 @@ import os
 import runpy
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -102,9 +102,9 @@ LEAD_ROLES = identity.LEAD_ROLES
 def is_desk_lead(who: str | None) -> bool:
     """Whether ``who`` (an owner id or a person's name) is a desk lead: the person signed in to *this*
     session, with a verified e-mail listed exactly in ``desk_leads`` (``TRADINGAGENTS_DESK_LEADS``) or
-    a desk-lead role claim in the ID token they signed in with now. Decided on every call from this
-    session's claims and the settings (a role removed at the provider ends with the next sign-in; a
-    lead removed from the settings at once); nobody else, and never a browser id."""
+    a desk-lead role the provider confirms now (``identity.ProviderRoles``). Decided on every call from
+    the settings and the provider (a lead removed from either stops being one at the next page load);
+    nobody else, and never a browser id."""
     person = current_identity()
     if not who or person is None or who not in (person.key, person.name):
         return False
@@ -112,7 +112,23 @@ def is_desk_lead(who: str | None) -> bool:
         leads = resolve_config()["desk_leads"]
     except ConfigError:
         leads = []
-    return identity.is_lead(person, leads)
+    return identity.is_lead(person, leads, role_now=_role_now)
+
+
+@st.cache_resource(show_spinner=False)
+def _provider_roles() -> identity.ProviderRoles:
+    return identity.ProviderRoles()
+
+
+def _role_now(person: identity.Identity) -> bool:
+    """The provider's answer for this session's access token (``[auth]`` ``expose_tokens = "access"``)."""
+    auth, token = {}, None
+    with contextlib.suppress(Exception):
+        auth = dict(st.secrets["auth"])
+        token = st.user.tokens.get("access")
+    urls = [str(v["server_metadata_url"]) for v in [auth, *auth.values()]
+            if isinstance(v, Mapping) and v.get("server_metadata_url")]
+    return _provider_roles().lead_role(person, token, urls)
 
 
 def acts_as_lead() -> bool:

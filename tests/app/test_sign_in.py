@@ -102,14 +102,39 @@ def test_a_forged_e_mail_is_not_the_lead(ta_home, monkeypatch, claims):
     assert all(e["by"] != "lead@desk.example" for e in read_audit(resolve_config()))
 
 
-def test_a_lead_role_taken_away_ends_with_the_next_sign_in(ta_home):
-    at = _app(_user("lead-1", "lead@desk.example", roles=["desk_lead"]))
+def test_a_lead_role_taken_away_at_the_provider_ends_at_the_next_page_load(ta_home, monkeypatch):
+    """Issue 41, point 6: the role claim sat in the session's ID token until the next sign-in. It is now
+    asked of the provider's userinfo endpoint (the session's access token) on every page load."""
+    import types
+
+    from studio import identity
+
+    clock = [1000.0]
+    monkeypatch.setattr(identity, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    now = {"roles": ["desk_lead"]}
+    asked: list[str | None] = []
+
+    def provider(url, token=None, timeout=None):
+        if url.endswith("openid-configuration"):
+            return {"issuer": ISS, "userinfo_endpoint": ISS + "/userinfo"}
+        asked.append(token)
+        return {"sub": "lead-1", **now}
+
+    monkeypatch.setattr(identity, "_get_json", provider)
+    claims = _user("lead-1", "lead@desk.example", roles=["desk_lead"], tokens={"access": "at-1"})
+    at = _app(claims)
     assert "desk lead" in texts(at)
-    at.user = _user("lead-1", "lead@desk.example", roles=[])  # signed in again after the role was removed
-    at.run()
+    assert asked and set(asked) == {"at-1"}
+    at.switch_page("pages/audit.py").run()
+    assert at.title[0].value == "Audit"
+    now["roles"] = []  # removed at the provider; the same cookie, the same ID token
+    clock[0] += 2.5  # past the few seconds a page's reruns share one answer
+    at.switch_page("pages/history.py").run()
     assert "desk lead" not in texts(at)
     with pytest.raises(ValueError, match="Known pages"):
         at.switch_page("pages/audit.py")
+    no_token = _app(_user("lead-2", "lead@desk.example", roles=["desk_lead"]))  # no access token: no role
+    assert "desk lead" not in texts(no_token)
 
 
 def test_a_signed_out_token_signs_nobody_in(ta_home):
