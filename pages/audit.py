@@ -13,6 +13,7 @@ from studio.export import audit_csv
 from studio.ui import _
 from tradingagents.errors import TradingAgentsError
 from tradingagents.storage import read_audit, verify_audit
+from tradingagents.storage.audit import BREAKS
 
 if callable(getattr(ui, "require_router", None)):
     ui.require_router()
@@ -42,7 +43,7 @@ if check.ok:
 else:
     st.error(_("The chain is broken at entry {n} of {total}: {problem}. Entries from there on cannot be trusted; "
                "compare with a backup of the trail.", n=check.broken_at, total=check.entries,
-               problem=check.problem), icon=":material/gpp_bad:")
+               problem=_(BREAKS[check.reason]) if check.reason in BREAKS else check.problem), icon=":material/gpp_bad:")
 
 
 def _when(at: float) -> str:

@@ -224,6 +224,17 @@ def test_the_audit_page_shows_whether_the_chain_holds_and_exports_inert_cells(ta
     open(path, "w", encoding="ascii").write("\n".join(lines))
     lead.run()
     assert "The chain is broken at entry 2 of 3" in texts(lead)
+    from tradingagents.i18n import translator
+    from tradingagents.storage import verify_audit
+    from tradingagents.storage.audit import BREAKS
+
+    reason = BREAKS[verify_audit(cfg).reason]
+    assert f"of 3: {reason}." in texts(lead)
+    lead.query_params["lang"] = "zh"  # the reason in the reader's language too, not English in a 中文 sentence
+    lead.run()
+    zh = translator("zh")(reason)
+    assert zh != reason and f"哈希链在第 2 条（共 3 条）处断开：{zh}。" in texts(lead)
+    assert reason not in texts(lead)
 
 
 def test_only_a_desk_lead_edits_the_roles_memories(ta_home, monkeypatch):
