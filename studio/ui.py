@@ -61,10 +61,19 @@ _router = threading.local()
 
 @contextlib.contextmanager
 def routed() -> Iterator[None]:
-    """app.py runs the chosen page inside this: the page then knows the shared frame is drawn."""
+    """app.py runs the chosen page inside this: the page then knows the shared frame is drawn. A desk
+    database that cannot be reached (``StorageUnavailable``) ends the page in one plain message, not a
+    traceback: what was saved stays saved, and the page works again once the database is back."""
+    from tradingagents.errors import StorageUnavailable
+
     _router.active = True
     try:
         yield
+    except StorageUnavailable as exc:
+        st.error(_("The desk database cannot be reached, so this page cannot be shown now. Nothing saved is "
+                   "lost: reload the page once the database is back (whoever runs the desk's PostgreSQL can "
+                   "check it). What it said: {problem}", problem=" ".join(str(exc).split())),
+                 icon=":material/cloud_off:")
     finally:
         _router.active = False
 
