@@ -65,5 +65,7 @@ if shown:
     heads = {"when": _("when"), "by": _("by"), "action": _("action"), "target": _("target"), "detail": _("detail")}
     st.dataframe([{heads[k]: v for k, v in r.items()} for r in shown], hide_index=True, width="stretch",
                  key="audit_table")
-st.download_button(_("Export CSV"), audit_csv(shown), file_name="audit.csv", mime="text/csv",
+# made on the click, over this signed-in session's connection: no copy waits in Streamlit's media store (whose
+# /media/<id> URLs need no cookie) until a desk lead asks for one
+st.download_button(_("Export CSV"), lambda rows=shown: audit_csv(rows), file_name="audit.csv", mime="text/csv",
                    icon=":material/download:", key="audit_csv")

@@ -212,6 +212,8 @@ def test_the_audit_page_shows_whether_the_chain_holds_and_exports_inert_cells(ta
     assert "The chain verifies: 3 entries" in texts(lead)  # with the lead's own sign-in
     table = lead.dataframe[0].value.to_csv()
     assert "a\u2028b" in table  # the entry with a line separator is listed, not dropped
+    export = lead.get("download_button")[0].proto  # made on the click: nothing at a /media/ URL before it
+    assert export.deferred_file_id and not export.url
     rows = audit_csv([{"when": "x", "by": '=HYPERLINK("http://evil.example","x")', "action": "sign_in",
                        "target": "-2+3", "detail": "@SUM(1)"}])
     assert "'=HYPERLINK" in rows and "'-2+3" in rows and "'@SUM" in rows
