@@ -763,6 +763,10 @@ def sidebar_identity() -> None:
             st.markdown(":material/account_circle: " + _("Signed in as **{who}** · desk lead", who=who))
         else:
             st.markdown(":material/account_circle: " + _("Signed in as **{who}**", who=who))
+            person = current_identity()
+            if person is not None and person.lead_role:  # the ID token says lead; the provider did not, now
+                st.caption(_("Your desk-lead role is not confirmed by the sign-in provider now (it was removed, "
+                             "or your sign-in has expired): sign out and in again if you should have it."))
         if st.button(_("Sign out"), key="sign_out", icon=":material/logout:"):
             audit("sign_out")
             person = current_identity()

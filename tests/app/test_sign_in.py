@@ -131,6 +131,7 @@ def test_a_lead_role_taken_away_at_the_provider_ends_at_the_next_page_load(ta_ho
     clock[0] += 2.5  # past the few seconds a page's reruns share one answer
     at.switch_page("pages/history.py").run()
     assert "desk lead" not in texts(at)
+    assert "Your desk-lead role is not confirmed by the sign-in provider now" in texts(at)
     with pytest.raises(ValueError, match="Known pages"):
         at.switch_page("pages/audit.py")
     no_token = _app(_user("lead-2", "lead@desk.example", roles=["desk_lead"]))  # no access token: no role
