@@ -13,6 +13,7 @@ from studio.export import audit_csv
 from studio.ui import _
 from tradingagents.errors import TradingAgentsError
 from tradingagents.storage import read_audit, verify_audit
+from tradingagents.storage.audit import BREAKS
 
 if callable(getattr(ui, "require_router", None)):
     ui.require_router()
@@ -42,7 +43,7 @@ if check.ok:
 else:
     st.error(_("The chain is broken at entry {n} of {total}: {problem}. Entries from there on cannot be trusted; "
                "compare with a backup of the trail.", n=check.broken_at, total=check.entries,
-               problem=check.problem), icon=":material/gpp_bad:")
+               problem=_(BREAKS[check.reason]) if check.reason in BREAKS else check.problem), icon=":material/gpp_bad:")
 
 
 def _when(at: float) -> str:
@@ -64,5 +65,7 @@ if shown:
     heads = {"when": _("when"), "by": _("by"), "action": _("action"), "target": _("target"), "detail": _("detail")}
     st.dataframe([{heads[k]: v for k, v in r.items()} for r in shown], hide_index=True, width="stretch",
                  key="audit_table")
-st.download_button(_("Export CSV"), audit_csv(shown), file_name="audit.csv", mime="text/csv",
+# made on the click, over this signed-in session's connection: no copy waits in Streamlit's media store (whose
+# /media/<id> URLs need no cookie) until a desk lead asks for one
+st.download_button(_("Export CSV"), lambda rows=shown: audit_csv(rows), file_name="audit.csv", mime="text/csv",
                    icon=":material/download:", key="audit_csv")

@@ -35,6 +35,7 @@ from tradingagents.errors import (
     ValidationError,
 )
 from tradingagents.graph import whatif
+from tradingagents.i18n import N_
 from tradingagents.storage import engine_label, engines_text, list_runs, load_run
 from tradingagents.validation import DATE_FLOOR as DATE_MIN
 
@@ -738,10 +739,13 @@ for o in offers[:5]:
                     st.rerun()
             continue
     with notices, st.container(border=True):
-        st.markdown(_("**{ticker} as of {date}** did not finish before the server restarted (it was stopped, "
-                      "failed or cut off) and is checkpointed at step {step}. Resume continues it with the "
-                      "settings on screen now.",
-                      ticker=o["ticker"], date=o["date"], step=o["step"]))
+        said = {"stopped": N_("**{ticker} as of {date}** was stopped and is checkpointed at step {step}. Resume "
+                              "continues it with the settings on screen now."),
+                "failed": N_("**{ticker} as of {date}** failed and is checkpointed at step {step}. Resume continues "
+                             "it with the settings on screen now.")}.get(o.get("ended") or "", N_(
+            "**{ticker} as of {date}** did not finish before the server restarted (it was stopped, failed or cut "
+            "off) and is checkpointed at step {step}. Resume continues it with the settings on screen now."))
+        st.markdown(_(said, ticker=o["ticker"], date=o["date"], step=o["step"]))
         if st.button(_("Resume"), key=f"adopt_{o['thread_id']}", icon=":material/play_circle:"):
             try:
                 new_id = registry.adopt(o, config=config, api_key=ui.api_key(), owner=me)

@@ -403,7 +403,9 @@ class RunJob(Job):
         return {"ticker": self.ticker, "date": self.date, "analysts": list(self.analysts),
                 "thread_id": self.thread_id, "config": dict(self.config), "saved_at": time.time(),
                 # who may continue it after a restart, and the judge it waits for (a pause)
-                "owner": self.owner, "paused_before": self.paused_before}
+                "owner": self.owner, "paused_before": self.paused_before,
+                # how it ended, when it did (stopped, failed): a restart then says so, not "cut off"
+                "ended": self.status if self.status in ("stopped", "failed") else None}
 
     def _save_offer(self) -> None:
         """Keep the run's public settings for Resume after a restart (a failure only loses the offer).
@@ -490,6 +492,8 @@ class RunJob(Job):
                     self.final_state = result[0]
                 self._forget_offer()
             self.status = STATUS_OF[terminal.kind]
+            if self.status in ("stopped", "failed") and self.resumable and not self.paused_before:
+                self._save_offer()  # a restart offers it as stopped (or failed), in those words
             self._save_questions()
 
     # --- asking the team while it works -------------------------------------------------------------
@@ -864,7 +868,9 @@ class JobRegistry:
 
     def checkpointed_runs(self, config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Checkpointed runs this registry does not hold (e.g. from before a server restart) whose
-        settings were kept: {ticker, date, analysts, thread_id, step, updated, config}, newest first."""
+        settings were kept: {ticker, date, analysts, thread_id, step, updated, config, owner, paused_before,
+        ended}, newest first; ``ended`` is "stopped" or "failed" when the run ended so, None when it was cut
+        off (the server stopped under it)."""
         from tradingagents import storage
 
         cfg = resolve_config(config)
@@ -877,7 +883,8 @@ class JobRegistry:
                 continue  # held here, or a checkpoint the app did not start (the CLI's): the CLI resumes it
             out.append({**cp, "ticker": doc.get("ticker") or cp["ticker"], "date": doc.get("date") or cp["date"],
                         "analysts": list(doc.get("analysts") or []), "config": doc["config"],
-                        "owner": doc.get("owner"), "paused_before": doc.get("paused_before")})
+                        "owner": doc.get("owner"), "paused_before": doc.get("paused_before"),
+                        "ended": doc.get("ended")})
         return out
 
     def adopt(self, saved: Mapping[str, Any], *, config: Mapping[str, Any] | None = None,

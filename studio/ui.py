@@ -14,7 +14,7 @@ import os
 import runpy
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +61,19 @@ _router = threading.local()
 
 @contextlib.contextmanager
 def routed() -> Iterator[None]:
-    """app.py runs the chosen page inside this: the page then knows the shared frame is drawn."""
+    """app.py runs the chosen page inside this: the page then knows the shared frame is drawn. A desk
+    database that cannot be reached (``StorageUnavailable``) ends the page in one plain message, not a
+    traceback: what was saved stays saved, and the page works again once the database is back."""
+    from tradingagents.errors import StorageUnavailable
+
     _router.active = True
     try:
         yield
+    except StorageUnavailable as exc:
+        st.error(_("The desk database cannot be reached, so this page cannot be shown now. Nothing saved is "
+                   "lost: reload the page once the database is back (whoever runs the desk's PostgreSQL can "
+                   "check it). What it said: {problem}", problem=" ".join(str(exc).split())),
+                 icon=":material/cloud_off:")
     finally:
         _router.active = False
 
@@ -102,9 +111,9 @@ LEAD_ROLES = identity.LEAD_ROLES
 def is_desk_lead(who: str | None) -> bool:
     """Whether ``who`` (an owner id or a person's name) is a desk lead: the person signed in to *this*
     session, with a verified e-mail listed exactly in ``desk_leads`` (``TRADINGAGENTS_DESK_LEADS``) or
-    a desk-lead role claim in the ID token they signed in with now. Decided on every call from this
-    session's claims and the settings (a role removed at the provider ends with the next sign-in; a
-    lead removed from the settings at once); nobody else, and never a browser id."""
+    a desk-lead role the provider confirms now (``identity.ProviderRoles``). Decided on every call from
+    the settings and the provider (a lead removed from either stops being one at the next page load);
+    nobody else, and never a browser id."""
     person = current_identity()
     if not who or person is None or who not in (person.key, person.name):
         return False
@@ -112,7 +121,23 @@ def is_desk_lead(who: str | None) -> bool:
         leads = resolve_config()["desk_leads"]
     except ConfigError:
         leads = []
-    return identity.is_lead(person, leads)
+    return identity.is_lead(person, leads, role_now=_role_now)
+
+
+@st.cache_resource(show_spinner=False)
+def _provider_roles() -> identity.ProviderRoles:
+    return identity.ProviderRoles()
+
+
+def _role_now(person: identity.Identity) -> bool:
+    """The provider's answer for this session's access token (``[auth]`` ``expose_tokens = "access"``)."""
+    auth, token = {}, None
+    with contextlib.suppress(Exception):
+        auth = dict(st.secrets["auth"])
+        token = st.user.tokens.get("access")
+    urls = [str(v["server_metadata_url"]) for v in [auth, *auth.values()]
+            if isinstance(v, Mapping) and v.get("server_metadata_url")]
+    return _provider_roles().lead_role(person, token, urls)
 
 
 def acts_as_lead() -> bool:
@@ -738,6 +763,10 @@ def sidebar_identity() -> None:
             st.markdown(":material/account_circle: " + _("Signed in as **{who}** · desk lead", who=who))
         else:
             st.markdown(":material/account_circle: " + _("Signed in as **{who}**", who=who))
+            person = current_identity()
+            if person is not None and person.lead_role:  # the ID token says lead; the provider did not, now
+                st.caption(_("Your desk-lead role is not confirmed by the sign-in provider now (it was removed, "
+                             "or your sign-in has expired): sign out and in again if you should have it."))
         if st.button(_("Sign out"), key="sign_out", icon=":material/logout:"):
             audit("sign_out")
             person = current_identity()

@@ -159,3 +159,54 @@ def test_a_failed_write_names_its_file_and_the_cli_says_what_to_do(monkeypatch, 
     code = cli._explain(info.value)
     err = capsys.readouterr().err
     assert code == 1 and f"The disk is full writing {target}" in err and "Traceback" not in err
+
+
+def _fill(folder: Path) -> None:
+    """Write a file into ``folder`` until its disk says ENOSPC."""
+    import errno
+
+    with open(folder / "filler", "wb", buffering=0) as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 4096)
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+
+
+def test_a_disk_that_fills_while_the_checkpoint_database_is_created_leaves_no_half_file(tiny_disk, capsys):
+    """Issue 41 (low): a traceback when the disk filled while the checkpoint database was created."""
+    from tradingagents.config import resolve_config
+    from tradingagents.errors import CheckpointError
+    from tradingagents.storage.sqlite_checkpoint import get_checkpointer
+
+    folder = tiny_disk / "checkpoints"
+    folder.mkdir()
+    _fill(tiny_disk)
+    cfg = resolve_config({"home": str(tiny_disk), "checkpoint_dir": str(folder)})
+    with pytest.raises(CheckpointError) as info:
+        get_checkpointer(cfg, "NVDA")
+    text = str(info.value)
+    assert "The disk is full" in text and "Free some space" in text and "checkpoint_enabled = false" in text
+    assert list(folder.iterdir()) == []  # nothing half-written
+    assert cli._explain(info.value) == 1
+    err = capsys.readouterr().err
+    assert "disk is full" in err.lower() and "Traceback" not in err
+
+
+def test_sqlite_saying_the_disk_is_full_mid_creation_removes_the_new_file(tmp_path, monkeypatch):
+    """The same without a tmpfs: SQLite's own SQLITE_FULL while the new database's tables are made."""
+    import sqlite3
+
+    from tradingagents.config import resolve_config
+    from tradingagents.errors import CheckpointError
+    from tradingagents.storage import sqlite_checkpoint
+
+    def full(self):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(sqlite_checkpoint.SqliteSaver, "setup", full)
+    folder = tmp_path / "checkpoints"
+    cfg = resolve_config({"home": str(tmp_path), "checkpoint_dir": str(folder)})
+    with pytest.raises(CheckpointError, match="The disk is full"):
+        sqlite_checkpoint.get_checkpointer(cfg, "NVDA")
+    assert list(folder.iterdir()) == []

@@ -69,3 +69,38 @@ def test_canonical_email():
     for bad in ("", None, 3, "ann", "a b@x", "ann@desk.example\u0085", "ａnn@desk.example"):
         assert canonical_email(bad) is None, bad
     assert Identity(ISS, "s\u00a0x", None).name == "s?x (no verified e-mail)"
+
+
+def _provider(answer):
+    calls: list[tuple[str, str | None]] = []
+
+    def fetch(url, token=None, timeout=None):
+        calls.append((url, token))
+        if url.endswith("openid-configuration"):
+            return {"issuer": "https://idp.example", "userinfo_endpoint": "https://idp.example/userinfo"}
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return fetch, calls
+
+
+def test_a_lead_role_counts_only_as_the_provider_gives_it_now():
+    from studio.identity import ProviderRoles, identity_of, is_lead
+
+    person = identity_of({"iss": "https://idp.example", "sub": "s-1", "roles": ["desk_lead"]})
+    meta = ["https://idp.example/.well-known/openid-configuration"]
+    for answer, expected in (({"sub": "s-1", "groups": ["desk-lead"]}, True),
+                             ({"sub": "s-1", "roles": []}, False),          # removed at the provider
+                             ({"sub": "s-2", "roles": ["desk_lead"]}, False),  # another person's answer
+                             (OSError("401 revoked"), False),                 # a revoked or expired token
+                             (["not", "claims"], False)):
+        fetch, calls = _provider(answer)
+        roles = ProviderRoles(fetch=fetch)
+        assert roles.lead_role(person, "at-1", meta) is expected, answer
+        assert ("https://idp.example/userinfo", "at-1") in calls
+        assert is_lead(person, [], role_now=lambda p, r=roles: r.lead_role(p, "at-1", meta)) is expected
+    fetch, calls = _provider({"sub": "s-1", "roles": ["desk_lead"]})
+    assert ProviderRoles(fetch=fetch).lead_role(person, None, meta) is False  # no access token: not confirmed
+    wrong_issuer = identity_of({"iss": "https://evil.example", "sub": "s-1", "roles": ["desk_lead"]})
+    assert ProviderRoles(fetch=fetch).lead_role(wrong_issuer, "at-1", meta) is False  # no provider of that issuer

@@ -168,7 +168,9 @@ def test_after_a_restart_the_page_offers_resume_for_a_checkpointed_run(ta_home):
         fresh.session_state["_browser_id"] = at.session_state["_browser_id"]  # the same browser (its cookie)
         fresh.run()
         _use_server(fresh, server.base_url)
-        assert "TSLA as of 2024-05-10" in texts(fresh) and "did not finish before the server restarted" in texts(fresh)
+        # it was stopped, and the page says so (it once said "did not finish before the server restarted")
+        assert "**TSLA as of 2024-05-10** was stopped and is checkpointed at step" in texts(fresh)
+        assert "did not finish before the server restarted" not in texts(fresh)
         form_button(fresh, "Resume").click().run()
         resumed = get_registry().get(fresh.query_params["run"])
         assert resumed is not None and resumed.wait(120) and resumed.status == "finished", resumed.error

@@ -102,14 +102,40 @@ def test_a_forged_e_mail_is_not_the_lead(ta_home, monkeypatch, claims):
     assert all(e["by"] != "lead@desk.example" for e in read_audit(resolve_config()))
 
 
-def test_a_lead_role_taken_away_ends_with_the_next_sign_in(ta_home):
-    at = _app(_user("lead-1", "lead@desk.example", roles=["desk_lead"]))
+def test_a_lead_role_taken_away_at_the_provider_ends_at_the_next_page_load(ta_home, monkeypatch):
+    """Issue 41, point 6: the role claim sat in the session's ID token until the next sign-in. It is now
+    asked of the provider's userinfo endpoint (the session's access token) on every page load."""
+    import types
+
+    from studio import identity
+
+    clock = [1000.0]
+    monkeypatch.setattr(identity, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    now = {"roles": ["desk_lead"]}
+    asked: list[str | None] = []
+
+    def provider(url, token=None, timeout=None):
+        if url.endswith("openid-configuration"):
+            return {"issuer": ISS, "userinfo_endpoint": ISS + "/userinfo"}
+        asked.append(token)
+        return {"sub": "lead-1", **now}
+
+    monkeypatch.setattr(identity, "_get_json", provider)
+    claims = _user("lead-1", "lead@desk.example", roles=["desk_lead"], tokens={"access": "at-1"})
+    at = _app(claims)
     assert "desk lead" in texts(at)
-    at.user = _user("lead-1", "lead@desk.example", roles=[])  # signed in again after the role was removed
-    at.run()
+    assert asked and set(asked) == {"at-1"}
+    at.switch_page("pages/audit.py").run()
+    assert at.title[0].value == "Audit"
+    now["roles"] = []  # removed at the provider; the same cookie, the same ID token
+    clock[0] += 2.5  # past the few seconds a page's reruns share one answer
+    at.switch_page("pages/history.py").run()
     assert "desk lead" not in texts(at)
+    assert "Your desk-lead role is not confirmed by the sign-in provider now" in texts(at)
     with pytest.raises(ValueError, match="Known pages"):
         at.switch_page("pages/audit.py")
+    no_token = _app(_user("lead-2", "lead@desk.example", roles=["desk_lead"]))  # no access token: no role
+    assert "desk lead" not in texts(no_token)
 
 
 def test_a_signed_out_token_signs_nobody_in(ta_home):
@@ -187,6 +213,8 @@ def test_the_audit_page_shows_whether_the_chain_holds_and_exports_inert_cells(ta
     assert "The chain verifies: 3 entries" in texts(lead)  # with the lead's own sign-in
     table = lead.dataframe[0].value.to_csv()
     assert "a\u2028b" in table  # the entry with a line separator is listed, not dropped
+    export = lead.get("download_button")[0].proto  # made on the click: nothing at a /media/ URL before it
+    assert export.deferred_file_id and not export.url
     rows = audit_csv([{"when": "x", "by": '=HYPERLINK("http://evil.example","x")', "action": "sign_in",
                        "target": "-2+3", "detail": "@SUM(1)"}])
     assert "'=HYPERLINK" in rows and "'-2+3" in rows and "'@SUM" in rows
@@ -199,6 +227,17 @@ def test_the_audit_page_shows_whether_the_chain_holds_and_exports_inert_cells(ta
     open(path, "w", encoding="ascii").write("\n".join(lines))
     lead.run()
     assert "The chain is broken at entry 2 of 3" in texts(lead)
+    from tradingagents.i18n import translator
+    from tradingagents.storage import verify_audit
+    from tradingagents.storage.audit import BREAKS
+
+    reason = BREAKS[verify_audit(cfg).reason]
+    assert f"of 3: {reason}." in texts(lead)
+    lead.query_params["lang"] = "zh"  # the reason in the reader's language too, not English in a 中文 sentence
+    lead.run()
+    zh = translator("zh")(reason)
+    assert zh != reason and f"哈希链在第 2 条（共 3 条）处断开：{zh}。" in texts(lead)
+    assert reason not in texts(lead)
 
 
 def test_only_a_desk_lead_edits_the_roles_memories(ta_home, monkeypatch):

@@ -289,3 +289,53 @@ def test_sign_out_ends_a_copied_cookie_and_an_open_tab(ta_home, tmp_path):
                 assert again.get_by_text(f"Signed in as {ANN}").count() == 1
             finally:
                 browser.close()
+
+
+def test_a_lead_role_removed_at_the_provider_ends_at_the_next_page_load(ta_home, tmp_path):
+    """Issue 41, point 6: a desk-lead role claim lived in the session's ID token, so a role removed at the
+    provider kept working until the next sign-in. The app asks the provider's userinfo endpoint now."""
+    import time
+
+    from oidc_provider_mock import run_server_in_thread
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    app_url = f"http://127.0.0.1:{port}"
+    rita = "rita@desk.example"
+    with run_server_in_thread() as oidc:
+        issuer = f"http://127.0.0.1:{oidc.server_port}"
+        secrets = tmp_path / "secrets.toml"
+        secrets.write_text(
+            "[auth]\n"
+            f'redirect_uri = "{app_url}/oauth2callback"\n'
+            'cookie_secret = "a-test-cookie-secret-of-enough-length-0123456789"\n'
+            'client_id = "tradingagents-studio"\n'
+            'client_secret = "test-client-secret"\n'
+            'expose_tokens = "access"\n'
+            f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n', encoding="utf-8")
+        claims = {"email": rita, "email_verified": True}
+        _set_claims(issuer, "rita", {**claims, "roles": ["desk_lead"]})
+        with streamlit_server(ta_home, log_path=ARTIFACTS / "browser-lead-role.log", port=port,
+                              extra_args=["--secrets.files", str(secrets)]) as url, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                page = _sign_in(browser, url, issuer, "rita", shown=rita)
+                page.get_by_text("desk lead").first.wait_for()
+                page.get_by_role("link", name="Audit").wait_for()
+
+                _set_claims(issuer, "rita", claims)  # the role removed at the provider; the same cookie
+                deadline = time.monotonic() + HANG_MS / 1000
+                while True:  # the next page load past the few seconds one answer is kept
+                    page.goto(url + "/history")
+                    page.get_by_text(f"Signed in as {rita}").wait_for()
+                    wait_idle(page)
+                    if page.get_by_text("desk lead").count() == 0:
+                        break
+                    assert time.monotonic() < deadline, "the removed role still works"
+                    page.wait_for_timeout(500)
+                assert page.get_by_role("link", name="Audit").count() == 0
+                page.goto(url + "/audit")
+                wait_idle(page)
+                assert page.get_by_role("heading", name="Audit").count() == 0
+            finally:
+                browser.close()

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from tradingagents.config import resolve_config
+from tradingagents.i18n import N_
 from tradingagents.storage.pg import database, storage_url
 
 __all__ = ["ACTIONS", "AUDIT_COLUMNS", "AuditCheck", "FileAudit", "PgAudit", "canonical", "open_audit", "read_audit",
@@ -87,6 +88,17 @@ class AuditCheck:
     chained: int
     broken_at: int | None = None
     problem: str | None = None
+    reason: str | None = None  # a key of ``BREAKS``: translate ``BREAKS[reason]`` where it is shown
+
+
+BREAKS = {
+    "unhashed": N_("this entry has no hash, after chained ones: it was added or changed outside the app"),
+    "fields": N_("this entry's fields differ from the text its hash was taken of: it was changed after it was "
+                 "written"),
+    "hash": N_("this entry's hash does not match its content: it was changed after it was written"),
+    "order": N_("this entry does not follow the one before it: an entry before it was removed, inserted or changed"),
+}
+"""Why a chain breaks (``AuditCheck.reason``), in English; the Audit page shows them in the reader's language."""
 
 
 def _same(body: str, entry: Mapping[str, Any], prev: str) -> bool:
@@ -108,19 +120,15 @@ def _check(chain: list[tuple[dict[str, Any], str, str, str | None]]) -> AuditChe
     for i, (entry, prev, digest, body) in enumerate(chain, start=1):
         if not digest:
             if started:
-                return AuditCheck(False, len(chain), chained, i, "this entry has no hash, after chained ones: "
-                                  "it was added or changed outside the app")
+                return AuditCheck(False, len(chain), chained, i, BREAKS["unhashed"], "unhashed")
             continue
         text = canonical(entry, prev) if body is None else body
         if body is not None and not _same(body, entry, prev):
-            return AuditCheck(False, len(chain), chained, i, "this entry's fields differ from the text its hash "
-                              "was taken of: it was changed after it was written")
+            return AuditCheck(False, len(chain), chained, i, BREAKS["fields"], "fields")
         if _hash(text) != digest:
-            return AuditCheck(False, len(chain), chained, i, "this entry's hash does not match its content: it was "
-                              "changed after it was written")
+            return AuditCheck(False, len(chain), chained, i, BREAKS["hash"], "hash")
         if prev != last and (started or prev):
-            return AuditCheck(False, len(chain), chained, i, "this entry does not follow the one before it: an "
-                              "entry before it was removed, inserted or changed")
+            return AuditCheck(False, len(chain), chained, i, BREAKS["order"], "order")
         started = True
         last = digest
         chained += 1

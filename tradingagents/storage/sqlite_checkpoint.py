@@ -522,6 +522,7 @@ def get_checkpointer(config: Mapping[str, Any] | None, ticker: str) -> TickerChe
     path = checkpoint_path(config, ticker)
     name = str(ticker).strip().upper()
     warnings: list[str] = []
+    existed = path.exists()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -537,12 +538,36 @@ def get_checkpointer(config: Mapping[str, Any] | None, ticker: str) -> TickerChe
                 )
             saver = _open_saver(path, name)
     except (OSError, sqlite3.Error) as exc:
+        if _disk_full(exc):
+            if not existed:
+                _remove_new(path)  # a database this call began to create is not left half-written
+            raise CheckpointError(
+                f"The disk is full: the checkpoint database {path} could not be created or grown (nothing was "
+                "left half-written). Free some space on that disk, or set checkpoint_dir to a folder on "
+                "another disk, or turn checkpoints off (checkpoint_enabled = false)."
+            ) from exc
         raise CheckpointError(
             f"Cannot open the checkpoint database {path}: {exc}. Make sure checkpoint_dir is a writable "
             "folder, or turn checkpoints off (checkpoint_enabled = false)."
         ) from exc
     saver.warnings = warnings
     return saver
+
+
+def _disk_full(exc: BaseException) -> bool:
+    import errno
+
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return "disk is full" in str(exc).lower() or getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL"
+
+
+def _remove_new(path: Path) -> None:
+    """Remove a database file (with its -wal/-shm) that failed while being created: it holds nothing."""
+    _IDLE.discard(path)
+    for side in (path, Path(str(path) + "-wal"), Path(str(path) + "-shm"), Path(str(path) + "-journal")):
+        with contextlib.suppress(OSError):
+            side.unlink()
 
 
 def _latest(path: Path, tid: str) -> Any:
