@@ -219,3 +219,12 @@ def test_run_lock_refuses_a_second_run_and_frees_with_a_killed_holder(in_db, pg_
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def test_a_short_password_is_starred_only_where_it_stands_alone():
+    from tradingagents.storage.pg import scrub
+
+    url = "postgresql://desk:p@127.0.0.1:9/desk"
+    said = scrub(f'connection to server at "127.0.0.1", port 9 failed; password p rejected for {url}', url)
+    assert "port 9 failed" in said  # the "p" of "port" is not starred (that would spell the password out)
+    assert "password *** rejected" in said and "desk:p@" not in said and "postgresql://desk@127.0.0.1:9/desk" in said

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -207,9 +208,10 @@ def scrub(message: object, url: str) -> str:
         password = urlsplit(url).password
     except ValueError:
         password = None
-    if password:
-        text = text.replace(password, "***")
-    return text.replace(url, redact_url(url))
+    text = text.replace(url, redact_url(url))
+    if password:  # only where it stands alone: "p" inside "port" is not the password, and starring it there would tell it
+        text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(password)}(?![A-Za-z0-9])", "***", text)
+    return text
 
 
 def storage_error(doing: str, url: str, exc: BaseException) -> StorageError:
@@ -283,7 +285,8 @@ class Database:
         """One transaction on a pooled connection; database errors become StorageError."""
         psycopg = self._psycopg
         try:
-            with self.pool.connection() as conn, conn.transaction():
+            # a pool that cannot reach the server says so after the connect timeout, not the pool's default 30 s
+            with self.pool.connection(timeout=CONNECT_TIMEOUT_S) as conn, conn.transaction():
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:  # PoolTimeout included
             raise self.error("use", exc) from None
