@@ -339,3 +339,73 @@ def test_a_lead_role_removed_at_the_provider_ends_at_the_next_page_load(ta_home,
                 assert page.get_by_role("heading", name="Audit").count() == 0
             finally:
                 browser.close()
+
+
+def test_a_users_own_address_never_gets_the_desks_key_and_a_colleagues_link_leaves_the_sidebar(ta_home, tmp_path):
+    """Issue 41, points 2 and 3, through the real provider in Chromium: a signed-in user who points the
+    sidebar's Base URL at a server of theirs with no key of their own is refused before anything is sent
+    (the desk's key never reaches it); with their own key the run goes there with that key; a colleague
+    opening that run's link keeps the desk's address, and their next run goes to the desk with its key."""
+    from oidc_provider_mock import run_server_in_thread
+    from playwright.sync_api import sync_playwright
+
+    from tests.fake_openai import FakeOpenAIServer
+
+    desk_key, own_key = "sk-desk-key-from-the-environment-1111", "sk-anns-own-key-2222"
+    port = free_port()
+    app_url = f"http://127.0.0.1:{port}"
+    with FakeOpenAIServer() as desk_llm, FakeOpenAIServer() as other, run_server_in_thread() as oidc:
+        issuer = f"http://127.0.0.1:{oidc.server_port}"
+        secrets = tmp_path / "secrets.toml"
+        secrets.write_text(
+            "[auth]\n"
+            f'redirect_uri = "{app_url}/oauth2callback"\n'
+            'cookie_secret = "a-test-cookie-secret-of-enough-length-0123456789"\n'
+            'client_id = "tradingagents-studio"\n'
+            'client_secret = "test-client-secret"\n'
+            f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n', encoding="utf-8")
+        env = {"TRADINGAGENTS_LLM_PROVIDER": "openai_compatible", "TRADINGAGENTS_BACKEND_URL": desk_llm.base_url,
+               "TRADINGAGENTS_QUICK_THINK_LLM": "fake-quick", "TRADINGAGENTS_DEEP_THINK_LLM": "fake-deep",
+               "OPENAI_COMPATIBLE_API_KEY": desk_key, "TRADINGAGENTS_MAX_DEBATE_ROUNDS": "1"}
+        with streamlit_server(ta_home, log_path=ARTIFACTS / "browser-key-destination.log", extra_env=env, port=port,
+                              extra_args=["--secrets.files", str(secrets)]) as url, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                ann = _sign_in(browser, url, issuer, "ann", ANN)
+                ann.get_by_label("Base URL", exact=True).fill(other.base_url)
+                ann.get_by_label("Base URL", exact=True).press("Enter")
+                wait_idle(ann)
+                fill_run_form(ann, TICKER, DATE)
+                start_run(ann)
+                ann.get_by_text("type your own key").first.wait_for()
+                assert other.chat_requests == [] and desk_llm.chat_requests == []  # nothing sent anywhere
+
+                ann.get_by_label("API key", exact=True).fill(own_key)
+                ann.get_by_label("API key", exact=True).press("Enter")
+                wait_idle(ann)
+                start_run(ann)
+                ann.get_by_text("Portfolio Manager").first.wait_for()
+                ann.wait_for_function("() => location.search.includes('run=')")
+                ann.get_by_role("button", name="Stop").wait_for(state="detached")
+                run_url = ann.url
+                assert other.chat_requests and desk_llm.chat_requests == []
+                assert {h.get("authorization") for h in other.headers} == {f"Bearer {own_key}"}
+
+                bob = _sign_in(browser, url, issuer, "bob", BOB)
+                bob.goto(run_url)
+                bob.locator("[data-rating]").first.wait_for()  # Ann's finished run, opened from her link
+                wait_idle(bob)
+                # the link filled no provider field: Bob's Base URL is the desk's, as the server set it
+                assert bob.get_by_label("Base URL", exact=True).input_value().rstrip("/") == desk_llm.base_url.rstrip("/")
+                before = len(other.chat_requests)
+                bob.goto(url + "/")
+                wait_idle(bob)
+                fill_run_form(bob, "AAPL", DATE)
+                start_run(bob)
+                bob.wait_for_function("() => location.search.includes('run=')")
+                bob.get_by_role("button", name="Stop").wait_for(state="detached")
+                assert len(other.chat_requests) == before and desk_llm.chat_requests
+                assert {h.get("authorization") for h in desk_llm.headers} == {f"Bearer {desk_key}"}
+                assert all(own_key not in str(h) for h in desk_llm.headers)
+            finally:
+                browser.close()
