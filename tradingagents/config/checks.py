@@ -544,7 +544,7 @@ def check_setting(key: str, value: Any, what: str | None = None) -> Any:
         return check(value, what or key)
     except ConfigError as exc:
         error = exc if key not in LLM_KEYS or isinstance(exc, LLMConfigError) else LLMConfigError(str(exc))
-        error.key = key  # type: ignore[attr-defined]
+        error.key = key
         if error is exc:
             raise
         raise error from None

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.errors import GraphRecursionError
 
@@ -69,6 +69,9 @@ from tradingagents.validation import (
     validate_date,
     validate_ticker,
 )
+
+if TYPE_CHECKING:  # imported where used (settling loads the reflector and the data layer)
+    from tradingagents.graph.settlement import Settler
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +151,7 @@ class TradingAgentsGraph:
         )
         self.propagator = Propagator(int(self.config["max_recur_limit"]))
         self.signal_processor = SignalProcessor()
-        self._settler = None
+        self._settler: Settler | None = None
         self._lock = threading.Lock()
         # compiled once per graph shape and reused by every run (any ticker, any date): checkpoints
         # are routed per run to the ticker's database, tools read the run's date from its config
@@ -662,10 +665,11 @@ class TradingAgentsGraph:
                 raise ValidationError(f"The run of {ticker} on {trade_date} is not paused before a judge: there is "
                                       "no verdict to add a note to.")
             at = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-            [kept] = check_pm_notes([{"before": before or waiting[0], "note": str(note or ""),
-                                      "by": by or storage.default_user(self.config), "at": at}], "note") or [None]
-            if kept is None:
+            checked = check_pm_notes([{"before": before or waiting[0], "note": str(note or ""),
+                                       "by": by or storage.default_user(self.config), "at": at}], "note")
+            if not checked:
                 raise ValidationError("Write a note, or continue without one.")
+            [kept] = checked
             graph.update_state(run_config, {"pm_notes": [dict(kept)]})
         storage.record_audit(self.config, "pm_note", by=kept["by"], target=f"{ticker} {trade_date}",
                              before=kept["before"])
@@ -812,7 +816,7 @@ class TradingAgentsGraph:
                 "debate rounds need more); the steps done so far are checkpointed, so running "
                 "again with a larger limit resumes."
             )
-            error.key = "max_recur_limit"  # type: ignore[attr-defined]
+            error.key = "max_recur_limit"
             raise error from None
         finally:
             stream.close()

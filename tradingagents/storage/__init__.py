@@ -247,10 +247,12 @@ def open_checkpointer(config: Mapping[str, Any] | None, ticker: str):
 
 def _checkpoints(config: Mapping[str, Any] | None):
     if storage_url(config):
-        from tradingagents.storage import pg_checkpoint as module
-    else:
-        from tradingagents.storage import sqlite_checkpoint as module
-    return module
+        from tradingagents.storage import pg_checkpoint
+
+        return pg_checkpoint
+    from tradingagents.storage import sqlite_checkpoint
+
+    return sqlite_checkpoint
 
 
 def checkpoint_step(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> int | None:

@@ -207,7 +207,7 @@ class FileAudit:
                        item.get("at") or 0.0) for item in self._items()]
 
     def verify(self) -> AuditCheck:
-        chain = []
+        chain: list[tuple[dict[str, Any], str, str, str | None]] = []
         for item in self._items():
             entry = {"at": item.get("at"), "by": item.get("by"), "action": item.get("action"),
                      "target": item.get("target"), "detail": item.get("detail")}
