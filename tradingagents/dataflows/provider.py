@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -154,6 +154,39 @@ LOCAL_DATA = "local_data"
 """The key of a tool's ``metadata`` that says its provider is ``local`` (``tools.make_tools`` sets it)."""
 
 
+@runtime_checkable
+class MarketData(Protocol):
+    """What every market-data source offers (the seam ``get_provider`` returns; the graph, the tools,
+    settlement and the backtest call only these). ``MarketDataProvider`` below is the base class the
+    sources derive from (demo, yfinance, csv, and the blind and no-edge wrappers); mypy checks each
+    source the factory hands out against this protocol (``interface.get_provider``)."""
+
+    vendor: str
+    label: str
+    supports_social: bool
+    local: bool
+
+    def ohlcv(self, ticker: str, start: str, end: str) -> pd.DataFrame: ...
+
+    def fundamentals(self, ticker: str, as_of: str) -> dict[str, Any]: ...
+
+    def statements(self, ticker: str, kind: str, freq: str, as_of: str) -> pd.DataFrame: ...
+
+    def identity(self, ticker: str) -> dict[str, Any]: ...
+
+    def closes_between(self, ticker: str, start: str, end: str) -> pd.Series: ...
+
+    def missing_prices_hint(self, ticker: str, as_of: str) -> str: ...
+
+    def news(self, ticker: str, start: str, end: str) -> list[dict[str, Any]]: ...
+
+    def global_news(self, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]: ...
+
+    def social(self, ticker: str, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]: ...
+
+    def cache_token(self) -> Any: ...
+
+
 class MarketDataProvider:
     """Base class. Subclasses implement the data methods; all of them are point-in-time."""
 
@@ -236,7 +269,7 @@ class MarketDataProvider:
 
 __all__ = [
     "DATA_UNAVAILABLE", "NO_DATA", "OHLCV_COLUMNS", "STATEMENT_FREQS", "STATEMENT_KINDS", "VENDORS",
-    "VENDOR_ALIASES", "DataNotFound", "DataUnavailable", "MarketDataProvider", "ProviderUnavailable",
+    "VENDOR_ALIASES", "DataNotFound", "DataUnavailable", "MarketData", "MarketDataProvider", "ProviderUnavailable",
     "PLACEHOLDERS", "check_date", "check_days", "check_range", "check_statement_args", "check_ticker", "check_vendor",
     "clamp_end", "clean_identity", "clean_value", "clip_frame", "empty_ohlcv", "today",
 ]

@@ -31,7 +31,7 @@ from tradingagents.config import resolve_config
 from tradingagents.errors import TradingAgentsError
 
 if TYPE_CHECKING:  # imported where used (the reflector and the data layer load on first use)
-    from tradingagents.dataflows.provider import MarketDataProvider
+    from tradingagents.dataflows.provider import MarketData
     from tradingagents.graph.reflection import Reflector
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class Settler:
             memories = {name: storage.open_role_memory(name, self.config) for name in team.MEMORY_NAMES}
         self.memories = dict(memories)
         self._reflector: Reflector | None = None
-        self._provider: MarketDataProvider | None = None
+        self._provider: MarketData | None = None
         self._providers: dict[str, Any] = {}
 
     @property

@@ -71,6 +71,7 @@ from tradingagents.validation import (
 )
 
 if TYPE_CHECKING:  # imported where used (settling loads the reflector and the data layer)
+    from tradingagents.dataflows.provider import MarketData
     from tradingagents.graph.settlement import Settler
 
 log = logging.getLogger(__name__)
@@ -99,7 +100,7 @@ def validate_asset_type(asset_type: object) -> str:
     return text
 
 
-def instrument_context_for(provider, ticker: str) -> str:
+def instrument_context_for(provider: MarketData, ticker: str) -> str:
     """"NVDA — NVIDIA Corp (Technology / Semiconductors, NASDAQ, USD); data: synthetic demo data"."""
     label = getattr(provider, "label", "") or type(provider).__name__
     try:
@@ -181,7 +182,7 @@ class TradingAgentsGraph:
         """The quick-model Reflector (the settler's: one per graph)."""
         return self.settler.reflector
 
-    def _provider(self):
+    def _provider(self) -> MarketData:
         from tradingagents.dataflows.interface import get_provider
 
         return get_provider(self.config)
