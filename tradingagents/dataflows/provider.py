@@ -82,13 +82,13 @@ def clamp_end(end: str) -> str:
 def check_range(start: object, end: object) -> tuple[str, str]:
     """Validated (start, end) with end clamped to today; start after end is an error."""
     s = validate_date(start, allow_future=True)
-    e = clamp_end(end)  # type: ignore[arg-type]
-    if s > validate_date(end, allow_future=True):
+    e = validate_date(end, allow_future=True)  # validated once; clamped to today below (as clamp_end does)
+    if s > e:
         raise ValidationError(
-            f"The start date {s} is after the end date {validate_date(end, allow_future=True)}. "
+            f"The start date {s} is after the end date {e}. "
             "Give a start date on or before the end date."
         )
-    return s, e
+    return s, min(e, today().isoformat())
 
 
 def check_days(value: object, hi: int, name: str = "look_back_days") -> int:
@@ -96,6 +96,7 @@ def check_days(value: object, hi: int, name: str = "look_back_days") -> int:
     if isinstance(value, bool):
         value = int(value)
     try:
+        # the ignore: any input is tried; what float() refuses (TypeError included) is the ValidationError below
         number = int(float(value))  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError):
         raise ValidationError(f"{name} must be a whole number of days (1-{hi}), not {str(value)[:40]!r}.") from None
