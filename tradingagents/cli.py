@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tradingagents.config import EXECUTION_LABELS, ui_translator
@@ -1159,8 +1160,30 @@ def scores_command(argv: list[str]) -> int:
         return _explain(exc, resumes=False, t=t)
 
 
-SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "whatif", "attribute", "decide", "ask", "scores", "book", "schedule",
-               "scheduler")
+def _desk(name: str) -> Callable[[list[str]], int]:
+    def command(argv: list[str]) -> int:
+        from tradingagents.desk import cli as desk_cli
+
+        return getattr(desk_cli, f"{name}_command")(argv)
+
+    return command
+
+
+def _backtest(argv: list[str]) -> int:
+    from tradingagents.backtest.cli import main as backtest_main
+
+    return backtest_main(argv)
+
+
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "settle": settle_command, "log": log_command, "batch": batch_command, "backtest": _backtest,
+    "show": show_command, "whatif": whatif_command, "attribute": attribute_command, "decide": decide_command,
+    "ask": ask_command, "scores": scores_command, "book": _desk("book"), "schedule": _desk("schedule"),
+    "scheduler": _desk("scheduler"),
+}
+"""The subcommands, one scheme: the word after ``python -m tradingagents`` → its command (each parses its own
+arguments; the settings' flags come from the config's settings table). Anything else is a run."""
+SUBCOMMANDS = tuple(COMMANDS)
 
 
 def _subcommand_typo(word: str) -> str | None:
@@ -1200,33 +1223,8 @@ def _dispatch(argv: list[str]) -> int:
                      "--help). To analyse a ticker named {upper}, write it in capitals.", word=repr(argv[0]),
                      typo=typo, upper=argv[0].upper()), file=sys.stderr)
             return EXIT_BAD_INPUT
-        if argv and argv[0] == "show":
-            return show_command(argv[1:])
-        if argv and argv[0] == "whatif":
-            return whatif_command(argv[1:])
-        if argv and argv[0] == "attribute":
-            return attribute_command(argv[1:])
-        if argv and argv[0] == "scores":
-            return scores_command(argv[1:])
-        if argv and argv[0] == "ask":
-            return ask_command(argv[1:])
-        if argv and argv[0] == "decide":
-            return decide_command(argv[1:])
-        if argv and argv[0] == "settle":
-            return settle_command(argv[1:])
-        if argv and argv[0] == "log":
-            return log_command(argv[1:])
-        if argv and argv[0] == "batch":
-            return batch_command(argv[1:])
-        if argv and argv[0] in ("book", "schedule", "scheduler"):
-            from tradingagents.desk import cli as desk_cli
-
-            return {"book": desk_cli.book_command, "schedule": desk_cli.schedule_command,
-                    "scheduler": desk_cli.scheduler_command}[argv[0]](argv[1:])
-        if argv and argv[0] == "backtest":
-            from tradingagents.backtest.cli import main as backtest_main
-
-            return backtest_main(argv[1:])
+        if argv and argv[0] in COMMANDS:
+            return COMMANDS[argv[0]](argv[1:])
         return run_command(argv)
     except SystemExit as exc:  # argparse: --help → 0, usage error → 2
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_BAD_INPUT
