@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test lint bench chromium fonts poppler postgresql lock clean
+.PHONY: run test lint typecheck bench chromium fonts poppler postgresql lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,7 +64,11 @@ postgresql:
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 
-test: $(VENV)/.dev chromium fonts poppler postgresql lint
+# mypy over the layers pyproject.toml's [tool.mypy] names (a second or so once its cache is warm)
+typecheck: $(VENV)/.dev
+	$(BIN)/mypy
+
+test: $(VENV)/.dev chromium fonts poppler postgresql lint typecheck
 	$(BIN)/python -m pytest
 
 # The reference TradingAgents is measured beside ours when its source and venv are found
@@ -86,4 +90,4 @@ lock:
 	rm -rf $(LOCK_VENV)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache bench/results.json
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache bench/results.json

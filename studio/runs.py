@@ -24,6 +24,7 @@ from typing import Any
 from tradingagents import team
 from tradingagents.config import normalize_analysts
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
+from tradingagents.graph.run_context import thread_id_for
 from tradingagents.i18n import N_, Translator, translator
 
 ANALYST_LABELS = {r.key: r.title for r in team.ANALYSTS}
@@ -64,15 +65,8 @@ def config_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple
 
 
 def run_thread_id(ticker: str, date: str, config: Mapping[str, Any]) -> str:
-    """The checkpoint thread the engine will use for this run (same derivation as the engine's)."""
-    # imported here: the module loads LangGraph's SQLite saver (langchain_core, ~0.3 s), which every
-    # page's first run paid through studio.ui before it drew anything
-    from tradingagents.storage import sqlite_checkpoint as ckpt
-
-    analysts = list(config["selected_analysts"])
-    signature = ckpt.run_signature(analysts, config["max_debate_rounds"], config["max_risk_discuss_rounds"],
-                                   "stock", analyst_execution=config.get("analyst_execution"))
-    return ckpt.thread_id(ticker, date, signature)
+    """The checkpoint thread the engine will use for this run (the engine's one derivation)."""
+    return thread_id_for(ticker, date, config)  # loads LangGraph's saver on first use, not at import
 
 
 def expected_duration(config: Mapping[str, Any], limit: int = 30) -> float | None:

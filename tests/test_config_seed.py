@@ -202,7 +202,7 @@ def test_the_backtest_flags_are_checked_by_their_keys_rules():
 
 def test_the_config_package_imports_downwards_only():
     # each module imports only modules above it in this list (no cycle, nothing from the layers above)
-    order = ["redact", "settings", "defaults", "env", "checks", "resolve", "home"]
+    order = ["redact", "settings", "defaults", "env", "checks", "resolve", "home", "table"]
     folder = ROOT / "tradingagents" / "config"
     assert sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__") == sorted(order)
     for i, name in enumerate(order):

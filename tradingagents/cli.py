@@ -19,9 +19,11 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tradingagents.config import EXECUTION_LABELS, ui_translator
+from tradingagents.config.table import add_flags, config_from_args, flag_of, setting
 from tradingagents.errors import (
     EXIT_BAD_INPUT,
     EXIT_BUSY,
@@ -87,8 +89,14 @@ A date without a session (a weekend, a holiday) is analysed as the last session 
 and saved, logged and settled under that session.
 """
 
-ANALYSTS_HELP = ("comma-separated subset of market,social,news,fundamentals (default: all); aliases: "
-                 "technical = market, sentiment = social, fundamental = fundamentals")
+# the settings' flags come from the config's settings table (tradingagents/config/table.py): one name per setting
+SETTING_KEYS = ("selected_analysts", "llm_provider", "backend_url", "quick_think_llm", "deep_think_llm", "data_vendor",
+                "allow_synthetic", "csv_skip_bad_rows", "max_debate_rounds", "max_risk_discuss_rounds",
+                "analyst_execution", "analyst_data", "checkpoint_enabled", "llm_streaming", "max_cost_usd",
+                "max_concurrent_llm_calls", "executor", "home")
+"""Every setting a command of this CLI may take a flag for (a command's parser adds the ones it takes)."""
+MODEL_KEYS = ("llm_provider", "backend_url", "quick_think_llm", "deep_think_llm")
+DATA_KEYS = ("allow_synthetic", "csv_skip_bad_rows")  # the two input-honesty flags of every command reading data
 
 
 def _providers_help() -> str:
@@ -111,12 +119,7 @@ def _providers_help() -> str:
 
 def _data_flags(p: argparse.ArgumentParser) -> None:
     """The two input-honesty flags every command that reads market data takes."""
-    p.add_argument("--allow-synthetic", action="store_true", default=None,
-                   help="demo market: analyse a ticker it does not list as an invented instrument (labelled so "
-                   "in the report and the log, kept out of other tickers' lessons); default: refused (exit 2)")
-    p.add_argument("--csv-skip-bad-rows", action="store_true", default=None,
-                   help="CSV data: drop the rows that do not parse (and say how many) instead of refusing the "
-                   "file (exit 3)")
+    add_flags(p, DATA_KEYS)
 
 
 def _run_parser() -> argparse.ArgumentParser:
@@ -129,31 +132,18 @@ def _run_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("ticker", help="ticker symbol, e.g. NVDA, BRK-B, 7203.T")
     p.add_argument("date", help="analysis date YYYY-MM-DD (today or earlier)")
-    p.add_argument("--analysts", help=ANALYSTS_HELP)
-    p.add_argument("--provider", help="LLM provider: offline (default), openai, openai_compatible, ollama, … "
-                   "(see 'providers' below)")
-    p.add_argument("--backend-url", help="base URL of an OpenAI-compatible server")
-    p.add_argument("--quick-model", help="quick-thinking model name (default: the provider's, see below)")
-    p.add_argument("--deep-model", help="deep-thinking model name (default: the provider's, see below)")
-    p.add_argument("--data", help="market data: demo (default), yfinance (or yahoo) or csv")
-    _data_flags(p)
+    add_flags(p, ("selected_analysts", *MODEL_KEYS, "data_vendor", *DATA_KEYS), help={
+        "llm_provider": "LLM provider: offline (default), openai, openai_compatible, ollama, … (see 'providers' below)",
+        "quick_think_llm": "quick-thinking model name (default: the provider's, see below)",
+        "deep_think_llm": "deep-thinking model name (default: the provider's, see below)"})
     p.add_argument("--asset-type", default="stock", help="stock (default), etf, index, fx or crypto")
-    p.add_argument("--debate-rounds", type=int, help="bull/bear debate rounds (default 1)")
-    p.add_argument("--risk-rounds", type=int, help="risk discussion rounds (default 1)")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--parallel", action="store_true", help="run the analysts as parallel branches")
-    mode.add_argument("--sequential", action="store_true", help="run the analysts one after another")
-    p.add_argument("--analyst-data", help="how the analysts get their data: tools (default: each analyst's model "
-                   "asks for it with tool calls) or prefetch (the analyst fetches its plan itself and makes one "
-                   "model call without tools: fewer round trips, for models that cannot call tools)")
-    p.add_argument("--no-checkpoint", action="store_true", help="do not checkpoint (no resume after a failure)")
+    add_flags(p, ("max_debate_rounds", "max_risk_discuss_rounds", "analyst_execution", "analyst_data",
+                  "checkpoint_enabled"))
     p.add_argument("--fresh", action="store_true", help="start afresh: discard a checkpoint of this run (kept by "
                    "a failure or a stop) instead of resuming it, e.g. after changing the provider or models")
-    p.add_argument("--no-stream", action="store_true", help="networked models answer in one piece instead of "
-                   "streaming their text (for a proxy that buffers server-sent events; llm_streaming)")
-    p.add_argument("--max-cost", help="USD budget of the run: stop at a checkpoint (exit 5) before a step "
-                   "would exceed it (prices: llm_pricing / TRADINGAGENTS_LLM_PRICING)")
-    p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
+    add_flags(p, ("llm_streaming", "max_cost_usd", "home"), help={
+        "max_cost_usd": "USD budget of the run: stop at a checkpoint (exit 5) before a step would exceed it "
+                        "(prices: llm_pricing / TRADINGAGENTS_LLM_PRICING)"})
     p.add_argument("--note", action="append", metavar="TEXT",
                    help="a note from the portfolio manager to both judges (the Research Manager and the Portfolio "
                    "Manager read it in their prompts; kept in the run's meta.pm_notes); repeatable")
@@ -175,54 +165,23 @@ def _settle_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--ticker", help="only this ticker")
-    p.add_argument("--provider", help="LLM provider for the reflections (default offline)")
-    p.add_argument("--backend-url")
-    p.add_argument("--quick-model")
-    p.add_argument("--data", help="market data: demo (default), yfinance (or yahoo) or csv")
-    p.add_argument("--csv-skip-bad-rows", action="store_true", default=None,
-                   help="CSV data: drop the rows that do not parse instead of refusing the file")
-    p.add_argument("--home")
+    add_flags(p, ("llm_provider", "backend_url", "quick_think_llm", "data_vendor", "csv_skip_bad_rows", "home"),
+              help={"llm_provider": "LLM provider for the reflections (default offline)"})
     return p
 
 
-# flag → setting (the resolver names the setting; the terminal speaks flags)
-FLAGS = {
-    "provider": ("llm_provider", "--provider"),
-    "backend_url": ("backend_url", "--backend-url"),
-    "quick_model": ("quick_think_llm", "--quick-model"),
-    "deep_model": ("deep_think_llm", "--deep-model"),
-    "data": ("data_vendor", "--data"),
-    "debate_rounds": ("max_debate_rounds", "--debate-rounds"),
-    "risk_rounds": ("max_risk_discuss_rounds", "--risk-rounds"),
-    "home": ("home", "--home"),
-    "analysts": ("selected_analysts", "--analysts"),
-    "max_cost": ("max_cost_usd", "--max-cost"),
-    "executor": ("executor", "--executor"),
-    "analyst_data": ("analyst_data", "--analyst-data"),
-    "allow_synthetic": ("allow_synthetic", "--allow-synthetic"),
-    "csv_skip_bad_rows": ("csv_skip_bad_rows", "--csv-skip-bad-rows"),
-}
+# argparse attribute → (setting, flag) of the value flags (the MCP server reads its flags with it)
+FLAGS = {row.dest: (row.key, row.flag) for row in map(setting, SETTING_KEYS)
+         if row.dest and row.switch in (None, True) and not row.choices}
 FLAG_NOTES = ("pm_notes", "--note/--note-for")
-FLAG_OF_KEY = {key: flag for key, flag in FLAGS.values()}
-FLAG_OF_KEY.update({"analyst_execution": "--parallel/--sequential", "checkpoint_enabled": "--no-checkpoint",
-                    FLAG_NOTES[0]: FLAG_NOTES[1]})
+# setting → how the terminal names it (the resolver names the setting; the terminal speaks flags)
+FLAG_OF_KEY = {key: flag_of(key) for key in SETTING_KEYS}
+FLAG_OF_KEY.update({FLAG_NOTES[0]: FLAG_NOTES[1]})
 
 
 def _config_from(args: argparse.Namespace) -> dict[str, Any]:
     """The partial config the flags set (validated by ``resolve_config``, which names the setting)."""
-    cfg: dict[str, Any] = {}
-    for attr, (key, _flag) in FLAGS.items():
-        value = getattr(args, attr, None)
-        if value is not None:
-            cfg[key] = value
-    if getattr(args, "parallel", False):
-        cfg["analyst_execution"] = "parallel"
-    elif getattr(args, "sequential", False):
-        cfg["analyst_execution"] = "sequential"
-    if getattr(args, "no_checkpoint", False):
-        cfg["checkpoint_enabled"] = False
-    if getattr(args, "no_stream", False):
-        cfg["llm_streaming"] = False
+    cfg = config_from_args(args, SETTING_KEYS)
     notes = [{"before": judge, "note": text} for text in getattr(args, "note", None) or []
              for judge in ("research_manager", "portfolio_manager")]
     notes += [{"before": judge, "note": text} for judge, text in getattr(args, "note_for", None) or []]
@@ -654,16 +613,14 @@ def _batch_parser():
     )
     p.add_argument("tickers", help="comma-separated tickers, or @NAME for a saved watchlist")
     p.add_argument("date", help="analysis date YYYY-MM-DD")
-    p.add_argument("--executor", help="threads (default) or ray (each ticker a Ray task; ray_address / "
-                   "TRADINGAGENTS_RAY_ADDRESS for a cluster)")
-    p.add_argument("--max-cost", help="USD budget of the whole batch (and of each run)")
-    p.add_argument("--concurrency", type=int, help="max_concurrent_llm_calls shared by the batch")
-    p.add_argument("--analysts", help=ANALYSTS_HELP)
-    for flag in ("--provider", "--backend-url", "--quick-model", "--deep-model", "--data", "--home"):
-        p.add_argument(flag)
+    add_flags(p, ("executor", "max_cost_usd", "max_concurrent_llm_calls", "selected_analysts"), help={
+        "executor": "threads (default) or ray (each ticker a Ray task; ray_address / TRADINGAGENTS_RAY_ADDRESS for "
+                    "a cluster)",
+        "max_cost_usd": "USD budget of the whole batch (and of each run)",
+        "max_concurrent_llm_calls": "max_concurrent_llm_calls shared by the batch"})
+    add_flags(p, (*MODEL_KEYS, "data_vendor", "home"), bare=True)
     _data_flags(p)
-    p.add_argument("--debate-rounds", type=int)
-    p.add_argument("--risk-rounds", type=int)
+    add_flags(p, ("max_debate_rounds", "max_risk_discuss_rounds"), bare=True)
     p.add_argument("--json", action="store_true", help="the outcomes as JSON on stdout")
     p.add_argument("--blind", action="store_true", help="blind runs, one ticker after another: the models see "
                    "aliases, the date shifted by 28 years and rebased prices (stored in real names, <home>/blind/)")
@@ -731,7 +688,6 @@ def batch_command(argv: list[str]) -> int:
     """``python -m tradingagents batch TICKERS|@LIST DATE``: one line per ticker, the worst exit code."""
     from tradingagents import storage
     from tradingagents.batch import TickerOutcome, exit_code, parse_tickers, run_batch
-    from tradingagents.config import resolve_config
     from tradingagents.validation import ValidationError, validate_date
 
     args = _batch_parser().parse_args(argv)
@@ -743,8 +699,6 @@ def batch_command(argv: list[str]) -> int:
         t = ui_translator(settings)
         _notice(settings, t)
         storage.check_storage(settings)  # an unreachable desk: exit 7 at once, not one failure per ticker
-        if args.concurrency is not None:
-            settings = resolve_config({**dict(settings), "max_concurrent_llm_calls": args.concurrency})
         if args.tickers.startswith("@"):
             lists = storage.list_watchlists(settings)
             name = args.tickers[1:].strip()
@@ -877,10 +831,9 @@ def _session_of(settings: dict[str, Any], ticker: str, date: str) -> str:
 
 
 def _model_flags(p: argparse.ArgumentParser) -> None:
-    for flag in ("--provider", "--backend-url", "--quick-model", "--deep-model", "--data", "--home"):
-        p.add_argument(flag)
-    p.add_argument("--max-cost", help="USD budget (all the forks together)")
-    p.add_argument("--no-checkpoint", action="store_true", help="do not checkpoint the fork")
+    add_flags(p, (*MODEL_KEYS, "data_vendor", "home"), bare=True)
+    add_flags(p, ("max_cost_usd", "checkpoint_enabled"), help={
+        "max_cost_usd": "USD budget (all the forks together)", "checkpoint_enabled": "do not checkpoint the fork"})
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
 
@@ -1105,8 +1058,7 @@ def ask_command(argv: list[str]) -> int:
     p.add_argument("question")
     p.add_argument("--agent", required=True,
                    help="who: " + ", ".join(r.key for r in ROSTER) + " (or the name shown: 'Bear Researcher')")
-    for flag in ("--provider", "--backend-url", "--quick-model", "--deep-model", "--max-cost", "--home"):
-        p.add_argument(flag)
+    add_flags(p, (*MODEL_KEYS, "max_cost_usd", "home"), bare=True)
     p.add_argument("--by", help="who asks (default: the config's user, else the OS user)")
     p.add_argument("--json", action="store_true", help="the saved thread item as JSON")
     args = p.parse_args(argv)
@@ -1208,8 +1160,30 @@ def scores_command(argv: list[str]) -> int:
         return _explain(exc, resumes=False, t=t)
 
 
-SUBCOMMANDS = ("settle", "log", "batch", "backtest", "show", "whatif", "attribute", "decide", "ask", "scores", "book", "schedule",
-               "scheduler")
+def _desk(name: str) -> Callable[[list[str]], int]:
+    def command(argv: list[str]) -> int:
+        from tradingagents.desk import cli as desk_cli
+
+        return getattr(desk_cli, f"{name}_command")(argv)
+
+    return command
+
+
+def _backtest(argv: list[str]) -> int:
+    from tradingagents.backtest.cli import main as backtest_main
+
+    return backtest_main(argv)
+
+
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "settle": settle_command, "log": log_command, "batch": batch_command, "backtest": _backtest,
+    "show": show_command, "whatif": whatif_command, "attribute": attribute_command, "decide": decide_command,
+    "ask": ask_command, "scores": scores_command, "book": _desk("book"), "schedule": _desk("schedule"),
+    "scheduler": _desk("scheduler"),
+}
+"""The subcommands, one scheme: the word after ``python -m tradingagents`` → its command (each parses its own
+arguments; the settings' flags come from the config's settings table). Anything else is a run."""
+SUBCOMMANDS = tuple(COMMANDS)
 
 
 def _subcommand_typo(word: str) -> str | None:
@@ -1249,33 +1223,8 @@ def _dispatch(argv: list[str]) -> int:
                      "--help). To analyse a ticker named {upper}, write it in capitals.", word=repr(argv[0]),
                      typo=typo, upper=argv[0].upper()), file=sys.stderr)
             return EXIT_BAD_INPUT
-        if argv and argv[0] == "show":
-            return show_command(argv[1:])
-        if argv and argv[0] == "whatif":
-            return whatif_command(argv[1:])
-        if argv and argv[0] == "attribute":
-            return attribute_command(argv[1:])
-        if argv and argv[0] == "scores":
-            return scores_command(argv[1:])
-        if argv and argv[0] == "ask":
-            return ask_command(argv[1:])
-        if argv and argv[0] == "decide":
-            return decide_command(argv[1:])
-        if argv and argv[0] == "settle":
-            return settle_command(argv[1:])
-        if argv and argv[0] == "log":
-            return log_command(argv[1:])
-        if argv and argv[0] == "batch":
-            return batch_command(argv[1:])
-        if argv and argv[0] in ("book", "schedule", "scheduler"):
-            from tradingagents.desk import cli as desk_cli
-
-            return {"book": desk_cli.book_command, "schedule": desk_cli.schedule_command,
-                    "scheduler": desk_cli.scheduler_command}[argv[0]](argv[1:])
-        if argv and argv[0] == "backtest":
-            from tradingagents.backtest.cli import main as backtest_main
-
-            return backtest_main(argv[1:])
+        if argv and argv[0] in COMMANDS:
+            return COMMANDS[argv[0]](argv[1:])
         return run_command(argv)
     except SystemExit as exc:  # argparse: --help → 0, usage error → 2
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_BAD_INPUT

@@ -53,9 +53,14 @@ class NotAllowed(TradingAgentsError):
 
     exit_code = EXIT_BAD_INPUT
 class ConfigError(TradingAgentsError, ValueError):
-    """A configuration value (from a dict, the environment or a flag) is not usable."""
+    """A configuration value (from a dict, the environment or a flag) is not usable.
+
+    ``key``: the setting it is about, ``env_var``: the environment variable the value came from (None:
+    not from the environment), so a CLI can name its flag and a page its field."""
 
     exit_code = EXIT_BAD_INPUT
+    key: str | None = None
+    env_var: str | None = None
 
 
 class ValidationError(TradingAgentsError, ValueError):

@@ -116,7 +116,7 @@ def pricing_table(config: Mapping[str, Any] | None = None, environ: Mapping[str,
     if raw is not None and raw.strip():
         try:
             parsed = json.loads(raw)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ConfigError(
                 f"Environment variable {ENV_VAR} is not valid JSON ({exc.msg} at position {exc.pos}): "
                 'use an object like {"gpt-4o": [2.5, 10]} (USD per 1M input and output tokens).'

@@ -99,12 +99,12 @@ ROLE_BY_NODE: dict[str, Role] = {n: r for r in ROSTER for n in r.nodes}
 
 ANALYSTS: tuple[Role, ...] = tuple(r for r in ROSTER if r.is_analyst)
 ANALYST_KEYS: tuple[str, ...] = tuple(r.key for r in ANALYSTS)
-REPORT_KEYS: tuple[str, ...] = tuple(r.output_key for r in ANALYSTS)  # type: ignore[misc]
-OUTPUT_KEYS: tuple[str, ...] = tuple(r.output_key for r in ROSTER if r.output_key)  # type: ignore[misc]
-REPORT_TITLES: dict[str, str] = {r.output_key: r.title for r in ROSTER if r.output_key}  # type: ignore[misc]
+REPORT_KEYS: tuple[str, ...] = tuple(r.output_key for r in ANALYSTS if r.output_key)  # every analyst has one
+OUTPUT_KEYS: tuple[str, ...] = tuple(r.output_key for r in ROSTER if r.output_key)
+REPORT_TITLES: dict[str, str] = {r.output_key: r.title for r in ROSTER if r.output_key and r.title}  # each has both
 """Output key → its short title (Market … Fundamentals, Research plan, Trader, Decision), in OUTPUT_KEYS order."""
-MEMORY_NAMES: tuple[str, ...] = tuple(r.memory for r in ROSTER if r.memory)  # type: ignore[misc]
-MEMORY_ROLE: dict[str, Role] = {r.memory: r for r in ROSTER if r.memory}  # type: ignore[misc]
+MEMORY_NAMES: tuple[str, ...] = tuple(r.memory for r in ROSTER if r.memory)
+MEMORY_ROLE: dict[str, Role] = {r.memory: r for r in ROSTER if r.memory}
 
 # ---------------------------------------------------------------------------- who is calling a model
 # The reflector's two writers call the quick model outside the graph (graph/reflection.py); they
@@ -139,6 +139,15 @@ def role_of(metadata: object) -> Role | None:
     return ROLE_BY_NODE.get(node) if isinstance(node, str) else None
 
 
+def present(value: str | None) -> str:
+    """A field of the roster that this kind of role always has (an analyst's tool and clear nodes and report
+    key, a speaker's label, a factory's name): ``Role`` types it ``str | None`` because other kinds lack it,
+    so a None here is a mistake in the roster above, said at once."""
+    if value is None:
+        raise LookupError("the roster lacks a field this kind of role must have (tradingagents/team.py)")
+    return value
+
+
 def speakers(debate: str) -> tuple[Role, ...]:
     """The speakers of a debate in speaking order: Bull, Bear; Aggressive, Conservative, Neutral."""
     return tuple(r for r in ROSTER if r.debate == debate)
@@ -153,7 +162,7 @@ def speaker_role(debate: str, label: str) -> Role | None:
     """The role behind a speaker label ("Bull", "bull", "Bull Researcher") of a debate, or None."""
     text = str(label or "").strip().lower()
     for r in speakers(debate):
-        if text in (r.speaker.lower(), r.node.lower(), r.key):  # type: ignore[union-attr]
+        if text in (present(r.speaker).lower(), r.node.lower(), r.key):
             return r
     return None
 

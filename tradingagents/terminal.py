@@ -75,9 +75,9 @@ def safe_stdio() -> Iterator[None]:
     """Within the block, ``sys.stdout`` and ``sys.stderr`` are ``SafeStream``s (restored after)."""
     saved = sys.stdout, sys.stderr
     if not isinstance(sys.stdout, SafeStream):
-        sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = SafeStream(sys.stdout)
     if not isinstance(sys.stderr, SafeStream):
-        sys.stderr = SafeStream(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = SafeStream(sys.stderr)
     try:
         yield
     finally:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import unicodedata
+from collections.abc import Iterable
+from typing import Any
 
 from tradingagents.errors import InvalidDateError, InvalidTickerError, ValidationError
 
@@ -122,7 +124,7 @@ def ticker_from_path_component(name: str) -> str:
     return "." + name[len(_LEADING_DOT):] if name.startswith(_LEADING_DOT) else name
 
 
-def validate_tickers(value: object, *, limit: int, what: str) -> list[str]:
+def validate_tickers(value: str | Iterable[Any] | None, *, limit: int, what: str) -> list[str]:
     """Tickers from "NVDA, AAPL msft" or a list: validated, upper-cased, duplicates dropped, order kept.
 
     At least one, at most ``limit`` (``what`` names the job in the message: "backtest", "batch").

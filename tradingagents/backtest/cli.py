@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any
 
-from tradingagents.config import ui_translator
+from tradingagents.config import add_flags, config_from_args, ui_translator
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.terminal import reader_gone, safe_stdio, terminal_safe, unfiltered
 from tradingagents.vendors import engine_notice
@@ -43,6 +43,13 @@ exit codes: 0 ok, 1 unexpected error, 2 bad input (a missing API key, a ticker t
 """
 
 
+# the settings a backtest takes a flag for (their flags, help and checks: tradingagents/config/table.py)
+SETTING_KEYS = ("llm_provider", "backend_url", "quick_think_llm", "deep_think_llm", "data_vendor", "selected_analysts",
+                "allow_synthetic", "csv_skip_bad_rows", "max_debate_rounds", "max_risk_discuss_rounds",
+                "max_concurrent_llm_calls", "executor", "max_cost_usd", "home")
+CHECKED_NOW = ("max_debate_rounds", "max_risk_discuss_rounds", "max_concurrent_llm_calls")
+
+
 def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("tickers", help="comma-separated tickers, e.g. NVDA or NVDA,AAPL")
     p.add_argument("--start", required=True, help="first date YYYY-MM-DD")
@@ -62,26 +69,17 @@ def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--blind", action="store_true",
                    help="blind run: the models see an alias, dates shifted by 28 years and rebased prices, never "
                         "the real ticker, name or calendar; everything stored is mapped back")
-    p.add_argument("--provider", help="LLM provider: offline (default), openai, openai_compatible, ollama, …")
-    p.add_argument("--backend-url", help="base URL of an OpenAI-compatible server")
-    p.add_argument("--quick-model", help="quick-thinking model name")
-    p.add_argument("--deep-model", help="deep-thinking model name")
-    p.add_argument("--data", help="market data: demo (default), yfinance or csv")
-    p.add_argument("--analysts", help="comma-separated subset of market,social,news,fundamentals (default: all); "
-                   "aliases: technical = market, sentiment = social, fundamental = fundamentals")
-    p.add_argument("--allow-synthetic", action="store_true", default=None,
-                   help="demo market: backtest a ticker it does not list as an invented instrument (default: refused)")
-    p.add_argument("--csv-skip-bad-rows", action="store_true", default=None,
-                   help="CSV data: drop the rows that do not parse instead of refusing the file (exit 3)")
-    p.add_argument("--debate-rounds", type=int, help="bull/bear debate rounds (default 1)")
-    p.add_argument("--risk-rounds", type=int, help="risk discussion rounds (default 1)")
-    p.add_argument("--max-concurrent", type=int, help="tickers (and model calls) at once (max_concurrent_llm_calls)")
-    p.add_argument("--executor", help="threads (default) or ray (each ticker, and the ablation's, a Ray task; "
-                   "ray_address / TRADINGAGENTS_RAY_ADDRESS for a cluster)")
-    p.add_argument("--max-cost", help="USD budget of the whole backtest: every model call of every step (and the "
-                   "reflections settling due decisions) reserves its worst case first; when the next one does not "
-                   "fit it stops (exit 5), finished steps kept; a larger budget continues it")
-    p.add_argument("--home", help="TradingAgents home folder (default $TRADINGAGENTS_HOME or ~/.tradingagents)")
+    add_flags(p, SETTING_KEYS, help={
+        "data_vendor": "market data: demo (default), yfinance or csv",
+        "allow_synthetic": "demo market: backtest a ticker it does not list as an invented instrument (default: "
+                           "refused)",
+        "csv_skip_bad_rows": "CSV data: drop the rows that do not parse instead of refusing the file (exit 3)",
+        "max_concurrent_llm_calls": "tickers (and model calls) at once (max_concurrent_llm_calls)",
+        "executor": "threads (default) or ray (each ticker, and the ablation's, a Ray task; ray_address / "
+                    "TRADINGAGENTS_RAY_ADDRESS for a cluster)",
+        "max_cost_usd": "USD budget of the whole backtest: every model call of every step (and the reflections "
+                        "settling due decisions) reserves its worst case first; when the next one does not fit it "
+                        "stops (exit 5), finished steps kept; a larger budget continues it"})
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
     return p
@@ -106,27 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from(args: argparse.Namespace) -> dict[str, Any]:
-    """The partial config the flags set; a flag whose value breaks its key's one check (the config's)
-    is a ConfigError naming the flag."""
-    from tradingagents.config import check_setting
-
-    cfg: dict[str, Any] = {}
-    pairs = {"provider": "llm_provider", "backend_url": "backend_url", "quick_model": "quick_think_llm",
-             "deep_model": "deep_think_llm", "data": "data_vendor", "home": "home",
-             "max_concurrent": "max_concurrent_llm_calls", "executor": "executor",
-             "allow_synthetic": "allow_synthetic", "csv_skip_bad_rows": "csv_skip_bad_rows"}
-    for attr, key in pairs.items():
-        value = getattr(args, attr, None)
-        if value is not None:
-            cfg[key] = value
-    if getattr(args, "analysts", None):
-        cfg["selected_analysts"] = [a.strip() for a in args.analysts.split(",") if a.strip()]
-    checked = {"debate_rounds": ("max_debate_rounds", "--debate-rounds"),
-               "risk_rounds": ("max_risk_discuss_rounds", "--risk-rounds"),
-               "max_concurrent": ("max_concurrent_llm_calls", "--max-concurrent")}
-    for attr, (key, flag) in checked.items():
-        if getattr(args, attr, None) is not None:
-            cfg[key] = check_setting(key, getattr(args, attr), flag)
+    """The partial config the flags set (the settings table's flags); a round count or a concurrency that
+    breaks its key's one check (the config's) is a ConfigError naming the flag at once."""
+    cfg = config_from_args(args, SETTING_KEYS, checked=CHECKED_NOW)
+    analysts = cfg.pop("selected_analysts", None)
+    if analysts:  # "market,news": the analysts named, blanks dropped ("" leaves the setting alone)
+        cfg["selected_analysts"] = [a.strip() for a in analysts.split(",") if a.strip()]
     return cfg
 
 

@@ -7,7 +7,9 @@
 * ``checks``    one validator per key (``CHECKS``, ``check_setting``), used by every caller;
 * ``resolve``   ``resolve_config`` (defaults < environment < the caller's keys) and ``benchmark_for``;
 * ``redact``    ``public_config`` and ``redact_url``: what may be shown or written;
-* ``home``      ``check_home``: every folder the engine writes can be written.
+* ``home``      ``check_home``: every folder the engine writes can be written;
+* ``table``     one row per setting a person sets (label, CLI flag, URL name, bounds): ``settings_table``,
+  ``setting_label``, ``url_name``, ``key_for_url``, ``flag_of``, ``prefill_names``; the CLIs' ``add_flags``.
 
 Import from here (``from tradingagents.config import resolve_config``); ``tradingagents.default_config``
 is the specification's name for the same objects and is kept for code written against the documents.
@@ -33,6 +35,7 @@ from tradingagents.config.defaults import (
     ANALYST_DATA_MODES,
     ANALYST_ORDER,
     BENCHMARK_MAP,
+    BOUNDS,
     DATA_VENDORS,
     DEFAULT_BENCHMARK,
     DEFAULT_CONFIG,
@@ -54,6 +57,18 @@ from tradingagents.config.home import check_home
 from tradingagents.config.redact import REDACTED, public_config, redact_url
 from tradingagents.config.resolve import benchmark_for, resolve_config, ui_translator
 from tradingagents.config.settings import FrozenDict, FrozenList, Settings, freeze, thaw
+from tradingagents.config.table import (
+    Setting,
+    add_flags,
+    config_from_args,
+    flag_of,
+    key_for_url,
+    prefill_names,
+    setting,
+    settings_table,
+    url_name,
+)
+from tradingagents.config.table import label as setting_label
 from tradingagents.errors import ConfigError, LLMConfigError
 
 _thaw = thaw  # the name an older caller imports (tradingagents.batch)
@@ -66,4 +81,6 @@ __all__ = [
     "benchmark_for", "check_analyst_data", "check_benchmark_map", "check_execution", "check_home", "check_setting", "check_vendor",
     "default_home", "env_overrides", "env_var", "freeze", "normalize_analysts", "normalize_executor",
     "public_config", "redact_url", "resolve_config", "thaw", "validate_rounds",
+    "BOUNDS", "Setting", "add_flags", "config_from_args", "flag_of", "key_for_url", "prefill_names", "setting",
+    "setting_label", "settings_table", "url_name",
 ]

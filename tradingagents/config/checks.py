@@ -23,6 +23,7 @@ from tradingagents.config.defaults import (
     ANALYST_ALIASES,
     ANALYST_DATA_MODES,
     ANALYST_ORDER,
+    BOUNDS,
     DATA_VENDORS,
     DEFAULTS,
     EXECUTION_MODES,
@@ -490,7 +491,7 @@ CHECKS: Mapping[str, Check] = {
     "llm_timeout": _number(float, lo=0, lo_open=True, hi=3600),
     "llm_max_retries": _number(int, lo=0, hi=20),
     "llm_temperature": _number(float, lo=0, hi=2, optional=True),
-    "max_concurrent_llm_calls": _number(int, lo=1, hi=256),
+    "max_concurrent_llm_calls": _number(int, lo=BOUNDS["max_concurrent_llm_calls"][0], hi=BOUNDS["max_concurrent_llm_calls"][1]),
     "llm_streaming": _boolean,
     "llm_max_output_tokens": _number(int, lo=16, hi=1_000_000, optional=True),
     "offline_stream_delay_s": _number(float, lo=0, hi=1),
@@ -511,14 +512,14 @@ CHECKS: Mapping[str, Check] = {
     "memory_log_max_entries": _number(int, lo=1, optional=True),
     "bm25_k1": _number(float, lo=0, hi=10),
     "bm25_b": _number(float, lo=0, hi=1),
-    "holding_days": _number(int, lo=1, hi=260),
+    "holding_days": _number(int, lo=BOUNDS["holding_days"][0], hi=BOUNDS["holding_days"][1]),
     "benchmark_ticker": _benchmark,
     "benchmark_map": check_benchmark_map,
     "storage_url": validate_storage_url,
     "llm_pricing": validate_pricing,
     "executor": normalize_executor,
     "ray_address": _ray_address,
-    "max_cost_usd": _number(float, lo=0, lo_open=True, optional=True),
+    "max_cost_usd": _number(float, lo=BOUNDS["max_cost_usd"][0], lo_open=True, optional=True),
     "user": _text(optional=True),
     "desk_leads": _emails,
     "pm_notes": check_pm_notes,
@@ -544,7 +545,7 @@ def check_setting(key: str, value: Any, what: str | None = None) -> Any:
         return check(value, what or key)
     except ConfigError as exc:
         error = exc if key not in LLM_KEYS or isinstance(exc, LLMConfigError) else LLMConfigError(str(exc))
-        error.key = key  # type: ignore[attr-defined]
+        error.key = key
         if error is exc:
             raise
         raise error from None

@@ -94,6 +94,16 @@ MODEL_KEYS = {"quick": "quick_think_llm", "deep": "deep_think_llm"}
 ROUND_LIMITS = (1, 10)
 """Debate and risk rounds allowed, inclusive: the one place that bounds them (before any cost)."""
 
+BOUNDS: Mapping[str, tuple[float | None, float | None]] = MappingProxyType({
+    "max_debate_rounds": ROUND_LIMITS,
+    "max_risk_discuss_rounds": ROUND_LIMITS,
+    "max_concurrent_llm_calls": (1, 256),
+    "holding_days": (1, 260),
+    "max_cost_usd": (0, None),  # above 0
+})
+"""The numbers a person sets, (lowest, highest) accepted (None: open): their checks (``checks.CHECKS``) and
+the settings table (``table.Setting.bounds``: the forms' limits) read them here."""
+
 DEFAULTS: dict[str, Any] = {
     # where everything lives
     "home": None,

@@ -71,9 +71,9 @@ def _coerce(key: str, raw: str, env_name: str) -> Any:
     except (ValueError, json.JSONDecodeError) as exc:
         error = ConfigError(
             f"The environment variable {env_name}={shown(raw)} is not valid for {key}: "
-            f"expected {_HINTS.get(target, 'text')}."
+            f"expected {_HINTS.get(target, 'text') if target else 'text'}."
         )
-        error.key, error.env_var = key, env_name  # type: ignore[attr-defined]
+        error.key, error.env_var = key, env_name
         raise error from exc
 
 
@@ -114,7 +114,7 @@ def blank_home_error() -> ConfigError:
         f"The environment variable {HOME_VAR} is set but empty. Set it to the folder to use, or unset "
         "it (unset TRADINGAGENTS_HOME) to use the default ~/.tradingagents."
     )
-    error.key, error.env_var = "home", HOME_VAR  # type: ignore[attr-defined]
+    error.key, error.env_var = "home", HOME_VAR
     return error
 
 

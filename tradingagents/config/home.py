@@ -53,5 +53,5 @@ def check_home(config: Mapping[str, Any] | None = None) -> None:
                 + (where or f" ({reason})") + f". {todo}: set --home / TRADINGAGENTS_HOME (or the app's "
                 "home setting) to a writable folder."
             )
-            error.key = key  # type: ignore[attr-defined]
+            error.key = key
             raise error from exc

@@ -35,7 +35,7 @@ def _resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None) -> Set
             out[key] = check_setting(key, value, env_var(key) if from_env else key)
         except ConfigError as exc:
             # where the value came from, so a CLI can name its flag and a page its field
-            exc.env_var = env_var(key) if from_env else None  # type: ignore[attr-defined]
+            exc.env_var = env_var(key) if from_env else None
             raise
     derived: set[str] = set()
     home = Path(out["home"]) if out.get("home") else default_home()

@@ -42,7 +42,7 @@ from typing import Any
 import pandas as pd
 
 from tradingagents import figures
-from tradingagents.dataflows.provider import MarketDataProvider, check_ticker
+from tradingagents.dataflows.provider import MarketData, MarketDataProvider, check_ticker
 
 YEAR_SHIFT = -28
 _YEAR_LO, _YEAR_HI = 1990, 2040  # four-digit years in text that are shifted
@@ -116,7 +116,7 @@ class BlindMap:
                    names={str(k): list(v) for k, v in (doc.get("names") or {}).items()})
 
     @classmethod
-    def make(cls, tickers: Iterable[str], anchor: str, provider: MarketDataProvider | None = None,
+    def make(cls, tickers: Iterable[str], anchor: str, provider: MarketData | None = None,
              salt: str = "") -> BlindMap:
         """A map whose names to scrub are read from ``provider``'s identity of each ticker."""
         tickers = [t.upper() for t in tickers]
@@ -233,7 +233,7 @@ def _scrubbed(blind: BlindMap, exc: Exception) -> Exception:
 class BlindProvider(MarketDataProvider):
     """The data source seen through a ``BlindMap``: asked in blind terms, answering in blind terms."""
 
-    def __init__(self, base: MarketDataProvider, blind: BlindMap) -> None:
+    def __init__(self, base: MarketData, blind: BlindMap) -> None:
         self.base = base
         self.blind = blind
         self.vendor = base.vendor

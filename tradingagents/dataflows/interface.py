@@ -23,6 +23,7 @@ from tradingagents.dataflows.provider import (  # noqa: F401  (re-exported: the 
     VENDORS,
     DataNotFound,
     DataUnavailable,
+    MarketData,
     MarketDataProvider,
     ProviderUnavailable,
     check_date,
@@ -37,7 +38,7 @@ from tradingagents.dataflows.provider import (  # noqa: F401  (re-exported: the 
     today,
 )
 
-_CACHE: dict[tuple, MarketDataProvider] = {}
+_CACHE: dict[tuple, MarketData] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -51,7 +52,7 @@ def _provider_key(cfg: Mapping[str, Any]) -> tuple:
     return (vendor,)
 
 
-def get_provider(config: Mapping[str, Any] | None = None) -> MarketDataProvider:
+def get_provider(config: Mapping[str, Any] | None = None) -> MarketData:
     """The provider chosen by ``config["data_vendor"]`` (demo, yfinance, csv); partial config OK.
 
     Instances are cached per (vendor, relevant paths), so repeated calls are cheap; a provider
@@ -145,7 +146,7 @@ def check_instrument(config: Mapping[str, Any] | None, ticker: str) -> bool:
     )
 
 
-def input_notes(config: Mapping[str, Any] | None, provider: MarketDataProvider, ticker: str, as_of: str) -> list[str]:
+def input_notes(config: Mapping[str, Any] | None, provider: MarketData, ticker: str, as_of: str) -> list[str]:
     """Before any model call: what the run's report must say about its input (rows dropped, a short
     history), or the source's refusal (``BadCSVError``, exit 3: rows that do not parse without
     ``csv_skip_bad_rows``, bars that are not daily). Sources without such a check have nothing to say."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -82,13 +82,13 @@ def clamp_end(end: str) -> str:
 def check_range(start: object, end: object) -> tuple[str, str]:
     """Validated (start, end) with end clamped to today; start after end is an error."""
     s = validate_date(start, allow_future=True)
-    e = clamp_end(end)  # type: ignore[arg-type]
-    if s > validate_date(end, allow_future=True):
+    e = validate_date(end, allow_future=True)  # validated once; clamped to today below (as clamp_end does)
+    if s > e:
         raise ValidationError(
-            f"The start date {s} is after the end date {validate_date(end, allow_future=True)}. "
+            f"The start date {s} is after the end date {e}. "
             "Give a start date on or before the end date."
         )
-    return s, e
+    return s, min(e, today().isoformat())
 
 
 def check_days(value: object, hi: int, name: str = "look_back_days") -> int:
@@ -96,6 +96,7 @@ def check_days(value: object, hi: int, name: str = "look_back_days") -> int:
     if isinstance(value, bool):
         value = int(value)
     try:
+        # the ignore: any input is tried; what float() refuses (TypeError included) is the ValidationError below
         number = int(float(value))  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError):
         raise ValidationError(f"{name} must be a whole number of days (1-{hi}), not {str(value)[:40]!r}.") from None
@@ -152,6 +153,39 @@ def clip_frame(df: pd.DataFrame, start: str | None, end: str) -> pd.DataFrame:
 
 LOCAL_DATA = "local_data"
 """The key of a tool's ``metadata`` that says its provider is ``local`` (``tools.make_tools`` sets it)."""
+
+
+@runtime_checkable
+class MarketData(Protocol):
+    """What every market-data source offers (the seam ``get_provider`` returns; the graph, the tools,
+    settlement and the backtest call only these). ``MarketDataProvider`` below is the base class the
+    sources derive from (demo, yfinance, csv, and the blind and no-edge wrappers); mypy checks each
+    source the factory hands out against this protocol (``interface.get_provider``)."""
+
+    vendor: str
+    label: str
+    supports_social: bool
+    local: bool
+
+    def ohlcv(self, ticker: str, start: str, end: str) -> pd.DataFrame: ...
+
+    def fundamentals(self, ticker: str, as_of: str) -> dict[str, Any]: ...
+
+    def statements(self, ticker: str, kind: str, freq: str, as_of: str) -> pd.DataFrame: ...
+
+    def identity(self, ticker: str) -> dict[str, Any]: ...
+
+    def closes_between(self, ticker: str, start: str, end: str) -> pd.Series: ...
+
+    def missing_prices_hint(self, ticker: str, as_of: str) -> str: ...
+
+    def news(self, ticker: str, start: str, end: str) -> list[dict[str, Any]]: ...
+
+    def global_news(self, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]: ...
+
+    def social(self, ticker: str, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]: ...
+
+    def cache_token(self) -> Any: ...
 
 
 class MarketDataProvider:
@@ -236,7 +270,7 @@ class MarketDataProvider:
 
 __all__ = [
     "DATA_UNAVAILABLE", "NO_DATA", "OHLCV_COLUMNS", "STATEMENT_FREQS", "STATEMENT_KINDS", "VENDORS",
-    "VENDOR_ALIASES", "DataNotFound", "DataUnavailable", "MarketDataProvider", "ProviderUnavailable",
+    "VENDOR_ALIASES", "DataNotFound", "DataUnavailable", "MarketData", "MarketDataProvider", "ProviderUnavailable",
     "PLACEHOLDERS", "check_date", "check_days", "check_range", "check_statement_args", "check_ticker", "check_vendor",
     "clamp_end", "clean_identity", "clean_value", "clip_frame", "empty_ohlcv", "today",
 ]

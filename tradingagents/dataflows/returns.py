@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from tradingagents.config import benchmark_for, resolve_config
-from tradingagents.dataflows.provider import MarketDataProvider, clip_frame, today
+from tradingagents.dataflows.provider import MarketData, clip_frame, today
 from tradingagents.validation import ValidationError, validate_date
 
 # Calendar days of history fetched before the decision date to find "the last close before it".
@@ -73,7 +73,7 @@ def parse_returns(returns: object, *, holding_days: int) -> dict[str, Any]:
     return {"raw": raw, "alpha": alpha, "holding": int(holding), "end_date": end_date}
 
 
-def _closes(provider: MarketDataProvider, ticker: str, start: str, end: str) -> pd.Series:
+def _closes(provider: MarketData, ticker: str, start: str, end: str) -> pd.Series:
     """The valid closes; ``attrs["dropped_days"]``: days whose row the source had but could not use (a
     bad close here, or a row the provider dropped), so a window never silently steps over one."""
     df = provider.ohlcv(ticker, start, end)
@@ -100,7 +100,7 @@ def _on_or_before(series: pd.Series, day: pd.Timestamp) -> tuple[pd.Timestamp, f
 
 
 def compute_returns(
-    provider: MarketDataProvider,
+    provider: MarketData,
     ticker: str,
     trade_date: str,
     holding_days: int = 5,
@@ -112,7 +112,7 @@ def compute_returns(
 
 
 def returns_or_reason(
-    provider: MarketDataProvider,
+    provider: MarketData,
     ticker: str,
     trade_date: str,
     holding_days: int = 5,

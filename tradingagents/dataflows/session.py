@@ -20,7 +20,7 @@ import pandas as pd
 from tradingagents.dataflows.provider import (
     DataNotFound,
     DataUnavailable,
-    MarketDataProvider,
+    MarketData,
     ProviderUnavailable,
     check_ticker,
     clip_frame,
@@ -32,7 +32,7 @@ MAX_SESSION_GAP_DAYS = 10  # a week-long holiday (Golden Week, Lunar New Year) p
 _LOOK_BACK_DAYS = 14
 
 
-def _last_session(provider: MarketDataProvider, ticker: str, day: str) -> pd.Timestamp | None:
+def _last_session(provider: MarketData, ticker: str, day: str) -> pd.Timestamp | None:
     start = (pd.Timestamp(day) - pd.Timedelta(days=_LOOK_BACK_DAYS)).date().isoformat()
     try:
         df = provider.ohlcv(ticker, start, day)
@@ -60,7 +60,7 @@ def note_for(day: str, session: str) -> str | None:
     return f"no session on {day} ({why}); using {session}"
 
 
-def session_for(provider: MarketDataProvider, ticker: str, date: str) -> tuple[str, str | None]:
+def session_for(provider: MarketData, ticker: str, date: str) -> tuple[str, str | None]:
     """The last trading session of ``ticker`` on or before ``date``, and a note when it is not ``date``.
 
     Raises ``DataNotFound`` when the source has no session within two weeks before ``date``, and what
@@ -78,7 +78,7 @@ def session_for(provider: MarketDataProvider, ticker: str, date: str) -> tuple[s
     return session, note_for(day, session)
 
 
-def check_prices(provider: MarketDataProvider, ticker: str, as_of: str) -> str:
+def check_prices(provider: MarketData, ticker: str, as_of: str) -> str:
     """Before the first model call: the source can serve the ticker's prices up to ``as_of``.
 
     Returns the session date the analysis uses (``as_of``, or the last session before it). Raises
@@ -113,7 +113,7 @@ def check_prices(provider: MarketDataProvider, ticker: str, as_of: str) -> str:
     return last.date().isoformat()
 
 
-def window_gap(provider: MarketDataProvider, ticker: str, start: str, end: str) -> str | None:
+def window_gap(provider: MarketData, ticker: str, start: str, end: str) -> str | None:
     """Why ``ticker``'s prices do not cover the holding window ``start``..``end`` (both session dates of
     the decision's own ticker), or None when they do: a close on or within a week before ``start``
     and one on or after ``end``'s week, so an alpha covers the same days as the return.

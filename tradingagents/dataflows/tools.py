@@ -40,7 +40,7 @@ from tradingagents.dataflows.provider import (
     NO_DATA,
     STATEMENT_FREQS,
     DataNotFound,
-    MarketDataProvider,
+    MarketData,
     ProviderUnavailable,
     clip_frame,
     today,
@@ -64,11 +64,11 @@ WARMUP_DAYS = 500  # calendar days of history before an indicator window (EMA st
 # ----------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------
-def _source(provider: MarketDataProvider) -> str:
+def _source(provider: MarketData) -> str:
     return f"(source: {provider.label})"
 
 
-def _no_data(provider: MarketDataProvider, what: str) -> str:
+def _no_data(provider: MarketData, what: str) -> str:
     return f"{NO_DATA} {what} {NO_INVENT} {_source(provider)}"
 
 
@@ -153,7 +153,7 @@ def clear_result_cache() -> None:
         _RESULTS.clear()
 
 
-def _result_key(provider: MarketDataProvider, name: str, cut: Callable[[], str | None],
+def _result_key(provider: MarketData, name: str, cut: Callable[[], str | None],
                 args: tuple, kwargs: Mapping[str, Any]) -> tuple | None:
     """The cache key of one tool call, or None when it must not be cached (no token, no date,
     an argument that cannot be hashed)."""
@@ -170,7 +170,7 @@ def _result_key(provider: MarketDataProvider, name: str, cut: Callable[[], str |
     return key
 
 
-def _safe(provider: MarketDataProvider, fn: Callable[..., str],
+def _safe(provider: MarketData, fn: Callable[..., str],
           cut: Callable[[], str | None] | None = None) -> Callable[..., str]:
     """Wrap a tool body so it never raises: errors become the sentinels, naming what is missing.
 
@@ -255,7 +255,7 @@ def _clean_prices(df: pd.DataFrame, start: str | None, end: str) -> pd.DataFrame
     return out
 
 
-def _stale(provider: MarketDataProvider, symbol: str, df: pd.DataFrame, start: str, end: str) -> str | None:
+def _stale(provider: MarketData, symbol: str, df: pd.DataFrame, start: str, end: str) -> str | None:
     last = df.index[-1]
     gap = (pd.Timestamp(end) - last).days
     if gap > STALE_DAYS and (pd.Timestamp(end) - pd.Timestamp(start)).days > STALE_DAYS:
@@ -285,7 +285,7 @@ class _Tool(StructuredTool):
 _Tool._run.__signature__ = inspect.signature(_Tool._run)  # type: ignore[attr-defined]
 
 
-def _validation_handler(provider: MarketDataProvider) -> Callable[[Exception], str]:
+def _validation_handler(provider: MarketData) -> Callable[[Exception], str]:
     def handle(exc: Exception) -> str:
         text = str(exc).replace("\n", " ")[:400]
         return (f"{INVALID} the tool arguments are not valid ({text}). Check the argument names and types. "
@@ -317,7 +317,7 @@ def run_as_of() -> str:
 
 
 def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = None,
-               provider: MarketDataProvider | None = None, per_run: bool = False) -> dict[str, BaseTool]:
+               provider: MarketData | None = None, per_run: bool = False) -> dict[str, BaseTool]:
     """Every analyst tool by name, bound to the provider of ``config`` and clamped to ``as_of``.
 
     ``provider`` overrides the config's provider (tests inject failing ones). ``per_run=True`` builds
@@ -576,7 +576,7 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
     return tools
 
 
-_SHARED: OrderedDict[int, tuple[MarketDataProvider, dict[str, BaseTool]]] = OrderedDict()
+_SHARED: OrderedDict[int, tuple[MarketData, dict[str, BaseTool]]] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
 SHARED_TOOLS_MAX = 8
 

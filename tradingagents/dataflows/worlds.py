@@ -33,7 +33,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tradingagents.dataflows.provider import MarketDataProvider, check_range, check_ticker, clip_frame, today
+from tradingagents.dataflows.provider import (
+    MarketData,
+    MarketDataProvider,
+    check_range,
+    check_ticker,
+    clip_frame,
+    today,
+)
 
 ORIGIN_YEARS = 2
 
@@ -68,7 +75,7 @@ class WorldProvider(MarketDataProvider):
 
     supports_social = False
 
-    def __init__(self, base: MarketDataProvider, spec: Mapping[str, Any]) -> None:
+    def __init__(self, base: MarketData, spec: Mapping[str, Any]) -> None:
         self.base = base
         self.spec = dict(spec)
         self.vendor = base.vendor

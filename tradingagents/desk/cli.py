@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from tradingagents.config import resolve_config, ui_translator
+from tradingagents.config import add_flags, resolve_config, ui_translator
 from tradingagents.errors import EXIT_BAD_INPUT, EXIT_OK, ValidationError, exit_code_for
 from tradingagents.i18n import N_, Translator
 
@@ -35,7 +35,7 @@ def _explain(exc: BaseException, t: Translator) -> int:
 
 
 def _home_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--home", default=None, help="the home folder (default: TRADINGAGENTS_HOME or ~/.tradingagents)")
+    add_flags(p, ("home",), help={"home": "the home folder (default: TRADINGAGENTS_HOME or ~/.tradingagents)"})
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:

@@ -30,8 +30,9 @@ class AnalystNodeSpec:
 
     @classmethod
     def for_role(cls, role: team.Role) -> AnalystNodeSpec:
-        return cls(key=role.key, agent_node=role.node, clear_node=role.clear_node, tool_node=role.tool_node,
-                   report_key=role.output_key, factory=role.factory)  # type: ignore[arg-type]
+        return cls(key=role.key, agent_node=role.node, clear_node=team.present(role.clear_node),
+                   tool_node=team.present(role.tool_node), report_key=team.present(role.output_key),
+                   factory=team.present(role.factory))
 
 
 ANALYST_SPECS: dict[str, AnalystNodeSpec] = {role.key: AnalystNodeSpec.for_role(role) for role in team.ANALYSTS}

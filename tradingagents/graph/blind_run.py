@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tradingagents import pricing, storage
 from tradingagents.config import resolve_config
-from tradingagents.dataflows.blind import BlindMap
+from tradingagents.dataflows.blind import BlindMap, BlindProvider
 from tradingagents.dataflows.interface import get_provider
 from tradingagents.fileio import atomic_write
 from tradingagents.graph.trading_graph import TradingAgentsGraph
@@ -108,7 +108,9 @@ class BlindAnalysis:
         root = Path(cfg["home"]) / "blind"
         bcfg = resolve_config(blind_config(cfg, blind, root / "desk"))
         held: list[Any] = []
-        prices = get_provider(bcfg).real_prices_text
+        # a blind config's provider is the BlindProvider (dataflows/blind.py: get_provider wraps the real one)
+        provider = cast(BlindProvider, get_provider(bcfg))
+        prices = provider.real_prices_text
 
         def back(value: Any) -> Any:
             """Names, dates and quoted prices mapped back (what is shown or returned)."""
@@ -141,9 +143,9 @@ class BlindAnalysis:
             state, rating = graph.propagate(alias, bdate, asset_type, on_event=shown, should_stop=should_stop,
                                             fresh=fresh)
             saved = self._save_real(graph, back(dict(state)), rating, ticker, date, alias, bdate, back,
-                                    prices.__self__)
+                                    provider, blind)
         finally:
-            unblind_files(bcfg["memory_dir"], root / "real_memory", blind, provider=prices.__self__)
+            unblind_files(bcfg["memory_dir"], root / "real_memory", blind, provider=provider)
             self.last_run = blind.unblind_value(dict(graph.last_run))
             self.last_run.update({"alias": alias, "blind_date": bdate})
             if saved is not None:
@@ -157,7 +159,7 @@ class BlindAnalysis:
         return back(dict(state)), rating
 
     def _save_real(self, graph: TradingAgentsGraph, state: dict[str, Any], rating: str | None, ticker: str,
-                   date: str, alias: str, bdate: str, back: Any, provider: Any) -> dict[str, Any]:
+                   date: str, alias: str, bdate: str, back: Any, provider: Any, blind: BlindMap) -> dict[str, Any]:
         """The finished blind run in real names, dates and prices, saved where every run is (the real
         desk's results or its database: History lists it, ``show`` and the Run page open it) and its
         decision in the real memory log, both marked blind (``meta.blind``: the alias and the date the
@@ -173,7 +175,7 @@ class BlindAnalysis:
             meta["decision"] = {k: (None if real_per_blind is None else round(float(v) * real_per_blind, 2))
                                 if k in CARD_PRICES and isinstance(v, int | float) else v for k, v in card.items()}
         session = str(meta.get("date") or date)
-        meta.update(ticker=ticker, date=session, blind={"alias": alias, "date": self.blind.blind_date(session)},
+        meta.update(ticker=ticker, date=session, blind={"alias": alias, "date": blind.blind_date(session)},
                     log_note=None, version_note=None)
         log = storage.open_memory_log(cfg)
         settled = any(e["ticker"] == ticker and e["date"] == session and not e["pending"]

@@ -46,7 +46,7 @@ class CheckpointRouter(BaseCheckpointSaver):
         self.config = config
         self.persistent = bool(config.get("checkpoint_enabled"))
         self._routes: dict[str, BaseCheckpointSaver] = {}
-        self._counters: dict[str, Callable[[], Mapping[str, Any]]] = {}
+        self._counters: dict[Any, Callable[[], Mapping[str, Any]]] = {}  # a run config's route token → its counters
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
 

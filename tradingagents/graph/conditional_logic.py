@@ -36,12 +36,12 @@ RISK_ANALYSIS_PATH_MAP: dict[str, str] = _debate_path_map("risk")
 # latest_speaker (the roster's speaker label, lower-cased) → the node that speaks next
 _RISK_SPEAKERS = team.speakers("risk")
 _RISK_ROTATION = {
-    r.speaker.lower(): _RISK_SPEAKERS[(i + 1) % len(_RISK_SPEAKERS)].node  # type: ignore[union-attr]
+    team.present(r.speaker).lower(): _RISK_SPEAKERS[(i + 1) % len(_RISK_SPEAKERS)].node
     for i, r in enumerate(_RISK_SPEAKERS)
 }
 _INVEST_SPEAKERS = team.speakers("invest")
 _INVEST_ROTATION = {
-    r.speaker.lower(): _INVEST_SPEAKERS[(i + 1) % len(_INVEST_SPEAKERS)].node  # type: ignore[union-attr]
+    team.present(r.speaker).lower(): _INVEST_SPEAKERS[(i + 1) % len(_INVEST_SPEAKERS)].node
     for i, r in enumerate(_INVEST_SPEAKERS)
 }
 _ANALYST_BY_KEY = {r.key: r for r in team.ANALYSTS}
@@ -90,7 +90,7 @@ class ConditionalLogic:
 
     def _analyst(self, key: str, state: Mapping[str, Any]) -> str:
         role = _ANALYST_BY_KEY[key]
-        return role.tool_node if last_message_has_tool_calls(state.get("messages")) else role.clear_node  # type: ignore[return-value]
+        return team.present(role.tool_node if last_message_has_tool_calls(state.get("messages")) else role.clear_node)
 
     def should_continue_market(self, state: Mapping[str, Any]) -> str:
         return self._analyst("market", state)

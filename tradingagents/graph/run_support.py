@@ -11,11 +11,11 @@ import pprint
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tradingagents import pricing, storage, team
-from tradingagents.graph.events import EventCallback, RunEvent, make_event
+from tradingagents.graph.events import EventCallback, EventKind, RunEvent, make_event
 from tradingagents.graph.setup import SCRATCHPAD_KEYS
 from tradingagents.llm_clients.streaming import is_restart
 
@@ -33,8 +33,8 @@ class _RunReporter:
         self.on_event = on_event
         self.debug = debug
         self.tracker = tracker
-        self.task_started: dict[str, tuple[str, float]] = {}
-        self.tool_args: dict[str, tuple[str, Any]] = {}
+        self.task_started: dict[Any, tuple[str, float]] = {}  # LangGraph's task id → (node, start)
+        self.tool_args: dict[Any, tuple[str | None, Any]] = {}  # a model's tool call id → (tool, args)
         self.node_times: dict[str, float] = {}
         self.node_spans: list[dict[str, Any]] = []
         self.last_usage: dict[str, int] | None = dict(tracker.totals()) if tracker is not None else None
@@ -50,16 +50,16 @@ class _RunReporter:
         self.engine: dict[str, Any] | None = None  # this segment's models (``engine_of``)
         self.ran_on: dict[str, dict[str, Any]] = {}  # node → the engine it finished on (earlier segments too)
 
-    def emit(self, kind: str, node: str | None = None, **data: Any) -> None:
+    def emit(self, kind: EventKind, node: str | None = None, **data: Any) -> None:
         if self.on_event is None:
             return
-        event: RunEvent = make_event(kind, node, **data)  # type: ignore[arg-type]
+        event: RunEvent = make_event(kind, node, **data)
         try:
             self.on_event(event)
         except Exception:  # a broken display must not break (or lose) the run
             log.exception("on_event callback failed for %s", kind)
 
-    def terminal(self, kind: str, **data: Any) -> None:
+    def terminal(self, kind: EventKind, **data: Any) -> None:
         """The one terminal event of the run (a second one is never sent)."""
         with self.token_lock:
             if self.terminal_sent:
@@ -141,7 +141,7 @@ class _RunReporter:
         except (TypeError, ValueError):
             return
         node = (metadata or {}).get("langgraph_node")
-        role = team.ROLE_BY_NODE.get(node)
+        role = team.ROLE_BY_NODE.get(node) if isinstance(node, str) else None
         if role is None or node != role.node or getattr(message, "type", "") not in ("ai", "AIMessageChunk"):
             return
         if is_restart(message):  # the model retries this call: what it streamed so far is void
@@ -228,7 +228,7 @@ class _Budget:
         from tradingagents.llm_clients.usage import RunGuard
 
         return [RunGuard((self.ledger, self.batch_ledger), table=pricing.pricing_table(self.config),
-                         max_output_tokens=pricing.output_limit(self.config, budgeted=True),
+                         max_output_tokens=pricing.output_limit(self.config, budgeted=True) or pricing.BUDGET_OUTPUT_TOKENS,
                          where=f" for {self.ticker} on {self.date}", should_stop=self.should_stop)]
 
 
@@ -240,9 +240,10 @@ def checkpoint_fence(saver: Any) -> list:
     flushed: the steps between two calls cost one commit. Flushing before each model call (or tool
     call) starts keeps the promise that matters: a node that finished before a call that costs
     money or time is never run again on resume, even after a kill."""
-    flush = getattr(saver, "flush", None)
-    if not callable(flush):
+    found = getattr(saver, "flush", None)
+    if not callable(found):
         return []
+    flush: Callable[[], Any] = found
     from langchain_core.callbacks import BaseCallbackHandler
 
     class CheckpointFence(BaseCallbackHandler):

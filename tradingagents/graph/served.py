@@ -154,7 +154,9 @@ def build_served_graph(graph) -> Any:
         return update
 
     builder = StateGraph(stock_team.builder.state_schema, input_schema=ServedInput)
-    builder.add_node(PREPARE_NODE, prepare)
+    # the ignore: LangGraph reads a node's input hint at run time; `dict` gives prepare the whole input
+    # (a TypedDict hint would filter it), and LangGraph's stubs admit only TypedDict-like hints
+    builder.add_node(PREPARE_NODE, prepare)  # type: ignore[type-var]
     builder.add_node(TEAM_NODE, team)
     builder.add_edge(START, PREPARE_NODE)
     builder.add_edge(PREPARE_NODE, TEAM_NODE)
@@ -179,7 +181,7 @@ def _served(configuration: Configuration):
             settings = configuration.settings()
             graph = TradingAgentsGraph(settings["selected_analysts"], config=settings)
             compiled = build_served_graph(graph).compile(name="trading_agents")
-            compiled.trading_graph = graph  # type: ignore[attr-defined]
+            compiled.trading_graph = graph
             _CACHE[key] = compiled
             while len(_CACHE) > CACHE_SIZE:
                 _CACHE.popitem(last=False)

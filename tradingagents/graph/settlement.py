@@ -24,11 +24,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tradingagents import team
 from tradingagents.config import resolve_config
 from tradingagents.errors import TradingAgentsError
+
+if TYPE_CHECKING:  # imported where used (the reflector and the data layer load on first use)
+    from tradingagents.dataflows.provider import MarketData
+    from tradingagents.graph.reflection import Reflector
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +98,8 @@ class Settler:
         if memories is None:
             memories = {name: storage.open_role_memory(name, self.config) for name in team.MEMORY_NAMES}
         self.memories = dict(memories)
-        self._reflector = None
-        self._provider = None
+        self._reflector: Reflector | None = None
+        self._provider: MarketData | None = None
         self._providers: dict[str, Any] = {}
 
     @property

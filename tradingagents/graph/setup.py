@@ -64,7 +64,12 @@ declare_keys(ParallelAgentState, {spec.messages_key: Annotated[list, add_message
 SCRATCHPAD_KEYS = tuple(spec.messages_key for spec in ANALYST_SPECS.values())
 
 
-def _scratchpad_node(node: Callable[[Mapping[str, Any]], dict], messages_key: str):
+def _paths(path_map: Mapping[str, str]) -> dict[Hashable, str]:
+    """A router's path map as LangGraph's ``add_conditional_edges`` types it (a copy: the map is a fact)."""
+    return {key: node for key, node in path_map.items()}
+
+
+def _scratchpad_node(node: Callable[..., dict], messages_key: str):
     """Run ``node`` with its branch scratchpad shown as ``messages``; write messages back there."""
 
     # the run config goes through to a node that takes one (LangGraph hands it to a parameter named
@@ -173,7 +178,7 @@ class GraphSetup:
                 workflow.add_node(spec.tool_node, ToolNode(tools, handle_tool_errors=tool_error_message))
                 router = self.logic.make_analyst_router(spec.tool_node, spec.clear_node)
             workflow.add_conditional_edges(
-                spec.agent_node, router, analyst_path_map(spec.tool_node, spec.clear_node)
+                spec.agent_node, router, _paths(analyst_path_map(spec.tool_node, spec.clear_node))
             )
             workflow.add_edge(spec.tool_node, spec.agent_node)
 
@@ -181,7 +186,7 @@ class GraphSetup:
         for role in team.ROSTER:
             if role.is_analyst:
                 continue
-            factory = getattr(agents, role.factory)  # type: ignore[arg-type]
+            factory = getattr(agents, team.present(role.factory))
             llm = self.deep_llm if role.model == "deep" else self.quick_llm
             if role.memory:
                 node = factory(llm, self.memories[role.memory], self.config)
@@ -202,11 +207,12 @@ class GraphSetup:
                 workflow.add_edge(here.clear_node, nxt.agent_node)
             workflow.add_edge(plan[-1].clear_node, BULL)
 
-        workflow.add_conditional_edges(BULL, self.logic.should_continue_debate, DEBATE_PATH_MAP)
-        workflow.add_conditional_edges(BEAR, self.logic.should_continue_debate, DEBATE_PATH_MAP)
+        workflow.add_conditional_edges(BULL, self.logic.should_continue_debate, _paths(DEBATE_PATH_MAP))
+        workflow.add_conditional_edges(BEAR, self.logic.should_continue_debate, _paths(DEBATE_PATH_MAP))
         workflow.add_edge(RESEARCH_MANAGER, TRADER)
         workflow.add_edge(TRADER, AGGRESSIVE)
         for node in (AGGRESSIVE, CONSERVATIVE, NEUTRAL):
-            workflow.add_conditional_edges(node, self.logic.should_continue_risk_analysis, RISK_ANALYSIS_PATH_MAP)
+            workflow.add_conditional_edges(node, self.logic.should_continue_risk_analysis,
+                                           _paths(RISK_ANALYSIS_PATH_MAP))
         workflow.add_edge(PORTFOLIO_MANAGER, END)
         return workflow

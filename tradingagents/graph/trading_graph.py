@@ -26,9 +26,10 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.errors import GraphRecursionError
 
@@ -50,6 +51,7 @@ from tradingagents.graph.conditional_logic import ConditionalLogic
 from tradingagents.graph.events import EventCallback, describe_error, empty_record
 from tradingagents.graph.evidence import ledger as evidence_ledger
 from tradingagents.graph.propagation import Propagator
+from tradingagents.graph.run_context import RunContext, run_signature_for, thread_id_for
 from tradingagents.graph.run_support import (
     _Budget,
     _RunReporter,
@@ -61,7 +63,6 @@ from tradingagents.graph.run_support import (
 )
 from tradingagents.graph.setup import SCRATCHPAD_KEYS, CompiledGraphCache, GraphSetup
 from tradingagents.graph.signal_processing import SignalProcessor, state_rating
-from tradingagents.storage import sqlite_checkpoint as ckpt
 from tradingagents.storage.files_runs import REPORT_FILE, STATE_FILE, public_meta
 from tradingagents.validation import (
     InvalidDateError,
@@ -69,6 +70,10 @@ from tradingagents.validation import (
     validate_date,
     validate_ticker,
 )
+
+if TYPE_CHECKING:  # imported where used (settling loads the reflector and the data layer)
+    from tradingagents.dataflows.provider import MarketData
+    from tradingagents.graph.settlement import Settler
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +101,17 @@ def validate_asset_type(asset_type: object) -> str:
     return text
 
 
-def instrument_context_for(provider, ticker: str) -> str:
+@dataclass(frozen=True)
+class _Segment:
+    """What ``_begin`` opened: the run config (thread, route, date, callbacks), the callbacks that every
+    model call of the segment goes through (settling's reflections too), the checkpoint found."""
+
+    run_config: dict[str, Any]
+    callbacks: list[Any]
+    snapshot: Any
+
+
+def instrument_context_for(provider: MarketData, ticker: str) -> str:
     """"NVDA — NVIDIA Corp (Technology / Semiconductors, NASDAQ, USD); data: synthetic demo data"."""
     label = getattr(provider, "label", "") or type(provider).__name__
     try:
@@ -148,7 +163,7 @@ class TradingAgentsGraph:
         )
         self.propagator = Propagator(int(self.config["max_recur_limit"]))
         self.signal_processor = SignalProcessor()
-        self._settler = None
+        self._settler: Settler | None = None
         self._lock = threading.Lock()
         # compiled once per graph shape and reused by every run (any ticker, any date): checkpoints
         # are routed per run to the ticker's database, tools read the run's date from its config
@@ -178,7 +193,7 @@ class TradingAgentsGraph:
         """The quick-model Reflector (the settler's: one per graph)."""
         return self.settler.reflector
 
-    def _provider(self):
+    def _provider(self) -> MarketData:
         from tradingagents.dataflows.interface import get_provider
 
         return get_provider(self.config)
@@ -187,10 +202,9 @@ class TradingAgentsGraph:
         return self._signature(analysts_for_asset(self.selected_analysts, asset_type), asset_type)
 
     def thread_id(self, ticker: str, trade_date: str, asset_type: str = "stock") -> str:
-        """The checkpoint thread of a run (an edge: the input is validated here)."""
-        ticker = validate_ticker(ticker)
-        trade_date = validate_date(trade_date)
-        return ckpt.thread_id(ticker, trade_date, self.run_signature(validate_asset_type(asset_type)))
+        """The checkpoint thread of a run (an edge: the input is validated here; ``thread_id_for`` derives it)."""
+        return thread_id_for(validate_ticker(ticker), validate_date(trade_date), self.config,
+                             validate_asset_type(asset_type), analysts=self.selected_analysts)
 
     def has_resumable_run(self, ticker: str, trade_date: str, asset_type: str = "stock") -> bool:
         if not self.config.get("checkpoint_enabled"):
@@ -203,8 +217,12 @@ class TradingAgentsGraph:
         execution) and the same providers and models made it and it has a rating; its decision is then
         stored in the memory log (a no-op when it is there: the run may have died just after saving).
         A batch or a backtest takes such a run instead of running it again."""
+        try:
+            ticker, trade_date = validate_ticker(ticker), validate_run_date(trade_date)
+        except ValueError:
+            return None  # propagate raises it, with the terminal event; there is no run of it to take
         try:  # a non-trading date's run is kept under its session
-            trade_date = self._check_data(validate_ticker(ticker), validate_run_date(trade_date))[0]
+            trade_date = self._check_data(ticker, trade_date)[0]
         except (TradingAgentsError, ValueError):
             pass  # propagate raises the same, with the terminal event
         try:
@@ -212,7 +230,8 @@ class TradingAgentsGraph:
         except (FileNotFoundError, ValueError, OSError):
             return None
         meta = saved.get("meta") or {}
-        same = (meta.get("thread_id") == self.thread_id(ticker, trade_date)
+        tid = thread_id_for(ticker, trade_date, self.config, analysts=self.selected_analysts)
+        same = (meta.get("thread_id") == tid
                 and all(meta.get(k) == self.config.get(k)
                         for k in ("llm_provider", "quick_think_llm", "deep_think_llm", "data_vendor")))
         if not same or saved.get("rating") is None:
@@ -272,45 +291,64 @@ class TradingAgentsGraph:
         than the ones it began with: run_started's ``earlier_engines`` and the meta's ``ran_on`` then
         say which nodes ran on which models. ``fresh``: discard such a checkpoint and start afresh.
 
-        The input is validated here, once; everything below receives validated values. Exactly one
-        terminal event (run_finished, run_failed or run_stopped) is emitted for every call.
+        The input is validated here, once (``_context``); everything below receives the ``RunContext``.
+        Exactly one terminal event (run_finished, run_failed or run_stopped) is emitted for every call.
         """
+        started_at = time.time()
+        reporter = self._reporter(on_event)
+        with self._terminal_on_failure(reporter, reporter.tracker, started_at):
+            ctx = self._context(ticker, trade_date, asset_type, reporter, should_stop, started_at, fresh=fresh)
+            with self._exclusive(ctx.ticker, ctx.trade_date, ctx.thread_id):
+                final_state, rating, record = self._run(ctx)
+        self._finished(ctx, final_state, rating, record)
+        return final_state, rating
+
+    def _reporter(self, on_event: EventCallback | None) -> _RunReporter:
+        """The run's reporter: its events, and its usage counter priced by the run's pricing table."""
         from tradingagents.llm_clients.usage import UsageTracker
 
-        started_at = time.time()
         tracker = UsageTracker()
         table = pricing.pricing_table(self.config)
-        reporter = _RunReporter(on_event, self.debug, tracker,
-                                cost=lambda: pricing.cost_by_node(tracker.by_node(), self.config, table)["cost_usd"])
-        with self._terminal_on_failure(reporter, tracker, started_at):
-            ticker = validate_ticker(ticker)
-            requested = validate_run_date(trade_date)
-            asset_type = validate_asset_type(asset_type)
-            analysts = analysts_for_asset(self.selected_analysts, asset_type)
-            # an instrument the source does not list is refused (exit 2) unless invented ones are allowed
-            from tradingagents.dataflows.interface import check_instrument
+        return _RunReporter(on_event, self.debug, tracker,
+                            cost=lambda: pricing.cost_by_node(tracker.by_node(), self.config, table)["cost_usd"])
 
-            invented = check_instrument(self.config, ticker)
-            # one session, one decision: a non-trading date is analysed as its session (the last one on
-            # or before it), and keyed by that session everywhere (folder, log, checkpoint, settlement)
-            trade_date, session_note = self._check_data(ticker, requested)
-            from tradingagents.dataflows.interface import input_notes
+    def _checked(self, ticker: object, trade_date: object, asset_type: object) -> dict[str, Any]:
+        """The checks before any model call, made once: ticker, date and asset type validated; an instrument
+        the source does not list refused (exit 2) unless invented ones are allowed; no decision without prices
+        (exit 3), a non-trading date analysed as its session (the last one on or before it), the key of
+        everything that follows (folder, log, checkpoint, settlement); a CSV file that cannot be trusted
+        refused (exit 3)."""
+        from tradingagents.dataflows.interface import check_instrument, input_notes
 
-            data_notes = input_notes(self.config, self._provider(), ticker, trade_date)  # a bad CSV: exit 3
-            tid = ckpt.thread_id(ticker, trade_date, self._signature(analysts, asset_type))
-            with self._exclusive(ticker, trade_date, tid):
-                final_state, rating, record = self._run(
-                    ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at,
-                    session_note=session_note, requested_date=requested, invented=invented,
-                    data_notes=data_notes, fresh=fresh,
-                )
-        elapsed = time.time() - started_at
-        meta = record["meta"]
+        ticker = validate_ticker(ticker)
+        requested = validate_run_date(trade_date)
+        asset = validate_asset_type(asset_type)
+        invented = check_instrument(self.config, ticker)
+        session, session_note = self._check_data(ticker, requested)
+        data_notes = input_notes(self.config, self._provider(), ticker, session)
+        return {"ticker": ticker, "trade_date": session, "requested_date": requested, "asset_type": asset,
+                "analysts": analysts_for_asset(self.selected_analysts, asset), "session_note": session_note,
+                "invented": bool(invented), "data_notes": tuple(data_notes)}
+
+    def _context(self, ticker: object, trade_date: object, asset_type: object, reporter: _RunReporter,
+                 should_stop: Callable[[], bool] | None, started_at: float, *, fresh: bool = False) -> RunContext:
+        """The run as checked (``_checked``), with its thread, its settings and its listeners."""
+        checked = self._checked(ticker, trade_date, asset_type)
+        analysts = tuple(checked.pop("analysts"))
+        tid = thread_id_for(checked["ticker"], checked["trade_date"], self.config, checked["asset_type"],
+                            analysts=analysts)
+        return RunContext(**checked, analysts=analysts, thread_id=tid, settings=self.settings(), reporter=reporter,
+                          should_stop=should_stop, started_at=started_at, fresh=fresh)
+
+    def _finished(self, ctx: RunContext, final_state: dict[str, Any], rating: str, record: dict[str, Any]) -> None:
+        """A finished run: ``last_run`` (what the CLI and the backtest read), run_finished, ``curr_state``."""
+        elapsed = time.time() - ctx.started_at
+        reporter, tracker = ctx.reporter, ctx.tracker
         self.last_run = {
-            "ticker": ticker,
-            "date": trade_date,
-            "thread_id": tid,
-            "resumed": meta.get("resumed", False),
+            "ticker": ctx.ticker,
+            "date": ctx.trade_date,
+            "thread_id": ctx.thread_id,
+            "resumed": record["meta"].get("resumed", False),
             "elapsed_s": elapsed,
             "node_times_ms": reporter.node_times_ms(),
             "node_spans": reporter.node_spans,
@@ -322,7 +360,6 @@ class TradingAgentsGraph:
         reporter.terminal("run_finished", rating=rating, elapsed_s=round(elapsed, 3), record=record)
         with self._lock:
             self.curr_state = final_state
-        return final_state, rating
 
     @contextlib.contextmanager
     def _terminal_on_failure(self, reporter: _RunReporter, tracker, started_at: float):
@@ -359,54 +396,49 @@ class TradingAgentsGraph:
         settled, nothing goes into the memory log, nothing is taught to the role memories. The nodes
         before ``entry`` are not in the graph, so no model call is made for them. ``save(final_state,
         rating, meta)`` stores the result and returns where; returns ``(final_state, rating, record)``.
+        The fork's ticker and date come checked from the saved run (``whatif.fork_run``).
         """
-        from tradingagents.llm_clients.usage import UsageTracker
-
         started_at = time.time()
-        tracker = UsageTracker()
-        table = pricing.pricing_table(self.config)
-        reporter = _RunReporter(on_event, self.debug, tracker,
-                                cost=lambda: pricing.cost_by_node(tracker.by_node(), self.config, table)["cost_usd"])
-        with self._terminal_on_failure(reporter, tracker, started_at), self._exclusive(ticker, trade_date, tid):
-            final_state, rating, record = self._run_tail(
-                ticker, trade_date, asset_type, list(analysts), tid, reporter, should_stop, started_at,
-                inputs=dict(inputs), entry=entry, save=save, extra_meta=dict(extra_meta or {}))
+        reporter = self._reporter(on_event)
+        ctx = RunContext(ticker=ticker, trade_date=trade_date, requested_date=trade_date, asset_type=asset_type,
+                         analysts=tuple(analysts), thread_id=tid, settings=self.settings(), reporter=reporter,
+                         should_stop=should_stop, started_at=started_at)
+        with self._terminal_on_failure(reporter, reporter.tracker, started_at), self._exclusive(ticker, trade_date, tid):
+            final_state, rating, record = self._run_tail(ctx, inputs=dict(inputs), entry=entry, save=save,
+                                                         extra_meta=dict(extra_meta or {}))
         reporter.terminal("run_finished", rating=rating, elapsed_s=round(time.time() - started_at, 3), record=record)
         return final_state, rating, record
 
-    def _run_tail(self, ticker, trade_date, asset_type, analysts, tid, reporter, should_stop, started_at, *,
-                  inputs, entry, save, extra_meta):
+    def _run_tail(self, ctx: RunContext, *, inputs: dict[str, Any], entry: str,
+                  save: Callable[[dict[str, Any], str, dict[str, Any]], Any],
+                  extra_meta: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]]:
+        """A fork's run: begin on its own thread, execute from ``entry``, record with ``save``."""
         from tradingagents.graph.decision_card import decision_card
 
         cfg = self.config
-        tracker = reporter.tracker
-        sidecar = _UsageSidecar(cfg, ticker, tid)
-        sidecar.started_at = started_at
-        graph = self.compiled_graph(analysts, entry=entry)
-        settings = self.settings()
-        with self.checkpoint_router.route(ticker, counters=sidecar.doc if sidecar.enabled else None) as route:
-            reporter.warnings.extend(getattr(self.checkpoint_router.saver_for(route), "warnings", None) or [])
+        reporter, tracker = ctx.reporter, ctx.tracker
+        sidecar = self._sidecar(ctx)
+        graph = self.compiled_graph(list(ctx.analysts), entry=entry)
+        with self._route(ctx, sidecar) as route:
             try:
-                snapshot = self._execute(graph, route, ticker, trade_date, asset_type, analysts, tid, reporter,
-                                         should_stop, settings, sidecar=sidecar, fork_inputs=inputs)
+                segment = self._begin(ctx, graph, route, sidecar)
+                snapshot = self._execute(ctx, graph, segment, self._inputs(ctx, segment, fork_inputs=inputs))
             except BaseException:
-                sidecar.save(reporter, started_at)
+                sidecar.save(reporter, ctx.started_at)
                 raise
-            final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
-            turns = list(final_state.pop("debate_turns", None) or [])
-            rating = final_state["final_rating"] = state_rating(final_state)
+            final_state, turns, rating = self._outcome(snapshot)
             meta = {
-                "ticker": ticker,
-                "date": trade_date,
-                "asset_type": asset_type,
-                "analysts": list(analysts),
+                "ticker": ctx.ticker,
+                "date": ctx.trade_date,
+                "asset_type": ctx.asset_type,
+                "analysts": list(ctx.analysts),
                 "analyst_execution": self.analyst_execution,
-                **settings,
+                **ctx.settings,
                 "instrument_context": final_state.get("instrument_context"),
-                "thread_id": tid,
+                "thread_id": ctx.thread_id,
                 "by": storage.default_user(cfg),
                 "resumed": reporter.resumed,
-                "elapsed_s": round(time.time() - started_at + sidecar.elapsed_before, 3),
+                "elapsed_s": round(time.time() - ctx.started_at + sidecar.elapsed_before, 3),
                 "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
                 "node_times_ms": reporter.node_times_ms(),
                 "debate_turns": turns,
@@ -418,20 +450,46 @@ class TradingAgentsGraph:
             }
             saved_meta = public_meta(cfg, meta)
             folder = save(final_state, rating, saved_meta)
-            return final_state, rating, self._close_saved(route, ticker, tid, sidecar, folder, saved_meta)
+            return final_state, rating, self._close_saved(route, ctx.ticker, ctx.thread_id, sidecar, folder,
+                                                          saved_meta)
+
+    def _sidecar(self, ctx: RunContext) -> _UsageSidecar:
+        """The run's counters kept beside its checkpoint (a failed or stopped segment's, added on resume)."""
+        sidecar = _UsageSidecar(self.config, ctx.ticker, ctx.thread_id)
+        sidecar.started_at = ctx.started_at
+        return sidecar
+
+    @contextlib.contextmanager
+    def _route(self, ctx: RunContext, sidecar: _UsageSidecar) -> Iterator[dict[str, Any]]:
+        """This run's checkpointer: the ticker's database (or a fresh in-memory one), closed when the run
+        ends, after saving and clearing. A damaged database moved aside is a warning of the run."""
+        with self.checkpoint_router.route(ctx.ticker, counters=sidecar.doc if sidecar.enabled else None) as route:
+            ctx.reporter.warnings.extend(getattr(self.checkpoint_router.saver_for(route), "warnings", None) or [])
+            yield route
+
+    def _clear_thread(self, route: Any, ticker: str, tid: str) -> None:
+        """Clear a checkpoint thread on the run's own connection (still open), or through storage."""
+        clear = getattr(self.checkpoint_router.saver_for(route), "clear_thread", None)
+        if callable(clear):
+            clear(tid)
+        else:
+            storage.clear_checkpoint(self.config, ticker, tid)
+
+    @staticmethod
+    def _outcome(snapshot: Any) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+        """(final state without the scratchpads and turns, the debate turns, the rating: the structured one wins)."""
+        final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
+        turns = list(final_state.pop("debate_turns", None) or [])
+        rating = final_state["final_rating"] = state_rating(final_state)
+        return final_state, turns, rating
 
     def _close_saved(self, route: Any, ticker: str, tid: str, sidecar: Any, folder: Any,
                      saved_meta: dict[str, Any]) -> dict[str, Any]:
         """(5) A saved run (or fork) clears its checkpoint (and the counters of earlier segments), on the run's own
         connection to the database: it is still open (the route closes it when its block ends). Returns the
         record: a folder under the home, or in the desk's database a "postgresql://…#ta_runs/T/D" locator."""
-        cfg = self.config
-        if cfg.get("checkpoint_enabled"):
-            clear = getattr(self.checkpoint_router.saver_for(route), "clear_thread", None)
-            if callable(clear):
-                clear(tid)
-            else:
-                storage.clear_checkpoint(cfg, ticker, tid)
+        if self.config.get("checkpoint_enabled"):
+            self._clear_thread(route, ticker, tid)
         sidecar.clear()
         on_disk = isinstance(folder, Path)
         return {
@@ -442,10 +500,7 @@ class TradingAgentsGraph:
         }
 
     def _signature(self, analysts: list[str], asset_type: str) -> str:
-        return ckpt.run_signature(
-            analysts, self.config["max_debate_rounds"], self.config["max_risk_discuss_rounds"], asset_type,
-            analyst_execution=self.analyst_execution,
-        )
+        return run_signature_for(self.config, analysts, asset_type)
 
     @staticmethod
     def _partial_meta(reporter: _RunReporter, tracker, started_at: float) -> dict[str, Any]:
@@ -523,109 +578,117 @@ class TradingAgentsGraph:
         else:  # a log without update_pending (a stand-in in a test)
             self.memory_log.store_decision(ticker, trade_date, decision, rating=rating)
 
-    def _run(self, ticker, trade_date, asset_type, analysts, tid, tracker, reporter, should_stop, started_at,
-             *, session_note=None, requested_date=None, invented=False, data_notes=(), fresh=False):
-        cfg = self.config
-        # (0) no decision without data (checked in propagate, which maps the date to its session):
-        # nothing is settled, logged, saved or charged otherwise
-        # (1) settling what is due for this ticker: in _execute, right after run_started (its own step)
-        sidecar = _UsageSidecar(cfg, ticker, tid)
-        sidecar.started_at = started_at
-
-        # (3) the graph (compiled once per shape) and this run's checkpointer (the ticker's database,
-        # or a fresh in-memory one; closed when the run ends, after saving and clearing)
-        graph = self.compiled_graph(analysts)
-        settings = self.settings()
-        book = self._run_book(ticker, trade_date)
-        with self.checkpoint_router.route(ticker, counters=sidecar.doc if sidecar.enabled else None) as route:
-            # shown by run_started and saved in the meta (a damaged database moved aside)
-            reporter.warnings.extend(getattr(self.checkpoint_router.saver_for(route), "warnings", None) or [])
+    def _run(self, ctx: RunContext) -> tuple[dict[str, Any], str, dict[str, Any]]:
+        """The run's named steps on its checkpoint route: begin (run_started), (1) settle, (2)-(3) execute,
+        (4)-(5) record. (0), no decision without data, was checked by ``_context``: nothing is settled,
+        logged, saved or charged otherwise."""
+        sidecar = self._sidecar(ctx)
+        graph = self.compiled_graph(list(ctx.analysts))  # compiled once per shape
+        book = self._run_book(ctx.ticker, ctx.trade_date)
+        with self._route(ctx, sidecar) as route:
             try:
-                snapshot = self._execute(graph, route, ticker, trade_date, asset_type, analysts, tid,
-                                         reporter, should_stop, settings, session_note, sidecar, fresh=fresh,
-                                         book=book)
+                segment = self._begin(ctx, graph, route, sidecar)
+                self._settle_before_run(ctx.ticker, ctx.reporter, segment.callbacks)
+                snapshot = self._execute(ctx, graph, segment, self._inputs(ctx, segment, book=book))
             except BaseException:
-                sidecar.save(reporter, started_at)  # the counters of this segment are added on resume
+                sidecar.save(ctx.reporter, ctx.started_at)  # the counters of this segment are added on resume
                 raise
-            from tradingagents.dataflows.tools import missing_from
-            from tradingagents.graph.decision_card import decision_card
+            return self._record(ctx, route, sidecar, snapshot, book)
 
-            missing = missing_from(reporter.tool_texts)
-            ran_on = engines_of(reporter.ran_on, NODE_ORDER)
-            status, previous = self._log_status(ticker, trade_date)
-            final_state = {k: v for k, v in dict(snapshot.values).items() if k not in SCRATCHPAD_KEYS}
-            turns = list(final_state.pop("debate_turns", None) or [])
-            rating = final_state["final_rating"] = state_rating(final_state)  # the structured rating wins
-            if status == "pending" and previous != rating:
-                log_note = f"updated the pending decision of {trade_date}: {previous} → {rating}"
-            elif status == "pending":
-                log_note = f"updated the pending decision of {trade_date} (still {rating})"
-            elif status == "settled":
-                log_note = (f"the memory log keeps the settled decision of {trade_date} ({previous}); this "
-                            f"{rating} re-analysis is saved as the session's current run and is not logged")
-            else:
-                log_note = None
-            try:  # a second run of the same session is a re-analysis: the earlier run is kept as a version
-                earlier = storage.load_run(cfg, ticker, trade_date)
-            except (FileNotFoundError, ValueError, OSError):
-                earlier = None
-            version_note = None
-            if earlier is not None:
-                version_note = (f"the session {trade_date} was analysed before ({earlier.get('rating') or 'no rating'}); "
-                                f"that run is kept as an earlier version (History lists both) and this {rating} "
-                                "run is the current one")
+    def _record(self, ctx: RunContext, route: Any, sidecar: _UsageSidecar, snapshot: Any,
+                book: Any) -> tuple[dict[str, Any], str, dict[str, Any]]:
+        """(4) Save the run, then log its decision as pending (a settled entry stays as it was measured:
+        the report says so); (5) clear its checkpoint. Returns ``(final_state, rating, record)``."""
+        cfg = self.config
+        final_state, turns, rating = self._outcome(snapshot)
+        ran_on = engines_of(ctx.reporter.ran_on, NODE_ORDER)
+        status, log_note, version_note = self._log_notes(ctx.ticker, ctx.trade_date, rating)
+        meta = self._run_meta(ctx, final_state, turns, rating, sidecar, book, ran_on=ran_on, log_note=log_note,
+                              version_note=version_note)
+        saved_meta = public_meta(cfg, meta)
+        folder = storage.save_run(cfg, final_state, rating, saved_meta)
+        if status != "settled":
+            self._store_in_log(ctx.ticker, ctx.trade_date, final_state.get("final_trade_decision", ""), rating,
+                               ctx.invented, ran_on)
+        return final_state, rating, self._close_saved(route, ctx.ticker, ctx.thread_id, sidecar, folder, saved_meta)
 
-            # (4) save, then log the decision as pending
-            meta = {
-                "ticker": ticker,
-                "date": trade_date,
-                "asset_type": asset_type,
-                "analysts": list(analysts),
-                "analyst_execution": self.analyst_execution,
-                # how the analysts got their data: "tools" (their models asked) or "prefetch"; the notes
-                # say which analyst fell back to prefetch, and why (a server that refused tools)
-                "analyst_data": cfg.get("analyst_data"),
-                "analyst_data_notes": list(final_state.get("analyst_data_notes") or []),
-                **settings,
-                "instrument_context": final_state.get("instrument_context"),
-                "thread_id": tid,
-                "by": storage.default_user(cfg),  # who ran it: config "user" (the app's signed-in e-mail), else the OS user
-                "resumed": reporter.resumed,
-                # which nodes ran on which models: more than one group when a checkpoint begun under other
-                # models was resumed (run_notes says so in the report)
-                "ran_on": ran_on,
-                "session_note": session_note,
-                "requested_date": requested_date or trade_date,
-                "invented": bool(invented),
-                "data_notes": list(data_notes),  # CSV rows dropped, a history shorter than the indicators need
-                "missing_data": missing,
-                "log_note": log_note,
-                "version_note": version_note,
-                "elapsed_s": round(time.time() - started_at + sidecar.elapsed_before, 3),
-                # tokens, and what they cost at the pricing table's list prices (None: a model without a price)
-                "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
-                "node_times_ms": reporter.node_times_ms(),
-                "debate_turns": turns,
-                # the portfolio manager's notes to the judges: {before, note, by, at}
-                "pm_notes": [dict(n) for n in final_state.get("pm_notes") or []],
-                # the decision card (rating, action, conviction, levels, size, stated and scored horizon)
-                "decision": (card := decision_card(final_state, cfg.get("holding_days"))),
-                # every figure of every text, found in the run's data or not (graph/evidence.py)
-                "evidence": evidence_ledger(final_state, turns, card),
-                # the order the rating makes of the desk's book (None: no book): side, shares, notional,
-                # weight before and after, the cap that bound it
-                "order": book.order(rating) if book is not None else None,
-                # what the roles were given from memory, recorded by the nodes that gathered it
-                "memory_used": memory_used_of(final_state),
-                "warnings": list(reporter.warnings) + list(final_state.get("analyst_data_notes") or []),
-                "config": self.config,  # saved as public_config(...) only
-            }
-            saved_meta = public_meta(cfg, meta)
-            folder = storage.save_run(cfg, final_state, rating, saved_meta)
-            if status != "settled":  # a settled entry stays as it was measured (the report says so)
-                self._store_in_log(ticker, trade_date, final_state.get("final_trade_decision", ""), rating, invented,
-                                   ran_on)
-            return final_state, rating, self._close_saved(route, ticker, tid, sidecar, folder, saved_meta)
+    def _log_notes(self, ticker: str, trade_date: str, rating: str) -> tuple[str, str | None, str | None]:
+        """(the log's entry status, what happens to it, the earlier run kept as a version): said in the report."""
+        status, previous = self._log_status(ticker, trade_date)
+        if status == "pending" and previous != rating:
+            log_note = f"updated the pending decision of {trade_date}: {previous} → {rating}"
+        elif status == "pending":
+            log_note = f"updated the pending decision of {trade_date} (still {rating})"
+        elif status == "settled":
+            log_note = (f"the memory log keeps the settled decision of {trade_date} ({previous}); this "
+                        f"{rating} re-analysis is saved as the session's current run and is not logged")
+        else:
+            log_note = None
+        try:  # a second run of the same session is a re-analysis: the earlier run is kept as a version
+            earlier = storage.load_run(self.config, ticker, trade_date)
+        except (FileNotFoundError, ValueError, OSError):
+            earlier = None
+        version_note = None
+        if earlier is not None:
+            version_note = (f"the session {trade_date} was analysed before ({earlier.get('rating') or 'no rating'}); "
+                            f"that run is kept as an earlier version (History lists both) and this {rating} "
+                            "run is the current one")
+        return status, log_note, version_note
+
+    def _run_meta(self, ctx: RunContext, final_state: dict[str, Any], turns: list[dict[str, Any]], rating: str,
+                  sidecar: _UsageSidecar, book: Any, *, ran_on: list[dict[str, Any]], log_note: str | None,
+                  version_note: str | None) -> dict[str, Any]:
+        """The saved run's meta (docs/ARCHITECTURE.md, "The event contract": ``record.meta``)."""
+        from tradingagents.dataflows.tools import missing_from
+        from tradingagents.graph.decision_card import decision_card
+
+        cfg, reporter, tracker = self.config, ctx.reporter, ctx.tracker
+        data_notes = list(final_state.get("analyst_data_notes") or [])
+        card = decision_card(final_state, cfg.get("holding_days"))
+        return {
+            "ticker": ctx.ticker,
+            "date": ctx.trade_date,
+            "asset_type": ctx.asset_type,
+            "analysts": list(ctx.analysts),
+            "analyst_execution": self.analyst_execution,
+            # how the analysts got their data: "tools" (their models asked) or "prefetch"; the notes
+            # say which analyst fell back to prefetch, and why (a server that refused tools)
+            "analyst_data": cfg.get("analyst_data"),
+            "analyst_data_notes": data_notes,
+            **ctx.settings,
+            "instrument_context": final_state.get("instrument_context"),
+            "thread_id": ctx.thread_id,
+            "by": storage.default_user(cfg),  # who ran it: config "user" (the app's signed-in e-mail), else the OS user
+            "resumed": reporter.resumed,
+            # which nodes ran on which models: more than one group when a checkpoint begun under other
+            # models was resumed (run_notes says so in the report)
+            "ran_on": ran_on,
+            "session_note": ctx.session_note,
+            "requested_date": ctx.requested_date or ctx.trade_date,
+            "invented": bool(ctx.invented),
+            "data_notes": list(ctx.data_notes),  # CSV rows dropped, a history shorter than the indicators need
+            "missing_data": missing_from(reporter.tool_texts),
+            "log_note": log_note,
+            "version_note": version_note,
+            "elapsed_s": round(time.time() - ctx.started_at + sidecar.elapsed_before, 3),
+            # tokens, and what they cost at the pricing table's list prices (None: a model without a price)
+            "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
+            "node_times_ms": reporter.node_times_ms(),
+            "debate_turns": turns,
+            # the portfolio manager's notes to the judges: {before, note, by, at}
+            "pm_notes": [dict(n) for n in final_state.get("pm_notes") or []],
+            # the decision card (rating, action, conviction, levels, size, stated and scored horizon)
+            "decision": card,
+            # every figure of every text, found in the run's data or not (graph/evidence.py)
+            "evidence": evidence_ledger(final_state, turns, card),
+            # the order the rating makes of the desk's book (None: no book): side, shares, notional,
+            # weight before and after, the cap that bound it
+            "order": book.order(rating) if book is not None else None,
+            # what the roles were given from memory, recorded by the nodes that gathered it
+            "memory_used": memory_used_of(final_state),
+            "warnings": list(reporter.warnings) + data_notes,
+            "config": self.config,  # saved as public_config(...) only
+        }
 
     def _settle_before_run(self, ticker: str, reporter: _RunReporter, callbacks: list | None = None) -> None:
         """(1) Settle what is due for this ticker, as its own step (settle_started/settle_finished), before
@@ -662,10 +725,11 @@ class TradingAgentsGraph:
                 raise ValidationError(f"The run of {ticker} on {trade_date} is not paused before a judge: there is "
                                       "no verdict to add a note to.")
             at = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-            [kept] = check_pm_notes([{"before": before or waiting[0], "note": str(note or ""),
-                                      "by": by or storage.default_user(self.config), "at": at}], "note") or [None]
-            if kept is None:
+            checked = check_pm_notes([{"before": before or waiting[0], "note": str(note or ""),
+                                       "by": by or storage.default_user(self.config), "at": at}], "note")
+            if not checked:
                 raise ValidationError("Write a note, or continue without one.")
+            [kept] = checked
             graph.update_state(run_config, {"pm_notes": [dict(kept)]})
         storage.record_audit(self.config, "pm_note", by=kept["by"], target=f"{ticker} {trade_date}",
                              before=kept["before"])
@@ -676,8 +740,9 @@ class TradingAgentsGraph:
         """(compiled graph, run config, [judges the run waits for], state values) of a run's checkpoint."""
         ticker = validate_ticker(ticker)
         trade_date = validate_run_date(trade_date)
-        analysts = analysts_for_asset(self.selected_analysts, validate_asset_type(asset_type))
-        tid = ckpt.thread_id(ticker, trade_date, self._signature(analysts, asset_type))
+        asset_type = validate_asset_type(asset_type)
+        analysts = analysts_for_asset(self.selected_analysts, asset_type)
+        tid = thread_id_for(ticker, trade_date, self.config, asset_type, analysts=analysts)
         graph = self.compiled_graph(analysts)
         with self.checkpoint_router.route(ticker) as route:
             run_config = {"configurable": {"thread_id": tid, **route}}
@@ -709,85 +774,95 @@ class TradingAgentsGraph:
 
         return run_book(self.config, self._provider(), ticker, trade_date)
 
-    def _execute(self, graph, route, ticker, trade_date, asset_type, analysts, tid, reporter,
-                 should_stop, settings, session_note=None, sidecar=None, fork_inputs=None, fresh=False, book=None):
-        """Run (or resume) the compiled graph on this run's checkpoint ``route``; the final snapshot.
-
-        ``fork_inputs``: a what-if fork's input state (nothing is settled before it). ``fresh``: a
-        checkpoint of this thread is cleared first, so the run starts afresh."""
+    def _begin(self, ctx: RunContext, graph: Any, route: dict[str, Any], sidecar: _UsageSidecar) -> _Segment:
+        """Open this segment of the run on its checkpoint ``route``: the run config (the budget guard refuses
+        first; the fence makes the checkpoints so far durable before each call), a checkpoint of the thread
+        cleared first when ``fresh``, whether it resumes, the counters of earlier segments; run_started."""
         from tradingagents.dataflows.tools import AS_OF_KEY
 
-        budget = _Budget(self.config.get("max_cost_usd"), self.budget_guard, self.config, ticker, trade_date,
-                         should_stop)
-        # the guard refuses first; the fence makes the checkpoints so far durable before each call
+        reporter = ctx.reporter
+        budget = _Budget(self.config.get("max_cost_usd"), self.budget_guard, self.config, ctx.ticker, ctx.trade_date,
+                         ctx.should_stop)
         fence = checkpoint_fence(self.checkpoint_router.saver_for(route))
         callbacks = [*budget.callbacks(), reporter.tracker, *fence, *self.user_callbacks]
-        args = self.propagator.get_graph_args(callbacks=callbacks, thread_id=tid, **{AS_OF_KEY: trade_date},
-                                              **route)
+        args = self.propagator.get_graph_args(callbacks=callbacks, thread_id=ctx.thread_id,
+                                              **{AS_OF_KEY: ctx.trade_date}, **route)
         run_config = args["config"]
-
         snapshot = graph.get_state(run_config)
-        if fresh and snapshot.values and self.config.get("checkpoint_enabled"):
-            clear = getattr(self.checkpoint_router.saver_for(route), "clear_thread", None)
-            if callable(clear):
-                clear(tid)
-            else:
-                storage.clear_checkpoint(self.config, ticker, tid)
+        if ctx.fresh and snapshot.values and self.config.get("checkpoint_enabled"):
+            self._clear_thread(route, ctx.ticker, ctx.thread_id)
             snapshot = graph.get_state(run_config)
         # ``next`` omits tasks whose writes are already saved (a stop or a failure mid-superstep), so
         # "unfinished" is: any task left in the saved step
         pending_tasks = bool(snapshot.next) or bool(snapshot.tasks)
         resumed = reporter.resumed = bool(snapshot.values) and pending_tasks
-        reporter.engine = engine_of(settings)
-        if sidecar is not None:
-            sidecar.load(reporter, resume=bool(snapshot.values),
-                         kept=(snapshot.metadata or {}).get(COUNTERS_KEY))
+        reporter.engine = engine_of(ctx.settings)
+        sidecar.load(reporter, resume=bool(snapshot.values), kept=(snapshot.metadata or {}).get(COUNTERS_KEY))
         # the checkpoint's finished nodes that ran on other models than this segment's (a resume under
         # other models: the CLI and the Run page say so, and the meta's ran_on keeps both)
         earlier = earlier_engines(reporter.ran_on, reporter.engine, NODE_ORDER) if snapshot.values else []
-        reporter.emit("run_started", None, ticker=ticker, date=trade_date, analysts=list(analysts),
-                      analyst_execution=self.analyst_execution, resumed=resumed, thread_id=tid,
-                      plan=team.plan(analysts), settings=dict(settings), warnings=list(reporter.warnings),
-                      earlier_engines=earlier)
-        if fork_inputs is None:
-            self._settle_before_run(ticker, reporter, callbacks)
-        if snapshot.values:
-            # resuming, or a finished run whose saving step did not complete: keep its state
-            inputs = None
-            reporter.debate_turns = list(snapshot.values.get("debate_turns") or [])
-        elif fork_inputs is not None:
-            inputs = fork_inputs
-            reporter.debate_turns = list(fork_inputs.get("debate_turns") or [])
-        else:
-            # (2) the initial state
-            inputs = self.initial_state(ticker, trade_date, asset_type, analysts, session_note, book=book)
+        reporter.emit("run_started", None, ticker=ctx.ticker, date=ctx.trade_date, analysts=list(ctx.analysts),
+                      analyst_execution=self.analyst_execution, resumed=resumed, thread_id=ctx.thread_id,
+                      plan=team.plan(list(ctx.analysts)), settings=dict(ctx.settings),
+                      warnings=list(reporter.warnings), earlier_engines=earlier)
+        return _Segment(run_config=run_config, callbacks=callbacks, snapshot=snapshot)
 
-        if should_stop is not None and should_stop():
-            raise RunStopped(f"Stopped before the run of {ticker} on {trade_date} started.")
+    def _inputs(self, ctx: RunContext, segment: _Segment, *, book: Any = None,
+                fork_inputs: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """(2) What the graph starts from: None to resume a checkpoint (or a finished run whose saving step
+        did not complete: its state is kept), a fork's input state, else the initial state."""
+        values = segment.snapshot.values
+        if values:
+            ctx.reporter.debate_turns = list(values.get("debate_turns") or [])
+            return None
+        if fork_inputs is not None:
+            ctx.reporter.debate_turns = list(fork_inputs.get("debate_turns") or [])
+            return fork_inputs
+        return self.initial_state(ctx.ticker, ctx.trade_date, ctx.asset_type, list(ctx.analysts), ctx.session_note,
+                                  book=book)
 
-        # "checkpoints" marks the end of a superstep, once its checkpoint is saved: the only safe
-        # place to stop. Stopping on a task's update would cut off parallel siblings still running
-        # and lose the finished ones' writes, so they would run again on resume.
-        # LangGraph hands back the previous step's checkpoint and the next step's task starts together,
-        # before any task of the next step runs: a stop is also honoured at a task start while no task
-        # is open (a step boundary), so no new agent starts once Stop was pressed.
-        # "messages" streams the model's text as it is written (token events, throttled).
-        # A mode nobody reads is left out: without a listener there are no token events to send, and
-        # without a stop signal no step boundary to check ("messages" also makes LangGraph run every
-        # single-task step on a worker thread beside a waiter, instead of in this thread).
+    def _execute(self, ctx: RunContext, graph: Any, segment: _Segment, inputs: dict[str, Any] | None) -> Any:
+        """(3) Run (or resume) the compiled graph from ``inputs``; the final snapshot.
+
+        "checkpoints" marks the end of a superstep, once its checkpoint is saved: the only safe place to
+        stop. Stopping on a task's update would cut off parallel siblings still running and lose the
+        finished ones' writes, so they would run again on resume. LangGraph hands back the previous step's
+        checkpoint and the next step's task starts together, before any task of the next step runs: a stop
+        is also honoured at a task start while no task is open (a step boundary), so no new agent starts
+        once Stop was pressed. "messages" streams the model's text as it is written (token events,
+        throttled). A mode nobody reads is left out: without a listener there are no token events to send,
+        and without a stop signal no step boundary to check ("messages" also makes LangGraph run every
+        single-task step on a worker thread beside a waiter, instead of in this thread)."""
+        if ctx.stop_requested():
+            raise RunStopped(f"Stopped before the run of {ctx.ticker} on {ctx.trade_date} started.")
         modes = ["tasks", "updates"]
         # pause_before: LangGraph's breakpoint before each judge named; the run then waits at its checkpoint
         pause_at = [team.ROLES[k].node for k in self.config.get("pause_before") or []]
         if pause_at and not self.config.get("checkpoint_enabled"):
             raise ConfigError("pause_before needs checkpoints (checkpoint_enabled): a paused run waits at its "
                               "checkpoint.")
-        if should_stop is not None:
+        if ctx.should_stop is not None:
             modes.append("checkpoints")
-        if reporter.on_event is not None:
+        if ctx.reporter.on_event is not None:
             modes.append("messages")
-        stream = graph.stream(inputs, run_config, stream_mode=modes, durability="sync",
+        stream = graph.stream(inputs, segment.run_config, stream_mode=modes, durability="sync",
                               interrupt_before=pause_at or None)
-        stopped = f"Stopped during the run of {ticker} on {trade_date}; it can be resumed."
+        self._follow(ctx, stream)
+        ctx.reporter.usage_tick()
+        snapshot = graph.get_state(segment.run_config)
+        waiting = [n for n in snapshot.next or () if n in pause_at]
+        if waiting:
+            judge = team.ROLE_BY_NODE[waiting[0]]
+            raise RunPaused(f"Paused before the {judge.node} of {ctx.ticker} on {ctx.trade_date}: add a note for it, "
+                            "then continue (the run waits at its checkpoint).", before=judge.key)
+        if snapshot.next or snapshot.tasks:
+            raise RuntimeError(f"The graph stopped before the end (next: {', '.join(snapshot.next)}).")
+        return snapshot
+
+    def _follow(self, ctx: RunContext, stream: Any) -> None:
+        """Read the graph's stream into the run's events, stopping at a step boundary when asked."""
+        reporter = ctx.reporter
+        stopped = f"Stopped during the run of {ctx.ticker} on {ctx.trade_date}; it can be resumed."
         try:
             for mode, chunk in stream:
                 if mode == "messages":
@@ -795,38 +870,26 @@ class TradingAgentsGraph:
                     continue
                 if mode == "tasks":
                     starting = "result" not in chunk and "error" not in chunk
-                    if (starting and not reporter.task_started and should_stop is not None
-                            and should_stop()):
+                    if starting and not reporter.task_started and ctx.stop_requested():
                         raise RunStopped(stopped)
                     reporter.on_task(chunk)
                 elif mode == "updates":
                     reporter.on_update(chunk)
                 reporter.usage_tick()
-                if mode == "checkpoints" and should_stop is not None and should_stop():
+                if mode == "checkpoints" and ctx.stop_requested():
                     raise RunStopped(stopped)
         except GraphRecursionError:
             limit = self.propagator.max_recur_limit
             error = ConfigError(
-                f"The run of {ticker} on {trade_date} needed more than max_recur_limit={limit} graph steps "
+                f"The run of {ctx.ticker} on {ctx.trade_date} needed more than max_recur_limit={limit} graph steps "
                 "(TRADINGAGENTS_MAX_RECUR_LIMIT): raise the limit (the default is 100; more "
                 "debate rounds need more); the steps done so far are checkpointed, so running "
                 "again with a larger limit resumes."
             )
-            error.key = "max_recur_limit"  # type: ignore[attr-defined]
+            error.key = "max_recur_limit"
             raise error from None
         finally:
             stream.close()
-        reporter.usage_tick()
-
-        snapshot = graph.get_state(run_config)
-        waiting = [n for n in snapshot.next or () if n in pause_at]
-        if waiting:
-            judge = team.ROLE_BY_NODE[waiting[0]]
-            raise RunPaused(f"Paused before the {judge.node} of {ticker} on {trade_date}: add a note for it, then "
-                            "continue (the run waits at its checkpoint).", before=judge.key)
-        if snapshot.next or snapshot.tasks:
-            raise RuntimeError(f"The graph stopped before the end (next: {', '.join(snapshot.next)}).")
-        return snapshot
 
     def initial_state(self, ticker: str, trade_date: str, asset_type: str, analysts: list[str],
                       session_note: str | None = None, *, book: Any = _READ_BOOK) -> dict[str, Any]:
@@ -855,21 +918,11 @@ class TradingAgentsGraph:
         return inputs
 
     def checked_input(self, ticker: object, trade_date: object, asset_type: object = "stock") -> dict[str, Any]:
-        """The checks ``propagate`` makes before any model call, for a caller that runs the graph itself
-        (the LangGraph server's graph): ticker, date and asset type validated, an instrument the source does
-        not list refused (unless ``allow_synthetic``), no decision without prices (a non-trading date becomes
-        its session), a CSV file that cannot be trusted refused. Returns {ticker, trade_date (the session),
-        asset_type, analysts, session_note}; raises the same errors as ``propagate`` (same messages)."""
-        from tradingagents.dataflows.interface import check_instrument, input_notes
-
-        ticker = validate_ticker(ticker)
-        requested = validate_run_date(trade_date)
-        asset_type = validate_asset_type(asset_type)
-        check_instrument(self.config, ticker)
-        session, session_note = self._check_data(ticker, requested)
-        input_notes(self.config, self._provider(), ticker, session)
-        return {"ticker": ticker, "trade_date": session, "asset_type": asset_type,
-                "analysts": analysts_for_asset(self.selected_analysts, asset_type), "session_note": session_note}
+        """The checks ``propagate`` makes before any model call (``_checked``), for a caller that runs the
+        graph itself (the LangGraph server's graph). Returns {ticker, trade_date (the session), asset_type,
+        analysts, session_note}; raises the same errors as ``propagate`` (same messages)."""
+        checked = self._checked(ticker, trade_date, asset_type)
+        return {k: checked[k] for k in ("ticker", "trade_date", "asset_type", "analysts", "session_note")}
 
     def settings(self) -> dict[str, Any]:
         """The run's settings as the UI shows them (run_started's ``settings``, the saved meta)."""

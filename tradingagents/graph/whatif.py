@@ -151,7 +151,7 @@ def fork_inputs(saved: Mapping[str, Any], spec: ForkSpec, *, logic: ConditionalL
     state["final_rating"] = ""
     kept_memories = {r.memory for r in team.ROSTER if r.memory and _STAGES.index(_stage(r)) < _STAGES.index(stage)}
     if stage == "invest":
-        kept_memories |= {r.memory for r in team.speakers("invest")}  # the kept turns recalled them
+        kept_memories |= {r.memory for r in team.speakers("invest") if r.memory}  # the kept turns recalled them
     used = dict(base.get("memory_used") or {})
     state["memory_used"] = {"past_decisions": list(used.get("past_decisions") or []),
                             "lessons": {k: v for k, v in (used.get("lessons") or {}).items() if k in kept_memories}}
@@ -164,8 +164,9 @@ def fork_inputs(saved: Mapping[str, Any], spec: ForkSpec, *, logic: ConditionalL
             raise ValidationError(f"The {role.node} did not take part in this run (analysts: {', '.join(analysts)}).")
         if spec.drop:
             text = translator(language_of_output(output_language))(UNAVAILABLE)
-        state[role.output_key] = text  # type: ignore[index]
-        return state, team.ROLES["bull"].node, role.output_key, role  # type: ignore[return-value]
+        key = team.present(role.output_key)
+        state[key] = text
+        return state, team.ROLES["bull"].node, key, role
     if role.debate:
         turns = _turns_of(meta, role.debate)
         mine = [t for t in turns if t.get("role") == role.key]

@@ -37,10 +37,16 @@ from tradingagents.storage.app_runs import app_run, delete_app_run, load_app_run
 from tradingagents.storage.audit import default_user, read_audit, record_audit, verify_audit
 from tradingagents.storage.files_runs import engine_label, engines_text, mixed_engines, run_notes
 from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
+from tradingagents.storage.protocols import AuditTrail, MemoryLog, RoleMemory, RunRecords, Watchlists
 
 __all__ = [
     "ENV_VAR",
+    "AuditTrail",
+    "MemoryLog",
+    "RoleMemory",
+    "RunRecords",
     "StorageError",
+    "Watchlists",
     "app_run",
     "append_run_item",
     "default_user",
@@ -94,7 +100,7 @@ def describe(config: Mapping[str, Any] | None = None) -> str:
     return f"PostgreSQL {redact_url(url)}" if url else "files under the home folder"
 
 
-def open_memory_log(config: Mapping[str, Any] | None = None):
+def open_memory_log(config: Mapping[str, Any] | None = None) -> MemoryLog:
     url = storage_url(config)
     if url:
         from tradingagents.storage.pg_memory_log import PgMemoryLog
@@ -105,7 +111,7 @@ def open_memory_log(config: Mapping[str, Any] | None = None):
     return TradingMemoryLog(config)
 
 
-def open_role_memory(name: str, config: Mapping[str, Any] | None = None):
+def open_role_memory(name: str, config: Mapping[str, Any] | None = None) -> RoleMemory:
     url = storage_url(config)
     if url:
         from tradingagents.storage.pg_role_memory import PgRoleMemory
@@ -116,7 +122,7 @@ def open_role_memory(name: str, config: Mapping[str, Any] | None = None):
     return FinancialSituationMemory(name, config)
 
 
-def open_run_records(config: Mapping[str, Any] | None = None):
+def open_run_records(config: Mapping[str, Any] | None = None) -> RunRecords:
     from tradingagents.storage.runs import FileRunRecords, PgRunRecords
 
     url = storage_url(config)
@@ -188,7 +194,7 @@ def check_storage(config: Mapping[str, Any] | None = None) -> None:
         database(url)
 
 
-def open_watchlists(config: Mapping[str, Any] | None = None):
+def open_watchlists(config: Mapping[str, Any] | None = None) -> Watchlists:
     """The saved watchlists: ``FileWatchlists`` (``watchlists_path``) or ``PgWatchlists`` (``ta_watchlists``)."""
     url = storage_url(config)
     if url:
@@ -247,10 +253,12 @@ def open_checkpointer(config: Mapping[str, Any] | None, ticker: str):
 
 def _checkpoints(config: Mapping[str, Any] | None):
     if storage_url(config):
-        from tradingagents.storage import pg_checkpoint as module
-    else:
-        from tradingagents.storage import sqlite_checkpoint as module
-    return module
+        from tradingagents.storage import pg_checkpoint
+
+        return pg_checkpoint
+    from tradingagents.storage import sqlite_checkpoint
+
+    return sqlite_checkpoint
 
 
 def checkpoint_step(config: Mapping[str, Any] | None, ticker: str, thread_id: str) -> int | None:

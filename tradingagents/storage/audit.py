@@ -36,6 +36,7 @@ from typing import Any
 from tradingagents.config import resolve_config
 from tradingagents.i18n import N_
 from tradingagents.storage.pg import database, storage_url
+from tradingagents.storage.protocols import AuditTrail
 
 __all__ = ["ACTIONS", "AUDIT_COLUMNS", "AuditCheck", "FileAudit", "PgAudit", "canonical", "open_audit", "read_audit",
            "record_audit", "verify_audit"]
@@ -207,7 +208,7 @@ class FileAudit:
                        item.get("at") or 0.0) for item in self._items()]
 
     def verify(self) -> AuditCheck:
-        chain = []
+        chain: list[tuple[dict[str, Any], str, str, str | None]] = []
         for item in self._items():
             entry = {"at": item.get("at"), "by": item.get("by"), "action": item.get("action"),
                      "target": item.get("target"), "detail": item.get("detail")}
@@ -262,6 +263,9 @@ class PgAudit:
 
     def __repr__(self) -> str:
         return f"PgAudit(url={self._db.label!r})"
+
+
+BACKENDS: tuple[type[AuditTrail], ...] = (FileAudit, PgAudit)  # mypy checks both against the protocol
 
 
 def open_audit(config: Mapping[str, Any] | None = None) -> FileAudit | PgAudit:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 
-def thread_config(tid: str) -> dict[str, Any]:
+def thread_config(tid: str) -> RunnableConfig:
     """The run config that names a thread's latest checkpoint (the root namespace)."""
     return {"configurable": {"thread_id": str(tid), "checkpoint_ns": ""}}
 

@@ -142,6 +142,14 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
+def _run_key(final_state: Mapping[str, Any], meta: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(ticker, date) of a run to save: the state's, else the meta's ("" when neither says: ``run_dir``
+    refuses it with the validators' message)."""
+    ticker = final_state.get("company_of_interest") or (meta or {}).get("ticker")
+    date = final_state.get("trade_date") or (meta or {}).get("date")
+    return str(ticker or ""), str(date or "")
+
+
 def run_dir(config: Mapping[str, Any] | None, ticker: str, date: str) -> Path:
     """``<results_dir>/<TICKER>/<date>``: both parts made safe for a path here, where it is built."""
     cfg = resolve_config(config)
@@ -247,12 +255,12 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
         facts.append("- " + evidence)
     if facts:
         lines += facts + [""]
-    notes = [n for n in meta.get("pm_notes") or [] if isinstance(n, Mapping) and n.get("note")]
-    if notes:  # what the judges were told by the portfolio manager, before the decision they wrote
+    pm_notes = [n for n in meta.get("pm_notes") or [] if isinstance(n, Mapping) and n.get("note")]
+    if pm_notes:  # what the judges were told by the portfolio manager, before the decision they wrote
         lines.append("## " + t("Portfolio manager's notes") + "\n")
         lines += ["- " + t("To the {judge} ({by}, {at}): {note}", judge=t.p("role", _judge_node(n.get("before"))),
                            by=n.get("by") or "?", at=n.get("at") or "", note=" ".join(str(n["note"]).split()))
-                  for n in notes] + [""]
+                  for n in pm_notes] + [""]
     lines.append(_md_section(t("Portfolio Manager's decision"), state.get("final_trade_decision"), t))
     lines.append("## " + t("Analyst reports") + "\n")
     selected = set(meta.get("analysts") or [])
@@ -300,8 +308,7 @@ def save_run(
     The ticker and date come from the (already validated) state; ``run_dir`` makes them path-safe.
     """
     cfg = resolve_config(config)
-    folder = run_dir(cfg, final_state.get("company_of_interest") or (meta or {}).get("ticker"),
-                     final_state.get("trade_date") or (meta or {}).get("date"))
+    folder = run_dir(cfg, *_run_key(final_state, meta))
     ticker, date = folder.parent.name, folder.name
     keep_previous_version(folder)
     meta_out = public_meta(cfg, meta)
@@ -335,8 +342,7 @@ def save_fork(config: Mapping[str, Any] | None, final_state: Mapping[str, Any], 
 
     ``n`` is the next free number, taken by creating its folder (two forks saved at once never share one)."""
     cfg = resolve_config(config)
-    base = run_dir(cfg, final_state.get("company_of_interest") or (meta or {}).get("ticker"),
-                   final_state.get("trade_date") or (meta or {}).get("date"))
+    base = run_dir(cfg, *_run_key(final_state, meta))
     root = base / WHATIF_DIR
     root.mkdir(parents=True, exist_ok=True)
     n = max((int(p.name) for p in root.iterdir() if p.name.isdigit()), default=0) + 1
@@ -368,7 +374,7 @@ def list_forks(config: Mapping[str, Any] | None, ticker: str, date: str) -> list
         except (OSError, ValueError):
             continue  # a fork still being written, or a foreign file
         if isinstance(doc, dict):
-            meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else {}
+            meta = doc["meta"] if isinstance(doc.get("meta"), dict) else {}
             out.append({"n": int(folder.name), "rating": doc.get("rating"), "saved_at": doc.get("saved_at") or "",
                         "path": str(folder), "whatif": meta.get("whatif") or {},
                         "llm_provider": meta.get("llm_provider"), "data_vendor": meta.get("data_vendor")})

@@ -139,8 +139,13 @@ def _setup_tables(url: str) -> None:
     with psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row,
                          connect_timeout=10) as conn:
         deadline = time.monotonic() + _SETUP_WAIT_S
-        while not conn.execute("SELECT pg_try_advisory_lock(%s, %s) AS got",
-                               (LOCK_NAMESPACE, LOCK_CHECKPOINT_SETUP)).fetchone()["got"]:
+
+        def got_lock() -> bool:
+            row = conn.execute("SELECT pg_try_advisory_lock(%s, %s) AS got",
+                               (LOCK_NAMESPACE, LOCK_CHECKPOINT_SETUP)).fetchone()
+            return bool(row and row["got"])
+
+        while not got_lock():
             if time.monotonic() > deadline:
                 raise CheckpointError(
                     f"Another process has held the checkpoint setup lock of {redact_url(url)} for over "

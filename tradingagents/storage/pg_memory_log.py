@@ -188,11 +188,11 @@ class PgMemoryLog:
                     "SELECT id, decision, reflection FROM ta_memory_log WHERE id = ANY(%s)", (chosen,)
                 ).fetchall()
             }
-        def row(e: dict[str, Any]) -> tuple:
+        def fields(e: dict[str, Any]) -> tuple:
             return (e["date"], e["ticker"], e["rating"], e["raw"], e["alpha"], e["holding"], *bodies[e["id"]])
 
-        decisions = past_decisions_of([row(e) for e in same], [row(e) for e in cross])
-        return render_past_context(want, [row(e) for e in same], [row(e) for e in cross]), decisions
+        decisions = past_decisions_of([fields(e) for e in same], [fields(e) for e in cross])
+        return render_past_context(want, [fields(e) for e in same], [fields(e) for e in cross]), decisions
 
     # ------------------------------------------------------------------ writing
     def _rotate(self, conn: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from tradingagents.config import resolve_config
 from tradingagents.storage.pg import database, storage_url
-from tradingagents.storage.watchlists import check_owner, checked, valid_name, valid_tickers
+from tradingagents.storage.watchlists import Tickers, check_owner, checked, valid_name, valid_tickers
 
 
 class PgWatchlists:
@@ -25,7 +25,7 @@ class PgWatchlists:
             raise ValueError("PgWatchlists needs storage_url (or TRADINGAGENTS_STORAGE_URL) set.")
         self._db = database(self.url)
 
-    def list(self) -> dict[str, list[str]]:
+    def list(self) -> dict[str, Tickers]:
         with self._db.transaction() as conn:
             return checked(conn.execute("SELECT name, tickers FROM ta_watchlists ORDER BY name").fetchall())
 
@@ -33,7 +33,7 @@ class PgWatchlists:
         with self._db.transaction() as conn:
             return {n: o for n, o in conn.execute("SELECT name, owner FROM ta_watchlists WHERE owner IS NOT NULL")}
 
-    def save(self, name: str, tickers: str | Iterable[str], *, owner: str | None = None, lead: bool = False) -> list[str]:
+    def save(self, name: str, tickers: str | Iterable[str], *, owner: str | None = None, lead: bool = False) -> Tickers:
         name, names = valid_name(name), valid_tickers(tickers)
         with self._db.transaction() as conn:
             row = conn.execute("SELECT owner FROM ta_watchlists WHERE name = %s FOR UPDATE", (name,)).fetchone()

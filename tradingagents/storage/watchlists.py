@@ -48,6 +48,10 @@ def valid_name(name: object) -> str:
     return text
 
 
+Tickers = list[str]
+"""A watchlist's tickers (the name the classes' annotations use: their method ``list`` hides the builtin)."""
+
+
 def valid_tickers(tickers: str | Iterable[str]) -> list[str]:
     """Tickers from "NVDA, AAPL msft" or a list (validated, upper-cased, at most MAX_TICKERS)."""
     return validate_tickers(tickers, limit=MAX_TICKERS, what="batch")
@@ -87,7 +91,7 @@ class FileWatchlists:
             raise ConfigError(f"{self.path} is not a readable watchlist file ({exc}); fix or remove it.") from None
         return doc if isinstance(doc, Mapping) else {}
 
-    def list(self) -> dict[str, list[str]]:
+    def list(self) -> dict[str, Tickers]:
         doc = self._doc()
         if not isinstance(doc.get("watchlists") or {}, Mapping):
             return {}
@@ -97,7 +101,7 @@ class FileWatchlists:
         owners = self._doc().get("owners") or {}
         return {str(k): str(v) for k, v in owners.items() if isinstance(v, str)} if isinstance(owners, Mapping) else {}
 
-    def save(self, name: str, tickers: str | Iterable[str], *, owner: str | None = None, lead: bool = False) -> list[str]:
+    def save(self, name: str, tickers: str | Iterable[str], *, owner: str | None = None, lead: bool = False) -> Tickers:
         name, names = valid_name(name), valid_tickers(tickers)
         with self._lock():
             lists, owners = self.list(), self.owners()
@@ -121,7 +125,7 @@ class FileWatchlists:
             self._write(lists, owners)
         return True
 
-    def _write(self, lists: Mapping[str, list[str]], owners: Mapping[str, str]) -> None:  # the lock held
+    def _write(self, lists: Mapping[str, Tickers], owners: Mapping[str, str]) -> None:  # the lock held
         doc: dict[str, Any] = {"version": FORMAT_VERSION, "watchlists": dict(sorted(lists.items()))}
         kept = {k: v for k, v in sorted(owners.items()) if k in lists}
         if kept:  # a file without owners keeps the format it always had
