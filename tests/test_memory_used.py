@@ -137,7 +137,7 @@ def test_lessons_agree_with_was_right(rating, right):
         assert "wrong" not in pm
 
 
-def test_a_debater_argues_with_more_conviction_after_its_side_won_and_less_after_it_lost():
+def test_a_debater_presses_after_its_side_won_and_leans_on_the_whole_count_after_it_lost():
     from tradingagents.team import ROLES
 
     win = roles.role_lessons(_outcome_prompt("Buy", 0.04)).splitlines()
@@ -147,5 +147,7 @@ def test_a_debater_argues_with_more_conviction_after_its_side_won_and_less_after
     base = "Instrument: NVDA\nDate: 2024-05-10\n"
     more = roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_win}\n</past_lessons>")
     less = roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_loss}\n</past_lessons>")
-    assert "with more conviction" in more and "with less conviction" in less
+    assert "so I press them" in more and "I rest the case on the whole count" in less
+    for turn in (more, less):  # it never argues against its own side
+        assert "conviction" not in turn and "my side was wrong" not in turn.lower()
     assert roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_win}\n</past_lessons>") == more

@@ -40,7 +40,6 @@ from tradingagents.llm_clients.offline.common import (
     BUY_AT,
     ENGLISH,
     OVERWEIGHT_AT,
-    SCALE_TEXT,
     TIER_ACTION,
     TIER_ALT,
     Signal,
@@ -84,14 +83,23 @@ def _sep(t: Translator) -> str:
     return "" if t.lang == "zh" else " "
 
 
+def _lessons(text: str) -> list[str]:
+    """The past lessons of a prompt in its order, without their numbering and similarity ([]: none)."""
+    block = tag(text, "past_lessons")
+    if not block or block.startswith("No past lessons"):
+        return []
+    out = []
+    for line in block.splitlines():
+        line = re.sub(r"^\d+\.\s*", "", line.strip())
+        line = re.sub(r"\s*\(similarity [^)]*\)\s*$", "", line)
+        if line:
+            out.append(clip(line, 200))
+    return out
+
+
 def _first_lesson(text: str) -> str | None:
-    lessons = tag(text, "past_lessons")
-    if not lessons or lessons.startswith("No past lessons"):
-        return None
-    first = lessons.splitlines()[0]
-    first = re.sub(r"^\d+\.\s*", "", first)
-    first = re.sub(r"\s*\(similarity [^)]*\)\s*$", "", first)
-    return clip(first, 200) or None
+    lessons = _lessons(text)
+    return lessons[0] if lessons else None
 
 
 def _cited(turn: str, candidates: list[Signal]) -> Signal | None:
@@ -103,18 +111,7 @@ def _cited(turn: str, candidates: list[Signal]) -> Signal | None:
     return None
 
 
-_MAIN_POINT = N_("My main point this round is **{name}** from the {source}: {detail}.")
-_CLAIM_RES = template_res(_MAIN_POINT, name=r"[^*\n]+", detail=r".+?", end={"en": r"(?:\s|$)"})
 _CLAIM = N_("{name}: {detail}")
-
-
-def _main_claim(turn: str, t: Translator = ENGLISH) -> str | None:
-    """The opponent's own main point, as they wrote it ("Trend: the close of 54.69 is below …"), else None."""
-    for regex in _CLAIM_RES:
-        match = regex.search(turn or "")
-        if match:
-            return t(_CLAIM, name=match.group("name").strip(), detail=match.group("detail").strip())
-    return None
 
 
 def _pick(items: list[Signal], index: int) -> Signal | None:
@@ -171,84 +168,146 @@ def risk_flags(signals: list[Signal], tier: str, t: Translator = ENGLISH) -> lis
 # bull / bear
 
 
+# each list is one sentence said a different way in each round (round 1, 2, 3, then again): a debate of three
+# rounds never repeats itself, and a reader sees turns, not a template
+_OPEN = {
+    "bull": (N_("The case for owning {ticker} starts with **{name}** in the {source}: {detail}."),
+             N_("Look next at **{name}** in the {source}: {detail}."),
+             N_("Add **{name}** from the {source} to that: {detail}.")),
+    "bear": (N_("The case against owning {ticker} starts with **{name}** in the {source}: {detail}."),
+             N_("Now weigh **{name}** in the {source}: {detail}."),
+             N_("Then there is **{name}** in the {source}: {detail}.")),
+}
+_SUPPORT = (N_("It is backed by **{name}**: {detail}."), N_("**{name}** agrees: {detail}."),
+            N_("And **{name}** confirms it: {detail}."))
+_REBUT = (N_("The {opponent}'s strongest point is \u201c{claim}\u201d."),
+          N_("The {opponent} now leans on \u201c{claim}\u201d."),
+          N_("This time the {opponent} presses \u201c{claim}\u201d."))
+_COUNTER = (N_("The same {source} answers it with {name}: {detail}."),
+            N_("Yet the same {source} also shows {name}: {detail}."),
+            N_("But read the rest of the {source}, {name}: {detail}."))
+_NO_TARGET = (N_("The {opponent}'s last argument names no {direction} reading I can check in the reports, so it "
+                 "does not change the evidence."),
+              N_("Again the {opponent} names no {direction} reading that the reports bear out."),
+              N_("The {opponent} still has no {direction} reading to point to."))
+_LESSON = (N_("A past lesson applies here: {lesson}"), N_("Another lesson from a similar setup: {lesson}"),
+           N_("One more lesson bears on this: {lesson}"))
+# the balance of the readings, from the speaker's side: it leads, it trails, or the count is level
+_BALANCE = {
+    ("bull", "leads"): (
+        N_("Across the four reports I count {bullish} bullish against {bearish} bearish signals ({neutral} neutral), "
+           "so the balance favours owning {ticker}."),
+        N_("The balance has not moved: {bullish} bullish readings to {bearish} bearish, and it still favours owning "
+           "{ticker}."),
+        N_("Taken together, {bullish} readings for and {bearish} against make owning {ticker} the better side of the "
+           "trade.")),
+    ("bear", "leads"): (
+        N_("Across the four reports I count {bullish} bullish against {bearish} bearish signals ({neutral} neutral), "
+           "so the balance favours avoiding {ticker}."),
+        N_("The balance has not moved: {bearish} bearish readings to {bullish} bullish, and it still favours "
+           "avoiding {ticker}."),
+        N_("Taken together, {bearish} readings against and {bullish} for make avoiding {ticker} the safer side of "
+           "the trade.")),
+    ("bull", "trails"): (
+        N_("The bearish readings outnumber mine, {bearish} to {bullish}, but a count does not weigh them: the points "
+           "above are the ones that move the price, and they argue for owning {ticker}."),
+        N_("The count still runs against me, {bearish} to {bullish}, yet the readings I named are the ones that lead "
+           "the price, and they favour owning {ticker}."),
+        N_("I grant the tally, {bearish} to {bullish}; but the strongest single readings argue for owning {ticker}.")),
+    ("bear", "trails"): (
+        N_("The bullish readings outnumber mine, {bullish} to {bearish}, but a count does not weigh them: the points "
+           "above are where the risk sits, and buying {ticker} here pays for good news that is already in the "
+           "price."),
+        N_("The count still runs against me, {bullish} to {bearish}, yet the readings I named are where the losses "
+           "would come from, and they argue for avoiding {ticker}."),
+        N_("The bullish tally, {bullish} to {bearish}, prices in good news; the risks above are what is left to pay "
+           "for, so I would avoid {ticker}.")),
+    ("bull", "level"): (
+        N_("The readings are level, {bullish} each way, so the points above decide it, and they argue for owning "
+           "{ticker}."),
+        N_("With the count level at {bullish} apiece, the quality of the readings decides, and mine argue for "
+           "owning {ticker}."),
+        N_("A level count, {bullish} to {bearish}, leaves the argument to the readings themselves: mine favour "
+           "owning {ticker}.")),
+    ("bear", "level"): (
+        N_("The readings are level, {bearish} each way, so the points above decide it, and they argue for avoiding "
+           "{ticker}."),
+        N_("With the count level at {bearish} apiece, the quality of the readings decides, and mine argue for "
+           "avoiding {ticker}."),
+        N_("A level count, {bearish} to {bullish}, leaves the argument to the readings themselves: mine favour "
+           "avoiding {ticker}.")),
+}
+
+
+def _variant(messages: tuple[str, ...], round_no: int) -> str:
+    """The round's way of saying one thing (``messages`` in round order, cycling)."""
+    return messages[(round_no - 1) % len(messages)]
+
+
 def debate_turn(role: Role, text: str) -> str:
+    """One bull or bear turn: it answers the opponent's strongest point of their last turn by name (quoted,
+    with the opponent's count of readings, and the reading of the same report that cuts the other way),
+    leads with a point of its own side not made yet, weighs the count from its side, and applies the past
+    lesson of its round (the first lesson in round one, the second in round two…, each once)."""
     t = translator_of(text)
     bull = role.key == "bull"
+    side = "bull" if bull else "bear"
     ticker = instrument_of(text)
     signals = signals_from_prompt(text, t)
     score = score_of(signals)
     mine_dir, their_dir = ("bullish", "bearish") if bull else ("bearish", "bullish")
-    opponent = next(r for r in speakers("invest") if r != role)
+    opponent_role = next(r for r in speakers("invest") if r != role)
     me = role.turn_label
-    opponent_name = str(opponent.speaker).lower() if t.lang == "en" else t.p("speaker", str(opponent.speaker))
+    opponent_name = (str(opponent_role.speaker).lower() if t.lang == "en"
+                     else t.p("speaker", str(opponent_role.speaker)))
     mine = [s for s in signals if s.direction == mine_dir]
     theirs = [s for s in signals if s.direction == their_dir]
     round_no = tag(text, "debate_history").count(f"{me}:") + 1
     lead = _pick(mine, round_no - 1)
     support = _pick([s for s in mine if s != lead], round_no - 1)
-    parts: list[str] = [t("Round {n}.", n=round_no)]
+    parts: list[str] = []
     mine_word, their_word = t.p("direction", mine_dir), t.p("direction", their_dir)
 
     opponent = tag(text, "opponent_last_argument")
     target = _cited(opponent, theirs) if opponent else None
-    claim = _main_claim(opponent, t) if opponent else None
     if opponent and target:
+        parts.append(t(_variant(_REBUT, round_no), opponent=opponent_name,
+                       claim=t(_CLAIM, name=target.name, detail=target.detail)))
+        parts.append(t.n("That is the only {direction} reading in the reports; my side has {mine}.",
+                         "It is one of {n} {direction} readings in the reports; my side has {mine}.",
+                         len(theirs), direction=their_word, mine=len(mine)))
         counter = next((s for s in mine if s.source == target.source and s not in (lead, support)), None)
-        said = claim or t(_CLAIM, name=target.name, detail=target.detail)
-        fields = {"opponent": opponent_name, "claim": said, "direction": mine_word}
         if counter:
-            parts.append(t.n("The {opponent} argues that \u201c{claim}\u201d. That is one reading against {n} "
-                             "{direction} one, and the same {source} says otherwise: {detail}.",
-                             "The {opponent} argues that \u201c{claim}\u201d. That is one reading against {n} "
-                             "{direction} ones, and the same {source} says otherwise: {detail}.",
-                             len(mine), source=counter.source, detail=counter.detail, **fields))
-        else:
-            parts.append(t.n("The {opponent} argues that \u201c{claim}\u201d. That is one reading against {n} "
-                             "{direction} one.",
-                             "The {opponent} argues that \u201c{claim}\u201d. That is one reading against {n} "
-                             "{direction} ones.", len(mine), **fields))
-    elif opponent and claim:
-        parts.append(t("The {opponent} argues that \u201c{claim}\u201d, but names no {direction} reading I can check "
-                       "in the reports, so it does not change the evidence.", opponent=opponent_name, claim=claim,
-                       direction=their_word))
+            parts.append(t(_variant(_COUNTER, round_no), source=counter.source, name=counter.name,
+                           detail=counter.detail))
     elif opponent:
-        parts.append(t("The {opponent}'s last argument names no {direction} reading I can check in the reports, so "
-                       "it does not change the evidence.", opponent=opponent_name, direction=their_word))
+        parts.append(t(_variant(_NO_TARGET, round_no), opponent=opponent_name, direction=their_word))
 
     if lead:
-        parts.append(t(_MAIN_POINT, name=lead.name, source=lead.source, detail=lead.detail))
+        parts.append(t(_variant(_OPEN[side], round_no), ticker=ticker, name=lead.name, source=lead.source,
+                       detail=lead.detail))
         if support:
-            parts.append(t("It is backed by **{name}**: {detail}.", name=support.name, detail=support.detail))
+            parts.append(t(_variant(_SUPPORT, round_no), name=support.name, detail=support.detail))
     else:
         parts.append(t("No report gives a clearly {direction} reading, so my case rests on the {neutral} neutral "
                        "readings, which leave the {opponent} case unproven.", direction=mine_word,
                        neutral=score.neutral, opponent=opponent_name))
-    favours = score.net > 0 if bull else score.net < 0
-    counts = {"bullish": score.bullish, "bearish": score.bearish, "neutral": score.neutral, "ticker": ticker}
-    if favours and bull:
-        parts.append(t("Across the four reports I count {bullish} bullish against {bearish} bearish signals "
-                       "({neutral} neutral), so the balance favours owning {ticker}.", **counts))
-    elif favours:
-        parts.append(t("Across the four reports I count {bullish} bullish against {bearish} bearish signals "
-                       "({neutral} neutral), so the balance favours avoiding {ticker}.", **counts))
-    elif bull:
-        parts.append(t("The bearish readings outnumber mine, {bearish} to {bullish}, but a count does not weigh "
-                       "them: the points above are the ones that move the price, and they argue for owning {ticker}.",
-                       **counts))
-    else:
-        parts.append(t("The bullish readings outnumber mine, {bullish} to {bearish}, but a count does not weigh "
-                       "them: the points above are where the risk sits, and buying {ticker} here pays for good news "
-                       "that is already in the price.", **counts))
-    lesson = _first_lesson(text)
+    ahead = score.net if bull else -score.net
+    standing = "leads" if ahead > 0 else "trails" if ahead < 0 else "level"
+    parts.append(t(_variant(_BALANCE[(side, standing)], round_no), bullish=score.bullish, bearish=score.bearish,
+                   neutral=score.neutral, ticker=ticker))
+    lessons = _lessons(text)
+    lesson = lessons[round_no - 1] if round_no <= len(lessons) else None
     if lesson:
-        parts.append(t("A past lesson applies here: {lesson}", lesson=lesson))
-        # a settled win of my side in a similar situation: more conviction; a loss: less
+        parts.append(t(_variant(_LESSON, round_no), lesson=lesson))
+        # a settled win of this side in a similar setup: press the readings; a loss: lean on more than one
         if lesson.endswith(tuple(x(PRESS_ON) for x in languages())):
-            parts.append(t("My side was right the last time this setup settled, so I argue it with more "
-                           "conviction."))
+            parts.append(t("Readings like these paid before, and **{name}** is one of them, so I press it.",
+                           name=lead.name) if lead else t("Readings like these paid before, so I press them."))
         elif lesson.endswith(tuple(x(EASE_OFF) for x in languages())):
-            parts.append(t("My side was wrong the last time this setup settled, so I argue it with less "
-                           "conviction."))
+            parts.append(t("So I do not rest on one reading: {first} and {second} point the same way.",
+                           first=lead.name, second=support.name) if lead and support else
+                         t("So I rest the case on the whole count, not on a single reading."))
     return _sep(t).join(parts)
 
 
@@ -262,6 +321,46 @@ _PLAN_ACTIONS = {
     "Underweight": N_("Trim the position by about half and avoid adding until the weak signals improve."),
     "Sell": N_("Exit the position and stay out until the bearish signals reverse."),
 }
+
+
+def _verdict(tier: str, score: Any, bull_best: Signal | None, bear_best: Signal | None, ticker: str,
+             t: Translator) -> str:
+    """Which argument decided the recommendation, in prose: the winning side's strongest point against the
+    losing side's, or why neither carried a Hold."""
+    side = direction_of_tier(tier)
+    if side:
+        winner, loser = (bull_best, bear_best) if side > 0 else (bear_best, bull_best)
+        won, lost = (score.bullish, score.bearish) if side > 0 else (score.bearish, score.bullish)
+        who = "bull" if side > 0 else "bear"
+        if winner is None:  # cannot happen with a side, kept for safety
+            return t("Neither case carried on the readings.")
+        first = (t.n("The bull's **{name}** decided it, the only reading for owning {ticker}.",
+                     "The bull's **{name}** decided it, the strongest of {n} readings for owning {ticker}.", won,
+                     name=winner.name, ticker=ticker) if who == "bull" else
+                 t.n("The bear's **{name}** decided it, the only reading against owning {ticker}.",
+                     "The bear's **{name}** decided it, the strongest of {n} readings against owning {ticker}.", won,
+                     name=winner.name, ticker=ticker))
+        if loser is None:
+            second = (t("The bear had no reading to set against it.") if who == "bull" else
+                      t("The bull had no reading to set against it."))
+        else:
+            second = (t.n("The bear's **{name}** stood alone and could not outweigh it.",
+                          "The bear's **{name}** led only {n} readings the other way and could not outweigh it.",
+                          lost, name=loser.name) if who == "bull" else
+                      t.n("The bull's **{name}** stood alone and could not outweigh it.",
+                          "The bull's **{name}** led only {n} readings the other way and could not outweigh it.",
+                          lost, name=loser.name))
+        return first + _sep(t) + second
+    if score.net > 0:
+        return t("Neither case carried: the bull leads {bullish} readings to {bearish}, but with {neutral} neutral "
+                 "readings that lead is too thin to act on.", bullish=score.bullish, bearish=score.bearish,
+                 neutral=score.neutral)
+    if score.net < 0:
+        return t("Neither case carried: the bear leads {bearish} readings to {bullish}, but with {neutral} neutral "
+                 "readings that lead is too thin to act on.", bullish=score.bullish, bearish=score.bearish,
+                 neutral=score.neutral)
+    return t("Neither case carried: the readings are level, {bullish} each way, so there is nothing to act on yet.",
+             bullish=score.bullish)
 
 
 def research_plan(text: str) -> str:
@@ -279,12 +378,10 @@ def research_plan(text: str) -> str:
     lines = [
         f"**Recommendation**: {tier}",
         "",
-        t("### Scoring"),
+        t("### The evidence"),
         "",
-        t(SCALE_TEXT) + _sep(t) + t(
-            "The reports carry {n} signals: {bullish} bullish, {bearish} bearish and {neutral} neutral, a net score "
-            "of {net} or {ratio} per signal, hence {tier}.", n=score.n, bullish=score.bullish, bearish=score.bearish,
-            neutral=score.neutral, net=_signed(score.net), ratio=f"{score.ratio:+.2f}", tier=tier_name(tier, t)),
+        t("The four reports carry {bullish} bullish, {bearish} bearish and {neutral} neutral readings.",
+          bullish=score.bullish, bearish=score.bearish, neutral=score.neutral),
         "",
         t("### The debate"),
         "",
@@ -313,14 +410,7 @@ def research_plan(text: str) -> str:
                      "no clearly bearish reading to stand on.",
                      "After {n} rounds of debate, the bull had no clearly bullish reading to stand on; the bear had "
                      "no clearly bearish reading to stand on.", n)
-    if score.net > 0:
-        verdict = t("The bull wins on the count of evidence, {bullish} readings to {bearish}.",
-                    bullish=score.bullish, bearish=score.bearish)
-    elif score.net < 0:
-        verdict = t("The bear wins on the count of evidence, {bearish} readings to {bullish}.",
-                    bullish=score.bullish, bearish=score.bearish)
-    else:
-        verdict = t("Neither side wins on the count of evidence.")
+    verdict = _verdict(tier, score, bull_best, bear_best, ticker, t)
     lines += [debate + _sep(t) + verdict, "", t("### Plan for the Trader"), "", f"- {t(_PLAN_ACTIONS[tier])}"]
     if bear_best and tier in BULLISH_TIERS:
         lines.append(t("- Watch **{name}**: if it worsens, cut the position back.", name=bear_best.name))
@@ -482,7 +572,7 @@ def risk_turn(role: Role, text: str) -> str:
     supporting = [s for s in signals if s.direction == with_dir]
     opposing = [s for s in signals if s.direction == against_dir]
     flags = risk_flags(signals, tier if action != "HOLD" else ("Buy" if lean == "BUY" else "Sell"), t)
-    parts = [t("Round {n}.", n=round_no)]
+    parts: list[str] = []
     with_word, against_word = t.p("direction", with_dir), t.p("direction", against_dir)
 
     answered: set[str] = set()
@@ -505,7 +595,10 @@ def risk_turn(role: Role, text: str) -> str:
                            "it is wrong.", **fields) if helps else
                          t("The {other} analyst also sees {point}, which is exactly the risk I am pricing.", **fields))
         else:
-            parts.append(t("The {other} analyst's {point} is real but only part of the picture.", **fields))
+            parts.append(t("The {other} analyst's {point} is real but only part of the picture.", **fields)
+                         if len(answered) == 1 else
+                         t("The {other} analyst's {point} matters as well, and it too is one reading among several.",
+                           **fields))
 
     if key == "aggressive":
         lead = _pick(supporting, round_no - 1)
@@ -610,6 +703,23 @@ def _settled_citations(text: str, t: Translator = ENGLISH) -> str | None:
     return t("Settled decisions considered ({n}): {items}.", n=len(found), items=t("; ").join(cited))
 
 
+def _decided(tier: str, plan_tier: str, reasons: list[str], bulls: list[Signal], bears: list[Signal],
+             t: Translator) -> str:
+    """The argument that decided the final rating, in one sentence."""
+    if reasons:
+        return t("What decided it: the rating was {reason}.", reason=reasons[-1])
+    side = direction_of_tier(tier)
+    lead = (bulls[0] if bulls else None) if side > 0 else (bears[0] if bears else None) if side < 0 else None
+    if lead and side > 0:
+        return t("What decided it: the bullish case, led by {point}, outweighed the risks raised against it.",
+                 point=_point(lead, t))
+    if lead:
+        return t("What decided it: the bearish case, led by {point}, outweighed the readings for owning.",
+                 point=_point(lead, t))
+    return t("What decided it: neither side's readings were strong enough to act on, so the position stays as it "
+             "is.")
+
+
 def portfolio_decision(text: str) -> dict[str, Any]:
     t = translator_of(text)
     ticker = instrument_of(text)
@@ -658,15 +768,16 @@ def portfolio_decision(text: str) -> dict[str, Any]:
               "bearish": score.bearish, "neutral": score.neutral, "plan_tier": tier_name(plan_tier, t),
               "action": action_name(action, t)}
     if reasons:
-        summary = t("{tier} on {ticker}: the analyst signals net {net} ({bullish} bullish, {bearish} bearish, "
-                    "{neutral} neutral), the Research Manager recommended {plan_tier} and the Trader proposed "
-                    "{action}, {reasons}.", reasons=t("; ").join(reasons), **fields)
+        summary = t("{tier} on {ticker}: on {bullish} bullish, {bearish} bearish and {neutral} neutral readings "
+                    "the Research Manager recommended {plan_tier} and the Trader proposed {action}; the rating was "
+                    "{reasons}.", reasons=t("; ").join(reasons), **fields)
     else:
-        summary = t("{tier} on {ticker}: the analyst signals net {net} ({bullish} bullish, {bearish} bearish, "
-                    "{neutral} neutral), the Research Manager recommended {plan_tier} and the Trader proposed "
-                    "{action}; the risk debate raised no reason to change it.", **fields)
+        summary = t("{tier} on {ticker}: on {bullish} bullish, {bearish} bearish and {neutral} neutral readings "
+                    "the Research Manager recommended {plan_tier} and the Trader proposed {action}; the risk debate "
+                    "raised no reason to change it.", **fields)
     summary += _sep(t) + t("Decided by the {engine}.", engine=engine_label(t))
     thesis_parts = [
+        _decided(tier, plan_tier, reasons, bulls, bears, t),
         t("For: {items}.", items=join_names([_point(s, t) for s in bulls[:3]], t) if bulls
           else t("no bullish reading")),
         t("Against: {items}.", items=join_names([_point(s, t) for s in bears[:3]], t) if bears
@@ -687,7 +798,6 @@ def portfolio_decision(text: str) -> dict[str, Any]:
         thesis_parts.append(citations)
     if lesson:
         thesis_parts.append(t("Lesson applied: {lesson}", lesson=lesson))
-    thesis_parts.append(t("Scoring: {scale}", scale=t(SCALE_TEXT)))
     close = _last_close_in_plan(text)
     final_action = TIER_ACTION[tier]
     target = stop = None
