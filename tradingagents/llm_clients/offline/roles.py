@@ -183,6 +183,22 @@ _SUPPORT = (N_("It is backed by **{name}**: {detail}."), N_("**{name}** agrees: 
 _REBUT = (N_("The {opponent}'s strongest point is \u201c{claim}\u201d."),
           N_("The {opponent} now leans on \u201c{claim}\u201d."),
           N_("This time the {opponent} presses \u201c{claim}\u201d."))
+
+
+def _their_count(t: Translator, round_no: int, theirs: int, direction: str, mine: int) -> str:
+    """The opponent's readings counted right (their side's number, then mine), one wording per round."""
+    fields = {"direction": direction, "mine": mine}
+    which = (round_no - 1) % 3
+    if which == 0:
+        return t.n("That is the only {direction} reading in the reports; my side has {mine}.",
+                   "It is one of {n} {direction} readings in the reports; my side has {mine}.", theirs, **fields)
+    if which == 1:
+        return t.n("It is still the only {direction} reading, against {mine} on my side.",
+                   "It is still one of {n} {direction} readings, against {mine} on my side.", theirs, **fields)
+    return t.n("One {direction} reading in all, against {mine} of mine.",
+               "{n} {direction} readings in all, against {mine} of mine.", theirs, **fields)
+
+
 _COUNTER = (N_("The same {source} answers it with {name}: {detail}."),
             N_("Yet the same {source} also shows {name}: {detail}."),
             N_("But read the rest of the {source}, {name}: {detail}."))
@@ -273,9 +289,7 @@ def debate_turn(role: Role, text: str) -> str:
     if opponent and target:
         parts.append(t(_variant(_REBUT, round_no), opponent=opponent_name,
                        claim=t(_CLAIM, name=target.name, detail=target.detail)))
-        parts.append(t.n("That is the only {direction} reading in the reports; my side has {mine}.",
-                         "It is one of {n} {direction} readings in the reports; my side has {mine}.",
-                         len(theirs), direction=their_word, mine=len(mine)))
+        parts.append(_their_count(t, round_no, len(theirs), their_word, len(mine)))
         counter = next((s for s in mine if s.source == target.source and s not in (lead, support)), None)
         if counter:
             parts.append(t(_variant(_COUNTER, round_no), source=counter.source, name=counter.name,
