@@ -705,6 +705,51 @@ def _past_same_ticker(text: str, ticker: str) -> tuple[str, str, str, str] | Non
     return newest["date"], newest["rating"], f"{newest['raw']:+.1%}", f"{newest['alpha']:+.1%}"
 
 
+MEMORY_RULES = ("moderate", "follow")
+"""The Portfolio Manager's two uses of a settled decision on the same ticker: **moderate** (the last call
+took today's side and lost: one notch toward Hold) and **follow** (the last Hold missed a move and today's
+signals lean the same way: take that side, one tier)."""
+RETIRE_BELOW = 0
+"""A rule is retired while its track record (helped − hurt) is below this: a rule that has hurt more often
+than it helped on this ticker is not applied."""
+
+
+def _same_ticker_history(text: str, ticker: str) -> list[dict[str, Any]]:
+    """The settled decisions on ``ticker`` in past_decisions, oldest first (point in time: the log gives
+    only what had settled by the analysis date)."""
+    found = [d for d in parse_settled_headers(tag(text, "past_decisions")) if d["ticker"] == ticker]
+    return sorted(found, key=lambda d: d["date"])
+
+
+def rule_record(history: list[dict[str, Any]], rule: str) -> tuple[int, int]:
+    """(helped, hurt): how the memory rule ``rule`` would have done on each pair of consecutive settled
+    decisions of ``history`` (oldest first) where it applies, judged on the later decision's alpha.
+
+    - moderate: the earlier call lost and the later took the same side (not Hold): cutting it toward
+      Hold helped when the later call lost too, hurt when it was right;
+    - follow: the earlier Hold lost on a move of alpha a and the later call was a Hold too: taking the
+      side of a helped when the later alpha went the same way (``was_right`` of that tier), else hurt."""
+    helped = hurt = 0
+    for before, after in zip(history, history[1:], strict=False):
+        lost = was_right(before["rating"], before["alpha"]) is False
+        if not lost:
+            continue
+        if rule == "moderate":
+            side = direction_of_tier(before["rating"])
+            if side and direction_of_tier(after["rating"]) == side:
+                if was_right(after["rating"], after["alpha"]):
+                    hurt += 1
+                else:
+                    helped += 1
+        elif rule == "follow" and before["rating"] == "Hold" and after["rating"] == "Hold":
+            tier = "Overweight" if before["alpha"] > 0 else "Underweight"
+            if was_right(tier, after["alpha"]):
+                helped += 1
+            else:
+                hurt += 1
+    return helped, hurt
+
+
 def _settled_citations(text: str, t: Translator = ENGLISH) -> str | None:
     """Every settled decision the prompt's past_decisions holds, cited with its alpha (None: none)."""
     found = parse_settled_headers(tag(text, "past_decisions"))
@@ -734,6 +779,60 @@ def _decided(tier: str, plan_tier: str, reasons: list[str], bulls: list[Signal],
              "is.")
 
 
+_PM_RIGHT = N_("The final {rating} on {ticker} was right ({alpha} alpha); similar evidence deserves similar "
+               "conviction.")
+_PM_HOLD_WRONG = N_("The final Hold on {ticker} was wrong ({alpha} alpha); a move of this size deserved taking a "
+                    "side: lean {tier} when the signals tilt this way.")
+_PM_WRONG = N_("The final {rating} on {ticker} was wrong ({alpha} alpha); moderate toward Hold when the evidence is "
+               "this mixed.")
+_TIER_WORD = r"[^\s;,.()]+"
+_PM_RIGHT_RES = template_res(_PM_RIGHT, rating=_TIER_WORD)
+_PM_HOLD_WRONG_RES = template_res(_PM_HOLD_WRONG, tier=_TIER_WORD)
+_PM_WRONG_RES = template_res(_PM_WRONG, rating=_TIER_WORD)
+
+
+def _tier_of(word: str) -> str | None:
+    """The canonical tier a lesson names (English, or its name in another language the engine writes)."""
+    for t in languages():
+        for tier in BULLISH_TIERS + BEARISH_TIERS + ("Hold",):
+            if tier_name(tier, t) == word:
+                return tier
+    return None
+
+
+def lesson_agrees(lesson: str, tier: str) -> bool:
+    """Whether a Portfolio Manager lesson the engine wrote agrees with a call of ``tier``: "lean X" only
+    with a call on X's side, "similar conviction" after a right X only with a call on X's side, "moderate
+    toward Hold" after a wrong X with anything but a full-size call on X's side. A lesson of another
+    shape (a model's) agrees."""
+    side = direction_of_tier(tier)
+    for regexes, group in ((_PM_HOLD_WRONG_RES, "tier"), (_PM_RIGHT_RES, "rating"), (_PM_WRONG_RES, "rating")):
+        for regex in regexes:
+            match = regex.search(lesson)
+            if not match:
+                continue
+            named = _tier_of(match.group(group))
+            if named is None:
+                return True
+            if regexes is _PM_WRONG_RES:
+                return not (tier in ("Buy", "Sell") and direction_of_tier(named) == side)
+            return direction_of_tier(named) == side
+    return True
+
+
+def _retired(rule: str, history: list[dict[str, Any]], out: list[str], t: Translator, ticker: str) -> bool:
+    """Whether ``rule``'s track record on this ticker retires it (then ``out`` gets the sentence that says so)."""
+    helped, hurt = rule_record(history, rule)
+    if helped - hurt >= RETIRE_BELOW:
+        return False
+    out.append(t("The lesson to moderate after a losing call is retired on {ticker}: on its past decisions it "
+                 "helped {helped} time(s) and hurt {hurt}.", ticker=ticker, helped=helped, hurt=hurt)
+               if rule == "moderate" else
+               t("The lesson to follow a move a Hold missed is retired on {ticker}: on its past decisions it "
+                 "helped {helped} time(s) and hurt {hurt}.", ticker=ticker, helped=helped, hurt=hurt))
+    return True
+
+
 def portfolio_decision(text: str) -> dict[str, Any]:
     t = translator_of(text)
     ticker = instrument_of(text)
@@ -749,6 +848,7 @@ def portfolio_decision(text: str) -> dict[str, Any]:
         reasons.append(t("moderated from {before} to {after} because of {flags}", before=tier_name(plan_tier, t), after=tier_name(tier, t),
                          flags=join_names(flags, t)))
     past = _past_same_ticker(text, ticker)
+    retired: list[str] = []  # the sentence saying which rule its record retired, when one did
     lesson = _first_lesson(text)
     past_sentence = (t("No earlier decision on {ticker} has settled yet; the lesson below comes from similar "
                        "situations elsewhere.", ticker=ticker) if lesson else
@@ -761,13 +861,20 @@ def portfolio_decision(text: str) -> dict[str, Any]:
                            "{alpha}, so it was wrong.", **fields) if lost else
                          t("The last settled call on {ticker}, {rating} on {date}, returned {raw} with alpha "
                            "{alpha}, so it was right.", **fields))
-        if lost and direction_of_tier(p_rating) == direction_of_tier(tier) and tier != "Hold":
+        history = _same_ticker_history(text, ticker)
+        if lost and direction_of_tier(p_rating) == direction_of_tier(tier) and tier != "Hold" and \
+                _retired("moderate", history, retired, t, ticker):
+            pass
+        elif lost and direction_of_tier(p_rating) == direction_of_tier(tier) and tier != "Hold":
             before = tier
             tier = toward_hold(tier)
             reasons.append(t("moderated from {before} to {after} because the last {rating} call on {ticker} lost "
                              "({alpha} alpha)", before=tier_name(before, t), after=tier_name(tier, t),
                              rating=tier_name(p_rating, t), ticker=ticker,
                              alpha=p_alpha))
+        elif lost and p_rating == "Hold" and tier == "Hold" and score.net * _pct_value(p_alpha) > 0 and \
+                _retired("follow", history, retired, t, ticker):
+            pass
         elif lost and p_rating == "Hold" and tier == "Hold" and score.net * _pct_value(p_alpha) > 0:
             # the last Hold missed a move and today's signals lean the same way: take that side, one tier
             before = tier
@@ -804,6 +911,7 @@ def portfolio_decision(text: str) -> dict[str, Any]:
                             t("The risk committee's conservative voice asked for a smaller size and a tight stop; "
                               "the evidence outweighs it."))
     thesis_parts.append(past_sentence)
+    thesis_parts.extend(retired)
     book = _book_sentence(text, t)
     if book:
         thesis_parts.append(book)
@@ -811,7 +919,10 @@ def portfolio_decision(text: str) -> dict[str, Any]:
     if citations:
         thesis_parts.append(citations)
     if lesson:
-        thesis_parts.append(t("Lesson applied: {lesson}", lesson=lesson))
+        applies = next((x for x in _lessons(text) if lesson_agrees(x, tier)), None)
+        thesis_parts.append(t("Lesson applied: {lesson}", lesson=applies) if applies else
+                            t("A past lesson pointed the other way ({lesson}); today's evidence outweighs it.",
+                              lesson=lesson.rstrip(".")))
     close = _last_close_in_plan(text)
     final_action = TIER_ACTION[tier]
     target = stop = None
@@ -983,8 +1094,9 @@ def role_lessons(text: str) -> str:
     alpha = _pct_value(alpha_text)
     right = call_was_right(o)
     signals = signals_from_prompt(text, t)
-    bulls = join_names([s.name for s in signals if s.direction == "bullish"][:2], t)
-    bears = join_names([s.name for s in signals if s.direction == "bearish"][:2], t)
+    bulls_found = [s.name for s in signals if s.direction == "bullish"][:2]
+    bears_found = [s.name for s in signals if s.direction == "bearish"][:2]
+    bulls, bears = join_names(bulls_found, t), join_names(bears_found, t)
     up = alpha > 0
     action = TIER_ACTION[rating]
     f = {"ticker": ticker, "alpha": alpha_text, "raw": o["raw"] or t("n/a"), "rating": tier_name(rating, t),
@@ -1005,13 +1117,9 @@ def role_lessons(text: str) -> str:
         "research_manager": (t("Recommending {rating} on this evidence was right ({alpha} alpha).", **f) if right else
                              t("Recommending {rating} on this evidence was wrong ({alpha} alpha); weigh the losing "
                                "side's strongest point more.", **f)),
-        "portfolio_manager": (t("The final {rating} on {ticker} was right ({alpha} alpha); similar evidence deserves "
-                                "similar conviction.", **f) if right else
-                              t("The final Hold on {ticker} was wrong ({alpha} alpha); a move of this size deserved "
-                                "taking a side: lean {tier} when the signals tilt this way.",
-                                tier=tier_name("Overweight" if up else "Underweight", t), **f) if rating == "Hold" else
-                              t("The final {rating} on {ticker} was wrong ({alpha} alpha); moderate toward Hold when "
-                                "the evidence is this mixed.", **f)),
+        "portfolio_manager": (t(_PM_RIGHT, **f) if right else
+                              t(_PM_HOLD_WRONG, tier=tier_name("Overweight" if up else "Underweight", t), **f)
+                              if rating == "Hold" else t(_PM_WRONG, **f)),
     }
     if rating == "Hold" and not right:
         lessons["trader"] = (t("Holding {ticker} was wrong ({raw} return, {alpha} alpha): staying flat missed the "
@@ -1024,5 +1132,16 @@ def role_lessons(text: str) -> str:
                                          "bearish case when its signals lead.", **f))
     # one line per role that learns (the roster's roles with a memory), named as the roster names it (the
     # reflector's parse_lessons reads the English name in every language)
+    # a side with no reading of its own learns a sentence, never "readings such as none"
+    if not bulls_found:
+        lessons["bull"] = (t("No bullish reading stood out on {ticker}, yet it beat its benchmark ({alpha} alpha); "
+                             "look harder for the bullish case in a similar setup.", **f) if up else
+                           t("No bullish reading stood out on {ticker}, and it lagged its benchmark ({alpha} alpha), "
+                             "as the missing case suggested.", **f))
+    if not bears_found:
+        lessons["bear"] = (t("No bearish reading stood out on {ticker}, yet it lagged its benchmark ({alpha} alpha); "
+                             "look harder for the risks in a similar setup.", **f) if not up else
+                           t("No bearish reading stood out on {ticker}, and it beat its benchmark ({alpha} alpha), "
+                             "as the missing case suggested.", **f))
     lines = [f"{r.node}: {lessons[r.key]}" for r in ROSTER if r.memory]
     return "\n".join(lines)
