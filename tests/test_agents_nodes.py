@@ -348,8 +348,13 @@ def test_portfolio_manager_reads_past_context_and_learns_from_a_lost_call(analys
     assert fresh.startswith("**Rating**: Overweight")
     # the header exactly as the past context writes it (rating.settled_header)
     past = ("[2024-04-01 | NVDA | Buy | return -3.0% | alpha -4.1% | 5d]\n\nDECISION:\nBuy.\n\nREFLECTION:\nWrong call.")
-    burned = pm({**state, "past_context": past})["final_trade_decision"]
+    once = pm({**state, "past_context": past})["final_trade_decision"]
     assert past.splitlines()[0] in rec.texts()[-1]
+    # one lost call is no record yet: the rule to moderate waits until it has helped on this ticker
+    assert once.startswith("**Rating**: Overweight") and "has no record on NVDA yet" in once
+    # an earlier lost Buy followed by another losing Buy: moderating would have helped, so it applies now
+    earlier = "[2024-03-25 | NVDA | Buy | return -1.0% | alpha -2.0% | 5d]\n\nDECISION:\nBuy.\n\nREFLECTION:\nWrong."
+    burned = pm({**state, "past_context": earlier + "\n\n" + past})["final_trade_decision"]
     assert burned.startswith("**Rating**: Hold")
     assert "-4.1%" in burned
     # another ticker's loss does not count
