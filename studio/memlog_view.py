@@ -8,7 +8,9 @@ the log file for the whole server, and reads it once at server start (``studio.u
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -135,11 +137,23 @@ class MemoryChange(NamedTuple):
     alpha: float  # the stock's alpha over the window
 
 
-def _memory_res() -> tuple:
-    from tradingagents.llm_clients.offline.common import template_res
+@functools.lru_cache(maxsize=1)
+def _memory_res() -> tuple[re.Pattern[str], ...]:
+    """A regex per language for each of ``MEMORY_REASONS`` (the catalogue's template: ``before`` and ``after``
+    captured, any other field matched lazily), made once per process."""
+    from tradingagents.i18n import LANGUAGES, translator
 
-    word = r"[^\s;,.()]+"
-    return tuple(r for msgid in MEMORY_REASONS for r in template_res(msgid, before=word, after=word))
+    out = []
+    for msgid in MEMORY_REASONS:
+        for lang in LANGUAGES:
+            text, pattern, last = translator(lang)(msgid), "", 0
+            for field in re.finditer(r"\{([A-Za-z_]+)\}", text):
+                name = field.group(1)
+                pattern += re.escape(text[last:field.start()])
+                pattern += rf"(?P<{name}>[^\s;,.()；。，（）、]+)" if name in ("before", "after") else ".*?"
+                last = field.end()
+            out.append(re.compile(pattern + re.escape(text[last:])))
+    return tuple(out)
 
 
 MEMORY_REASONS = (

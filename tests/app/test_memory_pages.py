@@ -367,3 +367,24 @@ def test_memory_log_first_run_of_a_big_log_imports_no_pandas(ta_home):
     assert out.returncode == 0, out.stderr[-2000:]
     # the first page's 50 rows, and neither pandas nor numpy (the BM25 memories') imported
     assert out.stdout.split()[-4:] == ["5,001", "50", "False", "False"], out.stdout
+
+
+def test_what_memory_changed_is_read_from_the_decisions_in_either_language():
+    from studio.memlog_view import Entry, memory_changes, memory_line
+    from tradingagents.i18n import translator
+
+    zh = translator("zh")
+    said = zh("moderated from {before} to {after} because the last {rating} call on {ticker} lost ({alpha} alpha)",
+              before="买入", after="增持", rating="买入", ticker="NVDA", alpha="-2.0%")
+    entries = [Entry("2024-05-10", "NVDA", "Overweight", "settled", -0.01, []),
+               Entry("2024-05-17", "NVDA", "Underweight", "settled", -0.02, []),
+               Entry("2024-05-24", "NVDA", "Buy", "pending", None, [])]
+    texts = {("2024-05-10", "NVDA"): (f"**Rating**: Overweight\n\n{said}；其余。", ""),
+             ("2024-05-17", "NVDA"): ("moved from Hold to Underweight because the last Hold on NVDA missed a -3.0% "
+                                      "alpha move and the signals lean the same way.", "")}
+    changes = memory_changes(entries, texts)
+    assert [(c.before, c.after) for c in changes] == [("Buy", "Overweight"), ("Hold", "Underweight")]
+    # Buy → Overweight keeps the side (no alpha changes hands); Hold → Underweight on a -2 % alpha earns 2 points
+    assert memory_line(changes, 2, translator("en")) == (
+        "Memory changed 2 of the 2 settled decisions; on those it earned 2.00 points of alpha against the ratings "
+        "the evidence alone gave.")
