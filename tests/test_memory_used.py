@@ -194,3 +194,26 @@ def test_a_memory_rule_that_hurt_more_than_it_helped_is_retired():
     decision = roles.portfolio_decision(prompt)
     assert decision["rating"] == "Buy"  # the last Buy lost, but the rule's record on NVDA retires it
     assert "retired on NVDA: on its past decisions it helped 0 time(s) and hurt 2" in decision["investment_thesis"]
+
+
+@pytest.mark.parametrize("language", ["English", "Chinese"])
+def test_the_trader_and_research_manager_show_only_a_lesson_that_agrees_with_their_call(language):
+    from tradingagents.agents.utils.agent_utils import language_instruction
+
+    head = language_instruction({"output_language": language}) + "\n"
+    lines = roles.role_lessons(head + _outcome_prompt("Hold", 0.06)).splitlines()  # a Hold that missed a rise
+    trader = next(x for x in lines if x.startswith("Trader")).split(": ", 1)[1]
+    manager = next(x for x in lines if x.startswith("Research Manager")).split(": ", 1)[1]
+    # "buy a starter position" / "side with the bullish case": a bullish call only
+    assert roles.lesson_agrees(trader, "Overweight") and not roles.lesson_agrees(trader, "Underweight")
+    assert roles.lesson_agrees(manager, "Buy") and not roles.lesson_agrees(manager, "Hold")
+    right = roles.role_lessons(head + _outcome_prompt("Sell", -0.05)).splitlines()
+    kept = next(x for x in right if x.startswith("Trader")).split(": ", 1)[1]  # the SELL was right: keep sizing
+    assert roles.lesson_agrees(kept, "Sell") and not roles.lesson_agrees(kept, "Buy")
+    base = head + "Instrument: NVDA\nAnalysis date: 2024-05-10\n"
+    plan = roles.research_plan(base + f"<past_lessons>\n1. {manager}\n</past_lessons>")  # no readings: a Hold
+    assert manager not in plan
+    bearish = ("<investment_plan>\n**Recommendation**: Underweight\n</investment_plan>\n"
+               f"<past_lessons>\n1. {trader}\n2. {kept}\n</past_lessons>")
+    proposal = roles.trader_plan(base + bearish)
+    assert kept in proposal and trader not in proposal  # the SELL lesson is shown, the "buy" one is not

@@ -430,7 +430,7 @@ def research_plan(text: str) -> str:
         lines.append(t("- Watch **{name}**: if it worsens, cut the position back.", name=bear_best.name))
     if bull_best and tier in BEARISH_TIERS:
         lines.append(t("- Watch **{name}**: if it strengthens, stop reducing.", name=bull_best.name))
-    lesson = _first_lesson(text)
+    lesson = next((x for x in _lessons(text) if lesson_agrees(x, tier)), None)
     if lesson:
         lines += ["", t("### Lessons applied"), "", f"- {lesson}"]
     lines += ["", t("Instrument: {ticker}.", ticker=ticker), "", footer(t)]
@@ -558,7 +558,7 @@ def trader_plan(text: str) -> str:
                        detail=opposing[0].detail))
     elif action == "HOLD":
         lines.append(t("- What would change my mind: the signals leaning clearly one way in the next reports."))
-    lesson = _first_lesson(text)
+    lesson = next((x for x in _lessons(text) if lesson_agrees(x, tier)), None)
     if lesson:
         lines.append(t("- Lesson applied: {lesson}", lesson=lesson))
     lines += ["", footer(t), "", f"FINAL TRANSACTION PROPOSAL: **{action}**"]
@@ -788,26 +788,46 @@ _PM_HOLD_WRONG = N_("The final Hold on {ticker} was wrong ({alpha} alpha); a mov
                     "side: lean {tier} when the signals tilt this way.")
 _PM_WRONG = N_("The final {rating} on {ticker} was wrong ({alpha} alpha); moderate toward Hold when the evidence is "
                "this mixed.")
-_TIER_WORD = r"[^\s;,.()]+"
+_TRADER_RIGHT = N_("The {action} on {ticker} was right ({raw} return, {alpha} alpha); keep the sizing.")
+_TRADER_HOLD_BUY = N_("Holding {ticker} was wrong ({raw} return, {alpha} alpha): staying flat missed the move; buy a "
+                      "starter position in a similar setup.")
+_TRADER_HOLD_SELL = N_("Holding {ticker} was wrong ({raw} return, {alpha} alpha): staying flat missed the move; sell a "
+                       "starter position in a similar setup.")
+_RM_RIGHT = N_("Recommending {rating} on this evidence was right ({alpha} alpha).")
+_RM_HOLD_BULL = N_("Recommending Hold on this evidence was wrong ({alpha} alpha); side with the bullish case when its "
+                   "signals lead.")
+_RM_HOLD_BEAR = N_("Recommending Hold on this evidence was wrong ({alpha} alpha); side with the bearish case when its "
+                   "signals lead.")
+_TIER_WORD = r"[^\s;,.()；。，（）、]+"
 _PM_RIGHT_RES = template_res(_PM_RIGHT, rating=_TIER_WORD)
 _PM_HOLD_WRONG_RES = template_res(_PM_HOLD_WRONG, tier=_TIER_WORD)
 _PM_WRONG_RES = template_res(_PM_WRONG, rating=_TIER_WORD)
+_NAMED_SIDE = (template_res(_TRADER_RIGHT, action=_TIER_WORD), template_res(_RM_RIGHT, rating=_TIER_WORD))
+"""Lessons that name a past call that was right: they agree with a call on the same side."""
+_FIXED_SIDE = ((template_res(_TRADER_HOLD_BUY), 1), (template_res(_TRADER_HOLD_SELL), -1),
+               (template_res(_RM_HOLD_BULL), 1), (template_res(_RM_HOLD_BEAR), -1))
+"""Lessons that ask for one side: they agree with a call on that side."""
 
 
 def _tier_of(word: str) -> str | None:
-    """The canonical tier a lesson names (English, or its name in another language the engine writes)."""
+    """The canonical tier a lesson names (English, or its name in another language the engine writes); an
+    action (BUY/HOLD/SELL, or its name) as the tier of its side (Buy, Hold, Sell)."""
     for t in languages():
         for tier in BULLISH_TIERS + BEARISH_TIERS + ("Hold",):
             if tier_name(tier, t) == word:
+                return tier
+        for action, tier in (("BUY", "Buy"), ("HOLD", "Hold"), ("SELL", "Sell")):
+            if word in (action, action_name(action, t)):
                 return tier
     return None
 
 
 def lesson_agrees(lesson: str, tier: str) -> bool:
-    """Whether a Portfolio Manager lesson the engine wrote agrees with a call of ``tier``: "lean X" only
-    with a call on X's side, "similar conviction" after a right X only with a call on X's side, "moderate
-    toward Hold" after a wrong X with anything but a full-size call on X's side. A lesson of another
-    shape (a model's) agrees."""
+    """Whether a lesson the engine wrote agrees with a call of ``tier``: "lean X" only with a call on X's
+    side, "similar conviction" or "keep the sizing" after a right X only with a call on X's side, "moderate
+    toward Hold" after a wrong X with anything but a full-size call on X's side, "buy (sell) a starter
+    position" or "side with the bullish (bearish) case" only with a call on that side. A lesson of another
+    shape (a model's, or advice on sizing) agrees."""
     side = direction_of_tier(tier)
     for regexes, group in ((_PM_HOLD_WRONG_RES, "tier"), (_PM_RIGHT_RES, "rating"), (_PM_WRONG_RES, "rating")):
         for regex in regexes:
@@ -820,6 +840,15 @@ def lesson_agrees(lesson: str, tier: str) -> bool:
             if regexes is _PM_WRONG_RES:
                 return not (tier in ("Buy", "Sell") and direction_of_tier(named) == side)
             return direction_of_tier(named) == side
+    for regexes in _NAMED_SIDE:
+        for regex in regexes:
+            match = regex.search(lesson)
+            if match:
+                named = _tier_of(match.group("action" if "action" in regex.groupindex else "rating"))
+                return named is None or direction_of_tier(named) == side
+    for regexes, wanted in _FIXED_SIDE:
+        if any(regex.search(lesson) for regex in regexes):
+            return side == wanted
     return True
 
 
@@ -1119,11 +1148,11 @@ def role_lessons(text: str) -> str:
                    names=bears, advice=t(PRESS_ON), **f) if not up else
                  t("Bearish readings such as {names} did not play out on {ticker} ({alpha} alpha); {advice}",
                    names=bears, advice=t(EASE_OFF), **f)),
-        "trader": (t("The {action} on {ticker} was right ({raw} return, {alpha} alpha); keep the sizing.", **f)
+        "trader": (t(_TRADER_RIGHT, **f)
                    if right else
                    t("The {action} on {ticker} was wrong ({raw} return, {alpha} alpha); size smaller and use tighter "
                      "stops in a similar setup.", **f)),
-        "research_manager": (t("Recommending {rating} on this evidence was right ({alpha} alpha).", **f) if right else
+        "research_manager": (t(_RM_RIGHT, **f) if right else
                              t("Recommending {rating} on this evidence was wrong ({alpha} alpha); weigh the losing "
                                "side's strongest point more.", **f)),
         "portfolio_manager": (t(_PM_RIGHT, **f) if right else
@@ -1131,14 +1160,8 @@ def role_lessons(text: str) -> str:
                               if rating == "Hold" else t(_PM_WRONG, **f)),
     }
     if rating == "Hold" and not right:
-        lessons["trader"] = (t("Holding {ticker} was wrong ({raw} return, {alpha} alpha): staying flat missed the "
-                               "move; buy a starter position in a similar setup.", **f) if up else
-                             t("Holding {ticker} was wrong ({raw} return, {alpha} alpha): staying flat missed the "
-                               "move; sell a starter position in a similar setup.", **f))
-        lessons["research_manager"] = (t("Recommending Hold on this evidence was wrong ({alpha} alpha); side with the "
-                                         "bullish case when its signals lead.", **f) if up else
-                                       t("Recommending Hold on this evidence was wrong ({alpha} alpha); side with the "
-                                         "bearish case when its signals lead.", **f))
+        lessons["trader"] = t(_TRADER_HOLD_BUY, **f) if up else t(_TRADER_HOLD_SELL, **f)
+        lessons["research_manager"] = t(_RM_HOLD_BULL, **f) if up else t(_RM_HOLD_BEAR, **f)
     # one line per role that learns (the roster's roles with a memory), named as the roster names it (the
     # reflector's parse_lessons reads the English name in every language)
     # a side with no reading of its own learns a sentence, never "readings such as none"
