@@ -22,7 +22,15 @@ from typing import Any, NamedTuple
 import streamlit as st
 
 from studio import charts, ui
-from studio.memlog_view import Entry, Log
+from studio.memlog_view import (
+    LONG_ONLY_CAPTION,
+    Entry,
+    Log,
+    call_alpha,
+    long_only_equity,
+    memory_changes,
+    memory_line,
+)
 from studio.memview import ENTRIES_CSS, TABLE_CSS, entry_html, situation_html
 from studio.ui import _, rating_label, tr
 from tradingagents import figures
@@ -208,6 +216,19 @@ def paginate(n_rows: int, filters: tuple) -> tuple[int, int]:
     return first, last
 
 
+def memory_section(log: Log, rows: list[Entry]) -> None:
+    """One line: what memory changed among the settled decisions shown, and what it earned or cost."""
+    settled = [r for r in rows if r.settled]
+    if not settled:
+        return
+    if len(settled) > LAZY_CHARTS_FROM:  # the decisions' texts of that many entries: filter first
+        st.caption(_("Filter to at most {n} settled decisions to see what memory changed.",
+                     n=f"{LAZY_CHARTS_FROM:,}"))
+        return
+    texts = log.texts([(r.date, r.ticker) for r in settled])
+    st.caption(memory_line(memory_changes(settled, texts), len(settled), tr()))
+
+
 def charts_section(rows: list[Entry]) -> None:
     n_settled = sum(r.settled for r in rows)
     if not n_settled:
@@ -232,8 +253,10 @@ def charts_section(rows: list[Entry]) -> None:
         st.caption(_("{caption} Alphas of different tickers are never combined.{more}",
                      caption=_(charts.CUMULATIVE_ALPHA_CAPTION), more=more))
     elif chart == "equity":
-        st.plotly_chart(charts.equity_figure(charts.equity_curve(view), t=t), width="stretch", config=charts.plotly_config(t), key="equity_chart")
-        st.caption(_(charts.EQUITY_CAPTION))
+        # the backtest's position rules (long-only): an Underweight or Sell is flat, never short
+        st.plotly_chart(charts.equity_figure(long_only_equity(view), t=t), width="stretch",
+                        config=charts.plotly_config(t), key="equity_chart")
+        st.caption(_(LONG_ONLY_CAPTION))
     elif chart == "hits":
         stats = charts.rating_stats(view)
         st.plotly_chart(charts.hit_rate_figure(stats, t=t), width="stretch", config=charts.plotly_config(t), key="rating_chart")
@@ -250,7 +273,7 @@ def charts_section(rows: list[Entry]) -> None:
                      "0, {flat} within ±{band}.", up=tiers[1], down=tiers[-1], flat=tiers[0], band=f"{HOLD_BAND:.0%}"))
 
 
-NUMERIC_COLUMNS = ("alpha", "raw return", "benchmark return", "entry", "exit", "holding days")
+NUMERIC_COLUMNS = ("call alpha", "stock alpha", "raw return", "benchmark return", "entry", "exit", "holding days")
 
 
 def log_table(rows: list[Row]) -> dict[str, list[str]]:
@@ -263,7 +286,8 @@ def log_table(rows: list[Row]) -> dict[str, list[str]]:
         "date": [r.entry.date for r in rows], "ticker": [r.entry.ticker for r in rows],
         "rating": [rating_label(r.entry.rating) for r in rows],
         "status": [charts.status_label(r.entry.status, t) for r in rows],
-        "alpha": [charts.fmt_pct(r.entry.alpha) for r in rows],
+        "call alpha": [charts.fmt_pct(call_alpha(r.entry.rating, r.entry.alpha)) for r in rows],
+        "stock alpha": [charts.fmt_pct(r.entry.alpha) for r in rows],
         "raw return": [charts.fmt_pct(r.raw) for r in rows],
         "benchmark return": [charts.fmt_pct(v) for v in bench],
         "benchmark": [charts.fmt_text(r.benchmark) for r in rows],
@@ -292,7 +316,8 @@ def entries_html(rows: list[Row]) -> str:
     parts = []
     for row in rows:
         e = row.entry
-        tag = _("alpha {alpha}", alpha=f"{e.alpha:+.1%}") if e.settled else status_label("pending")
+        tag = (_("call alpha {call} · stock alpha {alpha}", call=f"{call_alpha(e.rating, e.alpha):+.1%}",
+                 alpha=f"{e.alpha:+.1%}") if e.settled else status_label("pending"))
         tag += _(" · invented instrument") if row.invented else ""
         who = [_(what, who=v) for what, v in ((N_("run by {who}"), row.by), (N_("settled by {who}"), row.settled_by))
                if v]
@@ -332,11 +357,17 @@ def main() -> None:
     m.metric(_("Decisions"), f"{len(view):,}", width=140)
     m.metric(_("Pending"), f"{sum(r.status == 'pending' for r in view):,}", width=140)
     m.metric(_("Settled"), f"{len(alphas):,}", width=140)
-    m.metric(_("Average alpha"), f"{math.fsum(alphas) / len(alphas):+.2%}" if alphas else charts.DASH, width=140)
+    calls = [call_alpha(r.rating, r.alpha) for r in view if r.settled]
+    m.metric(_("Average call alpha"), f"{math.fsum(calls) / len(calls):+.2%}" if calls else charts.DASH, width=160,
+             help=_("The alpha each call earned: the stock's alpha when the call was Buy or Overweight, its "
+                    "opposite for Underweight or Sell, nothing for Hold."))
+    m.metric(_("Average stock alpha"), f"{math.fsum(alphas) / len(alphas):+.2%}" if alphas else charts.DASH,
+             width=160, help=_("The stock's own alpha against its benchmark over each window, whatever the call."))
     if len(view) != len(log.entries):
         st.caption(_("{n} of the {total} decisions in the log match the filters.", n=f"{len(view):,}",
                      total=f"{len(log.entries):,}"))
 
+    memory_section(log, view)
     charts_section(view)
 
     st.subheader(_("Decisions and reflections"), anchor=False)

@@ -157,9 +157,8 @@ def turns_from_saved(state: Mapping[str, Any] | None, meta: Mapping[str, Any] | 
 # which of the opponent's points a turn answers (a deterministic word-overlap match)
 # ---------------------------------------------------------------------------------------------
 ANSWERS_CAPTION = N_(
-    "“Answers” shows the opponent's point this turn quotes, or else the sentence of the previous opponent "
-    "turn that shares the most words with it (a deterministic word-overlap match, ignoring numbers and "
-    "common words)."
+    "“Answers” shows the opponent's point this turn quotes, or else the sentence of the opponent's previous "
+    "turn that has the most words in common with it."
 )
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")

@@ -8,13 +8,17 @@ the log file for the whole server, and reads it once at server start (``studio.u
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from tradingagents import figures
+from tradingagents.i18n import N_
 from tradingagents.memory.log_cache import COLUMNS as SUMMARY_COLUMNS
+from tradingagents.rating import RATINGS_5_TIER, direction
 from tradingagents.storage import open_memory_log
 
 
@@ -69,3 +73,138 @@ def read_log(config) -> Log:
     entries.sort(key=lambda r: r.ticker)
     entries.sort(key=lambda r: r.date, reverse=True)  # stable: ticker ascending within a day
     return Log(entries, sorted({r.ticker for r in entries}), list(log.problems), log.entry_texts)
+
+
+# ---------------------------------------------------------------------------------------------
+# what a call earned, the equity of following the calls as a backtest would, what memory changed
+
+
+def call_alpha(rating: str, alpha: float | None) -> float | None:
+    """The alpha the call earned: the stock's alpha signed by the call's direction (a Buy or Overweight
+    earns the stock's alpha, an Underweight or Sell its opposite, a Hold nothing); None without an alpha.
+    The log's tag keeps the stock's alpha; this is what the page shows beside it."""
+    return None if alpha is None else direction(rating) * alpha
+
+
+def long_only_equity(df):
+    """Growth of 1 from following the settled decisions under the backtest's long-only rules
+    (``backtest.positions.LONG_ONLY``: Buy 1.0, Overweight 0.5, Underweight and Sell 0.0 (flat, never
+    short), Hold keeps the ticker's previous position, flat before its first decision), against holding
+    the benchmark over the same windows. Decisions in the order their windows closed; each window's
+    return is position × raw return; the windows are compounded one after another (overlapping windows
+    are not netted), as ``charts.equity_curve`` does. Columns: date, ticker, rating, when, strategy,
+    benchmark."""
+    import numpy as np
+
+    from studio import charts
+    from tradingagents.backtest.positions import LONG_ONLY, target_position  # only to draw this chart
+
+    settled = charts.settled_rows(df)
+    settled = settled[settled["raw"].notna()].copy()
+    settled["when"] = [charts._exit_day(d, e, h) for d, e, h in zip(settled["date"], settled["end_date"],
+                                                                   settled["holding"], strict=True)]
+    held: dict[str, float] = {}
+    sizes = []
+    for rec in settled.sort_values(["date", "ticker"], kind="stable").itertuples(index=False):
+        held[rec.ticker] = target_position(rec.rating, held.get(rec.ticker, 0.0), LONG_ONLY)
+        sizes.append(((rec.date, rec.ticker), held[rec.ticker]))
+    size_of = dict(sizes)
+    settled = settled.sort_values(["when", "date", "ticker"], kind="stable")
+    pos = np.array([size_of[(d, t)] for d, t in zip(settled["date"], settled["ticker"], strict=True)],
+                   dtype="float64")
+    strat = np.maximum(1.0 + pos * settled["raw"].to_numpy(), 0.0)
+    bench = np.maximum(1.0 + charts.bench_returns(settled).to_numpy(), 0.0)
+    out = settled[["date", "ticker", "rating", "when"]].copy()
+    with np.errstate(divide="ignore"):
+        out["strategy"] = np.exp(np.cumsum(np.log(strat))) if len(strat) else []
+        out["benchmark"] = np.exp(np.cumsum(np.log(bench))) if len(bench) else []
+    return out.reset_index(drop=True)
+
+
+LONG_ONLY_CAPTION = N_(
+    "Growth of 1 from following the settled decisions as a backtest does, long-only: Buy holds a full "
+    "position, Overweight half, Underweight and Sell are flat (never short), Hold keeps the position the "
+    "ticker had. The windows' returns are compounded in the order they closed (overlapping windows are not "
+    "netted); the benchmark line compounds the benchmark's return over the same windows. No costs."
+)
+
+
+class MemoryChange(NamedTuple):
+    date: str
+    ticker: str
+    before: str  # the rating the evidence alone gave
+    after: str  # the rating memory made of it
+    alpha: float  # the stock's alpha over the window
+
+
+@functools.lru_cache(maxsize=1)
+def _memory_res() -> tuple[re.Pattern[str], ...]:
+    """A regex per language for each of ``MEMORY_REASONS`` (the catalogue's template: ``before`` and ``after``
+    captured, any other field matched lazily), made once per process."""
+    from tradingagents.i18n import LANGUAGES, translator
+
+    out = []
+    for msgid in MEMORY_REASONS:
+        for lang in LANGUAGES:
+            text, pattern, last = translator(lang)(msgid), "", 0
+            for field in re.finditer(r"\{([A-Za-z_]+)\}", text):
+                name = field.group(1)
+                pattern += re.escape(text[last:field.start()])
+                pattern += rf"(?P<{name}>[^\s;,.()；。，（）、]+)" if name in ("before", "after") else ".*?"
+                last = field.end()
+            out.append(re.compile(pattern + re.escape(text[last:])))
+    return tuple(out)
+
+
+MEMORY_REASONS = (
+    "moderated from {before} to {after} because the last {rating} call on {ticker} lost ({alpha} alpha)",
+    "moved from {before} to {after} because the last Hold on {ticker} missed a {alpha} alpha move and the "
+    "signals lean the same way",
+)
+"""The offline Portfolio Manager's sentences for a rating a past outcome changed (``offline.roles``)."""
+
+
+def _canonical(word: str) -> str | None:
+    from tradingagents.i18n import LANGUAGES, rating_label
+
+    for tier in RATINGS_5_TIER:
+        if word == tier or any(word == rating_label(tier, lang) for lang in LANGUAGES):
+            return tier
+    return None
+
+
+def memory_changes(entries: Iterable[Entry], texts: Mapping[tuple[str, str], tuple[str, str]]) -> list[MemoryChange]:
+    """The settled decisions whose rating memory changed (the decision says which rating the evidence
+    gave and which one a past outcome made of it), from their decision texts."""
+    regexes = _memory_res()
+    out = []
+    for e in entries:
+        if not e.settled:
+            continue
+        decision = (texts.get((e.date, e.ticker)) or ("", ""))[0]
+        for regex in regexes:
+            match = regex.search(decision or "")
+            if match:
+                before, after = _canonical(match.group("before")), _canonical(match.group("after"))
+                if before and after and after == e.rating:
+                    out.append(MemoryChange(e.date, e.ticker, before, after, float(e.alpha)))
+                break
+    return out
+
+
+def memory_line(changes: list[MemoryChange], n_settled: int, t) -> str:
+    """One line: how many settled decisions memory changed and the alpha it earned or cost on them (what
+    the changed calls earned minus what the calls the evidence alone gave would have earned)."""
+    if not changes:
+        return t("Memory changed none of the {n} settled decisions: every rating here is the one the evidence "
+                 "alone gave.", n=f"{n_settled:,}")
+    effect = sum(call_alpha(c.after, c.alpha) - call_alpha(c.before, c.alpha) for c in changes)
+    fields = {"changed": len(changes), "n": f"{n_settled:,}", "effect": f"{abs(effect) * 100:.2f}"}
+    if effect > 0:
+        return t("Memory changed {changed} of the {n} settled decisions; on those it earned {effect} points of "
+                 "alpha against the ratings the evidence alone gave.", **fields)
+    if effect < 0:
+        return t("Memory changed {changed} of the {n} settled decisions; on those it cost {effect} points of "
+                 "alpha against the ratings the evidence alone gave.", **fields)
+    return t("Memory changed {changed} of the {n} settled decisions; on those it neither earned nor cost alpha "
+             "against the ratings the evidence alone gave.", **fields)

@@ -236,10 +236,10 @@ def test_later_rounds_differ_and_answer_the_opponents_last_point(analysed):
         state = {**state, **node(state)}
         turns.append(state["investment_debate_state"]["current_response"])
     assert turns[0] != turns[2] and turns[1] != turns[3]
-    lead = re.compile(r"My main point this round is \*\*([^*]+)\*\*")
+    lead = re.compile(r"\*\*([^*]+)\*\* (?:in|from) the [a-z]+ report")
     bull_lead_1, bear_lead_1 = lead.search(turns[0]).group(1), lead.search(turns[1]).group(1)
-    assert bull_lead_1 in turns[1].split("My main point")[0]  # the bear answers the bull's point first
-    assert bear_lead_1 in turns[2].split("My main point")[0]  # and the bull answers the bear's
+    assert turns[1].startswith(f"Bear Analyst: The bull's strongest point is \u201c{bull_lead_1}: ")  # the bear answers it first
+    assert turns[2].startswith(f"Bull Analyst: The bear now leans on \u201c{bear_lead_1}: ")  # and the bull answers the bear's
     assert lead.search(turns[2]).group(1) != bull_lead_1  # a new point in round two
     assert state["investment_debate_state"]["count"] == 4
 
@@ -348,8 +348,13 @@ def test_portfolio_manager_reads_past_context_and_learns_from_a_lost_call(analys
     assert fresh.startswith("**Rating**: Overweight")
     # the header exactly as the past context writes it (rating.settled_header)
     past = ("[2024-04-01 | NVDA | Buy | return -3.0% | alpha -4.1% | 5d]\n\nDECISION:\nBuy.\n\nREFLECTION:\nWrong call.")
-    burned = pm({**state, "past_context": past})["final_trade_decision"]
+    once = pm({**state, "past_context": past})["final_trade_decision"]
     assert past.splitlines()[0] in rec.texts()[-1]
+    # one lost call is no record yet: the rule to moderate waits until it has helped on this ticker
+    assert once.startswith("**Rating**: Overweight") and "has no record on NVDA yet" in once
+    # an earlier lost Buy followed by another losing Buy: moderating would have helped, so it applies now
+    earlier = "[2024-03-25 | NVDA | Buy | return -1.0% | alpha -2.0% | 5d]\n\nDECISION:\nBuy.\n\nREFLECTION:\nWrong."
+    burned = pm({**state, "past_context": earlier + "\n\n" + past})["final_trade_decision"]
     assert burned.startswith("**Rating**: Hold")
     assert "-4.1%" in burned
     # another ticker's loss does not count
@@ -521,7 +526,7 @@ def test_in_chinese_every_node_writes_chinese_and_the_decision_keeps_its_grammar
         assert len(cjk.findall(state[key])) > 50, key
     for turn in (state["investment_debate_state"]["bull_history"], state["investment_debate_state"]["bear_history"],
                  state["risk_debate_state"]["history"]):
-        assert "第 1 轮。" in turn
+        assert len(cjk.findall(turn)) > 30 and "Round" not in turn
     final = state["final_trade_decision"]
     assert state["final_rating"] in RATINGS_5_TIER and parse_rating(final) == state["final_rating"]
     assert final.startswith(f"**Rating**: {state['final_rating']}\n\n### 执行摘要\n\n")

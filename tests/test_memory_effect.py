@@ -28,3 +28,25 @@ def test_memory_effect_names_the_differing_decisions_and_their_alpha_difference(
 def test_identical_runs_have_no_effect():
     rows = [{"ticker": "NVDA", "date": "2024-01-02", "rating": "Buy", "alpha": 0.01}]
     assert memory_effect(rows, rows) == {"compared": 1, "differing": 0, "alpha_difference": 0.0, "decisions": []}
+
+
+def test_paired_effect_compares_hit_rate_and_long_only_return_with_an_interval():
+    from tradingagents.backtest.memory_effect import paired_effect
+
+    def row(date, rating, raw, alpha, ticker="NVDA"):
+        return {"ticker": ticker, "date": date, "rating": rating, "raw": raw, "alpha": alpha}
+
+    without = [row("2024-01-02", "Buy", -0.04, -0.03), row("2024-01-09", "Hold", 0.02, 0.01),
+               row("2024-01-16", "Sell", 0.03, 0.02), row("2024-01-23", "Buy", 0.01, None)]
+    with_m = [row("2024-01-02", "Buy", -0.04, -0.03), row("2024-01-09", "Underweight", 0.02, 0.01),
+              row("2024-01-16", "Overweight", 0.03, 0.02), row("2024-01-23", "Buy", 0.01, None)]
+    effect = paired_effect(with_m, without)
+    assert effect["decisions"] == 3 and effect["changed"] == 2  # the unsettled fourth is not compared
+    # hits: without Buy(-3%) no, Hold(+1%) yes, Sell(+2%) no = 1/3; with: no, no, Overweight(+2%) yes = 1/3
+    assert effect["hit_rate_diff"] == pytest.approx(0.0)
+    # long-only: without 1.0·-4% + 1.0·2% (Hold keeps) + 0·3% = -2%; with -4% + 0·2% + 0.5·3% = -2.5%
+    assert effect["return_without"] == pytest.approx(-0.02) and effect["return_with"] == pytest.approx(-0.025)
+    assert effect["return_diff"] == pytest.approx(-0.005)
+    lo, hi = effect["return_diff_ci"]
+    assert lo <= effect["return_diff"] <= hi
+    assert paired_effect(with_m, without) == effect  # seeded: the same interval every time

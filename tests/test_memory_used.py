@@ -137,15 +137,83 @@ def test_lessons_agree_with_was_right(rating, right):
         assert "wrong" not in pm
 
 
-def test_a_debater_argues_with_more_conviction_after_its_side_won_and_less_after_it_lost():
+def test_a_debater_presses_after_its_side_won_and_leans_on_the_whole_count_after_it_lost():
     from tradingagents.team import ROLES
 
-    win = roles.role_lessons(_outcome_prompt("Buy", 0.04)).splitlines()
-    loss = roles.role_lessons(_outcome_prompt("Buy", -0.04)).splitlines()
+    reports = "<market_report>\n- **Trend**: the close is above the 50-day average → bullish\n</market_report>\n"
+    win = roles.role_lessons(_outcome_prompt("Buy", 0.04) + reports).splitlines()
+    loss = roles.role_lessons(_outcome_prompt("Buy", -0.04) + reports).splitlines()
     bull_win = next(x for x in win if x.startswith("Bull")).split(": ", 1)[1]
     bull_loss = next(x for x in loss if x.startswith("Bull")).split(": ", 1)[1]
     base = "Instrument: NVDA\nDate: 2024-05-10\n"
     more = roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_win}\n</past_lessons>")
     less = roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_loss}\n</past_lessons>")
-    assert "with more conviction" in more and "with less conviction" in less
+    assert "so I press them" in more and "I rest the case on the whole count" in less
+    for turn in (more, less):  # it never argues against its own side
+        assert "conviction" not in turn and "my side was wrong" not in turn.lower()
     assert roles.debate_turn(ROLES["bull"], base + f"<past_lessons>\n1. {bull_win}\n</past_lessons>") == more
+
+
+def test_a_side_without_readings_learns_a_sentence_not_readings_such_as_none():
+    lessons = roles.role_lessons(_outcome_prompt("Buy", 0.04))
+    assert "such as none" not in lessons and "none" not in lessons.lower()
+    bear = next(x for x in lessons.splitlines() if x.startswith("Bear"))
+    assert "No bearish reading stood out on NVDA, and it beat its benchmark (+4.0% alpha)" in bear
+
+
+@pytest.mark.parametrize("lesson_tier, call, agrees", [
+    ("Overweight", "Overweight", True), ("Overweight", "Buy", True), ("Overweight", "Underweight", False),
+    ("Underweight", "Overweight", False), ("Underweight", "Sell", True), ("Overweight", "Hold", False)])
+def test_the_portfolio_managers_lesson_shown_agrees_with_the_call(lesson_tier, call, agrees):
+    alpha = 0.06 if lesson_tier == "Overweight" else -0.06
+    pm = next(x for x in roles.role_lessons(_outcome_prompt("Hold", alpha)).splitlines()
+              if x.startswith("Portfolio Manager")).split(": ", 1)[1]
+    assert f"lean {lesson_tier}" in pm
+    assert roles.lesson_agrees(pm, call) is agrees
+    right = next(x for x in roles.role_lessons(_outcome_prompt("Sell", -0.05)).splitlines()
+                 if x.startswith("Portfolio Manager")).split(": ", 1)[1]
+    assert roles.lesson_agrees(right, "Underweight") and not roles.lesson_agrees(right, "Buy")
+    wrong = next(x for x in roles.role_lessons(_outcome_prompt("Buy", -0.05)).splitlines()
+                 if x.startswith("Portfolio Manager")).split(": ", 1)[1]
+    assert roles.lesson_agrees(wrong, "Overweight") and not roles.lesson_agrees(wrong, "Buy")
+
+
+def test_a_memory_rule_that_hurt_more_than_it_helped_is_retired():
+    def d(day, rating, alpha):
+        return {"date": f"2024-05-{day:02d}", "ticker": "NVDA", "rating": rating, "raw": alpha, "alpha": alpha,
+                "holding": 5}
+    # two Buys lost, and each time the next Buy was right: moderating would have hurt twice
+    history = [d(1, "Buy", -0.03), d(8, "Buy", 0.04), d(15, "Buy", -0.02), d(22, "Buy", 0.05)]
+    assert roles.rule_record(history, "moderate") == (0, 2)
+    # a lost Hold on a rise followed by another rise: following the move helped
+    assert roles.rule_record([d(1, "Hold", 0.05), d(8, "Hold", 0.04)], "follow") == (1, 0)
+    past = "\n".join(f"[{x['date']} | NVDA | {x['rating']} | return {x['raw']*100:+.1f}% | alpha {x['alpha']*100:+.1f}% | 5d]"
+                      for x in history + [d(29, "Buy", -0.04)])
+    prompt = ("Instrument: NVDA\nAnalysis date: 2024-06-05\n<past_decisions>\n" + past + "\n</past_decisions>\n"
+              "<investment_plan>\n**Recommendation**: Buy\n</investment_plan>\n")
+    decision = roles.portfolio_decision(prompt)
+    assert decision["rating"] == "Buy"  # the last Buy lost, but the rule's record on NVDA retires it
+    assert "retired on NVDA: on its past decisions it helped 0 time(s) and hurt 2" in decision["investment_thesis"]
+
+
+@pytest.mark.parametrize("language", ["English", "Chinese"])
+def test_the_trader_and_research_manager_show_only_a_lesson_that_agrees_with_their_call(language):
+    from tradingagents.agents.utils.agent_utils import language_instruction
+
+    head = language_instruction({"output_language": language}) + "\n"
+    lines = roles.role_lessons(head + _outcome_prompt("Hold", 0.06)).splitlines()  # a Hold that missed a rise
+    trader = next(x for x in lines if x.startswith("Trader")).split(": ", 1)[1]
+    manager = next(x for x in lines if x.startswith("Research Manager")).split(": ", 1)[1]
+    # "buy a starter position" / "side with the bullish case": a bullish call only
+    assert roles.lesson_agrees(trader, "Overweight") and not roles.lesson_agrees(trader, "Underweight")
+    assert roles.lesson_agrees(manager, "Buy") and not roles.lesson_agrees(manager, "Hold")
+    right = roles.role_lessons(head + _outcome_prompt("Sell", -0.05)).splitlines()
+    kept = next(x for x in right if x.startswith("Trader")).split(": ", 1)[1]  # the SELL was right: keep sizing
+    assert roles.lesson_agrees(kept, "Sell") and not roles.lesson_agrees(kept, "Buy")
+    base = head + "Instrument: NVDA\nAnalysis date: 2024-05-10\n"
+    plan = roles.research_plan(base + f"<past_lessons>\n1. {manager}\n</past_lessons>")  # no readings: a Hold
+    assert manager not in plan
+    bearish = ("<investment_plan>\n**Recommendation**: Underweight\n</investment_plan>\n"
+               f"<past_lessons>\n1. {trader}\n2. {kept}\n</past_lessons>")
+    proposal = roles.trader_plan(base + bearish)
+    assert kept in proposal and trader not in proposal  # the SELL lesson is shown, the "buy" one is not

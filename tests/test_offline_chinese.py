@@ -95,7 +95,7 @@ def test_the_reports_debates_and_decision_are_in_chinese(runs):
             assert not left, (date, key, left)
     second = runs["zh"]["texts"][SECOND]
     assert "看涨" in second["market_report"] or "看跌" in second["market_report"]
-    assert "第 1 轮。" in second["invest_debate"] and "第 1 轮。" in second["risk_debate"]
+    assert "最有力的论点是“" in second["invest_debate"] and "第 1 轮" not in second["invest_debate"]
     assert "### 执行摘要" in second["final_trade_decision"] and "### 投资论点" in second["final_trade_decision"]
     assert "_由离线引擎（无 LLM）根据本次运行的数据撰写；未使用任何语言模型。_" in second["market_report"]
 
@@ -128,7 +128,7 @@ def test_the_english_run_keeps_its_english(runs):
     for texts in runs["en"]["texts"].values():
         for key, text in texts.items():
             assert not CJK.search(text), key
-    assert "My main point this round is **" in runs["en"]["texts"][SECOND]["invest_debate"]
+    assert "'s strongest point is \u201c" in runs["en"]["texts"][SECOND]["invest_debate"]
     assert not CJK.search(runs["en"]["reflection"])
 
 

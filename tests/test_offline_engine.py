@@ -79,7 +79,8 @@ def test_missing_data_is_named_in_the_report_not_invented(tmp_path):
     report = final["market_report"]
     tool_texts = [m.content for m in final["messages"] if isinstance(m, ToolMessage)]
     assert tool_texts and all(t.startswith(("NO_DATA_AVAILABLE:", "DATA_UNAVAILABLE:")) for t in tool_texts)
-    assert "### Missing data" in report and "get_stock_data:" in report and "get_indicators(rsi):" in report
+    assert "### Missing data" in report and "- price history:" in report
+    assert "- technical indicators (relative strength index):" in report and "get_" not in report
     assert "Not estimated." in report
     assert signals_in(report) == []
 
@@ -127,8 +128,8 @@ def test_the_rating_follows_the_documented_score():
     everything = score_of([s for key in ("market_report", "sentiment_report", "news_report", "fundamentals_report")
                            for s in signals_in(state[key])])
     assert f"**Recommendation**: {everything.tier}" in state["investment_plan"]
-    net = f"{everything.net:+d}" if everything.net else "0"
-    assert f"a net score of {net} or {everything.ratio:+.2f} per signal" in state["investment_plan"]
+    assert (f"The four reports carry {everything.bullish} bullish, {everything.bearish} bearish and "
+            f"{everything.neutral} neutral readings.") in state["investment_plan"]
 
 
 def test_a_call_that_names_no_role_is_refused_with_a_clear_error_whatever_its_prompt_says():
@@ -200,8 +201,9 @@ def test_a_multi_indicator_answer_is_split_by_section_and_gaps_are_named():
     result = ToolResult("get_indicators", {"indicator": "rsi,atr"}, text)
     assert indicator_values(result) == {"rsi": ("2024-01-03", "55.20")}
     lines = _missing_section([result])
-    assert any(line.startswith("- get_indicators(atr): the answer held no value for it.") for line in lines)
-    assert not any("get_indicators(rsi)" in line for line in lines)
+    assert any(line.startswith("- technical indicators (average true range): the answer held no value for it.")
+               for line in lines)
+    assert not any("relative strength index" in line for line in lines)
 
 
 def test_the_market_analyst_asks_for_all_indicators_in_one_call_when_the_tool_allows_it():
@@ -434,10 +436,11 @@ def test_the_debate_reads_like_one_plain_words_quoted_points_and_each_side_argue
         for identifier in ("close_50_sma", "close_200_sma", "macds", "boll_ub", "boll_lb"):
             assert identifier not in text, identifier
         assert re.search(r"\d", text)  # numbers, in plain words
-    # each answer quotes the opponent's actual main point, and the UI's "answers" finds that very point
+    # each answer quotes the opponent's actual lead point, and the UI's "answers" finds that very point
     order = [bull_turns[0], bear_turns[0], bull_turns[1], bear_turns[1]]
+    lead = re.compile(r"\*\*([^*]+)\*\* (?:in|from) the [a-z]+ report(?: to that)?: (.+?)\.(?:\s|$)")
     for prev, turn in zip(order, order[1:], strict=False):
-        claim = re.search(r"My main point this round is \*\*([^*]+)\*\* from the [^:]+: (.+?)\.(?:\s|$)", prev)
+        claim = lead.search(prev)
         quoted = f"{claim.group(1)}: {claim.group(2)}"
         assert f"\u201c{quoted}\u201d" in turn
         assert answered_point(turn, prev)[0] == quoted

@@ -63,7 +63,7 @@ def test_battle_view_puts_sides_apart_with_rounds_verdicts_and_answers(two_round
     expected = rebuttals(turns)
     assert [(r, s[:240]) for r, s in expected.values()] == [(r, s.replace("&#x27;", "'")) for r, s in
                                                              [(a, b.replace("&amp;", "&")) for a, b in answers]]
-    assert "word-overlap" in texts(at)
+    assert "most words in common" in texts(at) and "word-overlap" not in texts(at)
 
 
 def test_replay_plays_at_a_speed_and_next_is_disabled_at_the_last_turn(two_round_run):

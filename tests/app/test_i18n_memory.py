@@ -80,7 +80,7 @@ def seeded(ta_home):
 def test_memory_log_in_chinese_and_in_english(seeded):
     zh = open_page("memory_log", "zh")
     assert zh.title[0].value == "记忆日志"
-    assert [m.label for m in zh.metric] == ["决策", "待结算", "已结算", "平均超额收益(alpha)"]
+    assert [m.label for m in zh.metric] == ["决策", "待结算", "已结算", "平均判断超额收益(alpha)", "平均股票超额收益(alpha)"]
     assert list(zh.segmented_control(key="log_chart").options) == ["各代码的复合超额收益(alpha)", "净值与基准",
                                                                    "各评级的命中率"]
     assert list(zh.segmented_control(key="log_status").options) == ["全部", "待结算", "已结算"]
@@ -89,7 +89,7 @@ def test_memory_log_in_chinese_and_in_english(seeded):
     assert list(table.columns[:4]) == ["日期", "代码", "评级", "状态"]
     assert {"买入", "卖出", "持有", "增持"} == set(table["评级"]) and {"待结算", "已结算"} == set(table["状态"])
     labels = entry_labels(zh)
-    assert "2024-05-10 · NVDA · 买入 · 超额收益(alpha) +2.0%" in labels and "2024-06-03 · MSFT · 增持 · 待结算" in labels
+    assert "2024-05-10 · NVDA · 买入 · 判断超额收益(alpha) +2.0% · 股票超额收益(alpha) +2.0%" in labels and "2024-06-03 · MSFT · 增持 · 待结算" in labels
     fig = zh.get("plotly_chart")[0].proto.spec
     assert "各代码的复合超额收益(alpha)（持有期不重叠）" in fig and "compounded alpha" not in fig
     zh.segmented_control(key="log_chart").set_value("hits").run()
@@ -105,7 +105,8 @@ def test_memory_log_in_chinese_and_in_english(seeded):
 
     en = open_page("memory_log", None)
     assert en.title[0].value == "Memory log"
-    assert [m.label for m in en.metric] == ["Decisions", "Pending", "Settled", "Average alpha"]
+    assert [m.label for m in en.metric] == ["Decisions", "Pending", "Settled", "Average call alpha",
+                                            "Average stock alpha"]
     table = log_table(en)
     assert "benchmark return" in table.columns
     assert set(table["rating"]) == {"Buy", "Sell", "Hold", "Overweight"} and set(table["status"]) == {"pending", "settled"}

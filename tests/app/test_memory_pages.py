@@ -114,10 +114,10 @@ def test_memory_log_shows_dashes_never_none_and_the_benchmark_return(ta_home):
     at = new_app("memory_log")
     table = log_table(at).set_index("date")
     assert "None" not in table.to_string() and "nan" not in table.to_string().lower()
-    assert table.loc["2024-06-10", "alpha"] == "—" and table.loc["2024-06-10", "entry"] == "—"
+    assert table.loc["2024-06-10", "stock alpha"] == "—" and table.loc["2024-06-10", "entry"] == "—"
     # without a logged benchmark return it is raw − alpha, the definition of alpha
     assert table.loc["2024-05-10", "benchmark return"] == "+3.00%"
-    assert table.loc["2024-05-10", "raw return"] == "+5.00%" and table.loc["2024-05-10", "alpha"] == "+2.00%"
+    assert table.loc["2024-05-10", "raw return"] == "+5.00%" and table.loc["2024-05-10", "stock alpha"] == "+2.00%"
     assert "alpha = raw return − benchmark return" in texts(at)
 
 
@@ -190,6 +190,44 @@ def test_memory_log_charts_are_per_ticker_and_equity_with_a_plain_hit_rate(ta_ho
     assert len(at.get("plotly_chart")) == 1 and "A hit is the reflections' own rule" in texts(at)
     stats = next(d.value for d in at.dataframe if "hit_rate" in d.value.columns)
     assert list(stats["rating"]) == ["Buy", "Sell"]
+
+
+def test_memory_log_shows_the_calls_alpha_beside_the_stocks_and_says_what_memory_changed(ta_home):
+    moved = ("**Rating**: Overweight\n\nOverweight on NVDA: the rating was moved from Hold to Overweight because the "
+             "last Hold on NVDA missed a +3.0% alpha move and the signals lean the same way.")
+    write_log([settled_block("2024-05-10", "AAPL", "Underweight", -0.03, -0.01),
+               settled_block("2024-05-17", "NVDA", "Overweight", 0.04, 0.02, decision=moved),
+               settled_block("2024-05-24", "NVDA", "Buy", 0.01, -0.005)])
+    at = new_app("memory_log")
+    assert not at.exception, [e.value for e in at.exception]
+    table = log_table(at).set_index("date")
+    # an Underweight on a stock that lagged by 1 % earned +1 %: the call's alpha, beside the stock's own
+    assert (table.loc["2024-05-10", "call alpha"], table.loc["2024-05-10", "stock alpha"]) == ("+1.00%", "-1.00%")
+    assert (table.loc["2024-05-24", "call alpha"], table.loc["2024-05-24", "stock alpha"]) == ("-0.50%", "-0.50%")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Average call alpha"] == "+0.83%" and metrics["Average stock alpha"] == "+0.17%"
+    assert "2024-05-10 · AAPL · Underweight · call alpha +1.0% · stock alpha -1.0%" in expanders(at)
+    # memory took the Overweight side a Hold would have missed: +2 points of alpha on that decision
+    assert ("Memory changed 1 of the 3 settled decisions; on those it earned 2.00 points of alpha against the "
+            "ratings the evidence alone gave.") in texts(at)
+    at.segmented_control(key="log_chart").set_value("equity").run()
+    assert "Underweight and Sell are flat (never short)" in texts(at)
+
+
+def test_the_log_equity_follows_the_backtests_long_only_positions():
+    from studio import charts
+    from studio.memlog_view import long_only_equity
+
+    rows = [{"date": "2024-05-10", "ticker": "NVDA", "rating": "Buy", "raw": 0.10, "alpha": 0.05, "holding": 5},
+            {"date": "2024-05-17", "ticker": "NVDA", "rating": "Hold", "raw": 0.10, "alpha": 0.05, "holding": 5},
+            {"date": "2024-05-24", "ticker": "NVDA", "rating": "Sell", "raw": -0.20, "alpha": -0.1, "holding": 5},
+            {"date": "2024-05-31", "ticker": "NVDA", "rating": "Overweight", "raw": 0.10, "alpha": 0.0, "holding": 5},
+            {"date": "2024-06-07", "ticker": "NVDA", "rating": "Underweight", "raw": 0.10, "alpha": 0.0,
+             "holding": 5}]
+    curve = long_only_equity(charts.log_frame(rows))
+    # Buy 1.0, Hold keeps 1.0, Sell flat (not short: the fall costs nothing and earns nothing), Overweight 0.5,
+    # Underweight flat
+    assert list(curve["strategy"].round(6)) == [1.1, 1.21, 1.21, 1.2705, 1.2705]
 
 
 # ------------------------------------------------------------------------------------------ memories
@@ -296,7 +334,7 @@ def test_memory_log_entries_open_on_their_decision_who_and_reflection(ta_home):
                pending_block("2024-06-10", "AAPL", decision="Wait.")])
     at = new_app("memory_log")
     assert not at.exception, [e.value for e in at.exception]
-    assert entry_labels(at) == ["2024-06-10 · AAPL · Hold · pending", "2024-05-10 · NVDA · Buy · alpha +2.0%"]
+    assert entry_labels(at) == ["2024-06-10 · AAPL · Hold · pending", "2024-05-10 · NVDA · Buy · call alpha +2.0% · stock alpha +2.0%"]
     shown = "\n".join(str(h.value) for h in at.html)
     assert "<details open" not in shown
     nvda = shown[shown.index("2024-05-10 · NVDA"):]
@@ -329,3 +367,24 @@ def test_memory_log_first_run_of_a_big_log_imports_no_pandas(ta_home):
     assert out.returncode == 0, out.stderr[-2000:]
     # the first page's 50 rows, and neither pandas nor numpy (the BM25 memories') imported
     assert out.stdout.split()[-4:] == ["5,001", "50", "False", "False"], out.stdout
+
+
+def test_what_memory_changed_is_read_from_the_decisions_in_either_language():
+    from studio.memlog_view import Entry, memory_changes, memory_line
+    from tradingagents.i18n import translator
+
+    zh = translator("zh")
+    said = zh("moderated from {before} to {after} because the last {rating} call on {ticker} lost ({alpha} alpha)",
+              before="买入", after="增持", rating="买入", ticker="NVDA", alpha="-2.0%")
+    entries = [Entry("2024-05-10", "NVDA", "Overweight", "settled", -0.01, []),
+               Entry("2024-05-17", "NVDA", "Underweight", "settled", -0.02, []),
+               Entry("2024-05-24", "NVDA", "Buy", "pending", None, [])]
+    texts = {("2024-05-10", "NVDA"): (f"**Rating**: Overweight\n\n{said}；其余。", ""),
+             ("2024-05-17", "NVDA"): ("moved from Hold to Underweight because the last Hold on NVDA missed a -3.0% "
+                                      "alpha move and the signals lean the same way.", "")}
+    changes = memory_changes(entries, texts)
+    assert [(c.before, c.after) for c in changes] == [("Buy", "Overweight"), ("Hold", "Underweight")]
+    # Buy → Overweight keeps the side (no alpha changes hands); Hold → Underweight on a -2 % alpha earns 2 points
+    assert memory_line(changes, 2, translator("en")) == (
+        "Memory changed 2 of the 2 settled decisions; on those it earned 2.00 points of alpha against the ratings "
+        "the evidence alone gave.")

@@ -65,19 +65,31 @@ TOOL_NAMES = {
     "get_income_statement": N_("income statement"), "get_balance_sheet": N_("balance sheet"),
     "get_cashflow": N_("cash flow statement"),
 }
-"""How a report in another language than English names each tool's data (English names the tool itself)."""
+"""How a report names each tool's data (a reader sees the data, never the tool's code name)."""
+
+INDICATOR_NAMES = {
+    "close_50_sma": N_("50-day average"), "close_200_sma": N_("200-day average"),
+    "close_10_ema": N_("10-day exponential average"), "macd": N_("MACD line"), "macds": N_("MACD signal line"),
+    "macdh": N_("MACD histogram"), "rsi": N_("relative strength index"), "boll": N_("Bollinger middle band"),
+    "boll_ub": N_("upper Bollinger band"), "boll_lb": N_("lower Bollinger band"), "atr": N_("average true range"),
+    "vwma": N_("volume-weighted average"), "mfi": N_("money flow index"),
+}
+"""Each indicator id of ``dataflows.indicators`` as a reader names it (never the raw id on screen)."""
 
 
 def tool_name(label: str, t: Translator = ENGLISH) -> str:
-    """A tool's label (``get_indicators(rsi)``, ``get_news``) as a report in ``t``'s language names it:
-    English keeps the code name, another language names the data (技术指标（rsi）)."""
-    if t.lang == ENGLISH.lang:
-        return label
+    """A tool's label (``get_indicators(rsi)``, ``get_news``) as a report in ``t``'s language names it: the
+    data it gives, an indicator by its plain name ("technical indicators (relative strength index)")."""
     name, _, arg = label.partition("(")
     if name not in TOOL_NAMES:
         return label
     shown = t(TOOL_NAMES[name])
-    return t("{name} ({detail})", name=shown, detail=arg.rstrip(")")) if arg else shown
+    arg = arg.rstrip(")")
+    if not arg:
+        return shown
+    plain = ", ".join(t(INDICATOR_NAMES[a.strip()]) if a.strip() in INDICATOR_NAMES else a.strip()
+                      for a in arg.split(","))
+    return t("{name} ({detail})", name=shown, detail=plain)
 
 _DATE_LINE_RE = re.compile(r"^\s*[-*]?\s*(\d{4}-\d{2}-\d{2})[T \d:]*\s*[:|,]\s*(-?\d[\d,]*(?:\.\d+)?)\s*%?\s*$")
 _ISO_START_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -398,7 +410,7 @@ def _missing_reason(why: str, t: Translator = ENGLISH) -> str:
     (a failure's own text, ``DATA_UNAVAILABLE: …``, is quoted as the tool wrote it)."""
     if why == "the tool returned nothing.":
         return t("the tool returned nothing.")
-    if t.lang != ENGLISH.lang and why.startswith(NO_DATA):
+    if why.startswith(NO_DATA):
         dates = re.findall(r"\d{4}-\d{2}-\d{2}", why)
         if len(dates) >= 2:
             return t("the data source has no data between {start} and {end}.", start=dates[0], end=dates[-1])
@@ -746,13 +758,13 @@ def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMess
     if role.key == "market":
         signals, facts = market_signals(results, t)
         intro = facts or [t("No price data could be read from the tools.")]
-        intro = [t("Technical reading of {ticker} from get_stock_data and get_indicators.", ticker=ticker)] + intro
+        intro = [t("Technical reading of {ticker} from its price history and technical indicators.", ticker=ticker)] + intro
         return _report(t("Market analysis of {ticker}", ticker=ticker), intro, signals, results, t=t)
     if role.key == "social":
         posts = _items(results, "get_social_posts")
         news = _items(results, "get_news")
         signals = [s for s in (_tone_signal(t.p("signal", "Social tone"), posts, t("posts"), t),) if s]
-        intro = [t("Mood around {ticker} in the week to {date}, from get_social_posts and get_news.", ticker=ticker,
+        intro = [t("Mood around {ticker} in the week to {date}, from social posts and company news.", ticker=ticker,
                    date=date)]
         news_tone = _tone_signal(t.p("signal", "Company news"), news, t("company headlines"), t)
         if news_tone:
@@ -769,7 +781,7 @@ def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMess
         macro = _items(results, "get_global_news")
         signals = [s for s in (_tone_signal(t.p("signal", "Company news"), company, t("company headlines"), t),
                                _tone_signal(t.p("signal", "Macro backdrop"), macro, t("global headlines"), t)) if s]
-        intro = [t("News for {ticker} in the week to {date}, from get_news and get_global_news.", ticker=ticker,
+        intro = [t("News for {ticker} in the week to {date}, from company and global news feeds.", ticker=ticker,
                    date=date)]
         extra: list[str] = []
         if company:
