@@ -32,8 +32,9 @@ Every answer's usage reports ``prompt_tokens_details.cached_tokens`` as OpenAI's
 caching does (``PromptCache``): the longest prefix of the request, as the API receives it (the tools,
 then each message's role and content, in order), in tokens of the model's tokenizer, shared with an
 earlier request of the same model in the last 10 minutes, counted in whole 128-token blocks once at
-least 1,024 tokens match (never more than ``prompt_tokens``). ``server.prompt_cache.records`` keeps
-each request's (model, prompt tokens, cached tokens) in the tokenizer's own count, for a bill.
+least 1,024 tokens match; ``prompt_tokens`` is that tokenizer's count of the same rendering
+(``FakeOpenAIServer(prompt_cache=False)``: neither, and 4 characters a token of the messages' JSON).
+``server.prompt_cache.records`` keeps each request's (model, prompt tokens, cached tokens), for a bill.
 
 A request's ``max_tokens`` (or ``max_completion_tokens``) is honoured: a longer answer is cut there
 (4 characters a token) with ``finish_reason`` "length", and its usage counts at most that many.
