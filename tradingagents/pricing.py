@@ -120,7 +120,7 @@ def _price(value: Any, where: str, model: str) -> tuple[float, ...]:
     return tuple(out)
 
 
-def _merge(table: dict[str, tuple[float, float]], source: Any, where: str) -> None:
+def _merge(table: dict[str, tuple[float, ...]], source: Any, where: str) -> None:
     if source is None:
         return
     if not isinstance(source, Mapping):
@@ -131,14 +131,14 @@ def _merge(table: dict[str, tuple[float, float]], source: Any, where: str) -> No
         table[model.strip()] = _price(value, where, model)
 
 
-def validate_pricing(value: object, where: str = "llm_pricing") -> dict[str, tuple[float, float]] | None:
+def validate_pricing(value: object, where: str = "llm_pricing") -> dict[str, tuple[float, ...]] | None:
     """A pricing override as ``{model: (input, output)}`` (None stays None); ConfigError otherwise.
 
     Made to serve as the ``llm_pricing`` check of the settings; ``where`` names the key or variable.
     """
     if value is None:
         return None
-    table: dict[str, tuple[float, float]] = {}
+    table: dict[str, tuple[float, ...]] = {}
     _merge(table, value, where)
     return table
 
@@ -146,7 +146,7 @@ def validate_pricing(value: object, where: str = "llm_pricing") -> dict[str, tup
 def pricing_table(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> dict:
     """The prices in force: defaults < ``config["llm_pricing"]`` < ``TRADINGAGENTS_LLM_PRICING``."""
     environ = os.environ if environ is None else environ
-    table = dict(DEFAULT_PRICING)
+    table: dict[str, tuple[float, ...]] = dict(DEFAULT_PRICING)
     _merge(table, (config or {}).get("llm_pricing"), 'config["llm_pricing"]')
     raw = environ.get(ENV_VAR)
     if raw is not None and raw.strip():
@@ -248,7 +248,7 @@ def models_used(config: Mapping[str, Any]) -> dict[str, str] | None:
 def cost_by_node(
     usage_by_node: Mapping[str, Mapping[str, Any]],
     config: Mapping[str, Any],
-    table: Mapping[str, tuple[float, float]] | None = None,
+    table: Mapping[str, tuple[float, ...]] | None = None,
 ) -> dict[str, Any]:
     """The cost of a run's usage: ``{"cost_usd", "by_node", "by_agent", "cached_by_agent"}``.
 
