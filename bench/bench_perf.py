@@ -14,7 +14,8 @@ Figures:
   the critical path × 0.3 s (the structural floor); the best of 2 runs.
 - ``runs_200_ratio`` / ``runs_200_rss_growth_mb``: 200 offline runs in one fresh process (one graph,
   20 tickers × 10 dates): the median of the last 20 runs over the median of the first 20, and resident
-  memory after run 200 minus after run 20 (``runs_200_rss_growth_from_first_mb``: minus after run 1).
+  memory after run 200 minus after run 20 (``runs_200_rss_growth_from_first_mb``: minus after run 1);
+  ``runs_200_cpu_ratio``: the same ratio in process CPU time (all threads), steadier on a busy machine.
 - Every figure here is wall time on a shared machine: read them with the load average (``uptime``)
   of the bench run; with other processes on both cores they double.
 - ``cli_first_line_s``: from starting ``python -m tradingagents NVDA 2024-05-10`` (offline engine, demo
@@ -110,17 +111,18 @@ def rss_mb():
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 tickers, dates = {tickers!r}, {dates!r}
 graph = TradingAgentsGraph(config={{"llm_provider": "offline", "data_vendor": "demo", "checkpoint_enabled": True}})
-times, rss = [], {{}}
+times, cpu, rss = [], [], {{}}
 n = 0
 for day in dates:
     for ticker in tickers:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         graph.propagate(ticker, day)
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
         n += 1
         if n in (1, 20, 100, 200):
             rss[n] = rss_mb()
-print(json.dumps({{"times": times, "rss": rss}}))
+print(json.dumps({{"times": times, "cpu": cpu, "rss": rss}}))
 """
 
 
@@ -132,7 +134,10 @@ def bench_scale() -> dict:
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     times, rss = data["times"], {int(k): v for k, v in data["rss"].items()}
     first, last = statistics.median(times[:20]), statistics.median(times[-20:])
+    cpu = data["cpu"]
     return {
+        # the same ratio in the process's CPU time: what the runs cost, less moved by other work on the machine
+        "runs_200_cpu_ratio": round(statistics.median(cpu[-20:]) / statistics.median(cpu[:20]), 3),
         "runs_200_first20_median_s": round(first, 4),
         "runs_200_last20_median_s": round(last, 4),
         "runs_200_ratio": round(last / first, 3),

@@ -222,7 +222,7 @@ class FakeAnthropicServer(_FakeBase):
         usage = self._usage(body, out_tokens)
         with self._lock:
             self.billed.append((str(body.get("model")), usage["input_tokens"] + usage["cache_read_input_tokens"]
-                                + usage["cache_creation_input_tokens"], out_tokens))
+                                + usage["cache_creation_input_tokens"], out_tokens, usage["cache_read_input_tokens"]))
         message = {"id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": body.get("model"),
                    "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
         if not body.get("stream"):
@@ -318,7 +318,7 @@ class FakeGeminiServer(_FakeBase):
         out_tokens = _tokens(parts)
         usage = {"promptTokenCount": prompt, "candidatesTokenCount": out_tokens, "totalTokenCount": prompt + out_tokens}
         with self._lock:
-            self.billed.append((model, prompt, out_tokens))
+            self.billed.append((model, prompt, out_tokens, 0))
         response = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
                     "usageMetadata": usage, "modelVersion": model}
         if method == "generateContent":

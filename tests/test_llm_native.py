@@ -61,12 +61,13 @@ def test_cli_runs_on_anthropic_and_gemini_with_the_same_report_structure(ta_home
             assert usage["llm_calls"] == len(fake.requests) > 10
             assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
             table = pricing.pricing_table({})
-            assert usage["cost_usd"] == pytest.approx(fake.billed_usd(table) if hasattr(fake, "billed_usd") else
-                                                      sum((i * table[m][0] + o * table[m][1]) / 1e6
-                                                          for m, i, o in fake.billed), rel=1e-6)
+            # (cache reads at the cached-input list price, a tenth of the input's)
+            assert usage["cost_usd"] == pytest.approx(
+                sum(((i - c) * table[m][0] + c * pricing.cached_input_price(m, table) + o * table[m][1]) / 1e6
+                    for m, i, o, c in fake.billed), rel=1e-6)
             # the Portfolio Manager's rating came as structured output; the judges thought with the deep model
             assert any(_structured_request(provider, r) for r in fake.requests)
-            models = [str(m) for m, _, _ in fake.billed]
+            models = [str(m) for m, *_ in fake.billed]
             deep = "claude-sonnet-4-5" if provider == "anthropic" else "gemini-2.5-pro"
             assert models.count(deep) == 2
             assert meta["llm_provider"] == provider

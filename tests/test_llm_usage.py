@@ -155,7 +155,8 @@ def test_a_failed_call_is_not_an_answered_call(server):
     server.inject(Fault.status(500))
     with pytest.raises(LLMCallError):
         llm.invoke("x")
-    assert tracker.totals() == {"llm_calls": 0, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0}
+    assert tracker.totals() == {"llm_calls": 0, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0,
+                                "cached_input_tokens": 0}
     assert len(server.chat_requests) == 1  # it was sent, and failed
     llm.invoke("y")
     assert tracker.totals()["llm_calls"] == 1

@@ -111,7 +111,7 @@ def test_offline_engine_runs_cost_zero():
     usage = {ROLES["trader"].node: {"input_tokens": 5000, "output_tokens": 900}}
     out = cost_by_node(usage, {"llm_provider": "offline", "quick_think_llm": "gpt-4o"})
     assert out == {"cost_usd": 0.0, "by_node": {ROLES["trader"].node: {"model": "offline", "cost_usd": 0.0}},
-                   "by_agent": {ROLES["trader"].node: 0.0}}
+                   "by_agent": {ROLES["trader"].node: 0.0}, "cached_by_agent": {ROLES["trader"].node: [5000, 0]}}
 
 
 def test_validate_pricing_serves_as_a_settings_check():
@@ -121,3 +121,37 @@ def test_validate_pricing_serves_as_a_settings_check():
     assert validate_pricing({"m": [1, 2]}) == {"m": (1.0, 2.0)}
     with pytest.raises(ConfigError, match="TRADINGAGENTS_LLM_PRICING"):
         validate_pricing({"m": "x"}, "TRADINGAGENTS_LLM_PRICING")
+
+
+def test_cached_input_has_its_list_price_and_costs_less():
+    from tradingagents.pricing import CACHED_INPUT_PRICING, cached_input_price
+
+    assert cached_input_price("gpt-4o-mini") == 0.075 and cached_input_price("gpt-4.1") == 0.50
+    assert cached_input_price("gpt-4o-2024-08-06") == CACHED_INPUT_PRICING["gpt-4o"]  # a snapshot: its base's
+    for model, cached in CACHED_INPUT_PRICING.items():
+        assert 0 < cached < DEFAULT_PRICING[model][0], model
+    assert cached_input_price("gpt-3.5-turbo") == DEFAULT_PRICING["gpt-3.5-turbo"][0]  # no caching: input price
+    assert cached_input_price("my-local-llama", {}) is None
+    # 10k input tokens of which 8k cached, 1k output
+    full = cost_usd("gpt-4.1", 10_000, 1_000)
+    assert cost_usd("gpt-4.1", 10_000, 1_000, cached_tokens=8_000) == pytest.approx(
+        full - 8_000 * (2.00 - 0.50) / 1e6)
+    assert cost_usd("gpt-4.1", 100, 0, cached_tokens=10**6) == cost_usd("gpt-4.1", 100, 0, cached_tokens=100)
+
+
+def test_an_override_prices_cached_input_with_its_third_number_or_else_as_input():
+    table = pricing_table({"llm_pricing": {"house": [2, 8, 0.5], "gpt-4o": [1, 2], "m": {"input": 1, "output": 2,
+                                                                                         "cached_input": 0.1}}})
+    assert table["house"] == (2.0, 8.0, 0.5) and table["m"] == (1.0, 2.0, 0.1)
+    assert cost_usd("house", 1_000_000, 0, table, cached_tokens=1_000_000) == pytest.approx(0.5)
+    # an edited price without a cached one: no discount assumed (not the old list price's)
+    assert cost_usd("gpt-4o", 1_000_000, 0, table, cached_tokens=500_000) == pytest.approx(1.0)
+    with pytest.raises(ConfigError, match="cached"):
+        pricing_table({"llm_pricing": {"x": [1, 2, 3, 4]}})
+
+
+def test_cost_by_node_bills_each_nodes_cached_input_at_the_cached_price():
+    table = {"q": (1.0, 4.0, 0.25)}
+    cfg = {"llm_provider": "openai", "quick_think_llm": "q", "deep_think_llm": "q"}
+    usage = {"Trader": {"input_tokens": 1_000_000, "output_tokens": 0, "cached_input_tokens": 800_000}}
+    assert cost_by_node(usage, cfg, table)["by_agent"]["Trader"] == pytest.approx(0.2 + 0.2)

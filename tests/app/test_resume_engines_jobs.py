@@ -10,8 +10,8 @@ OFFLINE = {"llm_provider": "offline"}
 
 
 def _bull(body: dict) -> bool:
-    messages = body.get("messages") or []
-    return bool(messages) and str(messages[0].get("content") or "").startswith("You are the Bull Researcher")
+    # the role's own instructions open the message after the team's shared context
+    return any(str(m.get("content") or "").startswith("You are the Bull Researcher") for m in body.get("messages") or [])
 
 
 def _failed_networked_run(reg: JobRegistry, server: FakeOpenAIServer):

@@ -30,7 +30,7 @@ Kinds (``EventKind``) and their ``data``:
                    round: team.debate_round(debate, turn), turn: 1-based index within that debate,
                    text: that turn's own response only (no history, no "Bull:" label)}
 - judge_decision: {role, debate, text}
-- llm_usage:      {llm_calls, tool_calls, input_tokens, output_tokens, cost_usd}   running totals over
+- llm_usage:      {llm_calls, tool_calls, input_tokens, output_tokens, cached_input_tokens, cost_usd}   running totals over
                   every segment of the run (a resume continues them); cost_usd in USD at the pricing
                   table's prices, None when a model of the run has no price
 - token:          {role, text_delta}   model text of the node's current call as it is written
@@ -189,6 +189,7 @@ class LlmUsageData(TypedDict):
     tool_calls: int
     input_tokens: int
     output_tokens: int
+    cached_input_tokens: NotRequired[int]  # of the input tokens, those read from the provider's prompt cache
     cost_usd: float | None
 
 

@@ -14,9 +14,12 @@ imports both integrations, so the factory imports it only then). Each request (e
   the answer had started (which the SDKs do not retry) are retried within the same budget (a restart signal first, so the live panel drops the void text); whatever still fails becomes an
   ``LLMCallError`` naming the provider, the URL and the model (the key never appears).
 
-Anthropic's prompt caching: each role's system prompt (its instructions: the stable prefix of every call
-that role makes) is sent with ``cache_control: {"type": "ephemeral"}``, so the provider caches it and later
-calls of the same role read it from the cache; what varies (the data, the debate so far) follows it.
+Anthropic's prompt caching: the system prompt is sent with ``cache_control: {"type": "ephemeral"}``, so the
+provider caches it and later calls read it from the cache. For every role after the analysts the system
+prompt is the team's shared context (``agent_utils.team_context``: the preamble, the header, the four
+reports, the run's material so far), the same prefix OpenAI's automatic cache matches, so the roles that
+follow one another read it from the cache; the role's own instructions and what varies follow it. An
+analyst's system prompt is its instructions (its tool rounds read them from the cache).
 """
 
 from __future__ import annotations

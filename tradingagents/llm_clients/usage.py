@@ -3,7 +3,10 @@
 ``UsageTracker`` is a ``BaseCallbackHandler``: pass it in ``callbacks=`` to ``create_llm`` (and/or
 in the graph's run config) and it counts, per LangGraph node (``metadata["langgraph_node"]``):
 llm_calls (one per model request started), tool_calls (one per tool started), input_tokens and
-output_tokens (from ``generation.message.usage_metadata``, else ``llm_output["token_usage"]``).
+output_tokens (from ``generation.message.usage_metadata``, else ``llm_output["token_usage"]``), and
+cached_input_tokens: how many of the input tokens the provider read from its prompt cache
+(``usage_metadata["input_token_details"]["cache_read"]``, else OpenAI's
+``prompt_tokens_details.cached_tokens``), which ``pricing.cost_usd`` bills at the cached price.
 It records numbers and node names only, never prompts, answers or keys. Thread-safe: parallel
 analyst branches report into one tracker. ``on_change(totals)`` is called after each update,
 outside the lock (the graph turns it into ``llm_usage`` events).
@@ -19,7 +22,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 
 UNKNOWN_NODE = "(outside graph)"
-_FIELDS = ("llm_calls", "tool_calls", "input_tokens", "output_tokens")
+_FIELDS = ("llm_calls", "tool_calls", "input_tokens", "output_tokens", "cached_input_tokens")
 
 
 def _empty() -> dict[str, int]:
@@ -43,7 +46,14 @@ def _int(value: Any) -> int:
 
 def tokens_from_result(response: Any) -> tuple[int, int]:
     """(input, output) tokens of an ``LLMResult``: message usage_metadata first, else llm_output."""
-    inp = out = 0
+    inp, out, _cached = usage_from_result(response)
+    return inp, out
+
+
+def usage_from_result(response: Any) -> tuple[int, int, int]:
+    """(input, output, cached input) tokens of an ``LLMResult``: message usage_metadata first, else
+    llm_output. Cached input is part of the input, never more than it."""
+    inp = out = cached = 0
     found = False
     for gen_list in getattr(response, "generations", None) or []:
         for gen in gen_list or []:
@@ -52,14 +62,19 @@ def tokens_from_result(response: Any) -> tuple[int, int]:
                 found = True
                 inp += _int(usage.get("input_tokens"))
                 out += _int(usage.get("output_tokens"))
+                details = usage.get("input_token_details") or {}
+                if isinstance(details, dict):
+                    cached += _int(details.get("cache_read"))
     if found:
-        return inp, out
+        return inp, out, min(cached, inp)
     llm_output = getattr(response, "llm_output", None) or {}
     usage = llm_output.get("token_usage") or llm_output.get("usage") or {}
     if isinstance(usage, dict):
         inp = _int(usage.get("prompt_tokens", usage.get("input_tokens")))
         out = _int(usage.get("completion_tokens", usage.get("output_tokens")))
-    return inp, out
+        details = usage.get("prompt_tokens_details") or {}
+        cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    return inp, out, min(cached, inp)
 
 
 class UsageTracker(BaseCallbackHandler):
@@ -103,7 +118,7 @@ class UsageTracker(BaseCallbackHandler):
         with self._lock:
             counts = self._by_node.setdefault(node, _empty())
             for k, v in delta.items():
-                counts[k] += v
+                counts[k] = counts.get(k, 0) + v
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -135,8 +150,8 @@ class UsageTracker(BaseCallbackHandler):
             return
         if node is None:
             node = UNKNOWN_NODE
-        inp, out = tokens_from_result(response)
-        self._add(node, input_tokens=inp, output_tokens=out)
+        inp, out, cached = usage_from_result(response)
+        self._add(node, input_tokens=inp, output_tokens=out, cached_input_tokens=cached)
         self._changed()
 
     def on_llm_error(self, error, *, run_id, parent_run_id=None, tags=None, **kwargs):
@@ -285,10 +300,10 @@ class RunGuard(BaseCallbackHandler):
             entry = self._open.get(run_id)
         if entry is None:
             return
-        inp, out = tokens_from_result(response)
+        inp, out, cached = usage_from_result(response)
         from tradingagents import pricing
 
-        actual = pricing.cost_usd(entry[1], inp, out, self.table) if (inp or out) else None
+        actual = pricing.cost_usd(entry[1], inp, out, self.table, cached_tokens=cached) if (inp or out) else None
         self._settle(run_id, actual)
         with self._lock:
             self._nodes.pop(run_id, None)

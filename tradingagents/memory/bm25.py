@@ -363,9 +363,16 @@ class BM25Index:
             wanted[tids] = True
             sel = np.flatnonzero(wanted[terms])
             if len(sel):
+                # grouped by term in one sort (stable: each term's entries stay in arrival = id order),
+                # not one pass over the matches per query term: a query of a few hundred terms against
+                # a tail of a few hundred documents cost that many passes (the 200-run drift)
                 got = terms[sel]
-                for tid in np.unique(got).tolist():
-                    tail_of[tid] = sel[got == tid]
+                order = np.argsort(got, kind="stable")
+                got, sel = got[order], sel[order]
+                tids_in_tail, firsts = np.unique(got, return_index=True)
+                bounds = [*firsts.tolist(), len(got)]
+                for i, tid in enumerate(tids_in_tail.tolist()):
+                    tail_of[tid] = sel[bounds[i]:bounds[i + 1]]
         ids_all, tfs_all = self.ids, self.tfs
         out = []
         for (term, tid, qf), s, e, df in zip(found, starts, ends, dfs, strict=True):

@@ -6,21 +6,18 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import Field
 
 from tradingagents.agents.utils.agent_states import empty_risk_debate_state
 from tradingagents.agents.utils.agent_utils import (
     agent_config,
     format_memories,
-    header_lines,
-    language_instruction,
     lessons_used,
     pm_notes_block,
     recall,
-    reports_block,
     scoring_block,
     tagged,
+    team_messages,
 )
 from tradingagents.i18n import language_of_output, translator
 from tradingagents.llm_clients.structured import StructuredAnswer, invoke_structured, message_text
@@ -49,7 +46,6 @@ class PortfolioDecision(StructuredAnswer):
 
 PROMPT = """You are the Portfolio Manager of a trading team. You make the final decision on the instrument
 after the risk committee's debate.
-{header}
 
 Weigh the Trader's proposal, the Research Manager's plan and the three risk analysts' arguments. Use
 the outcomes of past decisions (in <past_decisions>) and the lessons from similar situations (in
@@ -118,23 +114,21 @@ def create_portfolio_manager(llm, memory, config=None):
     def portfolio_manager_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_risk_debate_state(), **dict(state.get("risk_debate_state") or {})}
         memories = recall(memory, state)
-        system = PROMPT.format(header=header_lines(state), language=language_instruction(cfg)).strip()
-        human = "\n\n".join(
-            [
-                header_lines(state),
-                tagged("trader_plan", state.get("trader_investment_plan")),
-                tagged("investment_plan", state.get("investment_plan")),
-                tagged("risk_debate_history", debate.get("history")),
-                *([tagged("portfolio", state["portfolio_context"])] if state.get("portfolio_context") else []),
-                reports_block(state),
-                tagged("past_decisions", state.get("past_context") or "No past decisions on record."),
-                tagged("past_lessons", format_memories(memories)),
-                scoring_block(cfg),
-                *pm_notes_block(state, "portfolio_manager"),
-                "Make the final decision.",
-            ]
-        )
-        messages = [SystemMessage(content=system), HumanMessage(content=human)]
+        instructions = PROMPT.format(header="", language="")
+        stages = [
+            tagged("investment_plan", state.get("investment_plan")),
+            tagged("trader_plan", state.get("trader_investment_plan")),
+            tagged("risk_debate_history", debate.get("history")),
+        ]
+        own = [
+            *([tagged("portfolio", state["portfolio_context"])] if state.get("portfolio_context") else []),
+            tagged("past_decisions", state.get("past_context") or "No past decisions on record."),
+            tagged("past_lessons", format_memories(memories)),
+            scoring_block(cfg),
+            *pm_notes_block(state, "portfolio_manager"),
+            "Make the final decision.",
+        ]
+        messages = team_messages(state, stages, instructions, own, config=cfg)
         decision, raw = invoke_structured(llm, PortfolioDecision, messages)
         if isinstance(decision, PortfolioDecision):
             rating = str(decision.rating)

@@ -6,26 +6,21 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
-
 from tradingagents.agents.utils.agent_states import empty_invest_debate_state
 from tradingagents.agents.utils.agent_utils import (
     agent_config,
     format_memories,
-    header_lines,
-    language_instruction,
     lessons_used,
     pm_notes_block,
     recall,
-    reports_block,
     tagged,
+    team_messages,
 )
 from tradingagents.llm_clients.structured import message_text
 from tradingagents.rating import RATINGS_5_TIER, parse_rating
 
 PROMPT = """You are the Research Manager of a trading team: you judge the debate between the Bull and Bear
 Researchers and turn it into an investment plan for the Trader.
-{header}
 
 Weigh the strongest points of each side against the analyst reports; do not default to Hold just
 because both sides have points: commit when the evidence leans one way. Use the lessons from similar
@@ -55,18 +50,19 @@ def create_research_manager(llm, memory, config=None):
     def research_manager_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_invest_debate_state(), **dict(state.get("investment_debate_state") or {})}
         memories = recall(memory, state)
-        system = PROMPT.format(header=header_lines(state), language=language_instruction(cfg)).strip()
-        human = "\n\n".join(
+        instructions = PROMPT.format(header="", language="")
+        messages = team_messages(
+            state,
+            [tagged("debate_history", debate.get("history"))],
+            instructions,
             [
-                header_lines(state),
-                reports_block(state),
-                tagged("debate_history", debate.get("history")),
                 tagged("past_lessons", format_memories(memories)),
                 *pm_notes_block(state, "research_manager"),
                 "Judge the debate and write the investment plan.",
-            ]
+            ],
+            config=cfg,
         )
-        result = llm.invoke([SystemMessage(content=system), HumanMessage(content=human)])
+        result = llm.invoke(messages)
         plan, _tier = ensure_recommendation(message_text(result))
         new_debate = dict(debate)
         new_debate["judge_decision"] = plan

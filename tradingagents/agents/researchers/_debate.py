@@ -11,21 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
-
 from tradingagents import team
 from tradingagents.agents.utils.agent_states import empty_invest_debate_state, turn_record
 from tradingagents.agents.utils.agent_utils import (
     agent_config,
     format_memories,
-    header_lines,
-    language_instruction,
     lessons_used,
     recall,
-    reports_block,
     situation_from_reports,
     strip_speaker,
     tagged,
+    team_messages,
 )
 from tradingagents.llm_clients.structured import message_text
 
@@ -43,18 +39,19 @@ def create_debater(llm, memory, config, *, role: team.Role, prompt: str):
         memories = recall(memory, state, situation)
         last = str(debate.get("current_response") or "")
         opponent_last = last if last.startswith(opponent) else ""
-        system = prompt.format(header=header_lines(state), language=language_instruction(cfg)).strip()
-        human = "\n\n".join(
+        instructions = prompt.format(header="", language="")
+        messages = team_messages(
+            state,
+            [tagged("debate_history", debate.get("history"))],
+            instructions,
             [
-                header_lines(state),
-                reports_block(state),
-                tagged("debate_history", debate.get("history")),
                 tagged("opponent_last_argument", opponent_last),
                 tagged("past_lessons", format_memories(memories)),
                 f"Write your next turn as the {speaker}.",
-            ]
+            ],
+            config=cfg,
         )
-        result = llm.invoke([SystemMessage(content=system), HumanMessage(content=human)])
+        result = llm.invoke(messages)
         text = strip_speaker(message_text(result), speaker)
         argument = f"{speaker}: {text}"
         history = (debate.get("history") or "") + ("\n" if debate.get("history") else "") + argument

@@ -7,7 +7,6 @@ from tradingagents.agents.researchers._debate import create_debater
 
 PROMPT = """You are the Bear Researcher on a trading team, debating the Bull Researcher about whether to
 invest in the instrument.
-{header}
 
 Build an evidence-based case AGAINST investing: risks, weaknesses, negative indicators and news,
 stretched valuation. Use the analyst reports and quote their figures. Answer the bull's last argument

@@ -7,7 +7,6 @@ from tradingagents.agents.researchers._debate import create_debater
 
 PROMPT = """You are the Bull Researcher on a trading team, debating the Bear Researcher about whether to
 invest in the instrument.
-{header}
 
 Build an evidence-based case FOR investing: growth potential, competitive advantages, positive
 indicators and news. Use the analyst reports and quote their figures. Answer the bear's last

@@ -10,17 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
-
 from tradingagents import team
 from tradingagents.agents.utils.agent_states import empty_risk_debate_state, turn_record
 from tradingagents.agents.utils.agent_utils import (
     agent_config,
-    header_lines,
-    language_instruction,
-    reports_block,
     strip_speaker,
     tagged,
+    team_messages,
 )
 from tradingagents.llm_clients.structured import message_text
 
@@ -34,18 +30,15 @@ def create_risk_debater(llm, config, *, key: str, prompt: str):
 
     def risk_node(state: Mapping[str, Any]) -> dict[str, Any]:
         debate = {**empty_risk_debate_state(), **dict(state.get("risk_debate_state") or {})}
-        system = prompt.format(header=header_lines(state), language=language_instruction(cfg)).strip()
-        parts = [
-            header_lines(state),
-            tagged("trader_plan", state.get("trader_investment_plan")),
+        instructions = prompt.format(header="", language="")
+        stages = [
             tagged("investment_plan", state.get("investment_plan")),
-            reports_block(state),
+            tagged("trader_plan", state.get("trader_investment_plan")),
             tagged("debate_history", debate.get("history")),
         ]
-        for other in others:
-            parts.append(tagged(f"{other}_last_argument", debate.get(f"current_{other}_response")))
-        parts.append(f"Write your next turn as the {speaker}.")
-        result = llm.invoke([SystemMessage(content=system), HumanMessage(content="\n\n".join(parts))])
+        own = [tagged(f"{other}_last_argument", debate.get(f"current_{other}_response")) for other in others]
+        own.append(f"Write your next turn as the {speaker}.")
+        result = llm.invoke(team_messages(state, stages, instructions, own, config=cfg))
         text = strip_speaker(message_text(result), speaker)
         argument = f"{speaker}: {text}"
         history = (debate.get("history") or "") + ("\n" if debate.get("history") else "") + argument

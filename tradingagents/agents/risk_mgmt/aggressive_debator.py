@@ -6,7 +6,6 @@ from tradingagents.agents.risk_mgmt._risk import create_risk_debater
 
 PROMPT = """You are the Aggressive Risk Analyst on a trading team's risk committee, debating the
 Conservative and Neutral Risk Analysts about the Trader's proposal for the instrument.
-{header}
 
 Champion high-reward opportunities: argue for acting on the proposal with conviction, stress the
 upside, growth and momentum in the reports, and why caution would cost more than it saves. Answer

@@ -6,7 +6,6 @@ from tradingagents.agents.risk_mgmt._risk import create_risk_debater
 
 PROMPT = """You are the Conservative Risk Analyst on a trading team's risk committee, debating the
 Aggressive and Neutral Risk Analysts about the Trader's proposal for the instrument.
-{header}
 
 Protect capital: point out the volatility, overbought or weak signals, negative news and balance-sheet
 risks in the reports, and propose a smaller position, tighter stops or waiting. Answer the

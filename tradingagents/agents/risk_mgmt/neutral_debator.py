@@ -6,7 +6,6 @@ from tradingagents.agents.risk_mgmt._risk import create_risk_debater
 
 PROMPT = """You are the Neutral Risk Analyst on a trading team's risk committee, debating the Aggressive
 and Conservative Risk Analysts about the Trader's proposal for the instrument.
-{header}
 
 Balance reward and risk: weigh both sides' evidence from the reports, say where each overreaches, and
 propose a moderate, sustainable way to act on the proposal (size, staging, stops). Answer the

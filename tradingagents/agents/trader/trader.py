@@ -7,19 +7,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
-
 from tradingagents import team
 from tradingagents.agents.utils.agent_utils import (
     agent_config,
     format_memories,
-    header_lines,
-    language_instruction,
     lessons_used,
     recall,
-    reports_block,
     scoring_block,
     tagged,
+    team_messages,
 )
 from tradingagents.llm_clients.structured import message_text
 from tradingagents.rating import direction, parse_rating
@@ -29,7 +25,6 @@ RECENT_SESSIONS = 20  # a month of closes: the support and resistance the plan's
 
 PROMPT = """You are the Trader of a trading team. You turn the Research Manager's investment plan into a
 concrete transaction proposal for the instrument.
-{header}
 
 Read the investment plan, the analyst reports and the recent closing prices. Decide whether to BUY,
 HOLD or SELL, and give the position size, entry, target, stop-loss (from the instrument's volatility and
@@ -96,19 +91,20 @@ def create_trader(llm, memory, config=None):
         ticker = str(state.get("company_of_interest") or "")
         date = str(state.get("trade_date") or "")
         memories = recall(memory, state)
-        system = PROMPT.format(header=header_lines(state), language=language_instruction(cfg)).strip()
-        human = "\n\n".join(
+        instructions = PROMPT.format(header="", language="")
+        messages = team_messages(
+            state,
+            [tagged("investment_plan", state.get("investment_plan"))],
+            instructions,
             [
-                header_lines(state),
-                tagged("investment_plan", state.get("investment_plan")),
-                reports_block(state),
                 tagged("recent_prices", recent_prices(cfg, ticker, date)),
                 tagged("past_lessons", format_memories(memories)),
                 scoring_block(cfg),
                 "Write your transaction proposal.",
-            ]
+            ],
+            config=cfg,
         )
-        result = llm.invoke([SystemMessage(content=system), HumanMessage(content=human)])
+        result = llm.invoke(messages)
         plan, _action = ensure_proposal(message_text(result))
         return {"trader_investment_plan": plan, "sender": NAME, **lessons_used(memory, memories)}
 

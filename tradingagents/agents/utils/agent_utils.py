@@ -8,6 +8,13 @@ one place:
   plus the instrument context (``header_lines``);
 - reports and debate material are passed inside ``<tag>…</tag>`` blocks (``tagged``), a layout
   real LLMs read well and the offline engine parses;
+- every role after the analysts lays its prompt out stable first (``team_messages``): one system
+  message with what every role reads (``TEAM_PREAMBLE``, the header, the four reports in the roster's
+  order, then the run's material so far in the run's order: debate history, investment plan, trader
+  plan, risk debate), then one human message with the role's own instructions and its variable parts
+  (its memories, the last arguments it answers, its task). A provider's prompt cache (OpenAI's
+  automatic prefix cache, Anthropic's ``cache_control`` on the system block) then bills the shared
+  start of every later role's prompt at the cached price;
 - ``language_instruction`` asks for ``config["output_language"]`` when it is not English, while
   keeping the rating words and the labels the prompts ask for (``**Rating**:``, ``**Recommendation**:``,
   ``FINAL TRANSACTION PROPOSAL:``) in English so ``parse_rating`` and the decision card always work.
@@ -100,6 +107,32 @@ def pm_notes_block(state: Mapping[str, Any], judge_key: str) -> list[str]:
     return [tagged("portfolio_manager_note",
                    "The portfolio manager's note to you (what the committee already knows; weigh it in your "
                    "judgement, it is not market data):\n" + "\n".join(f"- {n}" for n in notes))]
+
+
+TEAM_PREAMBLE = (
+    "You are one member of a trading team that analyses one instrument on one date. Four analysts wrote "
+    "the reports below; researchers debate them, a research manager and a trader plan, a risk committee "
+    "debates the plan and a portfolio manager decides. What the whole team reads comes first, always in "
+    "the same order; your own role, its instructions and your task come after it."
+)
+
+
+def team_context(state: Mapping[str, Any], stages: Sequence[str] = (), language: str = "") -> str:
+    """The role-independent start of a role's prompt: ``TEAM_PREAMBLE`` (with the run's
+    ``language_instruction``), the header, the four reports in the roster's order, then ``stages`` (tagged
+    blocks, in the run's order). Nothing role-specific: so every role's prompt starts with the same text
+    as the roles before it (a provider's cached prefix)."""
+    preamble = f"{TEAM_PREAMBLE} {language}".strip()
+    return "\n\n".join([preamble, header_lines(state), reports_block(state), *stages])
+
+
+def team_messages(state: Mapping[str, Any], stages: Sequence[str], instructions: str,
+                  own: Sequence[str], *, config: Mapping[str, Any] | None = None) -> list[SystemMessage | HumanMessage]:
+    """A role's prompt, stable first: the system message is ``team_context`` (what every role reads, in
+    ``config``'s output language), the human message the role's ``instructions`` then its own, variable
+    parts ``own`` (memories, the arguments it answers, its task) last."""
+    return [SystemMessage(content=team_context(state, stages, language_instruction(config))),
+            HumanMessage(content="\n\n".join([instructions.strip(), *own]))]
 
 
 def reports_block(state: Mapping[str, Any]) -> str:
