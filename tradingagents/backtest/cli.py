@@ -107,6 +107,9 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
     """The partial config the flags set (the settings table's flags); a round count or a concurrency that
     breaks its key's one check (the config's) is a ConfigError naming the flag at once."""
     cfg = config_from_args(args, SETTING_KEYS, checked=CHECKED_NOW)
+    # --max-cost is the whole backtest's one budget (``Backtest(max_cost_usd=)``), not each step's as well:
+    # as a step's own budget too, a step's parallel analysts' reservations stopped it far below the budget
+    cfg.pop("max_cost_usd", None)
     analysts = cfg.pop("selected_analysts", None)
     if analysts:  # "market,news": the analysts named, blanks dropped ("" leaves the setting alone)
         cfg["selected_analysts"] = [a.strip() for a in analysts.split(",") if a.strip()]
