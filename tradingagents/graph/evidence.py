@@ -23,6 +23,7 @@ both are found and the arithmetic holds at the printed precision. Nothing else i
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -239,12 +240,25 @@ def _derived(figure: Figure, found: Sequence[Figure]) -> bool:
     return False
 
 
-def _sentence(text: str, start: int, end: int) -> str:
-    bounds = [0] + [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]
-    left = max(b for b in bounds if b <= start)
-    right = min((m.start() for m in _SENTENCE_END.finditer(text, end)), default=len(text))
-    sentence = " ".join(text[left:right].split())
-    return sentence if len(sentence) <= 300 else sentence[:299] + "…"
+class _Sentences:
+    """A text's sentence bounds, found once: the sentence around a figure is then two bisections, not a scan of
+    the whole text per figure (a model's answer quoting a hundred figures took over a minute that way)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        breaks = list(_SENTENCE_END.finditer(text))
+        self._lefts = [0, *(m.end() for m in breaks)]
+        self._rights = [m.start() for m in breaks]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        left = self._lefts[bisect.bisect_right(self._lefts, start) - 1]
+        i = bisect.bisect_left(self._rights, end)
+        return left, self._rights[i] if i < len(self._rights) else len(self.text)
+
+    def of(self, start: int, end: int) -> str:
+        left, right = self.span(start, end)
+        sentence = " ".join(self.text[left:right].split())
+        return sentence if len(sentence) <= 300 else sentence[:299] + "…"
 
 
 def check_text(text: str, pool: Pool, *, ticker: str = "", exclude: Iterable[float] = ()) -> tuple[dict[str, Any], list[Source]]:
@@ -266,11 +280,17 @@ def check_text(text: str, pool: Pool, *, ticker: str = "", exclude: Iterable[flo
                                   "excerpt": source.excerpt})
         later.append(Source(figure.value, source.tool, source.args, source.excerpt, figure.percent,
                             figure.count))
+    sentences = _Sentences(text)
+    by_span: dict[tuple[int, int], list[Figure]] = {}
+    for f in found:
+        by_span.setdefault(sentences.span(f.start, f.end), []).append(f)
     for figure in pending:
-        sentence = _sentence(text, figure.start, figure.end)
-        peers = [f for f in found if _sentence(text, f.start, f.end) == sentence]
+        where = sentences.span(figure.start, figure.end)
+        sentence = sentences.of(figure.start, figure.end)
+        peers = list(by_span.get(where, ()))
         if _derived(figure, peers):
             found.append(figure)
+            by_span.setdefault(where, []).append(figure)  # a derived figure is a peer of the sentence's next ones
             record["sources"].append({"figure": figure.written, "tool": "derived", "args": {},
                                       "excerpt": sentence[:EXCERPT_CHARS]})
             continue
