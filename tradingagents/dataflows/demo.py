@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from tradingagents.config import BENCHMARK_MAP, DEFAULT_BENCHMARK
-from tradingagents.dataflows.demo_calibration import calibrated, net_margin, quarter_revenue
+from tradingagents.dataflows.demo_calibration import TOLERANCE, calibrated, net_margin, quarter_revenue
 from tradingagents.dataflows.demo_identities import ANCHOR_DATES, INDEX_START_DATE, LEAD_IN_DATE, known
 from tradingagents.dataflows.provider import (
     DataNotFound,
@@ -593,7 +593,7 @@ def _all_quarters(ticker: str, last_year: int) -> tuple[dict[str, Any], ...]:
         price = float(closes[pos]) * _unit_of(prof)  # in the currency of the accounts
         shares = _shares(ticker, prof, qe)
         if row is not None:
-            revenue = quarter_revenue(row, qe.date()) * math.exp(0.02 * _clip3(rz[0]))
+            revenue = quarter_revenue(row, qe.date()) * math.exp(0.015 * _clip(rz[0], 2.5))
             margin = net_margin(row, qe.date()) * math.exp(0.03 * _clip3(rz[1]))
             net_income = revenue * margin
             gross = min(0.97, max(margin + 0.05, row["gross_margin"] * math.exp(0.01 * _clip3(rz[2]))))
@@ -637,9 +637,13 @@ def _all_quarters(ticker: str, last_year: int) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
+def _clip(z: float, at: float) -> float:
+    """A normal draw cut at ``at`` standard deviations (so a stated tolerance holds for every quarter)."""
+    return max(-at, min(at, float(z)))
+
+
 def _clip3(z: float) -> float:
-    """A normal draw cut at three standard deviations (a stated tolerance holds for every quarter)."""
-    return max(-3.0, min(3.0, float(z)))
+    return _clip(z, 3.0)
 
 
 _INCOME_ROWS = [
@@ -1063,6 +1067,46 @@ class DemoProvider(MarketDataProvider):
         return posts
 
 
+def calibration_check(ticker: str, as_of: str) -> dict[str, tuple[float, float, bool]]:
+    """How the demo market's figures for a company of the calibration table stand against the table
+    on a date: {measure: (demo value, table value, within ``TOLERANCE``)}; the P/E's table value is
+    the middle of its band. Measured through the provider's own answers (fundamentals, statements)."""
+    row = calibrated(ticker)
+    if row is None:
+        raise DataNotFound(f"{ticker} is not in the demo market's calibration table.")
+    p = DemoProvider()
+    f = p.fundamentals(ticker, as_of)
+    inc = p.statements(ticker, "income_statement", "quarterly", as_of)
+    bal = p.statements(ticker, "balance_sheet", "quarterly", as_of)
+    ends = [pd.Timestamp(c).date() for c in inc.columns]  # newest first
+    revenue = [float(v) for v in inc.loc["Total Revenue"]]
+    want_q = [quarter_revenue(row, e) for e in ends]
+    want_ni = [quarter_revenue(row, e) * net_margin(row, e) for e in ends[:4]]
+    shares = row["shares"]
+    out: dict[str, tuple[float, float, bool]] = {}
+
+    def rel(key: str, got: float, want: float) -> None:
+        out[key] = (got, want, abs(got / want - 1.0) <= TOLERANCE[key])
+
+    def pts(key: str, got: float, want: float) -> None:
+        out[key] = (got, want, abs(got - want) <= TOLERANCE[key])
+
+    rel("revenue", revenue[0], want_q[0])
+    pts("net_margin", f["profit_margin"], sum(want_ni) / sum(want_q[:4]))
+    pts("gross_margin", f["gross_margin"], row["gross_margin"])
+    if len(revenue) >= 5:
+        got, want = revenue[0] / revenue[4], want_q[0] / want_q[4]
+        out["revenue_growth"] = (got - 1.0, want - 1.0, abs(got / want - 1.0) <= TOLERANCE["revenue_growth"])
+    rel("debt", float(bal.loc["Total Debt"].iloc[0]), row["debt"])
+    rel("eps", f["eps_ttm"], sum(want_ni) / shares)
+    lo, hi = row["pe_band"]
+    pe = f["pe_ratio_ttm"]
+    out["pe"] = (pe if pe is not None else float("nan"), (lo + hi) / 2.0, pe is not None and lo <= pe <= hi)
+    drop = min(b / a - 1.0 for a, b in zip(revenue[1:], revenue, strict=False))
+    out["steady_drop"] = (drop, -TOLERANCE["steady_drop"], drop > -TOLERANCE["steady_drop"])
+    return out
+
+
 def clear_cache() -> None:
     """Drop the in-process caches (the bench times a cold generation)."""
     _path.cache_clear()
@@ -1073,5 +1117,5 @@ def clear_cache() -> None:
     _all_quarters.cache_clear()
 
 
-__all__ = ["DemoProvider", "LABEL", "TAG", "profile", "earnings_calendar", "demo_benchmark", "is_index",
+__all__ = ["DemoProvider", "LABEL", "calibration_check", "TAG", "profile", "earnings_calendar", "demo_benchmark", "is_index",
            "clear_cache"]

@@ -31,13 +31,13 @@ from typing import Any
 YEARS = (2023, 2024, 2025, 2026)
 
 # How far the demo market's figures may stand from the table, for the dates 2024-01-01..2026-12-31.
-# revenue, EPS and debt: relative; margins and revenue growth: absolute (fraction points); the P/E
+# revenue, EPS, debt and growth (1 + growth): relative; margins: absolute (fraction points); the P/E
 # must lie in the row's band (which already spans the real range with room on both sides).
 TOLERANCE = {
     "revenue": 0.10,          # a quarter's revenue within ±10% of the table's rate for that quarter
     "net_margin": 0.03,       # TTM net margin within ±3 points of the table's
     "gross_margin": 0.03,     # TTM gross margin within ±3 points
-    "revenue_growth": 0.08,   # year-on-year quarterly revenue growth within ±8 points of the table's
+    "revenue_growth": 0.08,   # a quarter's revenue over the same quarter a year before: within ±8% of the table's ratio
     "debt": 0.15,             # total debt within ±15%
     "eps": 0.15,              # TTM EPS within ±15% of the table's TTM net income / shares
     "steady_drop": 0.25,      # no quarter-on-quarter revenue drop this large for a company in the table
@@ -47,13 +47,13 @@ _TABLE = """
 NVDA|60.9,130.5,215.8,338.0|42,55.5,53,53|75|10|24.6|25-100|2022Q1=8.29,2022Q2=6.70,2022Q3=5.93,2022Q4=6.05,2023Q1=7.19,2023Q2=13.51,2023Q3=18.12,2023Q4=22.10,2024Q1=26.04,2024Q2=30.04,2024Q3=35.08,2024Q4=39.33,2025Q1=44.06,2025Q2=46.74,2025Q3=57.01,2025Q4=68.0,2026Q1=74.0,2026Q2=81.0,2026Q3=88.0,2026Q4=95.0
 AAPL|385.7,395.8,435.0,460.0|25.5|46.5|100|15.2|20-48|
 MSFT|227.6,261.8,305.0,350.0|36|69.5|60|7.47|22-50|
-GOOGL|307.4,350.0,402.0,450.0|24,28.6,31,30|58|28|12.4|14-38|
-GOOG|307.4,350.0,402.0,450.0|24,28.6,31,30|58|28|12.4|14-38|
+GOOGL|307.4,350.0,402.0,450.0|24,28.6,31,30|58|28|12.4|14-42|
+GOOG|307.4,350.0,402.0,450.0|24,28.6,31,30|58|28|12.4|14-42|
 AMZN|574.8,638.0,717.0,790.0|5.3,9.3,10.8,10.5|48.5|130|10.7|25-90|
 META|134.9,164.5,201.0,235.0|29,37.9,30,33|81.5|50|2.6|14-45|
 TSLA|96.8,97.7,94.8,100.0|15.5,7.3,4,5|18|13.5|3.5|30-650|
 JPM|158.1,177.6,182.0,188.0|31.4,33,31.5,31|90|450|2.87|7-20|
-XOM|344.6,349.6,325.0,320.0|10.4,9.6,8.9,9|30|41|4.35|8-22|
+XOM|344.6,349.6,325.0,320.0|10.4,9.6,8.9,9|30|41|4.35|8-25|
 7203.T|43500,47500,48500,50000|10.5,10.5,8,8|20|38000|13.0|5-16|
 0700.HK|664,720,807,883|19.5,29,29,29|53|330|9.4|10-40|
 600519.SS|150.6,174.1,183.0,190.0|49.5|92|0.1|1.256|14-40|
@@ -63,7 +63,7 @@ XOM|344.6,349.6,325.0,320.0|10.4,9.6,8.9,9|30|41|4.35|8-22|
 600900.SS|78.1,84.5,86.0,88.0|38.5|60|290|24.5|13-32|
 601857.SS|3011,2938,2850,2850|5.4,5.6,5.5,5.5|22|350|183|5-15|
 600276.SS|22.8,28.0,31.5,34.0|18.9,22.6,24,24|86|1|6.38|30-95|
-000858.SZ|83.3,89.2,75.0,75.0|35.7,35.7,33,33|77|0.1|3.88|10-30|
+000858.SZ|83.3,89.2,75.0,75.0|35.7,35.7,33,33|77|0.1|3.88|10-35|
 300750.SZ|401.0,362.0,400.0,450.0|11,14,17,17|24.4|100|4.4|12-35|
 000333.SZ|373.7,409.1,455.0,480.0|9,9.4,9.5,9.5|26.5|65|7.6|8-20|
 002594.SZ|602.3,777.1,820.0,900.0|5,5.2,4,4|20|35|2.91|12-40|
