@@ -611,6 +611,10 @@ def fundamental_values(text: str) -> dict[str, tuple[str, float, bool]]:
         is_pct = rest[match.end():match.end() + 1] == "%"
         for key, regex in _FUNDAMENTAL_KEYS.items():
             if key not in found and regex.search(label) and "forward" not in label.lower():
+                if key in ("growth", "margin") and "_" in raw.partition(":")[0] and not is_pct:
+                    # a data tool's field (revenue_growth_yoy: 2.6938) is a fraction, even above 1.5
+                    found[key] = (written, number * 100, True)
+                    continue
                 found[key] = (written + ("%" if is_pct else ""), number, is_pct)
     return found
 
