@@ -10,16 +10,19 @@ clustering (a log-volatility AR(1) with a leverage effect) and rare crash jumps.
 its benchmark by a beta, has its own clustering volatility, a weak pull towards a long-run growth
 path, idiosyncratic jumps and earnings-day reactions to a per-quarter earnings surprise.
 
-Fundamentals and statements are built from the same path (earnings track the price through a
-slowly drifting P/E), so market cap = price × shares. News is generated from the path (earnings,
-guidance, large moves, analyst notes, sector notes), global headlines from the benchmark path and
-a macro calendar, social posts with a tone that follows the recent return. Every object says it is
-synthetic demo data.
+Fundamentals and statements: a company of the calibration table (``demo_calibration``) reports
+revenue, margins, debt and shares of its real size within the table's tolerance; any other one
+earns what its price averaged over the past year supports at a seeded P/E, so its revenue moves
+slowly; market cap = price × shares either way. News is generated from the path (earnings,
+guidance, large moves, analyst notes, sector notes, routine company items several times a week),
+global headlines from the benchmark path and a macro calendar, social posts with a tone that
+follows the recent return. Every object says it is synthetic demo data.
 
 Known instruments (``demo_identities``: the S&P 100, the big ETFs, major listings in Hong Kong,
 Tokyo, London, India, Shanghai/Shenzhen, Toronto, Sydney, and every benchmark index) carry their
 real name, sector, industry, exchange and currency; their seeded path is bent through two anchor
-closes of 2024 (indices also through their level of 2000-01-03) and scaled to their volatility, so
+closes of 2024 (indices also through their level of 2000-01-03; a few names through later real
+closes too) and scaled to their volatility (an index's yearly volatility kept in a band), so
 prices have the right order of magnitude while the history itself stays synthetic. Funds move
 with the index they track (SPY with ^GSPC); news reasons fit the industry (a bank's news is about
 loans and deposits). Other tickers get a generated, fictional profile.

@@ -788,6 +788,9 @@ def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMess
         received = [tool_name(r.label, t) for r in results if not r.missing]
         intro = [t("Fundamentals of {ticker} as of {date}. Data received from: {sources}.", ticker=ticker, date=date,
                    sources=join_names(received, t))]
+        if any("synthetic demo data" in r.text for r in results if not r.missing):  # the demo market's figures
+            intro.append(t("**Synthetic demo data**: these figures are sized like the real company's, not its "
+                           "reported accounts."))
         currency = currency_of(text)
         facts = [fact for r in results if r.name in STATEMENT_ROWS and not r.missing
                  for fact in statement_facts(r, currency, t)]
