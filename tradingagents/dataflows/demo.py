@@ -586,7 +586,9 @@ def _all_quarters(ticker: str, last_year: int) -> tuple[dict[str, Any], ...]:
     noise = _rng(ticker, "quarters").standard_normal((len(cal), 6))  # in quarter order: prefix-stable
     full = _path(ticker, last_year)[0]
     closes = full["Close"].to_numpy()
-    logs = np.concatenate([[0.0], np.cumsum(np.log(closes))])
+    logs = [0.0]  # running sums of log closes, in plain float arithmetic (the same bits everywhere)
+    for c in closes.tolist():
+        logs.append(logs[-1] + math.log(c))
     row = calibrated(ticker) if prof.get("known") else None
     out: list[dict[str, Any]] = []
     for (qe, edate, surprise), rz in zip(cal, noise, strict=True):
