@@ -19,7 +19,8 @@ year) | gross margin % | total debt | diluted shares (billions) | trailing P/E b
 
 Between the points, annual revenue is interpolated log-linearly (each year's value sits at its
 mid-year, a quarter's at its mid-quarter), so a quarter's revenue is a quarter of the annual rate
-at its middle; before the first point and after the last, it continues at a damped trend.
+at its middle; before the first point it shrinks back at the table's whole trend (3-15% a year), after
+the last it continues at the last year's trend (-5% to +12% a year).
 """
 
 from __future__ import annotations
@@ -136,21 +137,22 @@ def _points(row: dict[str, Any]) -> list[tuple[float, float]]:
     return sorted(pts.items())
 
 
-_DAMPED_GROWTH = (-0.05, 0.12)  # the trend carried past the table, bounded per year
+_LATER_GROWTH = (-0.05, 0.12)  # after the table: its last year's trend, bounded per year
+_EARLIER_GROWTH = (0.03, 0.15)  # before it: the table's whole trend, bounded (a company grew into its size)
 
 
 def revenue_rate(row: dict[str, Any], day) -> float:
     """The annualised revenue the table implies at a date (log-linear between points)."""
     pts = _points(row)
     x = _year_frac(day)
-    if x <= pts[0][0] or x >= pts[-1][0]:
-        # outside the table: the first (or last) year's trend, bounded, continued
-        (x0, v0), (x1, v1) = (pts[0], pts[min(4, len(pts) - 1)]) if x <= pts[0][0] else (pts[max(-5, -len(pts))], pts[-1])
-        g = math.log(v1 / v0) / (x1 - x0)
-        g = min(math.log1p(_DAMPED_GROWTH[1]), max(math.log1p(_DAMPED_GROWTH[0]), g))
-        if x <= pts[0][0]:
-            return pts[0][1] * math.exp(g * (x - pts[0][0]))
-        return pts[-1][1] * math.exp(g * (x - pts[-1][0]))
+    if x <= pts[0][0]:
+        (x0, v0), (x1, v1) = pts[0], pts[-1]
+        g = min(math.log1p(_EARLIER_GROWTH[1]), max(math.log1p(_EARLIER_GROWTH[0]), math.log(v1 / v0) / (x1 - x0)))
+        return v0 * math.exp(g * (x - x0))
+    if x >= pts[-1][0]:
+        (x0, v0), (x1, v1) = pts[max(-5, -len(pts))], pts[-1]
+        g = min(math.log1p(_LATER_GROWTH[1]), max(math.log1p(_LATER_GROWTH[0]), math.log(v1 / v0) / (x1 - x0)))
+        return v1 * math.exp(g * (x - x1))
     for (x0, v0), (x1, v1) in zip(pts, pts[1:], strict=False):
         if x0 <= x <= x1:
             w = (x - x0) / (x1 - x0)
