@@ -158,6 +158,9 @@ def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = 
                 row=1, col=1,
             )
             fig.add_vline(x=mark_x, line_dash="dot", line_color="#8A93A6")
+    if df.attrs.get("data_source") == "synthetic demo data":  # the demo market's prices say so on the chart
+        fig.add_annotation(text=t("synthetic demo data"), xref="paper", yref="paper", x=0.5, y=0.62,
+                           showarrow=False, textangle=-12, font=dict(size=30, color="rgba(138,147,166,0.28)"))
     fig.update_layout(**_LAYOUT, height=520, xaxis_rangeslider_visible=False,
                       legend=dict(orientation="h", y=1.02, x=0, yanchor="bottom"))
     fig.update_yaxes(title_text=t("Price"), row=1, col=1)

@@ -30,11 +30,16 @@ NUMBER = re.compile(r"\d+\.\d{2}")
 
 
 def _same_prices(a: str, b: str) -> bool:
-    """The same text, its prices equal to the printed cent: a level the plan derives (twice the risk) in blind
-    prices and mapped back may round to the next cent of the real one."""
+    """The same text, its prices equal to what rounding allows: a level the plan derives (twice the risk) from
+    figures the reports print rounded on the blind scale may land a cent or two (0.03%) from the real one;
+    a price left on the blind scale would be ~10% off."""
     if NUMBER.sub("#", a) != NUMBER.sub("#", b):
         return False
-    return all(abs(float(x) - float(y)) <= 0.011 for x, y in zip(NUMBER.findall(a), NUMBER.findall(b), strict=True))
+    return all(_close(float(x), float(y)) for x, y in zip(NUMBER.findall(a), NUMBER.findall(b), strict=True))
+
+
+def _close(x: float, y: float) -> bool:
+    return abs(x - y) <= max(0.011, 0.0003 * abs(x))
 
 
 def test_a_blind_run_is_listed_opened_and_quotes_real_prices(capsys, tmp_path, monkeypatch):
@@ -82,4 +87,4 @@ def test_a_blind_run_is_listed_opened_and_quotes_real_prices(capsys, tmp_path, m
     card = json.loads((report.parent / "state.json").read_text())["meta"]["decision"]
     real_card = json.loads((real_home / "results" / "NVDA" / DATE / "state.json").read_text())["meta"]["decision"]
     for key in ("entry_price", "price_target", "stop_loss"):
-        assert card[key] is not None and abs(card[key] - real_card[key]) < 0.011, (key, card[key], real_card[key])
+        assert card[key] is not None and _close(card[key], real_card[key]), (key, card[key], real_card[key])

@@ -146,7 +146,7 @@ def saved(tmp_path_factory):
         mp.setenv("TRADINGAGENTS_HOME", str(tmp_path_factory.mktemp("evidence_home")))
         graph = TradingAgentsGraph(["market", "news"], config={"checkpoint_enabled": False})
         state, rating = graph.propagate("NVDA", DATE)
-        state = {**state, "market_report": state["market_report"] + "\n\nThe RSI printed 87.3 at the open."}
+        state = {**state, "market_report": state["market_report"] + "\n\nThe RSI printed 96.4 at the open."}
         meta = dict(graph.last_run["record"]["meta"])
         meta["evidence"] = ledger(state, meta.get("debate_turns") or [], meta.get("decision"))
         yield state, rating, meta, graph.config["home"]
@@ -164,7 +164,7 @@ def test_the_report_show_card_and_handout_carry_the_counts_and_the_figures_not_f
     line = f"Evidence: {found} of {figures} figures found in the data"
     md = render_report_markdown(state, rating, meta)
     assert f"- {line}" in md and "## Figures not found in the data" in md
-    assert "- **Market**: 87.3 — The RSI printed 87.3 at the open." in md
+    assert "- **Market**: 96.4 — The RSI printed 96.4 at the open." in md
     zh = render_report_markdown(state, rating, meta, t=translator("zh"))
     assert f"证据：{figures} 个数字中有 {found} 个在数据中找到" in zh and "## 数据中未找到的数字" in zh
     assert line in export.card_html(export.card(state, meta, rating), t=None, meta=meta)
@@ -192,11 +192,11 @@ def test_a_report_tab_marks_the_figures_not_found_and_lists_every_source(saved):
     state, _, meta, _ = saved
     record = export.evidence_of(meta, "market_report")
     marked = export.marked_text(state["market_report"], record, "NVDA")
-    assert ":orange-background[87.3]" in marked and marked.count(":orange-background[") == 1
+    assert ":orange-background[96.4]" in marked and marked.count(":orange-background[") == 1
     rows = export.source_rows(record)
     assert len(rows) == record["figures"]
     assert {"Figure", "Source", "Arguments", "Excerpt"} == set(rows[0])
     assert any(r["Source"] == "get_indicators" and "indicator=" in r["Arguments"] for r in rows)
-    assert rows[-1] == {"Figure": "87.3", "Source": "not found in the data", "Arguments": "",
-                        "Excerpt": "The RSI printed 87.3 at the open."}
+    assert rows[-1] == {"Figure": "96.4", "Source": "not found in the data", "Arguments": "",
+                        "Excerpt": "The RSI printed 96.4 at the open."}
     assert export.marked_text("no record", None) == "no record"

@@ -23,10 +23,11 @@ from tradingagents.rating import RATINGS_5_TIER, parse_rating
 
 TEXTS = ("market_report", "sentiment_report", "news_report", "fundamentals_report", "investment_plan",
          "trader_investment_plan", "final_trade_decision")
-# name → (ticker, dates, analysts): a full demo run (a HOLD); a second full run settling the first (so its
-# decision cites a settled call, and the demo market has no company news that week: a "Missing data" section);
+# name → (ticker, dates, analysts): a full demo run (an OVERWEIGHT); a second full run settling the first (so its
+# decision cites a settled call; on a fund, which the demo market gives no company news that week: a
+# "Missing data" section — a company has several headlines every week);
 # market-only runs that BUY with entry, target and stop. The state of the last date is scanned.
-RUNS = {"NVDA": ("NVDA", ("2024-05-10",), None), "NVDA-settled": ("NVDA", ("2024-05-01", "2024-05-20"), None),
+RUNS = {"NVDA": ("NVDA", ("2024-05-10",), None), "QQQ-settled": ("QQQ", ("2024-05-01", "2024-05-20"), None),
         "AAPL": ("AAPL", ("2024-03-01",), ["market"]), "TSLA": ("TSLA", ("2024-04-15",), ["market"])}
 ZH, EN = translator("zh"), translator("en")
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -71,20 +72,23 @@ def test_a_chinese_run_shown_has_no_english_left(runs):
         # the prose itself (before display) already names ratings, actions and data in Chinese
         assert "get_" not in "".join(state[k] for k in TEXTS)
     assert seen_levels == {"**入场价**", "**目标价**", "**止损**"}  # a BUY's levels were among the texts scanned
-    settled = runs[("NVDA-settled", "Chinese")]["state"]
+    settled = runs[("QQQ-settled", "Chinese")]["state"]
     assert "### 缺失数据" in settled["sentiment_report"] and "数据源在 2024-05-13 至 2024-05-20 期间没有数据。" in settled["sentiment_report"]
     assert "最近一次已结算的决策是 2024-05-01 的" in settled["final_trade_decision"]
     nvda = runs[("NVDA", "Chinese")]["state"]
-    assert "帖子数据源的统计：看跌 7、看涨 5、中性 4。" in nvda["sentiment_report"]
+    assert "帖子数据源的统计：看跌 1、看涨 10、中性 5。" in nvda["sentiment_report"]
     assert "Tone tally" not in nvda["sentiment_report"]
     assert "数据来自社交帖子与公司新闻" in nvda["sentiment_report"]
     assert "根据行情数据与技术指标对 NVDA 的技术面解读。" in nvda["market_report"]
-    assert "研究经理建议 **持有**" in nvda["trader_investment_plan"]
+    assert "研究经理建议 **增持**" in nvda["trader_investment_plan"]
     assert "### 证据" in nvda["investment_plan"] and "百分之四十" not in nvda["investment_plan"]  # no formula
-    assert display_text(nvda["final_trade_decision"], ZH).startswith("**评级**：持有\n")
-    assert "**操作**：持有\n**信心**：低\n" in display_text(nvda["final_trade_decision"], ZH)
-    assert display_text(nvda["trader_investment_plan"], ZH).endswith("最终交易提议：**持有**")
-    assert display_text(nvda["investment_plan"], ZH).startswith("**建议**：持有\n")
+    assert display_text(nvda["final_trade_decision"], ZH).startswith("**评级**：增持\n")
+    # a HOLD's grammar lines shown in Chinese (the settled fund's second call)
+    assert "研究经理建议 **持有**" in settled["trader_investment_plan"]
+    assert display_text(settled["final_trade_decision"], ZH).startswith("**评级**：持有\n")
+    assert "**操作**：持有\n**信心**：低\n" in display_text(settled["final_trade_decision"], ZH)
+    assert display_text(settled["trader_investment_plan"], ZH).endswith("最终交易提议：**持有**")
+    assert display_text(settled["investment_plan"], ZH).startswith("**建议**：持有\n")
 
 
 def test_the_stored_chinese_texts_keep_the_grammar_and_parse_as_before(runs):
@@ -146,6 +150,6 @@ def test_the_english_run_has_no_chinese_and_keeps_its_prose(runs):
             assert not CJK.search(state[key]), (ticker, key)
     nvda = runs[("NVDA", "English")]["state"]
     assert "from social posts and company news." in nvda["sentiment_report"]
-    assert "The post feed reports: Tone tally: bearish 7, bullish 5, neutral 4." in nvda["sentiment_report"]
-    assert "The Research Manager recommends **Hold**." in nvda["trader_investment_plan"]
+    assert "The post feed reports: Tone tally: bearish 1, bullish 10, neutral 5." in nvda["sentiment_report"]
+    assert "The Research Manager recommends **Overweight**." in nvda["trader_investment_plan"]
     assert "### The evidence" in nvda["investment_plan"] and "forty percent" not in nvda["investment_plan"]

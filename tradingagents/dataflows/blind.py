@@ -432,7 +432,7 @@ _REAL_PRICE = re.compile(
     r"(?P<pre>(?:(?<![A-Za-z0-9_])(?:close|open|high|low|closed at|close was|close of|price target|target of|"
     r"trading at|traded at|opened at|high of|low of|close_\d+_(?:sma|ema|wma)|boll_lb|boll_ub|boll|vwma|atr|"
     r"macds|macdh|macd|estimate|rose from|fell from|up from|down from|\d+-day average of|Bollinger bands,|"
-    r"\(ATR\) is|MACD line at|signal line at|ATRs \(|Re-entry only above)\s*\$?|\$|\bon \d{4}-\d{2}-\d{2} to\s+|"
+    r"\(ATR\) is|MACD line at|signal line at|ATRs \(|ATR \(|support at|resistance at|Re-entry only above)\s*\$?|\$|\bon \d{4}-\d{2}-\d{2} to\s+|"
     # the decision card's canonical lines (graph/decision_card: "**Entry**: 54.69", also in a Chinese run)
     # and the trader's ("- Entry: near 54.69.", "- Stop-loss: 47.97, two ATRs (3.36) below …")
     r"(?<![A-Za-z0-9_])(?:\*\*)?(?:Entry|Price target|Stop-loss)(?:\*\*)?:\s*(?:near\s+)?\$?))"
@@ -441,7 +441,7 @@ _REAL_PRICE = re.compile(
 # "50 日均线 57.66", "布林带 95.24 至 110.56", "（ATR）为 3.29", "MACD 线 1.20", "从 2024-05-01 的 55.10 上涨至",
 # "止损价：48.17", "高于 61.33 时重新入场", "入场：54.75 附近"
 _REAL_PRICE_ZH = re.compile(
-    r"(?P<pre>(?:收盘价为|收盘价|日均线|布林带上轨|布林带下轨|布林带|（ATR）为|ATR（|MACD 线|信号线|\d{4}-\d{2}-\d{2} 的|"
+    r"(?P<pre>(?:收盘价为|收盘价|每股收益|不及预期|超出预期|符合预期|预期|支撑位|阻力位|日均线|布林带上轨|布林带下轨|布林带|（ATR）为|ATR（|MACD 线|信号线|\d{4}-\d{2}-\d{2} 的|"
     r"止损价：|高于|入场：|(?<=\d) 至)\s*)"
     r"(?P<num>-?\d[\d,]*\.\d+)(?!\.?\d)(?!\s*(?:%|千|万|亿))")
 # money written for people (tradingagents.figures.money): "$105.74B", "-€2.1M"

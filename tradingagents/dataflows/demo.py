@@ -10,16 +10,19 @@ clustering (a log-volatility AR(1) with a leverage effect) and rare crash jumps.
 its benchmark by a beta, has its own clustering volatility, a weak pull towards a long-run growth
 path, idiosyncratic jumps and earnings-day reactions to a per-quarter earnings surprise.
 
-Fundamentals and statements are built from the same path (earnings track the price through a
-slowly drifting P/E), so market cap = price × shares. News is generated from the path (earnings,
-guidance, large moves, analyst notes, sector notes), global headlines from the benchmark path and
-a macro calendar, social posts with a tone that follows the recent return. Every object says it is
-synthetic demo data.
+Fundamentals and statements: a company of the calibration table (``demo_calibration``) reports
+revenue, margins, debt and shares of its real size within the table's tolerance; any other one
+earns what its price averaged over the past year supports at a seeded P/E, so its revenue moves
+slowly; market cap = price × shares either way. News is generated from the path (earnings,
+guidance, large moves, analyst notes, sector notes, routine company items several times a week),
+global headlines from the benchmark path and a macro calendar, social posts with a tone that
+follows the recent return. Every object says it is synthetic demo data.
 
 Known instruments (``demo_identities``: the S&P 100, the big ETFs, major listings in Hong Kong,
 Tokyo, London, India, Shanghai/Shenzhen, Toronto, Sydney, and every benchmark index) carry their
 real name, sector, industry, exchange and currency; their seeded path is bent through two anchor
-closes of 2024 (indices also through their level of 2000-01-03) and scaled to their volatility, so
+closes of 2024 (indices also through their level of 2000-01-03; a few names through later real
+closes too) and scaled to their volatility (an index's yearly volatility kept in a band), so
 prices have the right order of magnitude while the history itself stays synthetic. Funds move
 with the index they track (SPY with ^GSPC); news reasons fit the industry (a bank's news is about
 loans and deposits). Other tickers get a generated, fictional profile.
@@ -36,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from tradingagents.config import BENCHMARK_MAP, DEFAULT_BENCHMARK
+from tradingagents.dataflows.demo_calibration import TOLERANCE, calibrated, net_margin, quarter_revenue
 from tradingagents.dataflows.demo_identities import ANCHOR_DATES, INDEX_START_DATE, LEAD_IN_DATE, known
 from tradingagents.dataflows.provider import (
     DataNotFound,
@@ -231,7 +235,7 @@ def _known_profile(t: str, row: dict[str, Any]) -> dict[str, Any]:
     if row["kind"] != "index":
         # a synthetic lead-in anchor a year earlier (half the 2024 trend, within ±40%), so the year
         # before the first real anchor is pulled too: no invented crash or spike into 2024
-        (_, p0), (_, p1) = anchors[0], anchors[-1]
+        p0, p1 = (dict(anchors)[d] for d in ANCHOR_DATES)
         anchors = ((LEAD_IN_DATE, p0 * min(1.4, max(0.6, math.sqrt(p0 / p1)))), *anchors)
     anchors = _carried_forward(anchors)
     first = anchors[0][1]
@@ -432,8 +436,34 @@ def _market(ticker: str, last_year: int) -> tuple[np.ndarray, np.ndarray, float]
         r, sig, _ = _market(seed, last_year)
     else:
         r, sig = _raw_index_returns(ticker, last_year, prof["growth"], prof.get("vol_scale", 1.0))
+        r, sig = _bound_yearly_vol(r, sig, _calendar(last_year), prof.get("vol", _MODEL_INDEX_VOL))
     r, base = _anchor(r, prof["anchors"], last_year, prof["start_price"])
     return r, sig, base
+
+
+# An index's realised volatility in any calendar year stays within this band around its typical
+# level (the S&P 500 at 16 %: 12-20 % a year): the clustering model alone wandered to 26 % and more.
+_YEAR_VOL_BAND = (0.75, 1.25)
+
+
+def _bound_yearly_vol(r: np.ndarray, sig: np.ndarray, days: pd.DatetimeIndex, vol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Scale each calendar year's moves about its mean so its annualised volatility lies in the band
+    (exact sums: every machine gets the same bits)."""
+    years = days.year.to_numpy()
+    r, sig = r.copy(), sig.copy()
+    lo, hi = (vol * f for f in _YEAR_VOL_BAND)
+    edges = np.flatnonzero(np.diff(years)) + 1
+    for a, b in zip([0, *edges.tolist()], [*edges.tolist(), len(years)], strict=True):
+        seg = r[a:b].tolist()
+        if len(seg) < 2:
+            continue
+        mean = math.fsum(seg) / len(seg)
+        realised = math.sqrt(math.fsum((x - mean) ** 2 for x in seg) / len(seg) * 252.0)
+        factor = lo / realised if realised < lo else (hi / realised if realised > hi else 1.0)
+        if factor != 1.0:
+            r[a:b] = mean + (r[a:b] - mean) * factor
+            sig[a:b] = sig[a:b] * factor
+    return r, sig
 
 
 # Anchors run through CARRY_THROUGH, so a path is always generated at least that far (a shorter
@@ -531,33 +561,66 @@ def _quarters(ticker: str, as_of: pd.Timestamp) -> list[dict[str, Any]]:
     return [q for q in _all_quarters(ticker, today().year) if q["report_date"] <= as_of]
 
 
+def _shares(ticker: str, prof: dict[str, Any], when: pd.Timestamp) -> float:
+    """Shares outstanding at a date: the calibration table's count around mid-2024 (else the identity
+    table's), moved by the company's buybacks or dilution."""
+    row = calibrated(ticker) if prof.get("known") else None
+    if row is not None:
+        years = (when - _CALIBRATION_MID).days / 365.25
+        return row["shares"] * math.exp(prof["share_drift"] * years)
+    years = (when - pd.Timestamp(START)).days / 365.25
+    return prof["shares0"] * math.exp(prof["share_drift"] * years)
+
+
+_CALIBRATION_MID = pd.Timestamp("2024-07-01")
+_SMOOTH_DAYS = 250  # an uncalibrated company's earnings follow its price over the past year, not the day
+
+
 @functools.lru_cache(maxsize=512)
 def _all_quarters(ticker: str, last_year: int) -> tuple[dict[str, Any], ...]:
+    """Every fiscal quarter's figures. A company of the calibration table follows its real size
+    (revenue, margins, debt, shares; small seeded noise); any other one earns what its average price
+    of the past year supports at its P/E, so its revenue moves slowly (no quarter halves on a bad week)."""
     prof = profile(ticker)
     cal = earnings_calendar(ticker, last_year)
     noise = _rng(ticker, "quarters").standard_normal((len(cal), 6))  # in quarter order: prefix-stable
     full = _path(ticker, last_year)[0]
     closes = full["Close"].to_numpy()
+    logs = [0.0]  # running sums of log closes, in plain float arithmetic (the same bits everywhere)
+    for c in closes.tolist():
+        logs.append(logs[-1] + math.log(c))
+    row = calibrated(ticker) if prof.get("known") else None
     out: list[dict[str, Any]] = []
     for (qe, edate, surprise), rz in zip(cal, noise, strict=True):
         pos = full.index.searchsorted(qe, side="right") - 1
         if pos < 0:
             continue
         price = float(closes[pos]) * _unit_of(prof)  # in the currency of the accounts
-        years = (qe - pd.Timestamp(START)).days / 365.25
-        shares = prof["shares0"] * math.exp(prof["share_drift"] * years)
-        pe = prof["pe"] * math.exp(0.12 * rz[0])
-        net_income = price * shares / pe / 4.0
-        margin = max(0.01, prof["net_margin"] * math.exp(0.08 * rz[1]))
-        revenue = net_income / margin
-        gross = min(0.97, max(margin + 0.05, prof["gross_margin"] * math.exp(0.03 * rz[2])))
+        shares = _shares(ticker, prof, qe)
+        if row is not None:
+            revenue = quarter_revenue(row, qe.date()) * math.exp(0.015 * _clip(rz[0], 2.5))
+            margin = net_margin(row, qe.date()) * math.exp(0.03 * _clip3(rz[1]))
+            net_income = revenue * margin
+            gross = min(0.97, max(margin + 0.05, row["gross_margin"] * math.exp(0.01 * _clip3(rz[2]))))
+            debt = row["debt"] * math.exp(0.03 * _clip3(rz[5]))
+        else:
+            first = max(0, pos + 1 - _SMOOTH_DAYS)
+            smooth = math.exp((logs[pos + 1] - logs[first]) / (pos + 1 - first)) * _unit_of(prof)
+            pe = prof["pe"] * math.exp(0.04 * _clip3(rz[0]))
+            net_income = smooth * shares / pe / 4.0
+            margin = max(0.01, prof["net_margin"] * math.exp(0.03 * _clip3(rz[1])))
+            revenue = net_income / margin
+            gross = min(0.97, max(margin + 0.05, prof["gross_margin"] * math.exp(0.01 * _clip3(rz[2]))))
+            debt = None
         op_income = min(revenue * gross, net_income * 1.3)
         tax = net_income * 0.21 / 0.79
-        interest = revenue * prof["debt_ratio"] * 0.01
         pretax = net_income + tax
         assets = revenue * 4.0 / prof["asset_turn"]
+        if debt is None:
+            debt = assets * prof["debt_ratio"]
+        assets = max(assets, debt / 0.6)
+        interest = debt * 0.045 / 4.0
         equity = assets * prof["equity_ratio"]
-        debt = assets * prof["debt_ratio"]
         cash = assets * (0.05 + 0.1 * _unit(ticker, "cash"))
         ocf = net_income * (1.15 + 0.1 * rz[3])
         capex = -revenue * (0.03 + 0.05 * _unit(ticker, "capex"))
@@ -577,6 +640,15 @@ def _all_quarters(ticker: str, last_year: int) -> tuple[dict[str, Any], ...]:
             "buybacks": -max(0.0, -prof["share_drift"]) * price * shares / 4.0,
         })
     return tuple(out)
+
+
+def _clip(z: float, at: float) -> float:
+    """A normal draw cut at ``at`` standard deviations (so a stated tolerance holds for every quarter)."""
+    return max(-at, min(at, float(z)))
+
+
+def _clip3(z: float) -> float:
+    return _clip(z, 3.0)
 
 
 _INCOME_ROWS = [
@@ -724,8 +796,7 @@ class DemoProvider(MarketDataProvider):
         if len(qs) < 4:
             raise DataNotFound(f"The {LABEL} market has fewer than four reported quarters for {t} by {day.date()}.")
         last4 = qs[-4:]
-        years = (day - pd.Timestamp(START)).days / 365.25
-        shares = prof["shares0"] * math.exp(prof["share_drift"] * years)
+        shares = _shares(t, prof, day)
         ttm = {k: sum(q[k] for q in last4) for k in ("revenue", "net_income", "gross_profit", "operating_income",
                                                      "ocf", "fcf", "dividends")}
         ttm_eps = ttm["net_income"] / shares
@@ -834,6 +905,8 @@ class DemoProvider(MarketDataProvider):
                     day, "08:15:00", f"Demo Securities rates {name} {stance}, price target {target:.2f} {cur}",
                     f"The analyst note cites the stock's {mom * 100:+.1f}% move over the past month; "
                     f"the previous close was {prev:.2f} {cur}.", "analyst_note"))
+            if not prof["index"] and (day.day_of_week in (1, 3) or _unit(t, "brief", day.date()) < 0.3):
+                items.append(self._company_brief(t, prof, day, closes[i - 6:i]))
             if not prof["index"] and _unit(prof["sector"], "sector_news", day.date()) < 0.08:
                 bench = prof["benchmark"]
                 bdf = _full(bench)
@@ -872,6 +945,32 @@ class DemoProvider(MarketDataProvider):
             it["ticker"] = t
         items.sort(key=lambda x: x["published"], reverse=True)
         return items
+
+    def _company_brief(self, t: str, prof: dict[str, Any], day: pd.Timestamp, before: np.ndarray) -> dict[str, Any]:
+        """A routine company headline (every Tuesday and Thursday, and on about a third of other days),
+        so a company's news flow has several items every week; it knows only the closes before ``day``."""
+        name, cur = prof["name"], prof["currency"]
+        prev = float(before[-1])
+        week = float(before[-1] / before[0] - 1.0)
+        industry = prof["industry"].lower()
+        titles = [
+            f"{name} signs a multi-year supply agreement with a major customer",
+            f"{name} to present at an industry conference next week",
+            f"{name} unveils an update to its {industry} line-up",
+            f"{name} announces a partnership in its {industry} business",
+            f"Investors weigh {name}'s outlook ahead of its next quarterly report",
+            f"{name} shares in focus after a {week * 100:+.1f}% week",
+            f"Options traders position for a larger move in {name}",
+            f"{name} management reiterates its capital-return priorities",
+            f"Institutional holders adjust their stakes in {name}, filings show",
+            f"{name} appoints a new head of its {industry} unit",
+            f"Short interest in {name} {'eases' if week > 0 else 'rises'}, exchange data show",
+            f"{name} expands capacity with a new facility",
+        ]
+        title = titles[int(_unit(t, "brief_pick", day.date()) * len(titles))]
+        return self._item(day, "11:00:00", title,
+                          f"{t} last closed at {prev:.2f} {cur}, {week * 100:+.1f}% over the five sessions before.",
+                          "company")
 
     @staticmethod
     def _item(day: pd.Timestamp, hhmmss: str, title: str, summary: str, kind: str) -> dict[str, Any]:
@@ -973,6 +1072,46 @@ class DemoProvider(MarketDataProvider):
         return posts
 
 
+def calibration_check(ticker: str, as_of: str) -> dict[str, tuple[float, float, bool]]:
+    """How the demo market's figures for a company of the calibration table stand against the table
+    on a date: {measure: (demo value, table value, within ``TOLERANCE``)}; the P/E's table value is
+    the middle of its band. Measured through the provider's own answers (fundamentals, statements)."""
+    row = calibrated(ticker)
+    if row is None:
+        raise DataNotFound(f"{ticker} is not in the demo market's calibration table.")
+    p = DemoProvider()
+    f = p.fundamentals(ticker, as_of)
+    inc = p.statements(ticker, "income_statement", "quarterly", as_of)
+    bal = p.statements(ticker, "balance_sheet", "quarterly", as_of)
+    ends = [pd.Timestamp(c).date() for c in inc.columns]  # newest first
+    revenue = [float(v) for v in inc.loc["Total Revenue"]]
+    want_q = [quarter_revenue(row, e) for e in ends]
+    want_ni = [quarter_revenue(row, e) * net_margin(row, e) for e in ends[:4]]
+    shares = row["shares"]
+    out: dict[str, tuple[float, float, bool]] = {}
+
+    def rel(key: str, got: float, want: float) -> None:
+        out[key] = (got, want, abs(got / want - 1.0) <= TOLERANCE[key])
+
+    def pts(key: str, got: float, want: float) -> None:
+        out[key] = (got, want, abs(got - want) <= TOLERANCE[key])
+
+    rel("revenue", revenue[0], want_q[0])
+    pts("net_margin", f["profit_margin"], sum(want_ni) / sum(want_q[:4]))
+    pts("gross_margin", f["gross_margin"], row["gross_margin"])
+    if len(revenue) >= 5:
+        got, want = revenue[0] / revenue[4], want_q[0] / want_q[4]
+        out["revenue_growth"] = (got - 1.0, want - 1.0, abs(got / want - 1.0) <= TOLERANCE["revenue_growth"])
+    rel("debt", float(bal.loc["Total Debt"].iloc[0]), row["debt"])
+    rel("eps", f["eps_ttm"], sum(want_ni) / shares)
+    lo, hi = row["pe_band"]
+    pe = f["pe_ratio_ttm"]
+    out["pe"] = (pe if pe is not None else float("nan"), (lo + hi) / 2.0, pe is not None and lo <= pe <= hi)
+    drop = min(b / a - 1.0 for a, b in zip(revenue[1:], revenue, strict=False))
+    out["steady_drop"] = (drop, -TOLERANCE["steady_drop"], drop > -TOLERANCE["steady_drop"])
+    return out
+
+
 def clear_cache() -> None:
     """Drop the in-process caches (the bench times a cold generation)."""
     _path.cache_clear()
@@ -983,5 +1122,5 @@ def clear_cache() -> None:
     _all_quarters.cache_clear()
 
 
-__all__ = ["DemoProvider", "LABEL", "TAG", "profile", "earnings_calendar", "demo_benchmark", "is_index",
+__all__ = ["DemoProvider", "LABEL", "calibration_check", "TAG", "profile", "earnings_calendar", "demo_benchmark", "is_index",
            "clear_cache"]

@@ -283,6 +283,61 @@ SPY|SPDR S&P 500 ETF Trust|NYSE Arca|USD|145|472|586|16|^GSPC
 """
 
 
+# More real closes (approximate, split-adjusted as Yahoo Finance shows them): NVDA's three sessions
+# the README's CSV example quotes, the last session of 2025 for the most-shown names (so a date in
+# 2025 or 2026 trades near the real level), and the S&P 500's year ends (so a long chart of the
+# benchmark has its real shape: no −35 % year where the index rose). Between anchors the path
+# stays synthetic.
+_LATER_ANCHORS = """
+NVDA|2024-05-08|90.41
+NVDA|2024-05-09|88.75
+NVDA|2024-05-10|89.87
+NVDA|2025-12-31|186.5
+AAPL|2025-12-31|271.9
+MSFT|2025-12-31|483.6
+GOOGL|2025-12-31|313.0
+GOOG|2025-12-31|313.8
+AMZN|2025-12-31|230.8
+META|2025-12-31|660.1
+TSLA|2025-12-31|449.7
+JPM|2025-12-31|322.2
+XOM|2025-12-31|120.3
+SPY|2025-12-31|681.9
+^GSPC|2025-12-31|6845.5
+^GSPC|2000-12-29|1320.3
+^GSPC|2001-12-31|1148.1
+^GSPC|2002-12-31|879.8
+^GSPC|2003-12-31|1111.9
+^GSPC|2004-12-31|1211.9
+^GSPC|2005-12-30|1248.3
+^GSPC|2006-12-29|1418.3
+^GSPC|2007-12-31|1468.4
+^GSPC|2008-12-31|903.3
+^GSPC|2009-12-31|1115.1
+^GSPC|2010-12-31|1257.6
+^GSPC|2011-12-30|1257.6
+^GSPC|2012-12-31|1426.2
+^GSPC|2013-12-31|1848.4
+^GSPC|2014-12-31|2058.9
+^GSPC|2015-12-31|2043.9
+^GSPC|2016-12-30|2238.8
+^GSPC|2017-12-29|2673.6
+^GSPC|2018-12-31|2506.9
+^GSPC|2019-12-31|3230.8
+^GSPC|2020-12-31|3756.1
+^GSPC|2021-12-31|4766.2
+^GSPC|2022-12-30|3839.5
+"""
+
+
+def _later_anchors() -> dict[str, tuple[tuple[str, float], ...]]:
+    out: dict[str, list[tuple[str, float]]] = {}
+    for line in _LATER_ANCHORS.strip().splitlines():
+        ticker, day, close = line.split("|")
+        out.setdefault(ticker, []).append((day, float(close)))
+    return {t: tuple(v) for t, v in out.items()}
+
+
 def _float(text: str) -> float | None:
     text = text.strip()
     return float(text) if text else None
@@ -320,6 +375,8 @@ def table() -> dict[str, dict[str, Any]]:
             "anchors": ((INDEX_START_DATE, float(start)), (ANCHOR_DATES[0], float(p0)), (ANCHOR_DATES[1], float(p1))),
             "vol": float(vol) / 100.0, "shares": None, "beta": 1.0, "seed": seed or None,
         }
+    for ticker, extra in _later_anchors().items():
+        out[ticker]["anchors"] = tuple(sorted((*out[ticker]["anchors"], *extra)))
     return out
 
 

@@ -44,6 +44,7 @@ _PERIOD_AFTER = re.compile(
     r"^(?:\s?[-–~至到]\s?\d+)?(?:-|\s)?(?:trading\s|calendar\s)?(?:day|days|week|weeks|month|months|year|years|session|sessions|"
     r"period|periods|bar|bars|日|天|周|个月|年|个交易日|交易日)\b", re.IGNORECASE)
 _LIST_RE = re.compile(r"^\s*(?:[-*]\s+)?(?:#+\s*)?\d+[.)]\s")
+_RATIO_BEFORE = re.compile(r"\d\s?[:：]\s?$")
 _ROUND_BEFORE = re.compile(r"(?:round|rounds|turn|第)\s*$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 TEXT_KEYS_AFTER_TURNS = ("investment_plan", "trader_investment_plan", "final_trade_decision")
@@ -101,6 +102,8 @@ def figures_in(text: str, *, ticker: str = "") -> list[Figure]:
             continue  # a list or heading number
         if _ROUND_BEFORE.search(masked[max(0, start - 8):start]):
             continue  # round 1, turn 2
+        if match.group("num") == "1" and _RATIO_BEFORE.search(masked[max(0, start - 12):start]):
+            continue  # the "1" of a ratio written "2.0 : 1" (reward:risk): notation, not a figure
         value, decimals = _clean(match.group("num"))
         scale = SCALES.get((match.group("scale") or "").lower(), 1.0)
         pct = bool(match.group("pct"))

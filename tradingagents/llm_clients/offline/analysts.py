@@ -623,6 +623,10 @@ def fundamental_values(text: str) -> dict[str, tuple[str, float, bool]]:
         is_pct = rest[match.end():match.end() + 1] == "%"
         for key, regex in _FUNDAMENTAL_KEYS.items():
             if key not in found and regex.search(label) and "forward" not in label.lower():
+                if key in ("growth", "margin") and "_" in raw.partition(":")[0] and not is_pct:
+                    # a data tool's field (revenue_growth_yoy: 2.6938) is a fraction, even above 1.5
+                    found[key] = (written, number * 100, True)
+                    continue
                 found[key] = (written + ("%" if is_pct else ""), number, is_pct)
     return found
 
@@ -796,6 +800,9 @@ def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMess
         received = [tool_name(r.label, t) for r in results if not r.missing]
         intro = [t("Fundamentals of {ticker} as of {date}. Data received from: {sources}.", ticker=ticker, date=date,
                    sources=join_names(received, t))]
+        if any("synthetic demo data" in r.text for r in results if not r.missing):  # the demo market's figures
+            intro.append(t("**Synthetic demo data**: these figures are sized like the real company's, not its "
+                           "reported accounts."))
         currency = currency_of(text)
         facts = [fact for r in results if r.name in STATEMENT_ROWS and not r.missing
                  for fact in statement_facts(r, currency, t)]
