@@ -206,6 +206,12 @@ _NO_TARGET = (N_("The {opponent}'s last argument names no {direction} reading I 
                  "does not change the evidence."),
               N_("Again the {opponent} names no {direction} reading that the reports bear out."),
               N_("The {opponent} still has no {direction} reading to point to."))
+_NO_LEAD = (N_("No report gives a clearly {direction} reading, so my case rests on the {neutral} neutral readings, "
+               "which leave the {opponent} case unproven."),
+            N_("Still no {direction} reading in any report: the {neutral} neutral ones are my case, and they do not "
+               "prove the {opponent} case either."),
+            N_("The reports have yet to show a single {direction} reading; my case remains the {neutral} neutral "
+               "readings, which the {opponent} case has not overcome."))
 _LESSON = (N_("A past lesson applies here: {lesson}"), N_("Another lesson from a similar setup: {lesson}"),
            N_("One more lesson bears on this: {lesson}"))
 # the balance of the readings, from the speaker's side: it leads, it trails, or the count is level
@@ -303,9 +309,8 @@ def debate_turn(role: Role, text: str) -> str:
         if support:
             parts.append(t(_variant(_SUPPORT, round_no), name=support.name, detail=support.detail))
     else:
-        parts.append(t("No report gives a clearly {direction} reading, so my case rests on the {neutral} neutral "
-                       "readings, which leave the {opponent} case unproven.", direction=mine_word,
-                       neutral=score.neutral, opponent=opponent_name))
+        parts.append(t(_variant(_NO_LEAD, round_no), direction=mine_word, neutral=score.neutral,
+                       opponent=opponent_name))
     ahead = score.net if bull else -score.net
     standing = "leads" if ahead > 0 else "trails" if ahead < 0 else "level"
     parts.append(t(_variant(_BALANCE[(side, standing)], round_no), bullish=score.bullish, bearish=score.bearish,
