@@ -501,14 +501,36 @@ _PDF_LINK = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 
 
+def _pdf_class():
+    """fpdf2's FPDF with the page's font kept right on lines that begin in the fallback (CJK) font.
+
+    fpdf2 (2.8.9) draws such a line by naming the main font inside the line's own text object, which it
+    wraps in ``q … Q`` when a colour or font was changed on the line, yet records the font as set on the
+    page. The next line of the paragraph then names no font and is drawn in whatever font the page last
+    set: Latin text read through another font's glyph ids ("CNY)" printed as "IAMA", a figure as
+    "V-DA0N"). Here the main font is set on the page itself before such a line, as fpdf2 does for any
+    other line, so every line that follows finds it."""
+    from fpdf import FPDF
+
+    class HandoutPDF(FPDF):
+        def _render_styled_text_line(self, text_line: Any, *args: Any, **kwargs: Any) -> Any:
+            fragments = getattr(text_line, "fragments", None)
+            if (fragments and self.page and not kwargs.get("prevent_font_change")
+                    and not self.current_font_is_set_on_page and self.current_font is not None
+                    and fragments[0].font.fontkey in self._fallback_font_ids
+                    and self.current_font.fontkey not in self._fallback_font_ids):
+                self._out(self._set_font_for_page(self.current_font, self.font_size_pt))
+            return super()._render_styled_text_line(text_line, *args, **kwargs)
+
+    return HandoutPDF
+
+
 class _Handout:
     """The PDF's drawing: fonts (DejaVu, CJK fallback) and the summary page's parts."""
 
     def __init__(self, title: str, t: Translator | None = None) -> None:
-        from fpdf import FPDF
-
         self.t = _tr(t)
-        pdf = FPDF(format="A4")
+        pdf = _pdf_class()(format="A4")
         pdf.set_auto_page_break(auto=True, margin=15)
         pdf.set_title(title)
         pdf.set_creator("TradingAgents Studio")
