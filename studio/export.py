@@ -372,7 +372,10 @@ def markdown_to_safe_html(text: str) -> str:
     return safe_html_fragment(_md.markdown(escaped, extensions=["tables", "fenced_code", "sane_lists"]))
 
 
-def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120, t: Translator | None = None) -> str:
+def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120, t: Translator | None = None,
+                   ticker: str = "") -> str:
+    from studio.theme import price_colors
+
     t = _tr(t)
     if len(closes) < 2:
         return ""
@@ -380,7 +383,8 @@ def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120, t: 
     span = (hi - lo) or 1.0
     step = width / (len(closes) - 1)
     pts = " ".join(f"{i * step:.1f},{height - (c - lo) / span * (height - 8) - 4:.1f}" for i, c in enumerate(closes))
-    color = "#1DB954" if closes[-1] >= closes[0] else "#EB5757"
+    rise, fall = price_colors(ticker)  # red up on Shanghai, Shenzhen and Hong Kong
+    color = rise if closes[-1] >= closes[0] else fall
     return (
         f'<svg class="spark" viewBox="0 0 {width} {height}" width="100%" height="{height}" '
         f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{html.escape(t("closing prices"), quote=True)}">'
@@ -424,7 +428,8 @@ def report_html(
     if rating in _BADGE_COLORS:
         badge = (f'<p><span class="badge" style="background:{_BADGE_COLORS[rating]}">'
                  f'{html.escape(rating_label(rating, t.lang))}</span></p>')
-    spark = _sparkline_svg([float(c) for c in closes or []], t=t)
+    spark = _sparkline_svg([float(c) for c in closes or []], t=t,
+                           ticker=clean_text((state or {}).get("company_of_interest") or (meta or {}).get("ticker", "")))
     title = html.escape(t("TradingAgents report — {ticker} {date}", ticker="\x00T", date="\x00D"))
     title = title.replace("\x00T", ticker).replace("\x00D", date)  # already escaped, filled once
     return (
