@@ -136,9 +136,9 @@ def paper_table(metrics: Mapping[str, Mapping[str, Any]], *, t: Translator | Non
     return table.rename(columns={c: t(COLUMN_NAMES[c]) for c in table.columns if c in COLUMN_NAMES})
 
 
-def control_text(metrics: Mapping[str, Any]) -> list[str]:
-    """The no-edge control's sentences (empty without ``--control``)."""
-    return control_lines({"control": metrics.get("control")})
+def control_text(metrics: Mapping[str, Any], *, t: Translator | None = None) -> list[str]:
+    """The no-edge control's sentences in ``t``'s language (empty without ``--control``)."""
+    return control_lines({"control": metrics.get("control")}, t=_t(t))
 
 
 def equity_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]], title: str = "", *,
