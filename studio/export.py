@@ -42,9 +42,15 @@ import markdown as _md
 from tradingagents import figures, team
 from tradingagents.config import DEFAULT_CONFIG
 from tradingagents.graph.decision_card import FIELDS as CARD_FIELDS
+from tradingagents.graph.decision_card import (
+    GRAMMAR_LABELS,
+    decision_card,
+    display_text,
+    reward_risk,
+    scored_horizon,
+)
 from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
-from tradingagents.graph.decision_card import decision_card, display_text, reward_risk, scored_horizon
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
@@ -308,6 +314,131 @@ def _report_source(state: Mapping[str, Any] | None, rating: str | None, meta: Ma
     summary = card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta), t=t)
     marker = "## " + t("Portfolio Manager's decision")
     return text.replace(marker, summary + "\n" + marker, 1) if marker in text else summary + "\n" + text
+
+
+# ---------------------------------------------------------------------------------------------
+# the handout's body (the PDF after its summary page)
+# ---------------------------------------------------------------------------------------------
+TOOL_NAMES = {
+    "get_stock_data": N_("the price history"), "get_indicators": N_("the technical indicators"),
+    "get_social_posts": N_("social posts"), "get_news": N_("company news"), "get_global_news": N_("global news"),
+    "get_fundamentals": N_("the company profile"), "get_income_statement": N_("the income statement"),
+    "get_balance_sheet": N_("the balance sheet"), "get_cashflow": N_("the cash-flow statement"),
+    "get_insider_transactions": N_("insider transactions"),
+}
+"""The data tools a text may name, as a reader calls what they return (a handout names no function)."""
+_TOOL = re.compile(r"`?\b(get_[a-z_]+)\b`?")
+_RAW_LINE = re.compile(
+    r"^\s*(?:[-*>]\s*)*(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?\s+@\S+"  # a post as the feed gives it
+    r"|\[\d{4}-\d{2}-\d{2}\s*\|.*\]\s*$"                                    # a memory log entry's tag
+    r"|<!--|&lt;!--|(?:DECISION|REFLECTION|PM DECISION):\s*$)")                # its comments and section labels
+_GRAMMAR = re.compile(r"^\s*(?:\*\*(?:" + "|".join(re.escape(k) for k in GRAMMAR_LABELS) + r")\*\*\s*:.*"
+                      r"|FINAL TRANSACTION PROPOSAL\s*:.*)$", re.M)
+
+
+def _scale_texts() -> list[str]:
+    """The offline engine's scoring formula in every language (the handout states the outcome, not the rule)."""
+    try:
+        from tradingagents.llm_clients.offline.common import SCALE_TEXT
+    except ImportError:  # an engine that no longer writes it
+        return []
+    return [translator(lang)(SCALE_TEXT) for lang in ("en", "zh")]
+
+
+def _footers() -> list[str]:
+    try:
+        from tradingagents.llm_clients.offline.common import _FOOTER
+    except ImportError:
+        return []
+    return [translator(lang)(_FOOTER) for lang in ("en", "zh")]
+
+
+def handout_text(text: Any, t: Translator | None = None, *, grammar: bool = False) -> str:
+    """An agent's text as the handout prints it: the data tools by what they return, without raw feed or
+    log lines, the scoring formula or the offline engine's per-text footer (the summary page says which
+    engine wrote it); ``grammar``: the decision grammar's lines (rating, action, levels: the card's) dropped
+    too. The rest is the text as written, its grammar words in ``t``'s language."""
+    t = _tr(t)
+    body = clean_text(text)
+    if grammar:
+        body = _GRAMMAR.sub("", body)
+    body = display_text(body, t)
+    for formula in _scale_texts():
+        for lead in (t("Scoring: {scale}", scale=formula), formula):
+            body = body.replace(" " + lead, "").replace(lead, "")
+    for footer in _footers():
+        body = body.replace(footer, "")
+    body = _TOOL.sub(lambda m: t(TOOL_NAMES[m.group(1)]) if m.group(1) in TOOL_NAMES
+                     else m.group(1).removeprefix("get_").replace("_", " "), body)
+    lines = [line for line in body.splitlines() if not _RAW_LINE.match(line)]
+    # a heading left with nothing under it (its raw lines dropped) goes too
+    kept: list[str] = []
+    for line in lines:
+        if re.match(r"^#{1,6}\s", line):
+            last = len(kept) - 1
+            while last >= 0 and not kept[last].strip():
+                last -= 1
+            if last >= 0 and re.match(r"^#{1,6}\s", kept[last]):
+                del kept[last:]
+        kept.append(line)
+    while kept and (not kept[-1].strip() or re.match(r"^#{1,6}\s", kept[-1])):
+        kept.pop()
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def handout_markdown(state: Mapping[str, Any] | None, rating: str | None, meta: Mapping[str, Any] | None, *,
+                     t: Translator | None = None) -> str:
+    """The handout after its summary page, as Markdown: the decision, each analyst's report, the debates as
+    attributed turns (speaker and round, each turn quoted), the Research Manager's plan and the Trader's
+    proposal, the past decisions the team read, the figures the data did not show and the committee's questions. Prose and tables only: no
+    tool names, scoring formula, raw feed or log lines, token counts or the decision grammar the summary
+    page's card already shows (``handout_text``)."""
+    t = _tr(t)
+    state = inert.sanitize_tree(dict(state or {}))
+    meta = inert.sanitize_tree(dict(meta or {}))
+    records = meta.get("debate_turns") if isinstance(meta.get("debate_turns"), list) else []
+
+    def section(title: str, body: str, level: int = 2) -> list[str]:
+        return [f"{'#' * level} {title}", "", body or "_" + t("Not produced in this run.") + "_", ""]
+
+    def debate(name: str, key: str) -> str:
+        turns = debate_turns_markdown(records, name, t=t) if records else ""
+        if not turns:
+            return handout_text((state.get(key) or {}).get("history"), t)
+        return _TOOL.sub(lambda m: t(TOOL_NAMES.get(m.group(1), m.group(1))), turns)
+
+    out = section(t("Portfolio Manager's decision"), handout_text(state.get("final_trade_decision"), t, grammar=True))
+    out += ["## " + t("Analyst reports"), ""]
+    selected = set(meta.get("analysts") or [])
+    for role in team.ANALYSTS:
+        key = role.output_key or ""
+        if selected and role.key not in selected and not state.get(key):
+            continue
+        out += section(t.p("role", role.node), handout_text(state.get(key), t), level=3)
+    out += section(t("Research debate (Bull vs Bear)"), debate("invest", "investment_debate_state"))
+    out += section(t("Research Manager's plan"), handout_text(state.get("investment_plan"), t, grammar=True))
+    out += section(t("Trader's proposal"), handout_text(state.get("trader_investment_plan"), t, grammar=True))
+    out += section(t("Risk debate"), debate("risk", "risk_debate_state"))
+    past = handout_text(state.get("past_context"), t)
+    if past:  # what the team read of its earlier decisions, without the log's tags and markers
+        out += section(t("Past decisions considered"), past)
+    from tradingagents.storage.files_runs import evidence_not_found
+
+    missing = evidence_not_found(meta, t=t)
+    if missing:
+        rows = ["| " + " | ".join((t("Text"), t("Figure"), t("Sentence"))) + " |", "|---|---|---|"]
+        rows += ["| " + " | ".join(clean_text(c).replace("|", "/") for c in row) + " |" for row in missing]
+        out += section(t("Figures not found in the data"), "\n".join(rows))
+    questions = [q for q in meta.get("questions") or [] if isinstance(q, Mapping) and q.get("question")]
+    if questions:
+        out += ["## " + t("Questions to the team"), ""]
+        for q in questions:
+            agent = team.ROLES.get(str(q.get("agent") or ""))
+            out += ["### " + t("{who} asked the {agent} ({at})", who=q.get("by") or "?",
+                               agent=t.p("role", agent.node if agent else str(q.get("agent") or "?")),
+                               at=q.get("at") or ""), "",
+                    f"> {' '.join(str(q['question']).split())}", "", str(q.get("answer") or "").strip(), ""]
+    return "\n".join(out).rstrip() + "\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -712,16 +843,15 @@ def report_pdf(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, 
     """The report as a handout: a summary page, then the reports, the debates and the provenance.
 
     Page 1: ticker, date and rating, the decision card, the closing prices with the decision marked
-    (``closes``), the team's vote ladder and the provenance. Then the sanitised Markdown of the
-    report rendered as HTML (``markdown_to_safe_html``: real tables, bold and italics, each debate
-    turn headed by its speaker and quoted). Text only: no link annotation, no JavaScript. CJK text is
+    (``closes``), the team's vote ladder and the provenance. Then the handout's body
+    (``handout_markdown``: the reports as prose with tables, the debates as attributed turns, no tool
+    names, formula or raw log lines) rendered as HTML (``markdown_to_safe_html``: real tables, bold and
+    italics, each debate turn headed by its speaker and quoted). Text only: no link annotation, no JavaScript. CJK text is
     drawn with Debian's WenQuanYi Micro Hei as the fallback of DejaVu Sans; without those fonts the
     PDF uses the core Helvetica and non-Latin-1 characters become "?". Headings and labels are in
     ``t``'s language (None: English).
     """
     t = _tr(t)
-    safe_state = inert.sanitize_tree(dict(state or {}))
-    safe_meta = inert.sanitize_tree(dict(meta or {}))
     plain_state = inert.clean_tree(dict(state or {}))
     plain_meta = inert.clean_tree(dict(meta or {}))
     ticker = clean_text(plain_state.get("company_of_interest") or plain_meta.get("ticker") or "")
@@ -746,9 +876,7 @@ def report_pdf(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, 
     out.text(t("Generated by TradingAgents Studio. Not investment advice."), size=7.5, gray=110)
 
     pdf.add_page()
-    body = _report_source(safe_state, rating, safe_meta, t)
-    body = body.replace(card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta), t=t),
-                        "")
+    body = handout_markdown(state, rating, meta, t=t)
     # text only: a link prints as its text and address, never as a link annotation
     fragment = _PDF_LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})" if m.group(1) not in m.group(2) else m.group(2),
                              markdown_to_safe_html(body))

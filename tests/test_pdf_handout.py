@@ -48,3 +48,60 @@ def test_a_wrapped_chinese_line_keeps_its_latin_text_after_the_first_line(tmp_pa
     # an English handout never starts a line in the fallback font: its wrapped instrument line as before
     english = " ".join(_text(export.report_pdf(copy.deepcopy(STATE), "Overweight", META), tmp_path).split())
     assert "NVIDIA Corporation (NVDA, NASDAQ, USD)" in english
+
+
+def _offline_run(ta_home, ticker: str, lang: str, monkeypatch) -> dict:
+    import json
+
+    from tradingagents import cli
+
+    monkeypatch.setenv("TRADINGAGENTS_UI_LANGUAGE", lang)
+    assert cli.main([ticker, "2024-05-10"]) == 0
+    return json.loads((ta_home / "results" / ticker / "2024-05-10" / "state.json").read_text(encoding="utf-8"))
+
+
+def _scale(lang: str) -> str:
+    from tradingagents.llm_clients.offline.common import SCALE_TEXT
+
+    return translator(lang)(SCALE_TEXT)
+
+
+@pytest.mark.parametrize("ticker, lang", [("NVDA", "en"), ("600519.SS", "zh")])
+def test_after_the_summary_the_handout_reads_as_prose_tables_and_attributed_turns(ta_home, monkeypatch, tmp_path,
+                                                                                 capsys, ticker, lang):
+    run = _offline_run(ta_home, ticker, lang, monkeypatch)
+    t = translator(lang)
+    pdf = export.report_pdf(run["state"], run["rating"], run["meta"], closes=[100.0 + i for i in range(30)], t=t)
+    summary = _text(pdf, tmp_path, "-f", "1", "-l", "1")
+    assert t("Decision card") in summary and t("The team's votes") in summary and t("Provenance") in summary
+    body = _text(pdf, tmp_path, "-layout", "-f", "2")
+    flat = " ".join(body.split())
+    # the reports, the plan and the proposal: each under its heading, the market report's signals as a table
+    for heading in (t("Portfolio Manager's decision"), t("Analyst reports"), t.p("role", "Market Analyst"),
+                    t("Research Manager's plan"), t("Trader's proposal"), t("Risk debate")):
+        assert heading in body, heading
+    head = {"en": ("Signal", "Reading", "Direction"), "zh": ("信号", "读数", "方向")}[lang]  # the engine's own words
+    assert re.search(r"^\s*" + r"\s{2,}".join(head), body, re.M), "the signals table"
+    # the debates as turns, each headed by its speaker and round
+    for role in ("Bull Researcher", "Bear Researcher", "Aggressive Analyst", "Conservative Analyst",
+                 "Neutral Analyst"):
+        assert f"{t.p('role', role)} · {t('round {n}', n=1)}" in body, role
+    # none of what a committee should not read: function names, the formula, raw feed lines, token counts,
+    # the grammar lines the card already shows, the per-report footer
+    assert not re.search(r"\bget_[a-z]", body), body
+    assert " ".join(_scale(lang).split())[:40] not in flat
+    assert "@demo_trader" not in body and "T12:" not in body
+    assert t("LLM calls: {llm}, tool calls: {tools}, tokens in/out: {tokens_in}/{tokens_out}", llm=1, tools=1,
+             tokens_in=1, tokens_out=1)[:6] not in body
+    assert "FINAL TRANSACTION PROPOSAL" not in body and t("FINAL TRANSACTION PROPOSAL") not in body
+    assert "no language model was used" not in body and "未使用任何语言模型" not in body
+    if lang == "zh":
+        from tests.test_i18n_exports import english_words
+
+        # names of companies and indicators, tickers and the synthetic headlines' data stay as they are
+        prose = re.sub(r"Synthetic headline:.*?\)|Kweichow Moutai Co\., Ltd\.|S&P", "", flat)
+        left = {w for w in english_words(prose)} - {"MACD", "RSI", "ATR", "EPS", "Q", "SS", "TradingAgents"}
+        assert not left, left
+
+
+import re  # noqa: E402 - used by the tests above
