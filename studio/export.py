@@ -816,6 +816,14 @@ class _Handout:
             pdf.set_text_color(0, 0, 0)
 
 
+def instrument_shown(context: Any) -> Any:
+    """The run's instrument line as a reader sees it beside the data line: without the "; data: …" the
+    engine appends for the models (the data source has its own line, in the reader's language)."""
+    if not isinstance(context, str):
+        return context
+    return re.sub(r";\s*data:\s*[^;()]*$", "", context.strip()) or context
+
+
 def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Translator | None = None) -> list[str]:
     """Engine, data and dates of a run, as plain lines (the handout's provenance), in ``t``'s language
     (None: English); the engine's and the data's labels are the run's own words."""
@@ -829,7 +837,8 @@ def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Tr
         t("Data: {value}", value=figures.text(product_label(meta.get("data_label") or meta.get("data_vendor"), t))),
         t("Analysis date: {date}; prices read up to that day, never after",
           date=figures.text(state.get("trade_date") or meta.get("date"))),
-        t("Instrument: {value}", value=figures.text(meta.get("instrument_context") or state.get("instrument_context"))),
+        t("Instrument: {value}", value=figures.text(instrument_shown(meta.get("instrument_context")
+                                                                     or state.get("instrument_context")))),
     ]
     if meta.get("by"):
         lines.append(t("Run by: {user}", user=meta["by"]))

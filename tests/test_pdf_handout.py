@@ -105,3 +105,10 @@ def test_after_the_summary_the_handout_reads_as_prose_tables_and_attributed_turn
 
 
 import re  # noqa: E402 - used by the tests above
+
+
+def test_the_instrument_line_leaves_the_data_source_to_its_own_line():
+    state = {"instrument_context": LONG_INSTRUMENT + "; data: synthetic demo data", "trade_date": "2024-05-10"}
+    lines = export.provenance_lines(state, {"data_label": "synthetic demo data"}, t=ZH)
+    assert lines[1] == "数据：合成的演示数据" and lines[3] == "标的：" + LONG_INSTRUMENT
+    assert export.instrument_shown("NVDA — NVIDIA (NASDAQ, USD)") == "NVDA — NVIDIA (NASDAQ, USD)"
