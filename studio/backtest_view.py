@@ -270,9 +270,10 @@ def past_label(row: Mapping[str, Any], live: Mapping[str, Any] | None = None, *,
         done = total
     tickers = ", ".join(spec.get("tickers", [])) or DASH
     t = _t(t)
-    return t("{tickers} · {start} → {end} · {status} ({done}/{total} steps)", tickers=tickers,
-                 start=figures.text(spec.get("start")), end=figures.text(spec.get("end")), status=status_name(status, t),
-                 done=figures.text(done), total=figures.text(total))
+    label = t("{tickers} · {start} → {end} · {status} ({done}/{total} steps)", tickers=tickers,
+              start=figures.text(spec.get("start")), end=figures.text(spec.get("end")), status=status_name(status, t),
+              done=figures.text(done), total=figures.text(total))
+    return label + " · " + t("Blind") if spec.get("blind") else label  # a blind backtest is said so in the picker
 
 
 def eta_text(progress: Mapping[str, Any], *, t: Translator | None = None) -> str:

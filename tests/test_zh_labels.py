@@ -32,3 +32,14 @@ def test_the_no_edge_control_is_said_in_the_pages_language():
     (en,) = backtest_view.control_text(metrics)
     assert en.startswith("NVDA: The team beat Buy & Hold in 9 of 20 worlds with no edge; on the real prices its "
                          "cumulative return over Buy & Hold's was -3.10%. Excess CR")
+
+
+def test_a_blind_backtest_is_labelled_blind_in_the_picker_in_both_languages():
+    from studio import backtest_view
+
+    row = {"id": "b1", "status": "finished", "done": 4, "total": 4,
+           "args": {"spec": {"tickers": ["NVDA"], "start": "2024-06-03", "end": "2024-06-06", "blind": True}}}
+    assert backtest_view.past_label(row).endswith("finished (4/4 steps) · Blind")
+    assert backtest_view.past_label(row, t=ZH).endswith(" · " + ZH("Blind")) and ZH("Blind") != "Blind"
+    row["args"]["spec"]["blind"] = False
+    assert not backtest_view.past_label(row).endswith("Blind")
