@@ -371,6 +371,11 @@ def handout_text(text: Any, t: Translator | None = None, *, grammar: bool = Fals
     body = _TOOL.sub(lambda m: t(TOOL_NAMES[m.group(1)]) if m.group(1) in TOOL_NAMES
                      else m.group(1).removeprefix("get_").replace("_", " "), body)
     lines = [line for line in body.splitlines() if not _RAW_LINE.match(line)]
+    # a run of quoted one-liners (headlines, posts) is a list: Markdown would join them into one paragraph
+    quoted = [bool(re.match(r"^>\s*\S", line)) for line in lines]
+    for i, line in enumerate(lines):
+        if quoted[i] and ((i > 0 and quoted[i - 1]) or (i + 1 < len(lines) and quoted[i + 1])):
+            lines[i] = "- " + line.lstrip("> ").strip()
     # a heading left with nothing under it (its raw lines dropped) goes too
     kept: list[str] = []
     for line in lines:

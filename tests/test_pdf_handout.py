@@ -95,6 +95,8 @@ def test_after_the_summary_the_handout_reads_as_prose_tables_and_attributed_turn
              tokens_in=1, tokens_out=1)[:6] not in body
     assert "FINAL TRANSACTION PROPOSAL" not in body and t("FINAL TRANSACTION PROPOSAL") not in body
     assert "no language model was used" not in body and "未使用任何语言模型" not in body
+    # the headlines one to a line, not run together into one paragraph
+    assert len(re.findall(r"^\s*•\s*Synthetic headline:", body, re.M)) >= 3, body
     if lang == "zh":
         from tests.test_i18n_exports import english_words
 
