@@ -365,7 +365,7 @@ def handout_text(text: Any, t: Translator | None = None, *, grammar: bool = Fals
     body = display_text(body, t)
     for formula in _scale_texts():
         for lead in (t("Scoring: {scale}", scale=formula), formula):
-            body = body.replace(" " + lead, "").replace(lead, "")
+            body = body.replace(lead + " ", "").replace(" " + lead, "").replace(lead, "")
     for footer in _footers():
         body = body.replace(footer, "")
     body = _TOOL.sub(lambda m: t(TOOL_NAMES[m.group(1)]) if m.group(1) in TOOL_NAMES

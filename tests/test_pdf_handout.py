@@ -114,3 +114,19 @@ def test_the_instrument_line_leaves_the_data_source_to_its_own_line():
     lines = export.provenance_lines(state, {"data_label": "synthetic demo data"}, t=ZH)
     assert lines[1] == "数据：合成的演示数据" and lines[3] == "标的：" + LONG_INSTRUMENT
     assert export.instrument_shown("NVDA — NVIDIA (NASDAQ, USD)") == "NVDA — NVIDIA (NASDAQ, USD)"
+
+
+def test_handout_text_keeps_the_prose_and_drops_what_a_reader_should_not_see():
+    from tradingagents.llm_clients.offline.common import SCALE_TEXT
+
+    past = ("[2024-05-03 | NVDA | Buy | +3.2% | +1.1% | 5d]\n\nDECISION:\nWe bought the breakout.\n\nREFLECTION:\n"
+            "The breakout held.\n\n<!-- exact raw=0.0321 alpha=0.0114 -->")
+    assert export.handout_text(past) == "We bought the breakout.\n\nThe breakout held."
+    report = ("Technical reading of NVDA from get_stock_data and `get_indicators`.\n\n### Voices\n\n"
+              "2024-05-10T12:04:00 @demo_trader_1 [bearish] (54 likes): heavy\n\n### Summary\n\nScoring: "
+              + SCALE_TEXT + " Net +1, hence Hold.\n\n**Rating**: Hold\nFINAL TRANSACTION PROPOSAL: **HOLD**")
+    shown = export.handout_text(report, grammar=True)
+    assert shown == ("Technical reading of NVDA from the price history and the technical indicators.\n\n"
+                     "### Summary\n\nNet +1, hence Hold."), shown
+    zh = export.handout_text("数据来自 get_news。", ZH)
+    assert zh == "数据来自 公司新闻。"
