@@ -404,6 +404,8 @@ def handout_markdown(state: Mapping[str, Any] | None, rating: str | None, meta: 
     records = meta.get("debate_turns") if isinstance(meta.get("debate_turns"), list) else []
 
     def section(title: str, body: str, level: int = 2) -> list[str]:
+        # a text's own headings sit under its section's: its "# Market analysis" is no larger than the section
+        body = re.sub(r"^(#{1,6})(?=\s)", lambda m: "#" * min(6, len(m.group(1)) + level), body, flags=re.M)
         return [f"{'#' * level} {title}", "", body or "_" + t("Not produced in this run.") + "_", ""]
 
     def debate(name: str, key: str) -> str:
@@ -914,6 +916,11 @@ def _pdf_tag_styles(family: str) -> dict[str, Any]:
         "h2": TextStyle(font_family=family, font_style="B", font_size_pt=13, t_margin=4, b_margin=2),
         "h3": TextStyle(font_family=family, font_style="B", font_size_pt=11, t_margin=3, b_margin=1),
         "h4": TextStyle(font_family=family, font_style="B", font_size_pt=10, t_margin=2, b_margin=1),
+        # an agent text's own headings, under its section's (handout_markdown): bold, in the text's colour
+        "h5": TextStyle(font_family=family, font_style="B", font_size_pt=9.5, color=(0, 0, 0), t_margin=2,
+                        b_margin=1),
+        "h6": TextStyle(font_family=family, font_style="B", font_size_pt=9, color=(60, 66, 80), t_margin=1,
+                        b_margin=1),
         "blockquote": TextStyle(font_family=family, color=(60, 66, 80), l_margin=6, t_margin=1, b_margin=2),
         "code": FontFace(family=family),
         "pre": TextStyle(font_family=family, font_size_pt=8),
