@@ -121,7 +121,7 @@ def render_results(handle, outputs: dict) -> None:
     st.caption(_("Costs are charged on every strategy per unit of turnover (Cost bps); the 95% intervals are from a "
                  "stationary block bootstrap of the daily returns; p vs B&H is one-sided (the team's mean daily "
                  "return above Buy & Hold's). PORTFOLIO is the watchlist as one book."))
-    for line in view.control_text(outputs["metrics"]):  # the engine's report sentences (its catalogue)
+    for line in view.control_text(outputs["metrics"], t=t):  # the engine's report sentences (its catalogue)
         st.info(line, icon=":material/casino:")
     effect = outputs.get("memory_effect")
     if effect is not None:

@@ -136,9 +136,9 @@ def paper_table(metrics: Mapping[str, Mapping[str, Any]], *, t: Translator | Non
     return table.rename(columns={c: t(COLUMN_NAMES[c]) for c in table.columns if c in COLUMN_NAMES})
 
 
-def control_text(metrics: Mapping[str, Any]) -> list[str]:
-    """The no-edge control's sentences (empty without ``--control``)."""
-    return control_lines({"control": metrics.get("control")})
+def control_text(metrics: Mapping[str, Any], *, t: Translator | None = None) -> list[str]:
+    """The no-edge control's sentences in ``t``'s language (empty without ``--control``)."""
+    return control_lines({"control": metrics.get("control")}, t=_t(t))
 
 
 def equity_figure(days: Sequence[str], curves: Mapping[str, Sequence[float]], title: str = "", *,
@@ -270,9 +270,10 @@ def past_label(row: Mapping[str, Any], live: Mapping[str, Any] | None = None, *,
         done = total
     tickers = ", ".join(spec.get("tickers", [])) or DASH
     t = _t(t)
-    return t("{tickers} · {start} → {end} · {status} ({done}/{total} steps)", tickers=tickers,
-                 start=figures.text(spec.get("start")), end=figures.text(spec.get("end")), status=status_name(status, t),
-                 done=figures.text(done), total=figures.text(total))
+    label = t("{tickers} · {start} → {end} · {status} ({done}/{total} steps)", tickers=tickers,
+              start=figures.text(spec.get("start")), end=figures.text(spec.get("end")), status=status_name(status, t),
+              done=figures.text(done), total=figures.text(total))
+    return label + " · " + t("Blind") if spec.get("blind") else label  # a blind backtest is said so in the picker
 
 
 def eta_text(progress: Mapping[str, Any], *, t: Translator | None = None) -> str:

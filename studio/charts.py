@@ -121,16 +121,20 @@ def decision_marker(rating: str | None, high: float, low: float) -> tuple[str, f
 
 def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = None, *,
                  t: Translator | None = None) -> go.Figure:
-    """Candlestick + SMA 20/50 + volume, with the decision day marked by the rating."""
+    """Candlestick + SMA 20/50 + volume, with the decision day marked by the rating; rising days in the
+    listing's colour (``theme.price_colors``: red up for China and Hong Kong listings)."""
     import pandas as pd
+
+    from studio.theme import price_colors
 
     t = _t(t)
     go = _go()
+    rise, fall = price_colors(ticker)  # red up on Shanghai, Shenzhen and Hong Kong
     fig = _subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.03)
     if len(df):
         fig.add_trace(
             go.Candlestick(x=df.index, open=df["Open"], high=df["High"], low=df["Low"], close=df["Close"],
-                           name=ticker, increasing_line_color="#1DB954", decreasing_line_color="#EB5757"),
+                           name=ticker, increasing_line_color=rise, decreasing_line_color=fall),
             row=1, col=1,
         )
         for window, color in ((20, "#2E9BFF"), (50, "#F2C94C")):
@@ -140,7 +144,7 @@ def price_figure(df: pd.DataFrame, ticker: str, date: str, rating: str | None = 
                                name=f"SMA {window}", line=dict(width=1.5, color=color)),
                     row=1, col=1,
                 )
-        colors = ["#1DB954" if c >= o else "#EB5757" for o, c in zip(df["Open"], df["Close"], strict=False)]
+        colors = [rise if c >= o else fall for o, c in zip(df["Open"], df["Close"], strict=False)]
         fig.add_trace(go.Bar(x=df.index, y=df["Volume"], name=t("Volume"), marker_color=colors, opacity=0.6),
                       row=2, col=1)
         day = pd.Timestamp(date)

@@ -42,9 +42,15 @@ import markdown as _md
 from tradingagents import figures, team
 from tradingagents.config import DEFAULT_CONFIG
 from tradingagents.graph.decision_card import FIELDS as CARD_FIELDS
+from tradingagents.graph.decision_card import (
+    GRAMMAR_LABELS,
+    decision_card,
+    display_text,
+    reward_risk,
+    scored_horizon,
+)
 from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
-from tradingagents.graph.decision_card import decision_card, display_text, reward_risk, scored_horizon
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
@@ -311,6 +317,138 @@ def _report_source(state: Mapping[str, Any] | None, rating: str | None, meta: Ma
 
 
 # ---------------------------------------------------------------------------------------------
+# the handout's body (the PDF after its summary page)
+# ---------------------------------------------------------------------------------------------
+TOOL_NAMES = {
+    "get_stock_data": N_("the price history"), "get_indicators": N_("the technical indicators"),
+    "get_social_posts": N_("social posts"), "get_news": N_("company news"), "get_global_news": N_("global news"),
+    "get_fundamentals": N_("the company profile"), "get_income_statement": N_("the income statement"),
+    "get_balance_sheet": N_("the balance sheet"), "get_cashflow": N_("the cash-flow statement"),
+    "get_insider_transactions": N_("insider transactions"),
+}
+"""The data tools a text may name, as a reader calls what they return (a handout names no function)."""
+_TOOL = re.compile(r"`?\b(get_[a-z_]+)\b`?")
+_RAW_LINE = re.compile(
+    r"^\s*(?:[-*>]\s*)*(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?\s+@\S+"  # a post as the feed gives it
+    r"|\[\d{4}-\d{2}-\d{2}\s*\|.*\]\s*$"                                    # a memory log entry's tag
+    r"|<!--|&lt;!--|(?:DECISION|REFLECTION|PM DECISION):\s*$)")                # its comments and section labels
+_GRAMMAR = re.compile(r"^\s*(?:\*\*(?:" + "|".join(re.escape(k) for k in GRAMMAR_LABELS) + r")\*\*\s*:.*"
+                      r"|FINAL TRANSACTION PROPOSAL\s*:.*)$", re.M)
+
+
+def _scale_texts() -> list[str]:
+    """The offline engine's scoring formula in every language (the handout states the outcome, not the rule)."""
+    try:
+        from tradingagents.llm_clients.offline.common import SCALE_TEXT
+    except ImportError:  # an engine that no longer writes it
+        return []
+    return [translator(lang)(SCALE_TEXT) for lang in ("en", "zh")]
+
+
+def _footers() -> list[str]:
+    try:
+        from tradingagents.llm_clients.offline.common import _FOOTER
+    except ImportError:
+        return []
+    return [translator(lang)(_FOOTER) for lang in ("en", "zh")]
+
+
+def handout_text(text: Any, t: Translator | None = None, *, grammar: bool = False) -> str:
+    """An agent's text as the handout prints it: the data tools by what they return, without raw feed or
+    log lines, the scoring formula or the offline engine's per-text footer (the summary page says which
+    engine wrote it); ``grammar``: the decision grammar's lines (rating, action, levels: the card's) dropped
+    too. The rest is the text as written, its grammar words in ``t``'s language."""
+    t = _tr(t)
+    body = clean_text(text)
+    if grammar:
+        body = _GRAMMAR.sub("", body)
+    body = display_text(body, t)
+    for formula in _scale_texts():
+        for lead in (t("Scoring: {scale}", scale=formula), formula):
+            body = body.replace(lead + " ", "").replace(" " + lead, "").replace(lead, "")
+    for footer in _footers():
+        body = body.replace(footer, "")
+    body = _TOOL.sub(lambda m: t(TOOL_NAMES[m.group(1)]) if m.group(1) in TOOL_NAMES
+                     else m.group(1).removeprefix("get_").replace("_", " "), body)
+    lines = [line for line in body.splitlines() if not _RAW_LINE.match(line)]
+    # a run of quoted one-liners (headlines, posts) is a list: Markdown would join them into one paragraph
+    quoted = [bool(re.match(r"^>\s*\S", line)) for line in lines]
+    for i, line in enumerate(lines):
+        if quoted[i] and ((i > 0 and quoted[i - 1]) or (i + 1 < len(lines) and quoted[i + 1])):
+            lines[i] = "- " + line.lstrip("> ").strip()
+    # a heading left with nothing under it (its raw lines dropped) goes too
+    kept: list[str] = []
+    for line in lines:
+        if re.match(r"^#{1,6}\s", line):
+            last = len(kept) - 1
+            while last >= 0 and not kept[last].strip():
+                last -= 1
+            if last >= 0 and re.match(r"^#{1,6}\s", kept[last]):
+                del kept[last:]
+        kept.append(line)
+    while kept and (not kept[-1].strip() or re.match(r"^#{1,6}\s", kept[-1])):
+        kept.pop()
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def handout_markdown(state: Mapping[str, Any] | None, rating: str | None, meta: Mapping[str, Any] | None, *,
+                     t: Translator | None = None) -> str:
+    """The handout after its summary page, as Markdown: the decision, each analyst's report, the debates as
+    attributed turns (speaker and round, each turn quoted), the Research Manager's plan and the Trader's
+    proposal, the past decisions the team read, the figures the data did not show and the committee's questions. Prose and tables only: no
+    tool names, scoring formula, raw feed or log lines, token counts or the decision grammar the summary
+    page's card already shows (``handout_text``)."""
+    t = _tr(t)
+    state = inert.sanitize_tree(dict(state or {}))
+    meta = inert.sanitize_tree(dict(meta or {}))
+    records = meta.get("debate_turns") if isinstance(meta.get("debate_turns"), list) else []
+
+    def section(title: str, body: str, level: int = 2) -> list[str]:
+        # a text's own headings sit under its section's: its "# Market analysis" is no larger than the section
+        body = re.sub(r"^(#{1,6})(?=\s)", lambda m: "#" * min(6, len(m.group(1)) + level), body, flags=re.M)
+        return [f"{'#' * level} {title}", "", body or "_" + t("Not produced in this run.") + "_", ""]
+
+    def debate(name: str, key: str) -> str:
+        turns = debate_turns_markdown(records, name, t=t) if records else ""
+        if not turns:
+            return handout_text((state.get(key) or {}).get("history"), t)
+        return _TOOL.sub(lambda m: t(TOOL_NAMES.get(m.group(1), m.group(1))), turns)
+
+    out = section(t("Portfolio Manager's decision"), handout_text(state.get("final_trade_decision"), t, grammar=True))
+    out += ["## " + t("Analyst reports"), ""]
+    selected = set(meta.get("analysts") or [])
+    for role in team.ANALYSTS:
+        key = role.output_key or ""
+        if selected and role.key not in selected and not state.get(key):
+            continue
+        out += section(t.p("role", role.node), handout_text(state.get(key), t), level=3)
+    out += section(t("Research debate (Bull vs Bear)"), debate("invest", "investment_debate_state"))
+    out += section(t("Research Manager's plan"), handout_text(state.get("investment_plan"), t, grammar=True))
+    out += section(t("Trader's proposal"), handout_text(state.get("trader_investment_plan"), t, grammar=True))
+    out += section(t("Risk debate"), debate("risk", "risk_debate_state"))
+    past = handout_text(state.get("past_context"), t)
+    if past:  # what the team read of its earlier decisions, without the log's tags and markers
+        out += section(t("Past decisions considered"), past)
+    from tradingagents.storage.files_runs import evidence_not_found
+
+    missing = evidence_not_found(meta, t=t)
+    if missing:
+        rows = ["| " + " | ".join((t("Text"), t("Figure"), t("Sentence"))) + " |", "|---|---|---|"]
+        rows += ["| " + " | ".join(clean_text(c).replace("|", "/") for c in row) + " |" for row in missing]
+        out += section(t("Figures not found in the data"), "\n".join(rows))
+    questions = [q for q in meta.get("questions") or [] if isinstance(q, Mapping) and q.get("question")]
+    if questions:
+        out += ["## " + t("Questions to the team"), ""]
+        for q in questions:
+            agent = team.ROLES.get(str(q.get("agent") or ""))
+            out += ["### " + t("{who} asked the {agent} ({at})", who=q.get("by") or "?",
+                               agent=t.p("role", agent.node if agent else str(q.get("agent") or "?")),
+                               at=q.get("at") or ""), "",
+                    f"> {' '.join(str(q['question']).split())}", "", str(q.get("answer") or "").strip(), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
 # HTML
 # ---------------------------------------------------------------------------------------------
 _ALLOWED_TAGS = {
@@ -372,7 +510,10 @@ def markdown_to_safe_html(text: str) -> str:
     return safe_html_fragment(_md.markdown(escaped, extensions=["tables", "fenced_code", "sane_lists"]))
 
 
-def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120, t: Translator | None = None) -> str:
+def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120, t: Translator | None = None,
+                   ticker: str = "") -> str:
+    from studio.theme import price_colors
+
     t = _tr(t)
     if len(closes) < 2:
         return ""
@@ -380,7 +521,8 @@ def _sparkline_svg(closes: list[float], width: int = 640, height: int = 120, t: 
     span = (hi - lo) or 1.0
     step = width / (len(closes) - 1)
     pts = " ".join(f"{i * step:.1f},{height - (c - lo) / span * (height - 8) - 4:.1f}" for i, c in enumerate(closes))
-    color = "#1DB954" if closes[-1] >= closes[0] else "#EB5757"
+    rise, fall = price_colors(ticker)  # red up on Shanghai, Shenzhen and Hong Kong
+    color = rise if closes[-1] >= closes[0] else fall
     return (
         f'<svg class="spark" viewBox="0 0 {width} {height}" width="100%" height="{height}" '
         f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{html.escape(t("closing prices"), quote=True)}">'
@@ -424,7 +566,8 @@ def report_html(
     if rating in _BADGE_COLORS:
         badge = (f'<p><span class="badge" style="background:{_BADGE_COLORS[rating]}">'
                  f'{html.escape(rating_label(rating, t.lang))}</span></p>')
-    spark = _sparkline_svg([float(c) for c in closes or []], t=t)
+    spark = _sparkline_svg([float(c) for c in closes or []], t=t,
+                           ticker=clean_text((state or {}).get("company_of_interest") or (meta or {}).get("ticker", "")))
     title = html.escape(t("TradingAgents report — {ticker} {date}", ticker="\x00T", date="\x00D"))
     title = title.replace("\x00T", ticker).replace("\x00D", date)  # already escaped, filled once
     return (
@@ -501,14 +644,36 @@ _PDF_LINK = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 
 
+def _pdf_class():
+    """fpdf2's FPDF with the page's font kept right on lines that begin in the fallback (CJK) font.
+
+    fpdf2 (2.8.9) draws such a line by naming the main font inside the line's own text object, which it
+    wraps in ``q … Q`` when a colour or font was changed on the line, yet records the font as set on the
+    page. The next line of the paragraph then names no font and is drawn in whatever font the page last
+    set: Latin text read through another font's glyph ids ("CNY)" printed as "IAMA", a figure as
+    "V-DA0N"). Here the main font is set on the page itself before such a line, as fpdf2 does for any
+    other line, so every line that follows finds it."""
+    from fpdf import FPDF
+
+    class HandoutPDF(FPDF):
+        def _render_styled_text_line(self, text_line: Any, *args: Any, **kwargs: Any) -> Any:
+            fragments = getattr(text_line, "fragments", None)
+            if (fragments and self.page and not kwargs.get("prevent_font_change")
+                    and not self.current_font_is_set_on_page and self.current_font is not None
+                    and fragments[0].font.fontkey in self._fallback_font_ids
+                    and self.current_font.fontkey not in self._fallback_font_ids):
+                self._out(self._set_font_for_page(self.current_font, self.font_size_pt))
+            return super()._render_styled_text_line(text_line, *args, **kwargs)
+
+    return HandoutPDF
+
+
 class _Handout:
     """The PDF's drawing: fonts (DejaVu, CJK fallback) and the summary page's parts."""
 
     def __init__(self, title: str, t: Translator | None = None) -> None:
-        from fpdf import FPDF
-
         self.t = _tr(t)
-        pdf = FPDF(format="A4")
+        pdf = _pdf_class()(format="A4")
         pdf.set_auto_page_break(auto=True, margin=15)
         pdf.set_title(title)
         pdf.set_creator("TradingAgents Studio")
@@ -658,6 +823,14 @@ class _Handout:
             pdf.set_text_color(0, 0, 0)
 
 
+def instrument_shown(context: Any) -> Any:
+    """The run's instrument line as a reader sees it beside the data line: without the "; data: …" the
+    engine appends for the models (the data source has its own line, in the reader's language)."""
+    if not isinstance(context, str):
+        return context
+    return re.sub(r";\s*data:\s*[^;()]*$", "", context.strip()) or context
+
+
 def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Translator | None = None) -> list[str]:
     """Engine, data and dates of a run, as plain lines (the handout's provenance), in ``t``'s language
     (None: English); the engine's and the data's labels are the run's own words."""
@@ -671,7 +844,8 @@ def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Tr
         t("Data: {value}", value=figures.text(product_label(meta.get("data_label") or meta.get("data_vendor"), t))),
         t("Analysis date: {date}; prices read up to that day, never after",
           date=figures.text(state.get("trade_date") or meta.get("date"))),
-        t("Instrument: {value}", value=figures.text(meta.get("instrument_context") or state.get("instrument_context"))),
+        t("Instrument: {value}", value=figures.text(instrument_shown(meta.get("instrument_context")
+                                                                     or state.get("instrument_context")))),
     ]
     if meta.get("by"):
         lines.append(t("Run by: {user}", user=meta["by"]))
@@ -685,16 +859,15 @@ def report_pdf(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, 
     """The report as a handout: a summary page, then the reports, the debates and the provenance.
 
     Page 1: ticker, date and rating, the decision card, the closing prices with the decision marked
-    (``closes``), the team's vote ladder and the provenance. Then the sanitised Markdown of the
-    report rendered as HTML (``markdown_to_safe_html``: real tables, bold and italics, each debate
-    turn headed by its speaker and quoted). Text only: no link annotation, no JavaScript. CJK text is
+    (``closes``), the team's vote ladder and the provenance. Then the handout's body
+    (``handout_markdown``: the reports as prose with tables, the debates as attributed turns, no tool
+    names, formula or raw log lines) rendered as HTML (``markdown_to_safe_html``: real tables, bold and
+    italics, each debate turn headed by its speaker and quoted). Text only: no link annotation, no JavaScript. CJK text is
     drawn with Debian's WenQuanYi Micro Hei as the fallback of DejaVu Sans; without those fonts the
     PDF uses the core Helvetica and non-Latin-1 characters become "?". Headings and labels are in
     ``t``'s language (None: English).
     """
     t = _tr(t)
-    safe_state = inert.sanitize_tree(dict(state or {}))
-    safe_meta = inert.sanitize_tree(dict(meta or {}))
     plain_state = inert.clean_tree(dict(state or {}))
     plain_meta = inert.clean_tree(dict(meta or {}))
     ticker = clean_text(plain_state.get("company_of_interest") or plain_meta.get("ticker") or "")
@@ -719,9 +892,7 @@ def report_pdf(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, 
     out.text(t("Generated by TradingAgents Studio. Not investment advice."), size=7.5, gray=110)
 
     pdf.add_page()
-    body = _report_source(safe_state, rating, safe_meta, t)
-    body = body.replace(card_markdown(card(safe_state, safe_meta, rating), currency_of(safe_state, safe_meta), t=t),
-                        "")
+    body = handout_markdown(state, rating, meta, t=t)
     # text only: a link prints as its text and address, never as a link annotation
     fragment = _PDF_LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})" if m.group(1) not in m.group(2) else m.group(2),
                              markdown_to_safe_html(body))
@@ -745,6 +916,11 @@ def _pdf_tag_styles(family: str) -> dict[str, Any]:
         "h2": TextStyle(font_family=family, font_style="B", font_size_pt=13, t_margin=4, b_margin=2),
         "h3": TextStyle(font_family=family, font_style="B", font_size_pt=11, t_margin=3, b_margin=1),
         "h4": TextStyle(font_family=family, font_style="B", font_size_pt=10, t_margin=2, b_margin=1),
+        # an agent text's own headings, under its section's (handout_markdown): bold, in the text's colour
+        "h5": TextStyle(font_family=family, font_style="B", font_size_pt=9.5, color=(0, 0, 0), t_margin=2,
+                        b_margin=1),
+        "h6": TextStyle(font_family=family, font_style="B", font_size_pt=9, color=(60, 66, 80), t_margin=1,
+                        b_margin=1),
         "blockquote": TextStyle(font_family=family, color=(60, 66, 80), l_margin=6, t_margin=1, b_margin=2),
         "code": FontFace(family=family),
         "pre": TextStyle(font_family=family, font_size_pt=8),

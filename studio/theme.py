@@ -21,6 +21,20 @@ ROLE_COLORS = {
 }
 """One colour per speaking role: bull green, bear red; the risk voices orange, blue and purple."""
 
+RISE, FALL = "#1DB954", "#EB5757"
+"""A rising and a falling day's colour: green up, red down (New York, London, …)."""
+RED_UP_SUFFIXES = (".SS", ".SZ", ".HK")
+"""Listings read the other way round: on Shanghai (.SS), Shenzhen (.SZ) and Hong Kong (.HK) a rising
+price is red and a falling one green. The exchange is known from the ticker's suffix."""
+
+
+def price_colors(ticker: str | None) -> tuple[str, str]:
+    """(rising, falling) colours of ``ticker``'s candles, volume bars and price line: red up for the China
+    and Hong Kong listings (``RED_UP_SUFFIXES``), green up elsewhere. The one rule every chart reads."""
+    red_up = str(ticker or "").strip().upper().endswith(RED_UP_SUFFIXES)
+    return (FALL, RISE) if red_up else (RISE, FALL)
+
+
 SIDES = {"bull": "left", "bear": "right", "aggressive": "left", "neutral": "center", "conservative": "right"}
 """Where each debater sits in the battle view: the two sides face each other, neutral in the middle."""
 

@@ -377,7 +377,8 @@ def _default_output_language(base: Any) -> str:
     """What the models write in, unless the user chose: ``TRADINGAGENTS_OUTPUT_LANGUAGE`` (or a config
     value other than the default English) wins; otherwise the UI language's (a Chinese UI → "Chinese")."""
     chosen = base.get("output_language") or "English"
-    if os.environ.get("TRADINGAGENTS_OUTPUT_LANGUAGE", "").strip() or chosen != "English":
+    followed = OUTPUT_LANGUAGE.get(base.get("ui_language") or "", "English")  # the config's, from its ui_language
+    if os.environ.get("TRADINGAGENTS_OUTPUT_LANGUAGE", "").strip() or chosen not in ("English", followed):
         return chosen
     return OUTPUT_LANGUAGE.get(language(), "English")
 

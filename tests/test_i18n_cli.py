@@ -114,6 +114,9 @@ def test_settle_and_batch_speak_chinese(monkeypatch, capsys, ta_home):
 
 def test_the_backtest_command_and_its_report_follow_the_language(monkeypatch, capsys, ta_home):
     argv = ("backtest", "NVDA", "--start", "2024-06-03", "--end", "2024-06-05")
+    # the models' language named, so that both languages open the same backtest (under a Chinese UI alone the
+    # team writes Chinese: another backtest, with its own folder)
+    monkeypatch.setenv("TRADINGAGENTS_OUTPUT_LANGUAGE", "English")
     code, out, err = _run(monkeypatch, capsys, "zh", *argv)
     assert code == 0, err
     assert err.startswith("注意：离线引擎") and "回测 NVDA_2024-06-03_2024-06-05_" in err and "用时 " in err
@@ -153,3 +156,29 @@ def test_the_notice_is_said_in_chinese_exactly_when_english_says_it():
 def test_an_unknown_ui_language_is_a_configuration_error(monkeypatch, capsys, ta_home):
     code, _out, err = _run(monkeypatch, capsys, "klingon", "NVDA", DATE)
     assert code == 2 and "TRADINGAGENTS_UI_LANGUAGE" in err
+
+
+def test_under_a_chinese_ui_the_cli_writes_chinese_reports_unless_the_output_language_is_named(monkeypatch, capsys,
+                                                                                            ta_home):
+    """``TRADINGAGENTS_UI_LANGUAGE=zh`` alone: the reports are Chinese (the output language follows the UI's);
+    an output language named in the environment still wins; the saved files keep the canonical rating."""
+    from tradingagents.config import resolve_config
+
+    monkeypatch.delenv("TRADINGAGENTS_OUTPUT_LANGUAGE", raising=False)
+    monkeypatch.setenv("TRADINGAGENTS_UI_LANGUAGE", "zh")
+    assert resolve_config()["output_language"] == "Chinese"
+    assert resolve_config({"output_language": "English"})["output_language"] == "English"
+    assert resolve_config().replace(ui_language="en")["output_language"] == "English"
+    code, out, _err = _run(monkeypatch, capsys, "zh", "NVDA", DATE, "--analysts", "market")
+    assert code == 0
+    report = Path(out.splitlines()[1].removeprefix("报告：")).read_text(encoding="utf-8")
+    market = report.split("\n### ", 2)[1]
+    assert re.search(r"[\u4e00-\u9fff]{4}", market) and "Market analysis of" not in market, market[:400]
+    monkeypatch.setenv("TRADINGAGENTS_OUTPUT_LANGUAGE", "English")
+    assert resolve_config()["output_language"] == "English"
+    code, out, _err = _run(monkeypatch, capsys, "zh", "NVDA", "2024-05-09", "--analysts", "market")
+    report = Path(out.splitlines()[1].removeprefix("报告：")).read_text(encoding="utf-8")
+    assert code == 0 and "Market analysis of NVDA" in report
+    monkeypatch.delenv("TRADINGAGENTS_UI_LANGUAGE")
+    monkeypatch.delenv("TRADINGAGENTS_OUTPUT_LANGUAGE")
+    assert resolve_config()["output_language"] == "English"

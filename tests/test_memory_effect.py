@@ -50,3 +50,13 @@ def test_paired_effect_compares_hit_rate_and_long_only_return_with_an_interval()
     lo, hi = effect["return_diff_ci"]
     assert lo <= effect["return_diff"] <= hi
     assert paired_effect(with_m, without) == effect  # seeded: the same interval every time
+
+
+def test_the_effect_is_described_in_chinese_with_chinese_ratings():
+    from tradingagents.i18n import translator
+
+    with_m = [{"ticker": "NVDA", "date": "2024-01-09", "rating": "Overweight", "alpha": 0.02}]
+    without = [{"ticker": "NVDA", "date": "2024-01-09", "rating": "Underweight", "alpha": 0.02}]
+    text = describe(memory_effect(with_m, without), t=translator("zh"))
+    assert text.splitlines() == ["记忆改变了 1 个决策中的 1 个（这些交易日的超额收益(alpha)差额为 +4.00%）。",
+                                 "  NVDA 2024-01-09：无记忆时为减持，有记忆时为增持（超额收益(alpha) +2.00%，差额 +4.00%）"]

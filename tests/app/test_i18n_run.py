@@ -136,6 +136,10 @@ def test_output_language_follows_the_ui_language_unless_chosen(ta_home, monkeypa
     at.sidebar.radio(key="set_ui_lang").set_value("zh").run()
     at.sidebar.radio(key="set_ui_lang").set_value("en").run()
     assert at.selectbox(key="set_language").value == "Chinese"  # the user's choice stays
+    # a configured Chinese UI (whose CLI writes Chinese) read in English: the page's language decides
+    monkeypatch.setenv("TRADINGAGENTS_UI_LANGUAGE", "zh")
+    assert _open("en").selectbox(key="set_language").value == "English"
+    assert _open().selectbox(key="set_language").value == "Chinese"
     # TRADINGAGENTS_OUTPUT_LANGUAGE is a choice too: a Chinese UI keeps the English it names
     monkeypatch.setenv("TRADINGAGENTS_OUTPUT_LANGUAGE", "English")
     assert _open("zh").selectbox(key="set_language").value == "English"

@@ -267,7 +267,7 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         if getattr(bt, "memory_effect", None) is not None:
             from tradingagents.backtest.memory_effect import describe
 
-            print(describe(bt.memory_effect))
+            print(describe(bt.memory_effect, t=t))
         _print_spent(bt, t)
         if not args.quiet:
             print(t("done in {time}", time=format_duration(time.time() - started)), file=sys.stderr)

@@ -35,14 +35,22 @@ def memory_effect(with_memory: Sequence[Mapping[str, Any]], without_memory: Sequ
             "alpha_difference": round(sum(x["alpha_difference"] for x in rows), 6), "decisions": rows}
 
 
-def describe(effect: Mapping[str, Any]) -> str:
-    """The effect as lines for a person (the CLI, the report)."""
-    lines = [f"Memory changed {effect['differing']} of {effect['compared']} decisions "
-             f"(alpha difference over those days {effect['alpha_difference']:+.2%})."]
+def describe(effect: Mapping[str, Any], *, t: Any = None) -> str:
+    """The effect as lines for a person (the CLI, the report), in ``t``'s language (a
+    ``tradingagents.i18n.Translator``; None: English); ratings shown in that language."""
+    from tradingagents.i18n import rating_label, translator
+
+    t = t or translator("en")
+    lines = [t("Memory changed {differing} of {compared} decisions (alpha difference over those days {difference}).",
+               differing=effect["differing"], compared=effect["compared"],
+               difference=f"{effect['alpha_difference']:+.2%}")]
     for d in effect["decisions"]:
-        alpha = "n/a" if d["alpha"] is None else f"{d['alpha']:+.2%}"
-        lines.append(f"  {d['ticker']} {d['date']}: {d['without_memory']} without memory -> {d['with_memory']} "
-                     f"with memory (alpha {alpha}, difference {d['alpha_difference']:+.2%})")
+        alpha = t("n/a") if d["alpha"] is None else f"{d['alpha']:+.2%}"
+        lines.append("  " + t("{ticker} {date}: {without} without memory -> {with_} with memory (alpha {alpha}, "
+                              "difference {difference})", ticker=d["ticker"], date=d["date"],
+                              without=rating_label(d["without_memory"], t.lang),
+                              with_=rating_label(d["with_memory"], t.lang), alpha=alpha,
+                              difference=f"{d['alpha_difference']:+.2%}"))
     return "\n".join(lines)
 
 

@@ -130,8 +130,14 @@ def control_lines(data: Mapping[str, Any], *, t: Translator | None = None) -> li
     out = []
     for key, c in control["by_ticker"].items():
         e = c["excess_cr"]
+        text = c["text"]
+        if c.get("beat_buy_hold") is not None and c.get("worlds") and c.get("real_excess_cr") is not None:
+            # the engine's sentence said again in the report's language (its own text is English)
+            text = t("The team beat Buy & Hold in {beat} of {worlds} worlds with no edge; on the real prices its "
+                     "cumulative return over Buy & Hold's was {excess}%.", beat=c["beat_buy_hold"],
+                     worlds=c["worlds"], excess=f"{c['real_excess_cr'] * 100:+.2f}")
         out.append(t("{key}: {text} Excess CR over Buy & Hold in the worlds: mean {mean}%, 5–95% [{p05}, {p95}]%; "
-                     "the real result is above {share}% of them.", key=key, text=c["text"],
+                     "the real result is above {share}% of them.", key=key, text=text,
                      mean=fmt(e["mean"], True), p05=fmt(e["p05"], True), p95=fmt(e["p95"], True),
                      share=f"{c['real_beats_share_of_worlds'] * 100:.0f}"))
     return out

@@ -19,7 +19,7 @@ from tradingagents.config.defaults import DEFAULT_BENCHMARK, DEFAULTS, MODEL_KEY
 from tradingagents.config.env import ENV_PREFIX, default_home, env_overrides, env_var, warn_unknown_env_vars
 from tradingagents.config.settings import Settings
 from tradingagents.errors import ConfigError
-from tradingagents.i18n import Translator, normalize_language, translator
+from tradingagents.i18n import OUTPUT_LANGUAGE, Translator, normalize_language, translator
 from tradingagents.llm_presets import PROVIDER_PRESETS
 
 
@@ -45,6 +45,11 @@ def _resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None) -> Set
             parent = PATH_PARENTS.get(key)
             out[key] = str(Path(out[parent[0]]) / parent[1]) if parent else str(home / rel)
             derived.add(key)
+    if out.get("ui_language") and "output_language" not in env and "output_language" not in given:
+        # what the models write follows the interface's language unless it was named (a Chinese CLI writes
+        # Chinese reports); derived, so a Settings.replace of ui_language derives it again
+        out["output_language"] = OUTPUT_LANGUAGE.get(out["ui_language"], out["output_language"])
+        derived.add("output_language")
     preset = PROVIDER_PRESETS[out["llm_provider"]]
     for kind, key in MODEL_KEYS.items():
         if out.get(key) and (key in env or key in given):
