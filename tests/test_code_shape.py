@@ -18,7 +18,8 @@ PENDING_DIRS = ("tradingagents/graph",)
 """Held to the same rule once the engine's run context lands (``_run`` and ``_execute`` of trading_graph.py)."""
 MAX_RUN_PAGE_LINES = 250
 MAX_UI_MODULE_LINES = 350
-MAIN_PAGES = ("audit", "book", "compare", "debates", "history", "memory_log", "run", "schedules", "scoreboard")
+MAIN_PAGES = ("audit", "book", "compare", "debates", "history", "memory_log", "run", "schedules", "scoreboard",
+              "watchlist")
 """The pages drawn by a ``main()`` called last; the others are still scripts from top to bottom."""
 
 
