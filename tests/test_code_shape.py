@@ -19,7 +19,7 @@ PENDING_DIRS = ("tradingagents/graph",)
 MAX_RUN_PAGE_LINES = 250
 MAX_UI_MODULE_LINES = 350
 MAIN_PAGES = ("audit", "book", "compare", "debates", "history", "memory_log", "run", "schedules", "scoreboard",
-              "watchlist")
+              "memories", "watchlist")
 """The pages drawn by a ``main()`` called last; the others are still scripts from top to bottom."""
 
 
