@@ -18,9 +18,6 @@ PENDING_DIRS = ("tradingagents/graph",)
 """Held to the same rule once the engine's run context lands (``_run`` and ``_execute`` of trading_graph.py)."""
 MAX_RUN_PAGE_LINES = 250
 MAX_UI_MODULE_LINES = 350
-MAIN_PAGES = ("audit", "book", "compare", "debates", "history", "memory_log", "run", "schedules", "scoreboard",
-              "memories", "watchlist")
-"""The pages drawn by a ``main()`` called last; the others are still scripts from top to bottom."""
 
 
 def _files(*dirs: str) -> list[Path]:
@@ -78,11 +75,10 @@ def _is_router_check(stmt: ast.stmt) -> bool:
     return "ui.require_router()" in text
 
 
-def test_every_page_checks_its_router_first_and_the_main_pages_end_with_main():
+def test_every_page_checks_its_router_first_and_ends_with_main():
     for f in _files("pages"):
         body = [s for s in ast.parse(f.read_text(encoding="utf-8")).body
                 if not isinstance(s, (ast.Import, ast.ImportFrom))
                 and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # the docstring
         assert body and _is_router_check(body[0]), f"{f.name}: ui.require_router() comes first"
-        if f.stem in MAIN_PAGES:
-            assert ast.unparse(body[-1]) == "main()", f"{f.name}: main() comes last"
+        assert ast.unparse(body[-1]) == "main()", f"{f.name}: main() comes last"
