@@ -8,10 +8,12 @@
 - ``prices``: the sidebar's "Model prices" editor
 - ``widgets``: badges, the app's CSS, a saved run's input notes, "What the team remembered"
 - ``pm_loop``: the portfolio manager in the loop (notes, paused runs, "Ask the team", "Your call")
-- ``run_live``, ``run_result``, ``run_whatif``, ``run_form``: the Run page's widgets
+- ``run_form``, ``run_live``, ``run_result``, ``run_whatif``: the Run page's widgets (used as modules:
+  ``from studio.ui import run_form``; what they show is decided in ``studio.run_view``)
 
-Every page keeps writing ``from studio import ui`` and ``ui.name``: the names are re-exported here. A test
-that replaces a name must replace it in the module that uses it (``studio.ui.warmup.warm_server``).
+Every page keeps writing ``from studio import ui`` and ``ui.name``: the names of the modules above the Run
+page's are re-exported here. A test that replaces a name must replace it in the module that uses it
+(``studio.ui.warmup.warm_server``).
 The API key lives in ``st.session_state`` only: it is passed to the engine as ``api_key=`` and never
 put into a config, a file or a log.
 """
