@@ -9,6 +9,7 @@ import streamlit as st
 
 from studio import compare, export, ui
 from studio.ui import _, rating_label, tr
+from tradingagents.i18n import Translator
 from tradingagents.rating import RATING_COLORS
 from tradingagents.storage import list_forks, list_runs, load_fork, load_run
 
@@ -106,17 +107,8 @@ def whatif_section(run_a: dict, run_b: dict, label_a: str, label_b: str) -> None
         st.caption(_("No text differs between the two."))
 
 
-def main() -> None:
-    config = ui.current_config()
-    t = tr()
-    st.title(_("Compare runs"), anchor=False)
-    st.html(ui.badges_html(config))
-    runs = _with_forks(config, list_runs(config, include_previous=True))  # earlier runs and what-if forks open too
-    if len(runs) < 2:
-        st.info(_("Comparing needs two saved runs. Run two analyses on the **Run** page (another date, other "
-                  "analysts or more debate rounds), then pick them here or on the **History** page."))
-        st.page_link(page="pages/run.py", label=_("Go to the Run page"), icon=":material/rocket_launch:")
-        return
+def _pick_runs(config: dict, runs: list[dict]) -> tuple[str, str, dict[str, tuple]] | None:
+    """Run A and Run B (``?a=``/``?b=`` once, then the pickers), loaded; None when one cannot be read (said)."""
     ids = [f"{r['ticker']}|{r['date']}" + (f"|{r['version']}" if r.get("version") is not None else "") for r in runs]
     labels = {i: _run_label(r) for i, r in zip(ids, runs, strict=True)}
     for side, default in (("a", 1 if len(ids) > 1 else 0), ("b", 0)):
@@ -139,16 +131,11 @@ def main() -> None:
                 loaded[side] = (ticker, date, load_run(config, ticker, date, int(version[0]) if version else None))
         except Exception as exc:  # noqa: BLE001 - a damaged file is reported, not raised
             st.error(_("Could not open the saved run {ticker} {date}: {error}", ticker=ticker, date=date, error=exc))
-            return
-    (ta, da, run_a), (tb, db, run_b) = loaded["A"], loaded["B"]
-    label_a, label_b = f"A · {ta} {da}", f"B · {tb} {db}"
-    if a_id == b_id:
-        st.caption(_("Both sides show the same run: pick another for Run B."))
-    by_a, by_b = ((r.get("meta") or {}).get("by") or "—" for r in (run_a, run_b))
-    st.caption(_("Run by: A · {a} — B · {b}", a=by_a, b=by_b))
+            return None
+    return a_id, b_id, loaded
 
-    whatif_section(run_a, run_b, label_a, label_b)
 
+def _ladder_and_card(run_a: dict, run_b: dict, label_a: str, label_b: str) -> None:
     st.subheader(_("Rating ladder"), anchor=False)
     st.caption(_("Research manager → trader → portfolio manager: how each stage rated the idea. The portfolio "
                  "manager's rating is the saved one; the others are read from their saved plans."))
@@ -168,6 +155,8 @@ def main() -> None:
     st.dataframe([{"": la, label_a: shown_a.get(la, "—"), label_b: shown_b.get(la, "—")} for la in labels],
                  hide_index=True, width="stretch", key="cmp_card")
 
+
+def _settings_and_usage(run_a: dict, run_b: dict, label_a: str, label_b: str, t: Translator) -> None:
     st.subheader(_("Configuration difference"), anchor=False)
     diff = compare.config_diff(run_a["meta"], run_b["meta"], t=t)
     if diff:
@@ -181,6 +170,9 @@ def main() -> None:
                   for k, va, vb in compare.usage_rows(run_a["meta"], run_b["meta"], t=t)],
                  hide_index=True, width="stretch")
 
+
+def _run_again(loaded: dict[str, tuple]) -> None:
+    (ta, da, run_a), (tb, db, run_b) = loaded["A"], loaded["B"]
     st.subheader(_("Run again with changes"), anchor=False)
     r1, r2 = st.columns(2)
     r1.link_button(_("Run {ticker} {date} again…", ticker=ta, date=da), compare.prefill_link(run_a["meta"], ta, da, ui.language()),
@@ -190,6 +182,8 @@ def main() -> None:
     st.caption(_("Opens the Run page with that run's ticker, date, analysts, rounds, provider and data source "
                  "filled in, to change before starting."))
 
+
+def _reports(run_a: dict, run_b: dict, label_a: str, label_b: str, t: Translator) -> None:
     st.subheader(_("Reports"), anchor=False)
     sections = [(title, k) for title, k in compare.report_sections(run_a["state"], t=t)
                 if (run_a["state"].get(k) or run_b["state"].get(k))]
@@ -207,6 +201,35 @@ def main() -> None:
                     st.markdown(f"**{label}**")
                     with st.container(height=420, border=True, key=f"ta-said-{key}-{label[0]}"):  # the report
                         st.markdown(ui.shown(run["state"].get(key)) or _("_Not produced in this run._"))
+
+
+def main() -> None:
+    config = ui.current_config()
+    t = tr()
+    st.title(_("Compare runs"), anchor=False)
+    st.html(ui.badges_html(config))
+    runs = _with_forks(config, list_runs(config, include_previous=True))  # earlier runs and what-if forks open too
+    if len(runs) < 2:
+        st.info(_("Comparing needs two saved runs. Run two analyses on the **Run** page (another date, other "
+                  "analysts or more debate rounds), then pick them here or on the **History** page."))
+        st.page_link(page="pages/run.py", label=_("Go to the Run page"), icon=":material/rocket_launch:")
+        return
+    picked = _pick_runs(config, runs)
+    if picked is None:
+        return
+    a_id, b_id, loaded = picked
+    (ta, da, run_a), (tb, db, run_b) = loaded["A"], loaded["B"]
+    label_a, label_b = f"A · {ta} {da}", f"B · {tb} {db}"
+    if a_id == b_id:
+        st.caption(_("Both sides show the same run: pick another for Run B."))
+    by_a, by_b = ((r.get("meta") or {}).get("by") or "—" for r in (run_a, run_b))
+    st.caption(_("Run by: A · {a} — B · {b}", a=by_a, b=by_b))
+
+    whatif_section(run_a, run_b, label_a, label_b)
+    _ladder_and_card(run_a, run_b, label_a, label_b)
+    _settings_and_usage(run_a, run_b, label_a, label_b, t)
+    _run_again(loaded)
+    _reports(run_a, run_b, label_a, label_b, t)
 
 
 main()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import time
+from typing import Any
 
 import streamlit as st
 
@@ -49,6 +50,19 @@ PRESENTATION_EXTRA_CSS = ("<style>[data-testid=\"stMainBlockContainer\"] h1{font
                           "padding:0 !important}</style>")
 
 
+def _sources(config: dict, registry: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """This session's run of the server (or None) and the runs to pick from, as (label, id)."""
+    sources: list[tuple[str, str]] = []  # (label, id)
+    current = registry.get(st.session_state.get("run_id") or st.query_params.get("run"), "run")
+    if current is not None:
+        sources.append((_("Current run: {ticker} · {date} ({status})", ticker=current.ticker, date=current.date,
+                          status=_(STATUS.get(current.status, current.status))), "current"))
+    for r in list_runs(config):
+        sources.append((f"{r['ticker']} · {r['date']} · {rating_label(r.get('rating'))}",
+                        f"saved:{r['ticker']}|{r['date']}"))
+    return current, sources
+
+
 def main() -> None:
     config = ui.current_config()
     registry = ui.get_registry()
@@ -68,15 +82,7 @@ def main() -> None:
     # at a narrow width the verdict stacks under its debate: it takes the height it needs, no empty pane
     st.html(NARROW_CSS)
 
-    past = list_runs(config)
-    sources: list[tuple[str, str]] = []  # (label, id)
-    current = registry.get(st.session_state.get("run_id") or st.query_params.get("run"), "run")
-    if current is not None:
-        sources.append((_("Current run: {ticker} · {date} ({status})", ticker=current.ticker, date=current.date,
-                          status=_(STATUS.get(current.status, current.status))), "current"))
-    for r in past:
-        sources.append((f"{r['ticker']} · {r['date']} · {rating_label(r.get('rating'))}",
-                        f"saved:{r['ticker']}|{r['date']}"))
+    current, sources = _sources(config, registry)
 
     if not sources:
         st.info(_("No debate to show yet. Run an analysis on the **Run** page: the bull and bear researchers, then "

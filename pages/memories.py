@@ -14,6 +14,7 @@ from studio.lessons import SORTS, lesson_rows, sort_rows, track_records
 from studio.memview import EXAMPLE_SITUATIONS, ROLES, display_terms, shared_terms, situation_html
 from studio.ui import _, tr
 from tradingagents.errors import NotAllowed
+from tradingagents.i18n import Translator
 from tradingagents.memory.situation_memory import lesson_id
 from tradingagents.storage import (
     edit_role_memory,
@@ -27,19 +28,18 @@ ui.require_router()
 
 MAX_TERMS = 24
 SHOW_SKIPPED = 50
-config = ui.current_config()
-t = tr()
-ADVICE = _("Advice:")
+MAX_RECORDS = 500
 
 
-def role_name(role: str) -> str:
-    """A role memory's reader in the page's language (the roster's shared names, core.po)."""
-    return t.p("role", ROLES[role])
+def role_name(role: str, t: Translator | None = None) -> str:
+    """A role memory's reader in the page's language (the roster's shared names, core.po); a widget's
+    format_func passes the ``t`` of the run that drew it (it may be called after that run)."""
+    return (t or tr()).p("role", ROLES[role])
 
 
 def role_lower(role: str) -> str:
     """The role's name inside a sentence: lower case in English ("the bull researcher"), as is in Chinese."""
-    return role_name(role).lower() if t.lang == "en" else role_name(role)
+    return role_name(role).lower() if tr().lang == "en" else role_name(role)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -48,20 +48,14 @@ def _open(role: str, where: tuple, _config):
     return open_role_memory(role, _config)  # files, or the desk's database
 
 
-may_edit = ui.acts_as_lead()  # the ownership table: only a desk lead edits the roles' lessons
-
-
-def editable(role: str):
+def editable(role: str, config: dict):
     """The role's memory for an edit, if this person may (``storage.edit_role_memory``, else NotAllowed)."""
-    return edit_role_memory(memory(role), who=ui.owner(), lead=ui.acts_as_lead())
+    return edit_role_memory(memory(role, config), who=ui.owner(), lead=ui.acts_as_lead())
 
 
-def memory(role: str):
+def memory(role: str, config: dict):
     where = (str(config["memory_dir"]), storage_url(config), float(config["bm25_k1"]), float(config["bm25_b"]))
     return _open(role, where, config)
-
-
-MAX_RECORDS = 500
 
 
 def where_of(cfg) -> tuple:
@@ -79,53 +73,45 @@ def set_query(text: str) -> None:
     st.session_state["mem_query"] = text
 
 
-st.title(_("Memories"), anchor=False)
-st.html(ui.badges_html(config))
-st.html("<style>.ta-situation :is(h1,h2,h3,h4,h5,h6){font-size:1rem;margin:.4rem 0 .2rem}"
-        ".ta-situation p,.ta-advice p{margin:.2rem 0}</style>")  # a stored report's headings stay small
-st.caption(_("Each role keeps lessons from settled decisions as (situation → advice) pairs and reads its best "
-             "BM25 matches before it speaks. Scores are divided by the query's best score."))
+def _pick_role(config: dict, counts: dict) -> tuple[str, object, str | None]:
+    """The role (a run's "What the team remembered" may link one, and a lesson), its memory and the linked lesson;
+    the lines of its file that could not be read are said."""
+    linked = st.query_params.get("memory")  # a link from a run's "What the team remembered"
+    if linked in ROLES and "mem_role" not in st.session_state:
+        st.session_state["mem_role"] = linked
+    t = tr()
+    role = st.selectbox(_("Role"), list(ROLES), format_func=lambda r: f"{role_name(r, t)} ({counts[r]:,})",
+                        key="mem_role", placeholder=_("Choose an option"))
+    mem = memory(role, config)
+    wanted_lesson = st.query_params.get("lesson") if linked == role else None
+    if wanted_lesson:
+        advice = _("Advice:")
+        found = [(s, r) for s, r in mem.items() if lesson_id(s, r) == wanted_lesson]
+        with st.container(border=True):
+            if found:
+                st.markdown(_("**Lesson `{id}`** (linked from a run)", id=wanted_lesson))
+                st.html(f'<div class="ta-advice"><b>{advice}</b> {situation_html(found[0][1])}</div>')
+            else:
+                st.caption(_("Lesson `{id}` is no longer in this memory.", id=wanted_lesson))
 
-counts = {role: memory(role).count() for role in ROLES}
-row = st.container(horizontal=True, wrap=True)  # wraps onto new lines on a narrow window
-for role in ROLES:
-    row.metric(role_name(role), f"{counts[role]:,}", width=150)
+    if mem.problems:
+        st.warning(
+            _("{n} line(s) of `{path}` could not be read and are skipped: the {role} does not see them. Nothing else "
+              "is affected. To fix: open the file and correct or delete those lines (each line is one JSON object "
+              "with \"situation\" and \"recommendation\" text), then reload this page.",
+              n=len(mem.problems), path=mem.path, role=role_lower(role)),
+            icon=":material/warning:",
+        )
+        with st.expander(_("Skipped lines ({n})", n=len(mem.problems))):
+            for p in mem.problems[:SHOW_SKIPPED]:
+                st.text(p)
+            if len(mem.problems) > SHOW_SKIPPED:
+                st.caption(_("… and {n} more.", n=len(mem.problems) - SHOW_SKIPPED))
+    return role, mem, wanted_lesson
 
-linked = st.query_params.get("memory")  # a link from a run's "What the team remembered"
-if linked in ROLES and "mem_role" not in st.session_state:
-    st.session_state["mem_role"] = linked
-role = st.selectbox(_("Role"), list(ROLES), format_func=lambda r: f"{role_name(r)} ({counts[r]:,})", key="mem_role",
-                    placeholder=_("Choose an option"))
-mem = memory(role)
-wanted_lesson = st.query_params.get("lesson") if linked == role else None
-if wanted_lesson:
-    found = [(s, r) for s, r in mem.items() if lesson_id(s, r) == wanted_lesson]
-    with st.container(border=True):
-        if found:
-            st.markdown(_("**Lesson `{id}`** (linked from a run)", id=wanted_lesson))
-            st.html(f'<div class="ta-advice"><b>{ADVICE}</b> {situation_html(found[0][1])}</div>')
-        else:
-            st.caption(_("Lesson `{id}` is no longer in this memory.", id=wanted_lesson))
 
-if mem.problems:
-    st.warning(
-        _("{n} line(s) of `{path}` could not be read and are skipped: the {role} does not see them. Nothing else "
-          "is affected. To fix: open the file and correct or delete those lines (each line is one JSON object "
-          "with \"situation\" and \"recommendation\" text), then reload this page.",
-          n=len(mem.problems), path=mem.path, role=role_lower(role)),
-        icon=":material/warning:",
-    )
-    with st.expander(_("Skipped lines ({n})", n=len(mem.problems))):
-        for p in mem.problems[:SHOW_SKIPPED]:
-            st.text(p)
-        if len(mem.problems) > SHOW_SKIPPED:
-            st.caption(_("… and {n} more.", n=len(mem.problems) - SHOW_SKIPPED))
-
-st.session_state.setdefault("mem_query", "")
-q_tab, rec_tab, add_tab, clear_tab = st.tabs([_(":material/search: Query"), _(":material/military_tech: Track record"),
-                                              _(":material/add: Add a lesson"), _(":material/delete: Clear")])
-
-with q_tab:
+def _query_tab(mem, role: str, count: int) -> None:
+    t, advice = tr(), _("Advice:")
     st.text_area(_("Situation"), key="mem_query", height=120,
                  placeholder=_("Describe a market situation, or pick an example below"))
     st.caption(_("Examples to try:"))
@@ -135,7 +121,7 @@ with q_tab:
                   icon=":material/north_east:")
     n = st.slider(_("Matches"), 1, 10, 3, key="mem_n")
     query = (st.session_state.get("mem_query") or "").strip()
-    if counts[role] == 0:
+    if count == 0:
         st.info(_("The {role} has no lessons yet. They are added when decisions are settled "
                   "(Memory log → Settle now), or add one by hand in the next tab.", role=role_lower(role)))
     elif not query:
@@ -158,7 +144,7 @@ with q_tab:
                     st.progress(max(0.0, min(1.0, float(m["similarity_score"]))))
                     with st.container(height=220 if len(m["matched_situation"]) > 600 else "content", border=False):
                         st.html(f'<div class="ta-situation">{situation_html(m["matched_situation"], terms)}</div>')
-                    st.html(f'<div class="ta-advice"><b>{ADVICE}</b> {situation_html(m["recommendation"])}</div>')
+                    st.html(f'<div class="ta-advice"><b>{advice}</b> {situation_html(m["recommendation"])}</div>')
 
 
 def record_table(rows: list[dict], t) -> list[dict]:
@@ -172,9 +158,9 @@ def record_table(rows: list[dict], t) -> list[dict]:
              t("Status"): retired if r["retired"] else in_use} for r in rows]
 
 
-def _set_retired(role: str, lesson: str, retire: bool) -> None:
+def _set_retired(role: str, lesson: str, retire: bool, config: dict) -> None:
     try:
-        editable(role).retire(lesson, retire)
+        editable(role, config).retire(lesson, retire)
     except NotAllowed as exc:
         st.session_state["mem_refused"] = str(exc)
         return
@@ -185,7 +171,8 @@ def _set_retired(role: str, lesson: str, retire: bool) -> None:
         else _("Lesson `{id}` restored: it is retrieved again.", id=lesson))
 
 
-with rec_tab:
+def _record_tab(config: dict, role: str, mem, wanted_lesson: str | None, may_edit: bool) -> None:
+    t = tr()
     st.caption(_("How each lesson fared: **retrieved** is the number of saved runs it was given to; **settled**, "
                  "**right** and **wrong** count those runs' decisions whose holding window has closed, judged by "
                  "the team's rule (bullish tiers need a positive alpha, bearish a negative one, Hold one within "
@@ -218,10 +205,10 @@ with rec_tab:
         chosen = by_id[pick]
         if chosen["retired"]:
             st.button(_("Restore this lesson"), key="mem_restore", icon=":material/undo:",
-                      on_click=_set_retired, args=(role, pick, False), disabled=not may_edit)
+                      on_click=_set_retired, args=(role, pick, False, config), disabled=not may_edit)
         else:
             st.button(_("Retire this lesson"), key="mem_retire", icon=":material/archive:",
-                      on_click=_set_retired, args=(role, pick, True), disabled=not may_edit)
+                      on_click=_set_retired, args=(role, pick, True, config), disabled=not may_edit)
 
 
 def _dismiss() -> None:
@@ -229,15 +216,16 @@ def _dismiss() -> None:
 
 
 @st.dialog(_("Add this lesson?"), on_dismiss=_dismiss)
-def confirm_add(role: str, situation: str, advice: str) -> None:
+def confirm_add(config: dict, role: str, situation: str, advice: str) -> None:
     st.write(_("It is added to the **{role}**'s memory and read whenever a similar situation comes up.",
                role=role_name(role)))
     st.html(f'<div class="ta-situation">{situation_html(situation)}</div>')
-    st.html(f"<div><b>{ADVICE}</b> {situation_html(advice)}</div>")
+    label = _("Advice:")
+    st.html(f"<div><b>{label}</b> {situation_html(advice)}</div>")
     a, b = st.columns(2)
     if a.button(_("Yes, add it"), type="primary", key="confirm_add_yes"):
         try:
-            editable(role).add_situations([(situation, advice)])
+            editable(role, config).add_situations([(situation, advice)])
         except NotAllowed as exc:
             st.error(str(exc), icon=":material/lock:")
             return
@@ -251,17 +239,17 @@ def confirm_add(role: str, situation: str, advice: str) -> None:
 
 
 @st.dialog(_("Clear this memory?"), on_dismiss=_dismiss)
-def confirm_clear(role: str) -> None:
-    st.write(_("This deletes all {n} lesson(s) of the **{role}**. It cannot be undone.", n=f"{counts[role]:,}",
+def confirm_clear(config: dict, role: str, count: int) -> None:
+    st.write(_("This deletes all {n} lesson(s) of the **{role}**. It cannot be undone.", n=f"{count:,}",
                role=role_name(role)))
     a, b = st.columns(2)
     if a.button(_("Yes, clear it"), type="primary", key="confirm_clear_yes"):
         try:
-            editable(role).clear()
+            editable(role, config).clear()
         except NotAllowed as exc:
             st.error(str(exc), icon=":material/lock:")
             return
-        ui.audit("memory_retire", role, lessons=counts[role], what="cleared the role's memory")
+        ui.audit("memory_retire", role, lessons=count, what="cleared the role's memory")
         st.session_state["mem_done"] = (role, "clear", _("The {role}'s memory is now empty.", role=role_lower(role)))
         _dismiss()
         st.rerun()
@@ -270,37 +258,67 @@ def confirm_clear(role: str) -> None:
         st.rerun()
 
 
-done = st.session_state.pop("mem_done", None)
-refused = st.session_state.pop("mem_refused", None)
-if refused:
-    st.error(refused, icon=":material/lock:")
-if not may_edit:
-    for tab in (add_tab, clear_tab):
-        tab.info(_("Only a desk lead can add, retire, restore or clear lessons on this desk; you can read them."),
-                 icon=":material/lock:")
-with add_tab:
-    if done and done[0] == role and done[1] == "add":
-        st.success(done[2])
-    with st.form("add_lesson", clear_on_submit=True):
-        situation = st.text_area(_("Situation"), key="add_situation")
-        advice = st.text_area(_("Advice"), key="add_advice")
-        if st.form_submit_button(_("Add to memory"), type="primary", disabled=not may_edit):
-            if not situation.strip() or not advice.strip():
-                st.error(_("Both the situation and the advice are needed: describe the market situation and "
-                           "what this role should do next time."))
-            else:
-                st.session_state["mem_confirm"] = ("add", role, situation.strip(), advice.strip())
+def _edit_tabs(config: dict, role: str, count: int, add_tab, clear_tab, may_edit: bool) -> None:
+    """Add a lesson and Clear (a desk lead's), each confirmed in a dialog."""
+    done = st.session_state.pop("mem_done", None)
+    refused = st.session_state.pop("mem_refused", None)
+    if refused:
+        st.error(refused, icon=":material/lock:")
+    if not may_edit:
+        for tab in (add_tab, clear_tab):
+            tab.info(_("Only a desk lead can add, retire, restore or clear lessons on this desk; you can read them."),
+                     icon=":material/lock:")
+    with add_tab:
+        if done and done[0] == role and done[1] == "add":
+            st.success(done[2])
+        with st.form("add_lesson", clear_on_submit=True):
+            situation = st.text_area(_("Situation"), key="add_situation")
+            advice = st.text_area(_("Advice"), key="add_advice")
+            if st.form_submit_button(_("Add to memory"), type="primary", disabled=not may_edit):
+                if not situation.strip() or not advice.strip():
+                    st.error(_("Both the situation and the advice are needed: describe the market situation and "
+                               "what this role should do next time."))
+                else:
+                    st.session_state["mem_confirm"] = ("add", role, situation.strip(), advice.strip())
 
-with clear_tab:
-    if done and done[0] == role and done[1] == "clear":
-        st.success(done[2])
-    st.write(_("The {role} holds {n} lesson(s).", role=role_lower(role), n=f"{counts[role]:,}"))
-    if st.button(_("Clear this role's memory…"), disabled=counts[role] == 0 or not may_edit, key="clear_role"):
-        st.session_state["mem_confirm"] = ("clear", role)
+    with clear_tab:
+        if done and done[0] == role and done[1] == "clear":
+            st.success(done[2])
+        st.write(_("The {role} holds {n} lesson(s).", role=role_lower(role), n=f"{count:,}"))
+        if st.button(_("Clear this role's memory…"), disabled=count == 0 or not may_edit, key="clear_role"):
+            st.session_state["mem_confirm"] = ("clear", role)
 
-pending = st.session_state.get("mem_confirm")
-if pending and pending[1] == role:
-    if pending[0] == "add":
-        confirm_add(*pending[1:])
-    else:
-        confirm_clear(role)
+    pending = st.session_state.get("mem_confirm")
+    if pending and pending[1] == role:
+        if pending[0] == "add":
+            confirm_add(config, *pending[1:])
+        else:
+            confirm_clear(config, role, count)
+
+
+def main() -> None:
+    config = ui.current_config()
+    may_edit = ui.acts_as_lead()  # the ownership table: only a desk lead edits the roles' lessons
+    st.title(_("Memories"), anchor=False)
+    st.html(ui.badges_html(config))
+    st.html("<style>.ta-situation :is(h1,h2,h3,h4,h5,h6){font-size:1rem;margin:.4rem 0 .2rem}"
+            ".ta-situation p,.ta-advice p{margin:.2rem 0}</style>")  # a stored report's headings stay small
+    st.caption(_("Each role keeps lessons from settled decisions as (situation → advice) pairs and reads its best "
+                 "BM25 matches before it speaks. Scores are divided by the query's best score."))
+
+    counts = {role: memory(role, config).count() for role in ROLES}
+    row = st.container(horizontal=True, wrap=True)  # wraps onto new lines on a narrow window
+    for role in ROLES:
+        row.metric(role_name(role), f"{counts[role]:,}", width=150)
+    role, mem, wanted_lesson = _pick_role(config, counts)
+    st.session_state.setdefault("mem_query", "")
+    q_tab, rec_tab, add_tab, clear_tab = st.tabs([_(":material/search: Query"), _(":material/military_tech: Track record"),
+                                                  _(":material/add: Add a lesson"), _(":material/delete: Clear")])
+    with q_tab:
+        _query_tab(mem, role, counts[role])
+    with rec_tab:
+        _record_tab(config, role, mem, wanted_lesson, may_edit)
+    _edit_tabs(config, role, counts[role], add_tab, clear_tab, may_edit)
+
+
+main()

@@ -147,7 +147,8 @@ UI_CALLS = frozenset({
     "ImageColumn", "set_page_config",
 })
 TEXT_KWARGS = frozenset({"label", "help", "placeholder", "title", "display_text", "page_title", "caption"})
-UI_FILES = ["app.py", "studio/ui.py", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))]
+UI_FILES = ["app.py", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "studio" / "ui").glob("*.py")),
+            *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))]
 _PRODUCT = re.compile(r"TradingAgents Studio|TradingAgents|:material/[a-z_]+:|<[^>]*>|&[a-z]+;|\{[^{}]*\}|https?://\S+")
 _WORDISH = re.compile(r"[A-Za-z]{2,}")
 

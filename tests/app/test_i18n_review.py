@@ -54,7 +54,7 @@ def _open(page: str, lang: str | None = None, *, by_state: bool = False, **param
 
 def _labels(at: AppTest) -> list[str]:
     """The page's own words in the main area: titles, subheaders, captions, alerts, widget labels, help texts
-    and options, buttons, tabs. Not the sidebar nor "What the team remembered" (studio/ui.py's, translated by
+    and options, buttons, tabs. Not the sidebar nor "What the team remembered" (studio/ui/'s, translated by
     its owner: still English on this branch)."""
     main = at.main
     skip: set[str] = set()

@@ -71,14 +71,14 @@ def test_a_step_that_fails_is_left_to_the_first_page(ta_home, monkeypatch):
 
 
 def test_the_server_starts_when_warming_up_hangs(ta_home, monkeypatch):
-    from studio import ui
+    from studio.ui import warmup  # the module whose lifespan calls them
 
     release = threading.Event()  # set only once the server is serving: a lifespan that waited would hang here
-    monkeypatch.setattr(ui, "warm_server", lambda: release.wait(600))
-    monkeypatch.setattr(ui, "WARM_SERVER_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(warmup, "warm_server", lambda: release.wait(600))
+    monkeypatch.setattr(warmup, "WARM_SERVER_TIMEOUT_S", 0.2)
 
     async def start() -> str:
-        async with ui.server_lifespan(None):
+        async with warmup.server_lifespan(None):
             release.set()
             return "serving"
 

@@ -141,9 +141,9 @@ def test_a_lead_role_taken_away_at_the_provider_ends_at_the_next_page_load(ta_ho
 def test_a_signed_out_token_signs_nobody_in(ta_home):
     at = _app(_user("ann-1", "ann@desk.example", iat=1_000))
     assert "Signed in as **ann@desk.example**" in texts(at)
-    from studio import ui
     from studio.identity import identity_of
-    ui._remember_sign_out(identity_of(_user("ann-1", "ann@desk.example")))  # as the Sign out button does
+    from studio.ui import access
+    access._remember_sign_out(identity_of(_user("ann-1", "ann@desk.example")))  # as the Sign out button does
     at.run()  # the same cookie (issued before the sign-out) again
     assert [b.label for b in at.button] == ["Sign in"]
     again = _app(_user("ann-1", "ann@desk.example", iat=4_000_000_000))  # a sign-in after it works

@@ -386,7 +386,9 @@ def test_a_users_own_address_never_gets_the_desks_key_and_a_colleagues_link_leav
                 start_run(ann)
                 ann.get_by_text("Portfolio Manager").first.wait_for()
                 ann.wait_for_function("() => location.search.includes('run=')")
-                ann.get_by_role("button", name="Stop").wait_for(state="detached")
+                # the run has ended once its state marker is drawn (the Stop button may not be drawn yet when the
+                # address already names the run: its absence alone says nothing)
+                ann.locator("span.ta-run-state").wait_for(state="attached")
                 run_url = ann.url
                 assert other.chat_requests and desk_llm.chat_requests == []
                 assert {h.get("authorization") for h in other.headers} == {f"Bearer {own_key}"}
@@ -403,7 +405,9 @@ def test_a_users_own_address_never_gets_the_desks_key_and_a_colleagues_link_leav
                 fill_run_form(bob, "AAPL", DATE)
                 start_run(bob)
                 bob.wait_for_function("() => location.search.includes('run=')")
-                bob.get_by_role("button", name="Stop").wait_for(state="detached")
+                # the run has ended once its state marker is drawn (the Stop button may not be drawn yet when the
+                # address already names the run: its absence alone says nothing)
+                bob.locator("span.ta-run-state").wait_for(state="attached")
                 assert len(other.chat_requests) == before and desk_llm.chat_requests
                 assert {h.get("authorization") for h in desk_llm.headers} == {f"Bearer {desk_key}"}
                 assert all(own_key not in str(h) for h in desk_llm.headers)
