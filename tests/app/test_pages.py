@@ -259,7 +259,9 @@ def test_memory_log_counts_hits_exactly_as_rating_was_right(ta_home):
         calls = [was_right(r, a) for _, _, r, _, a in entries if r == rating]
         assert stats.loc[rating, "hit_rate"] == pytest.approx(100 * sum(calls) / len(calls))
     assert stats.loc["Overweight", "hit_rate"] == pytest.approx(50.0)  # AAPL 06-10 a hit, 06-17 a miss
-    assert "2024-06-10 · AAPL · Overweight · alpha +0.0%" in texts(at)
+    assert "2024-06-10 · AAPL · Overweight · call alpha +0.0% · stock alpha +0.0%" in texts(at)
+    # a Hold earns nothing whatever the stock did: the call's alpha beside the stock's (the log's tag)
+    assert "2024-06-24 · AAPL · Hold · call alpha +0.0% · stock alpha +2.0%" in texts(at)
 
 
 def test_settle_now_settles_what_is_due_and_says_why_the_rest_is_pending(ta_home, monkeypatch):
