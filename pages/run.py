@@ -43,10 +43,11 @@ def main() -> None:
     # which run to show: the URL wins (refresh), then the session
     run_id = st.query_params.get("run") or (None if st.query_params.get("ticker") else st.session_state.get("run_id"))
     handle = registry.get(run_id, "run")
-    # while a run is in progress the form folds into one line, so the agent board is in the first screenful
-    # (1440×900); it opens again with a click, and after the run it is the page's first section again
+    # while a run of this server is shown the form folds into one line, so the agent board is in the first
+    # screenful (1440×900) and the result keeps its place when the run ends (unfolding the form then pushed the
+    # result down under a presenter's pointer); it opens with a click, and is the first section with no run shown
     running_now = handle is not None and handle.status == "running"
-    run_form.run_form(config, folded=running_now)
+    run_form.run_form(config, folded=handle is not None)
     if run_id and handle is None:
         st.warning(_("That run is no longer in this server's memory (the server restarted). "
                      "Its saved result, if it finished, is under **Past runs** below; if it was checkpointed, "

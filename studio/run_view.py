@@ -68,8 +68,12 @@ def form_config(config: Mapping[str, Any], form: Mapping[str, Any]) -> dict[str,
 
 
 def example_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The onboarding's "Run an example": the shortest run the team can make."""
-    return {**config, "max_debate_rounds": 1, "max_risk_discuss_rounds": 1, "analyst_execution": "sequential"}
+    """The onboarding's "Run an example": the shortest whole run the team can make, at presenter pace (the
+    words stream at a speed a room can read, whatever the form's toggle says)."""
+    out = {**config, "max_debate_rounds": 1, "max_risk_discuss_rounds": 1, "analyst_execution": "sequential"}
+    if pricing.is_offline(config):
+        out["offline_stream_delay_s"] = PRESENTER_PACE_S
+    return out
 
 
 def prefill_values(data: Mapping[str, Any], today: dt.date | None = None,

@@ -20,6 +20,7 @@ from studio.ui.run_result import render_result
 from studio.ui.settings import api_key, mark_settings_of_run, queue_settings, refusal_text
 from tradingagents import estimates, pricing, team
 from tradingagents.config import ROUND_LIMITS
+from tradingagents.dataflows.demo_identities import EXAMPLE_CASE
 from tradingagents.errors import ConfigError, NotAllowed, ValidationError
 from tradingagents.i18n import N_
 from tradingagents.storage import load_run
@@ -88,7 +89,8 @@ def prefill_notices(notices: Any) -> None:
 def onboarding(config: dict, notices: Any, first_visit: bool) -> None:
     """The first visit (no run anywhere yet), until dismissed: the team, and a click to run an example."""
     if st.session_state.pop("_start_example", False):
-        start_run("NVDA", run_view.last_business_day(), list(team.ANALYST_KEYS), run_view.example_config(config))
+        ticker, date = EXAMPLE_CASE
+        start_run(ticker, dt.date.fromisoformat(date), list(team.ANALYST_KEYS), run_view.example_config(config))
     if not first_visit or st.session_state.get("onboard_dismissed"):
         return
     with notices, st.container(border=True, key="onboarding"):
@@ -100,11 +102,12 @@ def onboarding(config: dict, notices: Any, first_visit: bool) -> None:
         st.html(run_view.flow_html(tr()))
         with st.container(horizontal=True):
             if st.button(_("Run an example"), type="primary", key="run_example", icon=":material/play_arrow:",
-                         help=_("NVDA on the last trading day, with the offline engine and synthetic demo data: "
-                                "no key, no network, about ten seconds.")):
+                         help=_("NVDA on 10 May 2024, with the offline engine and synthetic demo data at "
+                                "presenter pace: no key, no network, about a minute.")):
                 queue_settings({"set_provider": "offline", "set_vendor": "demo"})
                 st.session_state["_start_example"] = True
-                st.session_state["form_ticker"] = "NVDA"
+                st.session_state["form_ticker"] = EXAMPLE_CASE[0]  # the form says what runs
+                st.session_state["form_date"] = dt.date.fromisoformat(EXAMPLE_CASE[1])
                 st.rerun()
             if st.button(_("Dismiss"), key="onboard_dismiss"):
                 st.session_state["onboard_dismissed"] = True

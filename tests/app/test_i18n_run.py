@@ -192,4 +192,9 @@ def test_the_form_folds_while_a_run_is_in_progress(ta_home):
         handle.stop(handle.owner)
         assert handle.wait(120)
     at.run()
-    assert not [e for e in at.expander if e.label == "New analysis"]  # after the run: the form is open again
+    # after the run the form stays folded while the run is shown: the result keeps its place (no jump)
+    assert [e for e in at.expander if e.label == "New analysis"]
+    at.query_params.clear()  # no run shown (a new visit): the form is the page's first section again
+    at.session_state["run_id"] = None
+    at.run()
+    assert not [e for e in at.expander if e.label == "New analysis"]

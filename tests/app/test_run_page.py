@@ -10,12 +10,14 @@ import logging
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from studio.run_view import PRESENTER_PACE_S
 from studio.ui import KEY_API, get_registry
 from tests.app.apptest_utils import APP, form_button, new_app, run_until, start_offline_run, texts
 from tests.browser.harness import free_port
 from tests.fake_openai import FakeOpenAIServer
 from tradingagents import team
 from tradingagents.config import resolve_config
+from tradingagents.dataflows.demo_identities import EXAMPLE_CASE
 
 
 @pytest.fixture(autouse=True)
@@ -187,11 +189,19 @@ def test_first_visit_shows_the_team_and_runs_an_example_then_gets_out_of_the_way
     at.selectbox(key="set_provider").set_value("openai").run()
     form_button(at, "Run an example").click().run()
     handle = get_registry().get(at.query_params["run"])
-    assert handle.ticker == "NVDA" and handle.config["llm_provider"] == "offline"
+    # the README's session (a decisive call with a full plan: tests/test_example_case.py), at presenter pace
+    assert (handle.ticker, str(handle.date)) == EXAMPLE_CASE and handle.config["llm_provider"] == "offline"
     assert handle.config["data_vendor"] == "demo"
+    assert handle.config["offline_stream_delay_s"] == PRESENTER_PACE_S
+    assert at.text_input(key="form_ticker").value == "NVDA" and str(at.date_input(key="form_date").value) == EXAMPLE_CASE[1]
     assert at.selectbox(key="set_provider").value == "offline"  # the sidebar says what runs
-    run_until(at, _rating_shown, timeout=90)
+    at.run()
+    assert [e for e in at.expander if e.label == "New analysis"]  # the form folded: the run is in view
+    handle.stop(handle.owner)  # a paced run takes a minute: its end is not what this test is about
+    assert handle.wait(120)
+    at.run()
     assert not any('class="ta-flow"' in h.value for h in at.html)  # a run exists: no onboarding
+    assert [e for e in at.expander if e.label == "New analysis"]  # and it keeps its place once the run ended
     # a returning user with runs on disk never sees it; a new user may dismiss it
     assert not any('class="ta-flow"' in h.value for h in new_app("run").html)
 

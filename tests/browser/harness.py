@@ -126,8 +126,13 @@ def open_app(page, url: str, path: str = "") -> None:
 
 
 def fill_run_form(page, ticker: str, date: str) -> None:
-    """Type the ticker and the date (YYYY-MM-DD) into the Run form."""
+    """Type the ticker and the date (YYYY-MM-DD) into the Run form (opening it first, as a person would, when
+    a run on show keeps it folded into its "New analysis" line)."""
     box = page.get_by_label("Ticker")
+    wait_idle(page)
+    if not box.is_visible() and page.locator(".st-key-form_folded summary").count():
+        page.locator(".st-key-form_folded summary").click()
+        box.wait_for()
     box.fill(ticker)
     year, month, day = date.split("-")
     for part, value in (("year", year), ("month", month), ("day", day)):

@@ -65,8 +65,8 @@ def test_two_offline_runs_debates_and_settled_memory_log(ta_home):
         _shot(page, "debates")
 
         goto_page(page, "Memory log")
-        page.get_by_text(f"{FIRST} · {TICKER} · {ratings[0]} · alpha").wait_for()
-        expander = page.get_by_text(re.compile(rf"{FIRST} · {TICKER} · \w+ · alpha [+-]\d+\.\d%"))
+        page.get_by_text(f"{FIRST} · {TICKER} · {ratings[0]} · call alpha").wait_for()
+        expander = page.get_by_text(re.compile(rf"{FIRST} · {TICKER} · \w+ · call alpha [+-]\d+\.\d% · stock alpha [+-]\d+\.\d%"))
         assert expander.count() == 1
         page.get_by_text(f"{SECOND} · {TICKER} · {ratings[1]} · pending").wait_for()
         _shot(page, "memory_log")

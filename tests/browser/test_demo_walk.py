@@ -334,7 +334,7 @@ def _history(page, url: str, looks: Looks, home: str, width: int, scheme: str) -
 def _memory_log(page, url: str, looks: Looks, home: str, width: int, scheme: str) -> None:
     _open(page, url, "/memory_log", "Memory log")
     # the first run's decision settled (by the second run of the ticker): its entry says its alpha
-    page.get_by_text(re.compile(rf"^{FIRST} · {TICKER} · \w+ · alpha [+\-−]\d")).first.wait_for()
+    page.get_by_text(re.compile(rf"^{FIRST} · {TICKER} · \w+ · call alpha [+\-−]\d")).first.wait_for()
     # one chart at a time (a segmented control picks it): the default, per-ticker alpha, is drawn
     page.get_by_text("Compounded alpha per ticker").first.wait_for()
     page.locator(".st-key-cum_alpha_chart .js-plotly-plot").first.wait_for()

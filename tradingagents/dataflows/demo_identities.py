@@ -283,6 +283,12 @@ SPY|SPDR S&P 500 ETF Trust|NYSE Arca|USD|145|472|586|16|^GSPC
 """
 
 
+EXAMPLE_CASE = ("NVDA", "2024-05-10")
+"""The Run page's "Run an example": the session the README quotes (NVDA at its real close, 89.87), where the
+demo market gives the offline team a decisive call with a full plan (an entry, a target and a stop): what a
+first run shows a committee. ``tests/test_example_case.py`` keeps it decisive."""
+
+
 # More real closes (approximate, split-adjusted as Yahoo Finance shows them): NVDA's three sessions
 # the README's CSV example quotes, the last session of 2025 for the most-shown names (so a date in
 # 2025 or 2026 trades near the real level), and the S&P 500's year ends (so a long chart of the
@@ -418,4 +424,4 @@ def suggest(ticker: str, n: int = 3) -> list[str]:
     return out[:n]
 
 
-__all__ = ["ANCHOR_DATES", "INDEX_START_DATE", "LEAD_IN_DATE", "known", "suggest", "table"]
+__all__ = ["ANCHOR_DATES", "EXAMPLE_CASE", "INDEX_START_DATE", "LEAD_IN_DATE", "known", "suggest", "table"]
