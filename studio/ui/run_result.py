@@ -87,8 +87,10 @@ def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | 
     return cache[ident]
 
 
-def _heading(state: dict, rating: str | None, meta: dict, ticker: str, date: str, key: str) -> None:
-    """The rating badge row, the run's input notes, the decision card and its text."""
+def _heading(state: dict, rating: str | None, meta: dict, ticker: str, date: str, key: str,
+             closes: list[float] | None) -> None:
+    """The rating badge row (with the PDF handout, beside the card it opens with), the run's input notes and
+    the decision card."""
     # the badge row above the decision: nothing overlaps at 800 px
     with st.container(horizontal=True, vertical_alignment="center"):
         st.html(rating_badge_html(rating))
@@ -98,6 +100,9 @@ def _heading(state: dict, rating: str | None, meta: dict, ticker: str, date: str
                          date=date, llm=_(llm), data=_(meta.get("data_label") or meta.get("data_vendor", ""))))
         else:
             st.caption(_("Portfolio manager's rating · {ticker} · {date}", ticker=ticker, date=date))
+        st.download_button(_("PDF handout"), _handout(state, rating, meta, closes), file_name=f"{ticker}_{date}_report.pdf",
+                           mime="application/pdf", key=f"dl_pdf_{key}", icon=":material/picture_as_pdf:",
+                           type="primary", on_click="ignore")
     for line in input_notes(meta):  # invented instrument, session, CSV rows, re-analysis
         st.caption(line)
     # the decision card: what the committee reads first (the horizon the settlement scores beside the stated one)
@@ -115,19 +120,27 @@ def _decision_text(state: dict, key: str) -> None:
             st.markdown("_" + _("No decision text.") + "_")
 
 
-def _price_chart(config: dict, meta: dict, ticker: str, date: str, rating: str | None, key: str) -> Any:
-    """The price chart up to the decision day; returns the prices (None when there are none)."""
-    prices = None
+def _load_prices(config: dict, meta: dict, ticker: str, date: str) -> tuple[Any, Exception | None]:
+    """The prices up to the decision day (None when there are none), and why not."""
     try:
-        prices = _prices(meta.get("data_vendor") or config["data_vendor"], config["home"], ticker, date, config)
+        return _prices(meta.get("data_vendor") or config["data_vendor"], config["home"], ticker, date, config), None
     except Exception as exc:  # noqa: BLE001 - a chart failure must not hide the result
-        st.info(_("No price chart: {problem}", problem=exc))
+        return None, exc
+
+
+def _closes(prices: Any) -> list[float] | None:
+    return [float(x) for x in prices["Close"].tail(60)] if prices is not None and len(prices) else None
+
+
+def _price_chart(prices: Any, problem: Exception | None, ticker: str, date: str, rating: str | None, key: str) -> None:
+    """The price chart up to the decision day."""
+    if problem is not None:
+        st.info(_("No price chart: {problem}", problem=problem))
     if prices is not None and len(prices):
         st.caption(_("{ticker} daily prices up to {date} (never after), 20- and 50-day moving averages, volume, "
                      "and the decision day marked", ticker=ticker, date=date))
         st.plotly_chart(charts.price_figure(prices, ticker, date, rating, t=tr()), config=charts.plotly_config(tr()),
                         width="stretch", key=f"price_{key}")
-    return prices
 
 
 def _reports(state: dict, meta: dict, ticker: str, key: str) -> None:
@@ -147,28 +160,25 @@ def _reports(state: dict, meta: dict, ticker: str, key: str) -> None:
 def _downloads(state: dict, rating: str | None, meta: dict, prices: Any, ticker: str, date: str, key: str) -> None:
     t = tr()
     md = export.report_markdown(state, rating, meta, t=t)
-    closes = [float(x) for x in prices["Close"].tail(60)] if prices is not None and len(prices) else None
-    page = export.report_html(state, rating, meta, closes=closes, t=t)
+    page = export.report_html(state, rating, meta, closes=_closes(prices), t=t)
     with st.container(horizontal=True):
         st.download_button(_("Markdown report"), md, file_name=f"{ticker}_{date}_report.md",
                            mime="text/markdown", key=f"dl_md_{key}", icon=":material/download:")
         st.download_button(_("HTML report"), page, file_name=f"{ticker}_{date}_report.html",
                            mime="text/html", key=f"dl_html_{key}", icon=":material/download:")
-        st.download_button(_("PDF handout"), _handout(state, rating, meta, closes), file_name=f"{ticker}_{date}_report.pdf",
-                           mime="application/pdf", key=f"dl_pdf_{key}", icon=":material/picture_as_pdf:",
-                           type="primary", on_click="ignore")
 
 
 def render_result(config: dict, state: dict, rating: str | None, meta: dict, key: str, forkable: bool = True) -> None:
     """A finished run, top to bottom as the committee reads it."""
     ticker = state.get("company_of_interest") or meta.get("ticker", "")
     date = state.get("trade_date") or meta.get("date", "")
-    _heading(state, rating, meta, ticker, date, key)
+    prices, problem = _load_prices(config, meta, ticker, date)
+    _heading(state, rating, meta, ticker, date, key, _closes(prices))
     render_order(config, meta.get("order"), ticker, date, key)
     _decision_text(state, key)
     render_your_call(config, ticker, date, rating, meta, key)
     render_pm_notes(meta, key)
-    prices = _price_chart(config, meta, ticker, date, rating, key)
+    _price_chart(prices, problem, ticker, date, rating, key)
     _reports(state, meta, ticker, key)
     render_questions(config, ticker, date, meta, key)
     render_cost(meta, key)

@@ -38,4 +38,5 @@ def test_the_result_shows_the_decision_card_and_offers_the_pdf_handout(ta_home):
     assert len(evidence[0].dataframe[0].value) == market["figures"]
     labels = [el.proto.label for el in at.get("download_button")]
     assert "PDF handout" in labels and "Markdown report" in labels, labels
+    assert labels[0] == "PDF handout", labels  # beside the card it opens with, not 3,000 px down with the others
     assert "Exception" not in texts(at)
