@@ -303,8 +303,9 @@ def main() -> None:
     st.html(ui.badges_html(config))
     st.html("<style>.ta-situation :is(h1,h2,h3,h4,h5,h6){font-size:1rem;margin:.4rem 0 .2rem}"
             ".ta-situation p,.ta-advice p{margin:.2rem 0}</style>")  # a stored report's headings stay small
-    st.caption(_("Each role keeps lessons from settled decisions as (situation → advice) pairs and reads its best "
-                 "BM25 matches before it speaks. Scores are divided by the query's best score."))
+    st.caption(_("Each role keeps lessons from settled decisions as (situation → advice) pairs and, before it "
+                 "speaks, reads the ones whose situations share the most telling words with today's. Scores are "
+                 "relative: the best match of a query scores 1."))
 
     counts = {role: memory(role, config).count() for role in ROLES}
     row = st.container(horizontal=True, wrap=True)  # wraps onto new lines on a narrow window
