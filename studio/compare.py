@@ -16,7 +16,8 @@ from typing import Any
 
 from studio import links
 from tradingagents import pricing, team
-from tradingagents.config import PATH_DEFAULTS
+from tradingagents.config import PATH_DEFAULTS, settings_table
+from tradingagents.config import setting_label as config_label
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.llm_presets import provider_label as preset_label
 from tradingagents.rating import RATINGS_5_TIER, parse_rating
@@ -244,17 +245,14 @@ def _flat_config(meta: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
+SETTINGS = frozenset(row.key for row in settings_table())
 SETTING_LABELS: dict[str, str] = {
-    "analysts": N_("Analysts"), "selected_analysts": N_("Analysts"), "max_debate_rounds": N_("Debate rounds"),
-    "max_risk_discuss_rounds": N_("Risk discussion rounds"), "llm_provider": N_("Model provider"),
-    "quick_think_llm": N_("Quick model"), "deep_think_llm": N_("Deep model"), "backend_url": N_("Server address"),
-    "data_vendor": N_("Data source"), "output_language": N_("Output language"),
-    "online_tools": N_("Online tools"), "max_concurrent_llm_calls": N_("Model calls at once"),
-    "benchmark": N_("Benchmark"), "holding_days": N_("Holding days"), "execution_mode": N_("Analyst execution"),
-    "executor": N_("Executor"), "blind": N_("Blind run"), "temperature": N_("Temperature"),
-    "max_cost_usd": N_("Budget (USD)"), "memory_enabled": N_("Memory"), "seed": N_("Seed"),
+    "analysts": N_("Analysts"), "online_tools": N_("Online tools"), "benchmark": N_("Benchmark"),
+    "execution_mode": N_("Analyst execution"), "blind": N_("Blind run"), "temperature": N_("Temperature"),
+    "seed": N_("Seed"),
 }
-"""A compared setting's label for people (a key not listed shows its words: ``max_x_y`` → "Max x y")."""
+"""Labels of what a run records beside its settings; a setting's label is the settings table's
+(``config.table``: the sidebar's and the form's words); a key in neither shows its words."""
 
 
 def _output_language(value: Any, t: Translator) -> str:
@@ -267,6 +265,8 @@ def _output_language(value: Any, t: Translator) -> str:
 
 def setting_label(key: str, *, t: Translator = EN) -> str:
     """The label of a saved setting (``max_debate_rounds`` → "Debate rounds"), in ``t``'s language."""
+    if key in SETTINGS:
+        return config_label(key, t)
     label = SETTING_LABELS.get(key)
     if label is not None:
         return t(label)

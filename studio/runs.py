@@ -22,25 +22,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tradingagents import team
-from tradingagents.config import normalize_analysts
+from tradingagents.config import normalize_analysts, setting
 from tradingagents.graph.events import TERMINAL_KINDS, RunEvent
 from tradingagents.graph.run_context import thread_id_for
-from tradingagents.i18n import N_, Translator, translator
+from tradingagents.i18n import Translator, translator
 
 ANALYST_LABELS = {r.key: r.title for r in team.ANALYSTS}
 """The short name of each analyst for the analyst picker: Market, Sentiment, News, Fundamentals."""
 REPORT_TITLES = team.REPORT_TITLES
 """A tab title per output key, in the order the agents write them (team.OUTPUT_KEYS)."""
 STATUS_OF = {"run_finished": "finished", "run_failed": "failed", "run_stopped": "stopped"}
-CHANGE_LABELS = {
-    "llm_provider": N_("LLM provider"),
-    "quick_think_llm": N_("Quick model"),
-    "deep_think_llm": N_("Deep model"),
-    "backend_url": N_("Base URL"),
-    "data_vendor": N_("Data source"),
-    "output_language": N_("Output language"),
-    "analyst_data": N_("Analyst data"),
-}
+CHANGE_LABELS = {key: setting(key).label for key in ("llm_provider", "quick_think_llm", "deep_think_llm", "backend_url",
+                                                      "data_vendor", "output_language", "analyst_data")}
 """The settings a resume may change, by their sidebar labels (``ui.FIELD_OF``; English, marked: show them
 with ``t(label)``); the rest name the checkpoint."""
 EN = translator("en")

@@ -19,7 +19,7 @@ from studio.ui.pm_loop import paused_panel
 from studio.ui.run_result import render_result
 from studio.ui.settings import api_key, mark_settings_of_run, queue_settings, refusal_text
 from tradingagents import estimates, pricing, team
-from tradingagents.config import ROUND_LIMITS
+from tradingagents.config import ROUND_LIMITS, setting_label
 from tradingagents.dataflows.demo_identities import EXAMPLE_CASE
 from tradingagents.errors import ConfigError, NotAllowed, ValidationError
 from tradingagents.i18n import N_
@@ -181,12 +181,12 @@ def _form_fields(config: dict) -> None:
     c1, c2, c3, c4 = st.columns([1, 1.4, 0.8, 0.8], vertical_alignment="bottom")
     c1.text_input(_("Ticker"), key="form_ticker", placeholder=_("e.g. NVDA, BRK-B, 7203.T"))
     c2.date_input(_("Analysis date"), key="form_date", max_value=dt.date.today(), min_value=DATE_MIN)
-    c3.number_input(_("Debate rounds"), min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1,
+    c3.number_input(setting_label("max_debate_rounds", tr()), min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1,
                     key="form_debate")
-    c4.number_input(_("Risk rounds"), min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_risk")
+    c4.number_input(setting_label("max_risk_discuss_rounds", tr()), min_value=ROUND_LIMITS[0], max_value=ROUND_LIMITS[1], step=1, key="form_risk")
     # rows that wrap rather than squeeze: at 800 px no label or button is cut to "…"
     t = tr()
-    st.multiselect(_("Analysts"), list(team.ANALYST_KEYS), key="form_analysts",
+    st.multiselect(setting_label("selected_analysts", tr()), list(team.ANALYST_KEYS), key="form_analysts",
                    format_func=lambda a, t=t: t.p("report", ANALYST_LABELS.get(a, a)),
                    placeholder=_("Choose the analysts"))
     with st.container(horizontal=True, gap="large"):

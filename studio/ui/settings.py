@@ -19,7 +19,9 @@ from tradingagents.config import (
     ANALYST_DATA_LABELS,
     ANALYST_DATA_MODES,
     DATA_VENDORS,
+    prefill_names,
     resolve_config,
+    setting_label,
 )
 from tradingagents.i18n import N_, OUTPUT_LANGUAGE
 from tradingagents.llm_presets import PROVIDER_PRESETS
@@ -150,11 +152,6 @@ def mark_settings_of_run(run_id: str) -> None:
 
 
 PREFILL_MAX_CHARS = 4000  # a form's worth of settings; a longer link is refused unread
-# Compare's links name the settings by their config keys; the Run page's short names are accepted too
-_PREFILL_ALIASES = {"max_debate_rounds": "debate_rounds", "max_risk_discuss_rounds": "risk_rounds",
-                    "llm_provider": "provider", "data_vendor": "vendor"}
-
-
 def read_prefill(raw: str | None) -> tuple[dict[str, Any] | None, str | None]:
     """``?prefill=`` as ``(values, problem)``: the JSON object of ticker, date, analysts, rounds,
     provider and vendor (Compare's config-key names accepted), or None and a plain sentence saying
@@ -172,8 +169,7 @@ def read_prefill(raw: str | None) -> tuple[dict[str, Any] | None, str | None]:
         return None, _("The link's prefill could not be used: it is not JSON.")
     if not isinstance(data, dict):
         return None, _("The link's prefill could not be used: it is not a JSON object of settings.")
-    return {_PREFILL_ALIASES.get(k, k): v for k, v in data.items()
-            if not (k in _PREFILL_ALIASES and _PREFILL_ALIASES[k] in data)}, None
+    return prefill_names(data), None  # Compare's links name settings by config key: the table's URL names
 
 
 def parse_prefill(raw: str | None) -> dict[str, Any] | None:
@@ -283,7 +279,7 @@ def sidebar_settings() -> dict[str, Any]:
         st.markdown("### :material/tune: " + _("Settings"))
         providers = provider_options()
         t = tr()  # the labels' language is fixed when drawn (a widget's format_func may be called later)
-        st.selectbox(_("LLM provider"), providers, key="set_provider", placeholder=_("Choose an option"),
+        st.selectbox(setting_label("llm_provider", tr()), providers, key="set_provider", placeholder=_("Choose an option"),
                      format_func=lambda name: t(preset_label(name, capital=True)))
         provider = st.session_state["set_provider"]
         offline = provider == "offline"
@@ -295,23 +291,23 @@ def sidebar_settings() -> dict[str, Any]:
                 st.session_state[k] = st.session_state.get(k, "")
         else:
             c1, c2 = st.columns(2)
-            c1.text_input(_("Quick model"), key="set_quick",
+            c1.text_input(setting_label("quick_think_llm", tr()), key="set_quick",
                           placeholder=str(preset.get("quick_model") or _("server's model")),
                           help=_("Blank: the provider's default model."))
-            c2.text_input(_("Deep model"), key="set_deep",
+            c2.text_input(setting_label("deep_think_llm", tr()), key="set_deep",
                           placeholder=str(preset.get("deep_model") or _("server's model")),
                           help=_("Blank: the provider's default model."))
-            st.text_input(_("Base URL"), key="set_base_url", placeholder=_("provider default"),
+            st.text_input(setting_label("backend_url", tr()), key="set_base_url", placeholder=_("provider default"),
                           help=_("For OpenAI-compatible servers (Ollama, vLLM, …)."))
             st.text_input(_("API key"), key=KEY_API, type="password",
                           help=_("Kept in this browser session only; never written to disk."))
         choices = OFFLINE_LANGUAGES if offline else LANGUAGES
         if st.session_state.get("set_language") not in choices:
             st.session_state["set_language"] = "English"
-        st.selectbox(_("Output language"), choices, key="set_language", placeholder=_("Choose an option"),
+        st.selectbox(setting_label("output_language", tr()), choices, key="set_language", placeholder=_("Choose an option"),
                      format_func=lambda name: t(LANGUAGE_NAMES.get(name, name)),
                      help=_("The language the reports, debates and decisions are written in."))
-        st.selectbox(_("Data source"), VENDORS, key="set_vendor", format_func=lambda v: t(vendor_label(v)),
+        st.selectbox(setting_label("data_vendor", tr()), VENDORS, key="set_vendor", format_func=lambda v: t(vendor_label(v)),
                      placeholder=_("Choose an option"))
         st.selectbox(_("Analyst data"), ANALYST_DATA_MODES, key="set_analyst_data",
                      format_func=lambda v: t(ANALYST_DATA_LABELS.get(v, v)), placeholder=_("Choose an option"),

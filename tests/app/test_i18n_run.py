@@ -198,3 +198,22 @@ def test_the_form_folds_while_a_run_is_in_progress(ta_home):
     at.session_state["run_id"] = None
     at.run()
     assert not [e for e in at.expander if e.label == "New analysis"]
+
+
+def test_the_sidebar_and_the_form_label_each_setting_as_the_settings_table_does(ta_home):
+    """One table per setting (config.table): the sidebar's and the Run form's labels are its labels, in both
+    languages, as Compare's change labels and a resume's are."""
+    from studio.compare import setting_label as compare_label
+    from studio.runs import CHANGE_LABELS
+    from tradingagents.config import setting_label
+    from tradingagents.i18n import translator
+
+    widgets = {"set_provider": "llm_provider", "set_language": "output_language", "set_vendor": "data_vendor",
+               "form_debate": "max_debate_rounds", "form_risk": "max_risk_discuss_rounds",
+               "form_analysts": "selected_analysts"}
+    for lang in ("en", "zh"):
+        labels, t = _labels(_open(lang)), translator(lang)
+        for widget, key in widgets.items():
+            assert labels[widget] == setting_label(key, t) == compare_label(key, t=t), (lang, widget)
+    for key, label in CHANGE_LABELS.items():
+        assert label == setting_label(key)

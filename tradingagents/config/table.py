@@ -87,7 +87,7 @@ _ROWS: tuple[Setting, ...] = (
             url="vendor"),
     Setting("max_debate_rounds", N_("Debate rounds"), "--debate-rounds", "bull/bear debate rounds (default 1)",
             url="debate_rounds", kind=int),
-    Setting("max_risk_discuss_rounds", N_("Risk discussion rounds"), "--risk-rounds",
+    Setting("max_risk_discuss_rounds", N_("Risk rounds"), "--risk-rounds",
             "risk discussion rounds (default 1)", url="risk_rounds", kind=int),
     Setting("analyst_execution", N_("Analyst execution"),
             choices=MappingProxyType({"--parallel": ("parallel", "run the analysts as parallel branches"),
