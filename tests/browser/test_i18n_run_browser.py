@@ -102,7 +102,12 @@ def zh_session(tmp_path_factory):
 
 
 def _start(page, presenter: bool) -> None:
-    page.get_by_label("代码").fill("NVDA")
+    box = page.get_by_label("代码")
+    wait_idle(page)
+    if not box.is_visible() and page.locator(".st-key-form_folded summary").count():
+        page.locator(".st-key-form_folded summary").click()  # a run on show keeps the form folded: open it
+        box.wait_for()
+    box.fill("NVDA")
     _fill_date(page, "分析日期")
     pace = page.locator('.st-key-form_presenter input[type="checkbox"]')
     if pace.is_checked() != presenter:
