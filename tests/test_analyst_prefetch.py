@@ -31,7 +31,7 @@ from tradingagents.graph.conditional_logic import ConditionalLogic, analyst_path
 from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.setup import ParallelAgentState, _scratchpad_node
 from tradingagents.llm_clients.offline import OfflineChatModel
-from tradingagents.llm_clients.offline.analysts import prompt_plan
+from tradingagents.llm_clients.offline.analysts import TOOL_NAMES, prompt_plan
 from tradingagents.llm_clients.offline.common import signals_in
 
 TICKER, DATE = "NVDA", "2024-05-10"
@@ -152,8 +152,8 @@ def test_no_data_answers_reach_the_prompt_and_the_offline_report_names_them(key,
     update, _ = run_node(key, OfflineChatModel(), get_analyst_tools(key, config, as_of=DATE), config)
     text = update[spec.report_key]
     assert "### Missing data" in text and signals_in(text) == []
-    for name in set(names):
-        assert f"- {name}" in text.split("### Missing data")[1], name
+    for name in set(names):  # each missing source named by the data it gives (the tool's name is not shown)
+        assert f"- {TOOL_NAMES[name]}" in text.split("### Missing data")[1], name
 
 
 def _failing(tool):

@@ -11,6 +11,7 @@ from langchain_core.runnables import RunnableConfig
 from tradingagents.dataflows import tools as T
 from tradingagents.dataflows.demo import DemoProvider
 from tradingagents.dataflows.interface import get_provider
+from tradingagents.dataflows.provider import MarketDataProvider
 
 DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 LATE, EARLY = "2024-05-10", "2024-03-01"
@@ -119,7 +120,7 @@ def test_sources_without_a_token_are_never_cached(tmp_path):
     """A live or file source (and the base class) gives no token: every call reaches the source."""
     calls = []
 
-    class Counting(T.MarketDataProvider):
+    class Counting(MarketDataProvider):
         label = "counting"
 
         def global_news(self, as_of, look_back_days=7):

@@ -15,6 +15,7 @@ from tests.graph_helpers import CallCounter, fail_once_at
 from tradingagents.agents.utils.memory import TradingMemoryLog
 from tradingagents.dataflows.demo import DemoProvider
 from tradingagents.graph.trading_graph import TradingAgentsGraph
+from tradingagents.llm_clients.offline.analysts import TOOL_NAMES
 from tradingagents.validation import ValidationError
 
 DATE = "2024-05-10"
@@ -41,9 +42,10 @@ def test_data_faults_complete_the_run_and_the_report_says_what_was_missing(monke
     state, rating = TradingAgentsGraph().propagate("NVDA", DATE)
     assert state["final_trade_decision"].startswith(f"**Rating**: {rating}")
     assert "identity unavailable" in state["instrument_context"]
-    assert "Missing data" in state["news_report"] and "get_news" in state["news_report"]
+    news = TOOL_NAMES["get_news"]  # the missing source named by the data it gives ("company news feed")
+    assert "Missing data" in state["news_report"] and f"- {news}" in state["news_report"]
     report = (ta_home / "results" / "NVDA" / DATE / "report.md").read_text()
-    assert "Missing data" in report and "get_news" in report
+    assert "Missing data" in report and f"- {news}" in report
 
 
 def test_empty_or_stale_price_tables_stop_before_any_model_call(monkeypatch, ta_home):
