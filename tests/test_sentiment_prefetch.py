@@ -30,7 +30,7 @@ from tradingagents.graph.conditional_logic import ConditionalLogic, analyst_path
 from tradingagents.graph.propagation import Propagator
 from tradingagents.graph.setup import ParallelAgentState, _scratchpad_node
 from tradingagents.llm_clients.offline import OfflineChatModel
-from tradingagents.llm_clients.offline.analysts import prompt_plan
+from tradingagents.llm_clients.offline.analysts import TOOL_NAMES, prompt_plan
 from tradingagents.llm_clients.offline.common import signals_in
 from tradingagents.team import ROLES
 
@@ -171,8 +171,10 @@ def test_no_data_answers_reach_the_prompt_and_the_offline_report_names_them(tmp_
     # the offline engine, given the same prompt, says the data is missing and reads no signal
     report, _ = run_node(OfflineChatModel(), get_analyst_tools("social", config, as_of=DATE), config)
     text = report["sentiment_report"]
-    assert "### Missing data" in text and "- get_social_posts: NO_DATA_AVAILABLE:" in text
-    assert "- get_news: NO_DATA_AVAILABLE:" in text and signals_in(text) == []
+    missing = text.split("### Missing data")[1] if "### Missing data" in text else ""
+    # each missing source named by the data it gives, with the source's own words (not its sentinel)
+    assert f"- {TOOL_NAMES['get_social_posts']}: the data source has no data" in missing, text
+    assert f"- {TOOL_NAMES['get_news']}: the data source has no data" in missing and signals_in(text) == []
 
 
 def _failing_news():

@@ -169,12 +169,13 @@ def test_cli_whatif_prints_both_ratings(home, tmp_path, capsys):
 
 
 def _roles_asked(server) -> list[str]:
-    """The agent of every request the fake server received, from its system prompt ("You are the X …")."""
+    """The agent of every request the fake server received, from the message that says who it is ("You are the
+    X …"): the first message for an analyst, the role's own message after the team's shared context for the rest."""
     roles = []
     for body in server.chat_requests:
-        first = str((body.get("messages") or [{}])[0].get("content") or "")
-        roles.append(next((r.node for r in team.ROSTER if first.startswith(f"You are the {r.node}")
-                           or first.startswith(f"You are the {r.speaker} Risk Analyst")), "?"))
+        texts = [str(m.get("content") or "") for m in body.get("messages") or []]
+        roles.append(next((r.node for text in texts for r in team.ROSTER if text.startswith(f"You are the {r.node}")
+                           or text.startswith(f"You are the {r.speaker} Risk Analyst")), "?"))
     return roles
 
 
