@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tradingagents import figures, team
@@ -414,13 +414,14 @@ def cumulative_alpha_figure(df: pd.DataFrame, max_tickers: int = MAX_TICKER_LINE
     return fig
 
 
-def equity_curve(df: pd.DataFrame) -> pd.DataFrame:
+def equity_curve(df: pd.DataFrame, positions: Callable[[pd.DataFrame], Sequence[float]] | None = None) -> pd.DataFrame:
     """Growth of 1 from following the settled decisions, against holding the benchmark instead.
 
-    Decisions in date order (ticker breaks ties); each takes the position ``rating.direction`` (+1 long,
-    −1 short, 0 flat for Hold) on its ticker over its holding window, so its return is direction × raw
-    return, floored at −100 %; the returns are compounded one after another (overlapping windows are
-    not netted). The benchmark line compounds the benchmark's return over the same windows.
+    Each decision takes a position on its ticker over its holding window: ``rating.direction`` (+1 long,
+    −1 short, 0 flat for Hold) unless ``positions`` gives them (called with the settled rows, in the order
+    below, it returns one size per row: the Memory log's long-only rules). A window's return is position ×
+    raw return, floored at −100 %; the windows are compounded in the order they closed (overlapping windows
+    are not netted). The benchmark line compounds the benchmark's return over the same windows.
     """
     import numpy as np
 
@@ -433,7 +434,8 @@ def equity_curve(df: pd.DataFrame) -> pd.DataFrame:
     settled["when"] = [_exit_day(d, e, h) for d, e, h in zip(settled["date"], settled["end_date"],
                                                             settled["holding"], strict=True)]
     settled = settled.sort_values(["when", "date", "ticker"], kind="stable")
-    pos = np.array([direction(r) for r in settled["rating"]], dtype="float64")
+    sizes = positions(settled) if positions is not None else [direction(r) for r in settled["rating"]]
+    pos = np.array(sizes, dtype="float64")
     strat = np.maximum(1.0 + pos * settled["raw"].to_numpy(), 0.0)
     bench = np.maximum(1.0 + bench_returns(settled).to_numpy(), 0.0)
     out = settled[["date", "ticker", "rating", "when"]].copy()
@@ -441,15 +443,6 @@ def equity_curve(df: pd.DataFrame) -> pd.DataFrame:
         out["strategy"] = np.exp(np.cumsum(np.log(strat))) if len(strat) else []
         out["benchmark"] = np.exp(np.cumsum(np.log(bench))) if len(bench) else []
     return out.reset_index(drop=True)
-
-
-EQUITY_CAPTION = N_(
-    "Growth of 1 from following the settled decisions in date order: each decision goes long (Buy, "
-    "Overweight), short (Underweight, Sell) or stays flat (Hold) on its ticker over its holding window, "
-    "and the windows' returns are compounded one after another (overlapping windows are not netted). "
-    "The benchmark line compounds each decision's benchmark return over the same window (where the log "
-    "has no benchmark return it is the raw return minus the alpha). No costs."
-)
 
 
 def equity_figure(curve: pd.DataFrame, *, t: Translator | None = None) -> go.Figure:

@@ -94,31 +94,18 @@ def long_only_equity(df):
     return is position × raw return; the windows are compounded one after another (overlapping windows
     are not netted), as ``charts.equity_curve`` does. Columns: date, ticker, rating, when, strategy,
     benchmark."""
-    import numpy as np
-
     from studio import charts
     from tradingagents.backtest.positions import LONG_ONLY, target_position  # only to draw this chart
 
-    settled = charts.settled_rows(df)
-    settled = settled[settled["raw"].notna()].copy()
-    settled["when"] = [charts._exit_day(d, e, h) for d, e, h in zip(settled["date"], settled["end_date"],
-                                                                   settled["holding"], strict=True)]
-    held: dict[str, float] = {}
-    sizes = []
-    for rec in settled.sort_values(["date", "ticker"], kind="stable").itertuples(index=False):
-        held[rec.ticker] = target_position(rec.rating, held.get(rec.ticker, 0.0), LONG_ONLY)
-        sizes.append(((rec.date, rec.ticker), held[rec.ticker]))
-    size_of = dict(sizes)
-    settled = settled.sort_values(["when", "date", "ticker"], kind="stable")
-    pos = np.array([size_of[(d, t)] for d, t in zip(settled["date"], settled["ticker"], strict=True)],
-                   dtype="float64")
-    strat = np.maximum(1.0 + pos * settled["raw"].to_numpy(), 0.0)
-    bench = np.maximum(1.0 + charts.bench_returns(settled).to_numpy(), 0.0)
-    out = settled[["date", "ticker", "rating", "when"]].copy()
-    with np.errstate(divide="ignore"):
-        out["strategy"] = np.exp(np.cumsum(np.log(strat))) if len(strat) else []
-        out["benchmark"] = np.exp(np.cumsum(np.log(bench))) if len(bench) else []
-    return out.reset_index(drop=True)
+    def sizes(settled):  # each ticker's position after each decision, in decision order; given back in row order
+        held: dict[str, float] = {}
+        size_of = {}
+        for rec in settled.sort_values(["date", "ticker"], kind="stable").itertuples(index=False):
+            held[rec.ticker] = size_of[(rec.date, rec.ticker)] = target_position(rec.rating, held.get(rec.ticker, 0.0),
+                                                                                 LONG_ONLY)
+        return [size_of[(d, t)] for d, t in zip(settled["date"], settled["ticker"], strict=True)]
+
+    return charts.equity_curve(df, positions=sizes)
 
 
 LONG_ONLY_CAPTION = N_(
