@@ -15,6 +15,11 @@ price, summed over the run's requests:
   (``pricing.DEFAULT_PRICING`` and ``CACHED_INPUT_PRICING``: GPT-4o's cached input is half price);
 - ``cache_*_prompt_tokens`` / ``cache_*_cached_tokens``: the tokens behind them (``ref`` = the reference);
   ``cache_*_deep_input_usd``: the part of the input cost the deep model's calls make (the judges);
+- ``cache_ref_deep_share``: the reference's own judges' part of its input bill. A system whose two judges run
+  on the same deep model and read what the reference's judges read (the debates, the plans) pays at least
+  that much even if every other call were free: the first deep call of a decision cannot hit the cache (no
+  earlier request of that model), so the goal (``<= 0.5``) is out of reach while this share is above it,
+  unless the judges read less than the reference's do;
 - ``critical_path_calls_ours`` / ``critical_path_calls_ref``: the model calls of a decision that run one
   after another (the longest chain of requests each starting after the previous one ended, at the
   server, each answer taking ``LATENCY_S``): our analysts run side by side, the reference's one after
@@ -112,10 +117,12 @@ def run() -> dict:
         srv.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     out["cache_input_cost_vs_ref"] = round(out["cache_ours_input_usd"] / out["cache_ref_input_usd"], 3)
+    out["cache_ref_deep_share"] = round(out["cache_ref_deep_input_usd"] / out["cache_ref_input_usd"], 3)
     out["cache_input_cost_vs_ref_list"] = round(out["cache_ours_input_usd_list"] / out["cache_ref_input_usd_list"], 3)
     print(f"  input of one decision (cached at a quarter): ours ${out['cache_ours_input_usd']:.5f}, reference "
           f"${out['cache_ref_input_usd']:.5f}: {out['cache_input_cost_vs_ref']:.3f}x; at list prices "
           f"{out['cache_input_cost_vs_ref_list']:.3f}x; sequential model calls {out['critical_path_calls_ours']} vs "
-          f"{out['critical_path_calls_ref']}; load average {Path('/proc/loadavg').read_text().split()[:3]}",
+          f"{out['critical_path_calls_ref']}; the reference's judges alone are {out['cache_ref_deep_share']:.2f} of its "
+          f"bill; load average {Path('/proc/loadavg').read_text().split()[:3]}",
           flush=True)
     return out
