@@ -46,6 +46,7 @@ _PERIOD_AFTER = re.compile(
 _LIST_RE = re.compile(r"^\s*(?:[-*]\s+)?(?:#+\s*)?\d+[.)]\s")
 _RATIO_BEFORE = re.compile(r"\d\s?[:：]\s?$")
 _ROUND_BEFORE = re.compile(r"(?:round|rounds|turn|第)\s*$", re.IGNORECASE)
+_ROUND_AFTER = re.compile(r"^\s?(?:round|rounds|turn|turns|轮|回合)(?![A-Za-z])", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 TEXT_KEYS_AFTER_TURNS = ("investment_plan", "trader_investment_plan", "final_trade_decision")
 PROPOSAL_FIELDS = ("entry_price", "price_target", "stop_loss", "position_size", "entry", "target", "stop", "size")
@@ -100,8 +101,8 @@ def figures_in(text: str, *, ticker: str = "") -> list[Figure]:
         line_start = masked.rfind("\n", 0, start) + 1
         if _LIST_RE.match(masked[line_start:end + 2]) and masked[line_start:start].strip(" -*#") == "":
             continue  # a list or heading number
-        if _ROUND_BEFORE.search(masked[max(0, start - 8):start]):
-            continue  # round 1, turn 2
+        if _ROUND_BEFORE.search(masked[max(0, start - 8):start]) or _ROUND_AFTER.match(masked[end:end + 8]):
+            continue  # round 1, turn 2, after 1 round of debate, 经过 2 轮辩论
         if match.group("num") == "1" and _RATIO_BEFORE.search(masked[max(0, start - 12):start]):
             continue  # the "1" of a ratio written "2.0 : 1" (reward:risk): notation, not a figure
         value, decimals = _clean(match.group("num"))
