@@ -10,9 +10,9 @@ clustering (a log-volatility AR(1) with a leverage effect) and rare crash jumps.
 its benchmark by a beta, has its own clustering volatility, a weak pull towards a long-run growth
 path, idiosyncratic jumps and earnings-day reactions to a per-quarter earnings surprise.
 
-Fundamentals and statements: a company of the calibration table (``demo_calibration``) reports
-revenue, margins, debt and shares of its real size within the table's tolerance; any other one
-earns what its price averaged over the past year supports at a seeded P/E, so its revenue moves
+Fundamentals and statements: a company of the calibration table (``demo_calibration``: every listed
+stock of ``demo_identities``) reports revenue, margins, debt and shares of its real size within the
+table's tolerance; a fictional ticker earns what its price averaged over the past year supports at a seeded P/E, so its revenue moves
 slowly; market cap = price × shares either way. News is generated from the path (earnings,
 guidance, large moves, analyst notes, sector notes, routine company items several times a week),
 global headlines from the benchmark path and a macro calendar, social posts with a tone that
