@@ -39,12 +39,64 @@ def test_five_companies_follow_the_table_every_friday_of_2025(ticker):
     assert misses == []
 
 
-def test_every_company_of_the_table_holds_over_2024_to_2026():
+@pytest.mark.parametrize("ticker", list(table()))
+def test_every_company_of_the_table_holds_over_2024_to_2026(ticker):
     misses = []
-    for ticker in table():
-        for day in fridays(dt.date(2024, 1, 1), dt.date(2026, 11, 30), step=6):
-            misses += [(ticker, day, key) for key, (_, _, ok) in calibration_check(ticker, day).items() if not ok]
+    for day in fridays(dt.date(2024, 1, 1), dt.date(2026, 11, 30), step=6):
+        misses += [(day, key, got, want) for key, (got, want, ok) in calibration_check(ticker, day).items() if not ok]
     assert misses == []
+
+
+def test_every_listed_stock_is_calibrated():
+    """A committee may ask about any company the demo market knows by name: each has a row."""
+    stocks = {t for t, row in identities().items() if row["kind"] == "stock"}
+    assert len(stocks) == 180
+    assert stocks == set(table())
+
+
+@pytest.mark.parametrize("ticker", list(table()))
+def test_a_row_can_be_followed(ticker):
+    """Every year's gross margin clears its net margin (the generator keeps gross >= net + 2 points), the
+    P/E band is a band, and the shares are the listing identity's within a third (Rio Tinto's row counts
+    the plc's and the Ltd's shares: earnings are the group's)."""
+    row = table()[ticker]
+    assert all(row["gross_margin"] >= m + 0.02 for m in row["net_margin"].values())
+    lo, hi = row["pe_band"]
+    assert 0 < lo < hi
+    if ticker not in ("GOOGL", "GOOG"):  # Alphabet's row counts every share class (12.4B), its identity one
+        assert 0.75 < row["shares"] / identities()[ticker]["shares"] < 1.35
+    assert all(v > 0 for v in row["revenue"].values()) and row["debt"] > 0
+
+
+def test_figures_are_in_the_listings_currency():
+    """Accounts are in the listing's currency (pounds for pence): HSBC's revenue is about HK$515B in Hong
+    Kong and £51B in London, Alibaba's about US$137B in New York and HK$1.09T in Hong Kong."""
+    def revenue(ticker: str) -> float:
+        f = P.fundamentals(ticker, "2025-03-14")
+        return f["revenue_ttm"]
+
+    assert P.fundamentals("0005.HK", "2025-03-14")["financial_currency"] == "HKD"
+    assert P.fundamentals("HSBA.L", "2025-03-14")["financial_currency"] == "GBP"
+    assert 450e9 < revenue("0005.HK") < 580e9
+    assert 45e9 < revenue("HSBA.L") < 58e9
+    assert 120e9 < revenue("BABA") < 150e9
+    assert 950e9 < revenue("9988.HK") < 1200e9
+    assert 22e9 < revenue("AMD") < 30e9  # AMD's four quarters to December 2024: $25.8B
+    assert 12e12 < revenue("6758.T") < 15e12  # Sony, in yen
+    assert 8e12 < revenue("RELIANCE.NS") < 11e12  # Reliance, in rupees
+
+
+def test_a_loss_shows_no_pe():
+    """Intel lost $18.8B in 2024: the demo market reports the loss and no P/E, and the check says so."""
+    f = P.fundamentals("INTC", "2025-01-17")
+    assert f["net_income_ttm"] < 0 and f["pe_ratio_ttm"] is None
+    check = calibration_check("INTC", "2025-01-17")
+    assert "pe" not in check and check["pe_loss"][2]
+    assert all(ok for _, _, ok in check.values())
+    assert demo.pe_case(-10.0, 12.0, 100.0) == "loss"
+    assert demo.pe_case(1.0, 12.0, 100.0) == "break_even"  # a profit netted against a loss near zero
+    assert demo.pe_case(1.5, 1.5, 100.0) == "break_even"  # 1.5% of revenue: a P/E means nothing
+    assert demo.pe_case(8.0, 8.0, 100.0) == "profit"
 
 
 def test_the_figures_a_committee_quoted_are_the_right_size():

@@ -10,9 +10,9 @@ clustering (a log-volatility AR(1) with a leverage effect) and rare crash jumps.
 its benchmark by a beta, has its own clustering volatility, a weak pull towards a long-run growth
 path, idiosyncratic jumps and earnings-day reactions to a per-quarter earnings surprise.
 
-Fundamentals and statements: a company of the calibration table (``demo_calibration``) reports
-revenue, margins, debt and shares of its real size within the table's tolerance; any other one
-earns what its price averaged over the past year supports at a seeded P/E, so its revenue moves
+Fundamentals and statements: a company of the calibration table (``demo_calibration``: every listed
+stock of ``demo_identities``) reports revenue, margins, debt and shares of its real size within the
+table's tolerance; a fictional ticker earns what its price averaged over the past year supports at a seeded P/E, so its revenue moves
 slowly; market cap = price × shares either way. News is generated from the path (earnings,
 guidance, large moves, analyst notes, sector notes, routine company items several times a week),
 global headlines from the benchmark path and a macro calendar, social posts with a tone that
@@ -601,7 +601,8 @@ def _all_quarters(ticker: str, last_year: int) -> tuple[dict[str, Any], ...]:
             revenue = quarter_revenue(row, qe.date()) * math.exp(0.015 * _clip(rz[0], 2.5))
             margin = net_margin(row, qe.date()) * math.exp(0.03 * _clip3(rz[1]))
             net_income = revenue * margin
-            gross = min(0.97, max(margin + 0.05, row["gross_margin"] * math.exp(0.01 * _clip3(rz[2]))))
+            # a thin gross margin (a defence contractor's 12%) may sit just above the net one
+            gross = min(0.97, max(margin + 0.02, row["gross_margin"] * math.exp(0.01 * _clip3(rz[2]))))
             debt = row["debt"] * math.exp(0.03 * _clip3(rz[5]))
         else:
             first = max(0, pos + 1 - _SMOOTH_DAYS)
@@ -624,7 +625,7 @@ def _all_quarters(ticker: str, last_year: int) -> tuple[dict[str, Any], ...]:
         cash = assets * (0.05 + 0.1 * _unit(ticker, "cash"))
         ocf = net_income * (1.15 + 0.1 * rz[3])
         capex = -revenue * (0.03 + 0.05 * _unit(ticker, "capex"))
-        dividends = -net_income * prof["payout"]
+        dividends = -max(0.0, net_income) * prof["payout"]  # a loss-making quarter pays none
         eps = net_income / shares
         estimate = eps / (1.0 + 0.04 * surprise)
         out.append({
@@ -1075,7 +1076,18 @@ class DemoProvider(MarketDataProvider):
 def calibration_check(ticker: str, as_of: str) -> dict[str, tuple[float, float, bool]]:
     """How the demo market's figures for a company of the calibration table stand against the table
     on a date: {measure: (demo value, table value, within ``TOLERANCE``)}; the P/E's table value is
-    the middle of its band. Measured through the provider's own answers (fundamentals, statements)."""
+    the middle of its band. Measured through the provider's own answers (fundamentals, statements).
+
+    Losses and break-even years (INTC 2024, BA, a write-off year): the EPS is judged against the size
+    of the four quarters' profits and losses (the sum of their absolute values, the same as the TTM
+    when no quarter changes sign), so a TTM that nets a profit against a loss near zero is not held
+    to ±15% of almost nothing (the key is then "eps_mixed", both values as a fraction of that size).
+    The P/E is judged by what the table's trailing earnings are: where
+    they are a clear profit (at least 2% of revenue and half the quarters' gross size), it must lie in
+    the row's band; a clear loss must show no P/E (the provider gives none for negative earnings, as
+    Yahoo Finance does); near break-even, where a P/E means nothing, it must show none or one above
+    the band's low end. The key says which case applied: "pe", "pe_loss" or "pe_break_even".
+    """
     row = calibrated(ticker)
     if row is None:
         raise DataNotFound(f"{ticker} is not in the demo market's calibration table.")
@@ -1103,13 +1115,34 @@ def calibration_check(ticker: str, as_of: str) -> dict[str, tuple[float, float, 
         got, want = revenue[0] / revenue[4], want_q[0] / want_q[4]
         out["revenue_growth"] = (got - 1.0, want - 1.0, abs(got / want - 1.0) <= TOLERANCE["revenue_growth"])
     rel("debt", float(bal.loc["Total Debt"].iloc[0]), row["debt"])
-    rel("eps", f["eps_ttm"], sum(want_ni) / shares)
+    want_eps, size = sum(want_ni) / shares, sum(abs(x) for x in want_ni) / shares
+    ok = abs(f["eps_ttm"] - want_eps) <= TOLERANCE["eps"] * size
+    if size <= abs(want_eps) * (1.0 + 1e-9):
+        out["eps"] = (f["eps_ttm"], want_eps, ok)
+    else:  # a profit and a loss among the four quarters: both EPS as a fraction of the quarters' size
+        out["eps_mixed"] = (f["eps_ttm"] / size, want_eps / size, ok)
     lo, hi = row["pe_band"]
     pe = f["pe_ratio_ttm"]
-    out["pe"] = (pe if pe is not None else float("nan"), (lo + hi) / 2.0, pe is not None and lo <= pe <= hi)
+    case = pe_case(sum(want_ni), sum(abs(x) for x in want_ni), sum(want_q[:4]))
+    ok = {"profit": pe is not None and lo <= pe <= hi, "loss": pe is None,
+          "break_even": pe is None or pe >= lo}[case]
+    out[{"profit": "pe", "loss": "pe_loss", "break_even": "pe_break_even"}[case]] = (
+        pe if pe is not None else float("nan"), (lo + hi) / 2.0, ok)
     drop = min(b / a - 1.0 for a, b in zip(revenue[1:], revenue, strict=False))
     out["steady_drop"] = (drop, -TOLERANCE["steady_drop"], drop > -TOLERANCE["steady_drop"])
     return out
+
+
+def pe_case(ttm_net_income: float, quarters_size: float, ttm_revenue: float) -> str:
+    """Which P/E the table's trailing earnings call for: "profit" (a P/E in the band), "loss" (none),
+    or "break_even" (none, or a large one): a clear profit or loss is at least 2% of revenue and half
+    the size of the four quarters' profits and losses together."""
+    clear = max(0.02 * ttm_revenue, 0.5 * quarters_size)
+    if ttm_net_income >= clear:
+        return "profit"
+    if ttm_net_income <= -clear:
+        return "loss"
+    return "break_even"
 
 
 def clear_cache() -> None:
@@ -1122,5 +1155,5 @@ def clear_cache() -> None:
     _all_quarters.cache_clear()
 
 
-__all__ = ["DemoProvider", "LABEL", "calibration_check", "TAG", "profile", "earnings_calendar", "demo_benchmark", "is_index",
+__all__ = ["DemoProvider", "LABEL", "calibration_check", "pe_case", "TAG", "profile", "earnings_calendar", "demo_benchmark", "is_index",
            "clear_cache"]
