@@ -15,7 +15,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
-from tests.fake_openai import FakeOpenAIServer, Fault, fill_schema, tool_arguments
+from tests.fake_openai import FakeOpenAIServer, Fault, agentic_responder, fill_schema, tool_arguments
 from tradingagents.rating import parse_rating
 
 PROMPT = [
@@ -213,8 +213,16 @@ def test_faults_are_consumed_in_order(fake_openai):
 
 
 def test_latency_and_max_in_flight():
-    with FakeOpenAIServer(latency_s=0.2) as server:
-        llm = client(server).bind_tools([get_stock_data])
+    # each answer waits until all five requests are at the server: a server that handled them one at a time
+    # would never let the first one through (the barrier's timeout breaks it), however slow the machine is
+    arrived = threading.Barrier(5, timeout=120)
+
+    def responder(body):
+        arrived.wait()
+        return agentic_responder(body)
+
+    with FakeOpenAIServer(responder, latency_s=0.2) as server:
+        llm = client(server, timeout=150).bind_tools([get_stock_data])  # the timeout only catches a hang
         ids: list[str] = []
 
         def call():
@@ -226,7 +234,7 @@ def test_latency_and_max_in_flight():
         for t in threads:
             t.start()
         for t in threads:
-            t.join(10)
+            t.join(180)
         elapsed = time.monotonic() - started
         assert server.max_in_flight == 5  # concurrent, not serialised
         deadline = time.monotonic() + 120  # only catches a hang: handlers finish just after replying
