@@ -51,6 +51,7 @@ from tradingagents.graph.decision_card import (
 )
 from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
+from tradingagents.graph.decision_card import label_of as card_label
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
@@ -151,18 +152,28 @@ def card_rows(decision: Mapping[str, Any], currency: str | None = None, *,
             shown = rating_label(figures.text(value), t.lang)
         elif key == "action" and str(value or "").upper() in ACTIONS:
             shown = t(ACTIONS[str(value).upper()])
-        elif key == "scored_horizon" and value and _SCORED.match(str(value)):
-            shown = t.n("{n} trading day", "{n} trading days", int(_SCORED.match(str(value)).group(1)))
+        elif key in ("scored_horizon", "time_horizon") and value and _SCORED.match(str(value).strip()):
+            shown = t.n("{n} trading day", "{n} trading days", int(_SCORED.match(str(value).strip()).group(1)))
+        elif key in ("position_size", "time_horizon") and value and t.has(str(value).strip()):
+            # a size or horizon the engine wrote from its fixed phrases (the offline engine's, in English) is
+            # shown in the reader's language; a model's own words stay as written
+            shown = t(str(value).strip())
         else:
             shown = figures.text(value)
         context = CARD_LABEL_CONTEXTS.get(key)
-        label = t.p(context, CARD_LABELS[key]) if context else t(CARD_LABELS[key])
+        label = t.p(context, CARD_LABELS[key]) if context else t(card_label(key, decision.get("action"), decision.get("rating")))
         rows.append((label, clean_text(shown)))
     if isinstance(decision.get("order"), Mapping):
         from tradingagents.book import order_text
 
         rows.append((t("Order"), clean_text(order_text(decision["order"], t))))
     return rows
+
+
+def card_fields(rows: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """``card_rows``' rows by their field (``FIELDS`` keys, then "order"): label and value of each."""
+    keys = (*CARD_FIELDS, "order")
+    return {key: row for key, row in zip(keys, rows, strict=False)}
 
 
 def card_markdown(decision: Mapping[str, Any], currency: str | None = None, *, t: Translator | None = None) -> str:
