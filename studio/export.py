@@ -52,7 +52,7 @@ from tradingagents.graph.decision_card import (
 from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
 from tradingagents.graph.decision_card import label_of as card_label
-from tradingagents.i18n import N_, Translator, rating_label, translator
+from tradingagents.i18n import N_, Translator, rating_label, sector_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
 from tradingagents.storage.files_runs import evidence_line, render_report_markdown
@@ -834,12 +834,21 @@ class _Handout:
             pdf.set_text_color(0, 0, 0)
 
 
-def instrument_shown(context: Any) -> Any:
+def instrument_shown(context: Any, t: Translator | None = None) -> Any:
     """The run's instrument line as a reader sees it beside the data line: without the "; data: …" the
-    engine appends for the models (the data source has its own line, in the reader's language)."""
+    engine appends for the models (the data source has its own line, in the reader's language), its sector
+    and industry in ``t``'s language ("Technology / Semiconductors" → "科技 / 半导体")."""
     if not isinstance(context, str):
         return context
-    return re.sub(r";\s*data:\s*[^;()]*$", "", context.strip()) or context
+    shown = re.sub(r";\s*data:\s*[^;()]*$", "", context.strip()) or context
+    if t is None or t.lang == "en":
+        return shown
+
+    def sectors(match: re.Match[str]) -> str:
+        return " / ".join(sector_label(part.strip(), t.lang) for part in match.group(0).split(" / "))
+
+    # "NVDA — NVIDIA Corp (Technology / Semiconductors, NASDAQ, USD)": the first part in the brackets
+    return re.sub(r"(?<=\()[^,()]+(?=,[^()]*\)$)", sectors, shown)
 
 
 def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Translator | None = None) -> list[str]:
@@ -856,7 +865,7 @@ def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Tr
         t("Analysis date: {date}; prices read up to that day, never after",
           date=figures.text(state.get("trade_date") or meta.get("date"))),
         t("Instrument: {value}", value=figures.text(instrument_shown(meta.get("instrument_context")
-                                                                     or state.get("instrument_context")))),
+                                                                     or state.get("instrument_context"), t))),
     ]
     if meta.get("by"):
         lines.append(t("Run by: {user}", user=meta["by"]))

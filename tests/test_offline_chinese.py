@@ -201,3 +201,25 @@ def test_the_decision_and_its_levels_do_not_depend_on_the_language(tmp_path, mon
                                                 "stop_loss")}
     assert cards["Chinese"] == cards["English"]
     assert cards["Chinese"]["action"] == "BUY" and cards["Chinese"]["stop_loss"] is not None
+
+
+ALLOWED_LATIN = re.compile(r"(?<![A-Za-z])(NVDA|NVIDIA|Corporation|USD|SPY|DemoWire|DemoSocial)(?![A-Za-z])")  # names, units
+
+
+def test_the_chinese_run_reads_chinese_headlines_posts_and_sector_names(runs):
+    """The demo market writes its headlines and posts in the run's language (same figures, dates and tones as
+    the English run's), so the news and sentiment reports quote Chinese headlines; the instrument's sector and
+    industry read in Chinese where a Chinese page shows them."""
+    for key in ("news_report", "sentiment_report"):
+        zh, en = runs["zh"]["texts"][SECOND][key], runs["en"]["texts"][SECOND][key]
+        assert "Synthetic headline" not in zh and "Synthetic post" not in zh
+        quotes = [line for line in zh.splitlines() if line.startswith("> ")]
+        assert quotes and all(("合成新闻：" if key == "news_report" else "合成帖子：") in line for line in quotes)
+        for line in quotes if key == "news_report" else ():
+            assert "合成新闻：" in line, line
+            words = re.findall(r"[A-Za-z]{3,}", ALLOWED_LATIN.sub("", line))
+            assert not words, (line, words)
+        # the same data in both languages: the same dates quoted, the same tone counts
+        assert re.findall(r"\d{4}-\d{2}-\d{2}", zh) == re.findall(r"\d{4}-\d{2}-\d{2}", en)
+    assert i18n.sector_label("Technology", "zh") == "科技" and i18n.sector_label("Semiconductors", "zh") == "半导体"
+    assert i18n.sector_label("Semiconductors", "en") == "Semiconductors"
