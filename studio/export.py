@@ -52,10 +52,10 @@ from tradingagents.graph.decision_card import (
 from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
 from tradingagents.graph.decision_card import label_of as card_label
-from tradingagents.i18n import N_, Translator, rating_label, sector_label, translator
+from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
-from tradingagents.storage.files_runs import evidence_line, render_report_markdown
+from tradingagents.storage.files_runs import evidence_line, instrument_shown, render_report_markdown
 from tradingagents.storage.inert import (  # noqa: F401 - this module's names since before storage.inert
     SAFE_SCHEMES,
     clean_text,
@@ -832,23 +832,6 @@ class _Handout:
                 pdf.set_text_color(120, 120, 120)
             pdf.ln(6)
             pdf.set_text_color(0, 0, 0)
-
-
-def instrument_shown(context: Any, t: Translator | None = None) -> Any:
-    """The run's instrument line as a reader sees it beside the data line: without the "; data: …" the
-    engine appends for the models (the data source has its own line, in the reader's language), its sector
-    and industry in ``t``'s language ("Technology / Semiconductors" → "科技 / 半导体")."""
-    if not isinstance(context, str):
-        return context
-    shown = re.sub(r";\s*data:\s*[^;()]*$", "", context.strip()) or context
-    if t is None or t.lang == "en":
-        return shown
-
-    def sectors(match: re.Match[str]) -> str:
-        return " / ".join(sector_label(part.strip(), t.lang) for part in match.group(0).split(" / "))
-
-    # "NVDA — NVIDIA Corp (Technology / Semiconductors, NASDAQ, USD)": the first part in the brackets
-    return re.sub(r"(?<=\()[^,()]+(?=,[^()]*\)$)", sectors, shown)
 
 
 def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Translator | None = None) -> list[str]:
