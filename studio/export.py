@@ -242,9 +242,23 @@ def source_rows(record: Mapping[str, Any] | None, *, t: Translator | None = None
     t = _tr(t)
     rows = []
     for item in (record or {}).get("sources") or []:
-        args = ", ".join(f"{k}={v}" for k, v in (item.get("args") or {}).items())
-        rows.append({t("Figure"): str(item.get("figure")), t("Source"): str(item.get("tool")),
-                     t("Arguments"): args, t("Excerpt"): str(item.get("excerpt"))})
+        args = item.get("args") or {}
+        tool = str(item.get("tool"))
+        if t.lang == "en":
+            shown_args = ", ".join(f"{k}={v}" for k, v in args.items())
+        else:  # another language: the data by its name, the arguments by their values (indicators by their names)
+            from tradingagents.llm_clients.offline.analysts import INDICATOR_NAMES, tool_name
+
+            def value(key: str, v: Any) -> str:
+                if key != "indicator":
+                    return str(v)
+                return t(", ").join(t(INDICATOR_NAMES[x.strip()]) if x.strip() in INDICATOR_NAMES else x.strip()
+                                    for x in str(v).split(","))
+
+            shown_args = t(", ").join(value(k, v) for k, v in args.items())
+            tool = tool_name(tool, t)
+        rows.append({t("Figure"): str(item.get("figure")), t("Source"): tool,
+                     t("Arguments"): shown_args, t("Excerpt"): str(item.get("excerpt"))})
     for item in (record or {}).get("not_found") or []:
         rows.append({t("Figure"): str(item.get("figure")), t("Source"): t("not found in the data"),
                      t("Arguments"): "", t("Excerpt"): str(item.get("sentence"))})
