@@ -48,6 +48,7 @@ from tradingagents.graph.decision_card import (
     display_text,
     reward_risk,
     scored_horizon,
+    shown_plan_value,
 )
 from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
@@ -152,12 +153,10 @@ def card_rows(decision: Mapping[str, Any], currency: str | None = None, *,
             shown = rating_label(figures.text(value), t.lang)
         elif key == "action" and str(value or "").upper() in ACTIONS:
             shown = t(ACTIONS[str(value).upper()])
-        elif key in ("scored_horizon", "time_horizon") and value and _SCORED.match(str(value).strip()):
-            shown = t.n("{n} trading day", "{n} trading days", int(_SCORED.match(str(value).strip()).group(1)))
-        elif key in ("position_size", "time_horizon") and value and t.has(str(value).strip()):
-            # a size or horizon the engine wrote from its fixed phrases (the offline engine's, in English) is
-            # shown in the reader's language; a model's own words stay as written
-            shown = t(str(value).strip())
+        elif key == "scored_horizon" and value and _SCORED.match(str(value)):
+            shown = t.n("{n} trading day", "{n} trading days", int(_SCORED.match(str(value)).group(1)))
+        elif key in ("position_size", "time_horizon") and value:
+            shown = shown_plan_value(str(value), t)  # the engine's fixed phrases in the reader's language
         else:
             shown = figures.text(value)
         context = CARD_LABEL_CONTEXTS.get(key)

@@ -94,6 +94,11 @@ def test_a_call_without_a_trade_names_its_price_a_reference_price_in_both_langua
     assert "入场价" in dict(export.card_rows(CARD, "USD", t=Translator("zh")))
     free = {**hold, "position_size": "a quarter of the book, scaled in", "time_horizon": "3-6 months"}
     assert dict(export.card_rows(free, "USD", t=Translator("zh")))["仓位"] == "a quarter of the book, scaled in"
+    from tradingagents.graph.decision_card import display_text
+
+    shown = display_text("**Position size**: no change to the current exposure\n**Time horizon**: 5 trading days\n"
+                         "**Time horizon**: 3-6 months", Translator("zh"))
+    assert shown == "**仓位**：当前敞口保持不变\n**期限**：5 个交易日\n**期限**：3-6 months"
 
 
 def test_every_figure_of_the_plan_is_traced_to_the_data_in_both_languages(ta_home):

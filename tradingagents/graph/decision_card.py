@@ -182,7 +182,20 @@ def _shown_value(label: str, value: str, t: Translator) -> str:
         return value.replace(word, t(DISPLAY_ACTIONS[word.upper()]), 1)
     if label == "Conviction" and word.lower() in DISPLAY_CONVICTIONS:
         return value.replace(word, t(DISPLAY_CONVICTIONS[word.lower()]), 1)
-    return value
+    return shown_plan_value(word, t) if label in ("Position size", "Time horizon") and word else value
+
+
+_TRADING_DAYS_RE = re.compile(r"^(\d+) trading days?$")
+
+
+def shown_plan_value(value: str, t: Translator) -> str:
+    """A position size or horizon in ``t``'s language when the engine wrote it from its fixed phrases (the
+    offline engine's sizes, "5 trading days"); a model's own words stay as written."""
+    text = value.strip()
+    days = _TRADING_DAYS_RE.match(text)
+    if days:
+        return t.n("{n} trading day", "{n} trading days", int(days.group(1)))
+    return t(text) if t.has(text) else value
 
 
 def display_text(text: str, t: Translator | None = None) -> str:
@@ -209,4 +222,4 @@ def display_text(text: str, t: Translator | None = None) -> str:
 
 
 __all__ = ["DISPLAY_ACTIONS", "DISPLAY_CONVICTIONS", "FIELDS", "GRAMMAR_LABELS", "LABELS", "LABEL_CONTEXTS",
-           "REFERENCE_LABEL", "decision_card", "label_of", "display_text", "reward_risk", "scored_horizon"]
+           "REFERENCE_LABEL", "decision_card", "label_of", "shown_plan_value", "display_text", "reward_risk", "scored_horizon"]
