@@ -582,17 +582,17 @@ _POST_RE = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>[\d:]+)\s+@(?P<aut
 
 
 def _post(item: str, t: Translator) -> str:
-    """A post item quoted in ``t``'s language: its text, then date, tone and likes in that language (English:
-    the feed's line as it is)."""
+    """A post item quoted in ``t``'s language: its text, then date, tone and likes in that language, without
+    the poster's handle (English: the feed's line as it is)."""
     match = _POST_RE.match(item)
     if t.lang == ENGLISH.lang or not match:
         return item
-    fields = {"text": match.group("text"), "date": f"{match.group('date')} {match.group('time')}", "likes": match.group("likes"),
-              "author": match.group("author")}
+    fields = {"text": match.group("text"), "date": f"{match.group('date')} {match.group('time')}",
+              "likes": match.group("likes")}
     if match.group("tone"):
-        return t("{text} ({date}, @{author}, {direction}, {likes} likes)",
+        return t("{text} ({date}, {direction}, {likes} likes)",
                  direction=t.p("direction", match.group("tone")), **fields)
-    return t("{text} ({date}, @{author}, {likes} likes)", **fields)
+    return t("{text} ({date}, {likes} likes)", **fields)
 
 
 def _quotes(items: Sequence[str], limit: int = 3, t: Translator = ENGLISH) -> list[str]:
