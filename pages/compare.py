@@ -149,11 +149,13 @@ def _ladder_and_card(run_a: dict, run_b: dict, label_a: str, label_b: str) -> No
                               export.currency_of(run_a["state"], run_a["meta"]), t=tr())
     card_b = export.card_rows(export.card(run_b["state"], run_b["meta"], run_b["rating"]),
                               export.currency_of(run_b["state"], run_b["meta"]), t=tr())
-    # a run made with a book has an Order row the other may not have: rows by label, the dash where one lacks it
-    shown_a, shown_b = dict(card_a), dict(card_b)
-    labels = list(dict.fromkeys([label for label, _v in card_a + card_b]))
-    st.dataframe([{"": la, label_a: shown_a.get(la, "—"), label_b: shown_b.get(la, "—")} for la in labels],
-                 hide_index=True, width="stretch", key="cmp_card")
+    # a run made with a book has an Order row the other may not have: rows by field, the dash where one lacks it;
+    # a field named differently in the two (a Hold's reference price beside a Buy's entry) shows both names
+    rows_a, rows_b = export.card_fields(card_a), export.card_fields(card_b)
+    keys = list(dict.fromkeys([*rows_a, *rows_b]))
+    st.dataframe([{"": " / ".join(dict.fromkeys(r[k][0] for r in (rows_a, rows_b) if k in r)),
+                   label_a: rows_a[k][1] if k in rows_a else "—", label_b: rows_b[k][1] if k in rows_b else "—"}
+                  for k in keys], hide_index=True, width="stretch", key="cmp_card")
 
 
 def _settings_and_usage(run_a: dict, run_b: dict, label_a: str, label_b: str, t: Translator) -> None:

@@ -48,13 +48,15 @@ from tradingagents.graph.decision_card import (
     display_text,
     reward_risk,
     scored_horizon,
+    shown_plan_value,
 )
 from tradingagents.graph.decision_card import LABEL_CONTEXTS as CARD_LABEL_CONTEXTS
 from tradingagents.graph.decision_card import LABELS as CARD_LABELS
+from tradingagents.graph.decision_card import label_of as card_label
 from tradingagents.i18n import N_, Translator, rating_label, translator
 from tradingagents.rating import RATING_COLORS_ON_WHITE
 from tradingagents.storage import inert
-from tradingagents.storage.files_runs import evidence_line, render_report_markdown
+from tradingagents.storage.files_runs import evidence_line, instrument_shown, render_report_markdown
 from tradingagents.storage.inert import (  # noqa: F401 - this module's names since before storage.inert
     SAFE_SCHEMES,
     clean_text,
@@ -153,16 +155,24 @@ def card_rows(decision: Mapping[str, Any], currency: str | None = None, *,
             shown = t(ACTIONS[str(value).upper()])
         elif key == "scored_horizon" and value and _SCORED.match(str(value)):
             shown = t.n("{n} trading day", "{n} trading days", int(_SCORED.match(str(value)).group(1)))
+        elif key in ("position_size", "time_horizon") and value:
+            shown = shown_plan_value(str(value), t)  # the engine's fixed phrases in the reader's language
         else:
             shown = figures.text(value)
         context = CARD_LABEL_CONTEXTS.get(key)
-        label = t.p(context, CARD_LABELS[key]) if context else t(CARD_LABELS[key])
+        label = t.p(context, CARD_LABELS[key]) if context else t(card_label(key, decision.get("action"), decision.get("rating")))
         rows.append((label, clean_text(shown)))
     if isinstance(decision.get("order"), Mapping):
         from tradingagents.book import order_text
 
         rows.append((t("Order"), clean_text(order_text(decision["order"], t))))
     return rows
+
+
+def card_fields(rows: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """``card_rows``' rows by their field (``FIELDS`` keys, then "order"): label and value of each."""
+    keys = (*CARD_FIELDS, "order")
+    return {key: row for key, row in zip(keys, rows, strict=False)}
 
 
 def card_markdown(decision: Mapping[str, Any], currency: str | None = None, *, t: Translator | None = None) -> str:
@@ -231,9 +241,23 @@ def source_rows(record: Mapping[str, Any] | None, *, t: Translator | None = None
     t = _tr(t)
     rows = []
     for item in (record or {}).get("sources") or []:
-        args = ", ".join(f"{k}={v}" for k, v in (item.get("args") or {}).items())
-        rows.append({t("Figure"): str(item.get("figure")), t("Source"): str(item.get("tool")),
-                     t("Arguments"): args, t("Excerpt"): str(item.get("excerpt"))})
+        args = item.get("args") or {}
+        tool = str(item.get("tool"))
+        if t.lang == "en":
+            shown_args = ", ".join(f"{k}={v}" for k, v in args.items())
+        else:  # another language: the data by its name, the arguments by their values (indicators by their names)
+            from tradingagents.llm_clients.offline.analysts import INDICATOR_NAMES, tool_name
+
+            def value(key: str, v: Any) -> str:
+                if key != "indicator":
+                    return str(v)
+                return t(", ").join(t(INDICATOR_NAMES[x.strip()]) if x.strip() in INDICATOR_NAMES else x.strip()
+                                    for x in str(v).split(","))
+
+            shown_args = t(", ").join(value(k, v) for k, v in args.items())
+            tool = tool_name(tool, t)
+        rows.append({t("Figure"): str(item.get("figure")), t("Source"): tool,
+                     t("Arguments"): shown_args, t("Excerpt"): str(item.get("excerpt"))})
     for item in (record or {}).get("not_found") or []:
         rows.append({t("Figure"): str(item.get("figure")), t("Source"): t("not found in the data"),
                      t("Arguments"): "", t("Excerpt"): str(item.get("sentence"))})
@@ -823,14 +847,6 @@ class _Handout:
             pdf.set_text_color(0, 0, 0)
 
 
-def instrument_shown(context: Any) -> Any:
-    """The run's instrument line as a reader sees it beside the data line: without the "; data: …" the
-    engine appends for the models (the data source has its own line, in the reader's language)."""
-    if not isinstance(context, str):
-        return context
-    return re.sub(r";\s*data:\s*[^;()]*$", "", context.strip()) or context
-
-
 def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Translator | None = None) -> list[str]:
     """Engine, data and dates of a run, as plain lines (the handout's provenance), in ``t``'s language
     (None: English); the engine's and the data's labels are the run's own words."""
@@ -845,7 +861,7 @@ def provenance_lines(state: Mapping[str, Any], meta: Mapping[str, Any], *, t: Tr
         t("Analysis date: {date}; prices read up to that day, never after",
           date=figures.text(state.get("trade_date") or meta.get("date"))),
         t("Instrument: {value}", value=figures.text(instrument_shown(meta.get("instrument_context")
-                                                                     or state.get("instrument_context")))),
+                                                                     or state.get("instrument_context"), t))),
     ]
     if meta.get("by"):
         lines.append(t("Run by: {user}", user=meta["by"]))

@@ -336,3 +336,33 @@ def test_known_prices_stay_near_their_last_real_level_on_any_date_up_to_today():
         closes = P.ohlcv(ticker, "2025-01-01", "2026-11-30")["Close"]
         assert 0.6 * last_real < closes.iloc[-1] < 1.7 * last_real, (ticker, closes.iloc[-1])
         assert closes.max() < 2.0 * last_real and closes.min() > 0.5 * last_real, ticker
+
+
+def test_headlines_and_posts_are_written_in_the_runs_output_language_with_the_same_data():
+    """The demo market of a Chinese run writes its headlines and posts in Chinese: the same items in the same
+    order, dates and figures, each headline carrying the tone its English twin reads as; the provider and the
+    tool-result cache are kept per language."""
+    import re
+
+    from tradingagents.dataflows.tools import make_tools
+
+    en, zh = get_provider({"output_language": "English"}), get_provider({"output_language": "Chinese"})
+    assert en is P and zh is not en and zh.language == "zh" and en.cache_token() != zh.cache_token()
+    for fetch in (lambda p: p.news("JPM", "2024-01-01", "2024-06-30"), lambda p: p.global_news("2024-06-30", 60),
+                  lambda p: p.social("JPM", "2024-06-30", 20)):
+        a, b = fetch(en), fetch(zh)
+        assert len(a) == len(b) > 5
+        for x, y in zip(a, b, strict=True):
+            assert (x["published"], x.get("kind"), x.get("author")) == (y["published"], y.get("kind"), y.get("author"))
+            text_a, text_b = (x.get("title", "") + x.get("summary", x.get("text", "")),
+                              y.get("title", "") + y.get("summary", y.get("text", "")))
+            assert set(re.findall(r"[+-]?[\d,]+\.\d+%?", text_a)) == set(re.findall(r"[+-]?[\d,]+\.\d+%?", text_b))
+            assert not re.search(r"[A-Za-z]{3,}", re.sub(r"JPMorgan|Chase|JPM|USD|SPY|DemoWire|DemoSocial|EPS", "",
+                                                            y.get("title", y.get("text", ""))))
+            assert (y.get("title") or y.get("text")).startswith(("合成新闻：", "合成帖子："))
+    tones = [it.get("tone") for it in zh.news("JPM", "2024-01-01", "2024-06-30")]
+    assert set(tones) <= {"bullish", "bearish", "neutral"} and "bullish" in tones and "bearish" in tones
+    tally = {lang: make_tools({"output_language": lang}, as_of="2024-06-28")["get_news"].invoke(
+        {"ticker": "JPM", "start_date": "2024-01-01", "end_date": "2024-06-28"}).splitlines()[1] for lang in
+        ("English", "Chinese")}
+    assert tally["English"].split(": ", 1)[1] == tally["Chinese"].split(": ", 1)[1]  # the same tone counts

@@ -435,3 +435,20 @@ def test_the_translated_report_has_every_part_the_english_renderer_has(invented)
         assert not missing, missing
     if invented:
         assert "- **虚构的标的**：演示市场未收录 NVDA" in zh
+
+
+def test_a_missing_benchmark_is_said_in_the_readers_language_with_the_sources_words_apart():
+    info, data = _zh_backtest_data()
+    data["notes"] = [{"kind": "no_benchmark", "ticker": "NVDA", "benchmark": "SPY",
+                      "error": "No prices for SPY between 2024-06-03 and 2024-06-06."}]
+    md = bt_report.markdown(info, BT_PLANS, data, lang="zh")
+    assert "> 没有 NVDA 的基准曲线：数据源在这段时间没有给出其基准 SPY 的价格。\n>\n> 数据源的原话：`No prices" in md
+    doc = bt_report.html_page(info, BT_PLANS, data, lang="zh")
+    assert "<p class='note'>没有 NVDA 的基准曲线：数据源在这段时间没有给出其基准 SPY 的价格。</p>" in doc
+    folded = "<details class='note'><summary>数据源的原话</summary><code>No prices for SPY"
+    assert folded in doc
+    apart = doc.split(folded, 1)[0] + doc.split(folded, 1)[1].split("</details>", 1)[1]
+    assert english_words(visible(apart)) == [], english_words(visible(apart))  # the source's words only folded
+    # English: the one line it always was
+    en = bt_report.markdown(dict(info, ui_language="en"), BT_PLANS, data, lang="en")
+    assert "> No benchmark curve for NVDA: No prices for SPY between 2024-06-03 and 2024-06-06.\n" in en

@@ -110,7 +110,8 @@ def test_numbers_tickers_dates_and_rating_words_stay_as_they_are(runs):
         assert parse_rating(state["investment_plan"]) in RATINGS_5_TIER
         assert re.search(r"FINAL TRANSACTION PROPOSAL: \*\*(BUY|HOLD|SELL)\*\*", state["trader_investment_plan"])
     for key in REPORTS:  # every figure the English report quotes is in the Chinese one
-        numbers = set(re.findall(r"-?\d+(?:\.\d+)?%?|\d{4}-\d{2}-\d{2}", en["second"][key]))
+        # (a post's poster, @demo_trader_8027, is a handle the Chinese quote leaves out, not a figure)
+        numbers = set(re.findall(r"-?\d+(?:\.\d+)?%?|\d{4}-\d{2}-\d{2}", re.sub(r"@\S+", "", en["second"][key])))
         missing = [n for n in numbers if n not in zh["second"][key]]
         assert not missing, (key, missing)
         assert TICKER in zh["second"][key]
@@ -201,3 +202,30 @@ def test_the_decision_and_its_levels_do_not_depend_on_the_language(tmp_path, mon
                                                 "stop_loss")}
     assert cards["Chinese"] == cards["English"]
     assert cards["Chinese"]["action"] == "BUY" and cards["Chinese"]["stop_loss"] is not None
+
+
+ALLOWED_LATIN = re.compile(r"(?<![A-Za-z])(NVDA|NVIDIA|Corporation|USD|SPY|DemoWire|DemoSocial)(?![A-Za-z])|"
+                           r"@demo_trader_\d+")  # names, units, a post's author
+
+
+def test_the_chinese_run_reads_chinese_headlines_posts_and_sector_names(runs):
+    """The demo market writes its headlines and posts in the run's language (same figures, dates and tones as
+    the English run's), so the news and sentiment reports quote Chinese headlines; the instrument's sector and
+    industry read in Chinese where a Chinese page shows them."""
+    for key in ("news_report", "sentiment_report"):
+        zh, en = runs["zh"]["texts"][SECOND][key], runs["en"]["texts"][SECOND][key]
+        assert "Synthetic headline" not in zh and "Synthetic post" not in zh
+        quotes = [line for line in zh.splitlines() if line.startswith("> ")]
+        assert quotes and all(("合成新闻：" if key == "news_report" else "合成帖子：") in line for line in quotes)
+        for line in quotes:
+            words = re.findall(r"[A-Za-z]{3,}", ALLOWED_LATIN.sub("", line))
+            assert not words, (line, words)
+        # the same data in both languages: the same dates quoted, the same tone counts
+        assert re.findall(r"\d{4}-\d{2}-\d{2}", zh) == re.findall(r"\d{4}-\d{2}-\d{2}", en)
+    assert i18n.sector_label("Technology", "zh") == "科技" and i18n.sector_label("Semiconductors", "zh") == "半导体"
+    from tradingagents.storage.files_runs import instrument_shown
+
+    context = runs["zh"]["second"]["instrument_context"]
+    assert "Technology / Semiconductors" in context  # the models' line keeps the source's names
+    assert "(科技 / 半导体, NASDAQ, USD)" in instrument_shown(context, i18n.translator("zh"))
+    assert i18n.sector_label("Semiconductors", "en") == "Semiconductors"

@@ -96,7 +96,7 @@ def test_after_the_summary_the_handout_reads_as_prose_tables_and_attributed_turn
     assert "FINAL TRANSACTION PROPOSAL" not in body and t("FINAL TRANSACTION PROPOSAL") not in body
     assert "no language model was used" not in body and "未使用任何语言模型" not in body
     # the headlines one to a line, not run together into one paragraph
-    assert len(re.findall(r"^\s*•\s*Synthetic headline:", body, re.M)) >= 3, body
+    assert len(re.findall(r"^\s*•\s*(?:Synthetic headline:|合成新闻：)", body, re.M)) >= 3, body
     if lang == "zh":
         from tests.test_i18n_exports import english_words
 
@@ -112,7 +112,8 @@ import re  # noqa: E402 - used by the tests above
 def test_the_instrument_line_leaves_the_data_source_to_its_own_line():
     state = {"instrument_context": LONG_INSTRUMENT + "; data: synthetic demo data", "trade_date": "2024-05-10"}
     lines = export.provenance_lines(state, {"data_label": "synthetic demo data"}, t=ZH)
-    assert lines[1] == "数据：合成的演示数据" and lines[3] == "标的：" + LONG_INSTRUMENT
+    assert lines[1] == "数据：合成的演示数据" and lines[3] == "标的：" + LONG_INSTRUMENT.replace(
+        "Consumer Defensive / Beverages—Wineries & Distilleries", "防御性消费 / 酒类酿造")  # sector names in Chinese
     assert export.instrument_shown("NVDA — NVIDIA (NASDAQ, USD)") == "NVDA — NVIDIA (NASDAQ, USD)"
 
 

@@ -82,6 +82,25 @@ def test_a_hold_card_says_it_has_no_levels_in_both_languages():
     assert dict(export.card_rows(hold, "USD", t=Translator("zh")))["目标价"] == "持有不设价位"
 
 
+def test_a_call_without_a_trade_names_its_price_a_reference_price_in_both_languages():
+    """A Hold's price is what the call is measured from, not an entry (the memory log's 参考价); a Buy keeps
+    its entry. The offline engine's fixed size and horizon phrases read in the reader's language."""
+    hold = {**CARD, "rating": "Hold", "action": "HOLD", "entry_price": 100.0, "price_target": None,
+            "stop_loss": None, "position_size": "no change to the current exposure", "time_horizon": "5 trading days"}
+    en, zh = dict(export.card_rows(hold, "USD")), dict(export.card_rows(hold, "USD", t=Translator("zh")))
+    assert en["Reference price"] == "$100.00" and "Entry" not in en
+    assert zh["参考价"] == "$100.00" and "入场价" not in zh
+    assert zh["仓位"] == "当前敞口保持不变" and zh["声明的期限"] == "5 个交易日", zh
+    assert "入场价" in dict(export.card_rows(CARD, "USD", t=Translator("zh")))
+    free = {**hold, "position_size": "a quarter of the book, scaled in", "time_horizon": "3-6 months"}
+    assert dict(export.card_rows(free, "USD", t=Translator("zh")))["仓位"] == "a quarter of the book, scaled in"
+    from tradingagents.graph.decision_card import display_text
+
+    shown = display_text("**Position size**: no change to the current exposure\n**Time horizon**: 5 trading days\n"
+                         "**Time horizon**: 3-6 months", Translator("zh"))
+    assert shown == "**仓位**：当前敞口保持不变\n**期限**：5 个交易日\n**期限**：3-6 months"
+
+
 def test_every_figure_of_the_plan_is_traced_to_the_data_in_both_languages(ta_home):
     """The levels, the reward:risk and the horizon are the plan's own proposals and windows, not figures the
     evidence ledger cannot find ("5 个交易日" is a window, like "5 trading days")."""

@@ -168,7 +168,69 @@ def rating_label(rating: Any, lang: str | None) -> str:
     return translator(lang).p("rating", text) if text else text
 
 
+def pgettext(context: str, message: str) -> str:
+    """Marks ``message`` with its ``context`` for the catalogue without translating it (like ``N_``)."""
+    return message
+
+
+SECTOR_NAMES = (
+    pgettext("sector", "Technology"), pgettext("sector", "Healthcare"), pgettext("sector", "Financial Services"),
+    pgettext("sector", "Consumer Cyclical"), pgettext("sector", "Consumer Defensive"),
+    pgettext("sector", "Industrials"), pgettext("sector", "Energy"), pgettext("sector", "Communication Services"),
+    pgettext("sector", "Utilities"), pgettext("sector", "Basic Materials"), pgettext("sector", "Real Estate"),
+    pgettext("sector", "ETF"), pgettext("sector", "Index"),
+    pgettext("sector", "Aerospace & Defense"), pgettext("sector", "Apparel Retail"),
+    pgettext("sector", "Asset Management"), pgettext("sector", "Auto Manufacturers"),
+    pgettext("sector", "Banks—Diversified"), pgettext("sector", "Banks—Regional"),
+    pgettext("sector", "Beverages—Non-Alcoholic"), pgettext("sector", "Beverages—Wineries & Distilleries"),
+    pgettext("sector", "Biotechnology"), pgettext("sector", "Capital Markets"), pgettext("sector", "Chemicals"),
+    pgettext("sector", "Commodities Focused"), pgettext("sector", "Communication Equipment"),
+    pgettext("sector", "Communications"), pgettext("sector", "Confectioners"), pgettext("sector", "Conglomerates"),
+    pgettext("sector", "Consumer Electronics"), pgettext("sector", "Credit Services"),
+    pgettext("sector", "Diagnostics & Research"), pgettext("sector", "Discount Stores"),
+    pgettext("sector", "Diversified Emerging Mkts"), pgettext("sector", "Drug Manufacturers"),
+    pgettext("sector", "Drug Manufacturers—General"), pgettext("sector", "Drug Manufacturers—Specialty & Generic"),
+    pgettext("sector", "Electrical Equipment & Parts"), pgettext("sector", "Electronic Gaming & Multimedia"),
+    pgettext("sector", "Engineering & Construction"), pgettext("sector", "Entertainment"),
+    pgettext("sector", "Equity Energy"), pgettext("sector", "Farm & Heavy Construction Machinery"),
+    pgettext("sector", "Financial"), pgettext("sector", "Financial Data & Stock Exchanges"),
+    pgettext("sector", "Footwear & Accessories"), pgettext("sector", "Foreign Large Blend"),
+    pgettext("sector", "Furnishings, Fixtures & Appliances"), pgettext("sector", "Health"),
+    pgettext("sector", "Healthcare Plans"), pgettext("sector", "High Yield Bond"),
+    pgettext("sector", "Home Improvement Retail"), pgettext("sector", "Household & Personal Products"),
+    pgettext("sector", "Household Products"), pgettext("sector", "Information Technology Services"),
+    pgettext("sector", "Insurance—Diversified"), pgettext("sector", "Insurance—Life"),
+    pgettext("sector", "Integrated Freight & Logistics"), pgettext("sector", "Intermediate Core Bond"),
+    pgettext("sector", "Internet Content & Information"), pgettext("sector", "Internet Retail"),
+    pgettext("sector", "Large Blend"), pgettext("sector", "Large Growth"), pgettext("sector", "Large Value"),
+    pgettext("sector", "Long Government"), pgettext("sector", "Market index"), pgettext("sector", "Medical Devices"),
+    pgettext("sector", "Medical Instruments & Supplies"), pgettext("sector", "Mid-Cap Growth"),
+    pgettext("sector", "Natural Resources"), pgettext("sector", "Oil & Gas E&P"),
+    pgettext("sector", "Oil & Gas Integrated"), pgettext("sector", "Oil & Gas Refining & Marketing"),
+    pgettext("sector", "Other Industrial Metals & Mining"), pgettext("sector", "Packaged Foods"),
+    pgettext("sector", "REIT—Retail"), pgettext("sector", "REIT—Specialty"), pgettext("sector", "Railroads"),
+    pgettext("sector", "Restaurants"), pgettext("sector", "Scientific & Technical Instruments"),
+    pgettext("sector", "Semiconductor Equipment & Materials"), pgettext("sector", "Semiconductors"),
+    pgettext("sector", "Small Blend"), pgettext("sector", "Software—Application"),
+    pgettext("sector", "Software—Infrastructure"), pgettext("sector", "Specialty Business Services"),
+    pgettext("sector", "Specialty Chemicals"), pgettext("sector", "Specialty Industrial Machinery"),
+    pgettext("sector", "Specialty Machinery"), pgettext("sector", "Staffing & Employment Services"),
+    pgettext("sector", "Steel"), pgettext("sector", "Telecom Services"), pgettext("sector", "Tobacco"),
+    pgettext("sector", "Travel Services"), pgettext("sector", "Utilities—Regulated Electric"),
+    pgettext("sector", "Utilities—Renewable"),
+)
+"""The sector and industry names the product shows (the demo market's table and Yahoo's taxonomy), marked
+for the catalogue under the context "sector"; ``sector_label`` shows one in a language."""
+
+
+def sector_label(name: Any, lang: str | None) -> str:
+    """A sector or industry name in ``lang`` (Technology → 科技, Semiconductors → 半导体); a name the
+    catalogue does not know (a data source's own) is returned as it is, like every name in English."""
+    text = "" if name is None else str(name)
+    return translator(lang).p("sector", text) if text else text
+
+
 __all__ = [
-    "DEFAULT_LANGUAGE", "KEYWORDS", "LANGUAGES", "LOCALES_DIR", "N_", "OUTPUT_LANGUAGE", "Translator",
-    "catalogue", "language_of_output", "normalize_language", "rating_label", "translator",
+    "DEFAULT_LANGUAGE", "KEYWORDS", "LANGUAGES", "LOCALES_DIR", "N_", "OUTPUT_LANGUAGE", "SECTOR_NAMES", "Translator",
+    "catalogue", "language_of_output", "normalize_language", "pgettext", "rating_label", "sector_label", "translator",
 ]

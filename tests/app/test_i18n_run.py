@@ -6,6 +6,7 @@ sidebar's plain copy (issue 25: no home folder path, no fields that do not apply
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 from streamlit.runtime.context import ContextProxy
@@ -217,3 +218,24 @@ def test_the_sidebar_and_the_form_label_each_setting_as_the_settings_table_does(
             assert labels[widget] == setting_label(key, t) == compare_label(key, t=t), (lang, widget)
     for key, label in CHANGE_LABELS.items():
         assert label == setting_label(key)
+
+
+# what a Chinese page may show in Latin letters: tickers, names, units, model and product names, icons
+_LATIN_OK = re.compile(r"NVDA|NVIDIA|Corporation|USD|SPY|DemoWire|DemoSocial|TradingAgents|Studio|LLM|PDF|RSI|MACD|"
+                       r"ATR|EPS|UTC|@demo_trader_\d+|:material/[a-z_]+:|alpha|Markdown|HTML")
+
+
+def test_a_chinese_runs_result_reads_in_chinese_headlines_included(ta_home):
+    """The Run page's result of a Chinese run (card, reports, debates) shows no English words beyond tickers,
+    names and units: the demo market's headlines and posts are Chinese, the evidence names the data it read."""
+    at = _open("zh")
+    _start(at, "开始分析", "NVDA", dt.date(2024, 5, 10), ["social", "news"])
+    handle = get_registry().get(at.query_params["run"])
+    assert handle.wait(180) and handle.status == "finished"
+    run_until(at, lambda a: any('data-rating="' in h.value for h in a.html))
+    shown = re.sub(r"<style>.*?</style>|<[^>]+>", " ", texts(at), flags=re.S)
+    assert "合成新闻：" in shown and "合成帖子：" in shown and "Synthetic" not in shown
+    english = sorted(set(re.findall(r"(?<![A-Za-z])[A-Za-z]{3,}", _LATIN_OK.sub(" ", shown))))
+    assert not english, english
+    sources = {str(v) for df in at.dataframe for col in df.value.columns if col == "来源" for v in df.value[col]}
+    assert sources and not any(s.startswith("get_") for s in sources), sources

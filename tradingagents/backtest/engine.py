@@ -272,7 +272,7 @@ class TickerPlan:
     frame: pd.DataFrame = field(repr=False)  # OHLCV with warm-up rows, for the baselines
     benchmark: str | None = None
     benchmark_closes: list[float] | None = None  # on the ticker's days (last close on or before)
-    benchmark_note: str | None = None
+    benchmark_note: dict[str, str] | None = None  # why there is no benchmark curve (report.note_parts shows it)
 
 
 def plan_ticker(provider, ticker: str, start: str, end: str, every: int, config: Mapping[str, Any]) -> TickerPlan:
@@ -306,7 +306,8 @@ def plan_ticker(provider, ticker: str, start: str, end: str, every: int, config:
                 raise DataNotFound(f"the benchmark {bench} has no price on or before {days[0]}")
             plan.benchmark_closes = [float(x) for x in aligned]
         except (DataUnavailable, KeyError, ValueError) as exc:
-            plan.benchmark_note = f"No benchmark curve for {ticker}: {exc}"
+            # kept apart from the sentence, so a report says it in its reader's language with the source's words aside
+            plan.benchmark_note = {"kind": "no_benchmark", "ticker": ticker, "benchmark": str(bench), "error": str(exc)}
     else:
         plan.benchmark_closes = list(closes)
     return plan

@@ -234,6 +234,22 @@ def _positions(info: Mapping[str, Any], t: Translator) -> str:
     return ", ".join(f"{rating_label(k, t.lang)} {t('keep') if v == 'keep' else v}" for k, v in info["positions"].items())
 
 
+def note_parts(note: Any, t: Translator | None = None) -> tuple[str, str | None]:
+    """A run note in ``t``'s language: (sentence, the data source's own words or None). A note saved as text
+    (an older result) is its own sentence; a missing benchmark (``{"kind": "no_benchmark", …}``) is said in
+    the reader's language, with the provider's error kept apart (in English, as one line as before)."""
+    t = t or translator(None)
+    if not isinstance(note, Mapping):
+        return str(note), None
+    if note.get("kind") == "no_benchmark":
+        ticker, error = str(note.get("ticker") or ""), str(note.get("error") or "")
+        if t.lang == "en":
+            return f"No benchmark curve for {ticker}: {error}", None
+        return (t("No benchmark curve for {ticker}: the data source gave no prices of its benchmark {benchmark} for "
+                  "this period.", ticker=ticker, benchmark=str(note.get("benchmark") or "")), error or None)
+    return str(note.get("text") or note), None
+
+
 def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[str, Any], *,
              lang: str | None = None) -> str:
     """The report as Markdown in ``lang`` (None: ``report_translator``'s choice)."""
@@ -280,7 +296,10 @@ def markdown(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[st
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     for note in data.get("notes") or []:
-        lines.append(f"> {note}")
+        text, detail = note_parts(note, t)
+        lines.append(f"> {text}")
+        if detail:
+            lines += [">", "> " + t("The data source's message: {message}", message=f"`{detail.replace('`', chr(39))}`")]
     lines.append("")
     if data.get("control"):
         lines.append("## " + t("No-edge control ({worlds} random-walk worlds)", worlds=data["control"]["worlds"]))
@@ -429,7 +448,11 @@ def html_page(info: Mapping[str, Any], plans: Mapping[str, Any], data: Mapping[s
         body.append(line_chart_svg({t("{ticker} close", ticker=ticker): plan.closes}, plan.days,
                                    title=t("{ticker}: the team's ratings over the price", ticker=ticker), markers=marks))
     for note in data.get("notes") or []:
-        body.append(f"<p class='note'>{esc(note)}</p>")
+        text, detail = note_parts(note, t)
+        body.append(f"<p class='note'>{esc(text)}</p>")
+        if detail:  # the provider's own words, for who wants them: folded away under the note
+            label = t("The data source's message")
+            body.append(f"<details class='note'><summary>{esc(label)}</summary><code>{esc(detail)}</code></details>")
     if data.get("control"):
         body.append("<h2>" + esc(t("No-edge control ({worlds} random-walk worlds)", worlds=data["control"]["worlds"]))
                     + "</h2><ul>")

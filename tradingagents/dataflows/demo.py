@@ -51,10 +51,13 @@ from tradingagents.dataflows.provider import (
     check_ticker,
     today,
 )
+from tradingagents.i18n import N_, Translator, sector_label, translator
 
 LABEL = "synthetic demo data"
 TAG = f"[{LABEL}]"
-HEADLINE_MARK = "Synthetic headline: "
+HEADLINE_MARK = N_("Synthetic headline: ")
+POST_MARK = N_("Synthetic post: ")
+POST_SOURCE = N_("DemoSocial ({label})")
 START = "2000-01-03"
 FIRST_YEAR = 2000
 
@@ -677,65 +680,65 @@ _FLOW_KEYS = {"revenue", "cost_of_revenue", "gross_profit", "operating_expense",
 # (industry keyword or sector, group label, reasons for a jump, reasons for a slide): the first match wins,
 # so a bank's news talks about loans and deposits and a drug maker's about trials and approvals.
 _NEWS_GROUPS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("Bank", "Bank", ("as net interest income beats expectations", "as credit quality improves",
-                      "after passing the regulator's stress test", "on higher trading revenue", "after an analyst upgrade"),
-     ("on rising loan-loss provisions", "as deposit costs squeeze margins", "on weaker investment-banking fees",
-      "on a report of a regulatory probe", "after an analyst downgrade")),
-    ("Insurance", "Insurance", ("as underwriting margins improve", "on strong premium growth", "after an analyst upgrade"),
-     ("on higher catastrophe losses", "as claims costs rise", "after an analyst downgrade")),
-    ("Capital Markets", "Brokerage", ("on record trading volumes", "as dealmaking picks up", "after an analyst upgrade"),
-     ("as trading volumes fade", "on weaker advisory fees", "after an analyst downgrade")),
-    ("Semiconductor", "Chip", ("on strong data-centre chip demand", "as a new chip launch beats expectations",
-                              "after an analyst upgrade", "on upbeat foundry orders"),
-     ("on export-control worries", "as a key customer cuts orders", "after an analyst downgrade",
-      "on signs of a chip inventory glut")),
-    ("Drug", "Pharma", ("on positive late-stage trial data", "after a drug approval", "on strong prescription data",
-                        "after an analyst upgrade"),
-     ("after a trial setback", "on drug-pricing worries", "as a patent expiry nears", "after an analyst downgrade")),
-    ("Oil", "Oil", ("as crude prices climb", "on a new discovery", "on higher refining margins", "after an analyst upgrade"),
-     ("as crude prices slide", "on a production outage", "on weaker refining margins", "after an analyst downgrade")),
-    ("Auto", "Auto", ("as deliveries beat expectations", "on strong order intake", "after an analyst upgrade"),
-     ("as deliveries disappoint", "on price-cut worries", "after a recall", "after an analyst downgrade")),
-    ("Technology", "Tech", ("as a product launch beats expectations", "on a new multi-year cloud contract",
-                            "after an analyst upgrade", "on strong enterprise spending data"),
-     ("as a key customer delays orders", "on slowing enterprise spending", "after an analyst downgrade",
-      "on a report of a regulatory probe")),
-    ("Healthcare", "Healthcare", ("on strong procedure volumes", "after a product approval", "after an analyst upgrade"),
-     ("on reimbursement worries", "after a product recall", "after an analyst downgrade")),
-    ("Financial Services", "Financial", ("on strong payment volumes", "as fee income grows", "after an analyst upgrade"),
-     ("as payment volumes slow", "on a report of a regulatory probe", "after an analyst downgrade")),
-    ("Consumer Cyclical", "Consumer", ("on upbeat consumer-spending data", "as same-store sales beat expectations",
-                                       "after an analyst upgrade"),
-     ("on weak consumer-spending data", "as same-store sales disappoint", "after an analyst downgrade")),
-    ("Consumer Defensive", "Consumer staples", ("as price increases stick", "on resilient volumes", "after an analyst upgrade"),
-     ("on input-cost pressure", "as volumes soften", "after an analyst downgrade")),
-    ("Industrials", "Industrial", ("on a large new order", "as the order backlog grows", "on upbeat manufacturing data",
-                                   "after an analyst upgrade"),
-     ("on supply-chain delays", "on weak manufacturing data", "after a safety incident report", "after an analyst downgrade")),
-    ("Communication Services", "Media and telecom", ("on subscriber growth", "as advertising revenue beats expectations",
-                                                     "after an analyst upgrade"),
-     ("on subscriber losses", "as advertising spending slows", "on a report of a regulatory probe",
-      "after an analyst downgrade")),
-    ("Utilities", "Utility", ("after a favourable rate-case decision", "on falling bond yields", "after an analyst upgrade"),
-     ("after an unfavourable rate-case decision", "on rising bond yields", "after an analyst downgrade")),
-    ("Basic Materials", "Materials", ("as commodity prices rise", "on strong demand from China", "after an analyst upgrade"),
-     ("as commodity prices fall", "on weak demand from China", "after an analyst downgrade")),
-    ("Real Estate", "Real estate", ("on falling bond yields", "as occupancy improves", "after an analyst upgrade"),
-     ("on rising bond yields", "as occupancy weakens", "after an analyst downgrade")),
+    ("Bank", N_("Bank"), (N_("as net interest income beats expectations"), N_("as credit quality improves"),
+                      N_("after passing the regulator's stress test"), N_("on higher trading revenue"), N_("after an analyst upgrade")),
+     (N_("on rising loan-loss provisions"), N_("as deposit costs squeeze margins"), N_("on weaker investment-banking fees"),
+      N_("on a report of a regulatory probe"), N_("after an analyst downgrade"))),
+    ("Insurance", N_("Insurance"), (N_("as underwriting margins improve"), N_("on strong premium growth"), N_("after an analyst upgrade")),
+     (N_("on higher catastrophe losses"), N_("as claims costs rise"), N_("after an analyst downgrade"))),
+    ("Capital Markets", N_("Brokerage"), (N_("on record trading volumes"), N_("as dealmaking picks up"), N_("after an analyst upgrade")),
+     (N_("as trading volumes fade"), N_("on weaker advisory fees"), N_("after an analyst downgrade"))),
+    ("Semiconductor", N_("Chip"), (N_("on strong data-centre chip demand"), N_("as a new chip launch beats expectations"),
+                              N_("after an analyst upgrade"), N_("on upbeat foundry orders")),
+     (N_("on export-control worries"), N_("as a key customer cuts orders"), N_("after an analyst downgrade"),
+      N_("on signs of a chip inventory glut"))),
+    ("Drug", N_("Pharma"), (N_("on positive late-stage trial data"), N_("after a drug approval"), N_("on strong prescription data"),
+                        N_("after an analyst upgrade")),
+     (N_("after a trial setback"), N_("on drug-pricing worries"), N_("as a patent expiry nears"), N_("after an analyst downgrade"))),
+    ("Oil", N_("Oil"), (N_("as crude prices climb"), N_("on a new discovery"), N_("on higher refining margins"), N_("after an analyst upgrade")),
+     (N_("as crude prices slide"), N_("on a production outage"), N_("on weaker refining margins"), N_("after an analyst downgrade"))),
+    ("Auto", N_("Auto"), (N_("as deliveries beat expectations"), N_("on strong order intake"), N_("after an analyst upgrade")),
+     (N_("as deliveries disappoint"), N_("on price-cut worries"), N_("after a recall"), N_("after an analyst downgrade"))),
+    ("Technology", N_("Tech"), (N_("as a product launch beats expectations"), N_("on a new multi-year cloud contract"),
+                            N_("after an analyst upgrade"), N_("on strong enterprise spending data")),
+     (N_("as a key customer delays orders"), N_("on slowing enterprise spending"), N_("after an analyst downgrade"),
+      N_("on a report of a regulatory probe"))),
+    ("Healthcare", N_("Healthcare"), (N_("on strong procedure volumes"), N_("after a product approval"), N_("after an analyst upgrade")),
+     (N_("on reimbursement worries"), N_("after a product recall"), N_("after an analyst downgrade"))),
+    ("Financial Services", N_("Financial"), (N_("on strong payment volumes"), N_("as fee income grows"), N_("after an analyst upgrade")),
+     (N_("as payment volumes slow"), N_("on a report of a regulatory probe"), N_("after an analyst downgrade"))),
+    ("Consumer Cyclical", N_("Consumer"), (N_("on upbeat consumer-spending data"), N_("as same-store sales beat expectations"),
+                                       N_("after an analyst upgrade")),
+     (N_("on weak consumer-spending data"), N_("as same-store sales disappoint"), N_("after an analyst downgrade"))),
+    ("Consumer Defensive", N_("Consumer staples"), (N_("as price increases stick"), N_("on resilient volumes"), N_("after an analyst upgrade")),
+     (N_("on input-cost pressure"), N_("as volumes soften"), N_("after an analyst downgrade"))),
+    ("Industrials", N_("Industrial"), (N_("on a large new order"), N_("as the order backlog grows"), N_("on upbeat manufacturing data"),
+                                   N_("after an analyst upgrade")),
+     (N_("on supply-chain delays"), N_("on weak manufacturing data"), N_("after a safety incident report"), N_("after an analyst downgrade"))),
+    ("Communication Services", N_("Media and telecom"), (N_("on subscriber growth"), N_("as advertising revenue beats expectations"),
+                                                     N_("after an analyst upgrade")),
+     (N_("on subscriber losses"), N_("as advertising spending slows"), N_("on a report of a regulatory probe"),
+      N_("after an analyst downgrade"))),
+    ("Utilities", N_("Utility"), (N_("after a favourable rate-case decision"), N_("on falling bond yields"), N_("after an analyst upgrade")),
+     (N_("after an unfavourable rate-case decision"), N_("on rising bond yields"), N_("after an analyst downgrade"))),
+    ("Basic Materials", N_("Materials"), (N_("as commodity prices rise"), N_("on strong demand from China"), N_("after an analyst upgrade")),
+     (N_("as commodity prices fall"), N_("on weak demand from China"), N_("after an analyst downgrade"))),
+    ("Real Estate", N_("Real estate"), (N_("on falling bond yields"), N_("as occupancy improves"), N_("after an analyst upgrade")),
+     (N_("on rising bond yields"), N_("as occupancy weakens"), N_("after an analyst downgrade"))),
 )
-_MARKET_REASONS = (("as markets rally", "on broad buying", "as bond yields ease", "on strong fund inflows"),
-                   ("as markets sell off", "on broad selling", "as bond yields jump", "on heavy fund outflows"))
+_MARKET_REASONS = ((N_("as markets rally"), N_("on broad buying"), N_("as bond yields ease"), N_("on strong fund inflows")),
+                   (N_("as markets sell off"), N_("on broad selling"), N_("as bond yields jump"), N_("on heavy fund outflows")))
 
 
 def _news_group(prof: dict[str, Any]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """(group label, reasons for a jump, reasons for a slide) that fit an instrument's industry."""
     if prof["kind"] != "stock":
-        return "Market", *_MARKET_REASONS
+        return N_("Market"), *_MARKET_REASONS
     for key, label, ups, downs in _NEWS_GROUPS:
         if key in prof["industry"] or key == prof["sector"]:
             return label, ups, downs
-    return prof["sector"], ("after an analyst upgrade", "on heavy institutional buying"), (
-        "after an analyst downgrade", "on heavy institutional selling")
+    return prof["sector"], (N_("after an analyst upgrade"), N_("on heavy institutional buying")), (
+        N_("after an analyst downgrade"), N_("on heavy institutional selling"))
 
 
 class DemoProvider(MarketDataProvider):
@@ -744,11 +747,18 @@ class DemoProvider(MarketDataProvider):
     supports_social = True
     local = True
 
+    def __init__(self, language: str | None = None) -> None:
+        """``language``: what the headlines and posts are written in (a code or an ``output_language``:
+        "zh", "Chinese" → 简体中文; anything else English), the run's output language, passed in by
+        ``get_provider``. Figures, dates, tickers, names and the order of items are the same in every
+        language, and so is each headline's tone (a translated item carries its English twin's tone)."""
+        self.language = translator(language).lang
+
     def cache_token(self) -> Any:
-        """The demo market is a pure function of (ticker, dates, today's year): its tool results may
-        be kept in-process. The token holds today and the data methods themselves, so a method
-        replaced on the class or the instance (a test's stand-in) never meets an old result."""
-        return (today(), *(getattr(self, name) for name in self.DATA_METHODS))
+        """The demo market is a pure function of (ticker, dates, today's year, language): its tool results
+        may be kept in-process. The token holds today, the language and the data methods themselves, so a
+        method replaced on the class or the instance (a test's stand-in) never meets an old result."""
+        return (today(), self.language, *(getattr(self, name) for name in self.DATA_METHODS))
 
     # -- prices ---------------------------------------------------------------------------------
     def ohlcv(self, ticker: str, start: str, end: str) -> pd.DataFrame:
@@ -867,6 +877,8 @@ class DemoProvider(MarketDataProvider):
         return df
 
     # -- news -----------------------------------------------------------------------------------
+    # Each headline is written by a function of a Translator (``text(t) -> (title, summary)``), so the same
+    # item can be written in the provider's language and, for its tone, in English (see ``_item``).
     def news(self, ticker: str, start: str, end: str) -> list[dict[str, Any]]:
         t = check_ticker(ticker)
         s, e = check_range(start, end)
@@ -888,24 +900,40 @@ class DemoProvider(MarketDataProvider):
                 up = ret > 0
                 _, ups, downs = _news_group(prof)
                 reason = _pick(ups if up else downs, t, "why", day.date())
-                if prof["kind"] == "stock":
-                    title = f"{name} ({t}) shares {'jump' if up else 'slide'} {abs(ret) * 100:.1f}% {reason}"
-                else:
-                    title = f"{name} ({t}) {'rises' if up else 'falls'} {abs(ret) * 100:.1f}% {reason}"
-                items.append(self._item(
-                    day, "16:30:00", title,
-                    f"{t} closed at {closes[i]:.2f} {cur}, {'up' if up else 'down'} {abs(ret) * 100:.1f}% on the day, "
-                    f"about {abs(ret) / sd:.1f} times its recent daily volatility.", "large_move"))
+                fields = {"name": name, "ticker": t, "pct": f"{abs(ret) * 100:.1f}",
+                          "close": f"{closes[i]:.2f}", "currency": cur, "times": f"{abs(ret) / sd:.1f}"}
+                stock = prof["kind"] == "stock"
+
+                def move(t: Translator, up=up, reason=reason, fields=fields, stock=stock) -> tuple[str, str]:
+                    if stock:
+                        title = (t("{name} ({ticker}) shares jump {pct}% {reason}", reason=t(reason), **fields) if up
+                                 else t("{name} ({ticker}) shares slide {pct}% {reason}", reason=t(reason), **fields))
+                    else:
+                        title = (t("{name} ({ticker}) rises {pct}% {reason}", reason=t(reason), **fields) if up
+                                 else t("{name} ({ticker}) falls {pct}% {reason}", reason=t(reason), **fields))
+                    summary = (t("{ticker} closed at {close} {currency}, up {pct}% on the day, about {times} times "
+                                  "its recent daily volatility.", **fields) if up else
+                               t("{ticker} closed at {close} {currency}, down {pct}% on the day, about {times} times "
+                                  "its recent daily volatility.", **fields))
+                    return title, summary
+
+                items.append(self._item(day, "16:30:00", move, "large_move"))
             elif _unit(t, "note", day.date()) < 0.025 and not prof["index"]:
                 prev = float(closes[i - 1])
                 tz = float(_rng(t, "target", day.date()).standard_normal())
                 mom = closes[i - 1] / closes[i - 21] - 1.0
                 target = prev * (1.0 + 0.08 + 0.5 * mom + 0.08 * tz)
-                stance = "Buy" if target > prev * 1.1 else ("Sell" if target < prev * 0.95 else "Neutral")
-                items.append(self._item(
-                    day, "08:15:00", f"Demo Securities rates {name} {stance}, price target {target:.2f} {cur}",
-                    f"The analyst note cites the stock's {mom * 100:+.1f}% move over the past month; "
-                    f"the previous close was {prev:.2f} {cur}.", "analyst_note"))
+                stance = N_("Buy") if target > prev * 1.1 else (N_("Sell") if target < prev * 0.95 else N_("Neutral"))
+                fields = {"name": name, "target": f"{target:.2f}", "currency": cur, "move": f"{mom * 100:+.1f}",
+                          "prev": f"{prev:.2f}"}
+
+                def note(t: Translator, stance=stance, fields=fields) -> tuple[str, str]:
+                    return (t("Demo Securities rates {name} {stance}, price target {target} {currency}",
+                               stance=t(stance), **fields),
+                            t("The analyst note cites the stock's {move}% move over the past month; the previous "
+                               "close was {prev} {currency}.", **fields))
+
+                items.append(self._item(day, "08:15:00", note, "analyst_note"))
             if not prof["index"] and (day.day_of_week in (1, 3) or _unit(t, "brief", day.date()) < 0.3):
                 items.append(self._company_brief(t, prof, day, closes[i - 6:i]))
             if not prof["index"] and _unit(prof["sector"], "sector_news", day.date()) < 0.08:
@@ -914,12 +942,18 @@ class DemoProvider(MarketDataProvider):
                 bpos = bdf.index.searchsorted(day, side="right") - 1
                 if bpos >= 5:
                     bret = float(bdf["Close"].iloc[bpos] / bdf["Close"].iloc[bpos - 5] - 1.0)
-                    tone = "gains" if bret > 0 else "losses"
                     group = _news_group(prof)[0]
-                    items.append(self._item(
-                        day, "12:00:00", f"{group} stocks track broader market {tone}",
-                        f"{group} stocks ({prof['industry']}) moved with the market; the {bench} benchmark is "
-                        f"{bret * 100:+.1f}% over five sessions.", "sector"))
+                    fields = {"bench": bench, "move": f"{bret * 100:+.1f}"}
+
+                    def sector(t: Translator, gains=bret > 0, group=group, fields=fields) -> tuple[str, str]:
+                        g = t(group) if t.has(group) else sector_label(group, t.lang)
+                        title = (t("{group} stocks track broader market gains", group=g) if gains else
+                                 t("{group} stocks track broader market losses", group=g))
+                        return title, t("{group} stocks ({industry}) moved with the market; the {bench} benchmark is "
+                                         "{move}% over five sessions.", group=g,
+                                         industry=sector_label(prof["industry"], t.lang), **fields)
+
+                    items.append(self._item(day, "12:00:00", sector, "sector"))
         if not prof["index"]:
             for qe, edate, surprise in earnings_calendar(t, today().year):
                 if edate < s_ts or edate > e_ts:
@@ -928,57 +962,95 @@ class DemoProvider(MarketDataProvider):
                 if not qs or qs[-1]["report_date"] != edate:
                     continue
                 q = qs[-1]
-                beat = "beats" if q["eps"] >= q["eps_estimate"] else "misses"
-                growth = ""
-                if len(qs) >= 5:
-                    growth = f", revenue {q['revenue'] / qs[-5]['revenue'] - 1.0:+.1%} year on year"
-                qlabel = f"Q{(qe.month - 1) // 3 + 1} {qe.year}"
-                items.append(self._item(
-                    edate, "07:00:00",
-                    f"{name} {beat} estimates: {qlabel} EPS {q['eps']:.2f} vs {q['eps_estimate']:.2f} expected",
-                    f"Revenue was {q['revenue'] / 1e6:,.0f} million {_accounts_currency(prof)}{growth}; net margin "
-                    f"{q['net_income'] / q['revenue']:.1%}.", "earnings"))
+                beat = q["eps"] >= q["eps_estimate"]
+                growth = f"{q['revenue'] / qs[-5]['revenue'] - 1.0:+.1%}" if len(qs) >= 5 else None
+                fields = {"name": name, "q": (qe.month - 1) // 3 + 1, "year": qe.year, "eps": f"{q['eps']:.2f}",
+                          "estimate": f"{q['eps_estimate']:.2f}", "revenue": f"{q['revenue'] / 1e6:,.0f}",
+                          "currency": _accounts_currency(prof), "growth": growth,
+                          "margin": f"{q['net_income'] / q['revenue']:.1%}"}
+
+                def earnings(t: Translator, beat=beat, fields=fields) -> tuple[str, str]:
+                    fields = {**fields, "quarter": t("Q{q} {year}", **fields)}
+                    title = (t("{name} beats estimates: {quarter} EPS {eps} vs {estimate} expected", **fields) if beat
+                             else t("{name} misses estimates: {quarter} EPS {eps} vs {estimate} expected", **fields))
+                    summary = (t("Revenue was {revenue} million {currency}, revenue {growth} year on year; net margin "
+                                  "{margin}.", **fields) if fields["growth"] else
+                               t("Revenue was {revenue} million {currency}; net margin {margin}.", **fields))
+                    return title, summary
+
+                items.append(self._item(edate, "07:00:00", earnings, "earnings"))
                 guide = "raises" if surprise > 0.5 else ("cuts" if surprise < -0.5 else "reaffirms")
-                items.append(self._item(
-                    edate, "07:05:00", f"{name} {guide} full-year guidance",
-                    f"Management {guide} its outlook alongside {qlabel} results.", "guidance"))
+
+                def guidance(t: Translator, guide=guide, fields=fields) -> tuple[str, str]:
+                    fields = {**fields, "quarter": t("Q{q} {year}", **fields)}
+                    if guide == "raises":
+                        return (t("{name} raises full-year guidance", **fields),
+                                t("Management raises its outlook alongside {quarter} results.", **fields))
+                    if guide == "cuts":
+                        return (t("{name} cuts full-year guidance", **fields),
+                                t("Management cuts its outlook alongside {quarter} results.", **fields))
+                    return (t("{name} reaffirms full-year guidance", **fields),
+                            t("Management reaffirms its outlook alongside {quarter} results.", **fields))
+
+                items.append(self._item(edate, "07:05:00", guidance, "guidance"))
         for it in items:
             it["ticker"] = t
         items.sort(key=lambda x: x["published"], reverse=True)
         return items
 
+    _BRIEFS = (
+        N_("{name} signs a multi-year supply agreement with a major customer"),
+        N_("{name} to present at an industry conference next week"),
+        N_("{name} unveils an update to its {industry} line-up"),
+        N_("{name} announces a partnership in its {industry} business"),
+        N_("Investors weigh {name}'s outlook ahead of its next quarterly report"),
+        N_("{name} shares in focus after a {week}% week"),
+        N_("Options traders position for a larger move in {name}"),
+        N_("{name} management reiterates its capital-return priorities"),
+        N_("Institutional holders adjust their stakes in {name}, filings show"),
+        N_("{name} appoints a new head of its {industry} unit"),
+        N_("Short interest in {name} eases, exchange data show"),
+        N_("{name} expands capacity with a new facility"),
+    )
+
     def _company_brief(self, t: str, prof: dict[str, Any], day: pd.Timestamp, before: np.ndarray) -> dict[str, Any]:
         """A routine company headline (every Tuesday and Thursday, and on about a third of other days),
         so a company's news flow has several items every week; it knows only the closes before ``day``."""
-        name, cur = prof["name"], prof["currency"]
         prev = float(before[-1])
         week = float(before[-1] / before[0] - 1.0)
-        industry = prof["industry"].lower()
-        titles = [
-            f"{name} signs a multi-year supply agreement with a major customer",
-            f"{name} to present at an industry conference next week",
-            f"{name} unveils an update to its {industry} line-up",
-            f"{name} announces a partnership in its {industry} business",
-            f"Investors weigh {name}'s outlook ahead of its next quarterly report",
-            f"{name} shares in focus after a {week * 100:+.1f}% week",
-            f"Options traders position for a larger move in {name}",
-            f"{name} management reiterates its capital-return priorities",
-            f"Institutional holders adjust their stakes in {name}, filings show",
-            f"{name} appoints a new head of its {industry} unit",
-            f"Short interest in {name} {'eases' if week > 0 else 'rises'}, exchange data show",
-            f"{name} expands capacity with a new facility",
-        ]
-        title = titles[int(_unit(t, "brief_pick", day.date()) * len(titles))]
-        return self._item(day, "11:00:00", title,
-                          f"{t} last closed at {prev:.2f} {cur}, {week * 100:+.1f}% over the five sessions before.",
-                          "company")
+        pick = int(_unit(t, "brief_pick", day.date()) * len(self._BRIEFS))
+        title = self._BRIEFS[pick]
+        if pick == 10 and week <= 0:
+            title = N_("Short interest in {name} rises, exchange data show")
+        fields = {"name": prof["name"], "ticker": t, "week": f"{week * 100:+.1f}", "prev": f"{prev:.2f}",
+                  "currency": prof["currency"]}
 
-    @staticmethod
-    def _item(day: pd.Timestamp, hhmmss: str, title: str, summary: str, kind: str) -> dict[str, Any]:
-        # the headline itself says it is invented, also where it is quoted without its source
-        return {"title": f"{HEADLINE_MARK}{title}", "source": f"DemoWire ({LABEL})",
-                "published": f"{day.date().isoformat()}T{hhmmss}", "summary": f"{summary} {TAG}",
+        def brief(t: Translator) -> tuple[str, str]:
+            industry = sector_label(prof["industry"], t.lang)
+            return (t(title, industry=industry.lower() if t.lang == "en" else industry, **fields),
+                    t("{ticker} last closed at {prev} {currency}, {week}% over the five sessions before.", **fields))
+
+        return self._item(day, "11:00:00", brief, "company")
+
+    def _item(self, day: pd.Timestamp, hhmmss: str, text: Any, kind: str) -> dict[str, Any]:
+        """One headline in the provider's language; the headline itself says it is invented, also where it is
+        quoted without its source. A translated item carries ``tone``: what the word lexicon reads in its
+        English twin (the tool tallies it and the offline engine scores it), so a Chinese run weighs the
+        same news as an English one."""
+        t = translator(self.language)
+        title, summary = text(t)
+        label = t(LABEL)
+        item = {"title": f"{t(HEADLINE_MARK)}{title}", "source": t("DemoWire ({label})", label=label),
+                "published": f"{day.date().isoformat()}T{hhmmss}", "summary": f"{summary} [{label}]",
                 "kind": kind, "synthetic": True}
+        if t.lang != "en":
+            from tradingagents.llm_clients.offline.common import tone
+
+            en = translator("en")
+            en_title, en_summary = text(en)
+            score = tone(f"{HEADLINE_MARK}{en_title} {item['published']} | DemoWire ({LABEL}) {en_summary} {TAG}")
+            item["tone"] = "bullish" if score > 0 else "bearish" if score < 0 else "neutral"
+        return item
 
     def global_news(self, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]:
         e = pd.Timestamp(check_date(as_of))
@@ -993,42 +1065,64 @@ class DemoProvider(MarketDataProvider):
         for i in range(lo, hi):
             day = df.index[i]
             ret = float(r[i])
+            close = f"{df['Close'].iloc[i]:.2f}"
             if abs(ret) < 0.015:
-                items.append(self._item(
-                    day, "16:10:00", f"Markets close {'higher' if ret > 0 else 'lower'}: S&P 500 proxy {ret * 100:+.2f}%",
-                    f"SPY settled at {df['Close'].iloc[i]:.2f}; "
-                    + _pick(["breadth was mixed", "defensive sectors led", "cyclicals outperformed",
-                             "trading volume was below average", "megacaps drove the index"],
-                            "breadth", day.date()) + ".", "market"))
+                breadth = _pick([N_("breadth was mixed"), N_("defensive sectors led"), N_("cyclicals outperformed"),
+                                 N_("trading volume was below average"), N_("megacaps drove the index")],
+                                "breadth", day.date())
+
+                def quiet(t: Translator, up=ret > 0, move=f"{ret * 100:+.2f}", close=close, why=breadth):
+                    return ((t("Markets close higher: S&P 500 proxy {move}%", move=move) if up else
+                             t("Markets close lower: S&P 500 proxy {move}%", move=move)),
+                            t("SPY settled at {close}; {why}.", close=close, why=t(why)))
+
+                items.append(self._item(day, "16:10:00", quiet, "market"))
             else:
-                up = ret > 0
-                items.append(self._item(
-                    day, "16:15:00",
-                    f"Stocks {'rally' if up else 'sell off'}: S&P 500 proxy {'gains' if up else 'drops'} {abs(ret) * 100:.1f}%",
-                    f"SPY closed at {df['Close'].iloc[i]:.2f}; "
-                    + _pick(["Treasury yields moved sharply", "the dollar swung against major currencies",
-                             "oil prices moved more than 3%", "investors rotated between growth and value"],
-                            "macro", day.date()) + ".", "market"))
+                macro = _pick([N_("Treasury yields moved sharply"), N_("the dollar swung against major currencies"),
+                               N_("oil prices moved more than 3%"), N_("investors rotated between growth and value")],
+                              "macro", day.date())
+
+                def big(t: Translator, up=ret > 0, move=f"{abs(ret) * 100:.1f}", close=close, why=macro):
+                    return ((t("Stocks rally: S&P 500 proxy gains {move}%", move=move) if up else
+                             t("Stocks sell off: S&P 500 proxy drops {move}%", move=move)),
+                            t("SPY closed at {close}; {why}.", close=close, why=t(why)))
+
+                items.append(self._item(day, "16:15:00", big, "market"))
             if day.day_of_week == 4:
                 wret = float(df["Close"].iloc[i] / df["Close"].iloc[i - 5] - 1.0)
-                items.append(self._item(
-                    day, "17:00:00", f"Weekly wrap: S&P 500 proxy {wret * 100:+.1f}% this week",
-                    f"SPY ended the week at {df['Close'].iloc[i]:.2f}.", "market"))
+                items.append(self._item(day, "17:00:00", lambda t, m=f"{wret * 100:+.1f}", c=close: (
+                    t("Weekly wrap: S&P 500 proxy {move}% this week", move=m),
+                    t("SPY ended the week at {close}.", close=c)), "market"))
                 if day.day <= 7:
                     jobs = int(150 + 120 * float(_rng("jobs", day.date()).standard_normal()))
-                    items.append(self._item(day, "08:30:00", f"Payrolls report: economy adds {jobs}k jobs",
-                                            "The monthly employment report shaped rate expectations.", "macro"))
+                    items.append(self._item(day, "08:30:00", lambda t, j=jobs: (
+                        t("Payrolls report: economy adds {jobs}k jobs", jobs=j),
+                        t("The monthly employment report shaped rate expectations.")), "macro"))
             if 10 <= day.day <= 14 and day.day_of_week == 2:
                 cpi = 2.5 + 1.2 * float(_rng("cpi", day.year, day.month).standard_normal())
-                items.append(self._item(day, "08:30:00", f"Consumer prices rise {cpi:.1f}% year on year",
-                                        "The inflation print fed into the rate outlook.", "macro"))
+                items.append(self._item(day, "08:30:00", lambda t, c=f"{cpi:.1f}": (
+                    t("Consumer prices rise {cpi}% year on year", cpi=c),
+                    t("The inflation print fed into the rate outlook.")), "macro"))
             if day.month in (1, 3, 5, 6, 7, 9, 11, 12) and 15 <= day.day <= 21 and day.day_of_week == 2:
                 u = _unit("fed", day.year, day.month)
-                act = "holds rates steady" if u < 0.6 else ("cuts rates by 25 bp" if u < 0.8 else "raises rates by 25 bp")
-                items.append(self._item(day, "14:00:00", f"Central bank {act}",
-                                        "Policymakers pointed to incoming data for the next move.", "macro"))
+                act = (N_("Central bank holds rates steady") if u < 0.6 else
+                       N_("Central bank cuts rates by 25 bp") if u < 0.8 else N_("Central bank raises rates by 25 bp"))
+                items.append(self._item(day, "14:00:00", lambda t, a=act: (
+                    t(a), t("Policymakers pointed to incoming data for the next move.")), "macro"))
         items.sort(key=lambda x: x["published"], reverse=True)
         return items
+
+    _POSTS = {
+        "bullish": (N_("${ticker} breaking out, adding more here"), N_("Loving the momentum in ${ticker}, {move} this week"),
+                    N_("${ticker} dips get bought every time. Long and strong"),
+                    N_("${ticker} earnings power is underrated, holding"), N_("Strong tape in ${ticker} today, closed at {close}")),
+        "bearish": (N_("${ticker} looks heavy, trimming my position"), N_("${ticker} {move} this week, support is breaking"),
+                    N_("Not touching ${ticker} until it stops bleeding"), N_("${ticker} valuation makes no sense here"),
+                    N_("Sold my ${ticker} at {close}, chart looks broken")),
+        "neutral": (N_("${ticker} going nowhere, waiting for a catalyst"),
+                    N_("Anyone else watching ${ticker} chop around {close}?"),
+                    N_("${ticker} {move} this week, volume is light"), N_("Holding ${ticker}, no strong view right now")),
+    }
 
     def social(self, ticker: str, as_of: str, look_back_days: int = 7) -> list[dict[str, Any]]:
         t = check_ticker(ticker)
@@ -1040,15 +1134,9 @@ class DemoProvider(MarketDataProvider):
         hi = df.index.searchsorted(e, side="right")
         closes = df["Close"].to_numpy()
         r = _path(t, today().year)[1]
+        tr = translator(self.language)
+        mark, label = tr(POST_MARK), tr(LABEL)
         posts: list[dict[str, Any]] = []
-        bull = ["${t} breaking out, adding more here", "Loving the momentum in ${t}, {m} this week",
-                "${t} dips get bought every time. Long and strong", "${t} earnings power is underrated, holding",
-                "Strong tape in ${t} today, closed at {p}"]
-        bear = ["${t} looks heavy, trimming my position", "${t} {m} this week, support is breaking",
-                "Not touching ${t} until it stops bleeding", "${t} valuation makes no sense here",
-                "Sold my ${t} at {p}, chart looks broken"]
-        flat = ["${t} going nowhere, waiting for a catalyst", "Anyone else watching ${t} chop around {p}?",
-                "${t} {m} this week, volume is light", "Holding ${t}, no strong view right now"]
         for i in range(lo, hi):
             day = df.index[i]
             wk = float(closes[i] / closes[i - 5] - 1.0)
@@ -1060,14 +1148,14 @@ class DemoProvider(MarketDataProvider):
             for j in range(min(count, 5)):
                 tone_v = score + 0.6 * rz[1 + j]
                 tone = "bullish" if tone_v > 0.35 else ("bearish" if tone_v < -0.35 else "neutral")
-                pool = {"bullish": bull, "bearish": bear, "neutral": flat}[tone]
-                text = "Synthetic post: " + pool[(first + j) % len(pool)].format(t=t, m=f"{wk * 100:+.1f}%", p=f"{closes[i]:.2f}")
+                pool = self._POSTS[tone]
+                text = mark + tr(pool[(first + j) % len(pool)], ticker=t, move=f"{wk * 100:+.1f}%", close=f"{closes[i]:.2f}")
                 posts.append({
                     "published": f"{day.date().isoformat()}T{10 + j * 2:02d}:{int(_unit(t, day.date(), j) * 60):02d}:00",
                     "author": f"demo_trader_{int(_unit(t, 'author', day.date(), j) * 9000) + 1000}",
-                    "text": f"{text} {TAG}", "tone": tone,
+                    "text": f"{text} [{label}]", "tone": tone,
                     "likes": int(5 + 200 * _unit(t, "likes", day.date(), j) * (1 + abs(score))),
-                    "source": f"DemoSocial ({LABEL})", "synthetic": True, "ticker": t,
+                    "source": tr(POST_SOURCE, label=label), "synthetic": True, "ticker": t,
                 })
         posts.sort(key=lambda x: x["published"], reverse=True)
         return posts

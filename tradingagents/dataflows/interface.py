@@ -37,6 +37,7 @@ from tradingagents.dataflows.provider import (  # noqa: F401  (re-exported: the 
     empty_ohlcv,
     today,
 )
+from tradingagents.i18n import language_of_output
 
 _CACHE: dict[tuple, MarketData] = {}
 _CACHE_LOCK = threading.Lock()
@@ -49,14 +50,16 @@ def _provider_key(cfg: Mapping[str, Any]) -> tuple:
         return (vendor, cfg["csv_data_dir"])
     if vendor == "yfinance":
         return (vendor, cfg["data_cache_dir"], cfg["data_retry_backoff"])
+    if vendor == "demo":  # the demo market writes its headlines and posts in the run's output language
+        return (vendor, language_of_output(cfg.get("output_language")))
     return (vendor,)
 
 
 def get_provider(config: Mapping[str, Any] | None = None) -> MarketData:
     """The provider chosen by ``config["data_vendor"]`` (demo, yfinance, csv); partial config OK.
 
-    Instances are cached per (vendor, relevant paths), so repeated calls are cheap; a provider
-    holds no per-run state.
+    Instances are cached per (vendor, relevant paths; the demo market: the output language its headlines
+    are written in), so repeated calls are cheap; a provider holds no per-run state.
     """
     cfg = resolve_config(config)
     key = _provider_key(cfg)
@@ -99,7 +102,7 @@ def get_provider(config: Mapping[str, Any] | None = None) -> MarketData:
         if vendor == "demo":
             from tradingagents.dataflows.demo import DemoProvider
 
-            prov = DemoProvider()
+            prov = DemoProvider(key[1])
         elif vendor == "csv":
             from tradingagents.dataflows.csv_provider import CSVProvider
 

@@ -22,6 +22,7 @@ call, and string annotations are compiled each time (0.9 → 0.6 ms a call).
 import functools
 import inspect
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -142,6 +143,7 @@ def _subject(name: str, kwargs: Mapping[str, Any]) -> str:
 # token (today and the source's data methods), the tool, its arguments, the calling run's analysis
 # date (the cut-off) and today; a result is the string the tool returned (no exception), so a hit
 # gives the very bytes the tool would compute. Bounded, least recently used dropped.
+_TONE_TAG = re.compile(r"\[(bullish|bearish|neutral)\]\s*$")
 RESULT_CACHE_MAX = 256
 _RESULTS: OrderedDict[tuple, str] = OrderedDict()
 _RESULTS_LOCK = threading.Lock()
@@ -476,12 +478,17 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
 
     def _tone_line(lines: list[str]) -> list[str]:
         """The headlines' tone tally by the word lexicon (``offline.common.tone``: distinct positive minus
-        negative words of each headline with its lines), so a count of positive headlines a report states
-        is a count the data holds; [] without headlines."""
+        negative words of each headline with its lines; a headline tagged with its tone, ``[bullish]``, by
+        that tag), so a count of positive headlines a report states is a count the data holds; [] without
+        headlines."""
         from tradingagents.llm_clients.offline.common import tone
 
         tally = {"bullish": 0, "bearish": 0, "neutral": 0}
         for block in lines:
+            tagged = _TONE_TAG.search(block.split("\n", 2)[1] if block.count("\n") >= 1 else "")
+            if tagged:
+                tally[tagged.group(1)] += 1
+                continue
             parts = [p.strip().lstrip("#").strip() for p in block.splitlines() if p.strip()]
             score = tone(" ".join(parts))
             tally["bullish" if score > 0 else "bearish" if score < 0 else "neutral"] += 1
@@ -496,7 +503,9 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
         for it in kept[:limit]:
             title = str(it.get("title", "")).replace("\n", " ").strip()
             summary = str(it.get("summary", "") or "").replace("\n", " ").strip()
-            lines.append(f"### {title}\n{it.get('published', '')} | {it.get('source', '')}\n{summary}".rstrip())
+            # a translated headline carries the tone its English twin reads as (the demo market's): tagged
+            tag = f" [{it['tone']}]" if it.get("tone") in ("bullish", "bearish", "neutral") else ""
+            lines.append(f"### {title}\n{it.get('published', '')} | {it.get('source', '')}{tag}\n{summary}".rstrip())
         return lines
 
     def get_news(

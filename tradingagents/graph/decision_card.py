@@ -38,6 +38,9 @@ LABELS = {"rating": N_("Rating"), "action": N_("Action"), "conviction": N_("Conv
           "price_target": N_("Price target"), "stop_loss": pgettext("card", "Stop"), "reward_risk": N_("Reward:risk"), "position_size": N_("Position size"),
           "time_horizon": N_("Stated horizon"), "scored_horizon": N_("Scored over")}
 LABEL_CONTEXTS = {"stop_loss": "card"}
+REFERENCE_LABEL = N_("Reference price")
+"""The ``entry_price`` field's label for a call that makes no trade (a Hold, or no action): the price the
+call is measured from, not an entry (the memory log's 参考价)."""
 """The card's labels in English (marked for the catalogue: show one with ``t(LABELS[key])``, or
 ``t.p(LABEL_CONTEXTS[key], …)`` where the word means something else elsewhere: "Stop" is the stop-loss
 here, a button that stops a run in the app)."""
@@ -78,6 +81,16 @@ def _trader(plan: str) -> dict[str, Any]:
     if size:
         out["position_size"] = size.group(1).strip()
     return out
+
+
+def label_of(key: str, action: Any = None, rating: Any = None) -> str:
+    """The English label (a catalogue id) of card field ``key`` for a call with ``action`` (else, when the
+    run states none, its ``rating``): the price of a call that trades nothing (a Hold) is its reference
+    price, not an entry."""
+    side = str(action or "").upper()
+    if key == "entry_price" and (side == "HOLD" or (not side and normalize_rating(str(rating or "")) == "Hold")):
+        return REFERENCE_LABEL
+    return LABELS[key]
 
 
 def reward_risk(action: Any, entry: Any, target: Any, stop: Any) -> float | None:
@@ -169,7 +182,20 @@ def _shown_value(label: str, value: str, t: Translator) -> str:
         return value.replace(word, t(DISPLAY_ACTIONS[word.upper()]), 1)
     if label == "Conviction" and word.lower() in DISPLAY_CONVICTIONS:
         return value.replace(word, t(DISPLAY_CONVICTIONS[word.lower()]), 1)
-    return value
+    return shown_plan_value(word, t) if label in ("Position size", "Time horizon") and word else value
+
+
+_TRADING_DAYS_RE = re.compile(r"^(\d+) trading days?$")
+
+
+def shown_plan_value(value: str, t: Translator) -> str:
+    """A position size or horizon in ``t``'s language when the engine wrote it from its fixed phrases (the
+    offline engine's sizes, "5 trading days"); a model's own words stay as written."""
+    text = value.strip()
+    days = _TRADING_DAYS_RE.match(text)
+    if days:
+        return t.n("{n} trading day", "{n} trading days", int(days.group(1)))
+    return t(text) if t.has(text) else value
 
 
 def display_text(text: str, t: Translator | None = None) -> str:
@@ -196,4 +222,4 @@ def display_text(text: str, t: Translator | None = None) -> str:
 
 
 __all__ = ["DISPLAY_ACTIONS", "DISPLAY_CONVICTIONS", "FIELDS", "GRAMMAR_LABELS", "LABELS", "LABEL_CONTEXTS",
-           "decision_card", "display_text", "reward_risk", "scored_horizon"]
+           "REFERENCE_LABEL", "decision_card", "label_of", "shown_plan_value", "display_text", "reward_risk", "scored_horizon"]

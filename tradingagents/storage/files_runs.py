@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from typing import Any
 from tradingagents import team
 from tradingagents.config import DEFAULT_CONFIG, EXECUTION_LABELS, public_config, resolve_config
 from tradingagents.fileio import atomic_write, atomic_write_all
-from tradingagents.i18n import N_, Translator, rating_label, translator
+from tradingagents.i18n import N_, Translator, rating_label, sector_label, translator
 from tradingagents.storage.inert import SanitizedView
 from tradingagents.validation import safe_path_component, validate_date
 from tradingagents.vendors import product_label
@@ -211,6 +212,23 @@ def _md_section(title: str, body: str | None, t: Translator, level: int = 2) -> 
     return f"{'#' * level} {title}\n\n{text}\n"
 
 
+def instrument_shown(context: Any, t: Translator | None = None) -> Any:
+    """The run's instrument line as a reader sees it beside the data line: without the "; data: …" the
+    engine appends for the models (the data source has its own line, in the reader's language), its sector
+    and industry in ``t``'s language ("Technology / Semiconductors" → "科技 / 半导体")."""
+    if not isinstance(context, str):
+        return context
+    shown = re.sub(r";\s*data:\s*[^;()]*$", "", context.strip()) or context
+    if t is None or t.lang == "en":
+        return shown
+
+    def sectors(match: re.Match[str]) -> str:
+        return " / ".join(sector_label(part.strip(), t.lang) for part in match.group(0).split(" / "))
+
+    # "NVDA — NVIDIA Corp (Technology / Semiconductors, NASDAQ, USD)": the first part in the brackets
+    return re.sub(r"(?<=\()[^,()]+(?=,[^()]*\)$)", sectors, shown)
+
+
 def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None, *,
                            t: Translator | None = None) -> str:
     """The human report of one run: decision first, then every report and both debates, its headings
@@ -232,8 +250,8 @@ def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: M
     # what the input lacked comes before anything it decided
     facts += ["- " + t("{label}: {text}", label=f"**{label}**", text=text) for label, text in notes if label in first]
     instrument = meta.get("instrument_context") or state.get("instrument_context")
-    if instrument:
-        facts.append("- " + t("Instrument: {value}", value=instrument))
+    if instrument:  # another language: the line as a reader sees it (sector names translated, no data suffix)
+        facts.append("- " + t("Instrument: {value}", value=instrument if t.lang == "en" else instrument_shown(instrument, t)))
     if meta.get("llm_label") or meta.get("llm_provider"):
         facts.append("- " + t("Model: {value}", value=product_label(meta.get("llm_label") or meta.get("llm_provider"), t)))
     if meta.get("data_label") or meta.get("data_vendor"):

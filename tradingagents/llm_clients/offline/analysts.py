@@ -577,10 +577,29 @@ def _headline(item: str) -> str:
     return item
 
 
-def _quotes(items: Sequence[str], limit: int = 3) -> list[str]:
-    """The most strongly toned items (ties: the earliest listed), in their listed order."""
+_POST_RE = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>[\d:]+)\s+@(?P<author>\S+)\s*(?:\[(?P<tone>bullish|bearish|neutral)\])?"
+                      r"\s*\((?P<likes>\d+) likes\):\s*(?P<text>.+)$")
+
+
+def _post(item: str, t: Translator) -> str:
+    """A post item quoted in ``t``'s language: its text, then date, tone and likes in that language, without
+    the poster's handle (English: the feed's line as it is)."""
+    match = _POST_RE.match(item)
+    if t.lang == ENGLISH.lang or not match:
+        return item
+    fields = {"text": match.group("text"), "date": f"{match.group('date')} {match.group('time')}",
+              "likes": match.group("likes")}
+    if match.group("tone"):
+        return t("{text} ({date}, {direction}, {likes} likes)",
+                 direction=t.p("direction", match.group("tone")), **fields)
+    return t("{text} ({date}, {likes} likes)", **fields)
+
+
+def _quotes(items: Sequence[str], limit: int = 3, t: Translator = ENGLISH) -> list[str]:
+    """The most strongly toned items (ties: the earliest listed), in their listed order (a post's line in
+    ``t``'s language)."""
     ranked = sorted(range(len(items)), key=lambda i: (-abs(tone(items[i])) - abs(item_tone(items[i])), i))[:limit]
-    return [f"> {clip(_headline(items[i]), 200)}" for i in sorted(ranked)]
+    return [f"> {clip(_post(_headline(items[i]), t), 200)}" for i in sorted(ranked)]
 
 
 def _find(results: Sequence[ToolResult], name: str) -> ToolResult | None:
@@ -778,7 +797,7 @@ def write_report(role: Role, ticker: str, date: str, messages: Sequence[BaseMess
         tally = _TALLY_RE.search(social.text) if social and not social.missing else None
         if tally:
             intro.append(t("The post feed reports: {tally}.", tally=tally_text(tally.group(1).strip(), t)))
-        extra = ([t("### Voices"), ""] + _quotes(posts)) if posts else []
+        extra = ([t("### Voices"), ""] + _quotes(posts, t=t)) if posts else []
         return _report(t("Sentiment analysis of {ticker}", ticker=ticker), intro, signals, results, extra, t)
     if role.key == "news":
         company = _items(results, "get_news")
