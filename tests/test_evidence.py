@@ -249,3 +249,19 @@ def test_a_crowded_pool_returns_the_same_source_as_checking_each_value_in_turn()
         assert got is by_hand(figure)
         hits += got is not None
     assert 100 < hits < 600  # both found and not found were checked
+
+
+def test_the_excerpt_of_a_value_is_its_stripped_line_cut_to_the_excerpt_length():
+    from tradingagents.graph.evidence import EXCERPT_CHARS, _line_at
+
+    long_line = "  close " + " ".join(f"{i}.5" for i in range(400)) + " \t"
+    text = "\n".join(["head 1.25", "", "   short 7.5 line  ", long_line, "tail 99.5"])
+    values = data_values(text, "t", {})
+    by_hand = []
+    for v in values:
+        pos = text.index(v.excerpt.rstrip("…")[:20])
+        assert v.excerpt == _line_at(text, pos)  # the same excerpt as a search from the value's position
+        line = next(ln.strip() for ln in text.split("\n") if v.excerpt.rstrip("…") in ln.strip())
+        by_hand.append(line if len(line) <= EXCERPT_CHARS else line[:EXCERPT_CHARS - 1] + "…")
+    assert [v.excerpt for v in values] == by_hand
+    assert sum(v.excerpt.endswith("…") for v in values) == 400 and len(values) == 403

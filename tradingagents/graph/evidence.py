@@ -49,6 +49,7 @@ _LIST_RE = re.compile(r"^\s*(?:[-*]\s+)?(?:#+\s*)?\d+[.)]\s")
 _RATIO_BEFORE = re.compile(r"\d\s?[:：]\s?$")
 _ROUND_BEFORE = re.compile(r"(?:round|rounds|turn|第)\s*$", re.IGNORECASE)
 _ROUND_AFTER = re.compile(r"^\s?(?:round|rounds|turn|turns|轮|回合)(?![A-Za-z])", re.IGNORECASE)
+_NEWLINE = re.compile("\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 TEXT_KEYS_AFTER_TURNS = ("investment_plan", "trader_investment_plan", "final_trade_decision")
 PROPOSAL_FIELDS = ("entry_price", "price_target", "stop_loss", "position_size", "entry", "target", "stop", "size")
@@ -132,16 +133,31 @@ class Source:
     whole: bool = False  # written as a whole number
 
 
-def _line_at(text: str, start: int) -> str:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", start)
-    line = text[line_start:line_end if line_end >= 0 else len(text)].strip()
+def _line_at(text: str, start: int, breaks: Sequence[int] | None = None) -> str:
+    """The line of ``text`` around ``start``, cut to an excerpt. ``breaks``: the text's newline positions, when
+    the caller looks up many (a search from each figure to its line's ends cost a long line's length per figure)."""
+    if breaks is None:
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", start)
+    else:
+        i = bisect.bisect_left(breaks, start)
+        line_start = breaks[i - 1] + 1 if i else 0
+        line_end = breaks[i] if i < len(breaks) else -1
+    a, b = line_start, line_end if line_end >= 0 else len(text)
+    if b - a > 4 * EXCERPT_CHARS:  # a long line: strip its ends in place rather than copy all of it
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        return text[a:b] if b - a <= EXCERPT_CHARS else text[a:a + EXCERPT_CHARS - 1] + "…"
+    line = text[a:b].strip()
     return line if len(line) <= EXCERPT_CHARS else line[:EXCERPT_CHARS - 1] + "…"
 
 
 def data_values(text: str, tool: str, args: Mapping[str, Any]) -> list[Source]:
     """Every number a piece of data holds (dates and names excepted, as in a text), unit-normalised."""
     out = []
+    breaks = [m.start() for m in _NEWLINE.finditer(text or "")]
     for match in FIGURE_RE.finditer(_blank(text or "", _DATE_RE)):
         before = text[max(0, match.start("num") - 1):match.start("num")]
         if before and (_word(before) and not before.isdigit() or before == "_"):
@@ -151,7 +167,7 @@ def data_values(text: str, tool: str, args: Mapping[str, Any]) -> list[Source]:
         value *= scale
         if match.group("sign") in ("-", "−"):
             value = -value
-        out.append(Source(value, tool, dict(args), _line_at(text, match.start()), bool(match.group("pct")),
+        out.append(Source(value, tool, dict(args), _line_at(text, match.start(), breaks), bool(match.group("pct")),
                           decimals == 0 or value == int(value)))
     return out
 
