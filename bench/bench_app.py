@@ -15,9 +15,10 @@
   in a running app (the second of the session); ``app_offline_run_cold_s`` is the very first click on a
   fresh server, which also pays for loading the engine if the background warm-up has not finished.
 - app_first_word_s: from the click on "Start analysis" to the first word of a model's answer in the live
-  box on screen (a MutationObserver notes when the box first holds text), for that very first click on a
-  fresh server's fresh session (offline engine: 0 ms a call); ``app_first_word_warm_s`` for the second
-  analysis of the session.
+  box on screen (a MutationObserver notes when the box first holds a model's text, not its "waiting"
+  line), for that very first click on a fresh server's fresh session (offline engine: 0 ms a call);
+  ``app_first_word_warm_s`` for the second analysis of the session. None (a miss): no word was shown
+  live at all (the run ended between two polls of the live board).
 - app_progress_lag_s: delay between a node finishing (the engine's node_finished timestamp, carried
   by the page as ``data-finished``) and the page showing that agent as done; the worst case of the run
   (``app_progress_lag_p50_s`` is the median). ``app_progress_lag_paced_s`` is the same through a fake
@@ -52,8 +53,12 @@ FIRST_WORD_JS = """(after) => {
   const look = () => {
     if (window.__taFirstWord !== null) return;
     const box = document.querySelector('.st-key-ta-live-text');
+    if (!box) return;
+    const text = box.innerText.trim();
+    // the box shows an italic "waiting for the model's first words…" until the first word arrives
+    const waiting = [...box.querySelectorAll('em')].some(em => em.innerText.trim() === text);
     const now = Date.now() / 1000;
-    if (box && box.innerText.trim() && now >= after) window.__taFirstWord = now;
+    if (text && !waiting && now >= after) window.__taFirstWord = now;
   };
   new MutationObserver(look).observe(document.body, {subtree: true, childList: true, characterData: true});
   look();
