@@ -47,13 +47,13 @@ def _words(rng: random.Random, vocab: list[str], n: int) -> str:
     return " ".join(rng.choice(vocab) for _ in range(n))
 
 
-def _write_log(path: Path, rng: random.Random, vocab: list[str]) -> None:
+def _write_log(path: Path, rng: random.Random, vocab: list[str], entries: int = LOG_ENTRIES) -> None:
     from tradingagents.agents.utils.memory import SEPARATOR
 
     tickers = [f"T{i:02d}" for i in range(40)]
     start = dt.date(2000, 1, 3)
     parts = []
-    for i in range(LOG_ENTRIES):
+    for i in range(entries):
         date = (start + dt.timedelta(days=i // len(tickers))).isoformat()
         ticker, rating = tickers[i % len(tickers)], RATINGS[i % 5]
         decision = f"**Rating**: {rating}\n\n{_words(rng, vocab, 90)}"
