@@ -113,6 +113,9 @@ def main(argv: list[str]) -> int:
             ok = OPS[goal[0]](value, goal[1])
             mark = "yes" if ok else "NO"
             misses += not ok
+        elif goal and value is None:  # a figure with a goal that could not be measured is no pass
+            mark = "NO (not measured)"
+            misses += 1
         goal_txt = f"{goal[0]} {goal[1]:g}" if goal else ""
         print(f"{key:<40} {_fmt(value):>12}  {goal_txt:<10} {mark}")
     print(f"\nwritten to {out}")

@@ -1,4 +1,5 @@
-"""The Memory log page with 20,000 entries in headless Chromium, on a fresh server each time.
+"""The Memory log page with 20,000 entries (``TA_BENCH_MEMLOG_ENTRIES`` to change: the issue's goal is at
+1,000,000) in headless Chromium, on a fresh server each time.
 
 The home holds bench_pages' 20,000-entry log (three in four settled, 40 tickers). For each of
 ``FRESH_SERVERS`` new app servers: a new browser context opens ``/memory_log`` as a user's first
@@ -25,11 +26,14 @@ machine: read them with the load average the bench prints.
 from __future__ import annotations
 
 import json
+import os
 import random
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from bench.bench_pages import LOG_ENTRIES
 
 GOALS: dict[str, tuple[str, float]] = {
     "memlog_page_first_paint_s": ("<=", 2.0),
@@ -37,6 +41,8 @@ GOALS: dict[str, tuple[str, float]] = {
 }
 
 FRESH_SERVERS = 3
+# The issue's goal is at 1,000,000 entries (~1.1 GB of log); the bench's default home holds 20,000.
+ENTRIES = int(os.environ.get("TA_BENCH_MEMLOG_ENTRIES") or LOG_ENTRIES)
 QUIET_MS = 1000
 
 HEADING = "Memory log"
@@ -93,7 +99,7 @@ def run() -> dict:
         home = Path(tmp)
         rng = random.Random(20240510)
         vocab = [f"w{i}" for i in range(5000)]
-        _write_log(home / "memory" / "trading_memory.md", rng, vocab)
+        _write_log(home / "memory" / "trading_memory.md", rng, vocab, ENTRIES)
         with chromium() as page:
             browser = page.context.browser
             for i in range(FRESH_SERVERS):
@@ -109,6 +115,7 @@ def run() -> dict:
         "memlog_page_first_paint_max_s": round(max(firsts), 3),
         "memlog_page_settled_max_s": round(max(settles), 3),
         "memlog_page_server_ready_s": round(statistics.median(readies), 3),
+        "memlog_page_entries": ENTRIES,
     }
 
 

@@ -11,6 +11,11 @@ not browser paint:
   ``pages_memory_log_filter_s`` of changing the ticker filter.
 - pages_memories_first_s: the first run of the Memories page with a query (the 50,000 situations
   opened and indexed); pages_memories_rerun_s the median of reruns with a new query each time.
+- pages_switch_max_s: in the same home and session, a switch to each page of the app in turn (as a
+  person clicks the sidebar), each page's script run timed; the slowest page, on the second round
+  (the first visit of each page is ``pages_switch_first_max_s``: it also imports the page's modules,
+  which a server's warm-up does before the first person arrives). ``pages_switch_median_s`` the
+  median page; ``pages_switch_slowest`` names the slowest.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ GOALS: dict[str, tuple[str, float]] = {
     "pages_memory_log_next_page_s": ("<=", 2.0),
     "pages_memory_log_filter_s": ("<=", 2.0),
     "pages_memories_rerun_s": ("<=", 2.0),
+    "pages_switch_max_s": ("<=", 0.3),  # the performance issue's goal 4: a page switch's script
 }
 
 LOG_ENTRIES = 20_000
@@ -41,13 +47,13 @@ def _words(rng: random.Random, vocab: list[str], n: int) -> str:
     return " ".join(rng.choice(vocab) for _ in range(n))
 
 
-def _write_log(path: Path, rng: random.Random, vocab: list[str]) -> None:
+def _write_log(path: Path, rng: random.Random, vocab: list[str], entries: int = LOG_ENTRIES) -> None:
     from tradingagents.agents.utils.memory import SEPARATOR
 
     tickers = [f"T{i:02d}" for i in range(40)]
     start = dt.date(2000, 1, 3)
     parts = []
-    for i in range(LOG_ENTRIES):
+    for i in range(entries):
         date = (start + dt.timedelta(days=i // len(tickers))).isoformat()
         ticker, rating = tickers[i % len(tickers)], RATINGS[i % 5]
         decision = f"**Rating**: {rating}\n\n{_words(rng, vocab, 90)}"
@@ -68,6 +74,22 @@ def _write_memory(path: Path, rng: random.Random, vocab: list[str]) -> None:
         for _ in range(SITUATIONS):
             fh.write(json.dumps({"situation": _words(rng, vocab, 60), "recommendation": _words(rng, vocab, 15)})
                      + "\n")
+
+
+def _switches(at) -> dict:
+    from tests.app.apptest_utils import PAGES
+
+    rounds = []
+    for _ in range(2):
+        took = {}
+        for name, path in PAGES.items():
+            at.switch_page(path)
+            took[name] = _timed(at)
+        rounds.append(took)
+    first, warm = rounds
+    slowest = max(warm, key=warm.__getitem__)
+    return {"pages_switch_first_max_s": max(first.values()), "pages_switch_max_s": warm[slowest],
+            "pages_switch_median_s": statistics.median(warm.values()), "pages_switch_slowest": slowest}
 
 
 def _timed(at) -> float:
@@ -126,6 +148,7 @@ def run() -> dict:
             matches = sum(str(m.value).startswith("**#") for m in at.markdown)
             if matches != 3 or at.metric[0].value != f"{SITUATIONS:,}":
                 raise RuntimeError(f"the Memories page showed {matches} matches and {at.metric[0].value} lessons")
+            out.update(_switches(at))
             out["pages_memories_situations"] = SITUATIONS
             out["pages_memory_log_entries"] = LOG_ENTRIES
             return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}

@@ -16,6 +16,13 @@ Figures:
   20 tickers × 10 dates): the median of the last 20 runs over the median of the first 20, and resident
   memory after run 200 minus after run 20 (``runs_200_rss_growth_from_first_mb``: minus after run 1);
   ``runs_200_cpu_ratio``: the same ratio in process CPU time (all threads), steadier on a busy machine.
+  The first 20 runs are all on the first date, so they settle nothing, while each later run first
+  settles its ticker's previous decision (two reflections, the log rewritten, five role memories
+  appended): ``runs_200_ratio_vs_21_40`` (and ``_cpu_``) divide the last 20 by runs 21-40 instead, which
+  do the same work, so they show what grows with the process's age alone (no goal: the issue's figure
+  is the one above). Over runs 21-100 the context also fills up (each run reads its ticker's last five
+  decisions and three of other tickers, none on the first date), so ``runs_200_ratio_vs_101_120`` (and
+  ``_cpu_``) divide by runs 101-120, when every run does the same kind of work as the last 20.
 - Every figure here is wall time on a shared machine: read them with the load average (``uptime``)
   of the bench run; with other processes on both cores they double.
 - ``cli_first_line_s``: from starting ``python -m tradingagents NVDA 2024-05-10`` (offline engine, demo
@@ -39,7 +46,7 @@ if str(ROOT) not in sys.path:
 
 GOALS: dict[str, tuple[str, float]] = {
     "overhead_s_300ms": ("<=", 0.15),
-    "runs_200_ratio": ("<=", 1.2),
+    "runs_200_ratio": ("<=", 1.1),  # the performance issue's goal 5
     "runs_200_rss_growth_mb": ("<=", 50.0),
     "cli_first_line_s": ("<=", 1.5),
 }
@@ -141,6 +148,13 @@ def bench_scale() -> dict:
         "runs_200_first20_median_s": round(first, 4),
         "runs_200_last20_median_s": round(last, 4),
         "runs_200_ratio": round(last / first, 3),
+        # like for like: the first 20 runs (all on the first date) have nothing to settle, every later run
+        # settles the same ticker's previous decision; runs 21-40 settle as the last 20 do
+        "runs_200_ratio_vs_21_40": round(last / statistics.median(times[20:40]), 3),
+        "runs_200_cpu_ratio_vs_21_40": round(statistics.median(cpu[-20:]) / statistics.median(cpu[20:40]), 3),
+        # and over runs 101-120: by then the context holds as many past decisions as it ever will
+        "runs_200_ratio_vs_101_120": round(last / statistics.median(times[100:120]), 3),
+        "runs_200_cpu_ratio_vs_101_120": round(statistics.median(cpu[-20:]) / statistics.median(cpu[100:120]), 3),
         "runs_200_rss_growth_mb": round(rss[200] - rss[20], 1),
         "runs_200_rss_growth_from_first_mb": round(rss[200] - rss[1], 1),
         "runs_200_rss_mb": round(rss[200], 1),

@@ -33,10 +33,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# the performance issue's goal 1 (unstreamed 1.0, streamed 1.1, the first run in a new process 1.0)
 GOALS: dict[str, tuple[str, float]] = {
     "ref_framework_run_unstreamed_vs_ref": ("<=", 1.0),
-    "ref_framework_run_streamed_vs_ref": ("<=", 1.2),
-    "ref_first_run_vs_ref": ("<=", 1.5),
+    "ref_framework_run_streamed_vs_ref": ("<=", 1.1),
+    "ref_first_run_vs_ref": ("<=", 1.0),
     "ref_memlog_first_open_vs_ref_10k": ("<=", 1.0),
 }
 

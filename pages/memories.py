@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from studio import charts, ui
-from studio.lessons import SORTS, lesson_rows, sort_rows, track_records
+from studio.lessons import SORTS, ranked_rows, track_records
 from studio.memview import EXAMPLE_SITUATIONS, ROLES, display_terms, shared_terms, situation_html
 from studio.ui import _, tr
 from tradingagents.errors import NotAllowed
@@ -179,17 +179,17 @@ def _record_tab(config: dict, role: str, mem, wanted_lesson: str | None, may_edi
                  "the band). **Helpfulness** is the share of those settled decisions that were right, shown with "
                  "how many settled; **mean alpha** is their mean alpha. A retired lesson stays stored but no role "
                  "retrieves it; restore it at any time."))
-    rows = lesson_rows(role, mem.lessons(), _records(where_of(config), config))
-    if not rows:
+    lessons = mem.lessons()
+    if not lessons:
         st.info(_("The {role} has no lessons yet.", role=role_lower(role)))
     else:
         by = st.selectbox(_("Sort by"), list(SORTS), format_func=lambda k: t(SORTS[k]), key="mem_sort",
                           placeholder=_("Choose an option"))
-        rows = sort_rows(rows, by)
-        if len(rows) > MAX_RECORDS:
+        # rows for the lessons shown only (a large memory's every row cost most of this page's rerun)
+        total, rows = ranked_rows(role, lessons, _records(where_of(config), config), by, MAX_RECORDS)
+        if total > MAX_RECORDS:
             st.caption(_("The first {n} of {total} lessons in this order.", n=f"{MAX_RECORDS:,}",
-                         total=f"{len(rows):,}"))
-            rows = rows[:MAX_RECORDS]
+                         total=f"{total:,}"))
         st.dataframe(record_table(rows, t), hide_index=True, width="stretch", key="mem_records")
         msg = st.session_state.pop("mem_retired_msg", None)
         if msg:

@@ -27,7 +27,7 @@ from typing import Any
 from tradingagents.i18n import N_
 from tradingagents.rating import normalize_rating, was_right
 
-__all__ = ["SORTS", "TrackRecord", "lesson_rows", "sort_rows", "track_records"]
+__all__ = ["SORTS", "TrackRecord", "lesson_rows", "ranked_rows", "sort_rows", "track_records"]
 
 SORTS = {
     "helpfulness": N_("Helpfulness (share of settled decisions that were right)"),
@@ -95,8 +95,15 @@ def lesson_rows(memory_name: str, lessons: Iterable[Mapping[str, Any]],
                 records: Mapping[tuple[str, str], TrackRecord]) -> list[dict[str, Any]]:
     """One row per stored lesson of a memory (``memory.lessons()``, oldest first) with its record."""
     rows = []
+    get = records.get
     for order, item in enumerate(lessons):
-        rec = records.get((memory_name, item["id"])) or TrackRecord(memory_name, item["id"])
+        rec = get((memory_name, item["id"]))
+        if rec is None:  # never retrieved (most lessons of a large memory): an empty record's figures
+            rows.append({"id": item["id"], "lesson": item["recommendation"], "situation": item["situation"],
+                         "known_from": item.get("known_from"), "retired": bool(item.get("retired")),
+                         "retrieved": 0, "settled": 0, "right": 0, "wrong": 0, "helpfulness": None,
+                         "mean_alpha": None, "decisions": [], "order": order})
+            continue
         rows.append({"id": item["id"], "lesson": item["recommendation"], "situation": item["situation"],
                      "known_from": item.get("known_from"), "retired": bool(item.get("retired")),
                      "retrieved": rec.retrieved, "settled": rec.settled, "right": rec.right, "wrong": rec.wrong,
@@ -105,13 +112,36 @@ def lesson_rows(memory_name: str, lessons: Iterable[Mapping[str, Any]],
     return rows
 
 
+def _sort_key(by: str, helpfulness: float | None, settled: int, retrieved: int, order: int) -> tuple:
+    if by == "helpfulness":
+        return (helpfulness is None, -(helpfulness or 0.0), -settled, -retrieved, order)
+    if by == "retrieved":
+        return (-retrieved, order)
+    if by == "newest":
+        return (-order,)
+    raise ValueError(f"Unknown sort {by!r}: use one of {', '.join(SORTS)}.")
+
+
 def sort_rows(rows: list[dict[str, Any]], by: str = "helpfulness") -> list[dict[str, Any]]:
     """Rows sorted as ``SORTS`` names them (ValueError for another key)."""
-    if by == "helpfulness":
-        return sorted(rows, key=lambda r: (r["helpfulness"] is None, -(r["helpfulness"] or 0.0), -r["settled"],
-                                           -r["retrieved"], r["order"]))
-    if by == "retrieved":
-        return sorted(rows, key=lambda r: (-r["retrieved"], r["order"]))
-    if by == "newest":
-        return sorted(rows, key=lambda r: -r["order"])
-    raise ValueError(f"Unknown sort {by!r}: use one of {', '.join(SORTS)}.")
+    _sort_key(by, None, 0, 0, 0)  # an unknown order fails even with no rows
+    return sorted(rows, key=lambda r: _sort_key(by, r["helpfulness"], r["settled"], r["retrieved"], r["order"]))
+
+
+def ranked_rows(memory_name: str, lessons: Iterable[Mapping[str, Any]],
+                records: Mapping[tuple[str, str], TrackRecord], by: str = "helpfulness",
+                limit: int | None = None) -> tuple[int, list[dict[str, Any]]]:
+    """``(number of lessons, sort_rows(lesson_rows(...), by)[:limit])``, with a row built only for the lessons
+    shown: a memory of 50,000 lessons built 50,000 rows on every rerun of the page to show 500."""
+    items = list(lessons)
+    keys = []
+    for order, item in enumerate(items):
+        rec = records.get((memory_name, item["id"]))
+        keys.append(_sort_key(by, None, 0, 0, order) if rec is None
+                    else _sort_key(by, rec.helpfulness, rec.settled, rec.retrieved, order))
+    picked = sorted(range(len(items)), key=keys.__getitem__)[:limit]
+    rows = []
+    for order in picked:
+        rows += lesson_rows(memory_name, [items[order]], records)
+        rows[-1]["order"] = order
+    return len(items), rows

@@ -209,3 +209,59 @@ def test_a_report_tab_marks_the_figures_not_found_and_lists_every_source(saved):
     assert rows[-1] == {"Figure": "96.4", "Source": "not found in the data", "Arguments": "",
                         "Excerpt": "The RSI printed 96.4 at the open."}
     assert export.marked_text("no record", None) == "no record"
+
+
+def test_a_crowded_pool_returns_the_same_source_as_checking_each_value_in_turn():
+    # the pool checks crowded buckets and the scan for large amounts as arrays: the first source that
+    # matches, in bucket order then arrival order, must be the one a value-by-value scan finds
+    import random
+
+    from tradingagents.graph.evidence import Figure, Source, _matches
+
+    rng = random.Random(5)
+    sources = []
+    for i in range(1500):
+        kind = rng.random()
+        value = (rng.uniform(0, 2) if kind < 0.5 else rng.uniform(0, 300) if kind < 0.8
+                 else rng.choice([1, -1]) * rng.uniform(1e6, 5e9))
+        value = round(value, rng.choice([0, 1, 2, 4]))
+        sources.append(Source(value, f"tool{i}", {}, "", percent=rng.random() < 0.3, whole=value == int(value)))
+    pool = Pool(sources)
+
+    def by_hand(figure):
+        want = abs(figure.value)
+        lo, hi = int(max(0.0, want - figure.tolerance)) - 1, int(want + figure.tolerance) + 1
+        groups = pool._by_bucket
+        order = ([s for b in range(lo, hi + 1) for s in groups.get(b, ())] if hi - lo < 64
+                 else [*groups.get(int(want), ()), *(s for g in groups.values() for s in g)])
+        return next((s for s in order if _matches(figure, s.value, s.percent, s.whole)), None)
+
+    hits = 0
+    for _ in range(600):
+        pick = rng.choice(sources)
+        decimals = rng.choice([0, 1, 2])
+        scale = rng.choice([1.0, 1.0, 1e6, 1e9])
+        value = round(pick.value * rng.choice([1, 100, 1.001]) / scale, decimals) * scale
+        percent = rng.random() < 0.4
+        figure = Figure(str(value), value, 0.5 * 10 ** -decimals * scale, percent, 0, 1,
+                        count=decimals == 0 and scale == 1.0 and not percent)
+        got = pool.find(figure)
+        assert got is by_hand(figure)
+        hits += got is not None
+    assert 100 < hits < 600  # both found and not found were checked
+
+
+def test_the_excerpt_of_a_value_is_its_stripped_line_cut_to_the_excerpt_length():
+    from tradingagents.graph.evidence import EXCERPT_CHARS, _line_at
+
+    long_line = "  close " + " ".join(f"{i}.5" for i in range(400)) + " \t"
+    text = "\n".join(["head 1.25", "", "   short 7.5 line  ", long_line, "tail 99.5"])
+    values = data_values(text, "t", {})
+    by_hand = []
+    for v in values:
+        pos = text.index(v.excerpt.rstrip("…")[:20])
+        assert v.excerpt == _line_at(text, pos)  # the same excerpt as a search from the value's position
+        line = next(ln.strip() for ln in text.split("\n") if v.excerpt.rstrip("…") in ln.strip())
+        by_hand.append(line if len(line) <= EXCERPT_CHARS else line[:EXCERPT_CHARS - 1] + "…")
+    assert [v.excerpt for v in values] == by_hand
+    assert sum(v.excerpt.endswith("…") for v in values) == 400 and len(values) == 403

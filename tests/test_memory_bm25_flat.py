@@ -29,9 +29,13 @@ def _expected(scores: np.ndarray, n: int) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:n]
 
 
-@pytest.mark.parametrize("tail_min", [1, 40, 1 << 16])  # merged after every add, now and then, never
-def test_any_mix_of_bulk_and_single_adds_gives_the_same_bits(monkeypatch, tail_min):
+# merged after every add, now and then, never (queries through the tail), or by the first query
+@pytest.mark.parametrize(("tail_min", "query_merges"), [(1, False), (40, False), (1 << 16, False), (1 << 16, True)])
+def test_any_mix_of_bulk_and_single_adds_gives_the_same_bits(monkeypatch, tail_min, query_merges):
     monkeypatch.setattr(bm25, "_TAIL_MIN", tail_min)
+    if not query_merges:
+        monkeypatch.setattr(bm25, "_QUERY_MERGE_MAX", 0)
+        monkeypatch.setattr(bm25, "_QUERY_MERGE_DIV", 1 << 40)
     rng = random.Random(tail_min)
     docs = _docs(rng, 900)
     docs[5] = ["heavy"] * 300 + ["w1"]  # a count above 255: the frequencies widen
@@ -61,6 +65,21 @@ def test_any_mix_of_bulk_and_single_adds_gives_the_same_bits(monkeypatch, tail_m
     mixed.compact()
     assert mixed._tail_n == 0 and mixed.ptr.tobytes() == bulk.ptr.tobytes()
     assert mixed.ids.tobytes() == bulk.ids.tobytes() and np.array_equal(mixed.tfs, bulk.tfs)
+
+
+def test_a_small_index_queried_between_adds_keeps_no_tail():
+    # a role memory in a long-lived process: one lesson added, then a query, again and again; the
+    # query merges the new postings so that the next one gathers base slices only
+    rng = random.Random(7)
+    docs = _docs(rng, 200)
+    index = BM25Index(1.5, 0.75)
+    for k, doc in enumerate(docs):
+        index.add(doc)
+        assert index._tail_n == len(set(doc))
+        ids, _ = index.top(["w1", "w2", "w30"], 2)
+        assert index._tail_n == 0 and len(index.ptr) == len(index.vocab) + 1
+        assert ids.tolist() == _expected(index.scores(["w1", "w2", "w30"]), 2)
+        assert index.n_docs == k + 1
 
 
 def test_the_index_keeps_no_python_object_per_term():

@@ -11,7 +11,8 @@ next query is exact. The postings are flat arrays, not an object per term: a CSR
 ``tfs`` uint8 term frequencies, widened if a count ever exceeds 255: 5 bytes a posting) and a
 *tail* of the documents added since, in arrival order (term id, document id, tf: 9 bytes a
 posting), merged into the base once it holds more than ``max(2**16, base/64)`` postings (a bulk
-add merges at once). A query gathers its terms' slices of the base and their tail entries.
+add merges at once), or by a query when the index is small or the tail a quarter of the base. A
+query gathers its terms' slices of the base and their tail entries.
 
 ``top(query, n)`` returns the same n documents, in the same order, as sorting ``scores(query)``
 (higher first, ties by lower id), with the exact scores, but does less work: it sums float32
@@ -58,6 +59,13 @@ _NO_TFS = np.empty(0, dtype=np.uint8)
 # The tail may hold this many postings (or 1/64 of the base's) before it is merged into the base.
 _TAIL_MIN = 1 << 16
 _TAIL_DIV = 64
+# A query merges the tail first when the whole index holds at most this many postings (a merge then
+# costs well under a millisecond, less than gathering each query term's tail entries: with one
+# add between queries, as a role memory in a long-lived process sees it, the tail otherwise grew
+# with every lesson and so did each query), or when the tail is at least 1/_QUERY_MERGE_DIV of
+# the base (so an index the queries see keeps its tail small, at an amortised cost per posting).
+_QUERY_MERGE_MAX = 1 << 17
+_QUERY_MERGE_DIV = 4
 
 
 def _tf_dtype(top: int) -> np.dtype:
@@ -342,6 +350,9 @@ class BM25Index:
     def _terms(self, query_tokens: Sequence[str]) -> list[_Term]:
         """The query's known terms in first-occurrence order, with their postings and
         ``c = qf*idf*(k1+1)``."""
+        if self._tail_n and (self.n_postings <= _QUERY_MERGE_MAX
+                             or self._tail_n * _QUERY_MERGE_DIV >= len(self.ids)):
+            self.compact()  # the same postings in the same order: the scores do not change
         vocab = self.vocab
         found = []
         for term, qf in Counter(query_tokens).items():
