@@ -116,3 +116,23 @@ def test_every_figure_of_the_plan_is_traced_to_the_data_in_both_languages(ta_hom
         found = ledger(state, [], decision_card(state, 5))
         for key in ("trader_investment_plan", "final_trade_decision"):
             assert found[key]["not_found"] == [], (language, key, found[key]["not_found"])
+
+
+def test_a_hold_card_shows_the_close_it_is_measured_from_and_a_trade_never_gets_an_invented_entry(ta_home):
+    from tradingagents.graph.book_view import close_on
+    from tradingagents.graph.decision_card import with_reference_price
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+
+    graph = TradingAgentsGraph(["market"], config={"checkpoint_enabled": False})
+    graph.propagate("PG", "2024-05-10")  # a Hold on the demo market: the engine names no price for it
+    card = graph.last_run["record"]["meta"]["decision"]
+    assert card["action"] == "HOLD" and card["price_target"] is None and card["stop_loss"] is None
+    assert card["entry_price"] == pytest.approx(close_on(graph._provider(), "PG", "2024-05-10"))
+    # only a call that trades nothing and names no price is filled, and only with a real close
+    buy = {**CARD, "entry_price": None}
+    assert with_reference_price(buy, 100.0)["entry_price"] is None
+    hold = {**CARD, "rating": "Hold", "action": "HOLD", "entry_price": None}
+    assert with_reference_price({**hold, "entry_price": 90.0}, 100.0)["entry_price"] == 90.0
+    assert with_reference_price(hold, None)["entry_price"] is None
+    assert with_reference_price(hold, float("nan"))["entry_price"] is None
+    assert with_reference_price(hold, 100.0)["entry_price"] == 100.0

@@ -93,6 +93,22 @@ def label_of(key: str, action: Any = None, rating: Any = None) -> str:
     return LABELS[key]
 
 
+def with_reference_price(card: Mapping[str, Any], close: float | None) -> dict[str, Any]:
+    """``card`` with its price filled, for a call that trades nothing and names no price, by ``close``: the
+    instrument's last close on or before the decision date, the price the call is measured from (the memory
+    log's reference price). A trade's entry is never filled: only the run can say where it would enter."""
+    out = dict(card)
+    if wants_reference_price(out) and close is not None and math.isfinite(close) and close > 0:
+        out["entry_price"] = round(float(close), 4)
+    return out
+
+
+def wants_reference_price(card: Mapping[str, Any]) -> bool:
+    """Whether ``card`` is a call that trades nothing and names no price (``with_reference_price`` fills it)."""
+    return (card.get("entry_price") is None
+            and label_of("entry_price", card.get("action"), card.get("rating")) == REFERENCE_LABEL)
+
+
 def reward_risk(action: Any, entry: Any, target: Any, stop: Any) -> float | None:
     """The plan's reward:risk (distance to the target over distance to the stop, from the entry) for a
     BUY or a SELL whose target and stop lie on the right sides of the entry; None otherwise."""

@@ -413,7 +413,6 @@ class TradingAgentsGraph:
                   save: Callable[[dict[str, Any], str, dict[str, Any]], Any],
                   extra_meta: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]]:
         """A fork's run: begin on its own thread, execute from ``entry``, record with ``save``."""
-        from tradingagents.graph.decision_card import decision_card
 
         cfg = self.config
         reporter, tracker = ctx.reporter, ctx.tracker
@@ -442,7 +441,7 @@ class TradingAgentsGraph:
                 "usage": {**tracker.totals(), **pricing.cost_by_node(tracker.by_node(), cfg)},
                 "node_times_ms": reporter.node_times_ms(),
                 "debate_turns": turns,
-                "decision": decision_card(final_state, cfg.get("holding_days")),
+                "decision": self._decision_card(final_state, ctx),
                 "memory_used": memory_used_of(final_state),
                 "warnings": list(reporter.warnings),
                 **extra_meta,
@@ -640,11 +639,10 @@ class TradingAgentsGraph:
                   version_note: str | None) -> dict[str, Any]:
         """The saved run's meta (docs/ARCHITECTURE.md, "The event contract": ``record.meta``)."""
         from tradingagents.dataflows.tools import missing_from
-        from tradingagents.graph.decision_card import decision_card
 
         cfg, reporter, tracker = self.config, ctx.reporter, ctx.tracker
         data_notes = list(final_state.get("analyst_data_notes") or [])
-        card = decision_card(final_state, cfg.get("holding_days"))
+        card = self._decision_card(final_state, ctx)
         return {
             "ticker": ctx.ticker,
             "date": ctx.trade_date,
@@ -765,6 +763,22 @@ class TradingAgentsGraph:
         by = storage.default_user(self.config)
         return [{"before": n["before"], "note": n["note"], "by": n.get("by") or by, "at": n.get("at") or at}
                 for n in self.config.get("pm_notes") or []]
+
+    def _decision_card(self, final_state: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        """The decision card (``graph/decision_card.py``); a call that trades nothing and names no price shows
+        the close it is measured from (the last on or before the decision date, or none when the source has
+        none)."""
+        from tradingagents.graph.book_view import close_on
+        from tradingagents.graph.decision_card import (
+            decision_card,
+            wants_reference_price,
+            with_reference_price,
+        )
+
+        card = decision_card(final_state, self.config.get("holding_days"))
+        if not wants_reference_price(card):
+            return card
+        return with_reference_price(card, close_on(self._provider(), ctx.ticker, ctx.trade_date))
 
     def _run_book(self, ticker: str, trade_date: str):
         """The desk's book as this run sees it (``graph/book_view.py``), or None (no book, blind, off)."""
