@@ -116,7 +116,8 @@ class Progress:
     fraction: float
     elapsed_s: float
     current: str | None  # the agent running now, if any
-    live_text: str = ""  # the current agent's model text so far (token events)
+    live_text: str = ""  # the latest model text so far (token events): the current agent's, else the last words
+    live_agent: str | None = None  # whose words ``live_text`` holds (the last to speak while the current one is silent)
     settle: dict[str, Any] | None = None  # the pre-run settling step: {status, settled, pending}
     newest_report: str | None = None  # the output key of the report that landed last
     cost_usd: float | None = None  # the run's cost so far (the latest llm_usage event); None: no price
@@ -154,6 +155,7 @@ class ProgressFolder:
         self.reports: dict[str, str] = {}
         self.report_order: list[str] = []  # keys in the order they landed (the newest is last)
         self.live_text: dict[str, str] = {}  # agent → model text of its current call
+        self.last_speaker: str | None = None  # the agent whose words came last
         self.counters = {"llm_calls": 0, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0}
         self.settle: dict[str, Any] | None = None  # {status: running|done, settled, pending}
         self.cost_usd: float | None = None
@@ -185,6 +187,7 @@ class ProgressFolder:
         if name:
             so_far = "" if ev.data.get("restart") else self.live_text.get(name, "")  # restart: a retried call
             self.live_text[name] = so_far + str(ev.data.get("text_delta") or "")
+            self.last_speaker = name
 
     def _on_settle_started(self, ev: RunEvent, name: str | None) -> None:
         self.first_ts = ev.ts if self.first_ts is None else self.first_ts
@@ -214,7 +217,8 @@ class ProgressFolder:
         st.runs += 1
         if st.started is None:
             st.started = ev.ts
-        self.live_text.pop(name, None)  # a new call writes a new text
+        if (ev.node or name) == name:
+            self.live_text.pop(name, None)  # a new call writes a new text (its tools and its clear are no call)
         self.open_nodes[ev.node or name] = {"node": ev.node or name, "agent": name,
                                             "team": ev.team or st.team, "start": ev.ts}
 
@@ -283,6 +287,11 @@ class ProgressFolder:
         elapsed = max(0.0, end - start) if start is not None else 0.0
         intervals = list(self.intervals) + [{**iv, "end": None} for iv in self.open_nodes.values()]
         current = running[-1].agent if running else None
+        # the box keeps the last words said until the agent now running speaks: at a fast model's pace an agent's
+        # text is over between two polls of the page, which would otherwise never show a word
+        speaker = current if current and self.live_text.get(current) else self.last_speaker
+        if speaker and not self.live_text.get(speaker):
+            speaker = current
         return Progress(
             agents=ordered,
             teams={k: v for k, v in teams.items() if v},
@@ -293,7 +302,8 @@ class ProgressFolder:
             fraction=fraction,
             elapsed_s=elapsed,
             current=current,
-            live_text=self.live_text.get(current, "") if current else "",
+            live_text=self.live_text.get(speaker, "") if speaker else "",
+            live_agent=speaker,
             settle=dict(self.settle) if self.settle else None,
             newest_report=self.report_order[-1] if self.report_order else None,
             earlier_engines=[dict(g) for g in self.earlier_engines],

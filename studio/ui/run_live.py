@@ -83,8 +83,9 @@ def render_progress(handle: RunJob, *, live: bool) -> None:
         st.html(run_view.agent_board_html(p, t))
     with right:
         if live:
-            if p.current:
-                st.markdown("**" + _("{agent} — live text", agent=t.p("role", p.current)) + "**")
+            speaker = p.live_agent or p.current
+            if speaker:
+                st.markdown("**" + _("{agent} — live text", agent=t.p("role", speaker)) + "**")
                 # autoscroll: the box follows the text as it grows (the newest words stay in view)
                 with st.container(border=True, height=240, autoscroll=True, key="ta-live-text"):
                     text = p.live_text[-LIVE_TEXT_CHARS:]  # the model's words, as they come

@@ -148,3 +148,24 @@ def test_after_a_restart_an_interrupted_run_stays_its_owners(ta_home):
     handle = restarted.get(new_id)
     assert handle.owner == "ann · 0123456789"  # continued by the lead, still Ann's
     assert handle.wait(120) and handle.status == "finished", handle.error
+
+
+def test_the_live_box_keeps_the_last_words_until_the_next_agent_speaks(ta_home):
+    """At a fast model's pace an agent's text is over between two polls of the page: the live box keeps the
+    last words said (naming who said them) until the agent now running says its own."""
+    reg = JobRegistry()
+    handle = reg.wait(reg.start_run("NVDA", "2024-05-10", ["market"]))
+    events = list(handle.events)
+    first_token = next(i for i, e in enumerate(events) if e.kind == "token")
+    speaker = events[first_token].agent or events[first_token].node
+    # the next agent to start after the speaker's words, before it says anything
+    nxt = next(i for i, e in enumerate(events) if i > first_token and e.kind == "node_started"
+               and (e.agent or e.node) != speaker)
+    silent = next((i for i, e in enumerate(events) if i > nxt and e.kind == "token"), len(events))
+    quiet = derive_progress(events[:nxt + 1], started_at=handle._started_at)
+    assert quiet.live_agent == speaker and quiet.live_text  # the last words stay, with their speaker's name
+    said = "".join(e.data["text_delta"] for e in events[:nxt] if e.kind == "token" and (e.agent or e.node) == speaker)
+    assert quiet.live_text == said
+    if silent < len(events):  # once the next agent speaks, the box is its
+        spoken = derive_progress(events[:silent + 1], started_at=handle._started_at)
+        assert spoken.live_agent == (events[silent].agent or events[silent].node) and spoken.live_text
