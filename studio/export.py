@@ -395,6 +395,10 @@ def handout_text(text: Any, t: Translator | None = None, *, grammar: bool = Fals
     body = _TOOL.sub(lambda m: t(TOOL_NAMES[m.group(1)]) if m.group(1) in TOOL_NAMES
                      else m.group(1).removeprefix("get_").replace("_", " "), body)
     lines = [line for line in body.splitlines() if not _RAW_LINE.match(line)]
+    # the bare ">" between two quoted lines only parts their paragraphs: the run of quotes becomes a list below
+    lines = [line for i, line in enumerate(lines)
+             if not (line.strip() == ">" and 0 < i < len(lines) - 1
+                     and re.match(r"^>\s*\S", lines[i - 1]) and re.match(r"^>\s*\S", lines[i + 1]))]
     # a run of quoted one-liners (headlines, posts) is a list: Markdown would join them into one paragraph
     quoted = [bool(re.match(r"^>\s*\S", line)) for line in lines]
     for i, line in enumerate(lines):

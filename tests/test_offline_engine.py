@@ -113,6 +113,19 @@ def test_every_report_carries_the_offline_label():
         assert OFFLINE_LABEL in state[key], key
 
 
+def test_quoted_headlines_and_posts_are_each_their_own_paragraph():
+    """Markdown joins adjacent quoted lines into one paragraph: the headlines and posts a report quotes would
+    run together on screen and in report.md, so a bare ">" parts them."""
+    state = analysed_state()
+    quoted = 0
+    for key in ("news_report", "sentiment_report"):
+        lines = state[key].splitlines()
+        quoted += sum(line.startswith("> ") for line in lines)
+        assert not any(a.startswith(">") and a.strip() != ">" and b.startswith(">") and b.strip() != ">"
+                       for a, b in zip(lines, lines[1:], strict=False)), state[key]
+    assert quoted >= 6  # three headlines of each feed and three posts, at the least
+
+
 def test_the_rating_follows_the_documented_score():
     assert [tier_for_ratio(r) for r in (1.0, 0.4, 0.39, 0.15, 0.14, 0.0, -0.14, -0.15, -0.39, -0.4, -1.0)] == [
         "Buy", "Buy", "Overweight", "Overweight", "Hold", "Hold", "Hold", "Underweight", "Underweight", "Sell",

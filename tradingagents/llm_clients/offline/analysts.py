@@ -599,7 +599,11 @@ def _quotes(items: Sequence[str], limit: int = 3, t: Translator = ENGLISH) -> li
     """The most strongly toned items (ties: the earliest listed), in their listed order (a post's line in
     ``t``'s language)."""
     ranked = sorted(range(len(items)), key=lambda i: (-abs(tone(items[i])) - abs(item_tone(items[i])), i))[:limit]
-    return [f"> {clip(_post(_headline(items[i]), t), 200)}" for i in sorted(ranked)]
+    lines: list[str] = []
+    for i in sorted(ranked):  # one paragraph each (">" between them): Markdown joins adjacent quoted lines
+        lines += [">"] if lines else []
+        lines.append(f"> {clip(_post(_headline(items[i]), t), 200)}")
+    return lines
 
 
 def _find(results: Sequence[ToolResult], name: str) -> ToolResult | None:
