@@ -229,3 +229,7 @@ def test_the_chinese_run_reads_chinese_headlines_posts_and_sector_names(runs):
     assert "Technology / Semiconductors" in context  # the models' line keeps the source's names
     assert "(科技 / 半导体, NASDAQ, USD)" in instrument_shown(context, i18n.translator("zh"))
     assert i18n.sector_label("Semiconductors", "en") == "Semiconductors"
+    # an exchange written out in words is named in Chinese too; abbreviations and currencies stay as they are
+    moutai = "600519.SS — Kweichow Moutai (Consumer Defensive / Beverages—Wineries & Distilleries, Shanghai Stock Exchange, CNY)"
+    assert instrument_shown(moutai, i18n.translator("zh")).endswith("(防御性消费 / 酒类酿造, 上海证券交易所, CNY)")
+    assert instrument_shown(moutai, i18n.translator("en")) == moutai

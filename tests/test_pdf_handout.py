@@ -41,7 +41,7 @@ def test_a_wrapped_chinese_line_keeps_its_latin_text_after_the_first_line(tmp_pa
                               "长期趋势 50 日均线 1668.94 低于 200 日均线 1692.85 | 看跌 |\n")
     pdf = export.report_pdf(state, "Sell", meta, closes=[100.0 + i for i in range(30)], t=ZH)
     page1 = " ".join(_text(pdf, tmp_path, "-f", "1", "-l", "1").split())
-    assert "Shanghai Stock Exchange, CNY)" in page1, page1
+    assert "上海证券交易所, CNY)" in page1, page1
     whole = " ".join(_text(pdf, tmp_path).split())
     for figure in ("1635.49", "1668.94", "1692.85"):
         assert whole.count(figure) >= 1, (figure, whole)
@@ -113,7 +113,8 @@ def test_the_instrument_line_leaves_the_data_source_to_its_own_line():
     state = {"instrument_context": LONG_INSTRUMENT + "; data: synthetic demo data", "trade_date": "2024-05-10"}
     lines = export.provenance_lines(state, {"data_label": "synthetic demo data"}, t=ZH)
     assert lines[1] == "数据：合成的演示数据" and lines[3] == "标的：" + LONG_INSTRUMENT.replace(
-        "Consumer Defensive / Beverages—Wineries & Distilleries", "防御性消费 / 酒类酿造")  # sector names in Chinese
+        "Consumer Defensive / Beverages—Wineries & Distilleries", "防御性消费 / 酒类酿造").replace(
+        "Shanghai Stock Exchange", "上海证券交易所")  # sector and exchange names in Chinese
     assert export.instrument_shown("NVDA — NVIDIA (NASDAQ, USD)") == "NVDA — NVIDIA (NASDAQ, USD)"
 
 

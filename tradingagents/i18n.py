@@ -223,6 +223,24 @@ SECTOR_NAMES = (
 for the catalogue under the context "sector"; ``sector_label`` shows one in a language."""
 
 
+EXCHANGE_NAMES = (
+    pgettext("exchange", "Shanghai"), pgettext("exchange", "Shanghai Stock Exchange"),
+    pgettext("exchange", "Shenzhen"), pgettext("exchange", "Shenzhen Stock Exchange"),
+    pgettext("exchange", "London Stock Exchange"), pgettext("exchange", "Tokyo Stock Exchange"),
+    pgettext("exchange", "Toronto"), pgettext("exchange", "Toronto Stock Exchange"),
+    pgettext("exchange", "Osaka"), pgettext("exchange", "Paris"), pgettext("exchange", "Russell"),
+    pgettext("exchange", "FTSE Index"),
+)
+"""The exchange names written out in words (abbreviations such as NASDAQ, NYSE, HKEX stay as they are in every
+language), marked under the context "exchange"; ``exchange_label`` shows one in a language."""
+
+
+def exchange_label(name: Any, lang: str | None) -> str:
+    """An exchange's name in ``lang`` (Shanghai Stock Exchange → 上海证券交易所); an unknown one as it is."""
+    text = "" if name is None else str(name)
+    return translator(lang).p("exchange", text) if text else text
+
+
 def sector_label(name: Any, lang: str | None) -> str:
     """A sector or industry name in ``lang`` (Technology → 科技, Semiconductors → 半导体); a name the
     catalogue does not know (a data source's own) is returned as it is, like every name in English."""
@@ -231,6 +249,6 @@ def sector_label(name: Any, lang: str | None) -> str:
 
 
 __all__ = [
-    "DEFAULT_LANGUAGE", "KEYWORDS", "LANGUAGES", "LOCALES_DIR", "N_", "OUTPUT_LANGUAGE", "SECTOR_NAMES", "Translator",
-    "catalogue", "language_of_output", "normalize_language", "pgettext", "rating_label", "sector_label", "translator",
+    "DEFAULT_LANGUAGE", "KEYWORDS", "LANGUAGES", "LOCALES_DIR", "N_", "OUTPUT_LANGUAGE", "EXCHANGE_NAMES", "SECTOR_NAMES", "Translator",
+    "catalogue", "exchange_label", "language_of_output", "normalize_language", "pgettext", "rating_label", "sector_label", "translator",
 ]

@@ -28,7 +28,15 @@ from typing import Any
 from tradingagents import team
 from tradingagents.config import DEFAULT_CONFIG, EXECUTION_LABELS, public_config, resolve_config
 from tradingagents.fileio import atomic_write, atomic_write_all
-from tradingagents.i18n import N_, Translator, rating_label, sector_label, translator
+from tradingagents.i18n import (
+    EXCHANGE_NAMES,
+    N_,
+    Translator,
+    exchange_label,
+    rating_label,
+    sector_label,
+    translator,
+)
 from tradingagents.storage.inert import SanitizedView
 from tradingagents.validation import safe_path_component, validate_date
 from tradingagents.vendors import product_label
@@ -222,11 +230,16 @@ def instrument_shown(context: Any, t: Translator | None = None) -> Any:
     if t is None or t.lang == "en":
         return shown
 
-    def sectors(match: re.Match[str]) -> str:
-        return " / ".join(sector_label(part.strip(), t.lang) for part in match.group(0).split(" / "))
+    def part_shown(part: str) -> str:  # an exchange's name, else a sector / industry (an unknown name: as it is)
+        if part.strip() in EXCHANGE_NAMES:
+            return exchange_label(part.strip(), t.lang)
+        return " / ".join(sector_label(name.strip(), t.lang) for name in part.split(" / "))
 
-    # "NVDA — NVIDIA Corp (Technology / Semiconductors, NASDAQ, USD)": the first part in the brackets
-    return re.sub(r"(?<=\()[^,()]+(?=,[^()]*\)$)", sectors, shown)
+    def named(match: re.Match[str]) -> str:
+        return ", ".join(part_shown(part) for part in match.group(0).split(", "))
+
+    # "NVDA — NVIDIA Corp (Technology / Semiconductors, NASDAQ, USD)": the sector and industry, then the exchange
+    return re.sub(r"(?<=\()[^()]+(?=\)$)", named, shown)
 
 
 def render_report_markdown(state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None, *,
