@@ -289,9 +289,7 @@ class ProgressFolder:
         current = running[-1].agent if running else None
         # the box keeps the last words said until the agent now running speaks: at a fast model's pace an agent's
         # text is over between two polls of the page, which would otherwise never show a word
-        speaker = current if current and self.live_text.get(current) else self.last_speaker
-        if speaker and not self.live_text.get(speaker):
-            speaker = current
+        speaker = next((a for a in (current, self.last_speaker) if a and self.live_text.get(a)), current)
         return Progress(
             agents=ordered,
             teams={k: v for k, v in teams.items() if v},

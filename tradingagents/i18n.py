@@ -235,17 +235,21 @@ EXCHANGE_NAMES = (
 language), marked under the context "exchange"; ``exchange_label`` shows one in a language."""
 
 
+def _named(context: str, name: Any, lang: str | None) -> str:
+    """``name`` in ``lang`` under the catalogue's ``context``; a name the catalogue does not know is returned as it is."""
+    text = "" if name is None else str(name)
+    return translator(lang).p(context, text) if text else text
+
+
 def exchange_label(name: Any, lang: str | None) -> str:
     """An exchange's name in ``lang`` (Shanghai Stock Exchange → 上海证券交易所); an unknown one as it is."""
-    text = "" if name is None else str(name)
-    return translator(lang).p("exchange", text) if text else text
+    return _named("exchange", name, lang)
 
 
 def sector_label(name: Any, lang: str | None) -> str:
     """A sector or industry name in ``lang`` (Technology → 科技, Semiconductors → 半导体); a name the
     catalogue does not know (a data source's own) is returned as it is, like every name in English."""
-    text = "" if name is None else str(name)
-    return translator(lang).p("sector", text) if text else text
+    return _named("sector", name, lang)
 
 
 __all__ = [

@@ -22,15 +22,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tradingagents.i18n import N_, Translator, rating_label
+from tradingagents.i18n import N_, Translator, pgettext, rating_label
 from tradingagents.rating import RATINGS_5_TIER, normalize_rating, parse_rating
-
-
-def pgettext(context: str, message: str) -> str:
-    """Marks ``message`` with its ``context`` for the catalogue (Babel's ``pgettext`` keyword) without
-    translating it, like ``N_``; show it with ``t.p(context, message)``."""
-    return message
-
 
 FIELDS = ("rating", "action", "conviction", "entry_price", "price_target", "stop_loss", "reward_risk",
           "position_size", "time_horizon", "scored_horizon")
@@ -38,12 +31,12 @@ LABELS = {"rating": N_("Rating"), "action": N_("Action"), "conviction": N_("Conv
           "price_target": N_("Price target"), "stop_loss": pgettext("card", "Stop"), "reward_risk": N_("Reward:risk"), "position_size": N_("Position size"),
           "time_horizon": N_("Stated horizon"), "scored_horizon": N_("Scored over")}
 LABEL_CONTEXTS = {"stop_loss": "card"}
-REFERENCE_LABEL = N_("Reference price")
-"""The ``entry_price`` field's label for a call that makes no trade (a Hold, or no action): the price the
-call is measured from, not an entry (the memory log's 参考价)."""
 """The card's labels in English (marked for the catalogue: show one with ``t(LABELS[key])``, or
 ``t.p(LABEL_CONTEXTS[key], …)`` where the word means something else elsewhere: "Stop" is the stop-loss
 here, a button that stops a run in the app)."""
+REFERENCE_LABEL = N_("Reference price")
+"""The ``entry_price`` field's label for a call that makes no trade (a Hold, or no action): the price the
+call is measured from, not an entry (the memory log's 参考价)."""
 
 _NUM = r"(-?\d[\d,]*(?:\.\d+)?)"
 
