@@ -333,6 +333,9 @@ class RunJob(Job):
         self.questions: list[dict[str, Any]] = []  # asked while the run went: saved with the run once it is
         self._questions_saved = 0
         self._questions_lock = threading.Lock()
+        # set by the attempt's first model words, or by its end: the page that follows a click on Start
+        # waits briefly on it (``wait_for_words``) so its first frame can already show the live text
+        self._words = threading.Event()
 
     @property
     def run_id(self) -> str:
@@ -362,10 +365,17 @@ class RunJob(Job):
         progress.elapsed_s += self._prior_elapsed
         return progress
 
+    def wait_for_words(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds until the attempt's model has written its first words or the
+        attempt has ended; True when either happened."""
+        return self._words.wait(timeout)
+
     # --- worker side ----------------------------------------------------------------------------
     def _on_event(self, event: RunEvent) -> None:
         with self._lock:
             self._events.append(event)
+        if event.kind == "token" and event.data.get("text_delta"):
+            self._words.set()
 
     def _should_stop(self) -> bool:
         return self._stop.is_set()
@@ -388,6 +398,7 @@ class RunJob(Job):
         self.error_type = self.error_key = self.error_key_env = None
         self.resumable = False
         self.paused_before = None
+        self._words.clear()
 
     def add_note(self, note: str, who: str | None, *, by: str | None = None) -> dict[str, Any] | None:
         """The portfolio manager's note for the judge this paused run waits for, written into its checkpoint
@@ -454,7 +465,10 @@ class RunJob(Job):
         except BaseException as exc:  # noqa: BLE001 - the terminal event says what happened, if any
             crash = exc
         finally:
-            self._end(first, result, crash, key)
+            try:
+                self._end(first, result, crash, key)
+            finally:
+                self._words.set()  # nobody waits for words of an attempt that has ended
 
     def _end(self, first: int, result: Any, crash: BaseException | None, key: str | None) -> None:
         self.finished_at = time.time()

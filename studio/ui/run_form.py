@@ -37,6 +37,12 @@ OFFER_RESTARTED = N_("**{ticker} as of {date}** did not finish before the server
                      "screen now.")
 
 
+FIRST_WORDS_WAIT_S = 0.3
+"""How long a click on Start waits for the model's first words before the live page is drawn: a model that
+answers at once is seen writing in that page's first frame instead of at the board's next poll (half a
+second later); a slower one leaves the board drawn as before, this much later."""
+
+
 def show_run(run_id: str) -> None:
     st.session_state["run_id"] = run_id
     st.session_state.pop("saved_run", None)
@@ -59,6 +65,9 @@ def start_run(ticker: Any, date: Any, analysts: Any, run_config: dict, blind: bo
     except (ValidationError, ConfigError) as exc:
         st.error(refusal_text(exc, run_config), icon=":material/error:")
         return False
+    handle = registry.get(run_id, "run")
+    if handle is not None:  # the page that follows shows the first words if they come at once
+        handle.wait_for_words(FIRST_WORDS_WAIT_S)
     show_run(run_id)
     mark_settings_of_run(run_id)
     st.rerun()

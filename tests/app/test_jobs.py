@@ -228,3 +228,49 @@ def test_a_run_on_files_saves_its_offer_without_credentials(ta_home):
     raw = path.read_text(encoding="utf-8")
     assert "hunter2-pass" not in raw and "alice" not in raw and "sk-0123456789" not in raw
     assert json.loads(raw)["config"]["backend_url"] == "http://***@127.0.0.1:9/v1"
+
+
+class _SpeakingEngine:
+    """An engine that writes its first words when ``speak`` is set and ends (stopped) when ``end`` is."""
+
+    def __init__(self, speak: threading.Event, end: threading.Event, words: str = "Momentum holds"):
+        self.speak, self.end, self.words = speak, end, words
+
+    def propagate(self, ticker, date, *, on_event, should_stop):
+        on_event(RunEvent(kind="run_started", data={"plan": team.plan(["market"])}))
+        # a retried call's restart carries no words: nothing to show yet
+        on_event(RunEvent(kind="token", node="Market Analyst", data={"role": "market", "text_delta": "",
+                                                                      "restart": True}))
+        assert self.speak.wait(300)
+        if self.words:
+            on_event(RunEvent(kind="token", node="Market Analyst", data={"role": "market", "text_delta": self.words}))
+        assert self.end.wait(300)
+        on_event(RunEvent(kind="run_stopped", data={"resumable": True, "record": {}}))
+        return {}, None
+
+
+def test_the_page_after_start_can_wait_for_the_first_words_and_never_longer_than_the_run(ta_home):
+    speak, end = threading.Event(), threading.Event()
+    reg = JobRegistry(graph_factory=lambda **_: _SpeakingEngine(speak, end))
+    job = reg.get(reg.start_run("NVDA", "2024-05-10", ["market"], owner="A"), "run")
+    assert job.wait_for_words(0.05) is False  # started, no words yet (the restart's empty delta is none)
+    speak.set()
+    assert job.wait_for_words(300) is True and job.status == "running"  # the words, while it still runs
+    assert job.progress().live_text == "Momentum holds"
+    end.set()
+    assert job.wait(300) and job.status == "stopped"
+
+    # a run that ends without a word does not keep the page waiting
+    speak2, end2 = threading.Event(), threading.Event()
+    reg2 = JobRegistry(graph_factory=lambda **_: _SpeakingEngine(speak2, end2, words=""))
+    job2 = reg2.get(reg2.start_run("NVDA", "2024-05-10", ["market"], owner="A"), "run")
+    speak2.set()
+    assert job2.wait_for_words(0.05) is False
+    end2.set()
+    assert job2.wait_for_words(300) is True and job2.wait(300) and job2.status == "stopped"
+    # a resume waits for its own words, not the last attempt's
+    speak2.clear(), end2.clear()
+    assert reg2.resume(job2.run_id, owner="A") is True
+    assert job2.wait_for_words(0.05) is False
+    speak2.set(), end2.set()
+    assert job2.wait(300) and job2.wait_for_words(0) is True
