@@ -421,6 +421,40 @@ def test_stream_delay_is_validated_and_only_changes_timing(monkeypatch):
             OfflineChatModel()
 
 
+def test_at_full_speed_the_words_go_out_in_runs_that_join_back_to_the_same_answer():
+    """Without a pause the words go out in runs of whole words (the first word alone, so a page has it at
+    once), far fewer chunks than words; at presenter pace they still go word by word. Same text either way."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    from tradingagents.llm_clients.offline.model import RUN_CHARS, _runs_of
+
+    class Pieces(BaseCallbackHandler):
+        def __init__(self):
+            self.pieces = []
+
+        def on_llm_new_token(self, token, **kwargs):
+            self.pieces.append(token)
+
+    msgs = [SystemMessage("Instrument: NVDA\nAnalysis date: 2024-05-10"), HumanMessage("Make the bull case.")]
+    runs, words = Pieces(), Pieces()
+    fast = OfflineChatModel(callbacks=[runs]).invoke(msgs, as_role("bull"))
+    paced = OfflineChatModel(stream_delay_s=0.001, callbacks=[words]).invoke(msgs, as_role("bull"))
+    assert "".join(runs.pieces) == fast.content == paced.content == "".join(words.pieces)
+    assert runs.pieces[0] == words.pieces[0]
+    assert 2 <= len(runs.pieces) < len(words.pieces) / 5
+    assert all(len(p) <= RUN_CHARS for p in runs.pieces)
+
+    def ends(pieces):
+        out, at = set(), 0
+        for p in pieces:
+            at += len(p)
+            out.add(at)
+        return out
+
+    assert ends(runs.pieces) <= ends(words.pieces)  # a run ends where a word ends
+    assert _runs_of(["a ", "x" * 300, "b"], RUN_CHARS) == ["a ", "x" * 300, "b"]  # a long word is a run alone
+
+
 def test_reports_speak_plain_words_and_write_amounts_for_people():
     """No indicator identifier reaches a reader, and a statement's revenue reads $…B, not 105743196183."""
     final = _market_run()

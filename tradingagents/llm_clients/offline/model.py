@@ -24,7 +24,8 @@ Same messages in → same answer out, on every machine: no clock, no randomness,
 Every report it writes says "offline engine (no LLM)".
 
 While it answers (``streaming``, default true; ``llm_streaming: false`` turns it off), a text answer goes
-to the callbacks word by word (a Chinese answer clause by clause; ``on_llm_new_token``: LangGraph's ``messages`` mode), so the Run page's live
+to the callbacks word by word (a Chinese answer clause by clause; ``on_llm_new_token``: LangGraph's ``messages`` mode;
+without a pause between words, in runs of words, ``RUN_CHARS``), so the Run page's live
 text works offline too; the message returned is the same either way. The words are sent from ``_generate``,
 where the run manager (and with it the calling node) is known, as ``BoundedChatOpenAI`` does; ``.stream()``
 therefore yields the whole answer as one chunk while its callbacks see the words.
@@ -58,6 +59,25 @@ STREAM_DELAY_ENV = "TRADINGAGENTS_OFFLINE_STREAM_DELAY_S"
 # a word and the space after it; Chinese, written without spaces, streams by clause (up to its ，。；：！？、)
 _CLAUSE_MARKS = "，。；：！？、"
 _WORDS = re.compile(rf"\s*(?:[^\s{_CLAUSE_MARKS}]+[{_CLAUSE_MARKS}]*|[{_CLAUSE_MARKS}]+)\s*")
+RUN_CHARS = 240
+"""Without a pause between words, they go out in runs of whole words up to this many characters (the first
+word alone, so the page has it at once): nothing could watch them arrive one at a time, and every chunk costs
+the callbacks (a run at full speed spent about a third of its time on ~1,900 one-word chunks)."""
+
+
+def _runs_of(words: list[str], limit: int) -> list[str]:
+    """``words`` joined into runs of at most ``limit`` characters (a longer word is a run of its own), the
+    first word alone; the runs join back to the same text."""
+    runs = [words[0]]
+    current = ""
+    for word in words[1:]:
+        if current and len(current) + len(word) > limit:
+            runs.append(current)
+            current = ""
+        current += word
+    if current:
+        runs.append(current)
+    return runs
 
 
 def stream_delay_from_env() -> float:
@@ -135,6 +155,8 @@ class OfflineChatModel(BaseChatModel):
         pieces = _WORDS.findall(text) if text and not message.tool_calls else []
         if "".join(pieces) != text or not pieces:
             pieces = [message.content]
+        elif not self.stream_delay_s:
+            pieces = _runs_of(pieces, RUN_CHARS)
         calls = [tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c.get("id"), index=i)
                  for i, c in enumerate(message.tool_calls)]
         for i, piece in enumerate(pieces):
