@@ -179,11 +179,19 @@ def test_a_chinese_answer_streams_clause_by_clause():
             self.pieces.append(token)
 
     system = "Instrument: NVDA\nAnalysis date: 2024-05-10\n" + language_instruction({"output_language": "Chinese"})
-    pieces = Pieces()
-    answer = OfflineChatModel(callbacks=[pieces]).invoke(
-        [SystemMessage(system), HumanMessage("Make the bull case.")], {"metadata": {ROLE_METADATA: "bull"}})
+    msgs = [SystemMessage(system), HumanMessage("Make the bull case.")]
+    pieces = Pieces()  # at presenter pace (a pause between pieces): clause by clause
+    answer = OfflineChatModel(stream_delay_s=0.001, callbacks=[pieces]).invoke(msgs, {"metadata": {ROLE_METADATA: "bull"}})
     assert CJK.search(answer.content) and "".join(pieces.pieces) == answer.content
     assert len(pieces.pieces) > 5 and all(len(p) < 80 for p in pieces.pieces)
+    # at full speed, in runs of whole clauses (the first alone): the same text
+    from tradingagents.llm_clients.offline.model import RUN_CHARS
+
+    runs = Pieces()
+    fast = OfflineChatModel(callbacks=[runs]).invoke(msgs, {"metadata": {ROLE_METADATA: "bull"}})
+    assert fast.content == answer.content == "".join(runs.pieces)
+    assert runs.pieces[0] == pieces.pieces[0] and 1 < len(runs.pieces) < len(pieces.pieces)
+    assert all(len(p) <= RUN_CHARS for p in runs.pieces)
 
 
 @pytest.mark.parametrize(("ticker", "date"), [("AAPL", "2024-03-01"), ("TSLA", "2024-04-15")])
