@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
@@ -393,25 +394,27 @@ def test_streamed_text_arrives_in_words_and_the_final_state_is_the_unstreamed_on
     assert json.dumps(streamed, sort_keys=True, default=str) == json.dumps(plain, sort_keys=True, default=str)
 
 
+class _Pieces(BaseCallbackHandler):
+    """The streamed pieces of a model's answer, as its callbacks see them."""
+
+    def __init__(self):
+        self.pieces = []
+
+    def on_llm_new_token(self, token, **kwargs):
+        self.pieces.append(token)
+
+
 def test_stream_delay_is_validated_and_only_changes_timing(monkeypatch):
     import pytest
-    from langchain_core.callbacks import BaseCallbackHandler
 
     from tradingagents.llm_clients.offline.model import STREAM_DELAY_ENV
 
-    class Words(BaseCallbackHandler):
-        def __init__(self):
-            self.pieces = []
-
-        def on_llm_new_token(self, token, **kwargs):
-            self.pieces.append(token)
-
     msgs = [SystemMessage("Instrument: NVDA\nAnalysis date: 2024-05-10"), HumanMessage("Make the bull case.")]
     monkeypatch.setenv(STREAM_DELAY_ENV, "0.001")
-    words = Words()
+    words = _Pieces()
     paced = OfflineChatModel(callbacks=[words]).invoke(msgs, as_role("bull"))
     monkeypatch.delenv(STREAM_DELAY_ENV)
-    quiet = Words()
+    quiet = _Pieces()
     unstreamed = OfflineChatModel(streaming=False, callbacks=[quiet]).invoke(msgs, as_role("bull"))
     assert len(words.pieces) > 10 and "".join(words.pieces) == paced.content == unstreamed.content
     assert quiet.pieces == [] and paced.id == unstreamed.id
@@ -424,19 +427,10 @@ def test_stream_delay_is_validated_and_only_changes_timing(monkeypatch):
 def test_at_full_speed_the_words_go_out_in_runs_that_join_back_to_the_same_answer():
     """Without a pause the words go out in runs of whole words (the first word alone, so a page has it at
     once), far fewer chunks than words; at presenter pace they still go word by word. Same text either way."""
-    from langchain_core.callbacks import BaseCallbackHandler
-
     from tradingagents.llm_clients.offline.model import RUN_CHARS, _runs_of
 
-    class Pieces(BaseCallbackHandler):
-        def __init__(self):
-            self.pieces = []
-
-        def on_llm_new_token(self, token, **kwargs):
-            self.pieces.append(token)
-
     msgs = [SystemMessage("Instrument: NVDA\nAnalysis date: 2024-05-10"), HumanMessage("Make the bull case.")]
-    runs, words = Pieces(), Pieces()
+    runs, words = _Pieces(), _Pieces()
     fast = OfflineChatModel(callbacks=[runs]).invoke(msgs, as_role("bull"))
     paced = OfflineChatModel(stream_delay_s=0.001, callbacks=[words]).invoke(msgs, as_role("bull"))
     assert "".join(runs.pieces) == fast.content == paced.content == "".join(words.pieces)
