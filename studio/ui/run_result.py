@@ -4,6 +4,7 @@ what the team remembered, the what-if panels and the downloads."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -75,16 +76,26 @@ def render_evidence(record: dict, key: str) -> None:
             st.caption(_("This text states no figures."))
 
 
-def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | None) -> bytes:
-    """The PDF handout of a result, built once per run (a PDF takes about half a second)."""
+def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | None) -> Callable[[], bytes]:
+    """The PDF handout of a result, built when the button is clicked and then kept for the session.
+
+    A PDF takes about half a second of the interpreter: built with the page, it held back the result's first
+    frame and slowed a run started right after on the same server. Streamlit runs this callable on its own
+    thread when the button is clicked, outside the script: the language and the session's cache are taken
+    here, in the script run."""
     cache = st.session_state.setdefault("_pdf_handouts", {})
+    t = tr()
     ident = (state.get("company_of_interest"), state.get("trade_date"), (meta or {}).get("thread_id"),
-             (meta or {}).get("elapsed_s"), rating, tr().lang)
-    if ident not in cache:
-        if len(cache) > 8:
-            cache.clear()
-        cache[ident] = export.report_pdf(state, rating, meta, closes=closes, t=tr())
-    return cache[ident]
+             (meta or {}).get("elapsed_s"), rating, t.lang)
+
+    def build() -> bytes:
+        if ident not in cache:
+            if len(cache) > 8:
+                cache.clear()
+            cache[ident] = export.report_pdf(state, rating, meta, closes=closes, t=t)
+        return cache[ident]
+
+    return build
 
 
 def _heading(state: dict, rating: str | None, meta: dict, ticker: str, date: str, key: str,
@@ -158,14 +169,16 @@ def _reports(state: dict, meta: dict, ticker: str, key: str) -> None:
 
 
 def _downloads(state: dict, rating: str | None, meta: dict, prices: Any, ticker: str, date: str, key: str) -> None:
+    """The Markdown and HTML reports, each built when its button is clicked (see ``_handout``)."""
     t = tr()
-    md = export.report_markdown(state, rating, meta, t=t)
-    page = export.report_html(state, rating, meta, closes=_closes(prices), t=t)
+    closes = _closes(prices)
     with st.container(horizontal=True):
-        st.download_button(_("Markdown report"), md, file_name=f"{ticker}_{date}_report.md",
-                           mime="text/markdown", key=f"dl_md_{key}", icon=":material/download:")
-        st.download_button(_("HTML report"), page, file_name=f"{ticker}_{date}_report.html",
-                           mime="text/html", key=f"dl_html_{key}", icon=":material/download:")
+        st.download_button(_("Markdown report"), lambda: export.report_markdown(state, rating, meta, t=t),
+                           file_name=f"{ticker}_{date}_report.md", mime="text/markdown", key=f"dl_md_{key}",
+                           icon=":material/download:", on_click="ignore")
+        st.download_button(_("HTML report"), lambda: export.report_html(state, rating, meta, closes=closes, t=t),
+                           file_name=f"{ticker}_{date}_report.html", mime="text/html", key=f"dl_html_{key}",
+                           icon=":material/download:", on_click="ignore")
 
 
 def render_result(config: dict, state: dict, rating: str | None, meta: dict, key: str, forkable: bool = True) -> None:

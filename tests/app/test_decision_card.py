@@ -40,3 +40,24 @@ def test_the_result_shows_the_decision_card_and_offers_the_pdf_handout(ta_home):
     assert "PDF handout" in labels and "Markdown report" in labels, labels
     assert labels[0] == "PDF handout", labels  # beside the card it opens with, not 3,000 px down with the others
     assert "Exception" not in texts(at)
+
+
+def test_the_downloads_are_built_on_click_not_with_the_result(ta_home, monkeypatch):
+    """A PDF takes over a second of the interpreter: built with the result, it held back the result's first
+    frame and a run started right after. The page now hands Streamlit a callable for each download, run when
+    its button is clicked (the browser tests click them: tests/browser/test_demo_walk.py downloads the PDF,
+    test_hostile_app.py the HTML report)."""
+    from studio import export
+
+    at = new_app("run")
+    start_offline_run(at, "NVDA", dt.date(2024, 5, 10), analysts=["market"])
+    assert get_registry().get(at.query_params["run"]).wait(120)
+    built = []
+    for name in ("report_pdf", "report_html", "report_markdown"):
+        real = getattr(export, name)
+        monkeypatch.setattr(export, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
+    at.run()
+    labels = [el.proto.label for el in at.get("download_button")]
+    assert {"PDF handout", "Markdown report", "HTML report"} <= set(labels), labels
+    assert built == [], built
+    assert "Exception" not in texts(at)
