@@ -4,6 +4,8 @@ to open it on the Run page or its debate, two to compare, and its report as Mark
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -116,36 +118,46 @@ def main() -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _exports(storage_key: str, ticker: str, date: str, saved_at: str, lang: str = "en") -> tuple[str, str, bytes]:
-    """Markdown, HTML and PDF of one saved run in ``lang``, built once per save (a PDF takes about half a second)."""
-    config = ui.current_config()
-    data = load_run(config, ticker, date)
+def _export(kind: str, storage_key: str, ticker: str, date: str, saved_at: str, lang: str,
+            _config: Any) -> str | bytes:
+    """The Markdown, HTML or PDF of one saved run in ``lang``, built once per save (a PDF takes over a second),
+    when its button is clicked: Streamlit calls it off the script thread, so it takes the settings as given."""
+    data = load_run(_config, ticker, date)
     args = (data.get("state") or {}, data.get("rating"), data.get("meta") or {})
+    t = translator(lang)
+    if kind == "md":
+        return export.report_markdown(*args, t=t)
     closes = None
     try:  # the handout's price chart: the run's own data source, up to the analysis date
-        vendor = args[2].get("data_vendor") or config.get("data_vendor")
-        prices = charts.price_history({**config, "data_vendor": vendor}, ticker, date)
+        vendor = args[2].get("data_vendor") or _config.get("data_vendor")
+        prices = charts.price_history({**_config, "data_vendor": vendor}, ticker, date)
         closes = [float(x) for x in prices["Close"].tail(60)] if len(prices) else None
     except Exception:  # noqa: BLE001 - no chart is no reason to refuse the export
         closes = None
-    t = translator(lang)
-    return (export.report_markdown(*args, t=t), export.report_html(*args, closes=closes, t=t),
-            export.report_pdf(*args, closes=closes, t=t))
+    if kind == "html":
+        return export.report_html(*args, closes=closes, t=t)
+    return export.report_pdf(*args, closes=closes, t=t)
 
 
 def export_buttons(config, ticker: str, date: str, saved_at: str, *, key: str) -> None:
-    """Markdown, HTML and PDF of one saved run, side by side (wrapping on a narrow screen)."""
+    """Markdown, HTML and PDF of one saved run, side by side (wrapping on a narrow screen); each is built when
+    its button is clicked. The saved run is read now, so a damaged one is said here rather than on a click."""
     try:
-        md, page, pdf = _exports(str(config.get("results_dir")), ticker, date, saved_at, ui.language())
+        load_run(config, ticker, date)
     except Exception as exc:  # noqa: BLE001 - a damaged run is reported, not raised
         st.error(_("Could not export the saved run {ticker} {date}: {error}", ticker=ticker, date=date, error=exc))
         return
+    ident = (str(config.get("results_dir")), ticker, date, saved_at, ui.language())
+
+    def build(kind: str) -> Callable[[], str | bytes]:
+        return lambda: _export(kind, *ident, config)
+
     row = st.container(horizontal=True, key=f"{key}_exports")
-    row.download_button(_("Markdown"), md, file_name=f"{ticker}_{date}_report.md", mime="text/markdown",
+    row.download_button(_("Markdown"), build("md"), file_name=f"{ticker}_{date}_report.md", mime="text/markdown",
                         key=f"{key}_md", icon=":material/download:", on_click="ignore")
-    row.download_button(_("HTML"), page, file_name=f"{ticker}_{date}_report.html", mime="text/html",
+    row.download_button(_("HTML"), build("html"), file_name=f"{ticker}_{date}_report.html", mime="text/html",
                         key=f"{key}_html", icon=":material/download:", on_click="ignore")
-    row.download_button(_("PDF"), pdf, file_name=f"{ticker}_{date}_report.pdf", mime="application/pdf",
+    row.download_button(_("PDF"), build("pdf"), file_name=f"{ticker}_{date}_report.pdf", mime="application/pdf",
                         key=f"{key}_pdf", icon=":material/picture_as_pdf:", type="primary", on_click="ignore")
 
 

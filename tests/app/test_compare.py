@@ -177,3 +177,18 @@ def test_history_lists_a_reanalysed_session_twice_and_compare_opens_the_earlier_
     assert "earlier #1" in at.selectbox(key="cmp_a").format_func("NVDA|2024-05-10|1")
     shown = "\n".join(str(h.value) for h in at.html)
     assert first in shown and "Sell" in shown
+
+
+def test_history_offers_the_exports_without_building_them(runs, entry, monkeypatch):
+    """A PDF takes over a second: the page hands each download to Streamlit as a callable, built on the click
+    (tests/browser/test_demo_walk.py clicks one); the saved run itself is read at once, so a damaged one is
+    still said on the page."""
+    from studio import export
+
+    built = []
+    for name in ("report_pdf", "report_html", "report_markdown"):
+        real = getattr(export, name)
+        monkeypatch.setattr(export, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
+    at = _open(entry, "history")
+    labels = [el.proto.label for el in at.get("download_button")]
+    assert labels[-3:] == ["Markdown", "HTML", "PDF"] and built == [], (labels, built)

@@ -325,6 +325,10 @@ def _history(page, url: str, looks: Looks, home: str, width: int, scheme: str) -
     _open(page, url, "/history", "History")
     page.get_by_role("button", name="PDF").first.wait_for()
     settled(page)
+    with page.expect_download() as dl:  # built on the click (pages/history.py), not with the page
+        page.get_by_role("button", name="PDF", exact=True).click()
+    with open(dl.value.path(), "rb") as pdf:
+        assert pdf.read(5) == b"%PDF-", where
     _within_window(looks, "History's date-range filter", where,
                    page.wait_for_function(WIDGET_BOX_JS, arg=["stDateInput", "Analysis dates"]).json_value(), width)
     _page_looks(page, looks, where, width, home)
