@@ -17,6 +17,7 @@ from tests.pg_helpers import build_graph
 from tests.pg_server import _free_port
 from tradingagents import storage
 from tradingagents.agents.utils.memory import FinancialSituationMemory, TradingMemoryLog
+from tradingagents.config import resolve_config
 from tradingagents.errors import CheckpointError, ConfigError, RunAlreadyActive
 from tradingagents.graph.checkpointer import TickerCheckpointer, run_signature, thread_id
 from tradingagents.storage import (
@@ -68,6 +69,11 @@ def test_factory_picks_files_without_a_url_and_the_database_with_one(pg_url, mon
     with open_checkpointer({}, "NVDA") as saver:
         assert isinstance(saver, PgTickerCheckpointer)
     assert storage_url({"storage_url": ""}) is None  # the config's empty value forces files
+    # and so it does once resolved: the settings keep "" (files, forced) apart from None (unset: the variable)
+    forced = resolve_config({"storage_url": " "})
+    assert forced["storage_url"] == "" and storage_url(forced) is None
+    assert type(open_memory_log(forced)).__name__ != "PgMemoryLog"
+    assert storage_url(resolve_config({})) == pg_url
 
 
 @pytest.mark.parametrize("bad", ["sqlite:///x.db", "postgresql://host", "postgresql://h:99999/db", "just text"])

@@ -30,7 +30,9 @@ def redact_url(url: str | None) -> str:
 
 
 def validate_storage_url(value: object, where: str = "storage_url") -> str | None:
-    """A config value as a PostgreSQL URL, or None for files (None or blank); ConfigError otherwise.
+    """A config value as a PostgreSQL URL; ConfigError otherwise. For files: None when unset (the environment
+    variable may still name a database: ``storage.storage_url``), ``""`` when blank (files, forced: a settings
+    object keeps the difference, so a caller's ``""`` is not overridden by the environment).
 
     Made to serve as the ``storage_url`` check of the settings; ``where`` names the key or variable.
     """
@@ -40,7 +42,7 @@ def validate_storage_url(value: object, where: str = "storage_url") -> str | Non
         raise ConfigError(f"{where} must be text like postgresql://user@host/db, not {type(value).__name__}.")
     value = value.strip()
     if not value:
-        return None
+        return ""
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018  (raises on a bad port)
@@ -67,7 +69,7 @@ def validate_smtp_url(value: object, where: str = "smtp_url") -> str | None:
         raise ConfigError(f"{where} must be text like smtp://user@mail.example.com:587, not {type(value).__name__}.")
     value = value.strip()
     if not value:
-        return None
+        return ""
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018  (raises on a bad port)

@@ -197,8 +197,8 @@ def storage_url(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
     environ = os.environ if environ is None else environ
     value = (config or {}).get("storage_url")
     if value is not None:
-        return validate_storage_url(value, 'config["storage_url"]')
-    return validate_storage_url(environ.get(ENV_VAR), f"environment variable {ENV_VAR}")
+        return validate_storage_url(value, 'config["storage_url"]') or None
+    return validate_storage_url(environ.get(ENV_VAR), f"environment variable {ENV_VAR}") or None
 
 
 def scrub(message: object, url: str) -> str:
