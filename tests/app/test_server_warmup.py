@@ -92,3 +92,25 @@ def test_a_new_server_has_read_the_memory_log_before_its_first_request(ta_home):
         # the server answers its health check only after the lifespan: the log was read (its entries
         # cache written) before any page was asked for
         assert cache_path(path).exists()
+
+
+def test_the_engine_warm_up_calls_no_model_and_leaves_no_file_behind(ta_home, monkeypatch, tmp_path):
+    """The background warm-up builds a team once so the first click does not: on the offline engine and
+    the demo market, in a throwaway home, whatever the server is configured with (here a paid provider
+    with no key and a desk database that is not there): nothing is written to the home or the database,
+    no model is called, and its folder is gone after."""
+    import tempfile
+
+    from studio.ui import warmup
+    from tradingagents.llm_clients.offline import OfflineChatModel
+
+    monkeypatch.setenv("TRADINGAGENTS_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("TRADINGAGENTS_STORAGE_URL", "postgresql://desk@127.0.0.1:9/desk")  # nothing listens on 9
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    calls = []
+    monkeypatch.setattr(OfflineChatModel, "_generate", lambda *a, **k: calls.append(a) or 1 / 0)
+    before = sorted(ta_home.rglob("*"))
+    warmup.warm_engine()
+    assert calls == []
+    assert sorted(ta_home.rglob("*")) == before
+    assert list(tmp_path.iterdir()) == []
