@@ -10,10 +10,12 @@ passed with ``--secrets.files``.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import urllib.request
 
 import authlib  # noqa: F401 - st.login needs it; a pinned requirement: missing, this fails (never skips)
+from playwright.sync_api import expect
 
 from tests.browser.harness import (
     ARTIFACTS,
@@ -398,7 +400,10 @@ def test_a_users_own_address_never_gets_the_desks_key_and_a_colleagues_link_leav
                 bob.locator("[data-rating]").first.wait_for()  # Ann's finished run, opened from her link
                 wait_idle(bob)
                 # the link filled no provider field: Bob's Base URL is the desk's, as the server set it
-                assert bob.get_by_label("Base URL", exact=True).input_value().rstrip("/") == desk_llm.base_url.rstrip("/")
+                # (a new browser mounts the sidebar's fields after the page's own content, once their code has
+                # loaded: the field is waited for until it holds its value, not read the moment it exists)
+                expect(bob.get_by_label("Base URL", exact=True)).to_have_value(
+                    re.compile(re.escape(desk_llm.base_url.rstrip("/")) + "/?$"), timeout=HANG_MS)
                 before = len(other.chat_requests)
                 bob.goto(url + "/")
                 wait_idle(bob)
