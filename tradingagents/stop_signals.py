@@ -14,8 +14,9 @@ import threading
 
 
 def _ask_to_stop(stop: threading.Event, what: str) -> None:
-    stop.set()
+    # said before the stop is set: a run that ends at once (and its process with it) has said why
     print(f"\nstopping after the current {what}… (Ctrl-C again to abort)", file=sys.stderr, flush=True)
+    stop.set()
 
 
 def stop_handler(stop: threading.Event, what: str = "step"):
