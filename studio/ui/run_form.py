@@ -92,9 +92,13 @@ def _start_from_form() -> None:
     the live page: the click's first frame already holds the board and the model's first words (started from
     the script, the run began only after the page above the button was drawn, and the page was drawn twice)."""
     s = st.session_state
-    config = current_config()
-    refused = _start(s["form_ticker"], s["form_date"], s["form_analysts"], run_view.form_config(config, s),
-                     blind=bool(s.get("form_blind")), fresh=bool(s.get("form_fresh")))
+    try:
+        run_config = run_view.form_config(current_config(), s)
+    except (ValidationError, ConfigError) as exc:  # said under the form, as a refused start is
+        refused: str | None = refusal_text(exc)
+    else:
+        refused = _start(s["form_ticker"], s["form_date"], s["form_analysts"], run_config,
+                         blind=bool(s.get("form_blind")), fresh=bool(s.get("form_fresh")))
     if refused:
         s[START_REFUSED] = refused  # said under the form by the script run that follows
 
