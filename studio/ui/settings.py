@@ -23,6 +23,7 @@ from tradingagents.config import (
     resolve_config,
     setting_label,
 )
+from tradingagents.errors import ConfigError
 from tradingagents.i18n import N_, OUTPUT_LANGUAGE
 from tradingagents.llm_presets import PROVIDER_PRESETS
 from tradingagents.llm_presets import provider_label as preset_label
@@ -315,6 +316,32 @@ def sidebar_settings() -> dict[str, Any]:
                             "analyst fetches its usual data first and makes one model call without tools "
                             "(fewer round trips, for models that cannot call tools)."))
         prices_editor()
-        config = current_config()
-        st.html(badges_html(config))
-    return config
+        try:
+            config = current_config()
+        except ConfigError as exc:
+            problem = field_problem_text(exc)
+            if problem is None:  # not a field of this sidebar: require_valid_environment says the environment's
+                raise
+            st.error(problem, icon=":material/settings:")  # under the field, where it is fixed
+        else:
+            st.html(badges_html(config))
+            return config
+    # nothing on this page may run with a setting the user typed and the app could not read
+    st.error(problem, icon=":material/settings:")
+    st.stop()
+    raise AssertionError("unreachable")  # st.stop raises
+
+
+_FIELD_KEYS = ("backend_url", "quick_think_llm", "deep_think_llm", "llm_provider", "data_vendor", "output_language",
+               "analyst_data", "llm_pricing")
+"""The settings ``current_config`` takes from this sidebar's fields."""
+
+
+def field_problem_text(exc: BaseException) -> str | None:
+    """What a sidebar field the settings could not take says (its label, the check's own words and what to do);
+    None when the problem is not a field's (a ``TRADINGAGENTS_*`` variable, a file)."""
+    key = getattr(exc, "key", None)
+    if key not in _FIELD_KEYS or getattr(exc, "env_var", None):
+        return None
+    return _("The sidebar's **{field}** cannot be used: {problem} Correct it there; nothing runs until then.",
+             field=setting_label(key, tr()), problem=str(exc))

@@ -326,3 +326,22 @@ def test_an_unknown_ticker_is_refused_in_the_pages_own_words_not_the_clis(ta_hom
         assert "does not list NVDAA: did you mean NVDA" in shown and 'tick "Allow an invented instrument"' in shown
     else:
         assert "演示市场没有 NVDAA" in shown and "允许虚构的标的" in shown
+
+
+def test_a_base_url_the_settings_cannot_take_is_said_where_it_is_typed_and_nothing_runs(ta_home):
+    """A mistyped Base URL stopped the whole page with the check's exception. It is now said under the
+    sidebar's field and on the page, in the field's name; nothing on the page can start a run until it is
+    corrected, and the page is back as soon as it is."""
+    at = new_app("run")
+    at.selectbox(key="set_provider").set_value("openai_compatible").run()
+    at.text_input(key="set_base_url").input("ftp://nowhere").run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [str(e.value) for e in at.error]
+    assert len(said) == 2 and all(s.startswith("The sidebar's **Base URL** cannot be used: ") for s in said), said
+    assert "http://host:port/v1" in said[0]  # the check's own words say what to write
+    assert len(at.sidebar.error) == 1
+    assert not any("Start analysis" in str(b.label) for b in at.button)  # no Start to press
+    assert get_registry().list("run") == []
+    at.text_input(key="set_base_url").input("http://127.0.0.1:9/v1").run()
+    assert not at.exception and not at.error
+    assert any("Start analysis" in str(b.label) for b in at.button)
