@@ -10,8 +10,9 @@ URL parameters (shareable links):
   debate_rounds, risk_rounds, provider, vendor} ("run again with changes").
 
 What to show is decided in ``studio/run_view.py`` (tested without a browser); the widgets are
-``studio/ui/run_form.py`` (the form, the onboarding, checkpointed runs, saved runs), ``run_live.py``
-(this server's run), ``run_result.py`` (a result) and ``run_whatif.py`` (its what-if forks).
+``studio/ui/run_form.py`` (the form, the onboarding, checkpointed runs, saved runs), ``run_start.py``
+(starting a run), ``run_live.py`` (this server's run), ``run_result.py`` (a result) and ``run_whatif.py``
+(its what-if forks).
 """
 
 from __future__ import annotations

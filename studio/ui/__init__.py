@@ -8,7 +8,7 @@
 - ``prices``: the sidebar's "Model prices" editor
 - ``widgets``: badges, the app's CSS, a saved run's input notes, "What the team remembered"
 - ``pm_loop``: the portfolio manager in the loop (notes, paused runs, "Ask the team", "Your call")
-- ``run_form``, ``run_live``, ``run_result``, ``run_whatif``: the Run page's widgets (used as modules:
+- ``run_form``, ``run_start``, ``run_live``, ``run_result``, ``run_whatif``: the Run page's widgets (used as modules:
   ``from studio.ui import run_form``; what they show is decided in ``studio.run_view``)
 
 Every page keeps writing ``from studio import ui`` and ``ui.name``: the names of the modules above the Run
