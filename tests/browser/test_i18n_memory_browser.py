@@ -51,7 +51,10 @@ HIDE_JS = """() => {
 
 
 def main_area_words(page) -> list[str]:
-    """``english_words`` of the whole page and its title, without what ``HIDE_JS`` leaves out."""
+    """``english_words`` of the whole page and its title, without what ``HIDE_JS`` leaves out. The pointer is
+    moved off the page's content first: a table drawn late under it (a busy machine) showed Streamlit's hover
+    toolbar after ``HIDE_JS`` had blanked the toolbars and before the words were read."""
+    page.mouse.move(0, 0)
     page.evaluate(HIDE_JS)
     return english_words(page, MINE)
 
