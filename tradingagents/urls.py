@@ -69,7 +69,7 @@ def validate_smtp_url(value: object, where: str = "smtp_url") -> str | None:
         raise ConfigError(f"{where} must be text like smtp://user@mail.example.com:587, not {type(value).__name__}.")
     value = value.strip()
     if not value:
-        return ""
+        return None
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018  (raises on a bad port)
