@@ -139,15 +139,25 @@ def _export(kind: str, storage_key: str, ticker: str, date: str, saved_at: str, 
     return export.report_pdf(*args, closes=closes, t=t)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _unreadable(storage_key: str, ticker: str, date: str, saved_at: str, _config: Any) -> str | None:
+    """Why one saved run cannot be read (None when it can), once per save rather than on every rerun."""
+    try:
+        load_run(_config, ticker, date)
+    except Exception as exc:  # noqa: BLE001 - a damaged run is reported, not raised
+        return str(exc)
+    return None
+
+
 def export_buttons(config, ticker: str, date: str, saved_at: str, *, key: str) -> None:
     """Markdown, HTML and PDF of one saved run, side by side (wrapping on a narrow screen); each is built when
     its button is clicked. The saved run is read now, so a damaged one is said here rather than on a click."""
-    try:
-        load_run(config, ticker, date)
-    except Exception as exc:  # noqa: BLE001 - a damaged run is reported, not raised
-        st.error(_("Could not export the saved run {ticker} {date}: {error}", ticker=ticker, date=date, error=exc))
+    storage_key = str(config.get("results_dir"))
+    problem = _unreadable(storage_key, ticker, date, saved_at, config)
+    if problem is not None:
+        st.error(_("Could not export the saved run {ticker} {date}: {error}", ticker=ticker, date=date, error=problem))
         return
-    ident = (str(config.get("results_dir")), ticker, date, saved_at, ui.language())
+    ident = (storage_key, ticker, date, saved_at, ui.language())
 
     def build(kind: str) -> Callable[[], str | bytes]:
         return lambda: _export(kind, *ident, config)

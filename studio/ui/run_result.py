@@ -79,7 +79,7 @@ def render_evidence(record: dict, key: str) -> None:
 def _handout(state: dict, rating: str | None, meta: dict, closes: list[float] | None) -> Callable[[], bytes]:
     """The PDF handout of a result, built when the button is clicked and then kept for the session.
 
-    A PDF takes about half a second of the interpreter: built with the page, it held back the result's first
+    A PDF takes over a second of the interpreter: built with the page, it held back the result's first
     frame and slowed a run started right after on the same server. Streamlit runs this callable on its own
     thread when the button is clicked, outside the script: the language and the session's cache are taken
     here, in the script run."""

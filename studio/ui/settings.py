@@ -103,6 +103,11 @@ def current_config() -> dict[str, Any]:
     A model name is sent only when the user typed one: a blank field means the provider preset's
     default (Ollama: llama3.1; vLLM and LM Studio: the model the server serves).
     """
+    return resolve_config(_typed_settings())
+
+
+def _typed_settings() -> dict[str, Any]:
+    """The settings the sidebar's fields give, before they are checked (``current_config`` resolves them)."""
     _init_defaults()
     s = st.session_state
     partial: dict[str, Any] = {
@@ -121,7 +126,7 @@ def current_config() -> dict[str, Any]:
     who = signed_in_email()
     if who:  # the engine writes it as ``by`` (runs' meta, log entries, backtests, settlements)
         partial["user"] = who
-    return resolve_config(partial)
+    return partial
 
 
 def sidebar_values(config: Any) -> dict[str, Any]:
@@ -329,19 +334,13 @@ def sidebar_settings() -> dict[str, Any]:
     # nothing on this page may run with a setting the user typed and the app could not read
     st.error(problem, icon=":material/settings:")
     st.stop()
-    raise AssertionError("unreachable")  # st.stop raises
-
-
-_FIELD_KEYS = ("backend_url", "quick_think_llm", "deep_think_llm", "llm_provider", "data_vendor", "output_language",
-               "analyst_data", "llm_pricing")
-"""The settings ``current_config`` takes from this sidebar's fields."""
 
 
 def field_problem_text(exc: BaseException) -> str | None:
     """What a sidebar field the settings could not take says (its label, the check's own words and what to do);
     None when the problem is not a field's (a ``TRADINGAGENTS_*`` variable, a file)."""
     key = getattr(exc, "key", None)
-    if key not in _FIELD_KEYS or getattr(exc, "env_var", None):
+    if key not in _typed_settings() or getattr(exc, "env_var", None):
         return None
     return _("The sidebar's **{field}** cannot be used: {problem} Correct it there; nothing runs until then.",
              field=setting_label(key, tr()), problem=str(exc))
