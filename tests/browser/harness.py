@@ -120,6 +120,12 @@ def wait_idle(page, timeout: float = HANG_MS) -> None:
     )
 
 
+def app_stop_buttons(page):
+    """The app's Stop buttons, in the page's own blocks: not the "Stop" that Streamlit's status widget in the
+    header shows while a script run lasts over half a second (a busy machine)."""
+    return page.locator('[data-testid="stMainBlockContainer"]').get_by_role("button", name="Stop")
+
+
 def open_app(page, url: str, path: str = "") -> None:
     page.goto(url + "/" + path.lstrip("/"))
     page.get_by_role("heading").first.wait_for()

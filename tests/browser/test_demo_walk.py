@@ -45,6 +45,7 @@ from tests.browser.harness import (
     CUT_TEXT_JS,
     HANG_MS,
     SHOTS,
+    app_stop_buttons,
     box_of,
     new_page,
     settled,
@@ -412,8 +413,7 @@ def _backtest(page, url: str, looks: Looks, home: str, width: int, scheme: str, 
 
 def _stop(page, date: str) -> None:
     """End a later pass's presenter run: Stop, and the page says it stopped."""
-    # in the page's own blocks: Streamlit's status widget shows a "Stop" of its own while a script run is long
-    page.locator('[data-testid="stMainBlockContainer"]').get_by_role("button", name="Stop").click()
+    app_stop_buttons(page).click()
     page.locator('.ta-run-state[data-status="stopped"]').wait_for(state="attached")
     page.get_by_text(f"{TICKER} as of {date} — stopped").wait_for()
 

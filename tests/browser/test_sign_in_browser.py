@@ -23,6 +23,7 @@ from tests.browser.harness import (
     CHROMIUM_ARGS,
     HANG_MS,
     ROOT,
+    app_stop_buttons,
     fill_run_form,
     free_port,
     start_run,
@@ -70,12 +71,6 @@ def _sign_in(browser, url: str, issuer: str, sub: str, email: str | None = None,
     return page
 
 
-def _app_stop_buttons(page):
-    """The app's Stop buttons, in the page's own blocks: not the "Stop" that Streamlit's status widget in the
-    header shows while a script run lasts over half a second (a busy machine)."""
-    return page.locator('[data-testid="stMainBlockContainer"]').get_by_role("button", name="Stop")
-
-
 def test_two_users_and_a_lead_through_a_real_provider(ta_home, tmp_path):
     from oidc_provider_mock import run_server_in_thread
     from playwright.sync_api import sync_playwright
@@ -119,14 +114,14 @@ def test_two_users_and_a_lead_through_a_real_provider(ta_home, tmp_path):
                     ann = _sign_in(browser, url, issuer, "ann", ANN)
                     fill_run_form(ann, TICKER, DATE)
                     start_run(ann)
-                    _app_stop_buttons(ann).wait_for()  # the locator finds the app's own Stop
+                    app_stop_buttons(ann).wait_for()  # the locator finds the app's own Stop
                     ann.wait_for_function("() => location.search.includes('run=')")
                     run_url = ann.url
 
                     bob = _sign_in(browser, url, issuer, "bob", BOB)
                     bob.goto(run_url)
                     bob.get_by_text(f"This run was started by {ANN}").wait_for()
-                    assert _app_stop_buttons(bob).count() == 0
+                    assert app_stop_buttons(bob).count() == 0
 
                     # accounts whose e-mail claims only look like the lead's or Ann's: never them
                     for sub, email, verified in (("mallory", "LEAD@desk.example", True),
@@ -139,7 +134,7 @@ def test_two_users_and_a_lead_through_a_real_provider(ta_home, tmp_path):
                         assert forged.get_by_role("link", name="Audit").count() == 0, sub
                         forged.goto(run_url)
                         forged.get_by_text(f"This run was started by {ANN}").wait_for()
-                        assert _app_stop_buttons(forged).count() == 0, sub
+                        assert app_stop_buttons(forged).count() == 0, sub
                         forged.goto(url + "/audit")
                         wait_idle(forged)
                         assert forged.get_by_role("heading", name="Audit").count() == 0, sub
@@ -148,7 +143,7 @@ def test_two_users_and_a_lead_through_a_real_provider(ta_home, tmp_path):
                     lead = _sign_in(browser, url, issuer, "lead", LEAD)
                     lead.get_by_text("desk lead").first.wait_for()
                     lead.goto(run_url)
-                    _app_stop_buttons(lead).click()
+                    app_stop_buttons(lead).click()
                     lead.get_by_text("Stopping after the current step").first.wait_for()
                     for _ in range(8):
                         gate.release()  # let the held answer finish: the run stops at its next step
