@@ -10,6 +10,9 @@ Figures:
   ``framework_run_fresh_graph_s_0ms``: the same with a new TradingAgentsGraph per run (model clients,
   memories and the compile included). No goal: it was judged against a constant measured elsewhere;
   bench_reference.py compares the whole run with the reference's in the same bench run.
+  ``framework_fresh_graph_new_connections``: the TCP connections each of those new teams opened, on
+  average (the process's models share one HTTP client, so a new team reuses the last one's; with a
+  real provider each new connection is also a TLS handshake).
 - ``overhead_s_300ms``: the same graph at 300 ms per model call: wall time minus the model calls on
   the critical path × 0.3 s (the structural floor); the best of 2 runs.
 - ``runs_200_ratio`` / ``runs_200_rss_growth_mb``: 200 offline runs in one fresh process (one graph,
@@ -82,11 +85,13 @@ def bench_framework() -> dict:
         out["framework_run_s_0ms"] = round(statistics.median(times), 4)
         out["framework_run_cpu_s_0ms"] = round(statistics.median(cpu), 4)
         fresh = []
+        connections = server.connections
         for i in range(4):
             t0 = time.perf_counter()
             TradingAgentsGraph(config={**cfg, "home": _home("fwf")}).propagate(TICKERS[10 + i], DATES[i])
             fresh.append(time.perf_counter() - t0)
         out["framework_run_fresh_graph_s_0ms"] = round(statistics.median(fresh), 4)
+        out["framework_fresh_graph_new_connections"] = round((server.connections - connections) / 4, 2)
     with FakeOpenAIServer(latency_s=0.3) as server:
         cfg = {**server.llm_config(), "data_vendor": "demo", "checkpoint_enabled": True,
                "analyst_execution": "parallel", "home": _home("fw300")}

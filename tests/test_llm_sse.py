@@ -311,6 +311,5 @@ def test_our_client_reads_a_streamed_answer_in_a_few_parts_not_one_per_event():
         body = {"model": "fake-quick", "messages": [{"role": "user", "content": "Go."}], "stream": True}
         with client.stream("POST", server.base_url + "/chat/completions", json=body) as response:
             parts = list(response.iter_raw())
-        client.close()
     events = b"".join(parts).count(b"data: ")
     assert events > 40 and len(parts) <= 4

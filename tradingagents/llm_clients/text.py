@@ -10,7 +10,9 @@ before anything else sees it, so nothing downstream can meet such a string.
 from __future__ import annotations
 
 import json
+import os
 import re
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -372,10 +374,43 @@ def _ssl_context():
     return _SSL_CONTEXT[0]
 
 
-def valid_unicode_http_client(**kwargs: Any) -> httpx.Client:
-    """An ``httpx.Client`` for the OpenAI SDK whose JSON answers never carry a lone surrogate."""
-    transport = ValidUnicodeTransport(httpx.HTTPTransport(verify=_ssl_context()))
-    return httpx.Client(transport=transport, follow_redirects=True, **kwargs)
+class _SharedClient(httpx.Client):
+    """The process's client: every chat model holds it, so none of them may close it for the others."""
+
+    def close(self) -> None:
+        """Nothing: the connections outlive any one model (they close with the process)."""
+
+
+_SHARED_CLIENTS: dict[tuple[str, str] | None, httpx.Client] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _forget_shared_clients() -> None:
+    """In a forked child: drop the parent's clients unclosed (their sockets are the parent's)."""
+    global _SHARED_LOCK
+    _SHARED_LOCK = threading.Lock()
+    _SHARED_CLIENTS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_shared_clients)
+
+
+def valid_unicode_http_client(auth: tuple[str, str] | None = None) -> httpx.Client:
+    """The process's ``httpx.Client`` for the OpenAI SDK (one per basic-auth pair), whose JSON answers
+    never carry a lone surrogate.
+
+    Shared by every chat model the process builds, as langchain-openai shares its default client: a
+    new team (each run of a batch, each job of the app) reuses the open keep-alive connections instead
+    of connecting (and, to a real provider, shaking hands over TLS) again. Nothing per model lives in
+    it: the key, the timeout and the retries travel with each request."""
+    with _SHARED_LOCK:
+        client = _SHARED_CLIENTS.get(auth)
+        if client is None:
+            transport = ValidUnicodeTransport(httpx.HTTPTransport(verify=_ssl_context()))
+            client = _SharedClient(transport=transport, follow_redirects=True, auth=auth)
+            _SHARED_CLIENTS[auth] = client
+        return client
 
 
 def async_http_client(**kwargs: Any) -> httpx.AsyncClient:
