@@ -315,6 +315,7 @@ def test_malformed_blocks_are_kept_verbatim_reported_and_never_dropped():
         fh.write(junk + SEPARATOR + bad_tag + SEPARATOR)
     assert [e["decision"] for e in log.load_entries()] == ["good one"]
     assert len(log.problems) == 2 and "Moonshot" in log.problems[1]
+    assert log.entry_status("AAPL", "2024-05-11") == ("none", None)  # kept verbatim, not an entry
     log.store_decision("MSFT", "2024-05-12", "after", rating="Hold")
     log.batch_update_with_outcomes([_settle("NVDA", "2024-05-10")])
     text = log.path.read_text()
@@ -339,6 +340,10 @@ def test_hand_edited_tail_without_separator_and_duplicates_are_handled():
     assert [(e["ticker"], e["decision"]) for e in entries] == [("NVDA", "hand"), ("AAPL", "no sep")]
     assert entries[1]["raw"] == 0.01 and entries[1]["alpha"] == -0.005
     assert len(log.problems) == 1 and "duplicate" in log.problems[0]
+    # what a run asks before logging: the readable entry, never the duplicate kept verbatim after it
+    assert log.entry_status("NVDA", "2024-05-10") == ("pending", entries[0]["rating"]) == ("pending", "Buy")
+    assert log.entry_status("AAPL", "2024-05-09") == ("settled", "Hold")
+    assert log.entry_status("TSLA", "2024-05-10") == ("none", None)
     log.store_decision("TSLA", "2024-05-10", "new", rating="Buy")
     text = log.path.read_text()
     assert "DECISION:\ndup" in text and text.endswith("DECISION:\nnew" + SEPARATOR)

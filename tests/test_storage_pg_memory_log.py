@@ -86,6 +86,12 @@ def test_entries_and_past_context_match_the_file_log_exactly(pg_url, tmp_path):
     assert any(HOSTILE in d for d, _ in texts.values()) and any(r for _, r in texts.values())
     for ticker in (None, "NVDA", "0700.HK"):
         assert pg.get_pending_entries(ticker) == file_log.get_pending_entries(ticker)
+    said = {(e["ticker"], e["date"]): ("pending" if e["pending"] else "settled", e["rating"])
+            for e in file_log.load_entries()}
+    asked = [(t, d) for t, d, _, _ in stores] + [("NVDA", "2024-07-01"), ("MSFT", "2024-03-01")]
+    for ticker, day in asked:  # what a run asks before it logs its decision
+        assert pg.entry_status(ticker, day) == file_log.entry_status(ticker, day) == said.get((ticker, day), ("none", None))
+    assert {s for s, _ in said.values()} == {"pending", "settled"}
     checked = 0
     for ticker in ("NVDA", "AAPL", "0700.HK", "MSFT"):
         for as_of in (None, "2024-03-04", "2024-03-11", "2024-04-15", "2024-05-09", "2024-06-30"):
@@ -200,6 +206,8 @@ def test_rows_edited_by_hand_are_skipped_and_reported(pg_url):
                      "VALUES ('2024-05-11', 'BAD/TICKER', 'Buy', 'x'), ('2024-05-12', 'MSFT', 'Moon', 'y')")
     assert [e["ticker"] for e in log.load_entries()] == ["NVDA"]
     assert len(log.problems) == 2 and "BAD/TICKER" in log.problems[0] and "Moon" in log.problems[1]
+    assert log.entry_status("MSFT", "2024-05-12") == ("none", None)  # unreadable: not an entry
+    assert log.entry_status("NVDA", "2024-05-10") == ("pending", "Buy")
 
 
 # ---------------------------------------------------------------- the log view

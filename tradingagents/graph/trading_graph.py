@@ -547,6 +547,10 @@ class TradingAgentsGraph:
 
     def _log_status(self, ticker: str, trade_date: str) -> tuple[str, str | None]:
         """("none" | "pending" | "settled", rating) of the log's entry for this ticker and date."""
+        status = getattr(self.memory_log, "entry_status", None)
+        if callable(status):
+            return status(ticker, trade_date)
+        # a log without entry_status (a stand-in in a test): from its entries
         for entry in self.memory_log.get_pending_entries(ticker):
             if entry["date"] == trade_date:
                 return "pending", entry["rating"]

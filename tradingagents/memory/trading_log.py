@@ -281,6 +281,16 @@ class TradingMemoryLog:
             blocks = {b.key: b for b in self._blocks() if b.ok}
             return {k: blocks[k].body() for k in wanted if k in blocks}
 
+    def entry_status(self, ticker: str, trade_date: str) -> tuple[str, str | None]:
+        """``("none" | "pending" | "settled", rating)`` of the readable entry for ``ticker`` on ``trade_date``:
+        what ``load_entries`` says of it, read from the parsed blocks (a run asks before it logs its
+        decision; building every entry to find one cost ~30 ms a run at 5,000 entries)."""
+        want, date = validate_ticker(ticker), validate_date(trade_date, allow_future=True)
+        for b in self._blocks():
+            if b.ok and b.ticker == want and b.date == date:
+                return ("pending" if b.pending else "settled"), b.rating
+        return "none", None
+
     def get_pending_entries(self, ticker: str | None = None) -> list[dict[str, Any]]:
         want = validate_ticker(ticker) if ticker is not None else None
         return [

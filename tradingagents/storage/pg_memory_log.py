@@ -130,6 +130,14 @@ class PgMemoryLog:
                           (dates, tickers))
         return {(e["date"], e["ticker"]): (e["decision"], e["reflection"]) for e in rows}
 
+    def entry_status(self, ticker: str, trade_date: str) -> tuple[str, str | None]:
+        """As ``TradingMemoryLog.entry_status``: one row read (and checked as ``load_entries`` checks it)."""
+        ticker, date = validate_ticker(ticker), validate_date(trade_date, allow_future=True)
+        rows = self._read("WHERE trade_date = %s AND ticker = %s", (date, ticker), columns=_SUMMARY_COLUMNS)
+        if not rows:
+            return "none", None
+        return ("pending" if rows[0]["pending"] else "settled"), rows[0]["rating"]
+
     def get_pending_entries(self, ticker: str | None = None) -> list[dict[str, Any]]:
         if ticker is None:
             return self._read("WHERE pending")
