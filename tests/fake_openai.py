@@ -577,6 +577,28 @@ class _Handler(BaseHTTPRequestHandler):
         with self.fake._lock:
             self.fake.connections += 1
 
+    def handle(self) -> None:
+        # BaseHTTPRequestHandler's loop, with the connection marked idle while it waits for a request, so
+        # that stop() can close it as a real server does at shutdown: a client's pool (the process shares
+        # one) then drops it, and never sends a later server's request to this stopped one on a reused port
+        self.close_connection = True
+        while True:
+            with self.fake._lock:
+                if self.fake._stop.is_set():
+                    return
+                self.fake._idle_connections.add(self.connection)
+            self.handle_one_request()
+            if self.close_connection:
+                return
+
+    def parse_request(self) -> bool:
+        with self.fake._lock:
+            self.fake._idle_connections.discard(self.connection)
+            if self.fake._stop.is_set():  # read on a connection kept from before stop(): not answered
+                self.close_connection = True
+                return False
+        return super().parse_request()
+
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
@@ -792,6 +814,7 @@ class FakeOpenAIServer:
         self.max_in_flight = 0
         self.in_flight = 0
         self.connections = 0  # TCP connections accepted: a client that reuses its connection opens one
+        self._idle_connections: set[socket.socket] = set()  # kept alive, waiting for their next request
         self._counter = 0
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
@@ -818,7 +841,12 @@ class FakeOpenAIServer:
         return self
 
     def stop(self) -> None:
-        self._stop.set()
+        with self._lock:
+            self._stop.set()
+            idle, self._idle_connections = list(self._idle_connections), set()
+        for conn in idle:  # a stopped server's kept-alive connections end, as a real server's do
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()

@@ -330,3 +330,21 @@ def test_a_held_stream_waits_at_each_hold_until_released(fake_openai):
     reader.join(120)
     assert not reader.is_alive() and "**Rating**: Hold" in "".join(pieces)
     assert fake_openai.pending_faults == []
+
+
+def test_stop_ends_the_kept_alive_connections_as_a_real_server_does():
+    """The process's models share one connection pool: a connection a stopped fake kept open must end, or
+    a later fake that the OS gives the same port would have its requests answered by the stopped one."""
+    import http.client
+
+    server = FakeOpenAIServer().start()
+    port = int(server.base_url.split(":")[2].split("/")[0])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    body = json.dumps({"model": "fake-quick", "messages": [{"role": "user", "content": "Instrument: NVDA\nHello"}]})
+    conn.request("POST", "/v1/chat/completions", body=body, headers={"Content-Type": "application/json"})
+    assert conn.getresponse().read()
+    assert server.connections == 1
+    server.stop()
+    conn.sock.settimeout(120)  # a hang guard: the end arrives at once
+    assert conn.sock.recv(1) == b""  # the server closed it
+    conn.close()
