@@ -545,20 +545,6 @@ class TradingAgentsGraph:
         session = check_prices(self._provider(), ticker, trade_date)
         return session, note_for(trade_date, session)
 
-    def _log_status(self, ticker: str, trade_date: str) -> tuple[str, str | None]:
-        """("none" | "pending" | "settled", rating) of the log's entry for this ticker and date."""
-        status = getattr(self.memory_log, "entry_status", None)
-        if callable(status):
-            return status(ticker, trade_date)
-        # a log without entry_status (a stand-in in a test): from its entries
-        for entry in self.memory_log.get_pending_entries(ticker):
-            if entry["date"] == trade_date:
-                return "pending", entry["rating"]
-        for entry in self.memory_log.load_entries():
-            if entry["ticker"] == ticker and entry["date"] == trade_date:
-                return ("pending" if entry["pending"] else "settled"), entry["rating"]
-        return "none", None
-
     def _store_in_log(self, ticker: str, trade_date: str, decision: str, rating: str, invented: bool = False,
                       ran_on: list[dict[str, Any]] | None = None) -> None:
         provenance: dict[str, Any] = {
@@ -617,7 +603,7 @@ class TradingAgentsGraph:
 
     def _log_notes(self, ticker: str, trade_date: str, rating: str) -> tuple[str, str | None, str | None]:
         """(the log's entry status, what happens to it, the earlier run kept as a version): said in the report."""
-        status, previous = self._log_status(ticker, trade_date)
+        status, previous = self.memory_log.entry_status(ticker, trade_date)
         if status == "pending" and previous != rating:
             log_note = f"updated the pending decision of {trade_date}: {previous} → {rating}"
         elif status == "pending":
