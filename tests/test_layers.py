@@ -170,3 +170,16 @@ def test_the_atomic_write_and_the_memories_load_nothing_above_them():
     assert not [m for m in loaded if m.startswith(("tradingagents.storage", "tradingagents.graph",
                                                    "tradingagents.agents"))], loaded
     assert sorted(_loaded_by("import tradingagents.fileio")) == ["tradingagents", "tradingagents.fileio"]
+
+
+def test_the_news_tools_count_tone_without_loading_the_offline_engine():
+    # the headline tone tally is data: a run on a real provider must not pay for importing the offline
+    # engine (its role writers, Babel) the first time a news tool answers
+    statement = ("from tradingagents.dataflows.tools import make_tools; "
+                 "tools = make_tools({'data_vendor': 'demo'}, as_of='2024-05-10'); "
+                 "text = tools['get_news'].invoke({'ticker': 'NVDA', 'start_date': '2024-05-01', "
+                 "'end_date': '2024-05-10'}); "
+                 "assert '# Headline tone (word lexicon):' in text, text[:400]")
+    loaded = _loaded_by(statement)
+    assert "tradingagents.lexicon" in loaded
+    assert not [m for m in loaded if m.startswith("tradingagents.llm_clients")], loaded

@@ -1044,7 +1044,7 @@ class DemoProvider(MarketDataProvider):
                 "published": f"{day.date().isoformat()}T{hhmmss}", "summary": f"{summary} [{label}]",
                 "kind": kind, "synthetic": True}
         if t.lang != "en":
-            from tradingagents.llm_clients.offline.common import tone
+            from tradingagents.lexicon import tone
 
             en = translator("en")
             en_title, en_summary = text(en)

@@ -477,11 +477,11 @@ def make_tools(config: Mapping[str, Any] | None = None, *, as_of: str | None = N
         return _statement("income_statement", ticker, freq, curr_date)
 
     def _tone_line(lines: list[str]) -> list[str]:
-        """The headlines' tone tally by the word lexicon (``offline.common.tone``: distinct positive minus
+        """The headlines' tone tally by the word lexicon (``lexicon.tone``: distinct positive minus
         negative words of each headline with its lines; a headline tagged with its tone, ``[bullish]``, by
         that tag), so a count of positive headlines a report states is a count the data holds; [] without
         headlines."""
-        from tradingagents.llm_clients.offline.common import tone
+        from tradingagents.lexicon import tone
 
         tally = {"bullish": 0, "bearish": 0, "neutral": 0}
         for block in lines:

@@ -43,6 +43,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from tradingagents import figures
 from tradingagents.i18n import N_, Translator
 from tradingagents.ids import stable_id
+from tradingagents.lexicon import tone
 from tradingagents.llm_clients.offline.common import (
     ENGLISH,
     Signal,
@@ -50,7 +51,6 @@ from tradingagents.llm_clients.offline.common import (
     flag_text,
     footer,
     join_names,
-    tone,
 )
 from tradingagents.team import Role
 

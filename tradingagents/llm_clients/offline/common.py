@@ -1,4 +1,4 @@
-"""Shared pieces of the offline engine (the scale comes from ``rating.py``, the reports from ``team.py``): prompt parsing, signals, tone lexicon and the scoring scale.
+"""Shared pieces of the offline engine (the scale comes from ``rating.py``, the reports from ``team.py``): prompt parsing, signals and the scoring scale (the tone lexicon: ``lexicon.py``).
 
 **Signals.** Every offline analyst report lists its readings as lines of the form::
 
@@ -193,24 +193,6 @@ _PROPOSAL_RE = re.compile(r"FINAL TRANSACTION PROPOSAL\s*:\s*\**\s*(BUY|HOLD|SEL
 SOURCES = {r.output_key: r.output_key.replace("_", " ") for r in ANALYSTS}  # type: ignore[union-attr]
 """Each analyst report's prompt tag → how a turn names it ("market report", …), from the roster."""
 
-# Tone lexicon for posts and headlines: word stems, matched at word starts.
-POSITIVE_WORDS = (
-    "beat", "beats", "bullish", "surge", "soar", "jump", "rally", "rallies", "gain", "record", "upgrade",
-    "strong", "strength", "growth", "grow", "raise", "raised", "raises", "outperform", "optimis", "positive",
-    "rise", "rises", "rising", "rose", "boost", "expand", "profit", "win", "wins", "love", "buying", "buy ",
-    "upside", "momentum", "breakout", "exceed", "robust", "accelerat", "higher", "up ", "climb", "recover",
-    "partnership", "approval", "launch", "dividend increase", "moon", "tops", "soars", "🚀",
-)
-NEGATIVE_WORDS = (
-    "miss", "misses", "bearish", "plunge", "slump", "drop", "fall", "falls", "fell", "decline", "downgrade",
-    "weak", "weakness", "cut", "cuts", "lawsuit", "probe", "investigation", "loss", "losses", "concern",
-    "warn", "warning", "tumble", "sell-off", "selloff", "selling", "downside", "pessimis", "negative",
-    "lower", "down ", "slow", "slowdown", "recall", "layoff", "risk", "fear", "crash", "dump", "overvalued",
-    "bubble", "default", "inflation", "recession", "tariff", "headwind", "slide", "sink", "sank", "bleed",
-    "heavy", "breaking",
-)
-
-
 @dataclass(frozen=True)
 class Signal:
     name: str
@@ -351,21 +333,6 @@ def proposal_in(text: str) -> str | None:
     return matches[-1].upper() if matches else None
 
 
-
-
-def _lexicon(words: tuple[str, ...]) -> re.Pattern[str]:
-    # longest first so that e.g. "sell-off" is found before "sell"
-    return re.compile(r"(?<![a-z])(" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")")
-
-
-_POSITIVE_RE = _lexicon(POSITIVE_WORDS)
-_NEGATIVE_RE = _lexicon(NEGATIVE_WORDS)
-
-
-def tone(text: str) -> int:
-    """Distinct positive minus distinct negative lexicon words in a text (lower-cased, word starts)."""
-    low = f" {text.lower()} "
-    return len(set(_POSITIVE_RE.findall(low))) - len(set(_NEGATIVE_RE.findall(low)))
 
 
 def clip(text: str, limit: int = 180) -> str:
