@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.fake_openai import FakeOpenAIServer, agentic_responder
 from tradingagents import team
@@ -265,3 +267,34 @@ def test_the_excerpt_of_a_value_is_its_stripped_line_cut_to_the_excerpt_length()
         by_hand.append(line if len(line) <= EXCERPT_CHARS else line[:EXCERPT_CHARS - 1] + "…")
     assert [v.excerpt for v in values] == by_hand
     assert sum(v.excerpt.endswith("…") for v in values) == 400 and len(values) == 403
+
+
+# the characters a figure is made of and what stands around one: signs, currencies, spaces, points, commas,
+# units, names, dates, times, and digits of other scripts (\d is any Unicode digit)
+_PIECES = [*"0123456789", *"0123456789", *"-+−$€£¥ \t\n.,%KMBTkmbt_xQ:", "million", "bn", "FY", "2024-05-10",
+           "12:30", "１２", "٣", "close_50_sma"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_figure_scan_finds_exactly_what_the_pattern_finds_at_every_position(text):
+    # the ledger skips to a few characters before each digit instead of trying the pattern everywhere: it
+    # must find the very matches (their spans and groups) a full scan finds, e.g. the sign of "-$ .5"
+    from tradingagents.graph.evidence import FIGURE_RE, _figure_matches
+
+    fast = [(m.span(), m.groupdict()) for m in _figure_matches(text)]
+    assert fast == [(m.span(), m.groupdict()) for m in FIGURE_RE.finditer(text)]
+
+
+def test_the_furthest_lead_before_a_digit_is_found():
+    from tradingagents.graph.evidence import _figure_matches
+
+    assert [m.group(0) for m in _figure_matches("so -$ .5 and +€ 1,234.5M")] == ["-$ .5", "+€ 1,234.5M"]
+
+
+def test_the_values_of_a_text_keep_their_own_copy_of_the_tool_arguments():
+    args = {"symbol": "NVDA"}
+    values = data_values("close 54.69\nvolume 1,200", "get_stock_data", args)
+    args["symbol"] = "AMD"  # the caller's dict changes later: the sources still say where they came from
+    assert [(v.value, v.args, v.excerpt) for v in values] == [(54.69, {"symbol": "NVDA"}, "close 54.69"),
+                                                              (1200.0, {"symbol": "NVDA"}, "volume 1,200")]

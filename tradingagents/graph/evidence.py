@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,27 @@ def _clean(number: str) -> tuple[float, int]:
     return float(text), decimals
 
 
+_DIGIT = re.compile(r"\d")
+_LEAD = 4
+"""The most characters a ``FIGURE_RE`` match holds before its first digit: a sign, a currency, a space and the
+point of ``.5``."""
+
+
+def _figure_matches(text: str) -> Iterator[re.Match[str]]:
+    """``FIGURE_RE.finditer(text)``: the same matches, found without trying the pattern at every position. A
+    match needs a digit within ``_LEAD`` characters of its start, so the search for the next one starts that far
+    before the next digit; the rest of a text (words, mostly) is skipped at the speed of a digit search, where
+    the pattern's optional sign, currency and space made the engine try it at every character."""
+    pos = 0
+    digit, figure = _DIGIT.search, FIGURE_RE.search
+    while (d := digit(text, pos)) is not None:
+        match = figure(text, max(pos, d.start() - _LEAD))
+        if match is None:  # not reached: the digit itself starts a match
+            return
+        yield match
+        pos = match.end()
+
+
 def _blank(text: str, pattern: re.Pattern[str]) -> str:
     return pattern.sub(lambda m: " " * len(m.group(0)), text)
 
@@ -91,7 +112,7 @@ def figures_in(text: str, *, ticker: str = "") -> list[Figure]:
     if ticker:
         masked = re.sub(re.escape(ticker), lambda m: " " * len(m.group(0)), masked, flags=re.IGNORECASE)
     out = []
-    for match in FIGURE_RE.finditer(masked):
+    for match in _figure_matches(masked):
         start, end = match.start("num"), match.end()
         before = masked[max(0, start - 1):start]
         after = masked[match.end("num"):match.end("num") + 1]
@@ -121,16 +142,42 @@ def figures_in(text: str, *, ticker: str = "") -> list[Figure]:
     return out
 
 
-@dataclass(frozen=True)
 class Source:
-    """A value some data holds, with where it came from."""
+    """A value some data holds, with where it came from: ``value``, ``tool``, ``args``, ``excerpt`` (the line it
+    stands on), ``percent`` (written with a % sign, else a 16.0% figure reads it as a fraction, 0.160), ``whole``
+    (written as a whole number). Read-only by convention.
 
-    value: float
-    tool: str
-    args: Mapping[str, Any]
-    excerpt: str
-    percent: bool = False  # written with a % sign (else a 16.0% figure reads it as a fraction, 0.160)
-    whole: bool = False  # written as a whole number
+    A run's data holds ~1,000 values and its texts use ~150 of them: ``Source.in_text`` keeps where a value
+    stands and cuts its excerpt the first time it is read (a source a figure was found in), not for every value.
+    """
+
+    __slots__ = ("value", "tool", "args", "percent", "whole", "_excerpt", "_at")
+
+    def __init__(self, value: float, tool: str, args: Mapping[str, Any], excerpt: str, percent: bool = False,
+                 whole: bool = False) -> None:
+        self.value, self.tool, self.args, self.percent, self.whole = value, tool, args, percent, whole
+        self._excerpt: str | None = excerpt
+        self._at: tuple[str, int, Sequence[int]] | None = None
+
+    @classmethod
+    def in_text(cls, value: float, tool: str, args: Mapping[str, Any], text: str, start: int,
+                breaks: Sequence[int], percent: bool, whole: bool) -> Source:
+        """The value at ``start`` of ``text`` (``breaks``: the text's newline positions, for ``_line_at``)."""
+        source = cls(value, tool, args, "", percent, whole)
+        source._excerpt, source._at = None, (text, start, breaks)
+        return source
+
+    @property
+    def excerpt(self) -> str:
+        if self._excerpt is None:
+            assert self._at is not None
+            self._excerpt = _line_at(*self._at)
+            self._at = None
+        return self._excerpt
+
+    def __repr__(self) -> str:
+        return (f"Source(value={self.value!r}, tool={self.tool!r}, args={self.args!r}, excerpt={self.excerpt!r}, "
+                f"percent={self.percent!r}, whole={self.whole!r})")
 
 
 def _line_at(text: str, start: int, breaks: Sequence[int] | None = None) -> str:
@@ -156,10 +203,14 @@ def _line_at(text: str, start: int, breaks: Sequence[int] | None = None) -> str:
 
 def data_values(text: str, tool: str, args: Mapping[str, Any]) -> list[Source]:
     """Every number a piece of data holds (dates and names excepted, as in a text), unit-normalised."""
-    out = []
-    breaks = [m.start() for m in _NEWLINE.finditer(text or "")]
-    for match in FIGURE_RE.finditer(_blank(text or "", _DATE_RE)):
-        before = text[max(0, match.start("num") - 1):match.start("num")]
+    out: list[Source] = []
+    if not text:
+        return out
+    breaks = [m.start() for m in _NEWLINE.finditer(text)]
+    shared = dict(args)  # one copy for the text's values: a source's args are only read
+    for match in _figure_matches(_blank(text, _DATE_RE)):
+        num = match.start("num")
+        before = text[num - 1] if num else ""
         if before and (_word(before) and not before.isdigit() or before == "_"):
             continue
         value, decimals = _clean(match.group("num"))
@@ -167,8 +218,8 @@ def data_values(text: str, tool: str, args: Mapping[str, Any]) -> list[Source]:
         value *= scale
         if match.group("sign") in ("-", "−"):
             value = -value
-        out.append(Source(value, tool, dict(args), _line_at(text, match.start(), breaks), bool(match.group("pct")),
-                          decimals == 0 or value == int(value)))
+        out.append(Source.in_text(value, tool, shared, text, match.start(), breaks, bool(match.group("pct")),
+                                  decimals == 0 or value == int(value)))
     return out
 
 
@@ -203,8 +254,13 @@ class Pool:
     def __init__(self, sources: Iterable[Source] = ()):
         self._by_bucket: dict[int, list[Source]] = {}
         self._arrays: dict[int | None, tuple[list[Source], Any, Any, Any]] = {}  # None: every bucket in turn
-        for source in sources:
-            self.add(source)
+        by_bucket = self._by_bucket
+        for source in sources:  # as ``add`` does, without dropping arrays not yet built
+            size = abs(source.value)
+            low, high = int(size), int(size * 100)
+            by_bucket.setdefault(low, []).append(source)
+            if high != low:
+                by_bucket.setdefault(high, []).append(source)
 
     @staticmethod
     def _bucket(value: float) -> int:
