@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.fake_openai import _tokens, agentic_responder
+from tests.fake_openai import KeptAliveHandler, _tokens, agentic_responder, end_kept_alive
 
 
 def _lower_types(schema: Any) -> Any:
@@ -38,8 +38,7 @@ def _lower_types(schema: Any) -> Any:
     return schema
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(KeptAliveHandler):
     fake: _FakeBase
 
     def log_message(self, format, *args):  # noqa: A002 - quiet
@@ -95,6 +94,9 @@ class _FakeBase:
         self.base_url = ""
         self.faults: list[int] = []  # HTTP statuses the next requests get instead of an answer, in order
         self.cuts: list[int] = []  # the next streamed answers stop after this many events, the connection closed
+        self.connections = 0  # TCP connections accepted: a client that reuses its connection opens one
+        self._idle_connections: set = set()  # kept alive, waiting for their next request
+        self._stop = threading.Event()
 
     def _cut(self) -> int | None:
         with self._lock:
@@ -106,6 +108,7 @@ class _FakeBase:
 
     def start(self):
         handler = type("BoundHandler", (_Handler,), {"fake": self})
+        self._stop.clear()
         self._server = _Server(("127.0.0.1", 0), handler)
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -113,6 +116,7 @@ class _FakeBase:
         return self
 
     def stop(self) -> None:
+        end_kept_alive(self)  # as a real server does: the process's shared pools drop them
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()

@@ -561,16 +561,13 @@ def _error_body(status: int, message: str | None = None, code: str | None = None
 # The server
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "FakeOpenAI/1.0"
-    # TCP_NODELAY on the server socket, and each response leaves in one write: with headers and body
-    # in two writes, Nagle holds the body until the client ACKs the headers, which it delays ~40 ms.
-    disable_nagle_algorithm = True
-    fake: FakeOpenAIServer  # set on the subclass made per server
+class KeptAliveHandler(BaseHTTPRequestHandler):
+    """A fake server's HTTP/1.1 handler that counts the TCP connections it accepts and lets ``stop`` end the
+    kept-alive ones (``end_kept_alive``). ``fake`` (set on the subclass made per server) has ``_lock``,
+    ``_stop`` (an Event), ``_idle_connections`` (a set) and ``connections`` (an int)."""
 
-    def log_message(self, format, *args):  # noqa: A002 - quiet
-        return
+    protocol_version = "HTTP/1.1"
+    fake: Any
 
     def setup(self) -> None:  # once per TCP connection (a kept-alive one serves many requests)
         super().setup()
@@ -598,6 +595,27 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return False
         return super().parse_request()
+
+
+def end_kept_alive(fake: Any) -> None:
+    """Mark ``fake`` stopped and end its idle kept-alive connections, as a real server does at shutdown."""
+    with fake._lock:
+        fake._stop.set()
+        idle, fake._idle_connections = list(fake._idle_connections), set()
+    for conn in idle:
+        with contextlib.suppress(OSError):
+            conn.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(KeptAliveHandler):
+    server_version = "FakeOpenAI/1.0"
+    # TCP_NODELAY on the server socket, and each response leaves in one write: with headers and body
+    # in two writes, Nagle holds the body until the client ACKs the headers, which it delays ~40 ms.
+    disable_nagle_algorithm = True
+    fake: FakeOpenAIServer  # set on the subclass made per server
+
+    def log_message(self, format, *args):  # noqa: A002 - quiet
+        return
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
@@ -841,12 +859,7 @@ class FakeOpenAIServer:
         return self
 
     def stop(self) -> None:
-        with self._lock:
-            self._stop.set()
-            idle, self._idle_connections = list(self._idle_connections), set()
-        for conn in idle:  # a stopped server's kept-alive connections end, as a real server's do
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
+        end_kept_alive(self)  # a stopped server's kept-alive connections end, as a real server's do
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()

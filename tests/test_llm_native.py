@@ -261,3 +261,60 @@ def test_a_stream_cut_mid_answer_is_retried_and_its_text_taken_back(provider):
     text = answer.content if isinstance(answer.content, str) else "".join(
         b.get("text", "") for b in answer.content if isinstance(b, dict))
     assert "**Rating**: Buy" in text and "".join(seen.texts) == text
+
+
+@pytest.mark.parametrize("provider", list(FAKES))
+def test_models_built_one_after_another_reuse_one_connection(provider):
+    # each run builds its team's models anew: they must reuse the connection the last ones left open, not
+    # connect (and, to the real API, shake hands over TLS) again. A Gemini model's SDK client closing must not
+    # cut the others off: langchain-google-genai closes a model's client when the model is collected
+    prompt = "Instrument: NVDA\nAnalysis date: 2024-05-10\nSay something."
+    with FAKES[provider]() as fake:
+        models = [create_llm(fake.llm_config(), kind) for kind in ("quick", "deep", "quick")]
+        for model in models:
+            assert model.invoke(prompt).content
+        if provider == "google":
+            models[0].client.close()
+            assert models[1].invoke(prompt).content
+        assert len(fake.requests) == len(models) + (provider == "google")
+        assert fake.connections == 1
+
+
+def test_a_gemini_model_given_its_own_client_arguments_keeps_its_own_client():
+    # a caller's client settings (a proxy, say) are the caller's: such a model is not put on the shared pool
+    from tradingagents.llm_clients.text import shared_http_client
+
+    with FakeGeminiServer() as fake:
+        cfg = fake.llm_config()
+        plain = create_llm(cfg, "quick")
+        assert plain.client._api_client._httpx_client is shared_http_client()
+        from tradingagents.llm_clients.native_chat import BoundedChatGoogle
+
+        own = BoundedChatGoogle(model="gemini-2.5-flash", google_api_key="g-test-key", base_url=fake.base_url,
+                                client_args={"headers": {"x-desk": "1"}})
+        assert own.client._api_client._httpx_client is not shared_http_client()
+
+
+@pytest.mark.parametrize("provider", list(FAKES))
+def test_a_stopped_fake_ends_its_kept_alive_connections(provider):
+    # Gemini's and Anthropic's models share a connection pool per process: a connection a stopped fake kept
+    # open must end, or a later fake given the same port would have its requests answered by the stopped one
+    import http.client
+
+    fake = FAKES[provider]().start()
+    host, port = fake.base_url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=120)
+    text = "Instrument: NVDA\nAnalysis date: 2024-05-10\nSay something."
+    if provider == "anthropic":
+        path, body = "/v1/messages", {"model": "claude-haiku-4-5", "max_tokens": 64,
+                                      "messages": [{"role": "user", "content": text}]}
+    else:
+        path, body = "/v1beta/models/gemini-2.5-flash:generateContent", {"contents": [{"role": "user", "parts": [{"text": text}]}]}
+    conn.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
+    response = conn.getresponse()
+    assert response.status == 200 and response.read()
+    assert fake.connections == 1  # kept alive after its answer
+    fake.stop()
+    conn.sock.settimeout(120)  # a hang guard: the end arrives at once
+    assert conn.sock.recv(1) == b""  # the server closed it
+    conn.close()

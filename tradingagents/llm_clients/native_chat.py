@@ -20,6 +20,11 @@ prompt is the team's shared context (``agent_utils.team_context``: the preamble,
 reports, the run's material so far), the same prefix OpenAI's automatic cache matches, so the roles that
 follow one another read it from the cache; the role's own instructions and what varies follow it. An
 analyst's system prompt is its instructions (its tool rounds read them from the cache).
+
+Connections: every model of the process shares one pool per API, so a new team (each run of a batch, each job,
+each morning's desk run) reuses the open keep-alive connections instead of connecting and shaking hands over
+TLS again. ``ChatAnthropic`` does so itself (langchain-anthropic's cached default client); a Gemini model is
+handed ``text.shared_http_client()`` (``BoundedChatGoogle._share_connections``).
 """
 
 from __future__ import annotations
@@ -33,12 +38,12 @@ from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.messages import SystemMessage
 from langchain_core.utils.utils import LC_ID_PREFIX
 from langchain_google_genai import ChatGoogleGenerativeAI
-from pydantic import PrivateAttr
+from pydantic import PrivateAttr, model_validator
 
 from tradingagents.errors import LLMCallError, RunStopped
 from tradingagents.llm_clients.openai_chat import _guards, _message_problem, _reads_tokens, _refused, _slot
 from tradingagents.llm_clients.streaming import restart_chunk
-from tradingagents.llm_clients.text import clean_result
+from tradingagents.llm_clients.text import clean_result, shared_http_client
 from tradingagents.llm_presets import PROVIDER_PRESETS, public_url
 
 __all__ = ["BoundedChatAnthropic", "BoundedChatGoogle", "CACHE_CONTROL", "offered_tools"]
@@ -276,6 +281,22 @@ class BoundedChatGoogle(_Bounded, ChatGoogleGenerativeAI):
 
     provider: str = "google"
     _limiter: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _share_connections(self) -> BoundedChatGoogle:
+        """The SDK client ``ChatGoogleGenerativeAI`` built gets the process's shared HTTP client in place of
+        the one it made for this model alone (unused yet: no connection is lost). Set as google-genai's
+        ``HttpOptions.httpx_client``, so the SDK's own ``close`` leaves it open for the other models; a
+        client the caller configured (its ``client_args``) or Vertex AI's authorised session is left alone."""
+        api = getattr(getattr(self, "client", None), "_api_client", None)
+        options = getattr(api, "_http_options", None)
+        if (api is None or options is None or getattr(api, "vertexai", False) or options.httpx_client is not None
+                or options.client_args or getattr(api, "_httpx_client", None) is None):
+            return self
+        own = api._httpx_client
+        options.httpx_client = api._httpx_client = shared_http_client()
+        own.close()
+        return self
 
     def _url(self) -> str:
         base = self.base_url

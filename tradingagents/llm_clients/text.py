@@ -14,7 +14,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
 import httpx
@@ -381,7 +381,7 @@ class _SharedClient(httpx.Client):
         """Nothing: the connections outlive any one model (they close with the process)."""
 
 
-_SHARED_CLIENTS: dict[tuple[str, str] | None, httpx.Client] = {}
+_SHARED_CLIENTS: dict[Hashable, httpx.Client] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -404,12 +404,22 @@ def valid_unicode_http_client(auth: tuple[str, str] | None = None) -> httpx.Clie
     new team (each run of a batch, each job of the app) reuses the open keep-alive connections instead
     of connecting (and, to a real provider, shaking hands over TLS) again. Nothing per model lives in
     it: the key, the timeout and the retries travel with each request."""
+    return _shared(("openai", auth), lambda: _SharedClient(
+        transport=ValidUnicodeTransport(httpx.HTTPTransport(verify=_ssl_context())), follow_redirects=True, auth=auth))
+
+
+def shared_http_client() -> httpx.Client:
+    """The process's plain ``httpx.Client`` for an SDK that takes one (google-genai, for the Gemini models):
+    shared as ``valid_unicode_http_client`` is, for the same reason; the SDK sends the key, the timeout and
+    its retries with each request, and leaves a client it was given open."""
+    return _shared("plain", lambda: _SharedClient(verify=_ssl_context(), follow_redirects=True))
+
+
+def _shared(key: Hashable, build: Callable[[], httpx.Client]) -> httpx.Client:
     with _SHARED_LOCK:
-        client = _SHARED_CLIENTS.get(auth)
+        client = _SHARED_CLIENTS.get(key)
         if client is None:
-            transport = ValidUnicodeTransport(httpx.HTTPTransport(verify=_ssl_context()))
-            client = _SharedClient(transport=transport, follow_redirects=True, auth=auth)
-            _SHARED_CLIENTS[auth] = client
+            client = _SHARED_CLIENTS[key] = build()
         return client
 
 
