@@ -133,12 +133,15 @@ def bench_parallel(repeats: int = 2) -> dict:
     }
 
 
+# VmHWM: the peak resident size of this process image. ru_maxrss would carry the parent's over exec: a child of
+# `python -m bench`, started after the memory benches had grown it to ~500 MB, reported ~500 MB for a 181 MB run
 _RSS_SCRIPT = """
-import resource, sys
+import re, sys
+from pathlib import Path
 sys.path.insert(0, {root!r})
 from tradingagents.graph.trading_graph import TradingAgentsGraph
 TradingAgentsGraph(config={{"llm_provider": "offline", "data_vendor": "demo"}}).propagate("NVDA", "2024-05-10")
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
 """
 
 
