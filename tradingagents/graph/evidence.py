@@ -255,19 +255,23 @@ class Pool:
         self._by_bucket: dict[int, list[Source]] = {}
         self._arrays: dict[int | None, tuple[list[Source], Any, Any, Any]] = {}  # None: every bucket in turn
         by_bucket = self._by_bucket
-        for source in sources:  # as ``add`` does, without dropping arrays not yet built
-            size = abs(source.value)
-            low, high = int(size), int(size * 100)
-            by_bucket.setdefault(low, []).append(source)
-            if high != low:
-                by_bucket.setdefault(high, []).append(source)
+        for source in sources:  # as ``add`` does, with no arrays built yet to drop
+            for bucket in self._buckets(source.value):
+                by_bucket.setdefault(bucket, []).append(source)
 
     @staticmethod
     def _bucket(value: float) -> int:
         return int(abs(value))
 
+    @staticmethod
+    def _buckets(value: float) -> tuple[int, ...]:
+        """The buckets a value is found from: its own, and its hundredfold's (16.0% read as 0.160)."""
+        size = abs(value)
+        low, high = int(size), int(size * 100)
+        return (low,) if high == low else (low, high)
+
     def add(self, source: Source) -> None:
-        for bucket in {self._bucket(source.value), self._bucket(source.value * 100)}:
+        for bucket in self._buckets(source.value):
             self._by_bucket.setdefault(bucket, []).append(source)
             self._arrays.pop(bucket, None)
         self._arrays.pop(None, None)
