@@ -6,7 +6,7 @@ import json
 import os
 
 from tradingagents.agents.utils.memory import SEPARATOR, TradingMemoryLog
-from tradingagents.memory import log_cache
+from tradingagents.memory import log_cache, trading_log
 
 
 def _log_with(n: int = 3) -> TradingMemoryLog:
@@ -245,3 +245,16 @@ def test_a_whole_log_is_read_without_cyclic_gc_and_the_collector_is_left_as_it_w
         assert not gc.isenabled()  # a caller that had turned it off keeps it off
     finally:
         gc.enable()
+
+
+def test_the_past_context_parses_the_log_without_cyclic_gc(ta_home, monkeypatch):
+    # what every run reads first: 10,000 entries are ~10,000 new objects, none of them garbage
+    import gc
+
+    _log_with(2)
+    seen = []
+    real = trading_log.scan_blocks
+    monkeypatch.setattr(trading_log, "scan_blocks", lambda text: seen.append(gc.isenabled()) or real(text))
+    log = TradingMemoryLog()
+    assert log.get_past_context("NVDA") is not None
+    assert seen == [False] and gc.isenabled()

@@ -139,3 +139,18 @@ def test_a_store_on_a_log_never_read_refuses_a_key_it_holds():
     before = log.path.read_bytes()
     assert not TradingMemoryLog().store_decision("nvda", "2024-05-10", "again", rating="Sell")
     assert log.path.read_bytes() == before and b"+ 2024-05-10 NVDA\n" in index_path(log.path).read_bytes()
+
+
+def test_past_memory_reads_the_newest_first_and_the_later_entry_first_on_one_date():
+    # entries logged out of date order (a backfill, a hand edit), several on one date
+    rng = random.Random(11)
+    rows = [(f"2024-0{1 + i % 3}-{10 + i % 4:02d}", f"T{i}") for i in range(24)]
+    rng.shuffle(rows)
+    log = TradingMemoryLog()
+    log.path.parent.mkdir(parents=True, exist_ok=True)
+    log.path.write_text("".join(
+        render_block(d, t, "Buy", f"call {t}", raw=0.01, alpha=0.0, holding=5, reflection=f"lesson {t}").raw
+        + SEPARATOR for d, t in rows))
+    _, shown = TradingMemoryLog().get_past_memory("NONE", n_same=0, n_cross=len(rows))
+    order = sorted(range(len(rows)), key=lambda i: (rows[i][0], i), reverse=True)
+    assert [(e["date"], e["ticker"]) for e in shown] == [rows[i] for i in order]

@@ -35,6 +35,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,7 @@ def _sig(st: os.stat_result) -> tuple[int, int, int, int]:
 
 
 _SEP_BYTES = SEPARATOR.encode("ascii")
+_date_of = attrgetter("date")
 
 
 def _finished_end(data: bytes, st: os.stat_result, idx: LogIndex | None, offset: int = 0) -> int | None:
@@ -167,7 +169,8 @@ class TradingMemoryLog:
                     return self._cache
                 data = fh.read()
             end = _finished_end(data, st, read_index(self.path))
-            self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
+            with paused_gc():
+                self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
             return self._cache
 
     def _set_cache(self, sig: tuple | None, blocks: list[Block]) -> None:
@@ -193,9 +196,12 @@ class TradingMemoryLog:
         with self._lock:
             blocks = self._blocks()
             if self._views_for is not blocks:
-                settled = [(b.date, i) for i, b in enumerate(blocks) if b.ok and not b.pending]
-                settled.sort(reverse=True)
-                self._settled_desc = [blocks[i] for _, i in settled]
+                settled = [b for b in blocks if b.problem is None and not b.pending]
+                # newest first, the later in the file first on one date: reversed, then a stable sort
+                # (linear on a log appended in date order, as a log is)
+                settled.reverse()
+                settled.sort(key=_date_of, reverse=True)
+                self._settled_desc = settled
                 self._views_for = blocks
             return self._settled_desc
 
