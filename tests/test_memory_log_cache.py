@@ -252,6 +252,7 @@ def test_the_past_context_parses_the_log_without_cyclic_gc(ta_home, monkeypatch)
     import gc
 
     _log_with(2)
+    trading_log._SHARED.clear()  # as in a new process: the writer's version is not there to take
     seen = []
     real = trading_log.scan_blocks
     monkeypatch.setattr(trading_log, "scan_blocks", lambda text: seen.append(gc.isenabled()) or real(text))

@@ -23,6 +23,12 @@ or the new file; an append torn by a kill is never read (the index vouches only 
 finished) and is cut off by the next writer. A block that does not parse (a hand-edit) is kept
 verbatim on every rewrite and described in ``problems``.
 
+A version of the file is parsed once a process: every instance (a run's, a page's, settlement's)
+takes the blocks of a version this process has read or written (``_SHARED``), so a desk's runs in
+one process do not each parse the whole log again. Only a version whose every byte is a finished
+entry (empty, or ending with a separator) is shared: what a reader makes of an unfinished tail
+depends on the index beside it.
+
 ``get_past_context(ticker, n_same=5, n_cross=3, *, as_of=None)``: pass the analysis date as
 ``as_of`` so that only entries dated before it, whose holding window had closed by then, are
 used (no look-ahead). Rotation (``memory_log_max_entries``) drops the oldest settled entries by
@@ -34,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from operator import attrgetter
 from pathlib import Path
@@ -87,6 +94,53 @@ def _sig(st: os.stat_result) -> tuple[int, int, int, int]:
 
 _SEP_BYTES = SEPARATOR.encode("ascii")
 _date_of = attrgetter("date")
+
+
+class _SharedVersions:
+    """The parsed blocks of the last version this process read or wrote of a few logs, by file
+    (device, inode): ``(sig, blocks, problems)``. Blocks are not changed once a log has read them
+    (their lazily read parts are the same whoever reads them first), so instances share them."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._versions: OrderedDict[tuple[int, int], tuple[tuple, list[Block], list[str]]] = OrderedDict()
+
+    def get(self, sig: tuple) -> tuple[list[Block], list[str]] | None:
+        with self._lock:
+            got = self._versions.get(sig[:2])
+            if got is None or got[0] != sig:
+                return None
+            self._versions.move_to_end(sig[:2])
+            return got[1], got[2]
+
+    def put(self, sig: tuple | None, blocks: list[Block], problems: list[str]) -> None:
+        if sig is None:
+            return
+        with self._lock:
+            self._versions[sig[:2]] = (sig, blocks, list(problems))
+            self._versions.move_to_end(sig[:2])
+            while len(self._versions) > self.size:
+                self._versions.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._versions.clear()
+
+    def forget_after_fork(self) -> None:  # the parent's lock may have been held by a thread the child lacks
+        self._lock = threading.Lock()
+        self._versions = OrderedDict()
+
+
+_SHARED = _SharedVersions()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_SHARED.forget_after_fork)
+
+
+def _finished(data: bytes) -> bool:
+    """Whether every byte of ``data`` (a whole log) is a finished entry: its parse then does not depend
+    on the index."""
+    return not data or data.endswith(_SEP_BYTES)
 
 
 def _finished_end(data: bytes, st: os.stat_result, idx: LogIndex | None, offset: int = 0) -> int | None:
@@ -167,10 +221,16 @@ class TradingMemoryLog:
                 sig = _sig(st)
                 if sig == self._cache_sig:
                     return self._cache
+                shared = _SHARED.get(sig)
+                if shared is not None:  # read or written by another instance in this process
+                    self._cache_sig, self._cache, self.problems = sig, shared[0], list(shared[1])
+                    return self._cache
                 data = fh.read()
             end = _finished_end(data, st, read_index(self.path))
             with paused_gc():
                 self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
+            if _finished(data):
+                self._share()
             return self._cache
 
     def _set_cache(self, sig: tuple | None, blocks: list[Block]) -> None:
@@ -186,6 +246,10 @@ class TradingMemoryLog:
             first = block.raw.split("\n", 1)[0][:80]
             problems.append(f"Block {i + 1} ({first!r}) kept verbatim but not read: {block.problem}.")
         self._cache_sig, self._cache, self.problems = sig, blocks, problems
+
+    def _share(self) -> None:
+        """Offer this version's blocks to the other instances in the process (a finished file only)."""
+        _SHARED.put(self._cache_sig, self._cache, self._problems)
 
     @staticmethod
     def _parse(text: str) -> list[Block]:
@@ -261,6 +325,8 @@ class TradingMemoryLog:
                     end = _finished_end(data, st, idx)
                     key = (*sig, end)
             self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
+            if _finished(data):
+                self._share()
             entries = [b.to_entry() for b in self._cache if b.ok]
             write_cache(self.path, key, entries, self._problems)
             if not texts:
@@ -345,6 +411,7 @@ class TradingMemoryLog:
         atomic_write(self.path, data)
         st = os.stat(self.path)
         self._set_cache(_sig(st), blocks)
+        self._share()
         self._write_index(blocks, st)
 
     def _write_index(self, blocks: list[Block], st: os.stat_result) -> None:
@@ -425,6 +492,7 @@ class TradingMemoryLog:
                     fh.write(key_line(date, ticker) + stamp_line(Stamp.of(new_st)))
                 if self._cache_sig == _sig(st):
                     self._cache_sig, self._cache = _sig(new_st), [*self._cache, block]
+                    self._share()
                 return True
             return self._store_slow(st, idx, block, payload)
 
@@ -458,6 +526,7 @@ class TradingMemoryLog:
         new_st = self._append(payload)
         blocks = [*blocks, block]
         self._set_cache(_sig(new_st), blocks)
+        self._share()
         self._write_index(blocks, new_st)
         return True
 
