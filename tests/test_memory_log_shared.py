@@ -136,3 +136,21 @@ def test_only_a_few_logs_are_kept(parses, ta_home):
     assert len(parses) == len(paths)  # the newest is kept
     TradingMemoryLog({"memory_log_path": str(paths[0])}).entry_status("NVDA", "2024-05-10")
     assert len(parses) == len(paths) + 1  # the oldest was let go
+
+
+def test_a_huge_log_is_not_kept_after_its_readers(parses, ta_home, monkeypatch):
+    # the table outlives the instances: a version above its block budget is parsed by each reader
+    monkeypatch.setattr(trading_log._SHARED, "max_blocks", 15)
+    small, big = ta_home / "small.md", ta_home / "big.md"
+    small.write_text("".join(render_block(f"2024-05-{d:02d}", "NVDA", "Buy", "Go.").raw + SEPARATOR for d in range(1, 6)))
+    big.write_text("".join(render_block(f"2024-05-{d:02d}", "AAPL", "Buy", "Go.").raw + SEPARATOR for d in range(1, 12)))
+    for path in (small, big, big, small):
+        TradingMemoryLog({"memory_log_path": str(path)}).entry_status("NVDA", "2024-05-01")
+    # 5 + 11 blocks are over the budget: the big one's version let the small one's go, and back
+    assert parses == [5, 11, 5]
+    assert [len(v[1]) for v in trading_log._SHARED._versions.values()] == [5]
+    big.write_text(big.read_text() * 2)  # 22 blocks (duplicates): above the budget, kept by no one
+    for _ in range(2):
+        TradingMemoryLog({"memory_log_path": str(big)}).entry_status("AAPL", "2024-05-01")
+    assert parses == [5, 11, 5, 22, 22]
+    assert [len(v[1]) for v in trading_log._SHARED._versions.values()] == [5]

@@ -99,10 +99,14 @@ _date_of = attrgetter("date")
 class _SharedVersions:
     """The parsed blocks of the last version this process read or wrote of a few logs, by file
     (device, inode): ``(sig, blocks, problems)``. Blocks are not changed once a log has read them
-    (their lazily read parts are the same whoever reads them first), so instances share them."""
+    (their lazily read parts are the same whoever reads them first), so instances share them.
 
-    def __init__(self, size: int = 4) -> None:
+    At most ``size`` logs and ``max_blocks`` blocks in all (~60 MB at 100,000 entries): the table
+    outlives the instances, so a huge log's version is not kept (its readers parse it, as before)."""
+
+    def __init__(self, size: int = 4, max_blocks: int = 100_000) -> None:
         self.size = size
+        self.max_blocks = max_blocks
         self._lock = threading.Lock()
         self._versions: OrderedDict[tuple[int, int], tuple[tuple, list[Block], list[str]]] = OrderedDict()
 
@@ -118,10 +122,13 @@ class _SharedVersions:
         if sig is None:
             return
         with self._lock:
+            self._versions.pop(sig[:2], None)
+            if len(blocks) > self.max_blocks:
+                return
             self._versions[sig[:2]] = (sig, blocks, list(problems))
-            self._versions.move_to_end(sig[:2])
-            while len(self._versions) > self.size:
-                self._versions.popitem(last=False)
+            total = sum(len(v[1]) for v in self._versions.values())
+            while len(self._versions) > self.size or total > self.max_blocks:
+                total -= len(self._versions.popitem(last=False)[1][1])
 
     def clear(self) -> None:
         with self._lock:
