@@ -235,9 +235,7 @@ class TradingMemoryLog:
                 data = fh.read()
             end = _finished_end(data, st, read_index(self.path))
             with paused_gc():
-                self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
-            if _finished(data):
-                self._share()
+                self._read_version(sig, data, end)
             return self._cache
 
     def _set_cache(self, sig: tuple | None, blocks: list[Block]) -> None:
@@ -253,6 +251,13 @@ class TradingMemoryLog:
             first = block.raw.split("\n", 1)[0][:80]
             problems.append(f"Block {i + 1} ({first!r}) kept verbatim but not read: {block.problem}.")
         self._cache_sig, self._cache, self.problems = sig, blocks, problems
+
+    def _read_version(self, sig: tuple, data: bytes, end: int | None) -> None:
+        """Parse the whole file's ``data`` (its finished entries up to ``end``) as version ``sig``; share
+        the version when every byte of the file is a finished entry."""
+        self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
+        if _finished(data):
+            self._share()
 
     def _share(self) -> None:
         """Offer this version's blocks to the other instances in the process (a finished file only)."""
@@ -331,9 +336,7 @@ class TradingMemoryLog:
                     data = fh.read()
                     end = _finished_end(data, st, idx)
                     key = (*sig, end)
-            self._set_cache(sig, self._parse(data[: len(data) if end is None else end].decode("utf-8", "replace")))
-            if _finished(data):
-                self._share()
+            self._read_version(sig, data, end)
             entries = [b.to_entry() for b in self._cache if b.ok]
             write_cache(self.path, key, entries, self._problems)
             if not texts:
