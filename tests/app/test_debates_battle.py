@@ -76,14 +76,17 @@ def test_replay_plays_at_a_speed_and_next_is_disabled_at_the_last_turn(two_round
     at.select_slider(key="rp_speed").set_value("4×").run()
     at.button(key="rp_play").click().run()
     assert at.session_state[f"{key}_playing"] and "Pause" in at.button(key="rp_play").label
+    # a busy machine may take the 0.45 s the timer waits within that very run, and step once already
+    before = at.session_state[key]
+    assert before in (1, 2)
     at.session_state[f"{key}_tick"] = 0.0  # the fragment's timer fires: one turn further
     at.run()
-    assert at.session_state[key] == 2 and len(at.chat_message) == 2
+    assert at.session_state[key] == before + 1 and len(at.chat_message) == before + 1
     at.button(key="rp_play").click().run()  # pause
     assert not at.session_state[f"{key}_playing"]
     at.session_state[f"{key}_tick"] = 0.0
     at.run()
-    assert at.session_state[key] == 2  # paused: no tick
+    assert at.session_state[key] == before + 1  # paused: no tick
     at.button(key="rp_end").click().run()
     assert at.session_state[key] == total
     assert at.button(key="rp_next").disabled and at.button(key="rp_end").disabled
