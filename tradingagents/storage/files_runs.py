@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from tradingagents import team
 from tradingagents.config import DEFAULT_CONFIG, EXECUTION_LABELS, public_config, resolve_config
 from tradingagents.fileio import atomic_write, atomic_write_all
@@ -149,6 +151,19 @@ def to_jsonable(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return to_jsonable(value.model_dump())
     return str(value)
+
+
+def document_json(doc: Mapping[str, Any]) -> bytes:
+    """A saved document (``state.json``) as UTF-8: the text ``json.dumps(doc, ensure_ascii=False, indent=2)``
+    writes (a very small float may be written another way, 0.00001 for 1e-05: the same number), with a
+    non-finite number as null, as ``to_jsonable`` makes the state's. orjson writes it: the
+    standard library's encoder runs in Python when it indents, ~1.7 ms for a run's state against 0.03 ms, on
+    every run. What orjson refuses (an integer beyond 64 bits) goes through ``to_jsonable`` and the standard
+    library instead."""
+    try:
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(to_jsonable(doc), ensure_ascii=False, indent=2, allow_nan=False).encode("utf-8")
 
 
 def _run_key(final_state: Mapping[str, Any], meta: Mapping[str, Any] | None) -> tuple[str, str]:
@@ -354,7 +369,7 @@ def save_run(
     }
     # both files durable, the run folder fsynced once for the two renames (not once per file)
     atomic_write_all([
-        (folder / STATE_FILE, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)),
+        (folder / STATE_FILE, document_json(doc)),
         (folder / REPORT_FILE, render_report_markdown(final_state, rating, meta_out)),
     ])
     return folder
@@ -387,7 +402,7 @@ def save_fork(config: Mapping[str, Any] | None, final_state: Mapping[str, Any], 
     meta_out = public_meta(cfg, meta)
     doc = _run_doc(final_state, rating, meta_out, base.parent.name, base.name)
     atomic_write_all([
-        (folder / STATE_FILE, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)),
+        (folder / STATE_FILE, document_json(doc)),
         (folder / REPORT_FILE, render_report_markdown(final_state, rating, meta_out)),
     ])
     return folder
@@ -430,7 +445,7 @@ def update_run_meta(config: Mapping[str, Any] | None, ticker: str, date: str, up
         raise FileNotFoundError(f"No saved run for {ticker} on {date} (looked for {path}).")
     doc = json.loads(path.read_text(encoding="utf-8"))
     doc["meta"] = {**(doc.get("meta") or {}), **to_jsonable(dict(updates))}
-    atomic_write(path, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False))
+    atomic_write(path, document_json(doc))
 
 
 def previous_versions(folder: Path) -> list[int]:

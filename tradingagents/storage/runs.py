@@ -101,6 +101,7 @@ class FileRunRecords:
         from tradingagents.storage.files_runs import (
             REPORT_FILE,
             STATE_FILE,
+            document_json,
             render_report_markdown,
             run_dir,
             to_jsonable,
@@ -115,7 +116,7 @@ class FileRunRecords:
             items = meta.get(key) if isinstance(meta.get(key), list) else []
             meta[key] = [*items, to_jsonable(dict(item))]
             atomic_write_all([  # the report shows them too (its appendix)
-                (path, json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)),
+                (path, document_json(doc)),
                 (path.parent / REPORT_FILE, render_report_markdown(doc.get("state") or {}, doc.get("rating"), meta)),
             ])
         return len(meta[key])
