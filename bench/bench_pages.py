@@ -1,6 +1,7 @@
 """Memory log and Memories pages at size, timed through Streamlit's AppTest (same process, no browser).
 
-A temporary home gets a 20,000-entry memory log (three in four settled, 40 tickers, decisions and
+A temporary home gets ``RUNS`` saved runs (one offline run's state.json and report under 20 tickers × 100
+days: a watchlist analysed every trading day for five months), a 20,000-entry memory log (three in four settled, 40 tickers, decisions and
 reflections of ~600 characters) and a bull memory of 50,000 situations (~60 words each, from a
 5,000-word vocabulary). Figures are script-run times of the page (what a rerun costs the server),
 not browser paint:
@@ -11,6 +12,10 @@ not browser paint:
   ``pages_memory_log_filter_s`` of changing the ticker filter.
 - pages_memories_first_s: the first run of the Memories page with a query (the 50,000 situations
   opened and indexed); pages_memories_rerun_s the median of reruns with a new query each time.
+- pages_list_runs_first_s / pages_list_runs_s: listing the home's ``RUNS`` saved runs (the Run, History,
+  Debates, Compare and Watchlist pages do on every rerun): the process's first listing, which reads every
+  state.json (a server's warm-up does it before the first page), and the median of ``RERUNS`` listings after
+  it, which read only new or changed files.
 - pages_switch_max_s: in the same home and session, a switch to each page of the app in turn (as a
   person clicks the sidebar), each page's script run timed; the slowest page, on the second round
   (the first visit of each page is ``pages_switch_first_max_s``: it also imports the page's modules,
@@ -38,6 +43,7 @@ GOALS: dict[str, tuple[str, float]] = {
 }
 
 LOG_ENTRIES = 20_000
+RUNS = 2_000
 SITUATIONS = 50_000
 RERUNS = 5
 RATINGS = ("Buy", "Overweight", "Hold", "Underweight", "Sell")
@@ -66,6 +72,30 @@ def _write_log(path: Path, rng: random.Random, vocab: list[str], entries: int = 
                          f"<!-- exact raw={raw!r} alpha={alpha!r} -->")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(p + SEPARATOR for p in parts), encoding="utf-8")
+
+
+def _write_runs(config: dict) -> None:
+    """``RUNS`` saved runs: one offline run's files, copied under 20 tickers × 100 business days."""
+    from tradingagents.graph.trading_graph import TradingAgentsGraph
+    from tradingagents.storage.files_runs import (
+        REPORT_FILE,
+        STATE_FILE,
+        document_json,
+        load_document,
+        run_dir,
+    )
+
+    TradingAgentsGraph(config={**config, "llm_provider": "offline", "data_vendor": "demo"}).propagate("NVDA", "2024-05-10")
+    folder = run_dir(config, "NVDA", "2024-05-10")
+    doc, report = load_document(folder / STATE_FILE), (folder / REPORT_FILE).read_bytes()
+    days = [d for d in (dt.date(2024, 1, 2) + dt.timedelta(days=i) for i in range(200)) if d.weekday() < 5][:100]
+    for i in range(RUNS):
+        ticker, day = f"T{i % 20:02d}", days[i // 20].isoformat()
+        target = run_dir(config, ticker, day)
+        target.mkdir(parents=True, exist_ok=True)
+        saved_at = f"2026-01-01T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000000+00:00"
+        (target / STATE_FILE).write_bytes(document_json({**doc, "ticker": ticker, "date": day, "saved_at": saved_at}))
+        (target / REPORT_FILE).write_bytes(report)
 
 
 def _write_memory(path: Path, rng: random.Random, vocab: list[str]) -> None:
@@ -112,9 +142,23 @@ def run() -> dict:
             rng = random.Random(7)
             vocab = [f"w{i}" for i in range(5_000)] + ["rates", "selling", "tech", "earnings", "guidance"]
             cfg = resolve_config()
+            _write_runs(cfg)
             _write_log(Path(cfg["memory_log_path"]), rng, vocab)
             _write_memory(Path(cfg["memory_dir"]) / "bull_memory.jsonl", rng, vocab)
             out: dict = {}
+            from tradingagents.storage import list_runs
+
+            t0 = time.perf_counter()
+            listed = len(list_runs(cfg))
+            out["pages_list_runs_first_s"] = time.perf_counter() - t0
+            if listed != RUNS + 1:  # and the offline run they were copied from
+                raise RuntimeError(f"{listed} saved runs listed, not {RUNS + 1}")
+            took = []
+            for _ in range(RERUNS):
+                t0 = time.perf_counter()
+                list_runs(cfg)
+                took.append(time.perf_counter() - t0)
+            out["pages_list_runs_s"] = statistics.median(took)
 
             at = new_app("run", timeout=300)
             t0 = time.perf_counter()
@@ -151,6 +195,7 @@ def run() -> dict:
             out.update(_switches(at))
             out["pages_memories_situations"] = SITUATIONS
             out["pages_memory_log_entries"] = LOG_ENTRIES
+            out["pages_saved_runs"] = RUNS + 1
             return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
         finally:
             if old_home is None:

@@ -26,21 +26,6 @@ NARROW_CSS = """<style>
 </style>"""
 
 
-@st.cache_data(show_spinner=False, max_entries=5000)
-def _meta(storage_key: str, ticker: str, date: str, saved_at: str) -> dict:
-    """One run's saved meta (cached per save: a re-run of the same day has a new saved_at)."""
-    try:
-        data = load_run(ui.current_config(), ticker, date)
-    except Exception:  # noqa: BLE001 - an unreadable run still lists, without model names
-        return {}
-    meta = dict(data.get("meta") or {})
-    out = {k: meta.get(k) for k in ("llm_provider", "quick_think_llm", "deep_think_llm", "data_vendor")}
-    usage = meta.get("usage") if isinstance(meta.get("usage"), dict) else {}
-    if "cost_usd" in usage:
-        out["cost_usd"] = usage["cost_usd"]
-    return out
-
-
 def main() -> None:
     config = ui.current_config()
     st.html(theme.battle_css())
@@ -54,9 +39,7 @@ def main() -> None:
                   "listed here, to reopen, compare or export."))
         st.page_link(page="pages/run.py", label=_("Go to the Run page"), icon=":material/rocket_launch:")
         return
-    metas = {(r["ticker"], r["date"]): _meta(str(config.get("results_dir")), r["ticker"], r["date"],
-                                             str(r.get("saved_at") or "")) for r in runs}
-    rows = compare.history_rows(runs, metas)
+    rows = compare.history_rows(runs)  # each row carries its run's models and cost (list_runs reads them)
 
     days = sorted(dt.date.fromisoformat(r.date) for r in rows if _is_date(r.date))
     filters = st.container(key="hist_filters")

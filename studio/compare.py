@@ -162,12 +162,14 @@ def run_cost_text(meta: Mapping[str, Any] | None, provider: Any = None) -> str:
     return pricing.cost_text(usage.get("cost_usd", meta.get("cost_usd")))
 
 
-def history_rows(runs: Iterable[Mapping[str, Any]], metas: Mapping[tuple[str, str], Mapping[str, Any]]) -> list[HistoryRow]:
-    """Rows from ``storage.list_runs`` plus each run's saved meta (for the model names), newest first."""
+def history_rows(runs: Iterable[Mapping[str, Any]],
+                 metas: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> list[HistoryRow]:
+    """Rows from ``storage.list_runs``, newest first. The models and the cost come from the row itself
+    (``list_runs`` reads them), or from ``metas``: a saved meta per ``(ticker, date)``."""
     out = []
     for r in runs:
         ticker, date = str(r.get("ticker") or ""), str(r.get("date") or "")
-        meta = metas.get((ticker, date)) or {}
+        meta = r if metas is None else metas.get((ticker, date)) or {}
         provider = str(r.get("llm_provider") or meta.get("llm_provider") or "")
         models: tuple[str, ...] = ()
         if provider and provider != "offline":

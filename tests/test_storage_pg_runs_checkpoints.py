@@ -234,3 +234,26 @@ def test_a_short_password_is_starred_only_where_it_stands_alone():
     said = scrub(f'connection to server at "127.0.0.1", port 9 failed; password p rejected for {url}', url)
     assert "port 9 failed" in said  # the "p" of "port" is not starred (that would spell the password out)
     assert "password *** rejected" in said and "desk:p@" not in said and "postgresql://desk@127.0.0.1:9/desk" in said
+
+
+@pytest.mark.parametrize("desk", [False, True], ids=["files", "postgres"])
+def test_every_listed_run_carries_its_own_models_and_cost_and_history_shows_them(desk, pg_url, ta_home):
+    """History read every run's whole file for its models and cost (2.6 s at 2,000 runs), and gave an
+    earlier version the current run's; the listing carries them now, each version its own."""
+    from studio import compare
+    from tradingagents.i18n import translator
+
+    config = {"storage_url": pg_url} if desk else {}
+    models = {"llm_provider": "openai", "quick_think_llm": "gpt-4o-mini"}
+    storage.save_run(config, _state(), "Buy", {**models, "deep_think_llm": "gpt-4o", "usage": {"cost_usd": 0.0123}})
+    storage.save_run(config, _state(), "Hold", {**models, "deep_think_llm": "o3", "usage": {"cost_usd": None}})
+    storage.save_run(config, _state("AAPL"), "Sell", {"llm_provider": "openai", "cost_usd": 0.5})  # an old meta
+    runs = {(r["ticker"], r["version"]): r for r in storage.list_runs(config, include_previous=True)}
+    assert {k: (r["quick_think_llm"], r["deep_think_llm"], r["cost_usd"]) for k, r in runs.items()} == {
+        ("NVDA", 1): ("gpt-4o-mini", "gpt-4o", 0.0123), ("NVDA", None): ("gpt-4o-mini", "o3", None),
+        ("AAPL", None): (None, None, 0.5)}
+    shown = {(row.ticker, row.version): row.as_display(t=translator("en"))
+             for row in compare.history_rows(runs.values())}
+    assert shown[("NVDA", 1)]["LLM"].endswith("gpt-4o-mini / gpt-4o") and shown[("NVDA", 1)]["Cost"] == "$0.0123"
+    assert shown[("NVDA", None)]["LLM"].endswith("gpt-4o-mini / o3") and shown[("NVDA", None)]["Cost"] == "—"
+    assert shown[("AAPL", None)]["Cost"] == "$0.5000"

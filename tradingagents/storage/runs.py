@@ -39,6 +39,11 @@ def _opt_text(value: Any) -> str | None:
     return None if value is None else pg_text(str(value))
 
 
+def _number(value: Any) -> float | None:
+    """A cost read from a saved doc: a number, else None (what the files' rows give for a missing price)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 class FileRunRecords:
     """The embedded default: ``storage.files_runs`` (state.json and report.md per run folder)."""
 
@@ -102,6 +107,7 @@ class FileRunRecords:
             REPORT_FILE,
             STATE_FILE,
             document_json,
+            load_document,
             render_report_markdown,
             run_dir,
             to_jsonable,
@@ -111,7 +117,7 @@ class FileRunRecords:
         if not path.is_file():
             raise FileNotFoundError(f"No saved run for {validate_ticker(ticker)} on {date} (looked for {path}).")
         with FileLock(str(path) + ".lock", timeout=30):
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = load_document(path)
             meta = doc.setdefault("meta", {})
             items = meta.get(key) if isinstance(meta.get(key), list) else []
             meta[key] = [*items, to_jsonable(dict(item))]
@@ -240,7 +246,9 @@ class PgRunRecords:
         # who ran it and an invented instrument, as the files' rows give them; a text's NUL (the JSON escape
         # \u0000, which PostgreSQL's JSON types refuse) is read as U+FFFD here, the doc itself keeps it
         meta = "(replace(doc, '\\u0000', '\\ufffd')::jsonb) -> 'meta'"
-        extra = f"{meta} ->> 'by', COALESCE(({meta} ->> 'invented')::boolean, false)"
+        extra = (f"{meta} ->> 'by', COALESCE(({meta} ->> 'invented')::boolean, false),"
+                 f" COALESCE(({meta} ->> 'blind')::boolean, false), {meta} ->> 'quick_think_llm',"
+                 f" {meta} ->> 'deep_think_llm', COALESCE({meta} -> 'usage' -> 'cost_usd', {meta} -> 'cost_usd')")
         query = ("SELECT ticker, trade_date, rating, saved_at_text, llm_provider, data_vendor, NULL::integer, saved_at,"
                  f" {extra} FROM ta_runs")
         if include_previous:
@@ -261,8 +269,13 @@ class PgRunRecords:
                 "previous": version is not None,
                 "invented": bool(invented),
                 "by": by or "",
+                "blind": bool(blind),
+                "quick_think_llm": quick,
+                "deep_think_llm": deep,
+                "cost_usd": _number(cost),
             }
-            for ticker, day, rating, saved_at, provider, vendor, version, _at, by, invented in rows
+            for ticker, day, rating, saved_at, provider, vendor, version, _at, by, invented, blind, quick, deep, cost
+            in rows
         ]
 
     def list_memory_used(self) -> list[dict[str, Any]]:

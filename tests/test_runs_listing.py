@@ -1,0 +1,105 @@
+"""The saved runs' listing reads each state.json once per version of the file (``files_runs._ROWS``)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tradingagents.storage import files_runs, list_runs, save_run, update_run_meta
+
+
+def _state(ticker: str, date: str = "2024-05-10") -> dict:
+    return {"company_of_interest": ticker, "trade_date": date, "final_trade_decision": f"**Rating**: Buy\n{ticker}"}
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The state files the listing reads, in order (a fresh table of rows first)."""
+    files_runs._ROWS.clear()
+    seen: list[str] = []
+    real = files_runs.load_document
+
+    def counted(path):
+        seen.append(f"{path.parent.parent.name}/{path.parent.name}" if path.parent.parent.name != "previous"
+                    else f"{path.parents[3].name}/{path.parents[2].name}@{path.parent.name}")
+        return real(path)
+
+    monkeypatch.setattr(files_runs, "load_document", counted)
+    yield seen
+    files_runs._ROWS.clear()
+
+
+def _fresh(config, **kw) -> list[dict]:
+    """What a listing that has kept nothing gives."""
+    kept = dict(files_runs._ROWS._kept)
+    files_runs._ROWS.clear()
+    try:
+        return list_runs(config, **kw)
+    finally:
+        files_runs._ROWS._kept.update(kept)
+
+
+def test_a_listing_reads_only_the_runs_it_has_not_seen_in_that_version(tmp_path, reads):
+    config = {"home": str(tmp_path)}
+    for ticker in ("NVDA", "AAPL", "MSFT"):
+        save_run(config, _state(ticker), "Buy", {"llm_provider": "offline"})
+    first = list_runs(config)
+    assert sorted(reads) == ["AAPL/2024-05-10", "MSFT/2024-05-10", "NVDA/2024-05-10"]
+    reads.clear()
+    again = list_runs(config)
+    assert reads == [] and again == first == _fresh(config)
+
+    save_run(config, _state("JPM"), "Sell", {"llm_provider": "offline"})  # a new run: only it is read
+    save_run(config, _state("NVDA"), "Hold", {"llm_provider": "openai"})  # a re-analysis: a new file
+    reads.clear()
+    rows = list_runs(config, include_previous=True)
+    assert sorted(reads) == ["JPM/2024-05-10", "NVDA/2024-05-10", "NVDA/2024-05-10@1"]  # the earlier one: new
+    assert rows == _fresh(config, include_previous=True)
+    assert {(r["ticker"], r["version"]): r["rating"] for r in rows} == {
+        ("NVDA", None): "Hold", ("NVDA", 1): "Buy", ("AAPL", None): "Buy", ("MSFT", None): "Buy", ("JPM", None): "Sell"}
+
+    update_run_meta(config, "AAPL", "2024-05-10", {"by": "ann@desk.example"})  # the file rewritten in place
+    shutil.rmtree(tmp_path / "results" / "MSFT")  # a deleted run
+    reads.clear()
+    rows = list_runs(config)
+    assert reads == ["AAPL/2024-05-10"]
+    assert {r["ticker"]: r["by"] for r in rows}["AAPL"] == "ann@desk.example"
+    assert sorted(r["ticker"] for r in rows) == ["AAPL", "JPM", "NVDA"] and rows == _fresh(config)
+
+
+def test_a_row_handed_out_is_a_copy(tmp_path, reads):
+    config = {"home": str(tmp_path)}
+    save_run(config, _state("NVDA"), "Buy", {"llm_provider": "offline"})
+    [row] = list_runs(config)
+    row["rating"], row["ticker"] = "Sell", "XXX"
+    assert [(r["ticker"], r["rating"]) for r in list_runs(config)] == [("NVDA", "Buy")]
+
+
+def test_a_file_that_is_not_a_run_is_read_again_only_once_it_changes(tmp_path, reads):
+    config = {"home": str(tmp_path)}
+    save_run(config, _state("NVDA"), "Buy", {"llm_provider": "offline"})
+    broken = tmp_path / "results" / "AAPL" / "2024-05-10" / "state.json"
+    broken.parent.mkdir(parents=True)
+    broken.write_text('{"ticker": "AAPL", "rating": ', encoding="utf-8")  # cut short
+    hidden = tmp_path / "results" / ".trash" / "2024-05-10" / "state.json"  # glob's "*" skips hidden folders
+    hidden.parent.mkdir(parents=True)
+    hidden.write_text('{"ticker": "OLD", "date": "2024-05-10", "rating": "Buy"}', encoding="utf-8")
+    assert [r["ticker"] for r in list_runs(config)] == ["NVDA"]
+    reads.clear()
+    assert [r["ticker"] for r in list_runs(config)] == ["NVDA"] and reads == []
+    broken.write_text('{"ticker": "AAPL", "date": "2024-05-10", "rating": "Sell", "saved_at": "2099-01-01"}',
+                      encoding="utf-8")
+    assert [r["ticker"] for r in list_runs(config)] == ["AAPL", "NVDA"] and reads == ["AAPL/2024-05-10"]
+
+
+def test_a_hand_edited_file_the_fast_parser_refuses_reads_as_it_always_did(tmp_path):
+    path = tmp_path / "state.json"
+    path.write_text('{"rating": "Buy", "meta": {"ratio": NaN, "big": 123456789012345678901234567890}}',
+                    encoding="utf-8")
+    doc = files_runs.load_document(path)
+    assert doc["rating"] == "Buy" and doc["meta"]["big"] == 123456789012345678901234567890
+    assert doc["meta"]["ratio"] != doc["meta"]["ratio"]  # NaN
+    path.write_text('{"rating": ', encoding="utf-8")
+    with pytest.raises(ValueError):
+        files_runs.load_document(path)
