@@ -62,12 +62,28 @@ def test_warm_server_reads_the_memory_log_once_for_the_first_page(ta_home, monke
     assert len(ui.memory_log(resolve_config()).entries) == 31 and calls == [1, 1]  # a new version is read
 
 
+def test_warm_server_lists_the_saved_runs_so_the_first_page_reads_none(ta_home, monkeypatch):
+    from studio import ui
+    from tradingagents.storage import files_runs, list_runs, save_run
+
+    for ticker in ("NVDA", "AAPL"):
+        save_run({}, {"company_of_interest": ticker, "trade_date": "2024-05-10"}, "Buy", {"llm_provider": "offline"})
+    save_run({}, {"company_of_interest": "NVDA", "trade_date": "2024-05-10"}, "Sell", {"llm_provider": "offline"})
+    files_runs._ROWS.clear()  # a new server's process
+    read = []
+    real = files_runs.load_document
+    monkeypatch.setattr(files_runs, "load_document", lambda path: read.append(path) or real(path))
+    assert "saved runs" not in ui.warm_server()
+    assert len(read) == 3  # two runs and NVDA's earlier version
+    assert len(list_runs(resolve_config(), include_previous=True)) == 3 and len(read) == 3  # the page reads none
+
+
 def test_a_step_that_fails_is_left_to_the_first_page(ta_home, monkeypatch):
     from studio import ui
 
     monkeypatch.setenv("TRADINGAGENTS_HOLDING_DAYS", "not a number")  # resolve_config refuses it
     failed = ui.warm_server()
-    assert "memory log" in failed and "markdown" not in failed
+    assert "memory log" in failed and "saved runs" in failed and "markdown" not in failed
 
 
 def test_the_server_starts_when_warming_up_hangs(ta_home, monkeypatch):
