@@ -103,3 +103,22 @@ def test_a_hand_edited_file_the_fast_parser_refuses_reads_as_it_always_did(tmp_p
     path.write_text('{"rating": ', encoding="utf-8")
     with pytest.raises(ValueError):
         files_runs.load_document(path)
+
+
+def test_the_lessons_track_record_reads_each_run_once_per_version(tmp_path, reads):
+    from tradingagents.storage import list_memory_used
+
+    config = {"home": str(tmp_path)}
+    used = {"past_decisions": [], "lessons": {"bull_memory": [{"id": "l1", "score": 1.0}]}}
+    for ticker in ("NVDA", "BRK-B", "BRK"):  # listed in the order of their files' paths, as before
+        save_run(config, _state(ticker), "Buy", {"llm_provider": "offline", "memory_used": used})
+    save_run(config, _state("AAPL"), "Buy", {"llm_provider": "offline"})  # records none: not listed
+    first = list_memory_used(config)
+    assert [r["ticker"] for r in first] == ["BRK-B", "BRK", "NVDA"] and first[0]["memory_used"] == used
+    assert len(reads) == 4
+    reads.clear()
+    assert list_memory_used(config) == first and reads == []
+    update_run_meta(config, "AAPL", "2024-05-10", {"memory_used": used})
+    reads.clear()
+    assert [r["ticker"] for r in list_memory_used(config)] == ["AAPL", "BRK-B", "BRK", "NVDA"]
+    assert reads == ["AAPL/2024-05-10"]

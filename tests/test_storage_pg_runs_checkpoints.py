@@ -257,3 +257,25 @@ def test_every_listed_run_carries_its_own_models_and_cost_and_history_shows_them
     assert shown[("NVDA", 1)]["LLM"].endswith("gpt-4o-mini / gpt-4o") and shown[("NVDA", 1)]["Cost"] == "$0.0123"
     assert shown[("NVDA", None)]["LLM"].endswith("gpt-4o-mini / o3") and shown[("NVDA", None)]["Cost"] == "—"
     assert shown[("AAPL", None)]["Cost"] == "$0.5000"
+
+
+def test_runs_saved_before_the_listing_column_are_listed_from_their_documents_then_given_it(pg_url, ta_home):
+    config = {"storage_url": pg_url}
+    models = {"llm_provider": "openai", "quick_think_llm": "gpt-4o-mini", "deep_think_llm": "gpt-4o"}
+    storage.save_run(config, _state(), "Buy", {**models, "by": "ann", "usage": {"cost_usd": 0.01}})
+    storage.save_run(config, _state(), "Hold", {**models, "by": "bob", "invented": True, "blind": True})
+    storage.save_run(config, _state("AAPL"), "Sell", {"llm_provider": "offline", "cost_usd": 0.5})
+    listed = storage.list_runs(config, include_previous=True)
+    with psycopg.connect(pg_url) as conn:  # as an earlier version of the app saved them: no listing
+        conn.execute("UPDATE ta_runs SET listing = NULL")
+        conn.execute("UPDATE ta_run_versions SET listing = NULL")
+    assert storage.list_runs(config) == [r for r in listed if r["version"] is None]
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT count(*) FROM ta_runs WHERE listing IS NULL").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM ta_run_versions WHERE listing IS NULL").fetchone() == (1,)
+    assert storage.list_runs(config, include_previous=True) == listed
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT count(*) FROM ta_run_versions WHERE listing IS NULL").fetchone() == (0,)
+    assert storage.list_runs(config, include_previous=True) == listed
+    storage.update_run_meta(config, "AAPL", "2024-05-10", {"by": "carl"})  # a meta changed: its listing too
+    assert {r["ticker"]: r["by"] for r in storage.list_runs(config)} == {"NVDA": "bob", "AAPL": "carl"}

@@ -23,7 +23,7 @@ import math
 import os
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -493,24 +493,35 @@ def _run_row(state_file: Path, ticker: str, date: str, version: int | None) -> d
     if not isinstance(doc, dict):
         return None
     meta: dict[str, Any] = doc["meta"] if isinstance(doc.get("meta"), dict) else {}
-    usage: dict[str, Any] = meta["usage"] if isinstance(meta.get("usage"), dict) else {}
     return {
         "ticker": doc.get("ticker") or ticker,
         "date": doc.get("date") or date,
         "rating": doc.get("rating"),
         "path": str(state_file.parent),
         "saved_at": doc.get("saved_at") or "",
-        "llm_provider": meta.get("llm_provider"),
-        "data_vendor": meta.get("data_vendor"),
         "version": version,  # None: the current run of the session; n: its n-th earlier run
         "previous": version is not None,
+        **listing_fields(meta),
+    }
+
+
+def listing_fields(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """What a run's row in ``list_runs`` takes from its meta, in the files and the desk database alike (which
+    keeps them in a column, ``ta_runs.listing``): the providers; ``invented``; ``by`` (who ran it, empty before it
+    was recorded); ``blind`` (the models saw an alias and shifted dates); the models and the cost the History
+    page shows (``cost_usd``: a number, else None: no price, or saved before pricing). Given a row's own fields
+    it gives them back."""
+    usage = meta["usage"] if isinstance(meta.get("usage"), Mapping) else {}
+    cost = usage.get("cost_usd", meta.get("cost_usd"))
+    return {
+        "llm_provider": meta.get("llm_provider"),
+        "data_vendor": meta.get("data_vendor"),
         "invented": bool(meta.get("invented")),
-        "by": str(meta.get("by") or ""),  # who ran it (the meta's ``by``; empty before it was recorded)
-        "blind": bool(meta.get("blind")),  # a blind run (the models saw an alias and shifted dates)
-        # the models and the cost the History page shows (it read every run's whole file for them)
+        "by": str(meta.get("by") or ""),
+        "blind": bool(meta.get("blind")),
         "quick_think_llm": meta.get("quick_think_llm"),
         "deep_think_llm": meta.get("deep_think_llm"),
-        "cost_usd": usage.get("cost_usd", meta.get("cost_usd")),
+        "cost_usd": float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
     }
 
 
@@ -526,7 +537,7 @@ def list_runs(config: Mapping[str, Any] | None = None, *, include_previous: bool
     root = Path(resolve_config(config)["results_dir"])
     if not root.is_dir():
         return []
-    runs = _ROWS.rows(root, previous=False)
+    runs = _ROWS.rows(root)
     if include_previous:
         runs += _ROWS.rows(root, previous=True)
     runs.sort(key=lambda r: (r["saved_at"], r["date"], r["ticker"]), reverse=True)
@@ -556,8 +567,9 @@ def _state_files(root: Path, previous: bool) -> Iterator[tuple[str, str, str, in
 
 
 class _RowCache:
-    """The rows ``list_runs`` read, per state file and version of it (inode, size, mtime in ns: a run is saved
-    by an atomic replace, so each save is a new inode), for the last ``ROOTS`` results folders of the process.
+    """The rows ``read`` makes of state files (``list_runs``'s, ``list_memory_used``'s), kept per file and version
+    of it (inode, size, mtime in ns: a run is saved by an atomic replace, so each save is a new inode), for the
+    last ``ROOTS`` results folders of the process.
 
     A listing stats each file (7 ms at 2,000 runs) and reads only the ones it has not seen in that version; a
     file that is not a run is remembered as such until it changes. A listing replaces what was kept for its
@@ -567,11 +579,12 @@ class _RowCache:
     ROOTS = 4
     BUDGET = 200_000
 
-    def __init__(self) -> None:
+    def __init__(self, read: Callable[[Path, str, str, int | None], dict[str, Any] | None]) -> None:
+        self._read = read  # (state file, ticker folder, date folder, version) -> its row, or None: not a run
         self._lock = threading.Lock()
         self._kept: dict[tuple[str, bool], dict[str, tuple[tuple[int, int, int], dict[str, Any] | None]]] = {}
 
-    def rows(self, root: Path, *, previous: bool) -> list[dict[str, Any]]:
+    def rows(self, root: Path, *, previous: bool = False) -> list[dict[str, Any]]:
         key = (str(root), previous)
         with self._lock:
             known = self._kept.get(key) or {}
@@ -584,7 +597,7 @@ class _RowCache:
                 continue
             sig = (st.st_ino, st.st_size, st.st_mtime_ns)
             hit = known.get(path)
-            row = hit[1] if hit is not None and hit[0] == sig else _run_row(Path(path), ticker, date, version)
+            row = hit[1] if hit is not None and hit[0] == sig else self._read(Path(path), ticker, date, version)
             seen[path] = (sig, row)
             if row is not None:
                 out.append(dict(row))
@@ -601,23 +614,33 @@ class _RowCache:
             self._kept.clear()
 
 
-_ROWS = _RowCache()
+_ROWS = _RowCache(_run_row)
 
 
 def list_memory_used(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """``{ticker, date, memory_used}`` of every saved run that records what its roles remembered."""
+    """``{ticker, date, memory_used}`` of every saved run that records what its roles remembered, by ticker and
+    date. Read once per version of each file (``_USED``), as ``list_runs`` does."""
     root = Path(resolve_config(config)["results_dir"])
-    out: list[dict[str, Any]] = []
-    for state_file in sorted(root.glob(f"*/*/{STATE_FILE}")) if root.is_dir() else []:
-        try:
-            doc = load_document(state_file)
-        except (OSError, ValueError):
-            continue
-        used = (doc.get("meta") or {}).get("memory_used") if isinstance(doc, dict) else None
-        if isinstance(used, dict):
-            out.append({"ticker": doc.get("ticker") or state_file.parent.parent.name,
-                        "date": doc.get("date") or state_file.parent.name, "memory_used": used})
-    return out
+    if not root.is_dir():
+        return []
+    rows = sorted(_USED.rows(root), key=lambda r: r["file"])  # in the order of the files' paths
+    return [{"ticker": r["ticker"], "date": r["date"], "memory_used": r["memory_used"]} for r in rows]
+
+
+def _memory_used_row(state_file: Path, ticker: str, date: str, version: int | None) -> dict[str, Any] | None:
+    try:
+        doc = load_document(state_file)
+    except (OSError, ValueError):
+        return None
+    meta = doc.get("meta") if isinstance(doc, dict) else None
+    used = meta.get("memory_used") if isinstance(meta, dict) else None
+    if not isinstance(used, dict):
+        return None
+    return {"ticker": doc.get("ticker") or ticker, "date": doc.get("date") or date, "memory_used": used,
+            "file": str(state_file)}
+
+
+_USED = _RowCache(_memory_used_row)
 
 
 def load_run(config: Mapping[str, Any] | None, ticker: str, date: str, version: int | None = None) -> dict[str, Any]:
