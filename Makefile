@@ -73,7 +73,7 @@ test: $(VENV)/.dev chromium fonts poppler postgresql lint typecheck
 
 # The reference TradingAgents is measured beside ours when its source and venv are found
 # (bench/bench_reference.py: PEER_SRC, PEER_PY, TA_PERF_DIR; ../shared/perf/README.md sets them up).
-bench: $(VENV)/.dev chromium
+bench: $(VENV)/.dev chromium postgresql
 	$(PIP_INSTALL) -r requirements-bench.txt
 	$(BIN)/python -m bench
 

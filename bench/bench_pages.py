@@ -16,6 +16,10 @@ not browser paint:
   Debates, Compare and Watchlist pages do on every rerun): the process's first listing, which reads every
   state.json (a server's warm-up does it before the first page), and the median of ``RERUNS`` listings after
   it, which read only new or changed files.
+- pages_list_runs_pg_s: the same listing from a desk database holding ``RUNS`` copies of that run (a
+  throwaway PostgreSQL server on 127.0.0.1, Debian's binaries: ``make bench`` installs them), the median of
+  ``RERUNS``; ``pages_list_runs_pg_unfilled_s``: the first listing of those rows as an earlier version of the
+  app saved them (no ``listing`` column yet: each row's document parsed, and the column then filled).
 - pages_switch_max_s: in the same home and session, a switch to each page of the app in turn (as a
   person clicks the sidebar), each page's script run timed; the slowest page, on the second round
   (the first visit of each page is ``pages_switch_first_max_s``: it also imports the page's modules,
@@ -98,6 +102,45 @@ def _write_runs(config: dict) -> None:
         (target / REPORT_FILE).write_bytes(report)
 
 
+def _pg_listing(config: dict) -> dict:
+    """The desk database's listing of ``RUNS`` runs: the home's first saved run, copied in SQL."""
+    import psycopg
+
+    from tests.pg_server import PgServer
+    from tradingagents.storage.files_runs import STATE_FILE, load_document, run_dir
+    from tradingagents.storage.runs import PgRunRecords
+
+    doc = load_document(run_dir(config, "NVDA", "2024-05-10") / STATE_FILE)
+    server = PgServer()
+    server.start()
+    try:
+        url = server.create_database()
+        records = PgRunRecords(config, url=url)
+        records.save_run(doc["state"], doc["rating"], doc["meta"])
+        with psycopg.connect(url) as conn:
+            cols = [r[0] for r in conn.execute("SELECT column_name FROM information_schema.columns WHERE table_name ="
+                                               " 'ta_runs' ORDER BY ordinal_position")]
+            picked = ["'T' || lpad((g % 20)::text, 2, '0')" if c == "ticker" else
+                      "trade_date + (g / 20 + 1)" if c == "trade_date" else c for c in cols]
+            conn.execute(f"INSERT INTO ta_runs ({', '.join(cols)}) SELECT {', '.join(picked)} FROM ta_runs,"
+                         f" generate_series(1, {RUNS - 1}) AS g")
+        took = []
+        for _ in range(RERUNS):
+            t0 = time.perf_counter()
+            listed = len(records.list_runs())
+            took.append(time.perf_counter() - t0)
+        if listed != RUNS:
+            raise RuntimeError(f"the desk database listed {listed} runs, not {RUNS}")
+        with psycopg.connect(url) as conn:
+            conn.execute("UPDATE ta_runs SET listing = NULL")
+        t0 = time.perf_counter()
+        records.list_runs()
+        unfilled = time.perf_counter() - t0
+        return {"pages_list_runs_pg_s": statistics.median(took), "pages_list_runs_pg_unfilled_s": unfilled}
+    finally:
+        server.stop()
+
+
 def _write_memory(path: Path, rng: random.Random, vocab: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
@@ -159,6 +202,7 @@ def run() -> dict:
                 list_runs(cfg)
                 took.append(time.perf_counter() - t0)
             out["pages_list_runs_s"] = statistics.median(took)
+            out.update(_pg_listing(cfg))
 
             at = new_app("run", timeout=300)
             t0 = time.perf_counter()

@@ -144,8 +144,8 @@ _LISTING_OF_DOC = (
     "(SELECT jsonb_build_object('by', m ->> 'by', 'invented', COALESCE((m ->> 'invented')::boolean, false),"
     " 'blind', COALESCE((m ->> 'blind')::boolean, false), 'quick_think_llm', m -> 'quick_think_llm',"
     " 'deep_think_llm', m -> 'deep_think_llm', 'cost_usd', COALESCE(m -> 'usage' -> 'cost_usd', m -> 'cost_usd'))"
-    " FROM (SELECT (replace(doc, '\\u0000', '\\ufffd')::jsonb) -> 'meta' AS m) AS parsed)"
-)
+    " FROM (SELECT (replace(doc, '\\u0000', '\\ufffd')::jsonb) -> 'meta' AS m OFFSET 0) AS parsed)"
+)  # OFFSET 0: the planner would otherwise put the parse in place of each ``m`` (seven parses a row, not one)
 
 
 class PgRunRecords:
