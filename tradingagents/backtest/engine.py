@@ -77,6 +77,7 @@ from tradingagents.errors import (
     ValidationError,
 )
 from tradingagents.fileio import atomic_write
+from tradingagents.storage.files_runs import document_json, load_document
 from tradingagents.validation import validate_date, validate_tickers
 
 log = logging.getLogger(__name__)
@@ -351,7 +352,7 @@ class Manifest:
         path = folder / MANIFEST
         if path.is_file():
             try:
-                doc = json.loads(path.read_text(encoding="utf-8"))
+                doc = load_document(path)
             except (OSError, ValueError) as exc:
                 raise ConfigError(f"The backtest manifest {path} cannot be read ({exc}); move the folder "
                                   "away to start this backtest afresh.") from None
@@ -383,8 +384,10 @@ class Manifest:
             self._save()
 
     def _save(self) -> None:
+        # rewritten after every step, so written in C: at 5,000 steps (20 tickers, a year of days) the
+        # standard library's indenting encoder took 37 ms a step (0.8 ms now) while it held the lock
         self.doc["updated_at"] = _now()
-        atomic_write(self.path, json.dumps(self.doc, indent=1, sort_keys=True, ensure_ascii=False))
+        atomic_write(self.path, document_json(self.doc, sort_keys=True))
 
 
 def _now() -> str:
@@ -404,7 +407,7 @@ def list_backtests(config: Mapping[str, Any] | None = None) -> list[dict[str, An
         return out
     for path in root.glob(f"*/{MANIFEST}"):
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = load_document(path)
         except (OSError, ValueError):
             continue
         if not isinstance(doc, dict):
