@@ -264,11 +264,18 @@ def test_runs_saved_before_the_listing_column_are_listed_from_their_documents_th
     models = {"llm_provider": "openai", "quick_think_llm": "gpt-4o-mini", "deep_think_llm": "gpt-4o"}
     storage.save_run(config, _state(), "Buy", {**models, "by": "ann", "usage": {"cost_usd": 0.01}})
     storage.save_run(config, _state(), "Hold", {**models, "by": "bob", "invented": True, "blind": True})
-    storage.save_run(config, _state("AAPL"), "Sell", {"llm_provider": "offline", "cost_usd": 0.5})
+    used = {"past_decisions": [], "lessons": {"bull_memory": [{"id": "l1"}]}}
+    storage.save_run(config, _state("AAPL"), "Sell", {"llm_provider": "offline", "cost_usd": 0.5, "memory_used": used})
     listed = storage.list_runs(config, include_previous=True)
-    with psycopg.connect(pg_url) as conn:  # as an earlier version of the app saved them: no listing
-        conn.execute("UPDATE ta_runs SET listing = NULL")
+    assert storage.list_memory_used(config) == [{"ticker": "AAPL", "date": "2024-05-10", "memory_used": used}]
+    with psycopg.connect(pg_url) as conn:  # as an earlier version of the app saved them: no listing columns
+        conn.execute("UPDATE ta_runs SET listing = NULL, memory_used = NULL")
         conn.execute("UPDATE ta_run_versions SET listing = NULL")
+    assert storage.list_memory_used(config) == [{"ticker": "AAPL", "date": "2024-05-10", "memory_used": used}]
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT ticker, memory_used FROM ta_runs ORDER BY 1").fetchall() == [
+            ("AAPL", used), ("NVDA", None)]
+        conn.execute("UPDATE ta_runs SET listing = NULL, memory_used = NULL")
     assert storage.list_runs(config) == [r for r in listed if r["version"] is None]
     with psycopg.connect(pg_url) as conn:
         assert conn.execute("SELECT count(*) FROM ta_runs WHERE listing IS NULL").fetchone() == (0,)

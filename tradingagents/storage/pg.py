@@ -122,6 +122,7 @@ CREATE TABLE IF NOT EXISTS ta_run_versions (
 -- a run's row in the listing (storage.files_runs.listing_fields of its meta), so a listing reads no document;
 -- a row saved before the column is listed from its document, and then given its listing
 ALTER TABLE ta_runs ADD COLUMN IF NOT EXISTS listing jsonb;
+ALTER TABLE ta_runs ADD COLUMN IF NOT EXISTS memory_used jsonb;  -- meta.memory_used (JSON null: none), the same way
 ALTER TABLE ta_run_versions ADD COLUMN IF NOT EXISTS listing jsonb;
 
 CREATE TABLE IF NOT EXISTS ta_run_forks (

@@ -138,14 +138,27 @@ def _listing(meta: Mapping[str, Any]) -> str:
     return json.dumps(listing_fields(meta), ensure_ascii=False)
 
 
-# The listing of a row saved before ``ta_runs.listing`` existed, from its document parsed once; a text's NUL (the
+def _used(meta: Mapping[str, Any]) -> str:
+    """``ta_runs.memory_used`` of a run with this meta (JSON text: null when it records none)."""
+    used = meta.get("memory_used")
+    return json.dumps(used if isinstance(used, dict) else None, ensure_ascii=False)
+
+
+# The columns of a row saved before ``ta_runs.listing`` existed, from its document's meta ``m``; a text's NUL (the
 # JSON escape \u0000, which PostgreSQL's JSON types refuse) is read as U+FFFD, the document itself keeps it.
-_LISTING_OF_DOC = (
-    "(SELECT jsonb_build_object('by', m ->> 'by', 'invented', COALESCE((m ->> 'invented')::boolean, false),"
+_LISTING_OF_META = (
+    "jsonb_build_object('by', m ->> 'by', 'invented', COALESCE((m ->> 'invented')::boolean, false),"
     " 'blind', COALESCE((m ->> 'blind')::boolean, false), 'quick_think_llm', m -> 'quick_think_llm',"
     " 'deep_think_llm', m -> 'deep_think_llm', 'cost_usd', COALESCE(m -> 'usage' -> 'cost_usd', m -> 'cost_usd'))"
-    " FROM (SELECT (replace(doc, '\\u0000', '\\ufffd')::jsonb) -> 'meta' AS m OFFSET 0) AS parsed)"
-)  # OFFSET 0: the planner would otherwise put the parse in place of each ``m`` (seven parses a row, not one)
+)
+_USED_OF_META = "m -> 'memory_used'"
+
+
+def _of_doc(*columns: str) -> str:
+    """A sub-select of ``columns`` (expressions of ``m``) from the row's document, parsed once: without OFFSET 0
+    the planner puts the parse in place of each ``m`` (seven parses a row for the listing, not one)."""
+    return (f"(SELECT {', '.join(columns)} FROM (SELECT (replace(doc, '\\u0000', '\\ufffd')::jsonb) -> 'meta' AS m"
+            " OFFSET 0) AS parsed)")
 
 
 class PgRunRecords:
@@ -228,8 +241,9 @@ class PgRunRecords:
                 raise FileNotFoundError(f"No saved run for {tick} on {day} (looked in {self._db.label}).")
             doc = json.loads(row[0])
             doc["meta"] = {**(doc.get("meta") or {}), **to_jsonable(dict(updates))}
-            conn.execute("UPDATE ta_runs SET doc = %s, listing = %s WHERE ticker = %s AND trade_date = %s",
-                         (json.dumps(doc, ensure_ascii=False), _listing(doc["meta"]), tick, day))
+            conn.execute("UPDATE ta_runs SET doc = %s, listing = %s, memory_used = %s WHERE ticker = %s AND"
+                         " trade_date = %s", (json.dumps(doc, ensure_ascii=False), _listing(doc["meta"]),
+                                              _used(doc["meta"]), tick, day))
 
     def save_run(self, final_state: Mapping[str, Any], rating: str | None, meta: Mapping[str, Any] | None = None) -> str:
         ticker, date, saved, doc, report = self._doc(final_state, rating, meta)
@@ -245,13 +259,14 @@ class PgRunRecords:
             )
             conn.execute(
                 "INSERT INTO ta_runs (ticker, trade_date, rating, saved_at, saved_at_text, llm_provider, data_vendor,"
-                " doc, report, listing) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ticker, trade_date)"
-                " DO UPDATE SET rating = EXCLUDED.rating, saved_at = EXCLUDED.saved_at, saved_at_text ="
-                " EXCLUDED.saved_at_text, llm_provider = EXCLUDED.llm_provider, data_vendor = EXCLUDED.data_vendor,"
-                " doc = EXCLUDED.doc, report = EXCLUDED.report, listing = EXCLUDED.listing",
+                " doc, report, listing, memory_used) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (ticker, trade_date) DO UPDATE SET rating = EXCLUDED.rating, saved_at = EXCLUDED.saved_at,"
+                " saved_at_text = EXCLUDED.saved_at_text, llm_provider = EXCLUDED.llm_provider,"
+                " data_vendor = EXCLUDED.data_vendor, doc = EXCLUDED.doc, report = EXCLUDED.report,"
+                " listing = EXCLUDED.listing, memory_used = EXCLUDED.memory_used",
                 (ticker, date, rating, saved, doc["saved_at"], _opt_text(meta_out.get("llm_provider")),
                  _opt_text(meta_out.get("data_vendor")), json.dumps(doc, ensure_ascii=False), pg_text(report),
-                 pg_text(_listing(meta_out))),
+                 pg_text(_listing(meta_out)), pg_text(_used(meta_out))),
             )
         return self.locator(ticker, date)
 
@@ -261,7 +276,7 @@ class PgRunRecords:
         is listed from its document and then given its listing."""
         from tradingagents.storage.files_runs import listing_fields
 
-        listing = f"COALESCE(listing, {_LISTING_OF_DOC}), listing IS NULL"
+        listing = f"COALESCE(listing, {_of_doc(_LISTING_OF_META)}), listing IS NULL"
         query = ("SELECT ticker, trade_date, rating, saved_at_text, llm_provider, data_vendor, NULL::integer, saved_at,"
                  f" {listing} FROM ta_runs")
         if include_previous:
@@ -287,26 +302,31 @@ class PgRunRecords:
         return out
 
     def _fill_listings(self, include_previous: bool) -> None:
-        """Give the rows saved before ``ta_runs.listing`` existed their listing (once; best effort: a row left
-        without one is listed from its document again)."""
+        """Give the rows saved before ``ta_runs.listing`` existed their listing (and memory used), each from its
+        document parsed once (once; best effort: a row left without one is read from its document again)."""
         import logging
 
-        tables = ("ta_runs", "ta_run_versions") if include_previous else ("ta_runs",)
         try:
             with self._db.transaction() as conn:
-                for table in tables:
-                    conn.execute(f"UPDATE {table} SET listing = {_LISTING_OF_DOC} WHERE listing IS NULL")
-        except Exception:  # noqa: BLE001 - the listing itself is whole; only the next one is slower
-            logging.getLogger(__name__).warning("could not fill the runs' listing column", exc_info=True)
+                conn.execute(f"UPDATE ta_runs SET (listing, memory_used) = {_of_doc(_LISTING_OF_META, _USED_OF_META)}"
+                             " WHERE listing IS NULL")
+                if include_previous:
+                    conn.execute(f"UPDATE ta_run_versions SET listing = {_of_doc(_LISTING_OF_META)}"
+                                 " WHERE listing IS NULL")
+        except Exception:  # noqa: BLE001 - what was read is whole; only the next read is slower
+            logging.getLogger(__name__).warning("could not fill the runs' listing columns", exc_info=True)
 
     def list_memory_used(self) -> list[dict[str, Any]]:
-        """``{ticker, date, memory_used}`` of every saved run that records what its roles remembered."""
+        """``{ticker, date, memory_used}`` of every saved run that records what its roles remembered, from the
+        ``memory_used`` column (a row saved before it: from its document, then filled)."""
         with self._db.transaction() as conn:
             rows = conn.execute(
-                "SELECT ticker, trade_date, (replace(doc, '\\u0000', '\\ufffd')::jsonb) -> 'meta' -> 'memory_used' FROM ta_runs "
-                "ORDER BY ticker, trade_date"
+                f"SELECT ticker, trade_date, CASE WHEN listing IS NULL THEN {_of_doc(_USED_OF_META)} ELSE memory_used"
+                " END, listing IS NULL FROM ta_runs ORDER BY ticker, trade_date"
             ).fetchall()
-        return [{"ticker": t, "date": d.isoformat(), "memory_used": u} for t, d, u in rows if isinstance(u, dict)]
+        if any(row[-1] for row in rows):
+            self._fill_listings(False)
+        return [{"ticker": t, "date": d.isoformat(), "memory_used": u} for t, d, u, _old in rows if isinstance(u, dict)]
 
     def _row(self, column: str, ticker: str, date: str, version: int | None = None) -> str:
         tick, day = validate_ticker(ticker), validate_date(date, allow_future=True)
@@ -349,8 +369,9 @@ class PgRunRecords:
             items = meta.get(key) if isinstance(meta.get(key), list) else []
             meta[key] = [*items, to_jsonable(dict(item))]
             report = render_report_markdown(doc.get("state") or {}, doc.get("rating"), meta)
-            conn.execute("UPDATE ta_runs SET doc = %s, report = %s, listing = %s WHERE ticker = %s AND trade_date = %s",
-                         (json.dumps(doc, ensure_ascii=False), pg_text(report), pg_text(_listing(meta)), tick, day))
+            conn.execute("UPDATE ta_runs SET doc = %s, report = %s, listing = %s, memory_used = %s WHERE ticker = %s"
+                         " AND trade_date = %s", (json.dumps(doc, ensure_ascii=False), pg_text(report),
+                                                  pg_text(_listing(meta)), pg_text(_used(meta)), tick, day))
         return len(meta[key])
 
     def __repr__(self) -> str:
