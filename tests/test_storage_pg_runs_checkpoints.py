@@ -286,3 +286,18 @@ def test_runs_saved_before_the_listing_column_are_listed_from_their_documents_th
     assert storage.list_runs(config, include_previous=True) == listed
     storage.update_run_meta(config, "AAPL", "2024-05-10", {"by": "carl"})  # a meta changed: its listing too
     assert {r["ticker"]: r["by"] for r in storage.list_runs(config)} == {"NVDA": "bob", "AAPL": "carl"}
+
+
+def test_a_nul_in_the_meta_is_saved_and_listed_as_the_replacement_character(pg_url, ta_home):
+    """The document is text and keeps a NUL as its JSON escape; the listing columns are jsonb, which refuses
+    that escape: a NUL there is U+FFFD, as the listing read it from the document before."""
+    config = {"storage_url": pg_url}
+    used = {"past_decisions": [{"ticker": "NVDA", "text": "cut\x00short"}], "lessons": {"bull\x00": [{"id": "l\x00"}]}}
+    storage.save_run(config, _state(), "Buy", {"by": "ann\x00", "quick_think_llm": "m\x00", "memory_used": used})
+    storage.update_run_meta(config, "NVDA", "2024-05-10", {"deep_think_llm": "d\x00"})
+    [row] = storage.list_runs(config)
+    assert (row["by"], row["quick_think_llm"], row["deep_think_llm"]) == ("ann\ufffd", "m\ufffd", "d\ufffd")
+    [got] = storage.list_memory_used(config)
+    assert got["memory_used"] == {"past_decisions": [{"ticker": "NVDA", "text": "cut\ufffdshort"}],
+                                  "lessons": {"bull\ufffd": [{"id": "l\ufffd"}]}}
+    assert storage.load_run(config, "NVDA", "2024-05-10")["meta"]["by"] == "ann\x00"  # the document keeps it

@@ -16,6 +16,7 @@ round-trips exactly.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import re
 import threading
@@ -239,6 +240,23 @@ def storage_error(doing: str, url: str, exc: BaseException) -> StorageError:
 def pg_text(value: str) -> str:
     """Text as PostgreSQL can store it (it has no NUL character)."""
     return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
+def pg_json(value: Any) -> str:
+    """``value`` as JSON text a ``jsonb`` column takes: a NUL character (whose escape ``\\u0000`` jsonb refuses) is
+    U+FFFD, as in text."""
+    text = json.dumps(value, ensure_ascii=False)
+    return json.dumps(_without_nul(value), ensure_ascii=False) if "\\u0000" in text else text
+
+
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return pg_text(value)
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_nul(v) for v in value]
+    return value
 
 
 def _import_psycopg():

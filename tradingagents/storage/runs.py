@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tradingagents.config import Settings, public_config, resolve_config
-from tradingagents.storage.pg import database, pg_text, redact_url, storage_url
+from tradingagents.storage.pg import database, pg_json, pg_text, redact_url, storage_url
 from tradingagents.validation import validate_date, validate_ticker
 
 
@@ -135,13 +135,13 @@ def _listing(meta: Mapping[str, Any]) -> str:
     """``ta_runs.listing`` of a run with this meta (JSON text; see ``files_runs.listing_fields``)."""
     from tradingagents.storage.files_runs import listing_fields
 
-    return json.dumps(listing_fields(meta), ensure_ascii=False)
+    return pg_json(listing_fields(meta))
 
 
 def _used(meta: Mapping[str, Any]) -> str:
     """``ta_runs.memory_used`` of a run with this meta (JSON text: null when it records none)."""
     used = meta.get("memory_used")
-    return json.dumps(used if isinstance(used, dict) else None, ensure_ascii=False)
+    return pg_json(used if isinstance(used, dict) else None)
 
 
 # The columns of a row saved before ``ta_runs.listing`` existed, from its document's meta ``m``; a text's NUL (the
@@ -266,7 +266,7 @@ class PgRunRecords:
                 " listing = EXCLUDED.listing, memory_used = EXCLUDED.memory_used",
                 (ticker, date, rating, saved, doc["saved_at"], _opt_text(meta_out.get("llm_provider")),
                  _opt_text(meta_out.get("data_vendor")), json.dumps(doc, ensure_ascii=False), pg_text(report),
-                 pg_text(_listing(meta_out)), pg_text(_used(meta_out))),
+                 _listing(meta_out), _used(meta_out)),
             )
         return self.locator(ticker, date)
 
@@ -371,7 +371,7 @@ class PgRunRecords:
             report = render_report_markdown(doc.get("state") or {}, doc.get("rating"), meta)
             conn.execute("UPDATE ta_runs SET doc = %s, report = %s, listing = %s, memory_used = %s WHERE ticker = %s"
                          " AND trade_date = %s", (json.dumps(doc, ensure_ascii=False), pg_text(report),
-                                                  pg_text(_listing(meta)), pg_text(_used(meta)), tick, day))
+                                                  _listing(meta), _used(meta), tick, day))
         return len(meta[key])
 
     def __repr__(self) -> str:
