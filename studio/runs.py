@@ -63,20 +63,21 @@ def run_thread_id(ticker: str, date: str, config: Mapping[str, Any]) -> str:
 
 
 def expected_duration(config: Mapping[str, Any], limit: int = 30) -> float | None:
-    """The median ``elapsed_s`` of the newest saved runs with the same configuration, or None."""
+    """The median ``elapsed_s`` of the newest saved runs with the same configuration, or None. It runs as a job
+    starts, before the engine: read from the listing's rows (``RUN_SHAPE_KEYS``), not from each run's document
+    (which took 22 ms at 2,000 saved runs, and 0.75 s before the listing kept its rows)."""
     from tradingagents import storage
 
     want = {k: config.get(k) for k in SAME_RUN_KEYS}
     want_analysts = sorted(config.get("selected_analysts") or [])
     times: list[float] = []
     for r in storage.list_runs(config)[: limit * 3]:
-        try:
-            meta = storage.load_run(config, r["ticker"], r["date"]).get("meta") or {}
-        except (OSError, ValueError, AttributeError, KeyError):
-            continue
-        same = all(meta.get(k) == v for k, v in want.items() if k in meta)
-        if same and sorted(meta.get("analysts") or []) == want_analysts and meta.get("elapsed_s"):
-            times.append(float(meta["elapsed_s"]))
+        same = all(r.get(k) == v for k, v in want.items() if r.get(k) is not None)
+        elapsed = r.get("elapsed_s")
+        analysts = r.get("analysts")
+        if (same and isinstance(analysts, list) and sorted(map(str, analysts)) == want_analysts
+                and isinstance(elapsed, int | float) and not isinstance(elapsed, bool) and elapsed > 0):
+            times.append(float(elapsed))
         if len(times) >= limit:
             break
     return statistics.median(times) if times else None

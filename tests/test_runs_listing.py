@@ -122,3 +122,21 @@ def test_the_lessons_track_record_reads_each_run_once_per_version(tmp_path, read
     reads.clear()
     assert [r["ticker"] for r in list_memory_used(config)] == ["AAPL", "BRK-B", "BRK", "NVDA"]
     assert reads == ["AAPL/2024-05-10"]
+
+
+def test_a_new_runs_eta_is_the_median_of_the_same_shape_of_run_read_from_the_listing(tmp_path, reads):
+    from studio.runs import expected_duration
+    from tradingagents.config import resolve_config
+
+    config = resolve_config({"home": str(tmp_path), "llm_provider": "offline", "data_vendor": "demo",
+                             "selected_analysts": ["market", "news"], "max_debate_rounds": 1})
+    shape = {"llm_provider": "offline", "data_vendor": "demo", "analysts": ["news", "market"], "max_debate_rounds": 1}
+    for i, (ticker, elapsed) in enumerate([("NVDA", 10.0), ("AAPL", 30.0), ("MSFT", 20.0)]):
+        save_run(config, _state(ticker, f"2024-05-1{i}"), "Buy", {**shape, "elapsed_s": elapsed})
+    save_run(config, _state("JPM"), "Buy", {**shape, "max_debate_rounds": 3, "elapsed_s": 99.0})  # other rounds
+    save_run(config, _state("XOM"), "Buy", {**shape, "analysts": ["market"], "elapsed_s": 99.0})  # other analysts
+    save_run(config, _state("KO"), "Buy", {**shape, "elapsed_s": None})  # no time recorded
+    assert expected_duration(config) == 20.0
+    reads.clear()
+    assert expected_duration(config) == 20.0 and reads == []  # a job's start opens no run's document
+    assert expected_duration({**config, "llm_provider": "openai"}) is None

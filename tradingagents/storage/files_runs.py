@@ -508,15 +508,22 @@ def _run_row(state_file: Path, ticker: str, date: str, version: int | None) -> d
     }
 
 
+RUN_SHAPE_KEYS = ("analysts", "analyst_execution", "analyst_data", "max_debate_rounds", "max_risk_discuss_rounds",
+                  "elapsed_s")
+"""The run's shape and how long it took, in its row when its meta has them: a new run's ETA is the median time of
+the newest runs of the same shape (``studio.runs.expected_duration``), read from the listing."""
+
+
 def listing_fields(meta: Mapping[str, Any]) -> dict[str, Any]:
     """What a run's row in ``list_runs`` takes from its meta, in the files and the desk database alike (which
     keeps them in a column, ``ta_runs.listing``): the providers; ``invented``; ``by`` (who ran it, empty before it
     was recorded); ``blind`` (the models saw an alias and shifted dates); the models and the cost the History
-    page shows (``cost_usd``: a number, else None: no price, or saved before pricing). Given a row's own fields
-    it gives them back."""
+    page shows (``cost_usd``: a number, else None: no price, or saved before pricing); and ``RUN_SHAPE_KEYS``
+    that are set. Given a row's own fields it gives them back."""
     usage = meta["usage"] if isinstance(meta.get("usage"), Mapping) else {}
     cost = usage.get("cost_usd", meta.get("cost_usd"))
     return {
+        **{key: meta[key] for key in RUN_SHAPE_KEYS if meta.get(key) is not None},
         "llm_provider": meta.get("llm_provider"),
         "data_vendor": meta.get("data_vendor"),
         "invented": bool(meta.get("invented")),

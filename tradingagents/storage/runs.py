@@ -149,8 +149,11 @@ def _used(meta: Mapping[str, Any]) -> str:
 _LISTING_OF_META = (
     "jsonb_build_object('by', m ->> 'by', 'invented', COALESCE((m ->> 'invented')::boolean, false),"
     " 'blind', COALESCE((m ->> 'blind')::boolean, false), 'quick_think_llm', m -> 'quick_think_llm',"
-    " 'deep_think_llm', m -> 'deep_think_llm', 'cost_usd', COALESCE(m -> 'usage' -> 'cost_usd', m -> 'cost_usd'))"
-)
+    " 'deep_think_llm', m -> 'deep_think_llm', 'cost_usd', COALESCE(m -> 'usage' -> 'cost_usd', m -> 'cost_usd'),"
+    " 'analysts', m -> 'analysts', 'analyst_execution', m -> 'analyst_execution', 'analyst_data', m -> 'analyst_data',"
+    " 'max_debate_rounds', m -> 'max_debate_rounds', 'max_risk_discuss_rounds', m -> 'max_risk_discuss_rounds',"
+    " 'elapsed_s', m -> 'elapsed_s')"
+)  # the fields of files_runs.listing_fields (RUN_SHAPE_KEYS among them)
 _USED_OF_META = "m -> 'memory_used'"
 
 
