@@ -159,10 +159,9 @@ def document_json(doc: Mapping[str, Any], *, sort_keys: bool = False) -> bytes:
     """A saved document (``state.json``, a backtest's manifest) as UTF-8: the text ``json.dumps(doc,
     ensure_ascii=False, indent=2, sort_keys=sort_keys)`` writes (a very small float may be written another way,
     0.00001 for 1e-05: the same number), with a non-finite number as null, as ``to_jsonable`` makes the state's.
-    orjson writes it: the
-    standard library's encoder runs in Python when it indents, ~1.7 ms for a run's state against 0.03 ms, on
-    every run. What orjson refuses (an integer beyond 64 bits) goes through ``to_jsonable`` and the standard
-    library instead."""
+    orjson writes it: the standard library's encoder runs in Python when it indents, ~1.7 ms for a run's state
+    against 0.03 ms, on every run. What orjson refuses (an integer beyond 64 bits) goes through ``to_jsonable``
+    and the standard library instead."""
     try:
         return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
                             | (orjson.OPT_SORT_KEYS if sort_keys else 0))
