@@ -28,6 +28,8 @@ This module imports nothing from the package, so every layer may raise these.
 
 from __future__ import annotations
 
+from typing import Any
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
@@ -56,11 +58,14 @@ class ConfigError(TradingAgentsError, ValueError):
     """A configuration value (from a dict, the environment or a flag) is not usable.
 
     ``key``: the setting it is about, ``env_var``: the environment variable the value came from (None:
-    not from the environment), so a CLI can name its flag and a page its field."""
+    not from the environment), so a CLI can name its flag and a page its field. ``say``: the message as a
+    catalogue id (marked ``N_``) and its fields, for a page to say it in its own language; None: the
+    message is English only (``str(exc)``)."""
 
     exit_code = EXIT_BAD_INPUT
     key: str | None = None
     env_var: str | None = None
+    say: tuple[str, dict[str, Any]] | None = None
 
 
 class ValidationError(TradingAgentsError, ValueError):

@@ -249,7 +249,8 @@ def config_error_text(exc: BaseException, config: Any = None) -> str:
         return _("No model name for {provider}: fill in the sidebar's **{field}** field, for example "
                  "gpt-4o-mini or llama3.1. Nothing was run.", provider=label, field=_(FIELD_OF[key]))
     if key in FIELD_OF:
-        return _("{problem} Change the sidebar's **{field}** setting.", problem=exc, field=_(FIELD_OF[key]))
+        return _("{problem} Change the sidebar's **{field}** setting.", problem=problem_text(exc),
+                 field=_(FIELD_OF[key]))
     return str(exc)
 
 
@@ -343,4 +344,11 @@ def field_problem_text(exc: BaseException) -> str | None:
     if key not in _typed_settings() or getattr(exc, "env_var", None):
         return None
     return _("The sidebar's **{field}** cannot be used: {problem} Correct it there; nothing runs until then.",
-             field=setting_label(key, tr()), problem=str(exc))
+             field=setting_label(key, tr()), problem=problem_text(exc))
+
+
+def problem_text(exc: BaseException) -> str:
+    """A check's message in the page's language when the check gave it as a catalogue id (``ConfigError.say``),
+    else as the check wrote it."""
+    say = getattr(exc, "say", None)
+    return tr()(say[0], **say[1]) if say else str(exc)

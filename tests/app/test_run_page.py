@@ -345,3 +345,15 @@ def test_a_base_url_the_settings_cannot_take_is_said_where_it_is_typed_and_nothi
     at.text_input(key="set_base_url").input("http://127.0.0.1:9/v1").run()
     assert not at.exception and not at.error
     assert any("Start analysis" in str(b.label) for b in at.button)
+
+
+def test_a_base_url_the_settings_cannot_take_is_said_in_the_pages_language(ta_home):
+    """Under 简体中文 the sentence quoted the settings check's English words (the value, then "is not a server
+    URL: use …"); the check gives its message as a catalogue id now, and the page says all of it in Chinese."""
+    at = _opened(lang="zh")
+    at.selectbox(key="set_provider").set_value("openai_compatible").run()
+    at.text_input(key="set_base_url").input("ftp://nowhere").run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [str(e.value) for e in at.error]
+    assert len(said) == 2 and all(s.startswith("侧边栏的 **服务地址** 无法使用：'ftp://nowhere' 不是服务器地址") for s in said), said
+    assert not any(word in said[0] for word in ("is not", "server URL", "use http")), said[0]

@@ -35,7 +35,7 @@ from tradingagents.config.defaults import (
 )
 from tradingagents.config.env import parse_text, shown
 from tradingagents.errors import ConfigError, LLMConfigError
-from tradingagents.i18n import LANGUAGES, normalize_language
+from tradingagents.i18n import LANGUAGES, N_, normalize_language
 from tradingagents.llm_presets import PROVIDER_PRESETS, normalize_provider
 from tradingagents.pricing import validate_pricing
 from tradingagents.urls import validate_smtp_url, validate_storage_url
@@ -289,10 +289,13 @@ def _backend_url(value: Any, what: str) -> str | None:
     if text is None:
         return None
     if not text.lower().startswith(("http://", "https://")):
-        raise LLMConfigError(
+        error = LLMConfigError(
             f"{what}={shown(value)} is not a server URL: use http://host:port/v1 or https://…, "
             "for example http://localhost:11434/v1."
         )
+        error.say = (N_("{value} is not a server address: write it as http://host:port/v1 or https://…, for example "
+                        "http://localhost:11434/v1."), {"value": shown(value)})
+        raise error
     return text.rstrip("/")
 
 
