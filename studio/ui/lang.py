@@ -50,6 +50,13 @@ def _(msgid: str, /, **fields: Any) -> str:
     return translator(language())(msgid, **fields)
 
 
+def problem_text(exc: BaseException) -> str:
+    """A check's message in the session's language when the check gave it as a catalogue id
+    (``ConfigError.say``), else as the check wrote it."""
+    say = getattr(exc, "say", None)
+    return tr()(say[0], **say[1]) if say else str(exc)
+
+
 def shown(text: Any) -> str:
     """A stored agent text as the session's reader sees it: its rating/action/conviction lines (the
     canonical grammar the engine parses) in the session's language (``decision_card.display_text``)."""

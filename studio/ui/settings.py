@@ -12,7 +12,7 @@ import streamlit as st
 
 from studio.runs import CHANGE_LABELS
 from studio.ui.access import get_registry, owner, signed_in_email
-from studio.ui.lang import _, language, language_picker, tr
+from studio.ui.lang import _, language, language_picker, problem_text, tr
 from studio.ui.prices import KEY_PRICING, prices_editor
 from studio.ui.widgets import badges_html
 from tradingagents.config import (
@@ -346,9 +346,3 @@ def field_problem_text(exc: BaseException) -> str | None:
     return _("The sidebar's **{field}** cannot be used: {problem} Correct it there; nothing runs until then.",
              field=setting_label(key, tr()), problem=problem_text(exc))
 
-
-def problem_text(exc: BaseException) -> str:
-    """A check's message in the page's language when the check gave it as a catalogue id (``ConfigError.say``),
-    else as the check wrote it."""
-    say = getattr(exc, "say", None)
-    return tr()(say[0], **say[1]) if say else str(exc)
