@@ -345,4 +345,3 @@ def field_problem_text(exc: BaseException) -> str | None:
         return None
     return _("The sidebar's **{field}** cannot be used: {problem} Correct it there; nothing runs until then.",
              field=setting_label(key, tr()), problem=problem_text(exc))
-

@@ -35,7 +35,7 @@ from typing import Any
 
 from tradingagents.config import resolve_config
 from tradingagents.i18n import N_
-from tradingagents.storage.pg import database, storage_url
+from tradingagents.storage.pg import database, pg_storable, storage_url
 from tradingagents.storage.protocols import AuditTrail
 
 __all__ = ["ACTIONS", "AUDIT_COLUMNS", "AuditCheck", "FileAudit", "PgAudit", "canonical", "open_audit", "read_audit",
@@ -49,22 +49,11 @@ AUDIT_COLUMNS = ("at", "by", "action", "target", "detail")
 LOCK_TIMEOUT_S = 10
 
 
-def _storable(value: Any) -> Any:
-    """``value`` as both storages keep it exactly: JSON types, no NUL character (PostgreSQL holds none)."""
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
-    if isinstance(value, dict):
-        return {_storable(str(k)): _storable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_storable(v) for v in value]
-    return value
-
-
 def _entry(action: str, by: str | None, target: str | None, detail: Mapping[str, Any],
            at: float | None = None) -> dict[str, Any]:
-    return {"at": float(at if at is not None else time.time()), "by": _storable(str(by or "unknown")),
-            "action": _storable(str(action)), "target": _storable(str(target or "")),
-            "detail": _storable(json.loads(json.dumps(dict(detail), default=str)))}
+    return {"at": float(at if at is not None else time.time()), "by": pg_storable(str(by or "unknown")),
+            "action": pg_storable(str(action)), "target": pg_storable(str(target or "")),
+            "detail": pg_storable(json.loads(json.dumps(dict(detail), default=str)))}
 
 
 def canonical(entry: Mapping[str, Any], prev: str) -> str:

@@ -627,8 +627,8 @@ _ROWS = _RowCache(_run_row)
 
 
 def list_memory_used(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """``{ticker, date, memory_used}`` of every saved run that records what its roles remembered, by ticker and
-    date. Read once per version of each file (``_USED``), as ``list_runs`` does."""
+    """``{ticker, date, memory_used}`` of every saved run that records what its roles remembered, in the order of
+    their files' paths. Read once per version of each file (``_USED``), as ``list_runs`` does."""
     root = Path(resolve_config(config)["results_dir"])
     if not root.is_dir():
         return []

@@ -242,21 +242,23 @@ def pg_text(value: str) -> str:
     return value.replace("\x00", "\ufffd") if "\x00" in value else value
 
 
-def pg_json(value: Any) -> str:
-    """``value`` as JSON text a ``jsonb`` column takes: a NUL character (whose escape ``\\u0000`` jsonb refuses) is
-    U+FFFD, as in text."""
-    text = json.dumps(value, ensure_ascii=False)
-    return json.dumps(_without_nul(value), ensure_ascii=False) if "\\u0000" in text else text
-
-
-def _without_nul(value: Any) -> Any:
+def pg_storable(value: Any) -> Any:
+    """``value`` (JSON types) as PostgreSQL keeps it exactly, in text and in jsonb alike: every string without a NUL
+    character (U+FFFD in its place), the keys as strings."""
     if isinstance(value, str):
         return pg_text(value)
     if isinstance(value, dict):
-        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_without_nul(v) for v in value]
+        return {pg_storable(str(k)): pg_storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [pg_storable(v) for v in value]
     return value
+
+
+def pg_json(value: Any) -> str:
+    """``value`` as JSON text a ``jsonb`` column takes (it refuses ``\\u0000``, the escape of a NUL): ``pg_storable``
+    when the text holds one."""
+    text = json.dumps(value, ensure_ascii=False)
+    return json.dumps(pg_storable(value), ensure_ascii=False) if "\\u0000" in text else text
 
 
 def _import_psycopg():
