@@ -84,6 +84,30 @@ def test_the_audit_page_is_for_desk_leads_only(ta_home, monkeypatch):
         other.switch_page("pages/audit.py")
 
 
+def test_the_audit_page_filters_by_who_and_what(ta_home, monkeypatch):
+    monkeypatch.setenv("TRADINGAGENTS_DESK_LEADS", "lead@desk.example")
+    cfg = resolve_config()
+    record_audit(cfg, "job_start", by="ann@desk.example", target="run NVDA 2024-05-10 (a)", run_id="a")
+    record_audit(cfg, "job_stop", by="bob@desk.example", target="run NVDA 2024-05-10 (a)")
+    record_audit(cfg, "settle", by="ann@desk.example", target="NVDA 2024-05-10")
+    lead = _app(_user("lead-1", "lead@desk.example"))
+    lead.switch_page("pages/audit.py").run()
+    assert not lead.exception
+    table = lead.dataframe[0].value
+    assert list(table.columns) == ["when", "by", "action", "target", "detail"]
+    assert list(table["action"]) == ["job_start", "job_stop", "settle", "sign_in"]
+    assert list(table["detail"])[0] == '{"run_id": "a"}' and list(table["detail"])[1] == ""
+    lead.multiselect(key="audit_users").select("ann@desk.example").run()
+    table = lead.dataframe[0].value
+    assert list(zip(table["by"], table["action"], strict=True)) == [("ann@desk.example", "job_start"),
+                                                                   ("ann@desk.example", "settle")]
+    assert "**2** of 4 entries" in texts(lead)
+    lead.multiselect(key="audit_actions").select("settle").run()
+    assert list(lead.dataframe[0].value["target"]) == ["NVDA 2024-05-10"]
+    lead.multiselect(key="audit_users").unselect("ann@desk.example").select("bob@desk.example").run()
+    assert not lead.dataframe and "**0** of 4 entries" in texts(lead)
+
+
 @pytest.mark.parametrize("claims", [
     _user("mallory", "LEAD@desk.example"),                      # verified, another case
     _user("mallory", "lead@desk.example\u00a0", verified=False),  # a trailing no-break space, unverified
