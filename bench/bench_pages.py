@@ -20,6 +20,10 @@ not browser paint:
   throwaway PostgreSQL server on 127.0.0.1, Debian's binaries: ``make bench`` installs them), the median of
   ``RERUNS``; ``pages_list_runs_pg_unfilled_s``: the first listing of those rows as an earlier version of the
   app saved them (no ``listing`` column yet: each row's document parsed, and the column then filled).
+- pages_audit_first_s / pages_audit_rerun_s: the Audit page (a desk lead signed in) over a trail of
+  ``AUDIT_ENTRIES`` entries (a desk of 20 runs a day for a year: sign-ins, job starts, settlements): its
+  first visit in the process (every line parsed and its hash checked), and the median of ``RERUNS`` reruns
+  that change its filters, each after one more entry is appended (a rerun parses and checks that one).
 - pages_switch_max_s: in the same home and session, a switch to each page of the app in turn (as a
   person clicks the sidebar), each page's script run timed; the slowest page, on the second round
   (the first visit of each page is ``pages_switch_first_max_s``: it also imports the page's modules,
@@ -44,11 +48,14 @@ GOALS: dict[str, tuple[str, float]] = {
     "pages_memory_log_filter_s": ("<=", 2.0),
     "pages_memories_rerun_s": ("<=", 2.0),
     "pages_switch_max_s": ("<=", 0.3),  # the performance issue's goal 4: a page switch's script
+    "pages_audit_rerun_s": ("<=", 0.3),  # the same goal for a desk lead's Audit page
 }
 
 LOG_ENTRIES = 20_000
 RUNS = 2_000
 SITUATIONS = 50_000
+AUDIT_ENTRIES = 20_000
+LEAD = "lead@desk.example"
 RERUNS = 5
 RATINGS = ("Buy", "Overweight", "Hold", "Underweight", "Sell")
 
@@ -149,6 +156,55 @@ def _write_memory(path: Path, rng: random.Random, vocab: list[str]) -> None:
                      + "\n")
 
 
+def _write_audit(path: Path, rng: random.Random) -> None:
+    """``AUDIT_ENTRIES`` chained entries, written as the trail's appender writes them (one fsync for the lot)."""
+    from tradingagents.storage.audit import _entry, _hash, canonical
+
+    people = [f"pm{i}@desk.example" for i in range(6)]
+    prev = ""
+    at = 1.7e9
+    with open(path, "w", encoding="ascii") as fh:
+        for i in range(AUDIT_ENTRIES):
+            at += rng.uniform(60, 3000)
+            action = ("sign_in", "job_start", "job_start", "settle", "memory_edit")[i % 5]
+            entry = _entry(action, rng.choice(people), f"run T{i % 20:02d} 2024-05-10 ({i:06d})",
+                           {"run_id": f"{i:06d}", "date": "2024-05-10"} if action != "sign_in" else {}, at=at)
+            digest = _hash(canonical(entry, prev))
+            fh.write(json.dumps({**entry, "prev": prev, "hash": digest}, sort_keys=True, ensure_ascii=True) + "\n")
+            prev = digest
+
+
+def _audit_page(config: dict) -> dict:
+    """The Audit page's first visit and its reruns (see the module docstring)."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.apptest_utils import APP
+    from tradingagents.storage import record_audit
+
+    os.environ["TRADINGAGENTS_DESK_LEADS"] = LEAD
+    try:
+        at = AppTest.from_file(APP, default_timeout=300)
+        at.secrets["auth"] = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32,
+                              "client_id": "studio", "client_secret": "secret",
+                              "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+        at.user = {"is_logged_in": True, "iss": "http://127.0.0.1:9", "sub": "lead-1", "iat": 2_000_000_000,
+                   "email": LEAD, "email_verified": True}
+        at.run()
+        at.switch_page("pages/audit.py")
+        first = _timed(at)
+        if not at.success or f" {AUDIT_ENTRIES + 1} entries" not in at.success[0].value:  # and the lead's sign-in
+            raise RuntimeError(f"the Audit page said {at.success[0].value!r}")
+        reruns = []
+        for i in range(RERUNS):
+            record_audit(config, "job_start", by=LEAD, target=f"run NVDA 2024-06-{i + 10} (bench)")
+            at.multiselect(key="audit_actions").set_value(["settle"] if i % 2 else [])
+            reruns.append(_timed(at))
+        return {"pages_audit_first_s": first, "pages_audit_rerun_s": statistics.median(reruns),
+                "pages_audit_entries": AUDIT_ENTRIES}
+    finally:
+        os.environ.pop("TRADINGAGENTS_DESK_LEADS", None)
+
+
 def _switches(at) -> dict:
     from tests.app.apptest_utils import PAGES
 
@@ -188,6 +244,7 @@ def run() -> dict:
             _write_runs(cfg)
             _write_log(Path(cfg["memory_log_path"]), rng, vocab)
             _write_memory(Path(cfg["memory_dir"]) / "bull_memory.jsonl", rng, vocab)
+            _write_audit(Path(cfg["audit_path"]), rng)
             out: dict = {}
             from tradingagents.storage import list_runs
 
@@ -237,6 +294,7 @@ def run() -> dict:
             if matches != 3 or at.metric[0].value != f"{SITUATIONS:,}":
                 raise RuntimeError(f"the Memories page showed {matches} matches and {at.metric[0].value} lessons")
             out.update(_switches(at))
+            out.update(_audit_page(cfg))
             out["pages_memories_situations"] = SITUATIONS
             out["pages_memory_log_entries"] = LOG_ENTRIES
             out["pages_saved_runs"] = RUNS + 1
