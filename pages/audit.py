@@ -13,7 +13,7 @@ from studio import ui
 from studio.export import audit_csv
 from studio.ui import _
 from tradingagents.errors import TradingAgentsError
-from tradingagents.storage import read_audit, verify_audit
+from tradingagents.storage import read_checked_audit
 from tradingagents.storage.audit import BREAKS
 
 if callable(getattr(ui, "require_router", None)):
@@ -36,8 +36,7 @@ def _chain(config: dict) -> list[dict] | None:
     st.caption(_("Every sign-in, job start, stop and resume, settlement and memory edit, oldest first. "
                  "Nothing here can be changed or deleted."))
     try:
-        entries = read_audit(config)
-        check = verify_audit(config)
+        entries, check = read_checked_audit(config)
     except (TradingAgentsError, OSError) as exc:
         st.error(_("The audit trail cannot be read: {problem}", problem=exc), icon=":material/error:")
         return None

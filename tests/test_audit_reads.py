@@ -1,7 +1,7 @@
 """The file trail is parsed and checked once per line in a process: a later read takes only what was appended
 (the Audit page reads the whole trail on every rerun), and still sees any change to what it read before.
 
-Real parts: the trail file, its lock, the hash chain."""
+Real parts: the trail file, its lock, the hash chain, a PostgreSQL server on 127.0.0.1 (tests/pg_server.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ import os
 
 import pytest
 
+from tests import pg_server as _pg
 from tradingagents import storage
 from tradingagents.config import resolve_config
 from tradingagents.storage import audit
-from tradingagents.storage.audit import verify_audit
+from tradingagents.storage.audit import read_checked_audit, verify_audit
+
+pg_server, pg_url = _pg.pg_server, _pg.pg_url
 
 
 @pytest.fixture
@@ -127,3 +130,32 @@ def test_entries_handed_out_are_copies(ta_home):
     first.clear()
     again = storage.read_audit(cfg)
     assert [(e["by"], e["detail"]["i"]) for e in again] == [("ann@desk.example", 0), ("ann@desk.example", 1)]
+
+
+def test_the_desk_trail_is_read_from_the_last_row_read_and_a_row_changed_before_is_seen(pg_url, ta_home,
+                                                                                         monkeypatch):
+    import psycopg
+
+    added: list[str] = []
+    real = audit._Trail.add
+    monkeypatch.setattr(audit._Trail, "add", lambda self, item, *chain: (added.append(item["target"]),
+                                                                        real(self, item, *chain))[1])
+    cfg = resolve_config({"storage_url": pg_url})
+    _record(cfg, 5)
+    entries, check = read_checked_audit(cfg)
+    assert [e["detail"]["i"] for e in entries] == list(range(5)) and check.ok and check.chained == 5
+    assert len(added) == 5
+    _record(cfg, 2, start=5)
+    added.clear()
+    entries, check = read_checked_audit(cfg)
+    assert [e["detail"]["i"] for e in entries] == list(range(7)) and check.ok and check.chained == 7
+    assert added == ["run NVDA #5", "run NVDA #6"]  # the two new rows only
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # the database's owner removes a row read before
+        conn.execute("ALTER TABLE ta_audit DISABLE TRIGGER ta_audit_no_change")
+        conn.execute("DELETE FROM ta_audit WHERE id = 3")
+        conn.execute("ALTER TABLE ta_audit ENABLE TRIGGER ta_audit_no_change")
+    added.clear()
+    entries, check = read_checked_audit(cfg)
+    assert len(added) == 6  # read again from the first row
+    assert [e["detail"]["i"] for e in entries] == [0, 1, 3, 4, 5, 6]
+    assert not check.ok and check.broken_at == 3 and check.reason == "order"

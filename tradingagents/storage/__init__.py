@@ -15,6 +15,7 @@ picks the backend. Each factory returns an object with the same interface either
     lists = open_watchlists(config)            # FileWatchlists | PgWatchlists
     list_watchlists(config); save_watchlist(name, tickers, config); delete_watchlist(name, config)
     record_audit(config, "job_stop", by=…, target=…); read_audit(config)   # the append-only audit trail
+    read_checked_audit(config)                 # its entries and the check of their hash chain, one read
 
 Processes with different homes and the same URL see one desk: the same decisions, lessons, runs,
 checkpoints and watchlists. ``print_log(config, json=False)`` prints the memory log from whichever
@@ -34,7 +35,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from tradingagents.storage.app_runs import app_run, delete_app_run, load_app_runs, save_app_run
-from tradingagents.storage.audit import default_user, read_audit, record_audit, verify_audit
+from tradingagents.storage.audit import (
+    default_user,
+    read_audit,
+    read_checked_audit,
+    record_audit,
+    verify_audit,
+)
 from tradingagents.storage.files_runs import engine_label, engines_text, mixed_engines, run_notes
 from tradingagents.storage.pg import ENV_VAR, StorageError, redact_url, storage_url
 from tradingagents.storage.protocols import AuditTrail, MemoryLog, RoleMemory, RunRecords, Watchlists
@@ -51,6 +58,7 @@ __all__ = [
     "append_run_item",
     "default_user",
     "read_audit",
+    "read_checked_audit",
     "record_audit",
     "verify_audit",
     "checkpoint_step",

@@ -21,7 +21,10 @@ killed process) is skipped when read. A process parses and checks each line once
 takes the lines appended since, after comparing the bytes it read before with their BLAKE2b digest, so an
 edit anywhere in them has the file read and checked again from its start. The desk database keeps one row an entry in ``ta_audit`` (made
 with the rest of the schema, ``storage.pg.SCHEMA``) with its canonical text and hashes; appenders
-take turns under an advisory lock, and triggers refuse UPDATE, DELETE and TRUNCATE for every login.
+take turns under an advisory lock, and triggers refuse UPDATE, DELETE and TRUNCATE for every login. A
+process reads the rows after the last one it read, once the server's MD5 of the rows read before (each row
+as one text) matches the one it kept; one who switches the triggers off to change a row has the trail read
+and checked again from its first row. ``read_checked_audit`` gives the entries and the check of one read.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from tradingagents.storage.pg import database, pg_storable, storage_url
 from tradingagents.storage.protocols import AuditTrail
 
 __all__ = ["ACTIONS", "AUDIT_COLUMNS", "AuditCheck", "FileAudit", "PgAudit", "canonical", "open_audit", "read_audit",
-           "record_audit", "verify_audit"]
+           "read_checked_audit", "record_audit", "verify_audit"]
 
 ACTIONS = ("sign_in", "sign_out", "job_start", "job_stop", "job_resume", "job_delete", "settle",
            "memory_add", "memory_retire", "memory_restore", "memory_edit", "pm_decision", "ask", "pm_note",
@@ -166,32 +169,55 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
 
 
 class _Trail:
-    """What this process has read of one trail file: its whole lines up to byte ``size`` (``digest``: their
-    BLAKE2b), as ``entries`` (``FileAudit.entries``'s) and as the chain check fed to their end."""
+    """What this process has read of one trail: a file's whole lines up to byte ``size`` (``digest``: their
+    BLAKE2b), or the desk database's rows up to id ``size`` (``md5``: of their texts, as ``PgAudit`` has the
+    server make them), as ``entries`` (``entries()``'s) and as the chain check fed to their end."""
 
     def __init__(self) -> None:
         self.size = 0
         self.digest = hashlib.blake2b().digest()
+        self.md5 = hashlib.md5(usedforsecurity=False)
         self.entries: list[dict[str, Any]] = []
         self.chain = _Chain()
 
+    def add(self, item: Mapping[str, Any], prev: str, digest: str, body: str | None) -> None:
+        """One entry: its fields as stored (at, by, action, target, detail), its chain fields."""
+        self.entries.append(_entry(item["action"], item.get("by"), item.get("target"), item.get("detail") or {},
+                                   item.get("at") or 0.0))
+        self.chain.feed({k: item.get(k) for k in AUDIT_COLUMNS}, prev, digest, body)
+
     def feed(self, lines: bytes) -> None:
+        """Lines of the file (a blank or torn one is skipped)."""
         for item in (_parse(raw) for raw in lines.split(b"\n")):
-            if item is None:
-                continue
-            self.entries.append(_entry(item["action"], item.get("by"), item.get("target"), item.get("detail") or {},
-                                       item.get("at") or 0.0))
-            self.chain.feed({"at": item.get("at"), "by": item.get("by"), "action": item.get("action"),
-                             "target": item.get("target"), "detail": item.get("detail")},
-                            str(item.get("prev") or ""), str(item.get("hash") or ""), None)
+            if item is not None:
+                self.add(item, str(item.get("prev") or ""), str(item.get("hash") or ""), None)
 
 
 # the trails read by this process (the Audit page reads the whole trail on every rerun: 0.7 s at 20,000 entries),
-# by path, the last TRAIL_FILES; a trail of more than TRAIL_BUDGET entries is not kept (it would stay in memory)
+# by path or database, the last TRAIL_FILES; a trail of more than TRAIL_BUDGET entries is not kept (in memory)
 _TRAILS: dict[str, _Trail] = {}
 _TRAILS_LOCK = threading.Lock()
 TRAIL_FILES = 4
 TRAIL_BUDGET = 200_000
+
+
+def _taken(key: str) -> _Trail | None:
+    """The trail kept under ``key``, taken out (a concurrent read of the same trail starts afresh)."""
+    with _TRAILS_LOCK:
+        return _TRAILS.pop(key, None)
+
+
+def _kept(key: str, trail: _Trail) -> None:
+    if len(trail.entries) <= TRAIL_BUDGET:
+        with _TRAILS_LOCK:
+            _TRAILS[key] = trail
+            while len(_TRAILS) > TRAIL_FILES:
+                del _TRAILS[next(iter(_TRAILS))]
+
+
+def _copies(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Entries to hand out (what is kept for the next read is not): each and its detail copied."""
+    return [{**e, "detail": dict(e["detail"])} for e in entries]
 
 
 class FileAudit:
@@ -242,8 +268,8 @@ class FileAudit:
                     return str(item.get("hash") or "")
         return ""
 
-    def _read(self) -> tuple[list[dict[str, Any]], _Chain]:
-        """The trail's entries and its chain check. The file is read whole each time, but parsed and checked only
+    def _read(self) -> tuple[list[dict[str, Any]], AuditCheck]:
+        """The trail's entries (copies) and its chain check. The file is read whole each time, but parsed and checked only
         from where this process last read it (``_Trail``): the bytes read before are first compared with what
         they were (their BLAKE2b), and a change anywhere in them has the file read again from its start."""
         try:
@@ -253,8 +279,7 @@ class FileAudit:
         end = data.rfind(b"\n") + 1  # whole lines are kept; a line still being written is read but not kept
         view = memoryview(data)
         key = str(self.path)
-        with _TRAILS_LOCK:
-            trail = _TRAILS.pop(key, None)
+        trail = _taken(key)
         seen = hashlib.blake2b()
         if trail is not None:
             seen.update(view[:trail.size] if trail.size <= end else b"")
@@ -264,25 +289,25 @@ class FileAudit:
             trail.feed(data[trail.size:end])
             seen.update(view[trail.size:end])
             trail.size, trail.digest = end, seen.digest()
-        entries, chain = list(trail.entries), trail.chain
-        if len(trail.entries) <= TRAIL_BUDGET:
-            with _TRAILS_LOCK:
-                _TRAILS[key] = trail
-                while len(_TRAILS) > TRAIL_FILES:
-                    del _TRAILS[next(iter(_TRAILS))]
+        entries = _copies(trail.entries)
+        chain = copy.copy(trail.chain)  # what the trail says now: it is kept, and another read may go on with it
+        _kept(key, trail)
         if end < len(data):  # a last line with no line break yet (a hand-edited file's, or one being written)
             last = _Trail()
-            last.chain = copy.copy(chain)
+            last.chain = chain
             last.feed(data[end:])
-            entries, chain = entries + last.entries, last.chain
-        return entries, chain
+            entries += _copies(last.entries)
+        return entries, chain.result()
 
     def entries(self) -> list[dict[str, Any]]:
-        """The entries, oldest first (copies: what is kept for the next read is not handed out)."""
-        return [{**e, "detail": dict(e["detail"])} for e in self._read()[0]]
+        return self._read()[0]
 
     def verify(self) -> AuditCheck:
-        return self._read()[1].result()
+        return self._read()[1]
+
+    def entries_checked(self) -> tuple[list[dict[str, Any]], AuditCheck]:
+        """The entries and the check of the chain they are, from one read (the Audit page's)."""
+        return self._read()
 
     def __repr__(self) -> str:
         return f"FileAudit(path={str(self.path)!r})"
@@ -313,22 +338,43 @@ class PgAudit:
                           text, prev, digest))
         return {**{k: entry[k] for k in AUDIT_COLUMNS}, "prev": prev, "hash": digest}
 
-    def _rows(self) -> list[tuple]:
+    # a row as one text, made by the server both when it is read and when the rows read before are checked
+    _TEXT = "concat_ws(chr(31), id, at, by_user, action, target, detail::text, body, prev_hash, entry_hash)"
+
+    def _read(self) -> tuple[list[dict[str, Any]], AuditCheck]:
+        """The trail's entries (copies) and its chain check, with the rows added since this process last read it: the rows read before
+        are first checked unchanged (the MD5 of their texts, which the server computes over them, against the one
+        kept), and read again from the first when they are not."""
+        key = f"pg:{self.url}"
+        trail = _taken(key)
         with self._db.transaction() as conn:
-            return conn.execute("SELECT at, by_user, action, target, detail, body, prev_hash, entry_hash "
-                                "FROM ta_audit ORDER BY id").fetchall()
+            if trail is not None:
+                row = conn.execute(f"SELECT md5(convert_to(coalesce(string_agg({self._TEXT}, chr(30) ORDER BY id), "
+                                   "''), 'UTF8')) FROM ta_audit WHERE id <= %s", (trail.size,)).fetchone()
+                if row is None or row[0] != trail.md5.hexdigest():
+                    trail = None
+            trail = trail or _Trail()
+            rows = conn.execute("SELECT id, at, by_user, action, target, detail, body, prev_hash, entry_hash, "
+                                f"{self._TEXT} FROM ta_audit WHERE id > %s ORDER BY id", (trail.size,)).fetchall()
+        for rid, at, b, a, t, d, body, prev, digest, text in rows:
+            trail.add({"at": at, "by": b, "action": a, "target": t,
+                       "detail": d if isinstance(d, dict) else json.loads(d or "{}")},
+                      str(prev or ""), str(digest or ""), body if digest else None)
+            trail.md5.update((b"\x1e" if trail.size else b"") + text.encode("utf-8"))
+            trail.size = rid
+        out = _copies(trail.entries), trail.chain.result()
+        _kept(key, trail)
+        return out
 
     def entries(self) -> list[dict[str, Any]]:
-        return [_entry(a, b, t, d if isinstance(d, dict) else json.loads(d or "{}"), at)
-                for at, b, a, t, d, *_chain in self._rows()]
+        return self._read()[0]
 
     def verify(self) -> AuditCheck:
-        chain = []
-        for at, b, a, t, d, body, prev, digest in self._rows():
-            entry = {"at": at, "by": b, "action": a, "target": t,
-                     "detail": d if isinstance(d, dict) else json.loads(d or "{}")}
-            chain.append((entry, str(prev or ""), str(digest or ""), body if digest else None))
-        return _check(chain)
+        return self._read()[1]
+
+    def entries_checked(self) -> tuple[list[dict[str, Any]], AuditCheck]:
+        """The entries and the check of the chain they are, from one read (the Audit page's)."""
+        return self._read()
 
     def __repr__(self) -> str:
         return f"PgAudit(url={self._db.label!r})"
@@ -380,3 +426,8 @@ def read_audit(config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
 def verify_audit(config: Mapping[str, Any] | None = None) -> AuditCheck:
     """Check the trail's hash chain (see the module docstring): ``AuditCheck``."""
     return open_audit(config).verify()
+
+
+def read_checked_audit(config: Mapping[str, Any] | None = None) -> tuple[list[dict[str, Any]], AuditCheck]:
+    """``read_audit`` and ``verify_audit`` of the same read of the trail."""
+    return open_audit(config).entries_checked()
