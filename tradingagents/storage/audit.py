@@ -57,10 +57,12 @@ LOCK_TIMEOUT_S = 10
 
 
 def _entry(action: str, by: str | None, target: str | None, detail: Mapping[str, Any],
-           at: float | None = None) -> dict[str, Any]:
+           at: float | None = None, *, stored: bool = False) -> dict[str, Any]:
+    """An entry's fields, made storable. ``stored``: read back from a trail, whose detail is JSON already (the
+    round trip through JSON that turns a new entry's values into JSON ones is skipped)."""
     return {"at": float(at if at is not None else time.time()), "by": pg_storable(str(by or "unknown")),
             "action": pg_storable(str(action)), "target": pg_storable(str(target or "")),
-            "detail": pg_storable(json.loads(json.dumps(dict(detail), default=str)))}
+            "detail": pg_storable(dict(detail) if stored else json.loads(json.dumps(dict(detail), default=str)))}
 
 
 def canonical(entry: Mapping[str, Any], prev: str) -> str:
@@ -183,7 +185,7 @@ class _Trail:
     def add(self, item: Mapping[str, Any], prev: str, digest: str, body: str | None) -> None:
         """One entry: its fields as stored (at, by, action, target, detail), its chain fields."""
         self.entries.append(_entry(item["action"], item.get("by"), item.get("target"), item.get("detail") or {},
-                                   item.get("at") or 0.0))
+                                   item.get("at") or 0.0, stored=True))
         self.chain.feed({k: item.get(k) for k in AUDIT_COLUMNS}, prev, digest, body)
 
     def feed(self, lines: bytes) -> None:
