@@ -159,3 +159,49 @@ def test_the_desk_trail_is_read_from_the_last_row_read_and_a_row_changed_before_
     assert len(added) == 6  # read again from the first row
     assert [e["detail"]["i"] for e in entries] == [0, 1, 3, 4, 5, 6]
     assert not check.ok and check.broken_at == 3 and check.reason == "order"
+
+
+def test_readers_beside_writers_see_a_chain_that_holds_and_never_shrinks(ta_home):
+    import threading
+
+    cfg = resolve_config({})
+    writers, each, readers = 4, 15, 3
+    go = threading.Barrier(writers + readers)
+    done = threading.Event()
+    seen: list[list[tuple[int, bool, int]]] = [[] for _ in range(readers)]
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        try:
+            go.wait(timeout=60)
+            for i in range(each):
+                storage.record_audit(cfg, "job_start", by=f"w{n}@desk.example", target=f"run #{n}.{i}", n=n, i=i)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def read(k: int) -> None:
+        try:
+            go.wait(timeout=60)
+            while not done.is_set():
+                entries, check = read_checked_audit(cfg)
+                seen[k].append((len(entries), check.ok, check.chained))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+    lookers = [threading.Thread(target=read, args=(k,)) for k in range(readers)]
+    for t in threads + lookers:
+        t.start()
+    for t in threads:
+        t.join(120)
+    done.set()
+    for t in lookers:
+        t.join(120)
+    assert not errors, errors
+    for reads in seen:
+        assert reads and all(ok and n == chained for n, ok, chained in reads), reads
+        assert [n for n, _, _ in reads] == sorted(n for n, _, _ in reads)  # a later read never has fewer
+    entries, check = read_checked_audit(cfg)
+    assert check.ok and check.chained == len(entries) == writers * each
+    assert sorted((e["detail"]["n"], e["detail"]["i"]) for e in entries) == [(n, i) for n in range(writers)
+                                                                            for i in range(each)]
