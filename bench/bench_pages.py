@@ -179,16 +179,14 @@ def _audit_page(config: dict) -> dict:
     from streamlit.testing.v1 import AppTest
 
     from tests.app.apptest_utils import APP
+    from tests.app.test_sign_in import AUTH, _user  # the sign-in tests' [auth] secrets and ID-token claims
     from tradingagents.storage import record_audit
 
     os.environ["TRADINGAGENTS_DESK_LEADS"] = LEAD
     try:
         at = AppTest.from_file(APP, default_timeout=300)
-        at.secrets["auth"] = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32,
-                              "client_id": "studio", "client_secret": "secret",
-                              "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
-        at.user = {"is_logged_in": True, "iss": "http://127.0.0.1:9", "sub": "lead-1", "iat": 2_000_000_000,
-                   "email": LEAD, "email_verified": True}
+        at.secrets["auth"] = AUTH
+        at.user = _user("lead-1", LEAD)
         at.run()
         at.switch_page("pages/audit.py")
         first = _timed(at)

@@ -149,15 +149,6 @@ class _Chain:
         return AuditCheck(False, self.entries, self.chained, at, BREAKS[reason], reason)
 
 
-def _check(chain: list[tuple[dict[str, Any], str, str, str | None]]) -> AuditCheck:
-    """``chain``: each entry (the fields as stored), its prev, its hash and its stored canonical text (None:
-    rebuild it from the fields)."""
-    check = _Chain()
-    for link in chain:
-        check.feed(*link)
-    return check.result()
-
-
 def _parse(raw: bytes) -> dict[str, Any] | None:
     """One line of the file trail as its object, or None (blank, or torn by a killed writer)."""
     raw = raw.strip(b"\r ")
@@ -283,8 +274,8 @@ class FileAudit:
         key = str(self.path)
         trail = _taken(key)
         seen = hashlib.blake2b()
-        if trail is not None:
-            seen.update(view[:trail.size] if trail.size <= end else b"")
+        if trail is not None and trail.size <= end:
+            seen.update(view[:trail.size])
         if trail is None or trail.size > end or seen.digest() != trail.digest:
             trail, seen = _Trail(), hashlib.blake2b()
         if end > trail.size:
